@@ -1,0 +1,39 @@
+// The commands of tilescope-cli (CLI.md). Each takes parsed arguments and returns the
+// process exit status: 0 success, 1 user error (message already printed), 2 bad arguments.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilescope::cli {
+
+struct Args {
+    std::string command;
+    std::vector<std::string> positional;
+    std::multimap<std::string, std::string> options; // "--hw" -> "edge"; flags map to ""
+
+    bool has(const std::string& k) const { return options.count(k) > 0; }
+    std::string get(const std::string& k, const std::string& def = "") const {
+        auto it = options.find(k);
+        return it == options.end() ? def : it->second;
+    }
+    std::vector<std::string> all(const std::string& k) const;
+};
+
+// Thrown for bad arguments: main prints the message with usage and exits 2.
+struct UsageError {
+    std::string message;
+};
+
+int runInspect(const Args& a);
+int runEvaluate(const Args& a);
+int runAnneal(const Args& a);
+int runCompare(const Args& a);
+int runExportInstructions(const Args& a);
+int runSimulate(const Args& a);
+
+// Prints "tilescope-cli: <message>" to stderr and returns 1.
+int userError(const std::string& message);
+
+} // namespace tilescope::cli

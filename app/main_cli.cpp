@@ -1,0 +1,92 @@
+// tilescope-cli: the headless face of the engine (CLI.md).
+#include "cli_commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <set>
+
+using namespace tilescope::cli;
+
+namespace {
+
+const char* kUsage = R"(usage:
+  tilescope-cli inspect  MODEL [--json]
+  tilescope-cli evaluate MODEL --hw HW --tree TREE [--batch B] [--objective n,m] [--json OUT]
+  tilescope-cli anneal   MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
+                         [--beta N] [--t0 X] [--alpha A] [--mode set|ls|lp|random]
+                         [--chains K] [--threads T] [--pin PATH]... [--init TREE]
+                         [--json OUT] [--tree-out FILE] [--quiet]
+  tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S] [--beta N] [--json OUT]
+  tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
+  tilescope-cli simulate DIR_OR_PROGRAM [--json OUT]
+HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
+)";
+
+struct Command {
+    std::function<int(const Args&)> run;
+    std::set<std::string> valued; // options that take a value
+    std::set<std::string> flags;   // options without a value
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const std::map<std::string, Command> commands = {
+        {"inspect", {runInspect, {"--fallback"}, {"--json"}}},
+    };
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    Args args;
+    args.command = argv[1];
+    auto cmd = commands.find(args.command);
+    if (cmd == commands.end()) {
+        std::cerr << "tilescope-cli: unknown command '" << args.command << "'\n" << kUsage;
+        return 2;
+    }
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) == 0 && a.size() > 2) {
+            std::string value;
+            bool hasInline = false;
+            if (auto eq = a.find('='); eq != std::string::npos) {
+                value = a.substr(eq + 1);
+                a = a.substr(0, eq);
+                hasInline = true;
+            }
+            if (cmd->second.flags.count(a)) {
+                args.options.emplace(a, "");
+            } else if (cmd->second.valued.count(a)) {
+                if (!hasInline) {
+                    if (i + 1 >= argc) {
+                        std::cerr << "tilescope-cli " << args.command << ": option " << a
+                                  << " needs a value\n";
+                        return 2;
+                    }
+                    value = argv[++i];
+                }
+                args.options.emplace(a, value);
+            } else {
+                std::cerr << "tilescope-cli " << args.command << ": unknown option '" << a
+                          << "'\n" << kUsage;
+                return 2;
+            }
+        } else {
+            args.positional.push_back(a);
+        }
+    }
+    try {
+        return cmd->second.run(args);
+    } catch (const UsageError& e) {
+        std::cerr << "tilescope-cli " << args.command << ": " << e.message << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        // The engine reports errors as values; reaching here is a bug, but never crash.
+        std::cerr << "tilescope-cli " << args.command << ": internal error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,622 @@
+#include "eval/evaluator.h"
+
+#include "hw/mesh.h"
+#include "mapping/mapper.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+namespace tilescope {
+
+const char* toString(Bound b) {
+    switch (b) {
+    case Bound::Compute: return "compute";
+    case Bound::Dram: return "DRAM";
+    case Bound::Noc: return "NoC";
+    }
+    return "?";
+}
+
+double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o) {
+    return std::pow(energy, o.n) * std::pow(delay, o.m);
+}
+
+namespace {
+
+using Pattern = std::vector<std::pair<int, float>>; // link -> bytes per byte moved
+
+enum class Flow : std::uint64_t { TileToTile = 0, FromDram = 1, ToDram = 2 };
+
+std::string fmtBytes(double b) {
+    char buf[64];
+    if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
+    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else std::snprintf(buf, sizeof buf, "%.0f B", b);
+    return buf;
+}
+
+} // namespace
+
+struct EvalContext::Impl {
+    const Network& net;
+    const Hardware& hw;
+    Mesh mesh;
+    Mapper mapper;
+    EvalStats stats;
+    std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
+    std::vector<char> isOutput;
+    std::unordered_map<std::uint64_t, Pattern> patterns;
+    // scratch reused across evaluations
+    std::vector<float> denseScratch;
+    std::vector<int> routeScratch;
+    std::vector<char> linkMark;
+
+    Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h) {
+        producers.resize(net.layers.size());
+        isOutput.assign(net.layers.size(), 0);
+        auto cons = net.consumers();
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            for (size_t k = 0; k < net.layers[i].inputs.size(); ++k)
+                if (net.layers[i].inputs[k].producer >= 0)
+                    producers[i].push_back({net.layers[i].inputs[k].producer, int(k)});
+            isOutput[i] = net.isOutput(int(i)) || cons[i].empty();
+        }
+        denseScratch.assign(size_t(mesh.linkCount()), 0.f);
+        linkMark.assign(size_t(mesh.linkCount()), 0);
+    }
+
+    // Per-link share of a transfer between snake ranges (memoised). TileToTile: data
+    // spread evenly over the producer range; the consumer range is split into groups of
+    // m consecutive tiles that each receive one slice by multicast (union of X-Y routes).
+    const Pattern& pattern(Flow flow, int pStart, int pN, int cStart, int cN, int m) {
+        ++stats.routeCalls;
+        m = std::clamp(m, 1, std::max(1, cN));
+        const std::uint64_t key = (std::uint64_t(flow) << 60) | (std::uint64_t(pStart) << 46) |
+                                  (std::uint64_t(pN) << 33) | (std::uint64_t(cStart) << 20) |
+                                  (std::uint64_t(cN) << 8) | std::uint64_t(m & 0xff);
+        auto it = patterns.find(key);
+        if (it != patterns.end()) {
+            ++stats.routeHits;
+            return it->second;
+        }
+        std::vector<float>& dense = denseScratch;
+        auto addUnion = [&](double w) {
+            for (int l : routeScratch) {
+                if (!linkMark[size_t(l)]) {
+                    linkMark[size_t(l)] = 1;
+                    dense[size_t(l)] += float(w);
+                }
+            }
+            for (int l : routeScratch) linkMark[size_t(l)] = 0;
+            routeScratch.clear();
+        };
+        const int ng = std::max(1, cN / m);
+        if (flow == Flow::TileToTile) {
+            // Large ranges: sample producers with a stride (weights rescaled) so a 12x12
+            // pattern stays cheap; the heatmap shape is kept.
+            const int pStep = std::max(1, (pN * ng) / 2048);
+            int sampled = 0;
+            for (int p = 0; p < pN; p += pStep) ++sampled;
+            const double w = 1.0 / (double(sampled) * ng);
+            for (int p = 0; p < pN; p += pStep) {
+                const int src = mesh.tileAt(pStart + p);
+                for (int g = 0; g < ng; ++g) {
+                    for (int k = 0; k < m; ++k) mesh.route(src, mesh.tileAt(cStart + g * m + k), routeScratch);
+                    addUnion(w);
+                }
+            }
+        } else if (flow == Flow::FromDram) {
+            const double w = 1.0 / ng;
+            for (int g = 0; g < ng; ++g) {
+                for (int k = 0; k < m; ++k) mesh.routeFromDram(mesh.tileAt(cStart + g * m + k), routeScratch);
+                addUnion(w);
+            }
+        } else {
+            const double w = 1.0 / pN;
+            for (int p = 0; p < pN; ++p) {
+                mesh.routeToDram(mesh.tileAt(pStart + p), routeScratch);
+                addUnion(w);
+            }
+        }
+        Pattern pat;
+        for (size_t l = 0; l < dense.size(); ++l)
+            if (dense[l] != 0.f) {
+                pat.emplace_back(int(l), dense[l]);
+                dense[l] = 0.f;
+            }
+        if (patterns.size() > 400000) patterns.clear(); // bound memory on long runs
+        return patterns.emplace(key, std::move(pat)).first->second;
+    }
+};
+
+EvalContext::EvalContext(const Network& net, const Hardware& hw)
+    : m_impl(std::make_unique<Impl>(net, hw)) {}
+EvalContext::~EvalContext() = default;
+const Network& EvalContext::network() const { return m_impl->net; }
+const Hardware& EvalContext::hardware() const { return m_impl->hw; }
+const EvalStats& EvalContext::stats() const {
+    m_impl->stats.mapperCalls = m_impl->mapper.calls();
+    m_impl->stats.mapperHits = m_impl->mapper.hits();
+    return m_impl->stats;
+}
+
+namespace {
+
+// Exact min-max allocation: n_i >= 1, sum n_i = N, minimising max_i a_i / n_i. Starting
+// from one tile each, giving the next tile to the child with the largest a_i / n_i is
+// optimal (each step lowers the current maximum as far as any single tile can).
+void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
+    const int k = int(a.size());
+    out.assign(size_t(k), 1);
+    using Item = std::pair<double, int>;
+    std::priority_queue<Item> heap;
+    for (int i = 0; i < k; ++i) heap.push({a[size_t(i)], i});
+    for (int left = N - k; left > 0; --left) {
+        auto [r, i] = heap.top();
+        heap.pop();
+        ++out[size_t(i)];
+        heap.push({a[size_t(i)] / out[size_t(i)], i});
+    }
+}
+
+struct NodeWork {
+    int lo = 0, hi = 0;     // leaf positions covered
+    int stage = 0;          // stage within a parent S cut
+    int maxStage = 0;       // S cut: s, the highest child stage
+    double npt = 0;
+    int tileBegin = 0, tileCount = 0;
+    double util = 1.0;
+    Cycles time = 0;        // one invocation, compute only (segments: bounded)
+    Bytes wgt = 0, act = 0; // per-tile buffer use
+    const LeafMapping* mapping = nullptr;
+    int segment = -1;       // index of the segment this node lies in
+    PicoJoules energy = 0;  // whole-run energy attributed to this node
+};
+
+} // namespace
+
+Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
+    EvalContext::Impl& C = ctx.impl();
+    const Network& net = C.net;
+    const Hardware& hw = C.hw;
+    const Mesh& mesh = C.mesh;
+    ++C.stats.evaluations;
+
+    Evaluation ev;
+    ev.objective = opt.objective;
+    auto invalid = [&](int node, std::string reason) {
+        ev.valid = false;
+        ev.invalidNode = node;
+        ev.reason = std::move(reason);
+        return ev;
+    };
+    if (auto err = validateStructure(tree, net, totalBatch)) return invalid(-1, *err);
+
+    const int n = tree.size();
+    const int L = int(net.layers.size());
+    std::vector<NodeWork> w(static_cast<size_t>(n));
+    // Pre-order from the root (do not assume the arena is compacted).
+    std::vector<int> pre;
+    pre.reserve(size_t(n));
+    {
+        std::vector<int> stack{tree.root};
+        while (!stack.empty()) {
+            const int id = stack.back();
+            stack.pop_back();
+            pre.push_back(id);
+            const auto& ch = tree.node(id).children;
+            for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+        }
+    }
+    std::vector<int> layerPos(size_t(L), -1), leafNode(size_t(L), -1), posLayer;
+    posLayer.reserve(size_t(L));
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type == NodeType::Leaf) {
+            const int pos = int(posLayer.size());
+            layerPos[size_t(nd.layer)] = pos;
+            leafNode[size_t(nd.layer)] = id;
+            posLayer.push_back(nd.layer);
+            w[size_t(id)].lo = pos;
+            w[size_t(id)].hi = pos + 1;
+        }
+    }
+    // Index of the child of `cut` whose leaf range holds position pos (children are
+    // ordered by leaf range).
+    auto childContaining = [&](const RANode& cut, int pos) {
+        const auto& ch = cut.children;
+        size_t lo = 0, hi = ch.size();
+        while (hi - lo > 1) {
+            const size_t mid = (lo + hi) / 2;
+            if (w[size_t(ch[mid])].lo <= pos) lo = mid;
+            else hi = mid;
+        }
+        return int(lo);
+    };
+
+    // ---- Bottom-up: leaf ranges, pipeline stages, NPT (SPEC §2).
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+        const int id = *it;
+        const RANode& nd = tree.node(id);
+        NodeWork& nw = w[size_t(id)];
+        if (nd.type == NodeType::Leaf) {
+            nw.npt = C.mapper.npt(nd.layer);
+            continue;
+        }
+        nw.lo = w[size_t(nd.children.front())].lo;
+        nw.hi = w[size_t(nd.children.back())].hi;
+        double sum = 0;
+        for (int c : nd.children) sum += w[size_t(c)].npt;
+        if (nd.type == NodeType::S) {
+            // Stage of a child = 1 + highest stage of the earlier siblings it reads from.
+            nw.maxStage = 0;
+            for (size_t j = 0; j < nd.children.size(); ++j) {
+                NodeWork& cw = w[size_t(nd.children[j])];
+                cw.stage = 0;
+                for (int pos = cw.lo; pos < cw.hi; ++pos)
+                    for (const auto& [prod, k] : C.producers[size_t(posLayer[size_t(pos)])]) {
+                        const int pp = layerPos[size_t(prod)];
+                        if (pp >= nw.lo && pp < cw.lo) {
+                            const int i = childContaining(nd, pp);
+                            cw.stage = std::max(cw.stage, w[size_t(nd.children[size_t(i)])].stage + 1);
+                        }
+                    }
+                nw.maxStage = std::max(nw.maxStage, cw.stage);
+            }
+            const double sb = nd.subBatch;
+            nw.npt = sum * (sb + nw.maxStage) / sb; // divided by the ideal utilisation sb/(sb+s)
+        } else {
+            nw.npt = sum;
+        }
+    }
+
+    // ---- Top-down: tile allocation (exact min-max water-filling at S cuts).
+    const RANode& rootNode = tree.node(tree.root);
+    w[size_t(tree.root)].tileBegin = 0;
+    w[size_t(tree.root)].tileCount = mesh.tiles();
+    std::vector<int> alloc;
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        const NodeWork& nw = w[size_t(id)];
+        if (nd.type == NodeType::Leaf) continue;
+        if (nd.type == NodeType::T) {
+            for (int c : nd.children) {
+                w[size_t(c)].tileBegin = nw.tileBegin;
+                w[size_t(c)].tileCount = nw.tileCount;
+            }
+            continue;
+        }
+        const int k = int(nd.children.size());
+        if (k > nw.tileCount)
+            return invalid(id, "S cut " + tree.pathOf(id) + " has " + std::to_string(k) +
+                                   " children but only " + std::to_string(nw.tileCount) + " tiles");
+        std::vector<double> a(static_cast<size_t>(k));
+        for (int j = 0; j < k; ++j) a[size_t(j)] = w[size_t(nd.children[size_t(j)])].npt;
+        allocateTiles(a, nw.tileCount, alloc);
+        double maxRatio = 0, sum = 0;
+        for (int j = 0; j < k; ++j) {
+            maxRatio = std::max(maxRatio, a[size_t(j)] / alloc[size_t(j)]);
+            sum += a[size_t(j)];
+        }
+        const double util = maxRatio > 0 ? sum / (nw.tileCount * maxRatio) : 1.0;
+        w[size_t(id)].util = util;
+        if (util < opt.minUtilisation) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "S cut %s: tile allocation utilisation %.2f is below %.2f",
+                          tree.pathOf(id).c_str(), util, opt.minUtilisation);
+            return invalid(id, buf);
+        }
+        int begin = nw.tileBegin;
+        for (int j = 0; j < k; ++j) {
+            w[size_t(nd.children[size_t(j)])].tileBegin = begin;
+            w[size_t(nd.children[size_t(j)])].tileCount = alloc[size_t(j)];
+            begin += alloc[size_t(j)];
+        }
+    }
+
+    // ---- Segments: children of a root T cut (or the root itself).
+    const bool rootIsT = rootNode.type == NodeType::T;
+    std::vector<int> segments = rootIsT ? rootNode.children : std::vector<int>{tree.root};
+    const int segBatch = rootIsT ? rootNode.batch / rootNode.subBatch : rootNode.batch;
+    const int segInvocations = rootIsT ? rootNode.subBatch : 1;
+    for (size_t s = 0; s < segments.size(); ++s) {
+        std::vector<int> stack{segments[s]};
+        while (!stack.empty()) {
+            const int id = stack.back();
+            stack.pop_back();
+            w[size_t(id)].segment = int(s);
+            for (int c : tree.node(id).children) stack.push_back(c);
+        }
+    }
+
+    // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
+    const double cap = hw.bufferBytes;
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+        const int id = *it;
+        const RANode& nd = tree.node(id);
+        NodeWork& nw = w[size_t(id)];
+        if (nd.type == NodeType::Leaf) {
+            const LeafMapping& m = C.mapper.map(nd.layer, nw.tileCount, nd.batch);
+            nw.mapping = &m;
+            nw.time = m.cycles;
+            nw.wgt = m.weightPerTile;
+            nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
+            if (nw.wgt + nw.act > cap)
+                return invalid(id, "buffer overflow at " + tree.pathOf(id) + " (" +
+                                       net.layers[size_t(nd.layer)].name + "): needs " +
+                                       fmtBytes(nw.wgt + nw.act) + " per tile, " +
+                                       fmtBytes(nw.wgt + nw.act - cap) + " over the " +
+                                       fmtBytes(cap) + " buffer");
+            continue;
+        }
+        if (nd.type == NodeType::T) {
+            Cycles t = 0;
+            nw.wgt = 0;
+            nw.act = 0;
+            const bool isRoot = id == tree.root;
+            for (int c : nd.children) {
+                t += w[size_t(c)].time;
+                if (isRoot) {
+                    // Segments run one after another and reload their weights.
+                    nw.act = std::max(nw.act, w[size_t(c)].wgt + w[size_t(c)].act);
+                } else {
+                    nw.wgt += w[size_t(c)].wgt; // weights stay resident within a segment
+                    nw.act = std::max(nw.act, w[size_t(c)].act);
+                }
+            }
+            nw.time = t * nd.subBatch;
+        } else {
+            Cycles slot = 0;
+            for (int c : nd.children) {
+                slot = std::max(slot, w[size_t(c)].time);
+                nw.wgt = std::max(nw.wgt, w[size_t(c)].wgt);
+                // Pipelined sub-batches keep a second input slice in flight.
+                const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0);
+                nw.act = std::max(nw.act, a);
+            }
+            nw.time = slot * (nd.subBatch + nw.maxStage);
+        }
+        if (nw.wgt + nw.act > cap)
+            return invalid(id, "buffer overflow at " + std::string(nd.type == NodeType::S ? "S" : "T") +
+                                   " cut " + tree.pathOf(id) + ": needs " + fmtBytes(nw.wgt + nw.act) +
+                                   " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
+                                   fmtBytes(cap) + " buffer");
+    }
+
+    // ---- Data flow and traffic, per segment invocation (SPEC §2 data-flow rules).
+    const size_t links = size_t(mesh.linkCount());
+    std::vector<double> segLinks(links, 0.0);
+    std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
+    std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
+    const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
+    const double db = hw.dataBits / 8.0;
+    double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
+    EnergyBreakdown E;
+    std::vector<double> segTime(segments.size(), 0.0);
+    std::vector<Bound> segBound(segments.size(), Bound::Compute);
+    std::vector<double> segDram(segments.size(), 0.0);
+    std::vector<char> writesDram(size_t(L), 0);
+
+    // Which leaves write their output to DRAM: network outputs and any producer with a
+    // consumer that reads it through DRAM.
+    auto viaDram = [&](int prod, int cons) {
+        const int pp = layerPos[size_t(prod)];
+        int id = leafNode[size_t(cons)];
+        int child = id;
+        id = tree.node(id).parent;
+        while (!(w[size_t(id)].lo <= pp && pp < w[size_t(id)].hi)) {
+            child = id;
+            id = tree.node(id).parent;
+        }
+        const RANode& lca = tree.node(id);
+        const int ci = childContaining(lca, w[size_t(child)].lo);
+        const int pi = childContaining(lca, pp);
+        if (id == tree.root && lca.type == NodeType::T) return true; // different segments
+        if (lca.type == NodeType::T) return ci != pi + 1;            // not consumed next
+        const int cs = w[size_t(lca.children[size_t(ci)])].stage;
+        const int ps = w[size_t(lca.children[size_t(pi)])].stage;
+        return cs - ps > 1; // waits more than one pipeline stage
+    };
+    std::vector<std::vector<char>> inputViaDram(static_cast<size_t>(L));
+    for (int l = 0; l < L; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        inputViaDram[size_t(l)].assign(ins.size(), 1);
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (ins[k].producer >= 0) {
+                const bool d = viaDram(ins[k].producer, l);
+                inputViaDram[size_t(l)][k] = d;
+                if (d) writesDram[size_t(ins[k].producer)] = 1;
+            }
+        if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
+    }
+
+    auto addPattern = [&](const Pattern& p, double bytes) {
+        for (const auto& [link, frac] : p) segLinks[size_t(link)] += bytes * frac;
+    };
+
+    for (size_t s = 0; s < segments.size(); ++s) {
+        std::fill(segLinks.begin(), segLinks.end(), 0.0);
+        double dram = 0, energyCompute = 0, energyBuffer = 0;
+        const NodeWork& sw = w[size_t(segments[s])];
+        for (int pos = sw.lo; pos < sw.hi; ++pos) {
+            const int l = posLayer[size_t(pos)];
+            const Layer& layer = net.layers[size_t(l)];
+            const int id = leafNode[size_t(l)];
+            NodeWork& lw = w[size_t(id)];
+            const LeafMapping& m = *lw.mapping;
+            const double invocations = double(segBatch) / tree.node(id).batch;
+            double leafDram = 0;
+            double delivered = 0;
+            for (size_t k = 0; k < layer.inputs.size(); ++k) {
+                const LayerInput& in = layer.inputs[k];
+                const double bytes = double(in.bytesPerSample) * segBatch * db;
+                const int mc = (layer.kind == LayerKind::MatMul && k == 1) ? m.weightMulticast : m.inputMulticast;
+                if (inputViaDram[size_t(l)][k]) {
+                    leafDram += bytes;
+                    addPattern(C.pattern(Flow::FromDram, 0, 0, lw.tileBegin, lw.tileCount, mc), bytes);
+                } else {
+                    const NodeWork& pw = w[size_t(leafNode[size_t(in.producer)])];
+                    addPattern(C.pattern(Flow::TileToTile, pw.tileBegin, pw.tileCount, lw.tileBegin,
+                                         lw.tileCount, mc), bytes);
+                }
+                delivered += bytes * mc;
+            }
+            if (layer.weightBytes > 0) {
+                const double bytes = double(layer.weightBytes) * db;
+                leafDram += bytes;
+                addPattern(C.pattern(Flow::FromDram, 0, 0, lw.tileBegin, lw.tileCount, m.weightMulticast), bytes);
+                delivered += bytes * m.weightMulticast;
+            }
+            if (writesDram[size_t(l)]) {
+                const double bytes = double(layer.outputBytesPerSample()) * segBatch * db;
+                leafDram += bytes;
+                addPattern(C.pattern(Flow::ToDram, lw.tileBegin, lw.tileCount, 0, 0, 1), bytes);
+            }
+            const double macs = double(m.macs) * invocations;
+            const double eCompute = macs * hw.energy.macPj + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+            const double eBuffer = (m.bufferAccessBytes * invocations + delivered) * sramPj;
+            energyCompute += eCompute;
+            energyBuffer += eBuffer;
+            macTotal += macs * segInvocations;
+            dram += leafDram;
+            lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit) * segInvocations;
+            if (opt.detail && leafDram > 0)
+                for (int t = 0; t < lw.tileCount; ++t)
+                    tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] += leafDram * segInvocations / lw.tileCount;
+        }
+        double hop = 0, maxLink = 0;
+        for (size_t i = 0; i < links; ++i) {
+            hop += segLinks[i];
+            maxLink = std::max(maxLink, segLinks[i]);
+            if (opt.detail) totalLinks[i] += segLinks[i] * segInvocations;
+        }
+        const Cycles compute = sw.time;
+        const Cycles dramTime = dram / hw.dramBytesPerCycle;
+        const Cycles nocTime = maxLink / hw.nocBytesPerCycle;
+        segTime[s] = compute;
+        if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
+        if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
+        segDram[s] = dram;
+        dramTotal += dram * segInvocations;
+        hopBytesTotal += hop * segInvocations;
+        E.mac += energyCompute * segInvocations;
+        E.buffer += energyBuffer * segInvocations;
+        E.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
+        E.noc += hop * 8 * hw.energy.nocPjPerBitHop * segInvocations;
+    }
+
+    Cycles delay = 0;
+    for (double t : segTime) delay += t;
+    delay *= segInvocations;
+
+    ev.valid = true;
+    ev.energy = E;
+    ev.delay = delay;
+    ev.cost = objectiveCost(E.total(), delay, opt.objective);
+    ev.dramBytes = dramTotal;
+    ev.nocHopBytes = hopBytesTotal;
+    ev.macs = Count(macTotal);
+    ev.utilisation = delay > 0 ? macTotal / (delay * double(hw.macsPerTile) * mesh.tiles()) : 0;
+    if (!opt.detail) return ev;
+
+    // ---- Detail: per-node figures, S-T intervals, per-link bytes.
+    ev.tileOrder = mesh.snakeOrder();
+    ev.linkBytes = std::move(totalLinks);
+    ev.tileDramBytes = std::move(tileDram);
+    ev.nodes.resize(size_t(n));
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+        const int id = *it;
+        const RANode& nd = tree.node(id);
+        NodeWork& nw = w[size_t(id)];
+        if (nd.isCut()) {
+            nw.energy = 0;
+            for (int c : nd.children) nw.energy += w[size_t(c)].energy;
+        }
+        NodeFigures& f = ev.nodes[size_t(id)];
+        f.npt = nw.npt;
+        f.tileBegin = nw.tileBegin;
+        f.tileCount = nw.tileCount;
+        f.stage = nw.stage;
+        f.time = nw.time;
+        f.energy = nw.energy;
+        f.bufferPerTile = nw.wgt + nw.act;
+        f.utilisation = nd.type == NodeType::Leaf ? nw.mapping->peUtilisation : nw.util;
+        if (nw.mapping) {
+            const LeafMapping& m = *nw.mapping;
+            f.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
+                          std::to_string(m.ph) + " W" + std::to_string(m.pw);
+            f.mapping = m.tiling;
+        }
+    }
+    for (size_t s = 0; s < segments.size(); ++s) {
+        NodeFigures& f = ev.nodes[size_t(segments[s])];
+        f.time = segTime[s];
+        f.bound = segBound[s];
+        f.dramBytes = segDram[s];
+    }
+    if (rootIsT) {
+        ev.nodes[size_t(tree.root)].time = delay;
+        ev.nodes[size_t(tree.root)].dramBytes = dramTotal;
+    }
+
+    // Rectangles: walk the schedule; a segment stretched by a DRAM/NoC bound has its
+    // rectangles stretched in proportion.
+    std::function<Cycles(int, Cycles, int, double)> place = [&](int id, Cycles t0, int sample,
+                                                                double scale) -> Cycles {
+        const RANode& nd = tree.node(id);
+        const NodeWork& nw = w[size_t(id)];
+        if (nd.type == NodeType::Leaf) {
+            if (ev.intervals.size() >= opt.maxIntervals) {
+                ev.intervalsTruncated = true;
+            } else {
+                BusyInterval b;
+                b.node = id;
+                b.layer = nd.layer;
+                b.firstSample = sample;
+                b.lastSample = sample + nd.batch - 1;
+                b.start = t0;
+                b.end = t0 + nw.time * scale;
+                b.tileBegin = nw.tileBegin;
+                b.tileCount = nw.tileCount;
+                b.energy = nw.energy * nd.batch / std::max(1, totalBatch);
+                ev.intervals.push_back(b);
+            }
+            return t0 + nw.time * scale;
+        }
+        const int cb = nd.batch / nd.subBatch;
+        if (nd.type == NodeType::T) {
+            Cycles t = t0;
+            for (int j = 0; j < nd.subBatch; ++j)
+                for (int c : nd.children) t = place(c, t, sample + j * cb, scale);
+            return t;
+        }
+        Cycles slot = 0;
+        for (int c : nd.children) slot = std::max(slot, w[size_t(c)].time);
+        slot *= scale;
+        for (int c : nd.children)
+            for (int j = 0; j < nd.subBatch; ++j)
+                place(c, t0 + (j + w[size_t(c)].stage) * slot, sample + j * cb, scale);
+        return t0 + (nd.subBatch + nw.maxStage) * slot;
+    };
+    Cycles t = 0;
+    for (int j = 0; j < segInvocations; ++j)
+        for (size_t s = 0; s < segments.size(); ++s) {
+            const Cycles compute = w[size_t(segments[s])].time;
+            const double scale = compute > 0 ? segTime[s] / compute : 1.0;
+            place(segments[s], t, j * segBatch, scale);
+            t += segTime[s];
+        }
+    return ev;
+}
+
+Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, int totalBatch,
+                    const EvalOptions& opt) {
+    EvalContext ctx(net, hw);
+    return evaluate(ctx, tree, totalBatch, opt);
+}
+
+} // namespace tilescope

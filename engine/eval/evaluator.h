@@ -1,0 +1,52 @@
+// The evaluator: a pure function of (network, hardware, tree, batch, objective) to an
+// Evaluation. An EvalContext holds the memo caches (intra-layer mappings, NoC route
+// patterns) that make repeated evaluation cheap; one context per thread.
+#pragma once
+
+#include "eval/evaluation.h"
+#include "hw/hardware.h"
+#include "model/network.h"
+#include "tree/ratree.h"
+
+#include <memory>
+
+namespace tilescope {
+
+struct EvalOptions {
+    Objective objective;
+    double minUtilisation = 0.75; // S-cut allocations below this are invalid (SPEC §2)
+    bool detail = false;          // per-node figures, intervals, per-link bytes
+    size_t maxIntervals = 250000; // S-T rectangles kept in detail mode
+};
+
+struct EvalStats {
+    long long evaluations = 0;
+    long long mapperCalls = 0, mapperHits = 0;
+    long long routeCalls = 0, routeHits = 0;
+};
+
+class EvalContext {
+public:
+    EvalContext(const Network& net, const Hardware& hw);
+    ~EvalContext();
+    EvalContext(const EvalContext&) = delete;
+    EvalContext& operator=(const EvalContext&) = delete;
+
+    const Network& network() const;
+    const Hardware& hardware() const;
+    const EvalStats& stats() const;
+    struct Impl;
+    Impl& impl() { return *m_impl; }
+
+private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt);
+// Convenience: a fresh context for a one-off evaluation.
+Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, int totalBatch,
+                    const EvalOptions& opt);
+
+double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o);
+
+} // namespace tilescope

@@ -1,0 +1,72 @@
+// The hardware template: mesh of hw-tiles (MAC array + global buffer + router), NoC and
+// DRAM bandwidths, DRAM port sides, clock and unit energies. SPEC §1 gives the defaults.
+#pragma once
+
+#include "util/result.h"
+#include "util/units.h"
+
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+enum class TileArch { Nvdla, Cim };
+
+struct SramEnergyPoint {
+    Bytes bufferBytes;   // buffer size this entry applies to (entries sorted ascending)
+    double pjPerByte;    // access energy per byte
+};
+
+struct EnergyModel {
+    double dramPjPerBit = 7.5;
+    double nocPjPerBitHop = 0.7;
+    double macPj = 0.018;       // per MAC operation
+    double vectorPjPerOp = 0.01; // vector unit / pooling / eltwise element operation
+    std::vector<SramEnergyPoint> sram; // table by buffer size; see docs/hardware-format.md
+    // Energy per byte for a buffer of this size: the first table entry whose size is at
+    // least bufferBytes, else the last; linear in log(size) between entries.
+    double sramPjPerByte(Bytes bufferBytes) const;
+};
+
+enum class MeshSide { West, East, North, South };
+
+struct CimParams {             // compute-in-memory tiles (SPEC §7)
+    Count crossbarBytes = 256 * 1024; // weights that fit programmed at once
+    Cycles reprogramCyclesPerKiB = 64;
+    double reprogramPjPerByte = 2.0;
+};
+
+struct Hardware {
+    std::string name = "custom";
+    int meshX = 4, meshY = 4;          // columns x rows
+    int macsPerTile = 1024;            // int8 MACs per cycle
+    Bytes bufferBytes = 1 << 20;       // global buffer per tile
+    int vectorLanes = 64;              // vector unit ops per cycle
+    TileArch arch = TileArch::Nvdla;
+    double nocBytesPerCycle = 24;      // per link, per direction
+    double dramBytesPerCycle = 16;     // total over all ports
+    std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};
+    double clockGHz = 1.0;
+    int dataBits = 8;
+    int stripe = 2;                    // columns per stripe of the snake tile numbering
+    EnergyModel energy;
+    CimParams cim;
+
+    int tiles() const { return meshX * meshY; }
+    double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
+};
+
+// SPEC defaults for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
+Hardware defaultHardware(int meshX, int meshY, const std::string& name);
+// "edge" 4x4, "cloud" 12x12, "testchip" 2x2; empty when unknown.
+bool presetHardware(const std::string& name, Hardware& out);
+std::vector<std::string> presetNames();
+
+// Parse a hardware template (JSON text). `file` names the source in error messages.
+// Unknown keys, non-positive sizes and negative bandwidths are errors naming the key.
+Result<Hardware> parseHardware(const std::string& jsonText, const std::string& file);
+// A file path, or a preset name when no such file exists.
+Result<Hardware> loadHardware(const std::string& pathOrPreset);
+std::string hardwareToJson(const Hardware& hw, int indent = 2);
+
+} // namespace tilescope

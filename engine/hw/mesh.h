@@ -1,0 +1,61 @@
+// Mesh geometry: the stripe-based snake numbering of tiles, directed link indices, and
+// dimension-ordered (X then Y) routes, unicast and multicast, including the links that
+// connect edge tiles to the DRAM ports.
+#pragma once
+
+#include "hw/hardware.h"
+
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+enum Dir { East = 0, West = 1, North = 2, South = 3 };
+
+class Mesh {
+public:
+    explicit Mesh(const Hardware& hw);
+
+    int tiles() const { return m_x * m_y; }
+    int width() const { return m_x; }
+    int height() const { return m_y; }
+    int tileId(int x, int y) const { return y * m_x + x; }
+    int tileX(int id) const { return id % m_x; }
+    int tileY(int id) const { return id / m_x; }
+
+    // Snake order: stripes of `stripe` columns, left to right; within a stripe rows go
+    // top to bottom in even stripes and bottom to top in odd ones (each row of a stripe
+    // read left to right), so a range of consecutive positions forms a compact region.
+    const std::vector<int>& snakeOrder() const { return m_order; }
+    int tileAt(int snakePos) const { return m_order[size_t(snakePos)]; }
+
+    // Directed links: out of tile t towards dir (edge links of tiles on a DRAM side are
+    // the port links, tile -> DRAM), and port-in links DRAM -> tile on that side.
+    int linkCount() const { return tiles() * 8; }
+    int outLink(int tile, Dir d) const { return tile * 4 + d; }
+    int portInLink(int tile, Dir side) const { return tiles() * 4 + tile * 4 + side; }
+    // Decodes a link index: (tile, dir, fromDram).
+    struct LinkInfo {
+        int tile;
+        Dir dir;
+        bool fromDram;
+    };
+    LinkInfo linkInfo(int link) const;
+    bool isPortLink(int link) const;
+
+    int hops(int a, int b) const;
+    // Links of the X-then-Y route from tile a to tile b, appended to out.
+    void route(int a, int b, std::vector<int>& out) const;
+    // The DRAM side nearest to tile t (fewest hops), and the edge tile where it enters.
+    std::pair<Dir, int> nearestPort(int tile) const;
+    // Links of the path DRAM -> tile (port-in link then the mesh route) and back.
+    void routeFromDram(int tile, std::vector<int>& out) const;
+    void routeToDram(int tile, std::vector<int>& out) const;
+
+private:
+    int m_x, m_y;
+    std::vector<Dir> m_sides;
+    std::vector<int> m_order;
+};
+
+} // namespace tilescope

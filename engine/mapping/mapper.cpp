@@ -1,0 +1,210 @@
+#include "mapping/mapper.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace tilescope {
+
+namespace {
+
+inline Count ceilDiv(Count a, Count b) { return (a + b - 1) / b; }
+
+// Local storage next to the PE array (weight registers + partial-sum accumulators) that
+// the per-tile tiling blocks for; NVDLA-class arrays have a few tens of KiB.
+constexpr double kLocalBytes = 64 * 1024;
+constexpr double kPsumBytes = 4; // 32-bit partial sums
+
+std::uint64_t key(int layer, int tiles, int batch) {
+    return (std::uint64_t(unsigned(layer)) << 40) | (std::uint64_t(unsigned(tiles)) << 24) |
+           std::uint64_t(unsigned(batch));
+}
+
+// All ordered factorisations of n into four factors.
+const std::vector<std::array<int, 4>>& factorisations(int n) {
+    thread_local std::unordered_map<int, std::vector<std::array<int, 4>>> memo;
+    auto it = memo.find(n);
+    if (it != memo.end()) return it->second;
+    std::vector<std::array<int, 4>> out;
+    for (int a = 1; a <= n; ++a) {
+        if (n % a) continue;
+        for (int b = 1; b <= n / a; ++b) {
+            if ((n / a) % b) continue;
+            for (int c = 1; c <= n / a / b; ++c) {
+                if ((n / a / b) % c) continue;
+                out.push_back({a, b, c, n / a / b / c});
+            }
+        }
+    }
+    return memo.emplace(n, std::move(out)).first->second;
+}
+
+} // namespace
+
+Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
+    // Square-ish array: input-channel lanes x output-channel lanes (32 x 32 for 1024 MACs).
+    m_cLanes = 1;
+    while (m_cLanes * m_cLanes * 4 <= hw.macsPerTile) m_cLanes *= 2;
+    m_kLanes = std::max(1, hw.macsPerTile / m_cLanes);
+    m_npt.assign(net.layers.size(), -1.0);
+}
+
+double Mapper::npt(int layer) {
+    double& v = m_npt[size_t(layer)];
+    if (v < 0) v = map(layer, 1, 1).cycles;
+    return v;
+}
+
+const LeafMapping& Mapper::map(int layer, int tiles, int batch) {
+    ++m_calls;
+    const auto k = key(layer, tiles, batch);
+    auto it = m_cache.find(k);
+    if (it != m_cache.end()) {
+        ++m_hits;
+        return it->second;
+    }
+    return m_cache.emplace(k, compute(layer, tiles, batch)).first->second;
+}
+
+LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph,
+                                      int pw) const {
+    LeafMapping m;
+    m.pk = pk, m.pb = pb, m.ph = ph, m.pw = pw;
+    const int n = pk * pb * ph * pw;
+    const double db = m_hw.dataBits / 8.0;
+    const Count kT = ceilDiv(l.outC, pk), bT = ceilDiv(batch, pb);
+    const Count hT = ceilDiv(l.outH, ph), wT = ceilDiv(l.outW, pw);
+    // Input rows/columns a tile's output block needs (the halo of the kernel window).
+    const Count inRows = std::min<Count>(l.inH, (hT - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1);
+    const Count inCols = std::min<Count>(l.inW, (wT - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1);
+    m.ofmapPerTile = double(kT * hT * wT * bT) * db;
+    const Count spatialT = bT * hT * wT;
+
+    switch (l.kind) {
+    case LayerKind::Conv:
+    case LayerKind::Gemm:
+    case LayerKind::MatMul: {
+        const int g = std::max(1, l.groups);
+        const Count cg = l.inC / g, kg = l.outC / g;
+        Count groupsT, kgT;
+        if (pk <= g) {
+            groupsT = ceilDiv(g, pk);
+            kgT = kg;
+        } else {
+            groupsT = 1;
+            kgT = ceilDiv(kg, pk / g);
+        }
+        const Count cBlocks = ceilDiv(cg, m_cLanes);
+        const Count kBlocks = ceilDiv(groupsT * kgT, m_kLanes);
+        m.cycles = double(spatialT * l.kernelH * l.kernelW * cBlocks * kBlocks);
+        const Count cInT = g == 1 ? l.inC : groupsT * cg;
+        m.inputMulticast = g == 1 ? pk : std::max(1, pk / g);
+        if (l.kind == LayerKind::MatMul) {
+            // Operand B is produced per sample; heads/columns split over pk, shared by rows.
+            const Count bBytes = l.inputs.size() > 1 ? l.inputs[1].bytesPerSample : 0;
+            m.operandBPerTile = double(ceilDiv(bBytes, pk) * bT) * db;
+            m.weightMulticast = ph * pw;
+            m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
+        } else {
+            m.weightPerTile = double(ceilDiv(l.weightBytes, pk)) * db;
+            m.weightMulticast = pb * ph * pw;
+            m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
+        }
+        m.macs = l.macsPerSample() * batch;
+
+        // Per-tile loop order and blocking: choose the order / block size with the least
+        // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
+        const double I = m.ifmapPerTile, W = m.weightPerTile + m.operandBPerTile, O = m.ofmapPerTile;
+        const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
+        double best = std::numeric_limits<double>::max();
+        std::string bestDesc;
+        // Weight-stationary: each weight block loaded once, inputs re-read per k block,
+        // partial sums spilled per c block.
+        {
+            const double acc = W + I * kb + O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
+            if (acc < best) best = acc, bestDesc = "WS k" + std::to_string(m_kLanes) + " c" + std::to_string(m_cLanes);
+        }
+        // Output-stationary with a spatial block of s positions in the accumulators:
+        // weights re-read once per spatial block.
+        for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
+            if (s * m_kLanes * kPsumBytes > kLocalBytes) break;
+            const double acc = W * std::ceil(double(spatialT) / s) + I * kb + O;
+            if (acc < best) best = acc, bestDesc = "OS k" + std::to_string(m_kLanes) + " s" + std::to_string(int(s));
+        }
+        // Input-stationary: an input block of s positions held; weights streamed per block.
+        for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
+            if (s * m_cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
+            const double acc = I + W * std::ceil(double(spatialT) / s) +
+                               O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
+            if (acc < best) best = acc, bestDesc = "IS c" + std::to_string(m_cLanes) + " s" + std::to_string(int(s));
+        }
+        m.bufferAccessBytes = best * n;
+        m.tiling = bestDesc;
+        // Red-blue pebble bound with input reuse R = window / stride^2: Q >= 2 MACs / sqrt(R S).
+        const double reuse = std::max(1.0, double(l.kernelH * l.kernelW) / (l.strideH * l.strideW));
+        m.ioLowerBound = 2.0 * double(m.macs) / n / std::sqrt(reuse * kLocalBytes);
+        break;
+    }
+    case LayerKind::Pool:
+    case LayerKind::Eltwise:
+    case LayerKind::Vector: {
+        const Count outs = kT * spatialT;
+        Count perOut = 1;
+        if (l.kind == LayerKind::Pool) perOut = Count(l.kernelH) * l.kernelW;
+        else if (l.kind == LayerKind::Eltwise) perOut = std::max<Count>(1, Count(l.inputs.size()) - 1);
+        else perOut = 4;
+        m.cycles = double(ceilDiv(outs * perOut, m_hw.vectorLanes));
+        const double inputs = l.kind == LayerKind::Eltwise ? double(std::max<size_t>(1, l.inputs.size())) : 1.0;
+        const Count cIn = ceilDiv(l.inC, pk);
+        m.ifmapPerTile = double(cIn * inRows * inCols * bT) * db * inputs;
+        m.inputMulticast = 1;
+        m.bufferAccessBytes = (m.ifmapPerTile + m.ofmapPerTile) * n;
+        m.tiling = "vector x" + std::to_string(m_hw.vectorLanes);
+        m.vectorOps = Count(double(l.opsPerSample()) * batch);
+        break;
+    }
+    }
+    const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
+    m.peUtilisation = m.macs > 0 ? double(m.macs) / peak
+                                 : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
+    return m;
+}
+
+LeafMapping Mapper::compute(int layer, int tiles, int batch) const {
+    const Layer& l = m_net.layers[size_t(layer)];
+    LeafMapping best;
+    double bestScore = std::numeric_limits<double>::max();
+    bool bestFits = false;
+    for (const auto& f : factorisations(tiles)) {
+        const int pk = f[0], pb = f[1], ph = f[2], pw = f[3];
+        // Prune partitions that leave whole tiles idle along a dimension.
+        if (pb > batch || ph > l.outH || pw > l.outW || pk > l.outC) continue;
+        LeafMapping m = evaluatePartition(l, batch, pk, pb, ph, pw);
+        const double buffer = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile;
+        const bool fits = buffer <= m_hw.bufferBytes;
+        // Compute time plus the time each tile needs to receive its data over one link:
+        // favours partitions that replicate less.
+        const double delivered = (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile);
+        const double score = m.cycles + delivered / m_hw.nocBytesPerCycle;
+        if ((fits && !bestFits) || (fits == bestFits && score < bestScore)) {
+            best = std::move(m);
+            bestScore = score;
+            bestFits = fits;
+        }
+    }
+    if (bestScore == std::numeric_limits<double>::max()) {
+        // Every factorisation over-splits some dimension (tiny layer on many tiles): fall
+        // back to the least over-split one, idle tiles and all.
+        for (const auto& f : factorisations(tiles)) {
+            LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3]);
+            if (m.cycles < bestScore) {
+                bestScore = m.cycles;
+                best = std::move(m);
+            }
+        }
+    }
+    return best;
+}
+
+} // namespace tilescope

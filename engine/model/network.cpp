@@ -1,0 +1,105 @@
+#include "model/network.h"
+
+#include <algorithm>
+
+namespace tilescope {
+
+const char* toString(LayerKind k) {
+    switch (k) {
+    case LayerKind::Conv: return "conv";
+    case LayerKind::Gemm: return "gemm";
+    case LayerKind::MatMul: return "matmul";
+    case LayerKind::Pool: return "pool";
+    case LayerKind::Eltwise: return "eltwise";
+    case LayerKind::Vector: return "vector";
+    }
+    return "?";
+}
+
+bool parseLayerKind(const std::string& s, LayerKind& out) {
+    for (LayerKind k : {LayerKind::Conv, LayerKind::Gemm, LayerKind::MatMul, LayerKind::Pool,
+                        LayerKind::Eltwise, LayerKind::Vector}) {
+        if (s == toString(k)) {
+            out = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+Count Layer::macsPerSample() const {
+    switch (kind) {
+    case LayerKind::Conv:
+    case LayerKind::Gemm:
+    case LayerKind::MatMul:
+        // out elements x reduction length per output (inC / groups x kernel window)
+        return Count(outC) * outH * outW * (Count(inC) / std::max(1, groups)) * kernelH *
+               kernelW;
+    default: return 0;
+    }
+}
+
+Count Layer::opsPerSample() const {
+    switch (kind) {
+    case LayerKind::Pool: return outputBytesPerSample() * kernelH * kernelW;
+    case LayerKind::Eltwise:
+        return outputBytesPerSample() * std::max<Count>(1, Count(inputs.size()) - 1);
+    case LayerKind::Vector: return outputBytesPerSample() * 4; // e.g. softmax: max, sub, exp, div
+    default: return 0;
+    }
+}
+
+Count Layer::inputBytesPerSample() const {
+    Count s = 0;
+    for (const auto& in : inputs) s += in.bytesPerSample;
+    return s;
+}
+
+int Network::indexOf(const std::string& layerName) const {
+    for (size_t i = 0; i < layers.size(); ++i)
+        if (layers[i].name == layerName) return int(i);
+    return -1;
+}
+
+std::vector<std::vector<int>> Network::consumers() const {
+    std::vector<std::vector<int>> c(layers.size());
+    for (size_t i = 0; i < layers.size(); ++i)
+        for (const auto& in : layers[i].inputs)
+            if (in.producer >= 0) {
+                auto& v = c[size_t(in.producer)];
+                if (std::find(v.begin(), v.end(), int(i)) == v.end()) v.push_back(int(i));
+            }
+    return c;
+}
+
+Count Network::totalMacsPerSample() const {
+    Count s = 0;
+    for (const auto& l : layers) s += l.macsPerSample();
+    return s;
+}
+
+Count Network::totalWeightBytes() const {
+    Count s = 0;
+    for (const auto& l : layers) s += l.weightBytes;
+    return s;
+}
+
+bool Network::isOutput(int layer) const {
+    return std::find(outputs.begin(), outputs.end(), layers[size_t(layer)].name) != outputs.end();
+}
+
+std::vector<std::vector<bool>> Network::transitiveDeps() const {
+    const size_t n = layers.size();
+    std::vector<std::vector<bool>> d(n, std::vector<bool>(n, false));
+    for (size_t i = 0; i < n; ++i)
+        for (const auto& in : layers[i].inputs)
+            if (in.producer >= 0) {
+                const auto p = size_t(in.producer);
+                d[i][p] = true;
+                for (size_t k = 0; k < n; ++k)
+                    if (d[p][k]) d[i][k] = true;
+            }
+    return d;
+}
+
+} // namespace tilescope

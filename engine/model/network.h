@@ -1,0 +1,84 @@
+// The layer graph the scheduler works on: scheduled layers in topological order, their
+// per-sample shapes, producers, and the record of every ONNX node folded away.
+#pragma once
+
+#include "util/units.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+// Scheduled layer kinds (SPEC §1). Everything else is folded into a neighbour.
+enum class LayerKind {
+    Conv,    // convolution incl. grouped / depthwise
+    Gemm,    // FC / Gemm / MatMul with a static weight operand
+    MatMul,  // activation x activation product (attention QK^T, AV): operand B is inputs[1]
+    Pool,    // max / average pooling, incl. global
+    Eltwise, // Add / Mul / Sub / ... with N inputs
+    Vector,  // Softmax, LayerNorm, standalone activations: the tile's vector unit
+};
+
+const char* toString(LayerKind k);
+bool parseLayerKind(const std::string& s, LayerKind& out);
+
+// One feature-map input of a layer. producer == -1 means a network input.
+struct LayerInput {
+    int producer = -1;
+    std::string networkInput; // name of the graph input when producer == -1
+    Count bytesPerSample = 0; // bytes of this input per sample (8-bit data)
+};
+
+// Shapes are per sample: batch is a parameter of the schedule, never baked in.
+// Matrix products map onto the conv geometry: rows M -> outH (outW = 1), reduction K ->
+// inC / groups, columns N -> outC / groups, independent heads -> groups.
+struct Layer {
+    std::string name;
+    LayerKind kind = LayerKind::Conv;
+    std::string op; // the ONNX op type (or the JSON "op") it came from
+
+    int inC = 1, inH = 1, inW = 1;
+    int outC = 1, outH = 1, outW = 1;
+    int kernelH = 1, kernelW = 1;
+    int strideH = 1, strideW = 1;
+    int padH = 0, padW = 0; // total padding (begin + end) along each axis
+    int dilationH = 1, dilationW = 1;
+    int groups = 1;
+
+    std::vector<LayerInput> inputs; // in order; for MatMul, inputs[1] is operand B
+    Count weightBytes = 0;          // static weights + bias (0 for MatMul act x act)
+
+    Count macsPerSample() const;       // multiply-accumulates for one sample
+    Count outputBytesPerSample() const { return Count(outC) * outH * outW; }
+    Count inputBytesPerSample() const; // sum over inputs
+    Count opsPerSample() const;        // vector / pooling / eltwise element operations
+};
+
+struct FoldRecord {
+    std::string node; // ONNX node name
+    std::string op;   // its op type
+    std::string into; // the layer it folded into ("" when it folded into a network input)
+};
+
+struct Network {
+    std::string name;
+    std::string sourcePath;
+    std::vector<Layer> layers;                 // topological order
+    std::vector<FoldRecord> folded;            // every node that is not a scheduled layer
+    std::vector<std::string> unsupported;      // "node (Op)" left out by a fallback
+    std::map<std::string, int> opCounts;       // ONNX op type -> nodes in the source graph
+    std::vector<std::string> outputs;          // names of layers whose output leaves the net
+    std::map<std::string, Count> inputBytes;   // network input name -> bytes per sample
+    Count paramsCount = 0;                     // weight elements (== weight bytes at 8 bit)
+
+    int indexOf(const std::string& layerName) const; // -1 when absent
+    std::vector<std::vector<int>> consumers() const;  // per layer, consuming layers
+    Count totalMacsPerSample() const;
+    Count totalWeightBytes() const;
+    bool isOutput(int layer) const;
+    // dependsOn[i][j]: layer i (transitively) depends on layer j. Cheap for a few hundred.
+    std::vector<std::vector<bool>> transitiveDeps() const;
+};
+
+} // namespace tilescope

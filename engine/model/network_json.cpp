@@ -1,0 +1,258 @@
+#include "model/network_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+
+namespace tilescope {
+
+using nlohmann::json;
+
+std::string networkToJson(const Network& net, int indent) {
+    json layers = json::array();
+    for (const auto& l : net.layers) {
+        json ins = json::array();
+        for (const auto& in : l.inputs) {
+            if (in.producer >= 0)
+                ins.push_back({{"layer", net.layers[size_t(in.producer)].name}, {"bytes", in.bytesPerSample}});
+            else
+                ins.push_back({{"input", in.networkInput}, {"bytes", in.bytesPerSample}});
+        }
+        layers.push_back({{"name", l.name},
+                          {"kind", toString(l.kind)},
+                          {"op", l.op},
+                          {"in", {l.inC, l.inH, l.inW}},
+                          {"out", {l.outC, l.outH, l.outW}},
+                          {"kernel", {l.kernelH, l.kernelW}},
+                          {"stride", {l.strideH, l.strideW}},
+                          {"pad", {l.padH, l.padW}},
+                          {"dilation", {l.dilationH, l.dilationW}},
+                          {"groups", l.groups},
+                          {"weight_bytes", l.weightBytes},
+                          {"inputs", ins}});
+    }
+    json folded = json::array();
+    for (const auto& f : net.folded) folded.push_back({{"node", f.node}, {"op", f.op}, {"into", f.into}});
+    json j = {{"format", "tilescope-network"},
+              {"version", 1},
+              {"name", net.name},
+              {"inputs", net.inputBytes},
+              {"outputs", net.outputs},
+              {"params", net.paramsCount},
+              {"op_counts", net.opCounts},
+              {"folded", folded},
+              {"unsupported", net.unsupported},
+              {"layers", layers}};
+    return j.dump(indent);
+}
+
+namespace {
+
+struct Parser {
+    const std::string& file;
+    std::string place;
+    std::string reason;
+
+    bool fail(std::string p, std::string r) {
+        place = std::move(p);
+        reason = std::move(r);
+        return false;
+    }
+    bool intVec(const json& l, const std::string& where, const char* key, std::vector<int>& out,
+                size_t n, int minValue, bool required) {
+        if (!l.contains(key)) {
+            if (required) return fail(where, std::string("missing \"") + key + "\"");
+            return true;
+        }
+        const json& v = l[key];
+        if (!v.is_array() || v.size() != n)
+            return fail(where + "." + key, "expected a list of " + std::to_string(n) + " integers");
+        out.clear();
+        for (const auto& x : v) {
+            if (!x.is_number_integer()) return fail(where + "." + key, "expected integers");
+            const long long i = x.get<long long>();
+            if (i < minValue || i > (1LL << 30))
+                return fail(where + "." + key, "value " + std::to_string(i) + " out of range (min " +
+                                                   std::to_string(minValue) + ")");
+            out.push_back(int(i));
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+Result<Network> parseNetworkJson(const std::string& text, const std::string& file) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
+    }
+    if (!j.is_object() || j.value("format", "") != "tilescope-network")
+        return makeError(file, "", "not a Tilescope network (missing \"format\": \"tilescope-network\")");
+    if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
+        return makeError(file, "layers", "expected a non-empty list");
+    Parser p{file, {}, {}};
+    auto err = [&]() { return makeError(file, p.place, p.reason); };
+
+    Network net;
+    net.sourcePath = file;
+    net.name = j.value("name", std::string());
+    try {
+        if (j.contains("inputs")) net.inputBytes = j["inputs"].get<std::map<std::string, Count>>();
+        if (j.contains("outputs")) net.outputs = j["outputs"].get<std::vector<std::string>>();
+        if (j.contains("op_counts")) net.opCounts = j["op_counts"].get<std::map<std::string, int>>();
+        if (j.contains("unsupported")) net.unsupported = j["unsupported"].get<std::vector<std::string>>();
+        net.paramsCount = j.value("params", Count(0));
+        if (j.contains("folded"))
+            for (const auto& f : j["folded"])
+                net.folded.push_back({f.at("node").get<std::string>(), f.at("op").get<std::string>(),
+                                      f.value("into", std::string())});
+    } catch (const json::exception& e) {
+        return makeError(file, "header", std::string("malformed field: ") + e.what());
+    }
+
+    // Read layers in file order, then sort topologically (a file may list them in any
+    // order); a cycle is an error naming a layer on it.
+    struct Raw {
+        Layer layer;
+        std::vector<std::pair<std::string, bool>> refs; // (name, isLayer)
+    };
+    std::vector<Raw> raw;
+    std::map<std::string, int> byName;
+    for (size_t i = 0; i < j["layers"].size(); ++i) {
+        const json& lj = j["layers"][i];
+        std::string where = "layers[" + std::to_string(i) + "]";
+        if (!lj.is_object()) return makeError(file, where, "expected an object");
+        Raw r;
+        Layer& l = r.layer;
+        if (!lj.contains("name") || !lj["name"].is_string() || lj["name"].get<std::string>().empty())
+            return makeError(file, where, "missing \"name\"");
+        l.name = lj["name"].get<std::string>();
+        if (l.name.find_first_of(" \t\n") != std::string::npos)
+            return makeError(file, where, "layer name '" + l.name + "' contains white space");
+        where = "layer '" + l.name + "'";
+        if (byName.count(l.name)) return makeError(file, where, "duplicated layer name");
+        if (!lj.contains("kind") || !lj["kind"].is_string() || !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
+            return makeError(file, where + ".kind", "expected one of conv, gemm, matmul, pool, eltwise, vector");
+        l.op = lj.value("op", std::string(toString(l.kind)));
+        std::vector<int> v;
+        if (!p.intVec(lj, where, "in", v, 3, 1, true)) return err();
+        l.inC = v[0], l.inH = v[1], l.inW = v[2];
+        if (!p.intVec(lj, where, "out", v, 3, 1, true)) return err();
+        l.outC = v[0], l.outH = v[1], l.outW = v[2];
+        v = {1, 1};
+        if (!p.intVec(lj, where, "kernel", v, 2, 1, false)) return err();
+        l.kernelH = v[0], l.kernelW = v[1];
+        v = {1, 1};
+        if (!p.intVec(lj, where, "stride", v, 2, 1, false)) return err();
+        l.strideH = v[0], l.strideW = v[1];
+        v = {0, 0};
+        if (!p.intVec(lj, where, "pad", v, 2, 0, false)) return err();
+        l.padH = v[0], l.padW = v[1];
+        v = {1, 1};
+        if (!p.intVec(lj, where, "dilation", v, 2, 1, false)) return err();
+        l.dilationH = v[0], l.dilationW = v[1];
+        if (lj.contains("groups")) {
+            if (!lj["groups"].is_number_integer() || lj["groups"].get<long long>() < 1)
+                return makeError(file, where + ".groups", "expected a positive integer");
+            l.groups = lj["groups"].get<int>();
+        }
+        if (l.inC % l.groups != 0 || l.outC % l.groups != 0)
+            return makeError(file, where + ".groups", "groups must divide in and out channels");
+        if (lj.contains("weight_bytes")) {
+            if (!lj["weight_bytes"].is_number_integer() || lj["weight_bytes"].get<long long>() < 0)
+                return makeError(file, where + ".weight_bytes", "expected a non-negative integer");
+            l.weightBytes = lj["weight_bytes"].get<Count>();
+        }
+        if (!lj.contains("inputs") || !lj["inputs"].is_array() || lj["inputs"].empty())
+            return makeError(file, where + ".inputs", "expected a non-empty list");
+        for (size_t k = 0; k < lj["inputs"].size(); ++k) {
+            const json& in = lj["inputs"][k];
+            const std::string iw = where + ".inputs[" + std::to_string(k) + "]";
+            LayerInput li;
+            if (!in.is_object()) return makeError(file, iw, "expected an object");
+            if (in.contains("bytes")) {
+                if (!in["bytes"].is_number_integer() || in["bytes"].get<long long>() <= 0)
+                    return makeError(file, iw + ".bytes", "expected a positive integer");
+                li.bytesPerSample = in["bytes"].get<Count>();
+            }
+            if (in.contains("layer") && in["layer"].is_string()) {
+                r.refs.emplace_back(in["layer"].get<std::string>(), true);
+            } else if (in.contains("input") && in["input"].is_string()) {
+                li.networkInput = in["input"].get<std::string>();
+                if (li.bytesPerSample <= 0) return makeError(file, iw, "a network input needs \"bytes\"");
+                r.refs.emplace_back(li.networkInput, false);
+            } else {
+                return makeError(file, iw, "expected {\"layer\": NAME} or {\"input\": NAME, \"bytes\": N}");
+            }
+            l.inputs.push_back(li);
+        }
+        if (l.kind == LayerKind::MatMul && l.inputs.size() < 2)
+            return makeError(file, where + ".inputs", "a matmul (activation x activation) needs two inputs");
+        byName[l.name] = int(raw.size());
+        raw.push_back(std::move(r));
+    }
+    // Resolve references and sort (Kahn). Input bytes default to the producer's output.
+    const size_t n = raw.size();
+    std::vector<std::vector<int>> preds(n);
+    for (size_t i = 0; i < n; ++i)
+        for (const auto& [name, isLayer] : raw[i].refs) {
+            if (!isLayer) continue;
+            auto it = byName.find(name);
+            if (it == byName.end())
+                return makeError(file, "layer '" + raw[i].layer.name + "'", "input names unknown layer '" + name + "'");
+            if (it->second == int(i))
+                return makeError(file, "layer '" + raw[i].layer.name + "'", "takes its own output as input (cycle)");
+            preds[i].push_back(it->second);
+        }
+    std::vector<int> indeg(n, 0), order;
+    std::vector<std::vector<int>> succ(n);
+    for (size_t i = 0; i < n; ++i)
+        for (int pr : preds[i]) {
+            succ[size_t(pr)].push_back(int(i));
+            indeg[i]++;
+        }
+    for (size_t i = 0; i < n; ++i)
+        if (!indeg[i]) order.push_back(int(i));
+    for (size_t k = 0; k < order.size(); ++k)
+        for (int s : succ[size_t(order[k])])
+            if (--indeg[size_t(s)] == 0) order.push_back(s);
+    if (order.size() != n) {
+        std::string names;
+        int shown = 0;
+        for (size_t i = 0; i < n && shown < 4; ++i)
+            if (indeg[i]) names += (shown++ ? ", " : "") + raw[i].layer.name;
+        return makeError(file, "layers", "the graph has a cycle through " + names);
+    }
+    std::vector<int> newIndex(n);
+    for (size_t k = 0; k < n; ++k) newIndex[size_t(order[k])] = int(k);
+    for (size_t k = 0; k < n; ++k) {
+        Raw& r = raw[size_t(order[k])];
+        for (size_t q = 0; q < r.refs.size(); ++q) {
+            LayerInput& li = r.layer.inputs[q];
+            if (r.refs[q].second) {
+                li.producer = newIndex[size_t(byName[r.refs[q].first])];
+                if (li.bytesPerSample <= 0)
+                    li.bytesPerSample = raw[size_t(byName[r.refs[q].first])].layer.outputBytesPerSample();
+            }
+        }
+        net.layers.push_back(r.layer);
+    }
+    if (net.outputs.empty()) {
+        auto cons = net.consumers();
+        for (size_t i = 0; i < net.layers.size(); ++i)
+            if (cons[i].empty()) net.outputs.push_back(net.layers[i].name);
+    }
+    for (const auto& o : net.outputs)
+        if (net.indexOf(o) < 0) return makeError(file, "outputs", "names unknown layer '" + o + "'");
+    if (net.inputBytes.empty())
+        for (const auto& l : net.layers)
+            for (const auto& in : l.inputs)
+                if (in.producer < 0) net.inputBytes[in.networkInput] = in.bytesPerSample;
+    return net;
+}
+
+} // namespace tilescope

@@ -1,0 +1,17 @@
+// Whole-file reads and atomic writes (temporary file in the same folder, then rename),
+// so no reader ever sees a half-written file.
+#pragma once
+
+#include "util/result.h"
+
+#include <string>
+
+namespace tilescope {
+
+Result<std::string> readFile(const std::string& path);
+// Writes to "<path>.tmp-XXXX" then renames over path. On failure path is untouched.
+std::optional<Error> writeFileAtomic(const std::string& path, const std::string& contents);
+std::string sha256Hex(const std::string& data);
+Result<std::string> sha256File(const std::string& path);
+
+} // namespace tilescope
