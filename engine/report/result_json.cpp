@@ -1,0 +1,121 @@
+#include "report/result_json.h"
+
+#include "tree/tree_json.h"
+
+namespace tilescope {
+
+using nlohmann::json;
+
+namespace {
+
+json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
+    json segs = json::array();
+    if (e.nodes.size() != size_t(tree.size()) || tree.empty()) return segs;
+    for (int c : tree.node(tree.root).children) {
+        const RANode& n = tree.node(c);
+        const NodeFigures& f = e.nodes[size_t(c)];
+        const auto layers = tree.layersUnder(c);
+        json j = {{"path", tree.pathOf(c)},
+                  {"type", toString(n.type)},
+                  {"first_layer", net.layers[size_t(layers.front())].name},
+                  {"last_layer", net.layers[size_t(layers.back())].name},
+                  {"layers", layers.size()},
+                  {"batch", n.batch},
+                  {"sub_batch", n.subBatch},
+                  {"time_cycles", f.time},
+                  {"energy_pj", f.energy},
+                  {"dram_bytes", f.dramBytes},
+                  {"buffer_bytes_per_tile", f.bufferPerTile},
+                  {"utilisation", f.utilisation},
+                  {"bound", toString(f.bound)}};
+        segs.push_back(std::move(j));
+    }
+    return segs;
+}
+
+} // namespace
+
+json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network& net,
+                          const ResultContext& ctx) {
+    json hw = ctx.hw ? json::parse(hardwareToJson(*ctx.hw)) : json(nullptr);
+    json j = {{"valid", e.valid},
+              {"reason", e.reason},
+              {"energy_pj", e.energy.total()},
+              {"delay_cycles", e.delay},
+              {"objective", {e.objective.n, e.objective.m}},
+              {"cost", e.cost},
+              {"breakdown_pj",
+               {{"dram", e.energy.dram}, {"noc", e.energy.noc}, {"mac", e.energy.mac},
+                {"buffer", e.energy.buffer}}},
+              {"dram_bytes", e.dramBytes},
+              {"noc_hop_bytes", e.nocHopBytes},
+              {"utilisation", e.utilisation},
+              {"macs", e.macs},
+              {"tree", treeToText(tree, net)},
+              {"tree_json", treeToJsonValue(tree, net)},
+              {"seed", ctx.seed ? json(*ctx.seed) : json(nullptr)},
+              {"iterations", ctx.iterations},
+              {"elapsed_s", ctx.elapsedSeconds},
+              {"model", ctx.modelPath},
+              {"model_sha256", ctx.modelSha256},
+              {"hw", hw},
+              {"batch", ctx.batch}};
+    if (!e.nodes.empty()) j["segments"] = segmentsJson(e, tree, net);
+    return j;
+}
+
+json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const Network& net,
+                      const ResultContext& ctx) {
+    json j = evaluationResultJson(bestDetail, r.bestTree, net, ctx);
+    const SearchConfig& c = r.config;
+    json pins = c.pinned;
+    j["mode"] = toString(c.mode);
+    j["config"] = {{"seed", c.seed},   {"beta", c.beta},     {"t0", c.t0},
+                   {"alpha", c.alpha}, {"mode", toString(c.mode)},
+                   {"chains", c.chains}, {"threads", c.threads},
+                   {"batch", c.totalBatch}, {"min_utilisation", c.minUtilisation},
+                   {"objective", {c.objective.n, c.objective.m}}, {"pinned", pins}};
+    j["stopped"] = r.stopped;
+    j["initial"] = {{"cost", r.initialEval.cost},
+                    {"energy_pj", r.initialEval.energy.total()},
+                    {"delay_cycles", r.initialEval.delay},
+                    {"tree", treeToText(r.initialTree, net)}};
+    json chains = json::array();
+    for (const auto& ch : r.chains)
+        chains.push_back({{"chain", ch.chain},
+                          {"seed", ch.seed},
+                          {"cost", ch.bestEval.cost},
+                          {"energy_pj", ch.bestEval.energy.total()},
+                          {"delay_cycles", ch.bestEval.delay},
+                          {"iterations", ch.iterations},
+                          {"valid", ch.valid},
+                          {"accepted", ch.accepted},
+                          {"improvements", ch.improvements}});
+    j["chains"] = chains;
+    j["best_chain"] = r.bestChain;
+    j["stats"] = {{"evaluations", r.stats.evaluations},
+                  {"evaluations_per_s", r.stats.evaluationsPerSecond},
+                  {"iterations_per_s_per_core", r.stats.iterationsPerSecondPerCore},
+                  {"mapper_hit_rate", r.stats.mapperHitRate},
+                  {"route_hit_rate", r.stats.routeHitRate},
+                  {"valid_rate", r.stats.validRate},
+                  {"accept_rate", r.stats.acceptRate}};
+    return j;
+}
+
+Result<RATree> parseTreeDocument(const std::string& text, const Network& net, const std::string& file) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return makeError(file, "", "the tree file is empty");
+    if (text[first] != '{') return parseTreeText(text, net, file);
+    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return makeError(file, "", "not valid JSON");
+    if (j.contains("sa") && j["sa"].is_object()) j = j["sa"]; // a compare result
+    if (j.contains("tree_json") && j["tree_json"].is_object())
+        return parseTreeJsonValue(j["tree_json"], net, file);
+    if (j.contains("tree") && j["tree"].is_string())
+        return parseTreeText(j["tree"].get<std::string>(), net, file);
+    if (j.contains("root") || j.contains("type")) return parseTreeJsonValue(j, net, file);
+    return makeError(file, "", "JSON holds no tree (expected a tree JSON or a result with \"tree\")");
+}
+
+} // namespace tilescope

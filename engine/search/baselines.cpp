@@ -1,0 +1,117 @@
+// Strategies other than full-space annealing: the LS / LP restricted spaces (annealing
+// confined to depth-one T / S cuts), random search, and the starting trees.
+#include "search/schedule.h"
+#include "search/strategy.h"
+
+#include <algorithm>
+
+namespace tilescope {
+
+Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt) {
+    const Network& net = ctx.network();
+    if (net.layers.empty()) return Error{"the network has no scheduled layers"};
+    if (totalBatch < 1) return Error{"batch " + std::to_string(totalBatch) + " is not positive"};
+    RATree t = RATree::layerSequential(net, totalBatch);
+    std::string why;
+    for (int sb : divisorsOf(totalBatch)) {
+        t.node(t.root).subBatch = sb;
+        t.propagateBatches();
+        const Evaluation e = evaluate(ctx, t, totalBatch, opt);
+        if (e.valid) return t;
+        why = e.reason;
+    }
+    return Error{"no valid layer-sequential schedule, even one sample per invocation: " + why};
+}
+
+Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt) {
+    auto start = layerSequentialStart(ctx, totalBatch, opt);
+    if (!start) return start;
+    const Network& net = ctx.network();
+    RATree t = std::move(start).value();
+    double cost = evaluate(ctx, t, totalBatch, opt).cost;
+    const RANode& root = t.node(t.root);
+    const int b = root.batch / root.subBatch;
+    // Each pipeline stage needs at least one tile; a few invalid lengths in a row end the
+    // segment (validity is not monotone in the length: allocations round differently).
+    const int maxLen = ctx.hardware().tiles();
+    constexpr int kInvalidRun = 3;
+    for (int pos = 0; pos < int(t.node(t.root).children.size()); ++pos) {
+        const int remaining = int(t.node(t.root).children.size()) - pos;
+        std::optional<RATree> bestTree;
+        double bestCost = cost;
+        int invalid = 0;
+        for (int len = 2; len <= std::min(remaining, maxLen) && invalid < kInvalidRun; ++len) {
+            auto w = edit::wrap(t, net, t.root, pos, len, NodeType::S, b);
+            if (!w) break; // a structural refusal (pins) does not go away with length
+            const Evaluation e = evaluate(ctx, *w, totalBatch, opt);
+            if (!e.valid) {
+                ++invalid;
+                continue;
+            }
+            invalid = 0;
+            if (e.cost < bestCost || !bestTree) {
+                bestCost = e.cost;
+                bestTree = std::move(w).value();
+            }
+        }
+        // A segment that is worse than leaving the layers sequential is still taken: the
+        // baseline is a pipeline, and annealing in the LP space may split it later.
+        if (bestTree) {
+            t = std::move(*bestTree);
+            cost = bestCost;
+        }
+    }
+    return t;
+}
+
+namespace {
+
+class Annealing : public Strategy {
+public:
+    Annealing(SearchMode m, SpaceRule r) : m_mode(m), m_rule(r) {}
+    SearchMode mode() const override { return m_mode; }
+    SpaceRule space() const override { return m_rule; }
+    bool accept(double current, double candidate, double temp, Rng& rng) const override {
+        // Draw only for a worse candidate, as the reference does: fewer draws, same law.
+        if (!(candidate > current)) return true;
+        return sa::metropolisAccept(current, candidate, temp, randUnit(rng));
+    }
+    bool returnsToBest() const override { return true; }
+    Result<RATree> initialTree(EvalContext& ctx, int totalBatch,
+                               const EvalOptions& opt) const override {
+        if (m_mode == SearchMode::LP) return layerPipelineStart(ctx, totalBatch, opt);
+        return layerSequentialStart(ctx, totalBatch, opt);
+    }
+
+private:
+    SearchMode m_mode;
+    SpaceRule m_rule;
+};
+
+// A random walk over the operators: every valid candidate becomes the current tree;
+// the best one seen is the result. The baseline that shows what the schedule buys.
+class RandomSearch : public Strategy {
+public:
+    SearchMode mode() const override { return SearchMode::Random; }
+    SpaceRule space() const override { return {}; }
+    bool accept(double, double, double, Rng&) const override { return true; }
+    bool returnsToBest() const override { return false; }
+    Result<RATree> initialTree(EvalContext& ctx, int totalBatch,
+                               const EvalOptions& opt) const override {
+        return layerSequentialStart(ctx, totalBatch, opt);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
+    switch (mode) {
+    case SearchMode::Set: return std::make_unique<Annealing>(mode, SpaceRule{});
+    case SearchMode::LS: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T});
+    case SearchMode::LP: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S});
+    case SearchMode::Random: return std::make_unique<RandomSearch>();
+    }
+    return nullptr;
+}
+
+} // namespace tilescope

@@ -1,0 +1,65 @@
+// The six tree-mutation operators of SPEC §4, built on the shared edit operations of
+// tree/ratree.h so that the search and the GUI agree on what an edit means and on pins.
+#pragma once
+
+#include "tree/ratree.h"
+#include "util/result.h"
+
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+using Rng = std::mt19937_64; // the engine-owned RNG; seeded from SearchConfig, never random_device
+
+// Uniform integer in [0, n) by the multiply-shift method: unlike
+// std::uniform_int_distribution its output is the same on every standard library, so a
+// seed reproduces a run on any platform.
+inline int randBelow(Rng& rng, int n) {
+    return int((static_cast<unsigned __int128>(rng()) * static_cast<unsigned>(n)) >> 64);
+}
+// Uniform double in [0, 1) from the top 53 bits.
+inline double randUnit(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+enum class Operator {
+    SwapLeaves,       // 1: swap two adjacent sibling leaves with no dependency between them
+    MoveLeaf,         // 2: move a leaf into a cut sharing its parent or grandparent
+    Group,            // 3: wrap consecutive children of a cut in a new cut
+    Dissolve,         // 4: delete a non-root cut, its children go to its parent
+    IncreaseSubBatch, // 5: next divisor of the cut's batch
+    DecreaseSubBatch, // 6: previous divisor
+};
+constexpr int kOperatorCount = 6;
+const char* toString(Operator op);
+
+// A restricted space (LS / LP baselines): when set, every cut among the root's children
+// must have this type. Leaves at depth one are always allowed.
+struct SpaceRule {
+    std::optional<NodeType> depthOneCut;
+    // Why t is outside the space (naming the node), or nullopt.
+    std::optional<std::string> check(const RATree& t) const;
+};
+
+// Inputs every operator needs; deps is Network::transitiveDeps(), computed once per run.
+struct OperatorContext {
+    const Network& net;
+    const std::vector<std::vector<bool>>& deps;
+    SpaceRule rule;
+};
+
+// Applies one operator at a random applicable place. An Error means it could not apply
+// here (nothing applicable, an edit refused, the result outside the space); frozen
+// (pinned) nodes are never chosen and the edit layer refuses any change to them.
+Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext& ctx, Rng& rng);
+
+// Picks operators uniformly at random until one applies (at most maxTries attempts);
+// `used` receives the operator that produced the candidate.
+std::optional<RATree> proposeCandidate(const RATree& t, const OperatorContext& ctx, Rng& rng,
+                                       Operator* used = nullptr, int maxTries = 32);
+
+// Divisors of n in increasing order (sub-batch counts a cut of batch n may take).
+std::vector<int> divisorsOf(int n);
+
+} // namespace tilescope

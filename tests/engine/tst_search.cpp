@@ -1,0 +1,535 @@
+// Search (SPEC §4): the annealing math against hand values, the six operators over long
+// random walks on the ResNet-50 and transformer samples, reproducibility across thread
+// counts, LS/LP restrictions, pins, the stop token and continuing from a given tree.
+#include "eval/evaluator.h"
+#include "model/model_loader.h"
+#include "search/operators.h"
+#include "search/schedule.h"
+#include "search/search.h"
+#include "search/strategy.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+using namespace tilescope;
+
+namespace {
+
+#define CHECK_OK(r) QVERIFY2((r).ok(), (r).ok() ? "" : (r).error().message.c_str())
+
+const std::string kSamples = TILESCOPE_SAMPLES;
+
+// Loaded once per process: each test may use them, none changes them.
+const Network& sample(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<Network>> cache;
+    auto& slot = cache[name];
+    if (!slot) {
+        auto r = loadModel(kSamples + "/models/" + name + ".onnx");
+        if (!r) qFatal("cannot load sample %s: %s", name.c_str(), r.error().message.c_str());
+        slot = std::make_unique<Network>(std::move(r).value());
+    }
+    return *slot;
+}
+
+Hardware edge() {
+    Hardware hw;
+    if (!presetHardware("edge", hw)) qFatal("no edge preset");
+    return hw;
+}
+
+// Texts of every pinned subtree, in tree order: the search must leave them alone.
+std::vector<std::string> pinnedSubtrees(const RATree& t, const Network& net) {
+    std::vector<std::string> out;
+    for (int id = 0; id < t.size(); ++id)
+        if (t.node(id).pinned) out.push_back(subtreeToText(t, net, id));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A starting point with some structure and two pins: a pinned S cut over root children
+// [2, 5) (one sample per pipeline step) and a pinned depth-one leaf further right.
+RATree pinnedStart(const Network& net, RATree t) {
+    const RANode& root = t.node(t.root);
+    auto w = edit::wrap(t, net, t.root, 2, 3, NodeType::S, root.batch / root.subBatch);
+    if (!w) qFatal("wrap: %s", w.error().message.c_str());
+    t = *w;
+    const int cut = t.node(t.root).children[2];
+    t = *edit::setPinned(t, cut, true);
+    const int leaf = t.node(t.root).children[6];
+    t = *edit::setPinned(t, leaf, true);
+    return t;
+}
+
+std::vector<int> subBatches(const RATree& t) {
+    std::vector<int> v;
+    for (const auto& n : t.nodes) v.push_back(n.subBatch);
+    return v;
+}
+
+// Leaf orders a and b differ by exactly one transposition of neighbours.
+bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b) {
+    if (a.size() != b.size()) return false;
+    size_t i = 0;
+    while (i < a.size() && a[i] == b[i]) ++i;
+    if (i + 1 >= a.size()) return false;
+    if (a[i] != b[i + 1] || a[i + 1] != b[i]) return false;
+    return std::equal(a.begin() + long(i) + 2, a.end(), b.begin() + long(i) + 2);
+}
+
+} // namespace
+
+class TestSearch : public QObject {
+    Q_OBJECT
+
+private slots:
+    // ----------------------------------------------------------------------------------
+    // The annealing math.
+
+    void temperature_data() {
+        QTest::addColumn<double>("t0");
+        QTest::addColumn<double>("alpha");
+        QTest::addColumn<double>("n");
+        QTest::addColumn<double>("total");
+        QTest::addColumn<double>("expected");
+        // T_n = T0 (1 - x) / (1 + alpha x), worked by hand.
+        QTest::newRow("start") << 0.07 << 8.0 << 0.0 << 1000.0 << 0.07;
+        QTest::newRow("quarter") << 0.07 << 8.0 << 250.0 << 1000.0 << 0.07 * 0.75 / 3.0; // 0.0175
+        QTest::newRow("half") << 0.07 << 8.0 << 500.0 << 1000.0 << 0.007;                // 0.035/5
+        QTest::newRow("90%") << 0.07 << 8.0 << 900.0 << 1000.0 << 0.07 * 0.1 / 8.2;
+        QTest::newRow("end") << 0.07 << 8.0 << 1000.0 << 1000.0 << 0.0;
+        QTest::newRow("linear when alpha=0") << 0.1 << 0.0 << 30.0 << 100.0 << 0.07;
+        QTest::newRow("reference 0.1 schedule at x=0.5") << 0.1 << 8.0 << 1.0 << 2.0 << 0.01;
+        QTest::newRow("empty run") << 0.07 << 8.0 << 0.0 << 0.0 << 0.0;
+    }
+    void temperature() {
+        QFETCH(double, t0);
+        QFETCH(double, alpha);
+        QFETCH(double, n);
+        QFETCH(double, total);
+        QFETCH(double, expected);
+        QVERIFY(std::abs(sa::temperature(t0, alpha, n, total) - expected) < 1e-12);
+    }
+
+    void temperatureFallsMonotonically() {
+        double prev = 1e9;
+        for (int n = 0; n <= 1000; ++n) {
+            const double t = sa::temperature(0.07, 8, n, 1000);
+            QVERIFY(t < prev || (t == 0 && prev == 0));
+            prev = t;
+        }
+    }
+
+    void acceptance_data() {
+        QTest::addColumn<double>("current");
+        QTest::addColumn<double>("candidate");
+        QTest::addColumn<double>("temp");
+        QTest::addColumn<double>("expected");
+        // P = exp(-((c' - c) / c) / T) for c' > c, else 1; worked by hand.
+        QTest::newRow("better") << 100.0 << 90.0 << 0.07 << 1.0;
+        QTest::newRow("equal") << 100.0 << 100.0 << 0.07 << 1.0;
+        QTest::newRow("7% worse at T=0.07") << 100.0 << 107.0 << 0.07 << std::exp(-1.0);
+        QTest::newRow("1% worse at T=0.01") << 1e15 << 1.01e15 << 0.01 << std::exp(-1.0);
+        QTest::newRow("10% worse at T=0.05") << 2e15 << 2.2e15 << 0.05 << std::exp(-2.0);
+        QTest::newRow("doubling at T=0.07") << 1.0 << 2.0 << 0.07 << std::exp(-1.0 / 0.07);
+        QTest::newRow("worse at T=0") << 100.0 << 101.0 << 0.0 << 0.0;
+        QTest::newRow("better at T=0") << 100.0 << 99.0 << 0.0 << 1.0;
+    }
+    void acceptance() {
+        QFETCH(double, current);
+        QFETCH(double, candidate);
+        QFETCH(double, temp);
+        QFETCH(double, expected);
+        QVERIFY(std::abs(sa::acceptanceProbability(current, candidate, temp) - expected) < 1e-12);
+    }
+
+    void metropolisDraw() {
+        // P = e^-1 = 0.3679 for a 7% worse candidate at T = 0.07.
+        QVERIFY(sa::metropolisAccept(100, 107, 0.07, 0.36));
+        QVERIFY(!sa::metropolisAccept(100, 107, 0.07, 0.37));
+        QVERIFY(sa::metropolisAccept(100, 99, 0.0, 0.999));
+    }
+
+    void divisors() {
+        QCOMPARE(divisorsOf(12), (std::vector<int>{1, 2, 3, 4, 6, 12}));
+        QCOMPARE(divisorsOf(16), (std::vector<int>{1, 2, 4, 8, 16}));
+        QCOMPARE(divisorsOf(1), (std::vector<int>{1}));
+        QCOMPARE(divisorsOf(49), (std::vector<int>{1, 7, 49}));
+    }
+
+    void rngHelpersAreUniformAndSeeded() {
+        Rng a(42), b(42);
+        std::vector<int> hist(6);
+        for (int i = 0; i < 60000; ++i) {
+            const int x = randBelow(a, 6);
+            QCOMPARE(x, randBelow(b, 6));
+            QVERIFY(x >= 0 && x < 6);
+            ++hist[size_t(x)];
+        }
+        for (int h : hist) QVERIFY(h > 9400 && h < 10600); // 10000 +- ~6 sigma
+        for (int i = 0; i < 1000; ++i) {
+            const double u = randUnit(a);
+            QVERIFY(u >= 0 && u < 1);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Operators: 10,000-step random walks keep trees valid and pins untouched.
+
+    void operatorWalk_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("op");
+        for (const char* m : {"resnet50", "transformer"})
+            for (int op = 0; op < kOperatorCount; ++op)
+                QTest::newRow(qPrintable(QString("%1 %2").arg(m, toString(Operator(op)))))
+                    << QString(m) << op;
+    }
+    void operatorWalk() {
+        QFETCH(QString, model);
+        QFETCH(int, op);
+        const Network& net = sample(model.toStdString());
+        const auto deps = net.transitiveDeps();
+        const OperatorContext ctx{net, deps, {}};
+        const int batch = 8;
+        RATree t = pinnedStart(net, RATree::layerSequential(net, batch));
+        const auto pins = pinnedSubtrees(t, net);
+        QCOMPARE(int(pins.size()), 2);
+        Rng rng(1234 + std::uint64_t(op));
+        const Operator tested = Operator(op);
+        int applied = 0;
+        for (int step = 0; step < 10000; ++step) {
+            // Half the steps use the operator under test, half a random one, so the walk
+            // keeps producing the structure every operator needs (cuts to dissolve, ...).
+            const bool mine = randBelow(rng, 2) == 0;
+            const Operator o = mine ? tested : Operator(randBelow(rng, kOperatorCount));
+            auto r = applyOperator(t, o, ctx, rng);
+            if (!r) continue;
+            const RATree& n = *r;
+            if (auto e = validateStructure(n, net, batch))
+                QFAIL(qPrintable(QString("step %1 (%2): %3").arg(step).arg(toString(o)).arg(e->c_str())));
+            if (pinnedSubtrees(n, net) != pins)
+                QFAIL(qPrintable(QString("step %1 (%2) changed a pinned subtree").arg(step).arg(toString(o))));
+            if (o == tested) {
+                ++applied;
+                switch (o) {
+                case Operator::SwapLeaves:
+                    QVERIFY(adjacentTransposition(t.leavesInOrder(), n.leavesInOrder()));
+                    QCOMPARE(n.size(), t.size());
+                    break;
+                case Operator::MoveLeaf:
+                    QVERIFY(n.size() <= t.size()); // a cut left with one child dissolves
+                    break;
+                case Operator::Group:
+                    QCOMPARE(n.size(), t.size() + 1);
+                    QCOMPARE(n.leavesInOrder(), t.leavesInOrder());
+                    break;
+                case Operator::Dissolve:
+                    QCOMPARE(n.size(), t.size() - 1);
+                    QCOMPARE(n.leavesInOrder(), t.leavesInOrder());
+                    break;
+                case Operator::IncreaseSubBatch:
+                case Operator::DecreaseSubBatch: {
+                    QCOMPARE(n.size(), t.size());
+                    const auto a = subBatches(t), b = subBatches(n);
+                    int changed = 0;
+                    for (size_t i = 0; i < a.size(); ++i)
+                        if (a[i] != b[i]) {
+                            ++changed;
+                            QVERIFY(o == Operator::IncreaseSubBatch ? b[i] > a[i] : b[i] < a[i]);
+                            QCOMPARE(n.node(int(i)).batch % b[i], 0);
+                        }
+                    QCOMPARE(changed, 1);
+                    break;
+                }
+                }
+            }
+            t = std::move(r).value();
+        }
+        // About 5,000 steps tried the operator; a fair share must have applied (move and
+        // dissolve need cuts near the leaf, which the other operators keep creating).
+        QVERIFY2(applied > 250, qPrintable(QString("only %1 applications").arg(applied)));
+    }
+
+    void restrictedWalksStayInTheirSpace_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("LS: depth-one cuts are T") << int(NodeType::T);
+        QTest::newRow("LP: depth-one cuts are S") << int(NodeType::S);
+    }
+    void restrictedWalksStayInTheirSpace() {
+        QFETCH(int, type);
+        const Network& net = sample("resnet50");
+        const auto deps = net.transitiveDeps();
+        const OperatorContext ctx{net, deps, SpaceRule{NodeType(type)}};
+        RATree t = RATree::layerSequential(net, 8);
+        Rng rng(7);
+        int depthOneCuts = 0;
+        for (int step = 0; step < 5000; ++step) {
+            auto c = proposeCandidate(t, ctx, rng);
+            if (!c) continue;
+            t = std::move(*c);
+            for (int id : t.node(t.root).children)
+                if (t.node(id).isCut()) {
+                    QCOMPARE(int(t.node(id).type), type);
+                    ++depthOneCuts;
+                }
+        }
+        QVERIFY(depthOneCuts > 0); // the walk did build depth-one cuts
+    }
+
+    // ----------------------------------------------------------------------------------
+    // The search.
+
+    void initialTreeIsLayerSequential() {
+        const Network& net = sample("resnet50");
+        const Hardware hw = edge();
+        auto t = defaultInitialTree(net, hw, SearchMode::Set, 8, Objective{});
+        CHECK_OK(t);
+        QCOMPARE(t->node(t->root).type, NodeType::T);
+        QCOMPARE(int(t->node(t->root).children.size()), int(net.layers.size()));
+        std::vector<int> order(net.layers.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+        QCOMPARE(t->leavesInOrder(), order);
+        EvalOptions opt;
+        QVERIFY(evaluate(net, hw, *t, 8, opt).valid);
+        // Halving: the root's sub-batch count is the first divisor that is valid.
+        const int sb = t->node(t->root).subBatch;
+        for (int d : divisorsOf(8)) {
+            if (d == sb) break;
+            RATree smaller = *t;
+            smaller.node(smaller.root).subBatch = d;
+            smaller.propagateBatches();
+            QVERIFY(!evaluate(net, hw, smaller, 8, opt).valid);
+        }
+    }
+
+    void initialTreeHalvesBatchUntilValid() {
+        // A 2x2 test chip with a 64 KiB buffer cannot hold ResNet-50's layers at batch 16:
+        // the start must raise the root's sub-batch count (or fail with a reason).
+        const Network& net = sample("resnet50");
+        Hardware hw = edge();
+        hw.bufferBytes = 64 * 1024;
+        EvalOptions opt;
+        RATree full = RATree::layerSequential(net, 16);
+        QVERIFY(!evaluate(net, hw, full, 16, opt).valid);
+        auto t = defaultInitialTree(net, hw, SearchMode::Set, 16, Objective{});
+        if (t) {
+            QVERIFY(t->node(t->root).subBatch > 1);
+            QVERIFY(evaluate(net, hw, *t, 16, opt).valid);
+        } else {
+            QVERIFY(t.error().message.find("layer-sequential") != std::string::npos);
+        }
+    }
+
+    void lpStartIsAPipeline() {
+        const Network& net = sample("resnet50");
+        auto t = defaultInitialTree(net, edge(), SearchMode::LP, 8, Objective{});
+        CHECK_OK(t);
+        int sCuts = 0;
+        for (int id : t->node(t->root).children) {
+            if (t->node(id).isCut()) QCOMPARE(t->node(id).type, NodeType::S);
+            sCuts += t->node(id).isCut();
+        }
+        QVERIFY(sCuts > 0);
+        QVERIFY(!validateStructure(*t, net, 8));
+    }
+
+    void reproducibleAcrossThreadCounts() {
+        const Network& net = sample("resnet50");
+        const Hardware hw = edge();
+        SearchConfig c;
+        c.seed = 2024;
+        c.totalBatch = 8;
+        c.iterations = 400;
+        c.chains = 2;
+        c.threads = 1;
+        auto one = runSearch(net, hw, c);
+        CHECK_OK(one);
+        c.threads = 2;
+        auto two = runSearch(net, hw, c);
+        CHECK_OK(two);
+        QVERIFY(one->bestTree == two->bestTree);
+        QCOMPARE(one->best.cost, two->best.cost);
+        QCOMPARE(one->bestChain, two->bestChain);
+        for (int k = 0; k < 2; ++k) {
+            QVERIFY(one->chains[size_t(k)].best == two->chains[size_t(k)].best);
+            QCOMPARE(one->chains[size_t(k)].accepted, two->chains[size_t(k)].accepted);
+            QCOMPARE(one->chains[size_t(k)].seed, c.seed + std::uint64_t(k));
+        }
+        // The chains are independent: different seeds walk different paths.
+        QVERIFY(one->chains[0].accepted != one->chains[1].accepted ||
+                !(one->chains[0].best == one->chains[1].best));
+        // A different seed is a different run.
+        c.seed = 2025;
+        auto other = runSearch(net, hw, c);
+        CHECK_OK(other);
+        QVERIFY(other->chains[0].accepted != one->chains[0].accepted ||
+                !(other->chains[0].best == one->chains[0].best));
+    }
+
+    void annealingBeatsTheStart_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<double>("n");
+        QTest::addColumn<double>("m");
+        QTest::newRow("resnet50 EDP") << "resnet50" << 1.0 << 1.0;
+        QTest::newRow("resnet50 E^2 D") << "resnet50" << 2.0 << 1.0;
+        QTest::newRow("transformer E D^2") << "transformer" << 1.0 << 2.0;
+    }
+    void annealingBeatsTheStart() {
+        QFETCH(QString, model);
+        QFETCH(double, n);
+        QFETCH(double, m);
+        const Network& net = sample(model.toStdString());
+        const Hardware hw = edge();
+        SearchConfig c;
+        c.seed = 5;
+        c.totalBatch = 8;
+        c.objective = {n, m};
+        c.beta = 6;
+        auto r = runSearch(net, hw, c);
+        CHECK_OK(r);
+        QCOMPARE(r->iterations, std::llround(6.0 * double(net.layers.size())));
+        EvalOptions opt;
+        opt.objective = c.objective;
+        const Evaluation start = evaluate(net, hw, *defaultInitialTree(net, hw, SearchMode::Set, 8, c.objective), 8, opt);
+        QCOMPARE(r->initialEval.cost, start.cost);
+        QVERIFY(r->best.valid);
+        QVERIFY(r->best.cost <= start.cost);
+        // Re-costed from scratch (a fresh memo), the best tree has the reported cost.
+        const Evaluation again = evaluate(net, hw, r->bestTree, 8, opt);
+        QVERIFY(again.valid);
+        QVERIFY(std::abs(again.cost - r->best.cost) <= 1e-9 * r->best.cost);
+        QCOMPARE(again.cost, objectiveCost(again.energy.total(), again.delay, c.objective));
+        QVERIFY(r->stats.evaluations > 0);
+        QVERIFY(r->stats.mapperHitRate > 0 && r->stats.mapperHitRate <= 1);
+    }
+
+    void restrictedModesHoldOnTheResult_data() {
+        QTest::addColumn<int>("mode");
+        QTest::addColumn<int>("type");
+        QTest::newRow("ls") << int(SearchMode::LS) << int(NodeType::T);
+        QTest::newRow("lp") << int(SearchMode::LP) << int(NodeType::S);
+    }
+    void restrictedModesHoldOnTheResult() {
+        QFETCH(int, mode);
+        QFETCH(int, type);
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.mode = SearchMode(mode);
+        c.totalBatch = 8;
+        c.iterations = 600;
+        auto r = runSearch(net, edge(), c);
+        CHECK_OK(r);
+        QVERIFY(r->best.valid);
+        QVERIFY(r->best.cost <= r->initialEval.cost);
+        for (const RATree* t : {&r->bestTree, &r->initialTree})
+            for (int id : t->node(t->root).children)
+                if (t->node(id).isCut()) QCOMPARE(int(t->node(id).type), type);
+    }
+
+    void randomSearchKeepsTheBest() {
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.mode = SearchMode::Random;
+        c.totalBatch = 8;
+        c.iterations = 300;
+        auto r = runSearch(net, edge(), c);
+        CHECK_OK(r);
+        const auto& ch = r->chains[0];
+        QCOMPARE(ch.accepted, ch.valid); // every valid candidate is taken
+        QVERIFY(r->best.cost <= r->initialEval.cost);
+    }
+
+    void pinsSurviveARun() {
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.iterations = 500;
+        auto base = defaultInitialTree(net, edge(), SearchMode::Set, 8, c.objective);
+        CHECK_OK(base);
+        c.initialTree = pinnedStart(net, *base);
+        c.pinned = {"/10"}; // one more, given by path
+        auto r = runSearch(net, edge(), c);
+        CHECK_OK(r);
+        QCOMPARE(int(pinnedSubtrees(r->initialTree, net).size()), 3);
+        QCOMPARE(pinnedSubtrees(r->bestTree, net), pinnedSubtrees(r->initialTree, net));
+        for (const auto& ch : r->chains) QCOMPARE(pinnedSubtrees(ch.best, net), pinnedSubtrees(r->initialTree, net));
+
+        c.pinned = {"/999"};
+        auto bad = runSearch(net, edge(), c);
+        QVERIFY(!bad);
+        QVERIFY(bad.error().message.find("/999") != std::string::npos);
+    }
+
+    void continuesFromAGivenTree() {
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.iterations = 300;
+        auto first = runSearch(net, edge(), c);
+        CHECK_OK(first);
+        c.initialTree = first->bestTree;
+        c.seed = 99;
+        auto second = runSearch(net, edge(), c);
+        CHECK_OK(second);
+        QVERIFY(second->initialTree == first->bestTree);
+        QCOMPARE(second->initialEval.cost, first->best.cost);
+        QVERIFY(second->best.cost <= first->best.cost);
+
+        // A tree outside the mode's space is refused with the reason.
+        c.mode = SearchMode::LS;
+        RATree s = RATree::layerSequential(net, 8);
+        s = *edit::wrap(s, net, s.root, 0, 2, NodeType::S, 1);
+        c.initialTree = s;
+        auto refused = runSearch(net, edge(), c);
+        QVERIFY(!refused);
+        QVERIFY(refused.error().message.find("/0") != std::string::npos);
+    }
+
+    void progressAndStop() {
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.iterations = 100000; // far more than the test lets run
+        c.chains = 2;
+        c.threads = 2;
+        c.progressInterval = 0.02;
+        std::stop_source stop;
+        std::atomic<int> calls{0}, finals{0};
+        std::atomic<bool> sane{true};
+        auto r = runSearch(net, edge(), c,
+                           [&](const Progress& p) {
+                               if (p.final) ++finals;
+                               if (p.iteration > p.total || p.bestCost <= 0 ||
+                                   p.temperature < 0 || p.temperature > c.t0 ||
+                                   p.acceptanceRate < 0 || p.acceptanceRate > 1)
+                                   sane = false;
+                               if (++calls == 5) stop.request_stop();
+                           },
+                           stop.get_token());
+        CHECK_OK(r);
+        QVERIFY(r->stopped);
+        QCOMPARE(finals.load(), 1);
+        QVERIFY(calls >= 5);
+        QVERIFY(sane.load());
+        for (const auto& ch : r->chains) QVERIFY(ch.iterations < c.iterations);
+        QVERIFY(r->best.valid);
+    }
+
+    void badConfigIsAnError() {
+        const Network& net = sample("resnet50");
+        SearchConfig c;
+        c.chains = 0;
+        QVERIFY(!runSearch(net, edge(), c));
+        c.chains = 1;
+        c.totalBatch = 0;
+        QVERIFY(!runSearch(net, edge(), c));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSearch)
+#include "tst_search.moc"
