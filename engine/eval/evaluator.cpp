@@ -144,8 +144,6 @@ const EvalStats& EvalContext::stats() const {
     return m_impl->stats;
 }
 
-namespace {
-
 // Exact min-max allocation: n_i >= 1, sum n_i = N, minimising max_i a_i / n_i. Starting
 // from one tile each, giving the next tile to the child with the largest a_i / n_i is
 // optimal (each step lowers the current maximum as far as any single tile can).
@@ -162,6 +160,8 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
         heap.push({a[size_t(i)] / out[size_t(i)], i});
     }
 }
+
+namespace {
 
 struct NodeWork {
     int lo = 0, hi = 0;     // leaf positions covered
@@ -345,12 +345,6 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             nw.time = m.cycles;
             nw.wgt = m.weightPerTile;
             nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
-            if (nw.wgt + nw.act > cap)
-                return invalid(id, "buffer overflow at " + tree.pathOf(id) + " (" +
-                                       net.layers[size_t(nd.layer)].name + "): needs " +
-                                       fmtBytes(nw.wgt + nw.act) + " per tile, " +
-                                       fmtBytes(nw.wgt + nw.act - cap) + " over the " +
-                                       fmtBytes(cap) + " buffer");
             continue;
         }
         if (nd.type == NodeType::T) {
@@ -380,12 +374,23 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             }
             nw.time = slot * (nd.subBatch + nw.maxStage);
         }
-        if (nw.wgt + nw.act > cap)
-            return invalid(id, "buffer overflow at " + std::string(nd.type == NodeType::S ? "S" : "T") +
-                                   " cut " + tree.pathOf(id) + ": needs " + fmtBytes(nw.wgt + nw.act) +
-                                   " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
-                                   fmtBytes(cap) + " buffer");
     }
+    // Report the leftmost leaf that overflows on its own, else the deepest cut.
+    auto overflow = [&](int id) {
+        const RANode& nd = tree.node(id);
+        const NodeWork& nw = w[size_t(id)];
+        const std::string what = nd.type == NodeType::Leaf
+                                     ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
+                                     : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
+        return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
+                               " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
+                               fmtBytes(cap) + " buffer");
+    };
+    for (int id : pre)
+        if (tree.node(id).type == NodeType::Leaf && w[size_t(id)].wgt + w[size_t(id)].act > cap)
+            return overflow(id);
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it)
+        if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
 
     // ---- Data flow and traffic, per segment invocation (SPEC §2 data-flow rules).
     const size_t links = size_t(mesh.linkCount());

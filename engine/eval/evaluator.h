@@ -9,6 +9,7 @@
 #include "tree/ratree.h"
 
 #include <memory>
+#include <vector>
 
 namespace tilescope {
 
@@ -48,5 +49,9 @@ Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, 
                     const EvalOptions& opt);
 
 double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o);
+
+// Exact min-max tile allocation at an S cut (SPEC §2): n_i >= 1, sum n_i = N, minimising
+// max_i a_i / n_i, where a_i is child i's NPT. Requires N >= a.size().
+void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out);
 
 } // namespace tilescope

@@ -1,0 +1,286 @@
+// The evaluator and analyzer: a hand-derived case, allocation against brute force, the
+// data-flow rules, invariants, and the mesh numbering.
+#include "eval/evaluator.h"
+#include "hw/mesh.h"
+#include "mapping/mapper.h"
+#include "netbuilder.h"
+
+#include <QtTest>
+
+#include <functional>
+#include <random>
+
+using namespace tilescope;
+
+namespace {
+
+RATree parse(const std::string& text, const Network& net) {
+    auto t = parseTreeText(text, net, "test");
+    if (!t) qFatal("%s", t.error().message.c_str());
+    return *t;
+}
+
+// The edge preset with DRAM and NoC so fast that compute always dominates.
+Hardware computeBoundEdge() {
+    Hardware hw = defaultHardware(4, 4, "fast-io");
+    hw.dramBytesPerCycle = 1e9;
+    hw.nocBytesPerCycle = 1e9;
+    return hw;
+}
+
+} // namespace
+
+class TestEvaluator : public QObject {
+    Q_OBJECT
+private slots:
+    void handDerivedTwoConvs();
+    void handDerivedEnergy();
+    void allocationMatchesBruteForce();
+    void dataFlowRules();
+    void invariants_data();
+    void invariants();
+    void utilisationThreshold();
+    void bufferOverflowNamesNode();
+    void snakeNumbering();
+    void xyRoutes();
+    void detailIntervalsCoverSchedule();
+};
+
+// Two identical 3x3 convs, 128 -> 128 channels, 28x28, batch 2, 16 tiles of 1024 MACs.
+// MACs per conv per sample: 128 * 128 * 9 * 784 = 115,605,504.
+// A 1024-MAC tile does at most 1024 MACs per cycle, so one conv on batch 2 over 16 tiles
+// needs at least 2 * 115,605,504 / (1024 * 16) = 14,112 cycles; the partition
+// K1 B2 H2 W4 (14 x 7 output block, 4 c-blocks x 4 k-blocks of 32) reaches it exactly,
+// so the mapper's best is 14,112 cycles. The same holds for batch 1 on 8 tiles:
+// 115,605,504 / (1024 * 8) = 14,112.
+// T cut (root T 2/1 -> T 2/1 [conv1, conv2]): D = 14,112 + 14,112 = 28,224 cycles.
+// S cut (root T 2/1 -> S 2/2 [conv1 1, conv2 1]): equal NPT -> 8 + 8 tiles; conv2 reads
+// conv1, so it is stage 1 (s = 1); D = slot * (sb + s) = 14,112 * 3 = 42,336 cycles.
+void TestEvaluator::handDerivedTwoConvs() {
+    const Network net = test::twoConvs();
+    const Hardware hw = computeBoundEdge();
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
+    const Evaluation et = evaluate(net, hw, t, 2, opt);
+    QVERIFY2(et.valid, et.reason.c_str());
+    QCOMPARE(et.delay, 28224.0);
+    const RATree s = parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net);
+    const Evaluation es = evaluate(net, hw, s, 2, opt);
+    QVERIFY2(es.valid, es.reason.c_str());
+    QCOMPARE(es.delay, 42336.0);
+    // The S cut split the 16 tiles 8 + 8 and put conv2 in stage 1.
+    const int sId = s.node(s.root).children[0];
+    const int c1 = s.node(sId).children[0], c2 = s.node(sId).children[1];
+    QCOMPARE(es.nodes[size_t(c1)].tileCount, 8);
+    QCOMPARE(es.nodes[size_t(c2)].tileCount, 8);
+    QCOMPARE(es.nodes[size_t(c2)].tileBegin, 8);
+    QCOMPARE(es.nodes[size_t(c2)].stage, 1);
+    QCOMPARE(es.nodes[size_t(sId)].utilisation, 1.0);
+}
+
+// Energy parts that do not depend on the partition chosen:
+// MAC: 2 convs * 2 samples * 115,605,504 MACs * 0.018 pJ = 8,323,596.288 pJ.
+// DRAM: network input 128*28*28*2 = 200,704 B read, conv2's output 200,704 B written,
+// weights 2 * 128*128*9 = 294,912 B read; conv1 -> conv2 stays on chip in both trees
+// (adjacent T children; S stages 0 -> 1). 696,320 B * 8 bit * 7.5 pJ = 41,779,200 pJ.
+void TestEvaluator::handDerivedEnergy() {
+    const Network net = test::twoConvs();
+    const Hardware hw = defaultHardware(4, 4, "edge");
+    for (const char* text : {"T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n",
+                             "T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n"}) {
+        const Evaluation e = evaluate(net, hw, parse(text, net), 2, {});
+        QVERIFY2(e.valid, e.reason.c_str());
+        QCOMPARE(e.dramBytes, 696320.0);
+        QVERIFY(qFuzzyCompare(e.energy.dram, 41779200.0));
+        QVERIFY(qFuzzyCompare(e.energy.mac, 8323596.288));
+        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the single segment.
+        QCOMPARE(e.delay, 43520.0);
+    }
+    // As two segments conv1's output goes through DRAM: 2 * 200,704 B more.
+    const Evaluation e2 = evaluate(net, hw, parse("T 2/1\n\tconv1 2\n\tconv2 2\n", net), 2, {});
+    QVERIFY(e2.valid);
+    QCOMPARE(e2.dramBytes, 696320.0 + 2 * 200704.0);
+}
+
+void TestEvaluator::allocationMatchesBruteForce() {
+    std::mt19937 rng(7);
+    std::vector<int> got;
+    for (int trial = 0; trial < 400; ++trial) {
+        const int k = 1 + int(rng() % 4);
+        const int N = k + int(rng() % 9);
+        std::vector<double> a(static_cast<size_t>(k));
+        for (auto& x : a) x = 1 + double(rng() % 1000);
+        allocateTiles(a, N, got);
+        int sum = 0;
+        double gotMax = 0;
+        for (int i = 0; i < k; ++i) {
+            QVERIFY(got[size_t(i)] >= 1);
+            sum += got[size_t(i)];
+            gotMax = std::max(gotMax, a[size_t(i)] / got[size_t(i)]);
+        }
+        QCOMPARE(sum, N);
+        // Brute force over every composition of N into k positive parts.
+        double best = 1e300;
+        std::vector<int> n(static_cast<size_t>(k), 1);
+        std::function<void(int, int)> rec = [&](int i, int left) {
+            if (i == k - 1) {
+                n[size_t(i)] = left;
+                double m = 0;
+                for (int j = 0; j < k; ++j) m = std::max(m, a[size_t(j)] / n[size_t(j)]);
+                best = std::min(best, m);
+                return;
+            }
+            for (int v = 1; v <= left - (k - 1 - i); ++v) {
+                n[size_t(i)] = v;
+                rec(i + 1, left - v);
+            }
+        };
+        rec(0, N);
+        QCOMPARE(gotMax, best);
+    }
+}
+
+// SPEC §2: a feature map goes through DRAM between segments, between non-adjacent T
+// children, and across more than one pipeline stage; otherwise over the NoC.
+void TestEvaluator::dataFlowRules() {
+    const Network net = test::residual(1); // stem -> c1 -> c2 -> add(stem, c2)
+    const Hardware hw = defaultHardware(4, 4, "edge");
+    const double fmap = 64.0 * 28 * 28; // bytes per sample of each feature map
+    const double weights = 3 * 64.0 * 64 * 9; // three 3x3 convs, 64 -> 64
+    const double io = fmap /*input*/ + fmap /*add output*/;
+    // All in one T segment: stem -> add skips c1, c2 (not adjacent) -> DRAM write + read.
+    auto e = evaluate(net, hw, parse("T 1/1\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net), 1, {});
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, io + weights + 2 * fmap);
+    // S cut: stem stage 0, c1 1, c2 2, add 3: stem -> add spans 3 stages -> DRAM.
+    e = evaluate(net, hw, parse("T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net), 1, {});
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, io + weights + 2 * fmap);
+    // Wrap c1, c2 in a T cut: the add is the next sibling of that cut but stem is two
+    // children back (T children stem, (c1 c2), add): still not adjacent -> DRAM.
+    // With stem and the residual block as an S cut of two stages, stem -> add is one
+    // stage -> NoC: no extra DRAM traffic.
+    e = evaluate(net, hw, parse("T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n", net), 1, {});
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, io + weights);
+    // Every layer its own segment: every feature map goes through DRAM once written and
+    // once per reading consumer (stem is read twice).
+    e = evaluate(net, hw, parse("T 1/1\n\tstem 1\n\tb0_c1 1\n\tb0_c2 1\n\tb0_add 1\n", net), 1, {});
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, io + weights + 3 * fmap /*writes*/ + 4 * fmap /*reads*/);
+}
+
+void TestEvaluator::invariants_data() {
+    QTest::addColumn<QString>("tree");
+    QTest::addColumn<QString>("hw");
+    QTest::newRow("sequential edge") << "T 4/1\n\tstem 4\n\tb0_c1 4\n\tb0_c2 4\n\tb0_add 4\n\tb1_c1 4\n\tb1_c2 4\n\tb1_add 4\n" << "edge";
+    QTest::newRow("pipelined edge") << "T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\tT 2/1\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n" << "edge";
+    QTest::newRow("mixed cloud") << "T 4/1\n\tS 4/4\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\tb0_add 1\n\tS 4/2\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n" << "cloud";
+    QTest::newRow("testchip") << "T 4/4\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\t\tb1_c1 1\n\t\tb1_c2 1\n\t\tb1_add 1\n" << "testchip";
+}
+
+void TestEvaluator::invariants() {
+    QFETCH(QString, tree);
+    QFETCH(QString, hw);
+    const Network net = test::residual(2);
+    Hardware h;
+    QVERIFY(presetHardware(hw.toStdString(), h));
+    EvalOptions opt;
+    opt.detail = true;
+    const Evaluation e = evaluate(net, h, parse(tree.toStdString(), net), 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    // E is the sum of its breakdown; every part is positive.
+    QVERIFY(qFuzzyCompare(e.energy.total(), e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer));
+    QVERIFY(e.energy.dram > 0 && e.energy.noc > 0 && e.energy.mac > 0 && e.energy.buffer > 0);
+    // DRAM bytes >= weights + network input + output.
+    const double floor = double(net.totalWeightBytes()) + 4.0 * (64 * 28 * 28) * 2;
+    QVERIFY(e.dramBytes >= floor);
+    // D >= DRAM bytes / DRAM bandwidth, and >= the ideal compute time.
+    QVERIFY(e.delay >= e.dramBytes / h.dramBytesPerCycle - 1e-6);
+    QVERIFY(e.delay >= double(net.totalMacsPerSample()) * 4 / (h.macsPerTile * h.tiles()));
+    QCOMPARE(e.macs, net.totalMacsPerSample() * 4);
+    QVERIFY(e.utilisation > 0 && e.utilisation <= 1.0);
+    // NoC hop-bytes equal the sum of the per-link bytes, and the NoC energy follows.
+    double links = 0;
+    for (double b : e.linkBytes) links += b;
+    QVERIFY(qFuzzyCompare(links, e.nocHopBytes));
+    QVERIFY(qFuzzyCompare(e.energy.noc, e.nocHopBytes * 8 * h.energy.nocPjPerBitHop));
+    double tileDram = 0;
+    for (double b : e.tileDramBytes) tileDram += b;
+    QVERIFY(qFuzzyCompare(tileDram, e.dramBytes));
+    QCOMPARE(e.cost, e.energy.total() * e.delay);
+}
+
+void TestEvaluator::utilisationThreshold() {
+    // On the 2x2 test chip an S cut over c1, c2 (equal NPT a) and the add (tiny NPT e)
+    // gets tiles (2, 1, 1): max a_i / n_i = a, utilisation (2a + e) / (4a) ~ 0.5 < 0.75.
+    const Network net = test::residual(1);
+    Hardware h;
+    presetHardware("testchip", h);
+    const RATree t = parse("T 1/1\n\tstem 1\n\tS 1/1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net);
+    const auto e = evaluate(net, h, t, 1, {});
+    QVERIFY(!e.valid);
+    QVERIFY2(QString::fromStdString(e.reason).contains("utilisation 0.5"), e.reason.c_str());
+    QVERIFY2(QString::fromStdString(e.reason).contains("S cut /1"), e.reason.c_str());
+    QCOMPARE(e.invalidNode, t.nodeAtPath("/1"));
+    EvalOptions loose;
+    loose.minUtilisation = 0.4;
+    QVERIFY(evaluate(net, h, t, 1, loose).valid);
+}
+
+void TestEvaluator::bufferOverflowNamesNode() {
+    const Network net = test::twoConvs();
+    Hardware h = defaultHardware(4, 4, "tiny");
+    h.bufferBytes = 64 * 1024;
+    const auto e = evaluate(net, h, parse("T 64/1\n\tconv1 64\n\tconv2 64\n", net), 64, {});
+    QVERIFY(!e.valid);
+    QVERIFY2(QString::fromStdString(e.reason).contains("buffer overflow at /0 (conv1)"), e.reason.c_str());
+    QVERIFY2(QString::fromStdString(e.reason).contains("over the 64.0 KiB buffer"), e.reason.c_str());
+}
+
+void TestEvaluator::snakeNumbering() {
+    Hardware h = defaultHardware(4, 4, "edge"); // stripe 2
+    Mesh m(h);
+    // Stripe 0 (columns 0-1) top to bottom, stripe 1 (columns 2-3) bottom to top.
+    const std::vector<int> expected = {0, 1, 4, 5, 8, 9, 12, 13, 14, 15, 10, 11, 6, 7, 2, 3};
+    QCOMPARE(m.snakeOrder(), expected);
+    // Consecutive positions are at most 2 hops apart with stripe 2 (row change).
+    for (int i = 1; i < 16; ++i) QVERIFY(m.hops(m.tileAt(i - 1), m.tileAt(i)) <= 2);
+}
+
+void TestEvaluator::xyRoutes() {
+    Mesh m(defaultHardware(4, 4, "edge"));
+    std::vector<int> r;
+    m.route(m.tileId(0, 0), m.tileId(2, 1), r);
+    // X first: (0,0)->(1,0)->(2,0), then Y: (2,0)->(2,1).
+    const std::vector<int> expected = {m.outLink(m.tileId(0, 0), East), m.outLink(m.tileId(1, 0), East),
+                                       m.outLink(m.tileId(2, 0), South)};
+    QCOMPARE(r, expected);
+    r.clear();
+    m.routeFromDram(m.tileId(3, 2), r); // east port is nearest
+    QCOMPARE(r.front(), m.portInLink(m.tileId(3, 2), East));
+    QCOMPARE(int(r.size()), 1);
+}
+
+void TestEvaluator::detailIntervalsCoverSchedule() {
+    const Network net = test::residual(1);
+    const Hardware h = defaultHardware(4, 4, "edge");
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n", net);
+    const auto e = evaluate(net, h, t, 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    // 4 leaves x 2 sub-batches x 2 root sub-batches = 16 rectangles.
+    QCOMPARE(int(e.intervals.size()), 16);
+    Cycles last = 0;
+    for (const auto& b : e.intervals) {
+        QVERIFY(b.end > b.start);
+        last = std::max(last, b.end);
+        QVERIFY(b.lastSample - b.firstSample + 1 == 1);
+    }
+    QVERIFY(std::abs(last - e.delay) < 1e-6 * e.delay);
+}
+
+QTEST_APPLESS_MAIN(TestEvaluator)
+#include "tst_evaluator.moc"
