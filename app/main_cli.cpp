@@ -36,6 +36,18 @@ struct Command {
 int main(int argc, char** argv) {
     const std::map<std::string, Command> commands = {
         {"inspect", {runInspect, {"--fallback"}, {"--json"}}},
+        {"evaluate", {runEvaluate, {"--hw", "--tree", "--batch", "--objective", "--json"}, {}}},
+        {"anneal",
+         {runAnneal,
+          {"--hw", "--batch", "--objective", "--seed", "--beta", "--t0", "--alpha", "--mode",
+           "--chains", "--threads", "--pin", "--init", "--json", "--tree-out", "--iterations",
+           "--min-util"},
+          {"--quiet"}}},
+        {"compare",
+         {runCompare,
+          {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains",
+           "--threads", "--iterations", "--min-util"},
+          {"--quiet"}}},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -1,0 +1,483 @@
+// evaluate, anneal and compare (CLI.md): argument checking, progress on stderr, the
+// result JSON (engine/report) and a human-readable summary on stdout.
+#include "cli_commands.h"
+
+#include "eval/evaluator.h"
+#include "model/model_loader.h"
+#include "report/result_json.h"
+#include "search/search.h"
+#include "util/fileio.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+namespace tilescope::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Argument parsing: anything malformed is a UsageError (exit 2).
+
+std::string modelArg(const Args& a) {
+    if (a.positional.size() != 1) throw UsageError{"expected exactly one MODEL argument"};
+    return a.positional[0];
+}
+
+std::string required(const Args& a, const std::string& opt) {
+    if (!a.has(opt) || a.get(opt).empty()) throw UsageError{opt + " is required"};
+    return a.get(opt);
+}
+
+double parseNumber(const std::string& opt, const std::string& v) {
+    size_t used = 0;
+    double d = 0;
+    try {
+        d = std::stod(v, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != v.size() || !std::isfinite(d))
+        throw UsageError{opt + " expects a number, got '" + v + "'"};
+    return d;
+}
+
+long long parseInteger(const std::string& opt, const std::string& v, long long min, long long max) {
+    size_t used = 0;
+    long long i = 0;
+    try {
+        i = std::stoll(v, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != v.size())
+        throw UsageError{opt + " expects an integer, got '" + v + "'"};
+    if (i < min || i > max)
+        throw UsageError{opt + " must be between " + std::to_string(min) + " and " + std::to_string(max)};
+    return i;
+}
+
+std::uint64_t parseSeed(const std::string& v) {
+    size_t used = 0;
+    unsigned long long s = 0;
+    try {
+        if (!v.empty() && v[0] != '-') s = std::stoull(v, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != v.size())
+        throw UsageError{"--seed expects a non-negative integer, got '" + v + "'"};
+    return s;
+}
+
+// "n,m": the exponents of E^n x D^m, non-negative and not both zero.
+Objective parseObjective(const Args& a) {
+    Objective o;
+    if (!a.has("--objective")) return o;
+    const std::string v = a.get("--objective");
+    const auto comma = v.find(',');
+    const auto bad = [&] {
+        return UsageError{"--objective expects n,m (two non-negative numbers, e.g. 1,1 for EDP), got '" + v + "'"};
+    };
+    if (comma == std::string::npos || v.find(',', comma + 1) != std::string::npos) throw bad();
+    try {
+        o.n = parseNumber("--objective", v.substr(0, comma));
+        o.m = parseNumber("--objective", v.substr(comma + 1));
+    } catch (const UsageError&) {
+        throw bad();
+    }
+    if (o.n < 0 || o.m < 0 || (o.n == 0 && o.m == 0)) throw bad();
+    return o;
+}
+
+std::optional<int> batchArg(const Args& a) {
+    if (!a.has("--batch")) return std::nullopt;
+    return int(parseInteger("--batch", a.get("--batch"), 1, 1 << 20));
+}
+
+// ---------------------------------------------------------------------------------------
+// Inputs: user errors (exit 1) with one line naming the file.
+
+struct Inputs {
+    std::string modelPath, modelSha, hwName;
+    Network net;
+    Hardware hw;
+};
+
+std::optional<Inputs> loadInputs(const Args& a, int& status) {
+    Inputs in;
+    in.modelPath = modelArg(a);
+    in.hwName = required(a, "--hw");
+    auto net = loadModel(in.modelPath);
+    if (!net) {
+        status = userError(net.error().message);
+        return std::nullopt;
+    }
+    in.net = std::move(net).value();
+    auto hw = loadHardware(in.hwName);
+    if (!hw) {
+        status = userError(hw.error().message);
+        return std::nullopt;
+    }
+    in.hw = std::move(hw).value();
+    auto sha = sha256File(in.modelPath);
+    in.modelSha = sha ? *sha : "";
+    return in;
+}
+
+Result<RATree> loadTree(const std::string& path, const Network& net) {
+    auto text = readFile(path);
+    if (!text) return text.error();
+    return parseTreeDocument(*text, net, path);
+}
+
+ResultContext resultContext(const Inputs& in, int batch) {
+    ResultContext c;
+    c.modelPath = in.modelPath;
+    c.modelSha256 = in.modelSha;
+    c.hw = &in.hw;
+    c.batch = batch;
+    return c;
+}
+
+int writeOut(const std::string& path, const std::string& contents) {
+    if (auto e = writeFileAtomic(path, contents)) return userError(e->message);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Output for people.
+
+std::string objectiveName(const Objective& o) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "E^%g x D^%g", o.n, o.m);
+    return buf;
+}
+
+void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
+    std::printf("model %s (%zu layers), hw %s (%dx%d), batch %d, objective %s\n",
+                in.modelPath.c_str(), in.net.layers.size(), in.hw.name.c_str(), in.hw.meshX,
+                in.hw.meshY, batch, objectiveName(e.objective).c_str());
+    if (!e.valid) {
+        std::printf("invalid: %s\n", e.reason.c_str());
+        return;
+    }
+    const auto& b = e.energy;
+    std::printf("energy      %.6g pJ (DRAM %.4g, NoC %.4g, MAC %.4g, buffer %.4g)\n", b.total(),
+                b.dram, b.noc, b.mac, b.buffer);
+    std::printf("delay       %.6g cycles (%.4g ms at %.3g GHz)\n", e.delay,
+                e.delay / (in.hw.clockGHz * 1e6), in.hw.clockGHz);
+    std::printf("cost        %.6g\n", e.cost);
+    std::printf("DRAM bytes  %.6g\nNoC hop-bytes %.6g\nutilisation %.1f%%\n", e.dramBytes,
+                e.nocHopBytes, 100.0 * e.utilisation);
+}
+
+void printSegments(const Evaluation& e, const RATree& t, const Network& net) {
+    if (e.nodes.size() != size_t(t.size())) return;
+    std::printf("%-7s %-4s %6s %12s %12s %8s  %s\n", "segment", "type", "layers", "cycles",
+                "DRAM bytes", "bound", "layers");
+    for (int c : t.node(t.root).children) {
+        const auto layers = t.layersUnder(c);
+        const NodeFigures& f = e.nodes[size_t(c)];
+        std::string span = net.layers[size_t(layers.front())].name;
+        if (layers.size() > 1) span += " .. " + net.layers[size_t(layers.back())].name;
+        std::printf("%-7s %-4s %6zu %12.4g %12.4g %8s  %s\n", t.pathOf(c).c_str(),
+                    toString(t.node(c).type), layers.size(), f.time, f.dramBytes,
+                    toString(f.bound), span.c_str());
+    }
+}
+
+// The best tree again with the detail figures: per-segment bounds for the report.
+Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objective& o, double minUtil) {
+    EvalOptions opt;
+    opt.objective = o;
+    opt.minUtilisation = minUtil;
+    opt.detail = true;
+    opt.maxIntervals = 0; // segments need node figures, not the S-T rectangles
+    return evaluate(in.net, in.hw, t, batch, opt);
+}
+
+// Progress on stderr: a one-line bar redrawn in place on a terminal, a plain line per
+// second otherwise (logs, CI), nothing with --quiet.
+class ProgressPrinter {
+public:
+    ProgressPrinter(std::string label, bool quiet)
+        : m_label(std::move(label)), m_quiet(quiet), m_tty(isatty(fileno(stderr)) != 0) {}
+
+    void operator()(const Progress& p) {
+        if (m_quiet) return;
+        const double frac = p.total ? double(p.iteration) / double(p.total) : 1.0;
+        if (m_tty) {
+            constexpr int width = 24;
+            const int filled = int(frac * width + 0.5);
+            std::string bar(size_t(filled), '#');
+            bar.resize(width, '.');
+            std::fprintf(stderr, "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs ",
+                         m_label.c_str(), bar.c_str(), 100 * frac, p.bestCost, p.currentCost,
+                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds);
+            if (p.final) std::fputc('\n', stderr);
+        } else if (p.final || p.elapsedSeconds - m_lastLine >= 1.0) {
+            m_lastLine = p.elapsedSeconds;
+            std::fprintf(stderr, "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept %.0f%% %.1fs%s\n",
+                         m_label.c_str(), p.iteration, p.total, 100 * frac, p.bestCost, p.currentCost,
+                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                         p.final ? " done" : "");
+        }
+        std::fflush(stderr);
+    }
+
+private:
+    std::string m_label;
+    bool m_quiet, m_tty;
+    double m_lastLine = -1e9;
+};
+
+// Ctrl-C stops the search at the next progress tick and keeps the best tree found; the
+// handler only sets a lock-free flag (the one thing a signal handler may do).
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) { g_interrupted.store(true); }
+
+struct Interruptible {
+    std::stop_source source;
+    Interruptible() {
+        g_interrupted.store(false);
+        std::signal(SIGINT, onInterrupt);
+    }
+    ~Interruptible() { std::signal(SIGINT, SIG_DFL); }
+    bool poll() {
+        if (g_interrupted.load()) source.request_stop();
+        return source.stop_requested();
+    }
+};
+
+struct SearchOptions {
+    SearchConfig cfg;
+    std::optional<RATree> init;
+    std::string initPath;
+};
+
+// Options shared by anneal and compare.
+SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
+    SearchOptions s;
+    SearchConfig& c = s.cfg;
+    c.objective = parseObjective(a);
+    if (a.has("--seed")) c.seed = parseSeed(a.get("--seed"));
+    if (a.has("--beta")) {
+        c.beta = parseNumber("--beta", a.get("--beta"));
+        if (!(c.beta > 0)) throw UsageError{"--beta must be positive"};
+    }
+    if (a.has("--t0")) {
+        c.t0 = parseNumber("--t0", a.get("--t0"));
+        if (c.t0 < 0) throw UsageError{"--t0 must not be negative"};
+    }
+    if (a.has("--alpha")) {
+        c.alpha = parseNumber("--alpha", a.get("--alpha"));
+        if (!(c.alpha > -1)) throw UsageError{"--alpha must be greater than -1"};
+    }
+    if (a.has("--mode") && !parseSearchMode(a.get("--mode"), c.mode))
+        throw UsageError{"--mode takes set, ls, lp or random, got '" + a.get("--mode") + "'"};
+    if (a.has("--chains")) c.chains = int(parseInteger("--chains", a.get("--chains"), 1, 4096));
+    c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (a.has("--threads")) c.threads = int(parseInteger("--threads", a.get("--threads"), 1, 4096));
+    if (a.has("--iterations"))
+        c.iterations = parseInteger("--iterations", a.get("--iterations"), 1,
+                                    std::numeric_limits<long long>::max());
+    if (a.has("--min-util")) {
+        c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));
+        if (c.minUtilisation < 0 || c.minUtilisation > 1) throw UsageError{"--min-util must be in [0, 1]"};
+    }
+    c.pinned = a.all("--pin");
+    for (const auto& p : c.pinned)
+        if (p.empty() || p[0] != '/') throw UsageError{"--pin expects a node path such as /0/2, got '" + p + "'"};
+    const auto batch = batchArg(a);
+    c.totalBatch = batch.value_or(1);
+    if (a.has("--init")) {
+        s.initPath = a.get("--init");
+        auto t = loadTree(s.initPath, in.net);
+        if (!t) {
+            status = userError(t.error().message);
+            return s;
+        }
+        s.init = std::move(t).value();
+        // Without --batch the initial tree's root batch is the batch.
+        if (!batch) c.totalBatch = s.init->node(s.init->root).batch;
+        if (auto e = validateStructure(*s.init, in.net, c.totalBatch)) {
+            status = userError(s.initPath + ": " + *e);
+            return s;
+        }
+        c.initialTree = s.init;
+    }
+    return s;
+}
+
+void printSearchSummary(const SearchResult& r, const Evaluation& detail, const Inputs& in) {
+    printEvaluation(detail, in, r.config.totalBatch);
+    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per chain, %.2f s%s\n",
+                toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
+                std::min(r.config.threads, r.config.chains), r.iterations, r.elapsedSeconds,
+                r.stopped ? " (stopped early)" : "");
+    std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost, r.best.cost,
+                r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
+    std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
+                r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
+                100 * r.stats.mapperHitRate);
+    printSegments(detail, r.bestTree, in.net);
+    std::printf("tree:\n%s", treeToText(r.bestTree, in.net).c_str());
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+
+int runEvaluate(const Args& a) {
+    const Objective objective = parseObjective(a);
+    const auto batchOpt = batchArg(a);
+    const std::string treePath = required(a, "--tree");
+    int status = 0;
+    auto in = loadInputs(a, status);
+    if (!in) return status;
+    auto tree = loadTree(treePath, in->net);
+    if (!tree) return userError(tree.error().message);
+    const int batch = batchOpt.value_or(tree->node(tree->root).batch);
+    if (auto e = validateStructure(*tree, in->net, batch)) return userError(treePath + ": " + *e);
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75);
+    ResultContext ctx = resultContext(*in, batch);
+    ctx.elapsedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    if (a.has("--json")) {
+        if (int s = writeOut(a.get("--json"), evaluationResultJson(e, *tree, in->net, ctx).dump(2) + "\n"))
+            return s;
+    } else {
+        printEvaluation(e, *in, batch);
+        if (e.valid) printSegments(e, *tree, in->net);
+    }
+    if (!e.valid) return userError(treePath + ": invalid schedule: " + e.reason);
+    return 0;
+}
+
+int runAnneal(const Args& a) {
+    parseObjective(a); // argument errors (exit 2) before any file is read
+    int status = 0;
+    auto in = loadInputs(a, status);
+    if (!in) return status;
+    SearchOptions so = searchOptions(a, *in, status);
+    if (status) return status;
+
+    ProgressPrinter printer(toString(so.cfg.mode), a.has("--quiet"));
+    Interruptible stop;
+    auto res = runSearch(in->net, in->hw, so.cfg,
+                         [&](const Progress& p) {
+                             stop.poll();
+                             printer(p);
+                         },
+                         stop.source.get_token());
+    if (!res) return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
+                               res.error().message);
+    const SearchResult& r = *res;
+    const Evaluation detail = detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective,
+                                       so.cfg.minUtilisation);
+    ResultContext ctx = resultContext(*in, so.cfg.totalBatch);
+    ctx.seed = r.seed;
+    ctx.iterations = r.iterations;
+    ctx.elapsedSeconds = r.elapsedSeconds;
+
+    if (a.has("--json")) {
+        if (int s = writeOut(a.get("--json"), searchResultJson(r, detail, in->net, ctx).dump(2) + "\n"))
+            return s;
+    } else {
+        printSearchSummary(r, detail, *in);
+    }
+    if (a.has("--tree-out"))
+        if (int s = writeOut(a.get("--tree-out"), treeToText(r.bestTree, in->net))) return s;
+    if (r.stopped) {
+        std::fprintf(stderr, "tilescope-cli: interrupted; the best tree so far was reported\n");
+        return 130;
+    }
+    return 0;
+}
+
+int runCompare(const Args& a) {
+    parseObjective(a);
+    int status = 0;
+    auto in = loadInputs(a, status);
+    if (!in) return status;
+    SearchOptions so = searchOptions(a, *in, status);
+    if (status) return status;
+
+    Interruptible stop;
+    json out = {{"model", in->modelPath}, {"model_sha256", in->modelSha},
+                {"hw", json::parse(hardwareToJson(in->hw))}, {"batch", so.cfg.totalBatch},
+                {"seed", so.cfg.seed}, {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
+    struct Row {
+        const char* key;
+        SearchMode mode;
+        double cost = 0, energy = 0, delay = 0;
+        bool valid = false;
+    };
+    Row rows[] = {{"ls", SearchMode::LS}, {"lp", SearchMode::LP}, {"sa", SearchMode::Set}};
+    for (Row& row : rows) {
+        SearchConfig cfg = so.cfg;
+        cfg.mode = row.mode;
+        ProgressPrinter printer(row.key, a.has("--quiet"));
+        auto res = runSearch(in->net, in->hw, cfg,
+                             [&](const Progress& p) {
+                                 stop.poll();
+                                 printer(p);
+                             },
+                             stop.source.get_token());
+        if (!res) return userError(in->modelPath + ": " + row.key + ": " + res.error().message);
+        const Evaluation detail = detailOf(*in, res->bestTree, cfg.totalBatch, cfg.objective,
+                                           cfg.minUtilisation);
+        ResultContext ctx = resultContext(*in, cfg.totalBatch);
+        ctx.seed = res->seed;
+        ctx.iterations = res->iterations;
+        ctx.elapsedSeconds = res->elapsedSeconds;
+        out[row.key] = searchResultJson(*res, detail, in->net, ctx);
+        row.valid = detail.valid;
+        row.cost = detail.cost;
+        row.energy = detail.energy.total();
+        row.delay = detail.delay;
+        if (stop.poll()) break;
+    }
+    auto ratio = [](double a, double b) { return b > 0 ? json(a / b) : json(nullptr); };
+    const Row &ls = rows[0], &lp = rows[1], &sa = rows[2];
+    out["ratios"] = {{"sa_over_ls", ratio(sa.cost, ls.cost)},
+                     {"sa_over_lp", ratio(sa.cost, lp.cost)},
+                     {"energy_sa_over_ls", ratio(sa.energy, ls.energy)},
+                     {"energy_sa_over_lp", ratio(sa.energy, lp.energy)},
+                     {"delay_sa_over_ls", ratio(sa.delay, ls.delay)},
+                     {"delay_sa_over_lp", ratio(sa.delay, lp.delay)}};
+    if (stop.poll()) {
+        std::fprintf(stderr, "tilescope-cli: interrupted; nothing written\n");
+        return 130;
+    }
+    if (a.has("--json")) {
+        if (int s = writeOut(a.get("--json"), out.dump(2) + "\n")) return s;
+    } else {
+        std::printf("model %s, hw %s (%dx%d), batch %d, objective %s, seed %llu\n",
+                    in->modelPath.c_str(), in->hw.name.c_str(), in->hw.meshX, in->hw.meshY,
+                    so.cfg.totalBatch, objectiveName(so.cfg.objective).c_str(),
+                    (unsigned long long)so.cfg.seed);
+        std::printf("%-4s %14s %14s %14s\n", "mode", "energy pJ", "delay cycles", "cost");
+        for (const Row& r : rows)
+            std::printf("%-4s %14.6g %14.6g %14.6g\n", r.key, r.energy, r.delay, r.cost);
+        std::printf("SA/LS cost %.4f   SA/LP cost %.4f\n", ls.cost > 0 ? sa.cost / ls.cost : 0.0,
+                    lp.cost > 0 ? sa.cost / lp.cost : 0.0);
+    }
+    return 0;
+}
+
+} // namespace tilescope::cli
