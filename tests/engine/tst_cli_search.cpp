@@ -1,0 +1,275 @@
+// tilescope-cli evaluate / anneal / compare end to end (CLI.md): exit codes, one-line
+// error messages naming the file, the result JSON fields, atomic outputs, seeded runs.
+#include "model/model_loader.h"
+#include "tree/ratree.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+using namespace tilescope;
+using nlohmann::json;
+
+namespace {
+
+const QString kCli = TILESCOPE_CLI;
+const std::string kResnet = std::string(TILESCOPE_SAMPLES) + "/models/resnet50.onnx";
+
+struct Run {
+    int status = -1;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(kCli, args);
+    if (!p.waitForFinished(120000)) qFatal("tilescope-cli did not finish");
+    Run r;
+    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+void writeText(const QString& path, const std::string& text) {
+    std::ofstream(path.toStdString()) << text;
+}
+
+json readJson(const QString& path) {
+    std::ifstream f(path.toStdString());
+    return json::parse(f);
+}
+
+// The layer-sequential tree text at batch b with root sub-batch sb, leaves in `order`.
+std::string lsText(const Network& net, const std::vector<int>& order, int b, int sb) {
+    std::ostringstream s;
+    s << "T " << b << "/" << sb << "\n";
+    for (int l : order) s << "\t" << net.layers[size_t(l)].name << " " << b / sb << "\n";
+    return s.str();
+}
+
+const Network& resnet() {
+    static Network net = [] {
+        auto r = loadModel(kResnet);
+        if (!r) qFatal("%s", r.error().message.c_str());
+        return std::move(r).value();
+    }();
+    return net;
+}
+
+std::vector<int> identity(size_t n) {
+    std::vector<int> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = int(i);
+    return v;
+}
+
+// A user error: exit 1, and stderr is one line that names the file and the reason.
+void expectUserError(const Run& r, const QString& file, const QString& reason) {
+    QCOMPARE(r.status, 1);
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(lines.size() == 1, qPrintable(r.err));
+    QVERIFY2(lines[0].contains(file), qPrintable(r.err));
+    QVERIFY2(lines[0].contains(reason, Qt::CaseInsensitive), qPrintable(r.err));
+}
+
+void expectResultFields(const json& j) {
+    for (const char* k : {"valid", "reason", "energy_pj", "delay_cycles", "objective", "cost",
+                          "breakdown_pj", "dram_bytes", "noc_hop_bytes", "utilisation", "tree",
+                          "seed", "iterations", "elapsed_s", "model", "model_sha256", "hw", "batch"})
+        QVERIFY2(j.contains(k), k);
+    for (const char* k : {"dram", "noc", "mac", "buffer"}) QVERIFY2(j["breakdown_pj"].contains(k), k);
+    QVERIFY(j["tree"].is_string());
+    QCOMPARE(int(j["objective"].size()), 2);
+    QCOMPARE(j["model_sha256"].get<std::string>().size(), size_t(64));
+    // cost = E^n D^m, and the breakdown sums to E.
+    const double n = j["objective"][0], m = j["objective"][1];
+    const double e = j["energy_pj"], d = j["delay_cycles"], c = j["cost"];
+    QVERIFY(std::abs(c - std::pow(e, n) * std::pow(d, m)) <= 1e-9 * c);
+    const auto& b = j["breakdown_pj"];
+    const double sum = double(b["dram"]) + double(b["noc"]) + double(b["mac"]) + double(b["buffer"]);
+    QVERIFY(std::abs(sum - e) <= 1e-9 * e);
+}
+
+} // namespace
+
+class TestCliSearch : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+    // The valid layer-sequential start at batch 8 (root sub-batch 2 fits the edge buffer).
+    QString validTree() {
+        const QString p = path("ls.tree");
+        writeText(p, lsText(resnet(), identity(resnet().layers.size()), 8, 2));
+        return p;
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void unknownLayer() {
+        const QString p = path("unknown.tree");
+        writeText(p, "T 8/1\n\tno_such_layer 8\n");
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        expectUserError(r, p, "no_such_layer");
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void leavesOutOfTopologicalOrder() {
+        auto order = identity(resnet().layers.size());
+        std::swap(order[0], order[1]); // the stem's consumer before the stem
+        const QString p = path("order.tree");
+        writeText(p, lsText(resnet(), order, 8, 1));
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        expectUserError(r, p, "topological order");
+        QVERIFY(r.err.contains(QString::fromStdString(resnet().layers[0].name)));
+    }
+
+    void subBatchNotDividingBatch() {
+        const QString p = path("subbatch.tree");
+        std::string text = lsText(resnet(), identity(resnet().layers.size()), 8, 1);
+        text.replace(0, text.find('\n'), "T 8/3");
+        writeText(p, text);
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        expectUserError(r, p, "does not divide");
+    }
+
+    void badArguments_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("objective one number") << QStringList{"--objective", "1"};
+        QTest::newRow("objective words") << QStringList{"--objective", "a,b"};
+        QTest::newRow("objective negative") << QStringList{"--objective", "-1,1"};
+        QTest::newRow("objective three") << QStringList{"--objective", "1,1,1"};
+        QTest::newRow("seed not a number") << QStringList{"--seed", "abc"};
+        QTest::newRow("seed negative") << QStringList{"--seed", "-3"};
+        QTest::newRow("beta zero") << QStringList{"--beta", "0"};
+        QTest::newRow("mode unknown") << QStringList{"--mode", "greedy"};
+        QTest::newRow("batch zero") << QStringList{"--batch", "0"};
+        QTest::newRow("chains text") << QStringList{"--chains", "two"};
+        QTest::newRow("unknown option") << QStringList{"--colour", "red"};
+    }
+    void badArguments() {
+        QFETCH(QStringList, args);
+        const Run r = cli(QStringList{"anneal", QString::fromStdString(kResnet), "--hw", "edge"} + args);
+        QCOMPARE(r.status, 2);
+        QVERIFY(r.out.isEmpty());
+        QVERIFY(!r.err.isEmpty());
+    }
+
+    void badObjectiveOnEvaluate() {
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree",
+                           validTree(), "--objective", "x"});
+        QCOMPARE(r.status, 2);
+        QVERIFY(r.err.contains("--objective"));
+    }
+
+    void badInputFiles() {
+        expectUserError(cli({"anneal", path("missing.onnx"), "--hw", "edge"}), path("missing.onnx"), "");
+        expectUserError(cli({"anneal", QString::fromStdString(kResnet), "--hw", path("nohw.json")}),
+                        path("nohw.json"), "");
+        expectUserError(cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree",
+                             path("nothere.tree")}),
+                        path("nothere.tree"), "");
+    }
+
+    void evaluateWritesTheResultJson() {
+        const QString out = path("eval.json");
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree",
+                           validTree(), "--objective", "2,1", "--json", out});
+        QCOMPARE(r.status, 0);
+        QVERIFY(r.out.isEmpty());
+        const json j = readJson(out);
+        expectResultFields(j);
+        QCOMPARE(j["valid"].get<bool>(), true);
+        QCOMPARE(j["batch"].get<int>(), 8);
+        QCOMPARE(double(j["objective"][0]), 2.0);
+        QVERIFY(j["seed"].is_null());
+        QVERIFY(j["segments"].size() == resnet().layers.size());
+        // No temporary file left behind.
+        QCOMPARE(QDir(m_dir.path()).entryList({"eval.json.tmp*"}, QDir::Files).size(), 0);
+    }
+
+    void evaluateInvalidScheduleIsAUserError() {
+        // Batch 8 in one invocation overflows the 1 MiB buffer on some layer.
+        const QString p = path("overflow.tree");
+        writeText(p, lsText(resnet(), identity(resnet().layers.size()), 8, 1));
+        const QString out = path("overflow.json");
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p,
+                           "--json", out});
+        expectUserError(r, p, "buffer");
+        const json j = readJson(out); // the full result with the reason, for scripts
+        QCOMPARE(j["valid"].get<bool>(), false);
+        QVERIFY(!j["reason"].get<std::string>().empty());
+    }
+
+    void annealIsSeededAndRoundTrips() {
+        const QString a = path("a.json"), b = path("b.json"), treeOut = path("best.tree");
+        const QStringList common{"anneal", QString::fromStdString(kResnet), "--hw", "edge",
+                                 "--batch", "8", "--beta", "2", "--seed", "17", "--chains", "2"};
+        Run r = cli(common + QStringList{"--threads", "1", "--json", a, "--tree-out", treeOut, "--quiet"});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.err.isEmpty(), qPrintable(r.err)); // --quiet
+        r = cli(common + QStringList{"--threads", "2", "--json", b});
+        QCOMPARE(r.status, 0);
+        QVERIFY(!r.err.isEmpty()); // progress lines (stderr is not a terminal here)
+        const json ja = readJson(a), jb = readJson(b);
+        expectResultFields(ja);
+        QCOMPARE(ja["seed"].get<std::uint64_t>(), std::uint64_t(17));
+        QCOMPARE(ja["iterations"].get<long long>(), 2LL * (long long)resnet().layers.size());
+        QCOMPARE(ja["tree"], jb["tree"]);
+        QCOMPARE(double(ja["cost"]), double(jb["cost"]));
+        QVERIFY(double(ja["cost"]) <= double(ja["initial"]["cost"]));
+
+        // The tree written with --tree-out evaluates to the reported cost.
+        const QString ev = path("re.json");
+        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", treeOut, "--json", ev});
+        QCOMPARE(r.status, 0);
+        QVERIFY(std::abs(double(readJson(ev)["cost"]) - double(ja["cost"])) <= 1e-9 * double(ja["cost"]));
+        // A result JSON is accepted as TREE and as --init.
+        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", a});
+        QCOMPARE(r.status, 0);
+        QVERIFY(r.out.contains("energy"));
+        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--init", a, "--beta", "1",
+                 "--pin", "/0", "--json", path("c.json"), "--quiet"});
+        QCOMPARE(r.status, 0);
+        const json jc = readJson(path("c.json"));
+        QCOMPARE(double(jc["initial"]["cost"]), double(ja["cost"]));
+        QCOMPARE(jc["batch"].get<int>(), 8);
+        QVERIFY(double(jc["cost"]) <= double(ja["cost"]));
+    }
+
+    void annealWithABadPin() {
+        const Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                           "--beta", "1", "--pin", "/500", "--quiet"});
+        expectUserError(r, QString::fromStdString(kResnet), "/500");
+    }
+
+    void compareReportsAllThree() {
+        const QString out = path("cmp.json");
+        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                           "--beta", "2", "--seed", "3", "--json", out, "--quiet"});
+        QCOMPARE(r.status, 0);
+        const json j = readJson(out);
+        for (const char* k : {"ls", "lp", "sa"}) {
+            QVERIFY2(j.contains(k), k);
+            expectResultFields(j[k]);
+            QCOMPARE(j[k]["seed"].get<int>(), 3);
+            QCOMPARE(j[k]["iterations"], j["sa"]["iterations"]); // same budget
+        }
+        QCOMPARE(j["ls"]["mode"].get<std::string>(), std::string("ls"));
+        QCOMPARE(j["lp"]["mode"].get<std::string>(), std::string("lp"));
+        QCOMPARE(j["sa"]["mode"].get<std::string>(), std::string("set"));
+        const double sa = j["sa"]["cost"], ls = j["ls"]["cost"], lp = j["lp"]["cost"];
+        QVERIFY(std::abs(double(j["ratios"]["sa_over_ls"]) - sa / ls) <= 1e-12 * sa / ls);
+        QVERIFY(std::abs(double(j["ratios"]["sa_over_lp"]) - sa / lp) <= 1e-12 * sa / lp);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliSearch)
+#include "tst_cli_search.moc"
