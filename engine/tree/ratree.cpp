@@ -480,7 +480,11 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
                     }
                 }
             }
-            if (it == byName.end()) return fail(lineNo, "unknown layer '" + name + "'");
+            if (it == byName.end())
+                return fail(lineNo, "unknown layer '" + name + "'" +
+                                        (name == "S" || name == "T" ? " (a cut is written '" + name +
+                                                                          " b/sb')"
+                                                                    : ""));
             const std::string& joined = name;
             nd.layer = it->second;
             if (!parsePositive(tok[k], nd.batch))

@@ -87,7 +87,7 @@ Network smallResNet() {
     return b.net;
 }
 
-// ResNet-like: stem, 16 basic blocks (downsample branch at each stage start), head: 57 layers.
+// ResNet-like: stem, 16 basic blocks (downsample branch at each stage start), head: 56 layers.
 Network resNet50Like() {
     NetBuilder b;
     b.net.name = "resnet_like";
@@ -292,6 +292,7 @@ const std::vector<ParseCase>& parseErrorCases() {
         {"indented root", "\tT 8/1\n", "f.tree: line 1:", "root"},
         {"space indentation", "T 8/1\n    in 8\n", "f.tree: line 2:", "tabs"},
         {"single token", "T 8/1\n\tin\n", "f.tree: line 2:", "expected"},
+        {"cut without sub-batch", "T 8\n\tin 8\n", "f.tree: line 1:", "unknown layer 'T' (a cut is written 'T b/sb')"},
         {"zero batch", "T 8/1\n\tin 0\n", "f.tree: line 2:", "not a positive integer"},
         // Structural rules come from validateStructure, prefixed by the file.
         {"missing layers", "T 8/1\n\tin 8\n\ta 8\n", "f.tree: missing layer", "'b'"},
