@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include <time.h>
+
 namespace tilescope {
 
 const char* toString(SearchMode m) {
@@ -48,6 +50,13 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CPU time of the calling thread (POSIX): a chain's cost independent of machine load.
+double threadCpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // State shared by the chains of one run: the progress throttle and the best-so-far for
@@ -113,6 +122,7 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
     r.chain = k;
     r.seed = in.cfg.seed + std::uint64_t(k);
     Rng rng(r.seed);
+    const double cpu0 = threadCpuSeconds();
     EvalContext ctx(in.net, in.hw);
 
     RATree cur = in.start;
@@ -182,6 +192,7 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
         }
     }
     r.eval = ctx.stats();
+    r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
 }
 
@@ -284,12 +295,14 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     res.best = chains[size_t(bestK)].bestEval;
 
     long long iters = 0, proposals = 0, valid = 0, accepted = 0;
+    double cpu = 0;
     EvalStats es;
     for (const auto& c : chains) {
         iters += c.iterations;
         proposals += c.proposals;
         valid += c.valid;
         accepted += c.accepted;
+        cpu += c.cpuSeconds;
         es.evaluations += c.eval.evaluations;
         es.mapperCalls += c.eval.mapperCalls;
         es.mapperHits += c.eval.mapperHits;
@@ -300,7 +313,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     res.stats.evaluations = es.evaluations;
     res.stats.evaluationsPerSecond = ratio(double(es.evaluations), searchSeconds);
-    res.stats.iterationsPerSecondPerCore = ratio(double(iters), searchSeconds * workers);
+    res.stats.iterationsPerSecondPerCore = ratio(double(iters), cpu);
     res.stats.mapperHitRate = ratio(double(es.mapperHits), double(es.mapperCalls));
     res.stats.routeHitRate = ratio(double(es.routeHits), double(es.routeCalls));
     res.stats.validRate = ratio(double(valid), double(proposals));

@@ -75,13 +75,16 @@ struct ChainResult {
     long long valid = 0;       // candidates the evaluator accepted as valid
     long long accepted = 0;    // candidates the chain moved to
     long long improvements = 0;
+    double cpuSeconds = 0;     // CPU time of the chain's thread (per-core rates under load)
     EvalStats eval;
 };
 
 struct SearchStats {
     long long evaluations = 0;
     double evaluationsPerSecond = 0;
-    double iterationsPerSecondPerCore = 0; // iterations / (elapsed x min(threads, chains))
+    // iterations / CPU seconds spent in the chains: the per-core rate, unaffected by
+    // other processes competing for the cores (wall-clock rates are in evaluationsPerSecond).
+    double iterationsPerSecondPerCore = 0;
     double mapperHitRate = 0;              // intra-layer mapping memo hits / calls
     double routeHitRate = 0;               // NoC route memo hits / calls
     double validRate = 0;                  // valid candidates / proposals
