@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
+#include <queue>
 #include <set>
 
 namespace tilescope {
@@ -215,11 +217,18 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
             succ[size_t(pr)].push_back(int(i));
             indeg[i]++;
         }
+    // Kahn's algorithm taking the lowest file index first: a file already in topological
+    // order keeps its order exactly (round trips are byte-identical).
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     for (size_t i = 0; i < n; ++i)
-        if (!indeg[i]) order.push_back(int(i));
-    for (size_t k = 0; k < order.size(); ++k)
-        for (int s : succ[size_t(order[k])])
-            if (--indeg[size_t(s)] == 0) order.push_back(s);
+        if (!indeg[i]) ready.push(int(i));
+    while (!ready.empty()) {
+        const int v = ready.top();
+        ready.pop();
+        order.push_back(v);
+        for (int s : succ[size_t(v)])
+            if (--indeg[size_t(s)] == 0) ready.push(s);
+    }
     if (order.size() != n) {
         std::string names;
         int shown = 0;

@@ -1,0 +1,138 @@
+// Hardware templates: presets with SPEC defaults, the sample files, and clear errors.
+#include "hw/hardware.h"
+#include "util/fileio.h"
+
+#include <QtTest>
+
+using namespace tilescope;
+
+class TestHardware : public QObject {
+    Q_OBJECT
+private slots:
+    void presetsHaveSpecDefaults_data();
+    void presetsHaveSpecDefaults();
+    void sampleFilesMatchPresets_data();
+    void sampleFilesMatchPresets();
+    void jsonRoundTrip();
+    void badTemplates_data();
+    void badTemplates();
+    void loadNamesMissingFile();
+    void sramTable();
+};
+
+void TestHardware::presetsHaveSpecDefaults_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("x");
+    QTest::addColumn<int>("y");
+    QTest::addColumn<double>("dram");
+    // DRAM: 0.5 GB/s per TOPS, TOPS = 2 x 1024 MACs x tiles / 1024 = 2 x tiles; at 1 GHz
+    // 1 GB/s is 1 B/cycle: 4x4 -> 32 TOPS -> 16 B/cycle; 12x12 -> 288 -> 144; 2x2 -> 8 -> 4.
+    QTest::newRow("edge") << "edge" << 4 << 4 << 16.0;
+    QTest::newRow("cloud") << "cloud" << 12 << 12 << 144.0;
+    QTest::newRow("testchip") << "testchip" << 2 << 2 << 4.0;
+}
+
+void TestHardware::presetsHaveSpecDefaults() {
+    QFETCH(QString, name);
+    QFETCH(int, x);
+    QFETCH(int, y);
+    QFETCH(double, dram);
+    Hardware hw;
+    QVERIFY(presetHardware(name.toStdString(), hw));
+    QCOMPARE(hw.meshX, x);
+    QCOMPARE(hw.meshY, y);
+    QCOMPARE(hw.macsPerTile, 1024);
+    QCOMPARE(hw.bufferBytes, 1024.0 * 1024);
+    QCOMPARE(hw.clockGHz, 1.0);
+    QCOMPARE(hw.dataBits, 8);
+    QCOMPARE(hw.dramBytesPerCycle, dram);
+    QCOMPARE(hw.nocBytesPerCycle, 24.0);
+    QCOMPARE(hw.energy.dramPjPerBit, 7.5);
+    QCOMPARE(hw.energy.nocPjPerBitHop, 0.7);
+    QCOMPARE(hw.energy.macPj, 0.018);
+    QCOMPARE(int(hw.dramSides.size()), 2);
+    QCOMPARE(hw.dramSides[0], MeshSide::West);
+    QCOMPARE(hw.dramSides[1], MeshSide::East);
+}
+
+void TestHardware::sampleFilesMatchPresets_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("preset");
+    QTest::newRow("edge") << "edge-4x4.json" << "edge";
+    QTest::newRow("cloud") << "cloud-12x12.json" << "cloud";
+    QTest::newRow("testchip") << "testchip-2x2.json" << "testchip";
+}
+
+void TestHardware::sampleFilesMatchPresets() {
+    QFETCH(QString, file);
+    QFETCH(QString, preset);
+    auto hw = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/" + file.toStdString());
+    QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
+    Hardware p;
+    presetHardware(preset.toStdString(), p);
+    QCOMPARE(hardwareToJson(*hw), hardwareToJson(p));
+    // A preset name loads the same hardware.
+    auto byName = loadHardware(preset.toStdString());
+    QVERIFY(byName.ok());
+    QCOMPARE(hardwareToJson(*byName), hardwareToJson(p));
+}
+
+void TestHardware::jsonRoundTrip() {
+    Hardware hw = defaultHardware(6, 3, "odd");
+    hw.arch = TileArch::Cim;
+    hw.stripe = 3;
+    hw.dramSides = {MeshSide::North};
+    hw.nocBytesPerCycle = 32;
+    auto back = parseHardware(hardwareToJson(hw), "mem");
+    QVERIFY(back.ok());
+    QCOMPARE(hardwareToJson(*back), hardwareToJson(hw));
+    QCOMPARE(back->arch, TileArch::Cim);
+    QCOMPARE(back->meshX, 6);
+}
+
+void TestHardware::badTemplates_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("zero tiles") << R"({"mesh": {"x": 0, "y": 4}})" << "hw.json: mesh.x: must be positive (got 0)";
+    QTest::newRow("negative bandwidth") << R"({"noc": {"link_bytes_per_cycle": -24}})"
+                                        << "hw.json: noc.link_bytes_per_cycle: must be positive (got -24)";
+    QTest::newRow("negative dram") << R"({"dram": {"bytes_per_cycle": -1}})"
+                                   << "hw.json: dram.bytes_per_cycle: must be positive (got -1)";
+    QTest::newRow("unknown key") << R"({"mesh": {"x": 4, "y": 4, "z": 2}})" << "hw.json: mesh.z: unknown key";
+    QTest::newRow("unknown top key") << R"({"meshes": 4})" << "hw.json: meshes: unknown key";
+    QTest::newRow("bad side") << R"({"dram": {"sides": ["up"]}})" << "hw.json: dram.sides: unknown side \"up\"";
+    QTest::newRow("not json") << "{mesh" << "hw.json: byte 2: invalid JSON";
+    QTest::newRow("string number") << R"({"tile": {"macs": "1024"}})" << "hw.json: tile.macs: expected a number";
+    QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})" << "hw.json: tile.macs: expected a whole number (got 10.5)";
+    QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})" << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
+    QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
+                                   << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
+}
+
+void TestHardware::badTemplates() {
+    QFETCH(QString, json);
+    QFETCH(QString, message);
+    auto hw = parseHardware(json.toStdString(), "hw.json");
+    QVERIFY(!hw.ok());
+    QVERIFY2(QString::fromStdString(hw.error().message).startsWith(message), hw.error().message.c_str());
+}
+
+void TestHardware::loadNamesMissingFile() {
+    auto hw = loadHardware("/nonexistent/hw.json");
+    QVERIFY(!hw.ok());
+    QCOMPARE(QString::fromStdString(hw.error().message),
+             QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip)"));
+}
+
+void TestHardware::sramTable() {
+    Hardware hw = defaultHardware(4, 4, "edge");
+    // Exact table points, clamping outside, log-linear between 256 KiB (0.55) and 1 MiB (1.05):
+    // 512 KiB is half way in log2 -> 0.80.
+    QCOMPARE(hw.energy.sramPjPerByte(1024 * 1024), 1.05);
+    QCOMPARE(hw.energy.sramPjPerByte(1024), 0.18);
+    QCOMPARE(hw.energy.sramPjPerByte(1e9), 2.0);
+    QVERIFY(qFuzzyCompare(hw.energy.sramPjPerByte(512 * 1024), 0.80));
+}
+
+QTEST_APPLESS_MAIN(TestHardware)
+#include "tst_hardware.moc"
