@@ -228,10 +228,14 @@ def build(table, outdir, keep_value_info, only):
         model = ctor().eval()
         example = ex()
         macs = count_macs(model, example)
+        # Parameters once every BatchNorm is folded into the conv before it (what torch's
+        # export does): the BN's scale merges into the weights, its shift becomes a bias.
+        params = sum(p.numel() for p in model.parameters()) - sum(
+            m.weight.numel() for m in model.modules() if isinstance(m, nn.BatchNorm2d))
         m = strip_weights(export(model, example, keep_value_info), name + ".weights.bin")
         size = write(m, os.path.join(outdir, name + ".onnx"), name)
         print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes, "
-              f"MACs per sample (torch hooks) = {macs}")
+              f"MACs per sample (torch hooks) = {macs}, params (BN folded) = {params}")
 
 
 def main():

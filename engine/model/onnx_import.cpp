@@ -231,6 +231,7 @@ private:
     void runOnnxShapeInference();
     void readInitializersAndInputs();
     std::vector<int> topologicalOrder();
+    void sortNodes(const std::vector<int>& order);
     void processNode(int idx);
 
     // Shape and data propagation for everything that is not a scheduled layer.
@@ -401,9 +402,19 @@ void Importer::readInitializersAndInputs() {
             const auto& dims = tt.shape().dim();
             for (int i = 0; i < dims.size(); ++i) {
                 const auto& d = dims[i];
-                if (i == 0) {
-                    // dim 0 is the batch whatever it says (symbolic, -1/0, or a fixed
-                    // export batch): shapes are kept per sample.
+                if (i == 0 && dims.size() == 1 && d.has_dim_value() && d.dim_value() > 0) {
+                    s.push_back(Dim::of(d.dim_value())); // a fixed vector, not a batch
+                } else if (i == 0 && d.has_dim_value() && d.dim_value() > 1) {
+                    // A fixed batch > 1 is baked into every Reshape constant after it; we
+                    // cannot tell it apart from the other dims, so refuse it plainly.
+                    throw Fail{place, "fixed batch size " + std::to_string(d.dim_value()) +
+                                          "; export with batch 1 or a dynamic batch dim"};
+                } else if (i == 0 && d.has_dim_value() && d.dim_value() == 1) {
+                    // A batch-1 export: constants after it say 1 where the batch is, so
+                    // the batch stays a plain 1 and per-sample shapes drop it.
+                    s.push_back(Dim::of(1));
+                } else if (i == 0) {
+                    // Symbolic, -1, 0 or missing: the batch N, tracked through every shape.
                     s.push_back(Dim::of(1, true));
                 } else if (d.has_dim_value() && d.dim_value() > 0) {
                     s.push_back(Dim::of(d.dim_value()));
@@ -472,6 +483,17 @@ std::vector<int> Importer::topologicalOrder() {
             }
     }
     return order;
+}
+
+void Importer::sortNodes(const std::vector<int>& order) {
+    auto* nodes = m_graph.mutable_node();
+    bool sorted = true;
+    for (size_t i = 0; i < order.size(); ++i) sorted = sorted && order[i] == int(i);
+    if (sorted) return;
+    google::protobuf::RepeatedPtrField<ox::NodeProto> out;
+    out.Reserve(nodes->size());
+    for (int idx : order) out.Add()->Swap(nodes->Mutable(idx)); // moves, no deep copy
+    nodes->Swap(&out);
 }
 
 // --- propagation of shapes and small integer data ---------------------------------------
@@ -1262,7 +1284,9 @@ void Importer::foldMovement(const ox::NodeProto& n, std::vector<Value>& outs) {
         Value v = std::move(outs[size_t(i)]);
         v.parts = merged;
         const auto e = v.shape ? perSampleElements(*v.shape) : -1;
-        if (e >= 0 && inBytes > 0 && e != inBytes)
+        // Only shrinking moves (Slice, Split, Gather) cut what is read from a producer;
+        // Pad / Expand / Resize replicate at the consumer, the producer still sends its own.
+        if (e >= 0 && inBytes > 0 && e < inBytes)
             for (auto& p : v.parts) p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
         setOutput(n, i, std::move(v));
     }
@@ -1377,10 +1401,13 @@ Result<Network> Importer::run() {
         checkVersions();
         // Our own inputs first: their dim_params name the batch for ONNX's shapes.
         readInitializersAndInputs();
-        runOnnxShapeInference();
+        // libonnx's shape inference expects sorted nodes (it crashes on some unsorted
+        // graphs), so the graph is put in topological order first.
         const std::vector<int> order = topologicalOrder();
+        sortNodes(order);
+        runOnnxShapeInference();
         for (const auto& n : m_graph.node()) ++m_net.opCounts[n.op_type()];
-        for (int idx : order) {
+        for (int idx = 0; idx < m_graph.node_size(); ++idx) {
             try {
                 processNode(idx);
             } catch (Fail& f) {

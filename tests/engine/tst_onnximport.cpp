@@ -1,0 +1,746 @@
+// ONNX importer: the samples and torchvision test models against independent counts, the
+// folding rules, weight-less vs embedded-weight twins, and every error path.
+#include "model/onnx_import.h"
+#include "util/fileio.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <QtTest>
+
+#include <random>
+#include <set>
+#include <variant>
+
+using namespace tilescope;
+
+namespace {
+
+const QString kSamples = QStringLiteral(TILESCOPE_SAMPLES "/models/");
+const QString kData = QStringLiteral(TILESCOPE_TESTDATA "/");
+
+onnx::ModelProto loadProto(const QString& path) {
+    onnx::ModelProto m;
+    auto bytes = readFile(path.toStdString());
+    if (bytes) m.ParseFromString(*bytes);
+    return m;
+}
+
+Network mustImport(const std::string& bytes, const std::string& file,
+                   const ImportOptions& opts = {}) {
+    auto r = importOnnxBytes(bytes, file, opts);
+    if (!r) qWarning("%s", r.error().message.c_str());
+    return r ? *r : Network{};
+}
+
+QString importError(const onnx::ModelProto& m, const std::string& file,
+                    const ImportOptions& opts = {}) {
+    auto r = importOnnxBytes(m.SerializeAsString(), file, opts);
+    return r ? QString() : QString::fromStdString(r.error().message);
+}
+
+int countKind(const Network& n, LayerKind k) {
+    int c = 0;
+    for (const auto& l : n.layers) c += l.kind == k ? 1 : 0;
+    return c;
+}
+
+// Field-by-field equality of two imports (everything but the source path). Layers are
+// matched by name; with sameOrder the topological order must be the same too (an unsorted
+// file may legitimately yield another valid order).
+void compareNetworks(const Network& a, const Network& b, bool sameOrder = true) {
+    QCOMPARE(a.layers.size(), b.layers.size());
+    auto producerName = [](const Network& n, const LayerInput& in) {
+        return in.producer < 0 ? "input:" + in.networkInput : n.layers[size_t(in.producer)].name;
+    };
+    for (size_t i = 0; i < a.layers.size(); ++i) {
+        const Layer& x = a.layers[i];
+        const int j = b.indexOf(x.name);
+        QVERIFY2(j >= 0, x.name.c_str());
+        if (sameOrder) QCOMPARE(size_t(j), i);
+        const Layer& y = b.layers[size_t(j)];
+        QCOMPARE(x.kind, y.kind);
+        QCOMPARE(x.op, y.op);
+        QCOMPARE(std::vector<int>({x.inC, x.inH, x.inW, x.outC, x.outH, x.outW, x.kernelH,
+                                   x.kernelW, x.strideH, x.strideW, x.padH, x.padW,
+                                   x.dilationH, x.dilationW, x.groups}),
+                 std::vector<int>({y.inC, y.inH, y.inW, y.outC, y.outH, y.outW, y.kernelH,
+                                   y.kernelW, y.strideH, y.strideW, y.padH, y.padW,
+                                   y.dilationH, y.dilationW, y.groups}));
+        QCOMPARE(x.weightBytes, y.weightBytes);
+        QCOMPARE(x.inputs.size(), y.inputs.size());
+        for (size_t k = 0; k < x.inputs.size(); ++k) {
+            QCOMPARE(producerName(a, x.inputs[k]), producerName(b, y.inputs[k]));
+            QCOMPARE(x.inputs[k].bytesPerSample, y.inputs[k].bytesPerSample);
+            QVERIFY(y.inputs[k].producer < j);
+        }
+    }
+    QCOMPARE(a.folded.size(), b.folded.size());
+    QCOMPARE(a.outputs, b.outputs);
+    QCOMPARE(a.inputBytes, b.inputBytes);
+    QCOMPARE(a.opCounts, b.opCounts);
+    QCOMPARE(a.paramsCount, b.paramsCount);
+}
+
+// --- a tiny model builder over the ONNX protobuf API --------------------------------
+
+using DimSpec = std::variant<std::int64_t, std::string>;
+
+struct ModelBuilder {
+    onnx::ModelProto m;
+    onnx::GraphProto* g = m.mutable_graph();
+
+    explicit ModelBuilder(std::int64_t opset = 17) {
+        m.set_ir_version(8);
+        m.set_producer_name("tst_onnximport");
+        auto* o = m.add_opset_import();
+        o->set_domain("");
+        o->set_version(opset);
+        g->set_name("test");
+    }
+    void input(const std::string& name, const std::vector<DimSpec>& dims) {
+        auto* vi = g->add_input();
+        vi->set_name(name);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        auto* shape = tt->mutable_shape();
+        for (const auto& d : dims) {
+            auto* dim = shape->add_dim();
+            if (std::holds_alternative<std::int64_t>(d)) dim->set_dim_value(std::get<0>(d));
+            else dim->set_dim_param(std::get<1>(d));
+        }
+    }
+    void output(const std::string& name) { g->add_output()->set_name(name); }
+    void weight(const std::string& name, const std::vector<std::int64_t>& dims) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        std::int64_t n = 1;
+        for (auto d : dims) {
+            t->add_dims(d);
+            n *= d;
+        }
+        t->set_raw_data(std::string(size_t(n) * 4, '\0'));
+    }
+    void ints(const std::string& name, const std::vector<std::int64_t>& values) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::INT64);
+        t->add_dims(std::int64_t(values.size()));
+        for (auto v : values) t->add_int64_data(v);
+    }
+    onnx::NodeProto* node(const std::string& op, const std::string& name,
+                          const std::vector<std::string>& in,
+                          const std::vector<std::string>& out) {
+        auto* n = g->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (const auto& s : in) n->add_input(s);
+        for (const auto& s : out) n->add_output(s);
+        return n;
+    }
+    static void attr(onnx::NodeProto* n, const std::string& name,
+                     const std::vector<std::int64_t>& v) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (auto x : v) a->add_ints(x);
+    }
+    // input [N, 3, H, W] -> 3x3 conv (pad 1) to 8 channels named `name`.
+    onnx::NodeProto* conv(const std::string& name, const std::string& in,
+                          const std::string& out, std::int64_t cin = 3, std::int64_t cout = 8) {
+        weight(out + ".w", {cout, cin, 3, 3});
+        auto* n = node("Conv", name, {in, out + ".w"}, {out});
+        attr(n, "kernel_shape", {3, 3});
+        attr(n, "pads", {1, 1, 1, 1});
+        return n;
+    }
+    std::string bytes() const { return m.SerializeAsString(); }
+};
+
+} // namespace
+
+class TestOnnxImport : public QObject {
+    Q_OBJECT
+
+private slots:
+    void samples_data();
+    void samples();
+    void torchvisionExtras_data();
+    void torchvisionExtras();
+    void resnet50Structure();
+    void transformerAttention();
+    void torchEncoderMergedBatchHeads();
+    void foldingRules();
+    void embeddedWeightsTwin();
+    void noValueInfoAndUnsortedTwin();
+    void namesUniqueAndSanitised();
+    void fixedBatchExport();
+    void foldedActivationOnInput();
+    void badFiles_data();
+    void badFiles();
+    void badModels_data();
+    void badModels();
+    void unknownOpFallback();
+};
+
+// Expected figures per sample at batch 1.
+// MACs and params: printed by scripts/make_samples.py from torch forward hooks on the
+// *torch* modules (Conv2d: out elements x in/groups x kh x kw; Linear: out elements x
+// in_features; attention products out elements x K), i.e. independent of the ONNX graph.
+// Params = torch parameters minus one BatchNorm vector per BN (its scale merges into the
+// conv weights, its shift becomes the conv bias).
+// Layer counts, by architecture (docs/import.md):
+//   ResNet-50    53 conv + 1 FC + 2 pool (max, global avg) + 16 residual Add        = 72
+//   GoogLeNet    57 conv (3 stem + 9 x 6) + 1 FC + 14 pool (4 max + 9 branch max + GAP) = 72
+//   Inception-v3 94 conv + 1 FC + 14 pool (2 stem max, 9 branch avg, 2 reduction max, GAP) = 109
+//   MobileNetV2  52 conv + 1 FC + 1 GAP + 10 residual Add                            = 64
+//   Transformer  4 x (6 Linear + QK^T + AV + Softmax + 2 LayerNorm + 2 Add)         = 52
+void TestOnnxImport::samples_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<QList<int>>("kinds"); // conv, gemm, matmul, pool, eltwise, vector
+    QTest::addColumn<qint64>("macs");
+    QTest::addColumn<qint64>("params");
+    QTest::newRow("resnet50") << "resnet50.onnx" << 72 << QList<int>{53, 1, 0, 2, 16, 0}
+                              << qint64(4089184256) << qint64(25530472);
+    QTest::newRow("googlenet") << "googlenet.onnx" << 72 << QList<int>{57, 1, 0, 14, 0, 0}
+                               << qint64(1498376192) << qint64(6617624);
+    QTest::newRow("inception_v3") << "inception_v3.onnx" << 109
+                                  << QList<int>{94, 1, 0, 14, 0, 0} << qint64(5713216096)
+                                  << qint64(23817352);
+    QTest::newRow("mobilenet_v2") << "mobilenet_v2.onnx" << 64 << QList<int>{52, 1, 0, 1, 10, 0}
+                                  << qint64(300774272) << qint64(3487816);
+    // 4 x (4 S d^2 + 2 S^2 d + 2 S d ffn) = 4 x 419430400 with S=128, d=512, ffn=2048.
+    QTest::newRow("transformer") << "transformer.onnx" << 52 << QList<int>{0, 24, 8, 0, 8, 12}
+                                 << qint64(1677721600) << qint64(12609536);
+}
+
+void TestOnnxImport::samples() {
+    QFETCH(QString, file);
+    QFETCH(int, layers);
+    QFETCH(QList<int>, kinds);
+    QFETCH(qint64, macs);
+    QFETCH(qint64, params);
+    const QString path = kSamples + file;
+    auto r = importOnnx(path.toStdString());
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const Network& n = *r;
+    QCOMPARE(int(n.layers.size()), layers);
+    const QList<int> got{countKind(n, LayerKind::Conv),    countKind(n, LayerKind::Gemm),
+                         countKind(n, LayerKind::MatMul),  countKind(n, LayerKind::Pool),
+                         countKind(n, LayerKind::Eltwise), countKind(n, LayerKind::Vector)};
+    QCOMPARE(got, kinds);
+    QCOMPARE(qint64(n.totalMacsPerSample()), macs);
+    QCOMPARE(qint64(n.paramsCount), params);
+    QCOMPARE(n.name, QFileInfo(file).baseName().toStdString());
+    QCOMPARE(n.sourcePath, path.toStdString());
+
+    // Every ONNX node is either a scheduled layer or a fold record.
+    const onnx::ModelProto m = loadProto(path);
+    QCOMPARE(int(n.layers.size() + n.folded.size()), m.graph().node_size());
+    int nodes = 0;
+    for (const auto& [op, c] : n.opCounts) nodes += c;
+    QCOMPARE(nodes, m.graph().node_size());
+    // Topological order, known producers, consistent byte counts.
+    for (size_t i = 0; i < n.layers.size(); ++i) {
+        QVERIFY(!n.layers[i].inputs.empty());
+        for (const auto& in : n.layers[i].inputs) {
+            QVERIFY(in.producer < int(i));
+            QVERIFY(in.bytesPerSample > 0);
+            if (in.producer < 0) QVERIFY(n.inputBytes.count(in.networkInput));
+            else QVERIFY(in.bytesPerSample <= n.layers[size_t(in.producer)].outputBytesPerSample());
+        }
+    }
+    QCOMPARE(n.outputs.size(), size_t(1));
+    QVERIFY(n.unsupported.empty());
+}
+
+// Architectures outside the samples, as torch 1.13 exports them (no value_info): MACs
+// within 0.5% of the torch-hook count from scripts/make_samples.py.
+void TestOnnxImport::torchvisionExtras_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<qint64>("torchMacs");
+    QTest::newRow("shufflenet_v2_x0_5 (channel shuffle)") << "shufflenet_v2_x0_5.onnx" << qint64(40476448);
+    QTest::newRow("squeezenet1_0 (Concat)") << "squeezenet1_0.onnx" << qint64(818924576);
+    QTest::newRow("densenet121 (Concat + BN)") << "densenet121.onnx" << qint64(2834161664);
+    QTest::newRow("vgg11 (Flatten + Gemm)") << "vgg11.onnx" << qint64(7609090048);
+    QTest::newRow("alexnet (Flatten + Gemm)") << "alexnet.onnx" << qint64(714188480);
+    QTest::newRow("mnasnet0_5 (depthwise, ReduceMean)") << "mnasnet0_5.onnx" << qint64(104455968);
+    QTest::newRow("efficientnet_b0 (SE, SiLU)") << "efficientnet_b0.onnx" << qint64(385814752);
+    // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=16, d=64, ffn=128.
+    QTest::newRow("torch TransformerEncoder") << "torch_encoder.onnx" << qint64(1114112);
+}
+
+void TestOnnxImport::torchvisionExtras() {
+    QFETCH(QString, file);
+    QFETCH(qint64, torchMacs);
+    const QString path = kData + file;
+    QVERIFY(loadProto(path).graph().value_info_size() == 0); // our own propagation only
+    auto r = importOnnx(path.toStdString());
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const double macs = double(r->totalMacsPerSample());
+    QVERIFY2(std::abs(macs - double(torchMacs)) <= 0.005 * double(torchMacs),
+             qPrintable(QString("importer %1 vs torch %2").arg(macs).arg(torchMacs)));
+    for (const auto& l : r->layers) {
+        QVERIFY(l.op != "Reshape" && l.op != "Transpose" && l.op != "Concat" &&
+                l.op != "Flatten" && l.op != "Slice");
+    }
+}
+
+void TestOnnxImport::resnet50Structure() {
+    auto r = importOnnx((kSamples + "resnet50.onnx").toStdString());
+    QVERIFY(r.ok());
+    const Network& n = *r;
+    const Layer& c1 = n.layers.front();
+    QCOMPARE(c1.kind, LayerKind::Conv);
+    // conv1: 7x7/2, pad 3 each side, 3 -> 64 channels, 224 -> 112.
+    QCOMPARE(std::vector<int>({c1.inC, c1.inH, c1.inW, c1.outC, c1.outH, c1.outW, c1.kernelH,
+                               c1.strideH, c1.padH}),
+             std::vector<int>({3, 224, 224, 64, 112, 112, 7, 2, 6}));
+    QCOMPARE(c1.weightBytes, Count(64 * 3 * 7 * 7 + 64)); // + the folded BN's bias
+    QCOMPARE(c1.inputs.size(), size_t(1));
+    QCOMPARE(c1.inputs[0].networkInput, std::string("input"));
+    QCOMPARE(n.inputBytes.at("input"), Count(3 * 224 * 224));
+    QCOMPARE(n.opCounts.at("Conv"), 53);
+    QCOMPARE(n.opCounts.at("Relu"), 49);
+    const Layer& fc = n.layers.back();
+    QCOMPARE(fc.kind, LayerKind::Gemm);
+    QCOMPARE(std::vector<int>({fc.inC, fc.outC, fc.outH, fc.outW}), std::vector<int>({2048, 1000, 1, 1}));
+    QCOMPARE(fc.weightBytes, Count(2048 * 1000 + 1000));
+    QCOMPARE(n.outputs, std::vector<std::string>{fc.name});
+    // The GAP feeds the FC through the folded Flatten.
+    QCOMPARE(n.layers[fc.inputs[0].producer].kind, LayerKind::Pool);
+    // Residual Adds take two producers (the Relu after them folded).
+    for (const auto& l : n.layers)
+        if (l.kind == LayerKind::Eltwise) QCOMPARE(l.inputs.size(), size_t(2));
+    int relusIntoAdd = 0;
+    for (const auto& f : n.folded)
+        if (f.op == "Relu" && n.layers[n.indexOf(f.into)].kind == LayerKind::Eltwise) ++relusIntoAdd;
+    QCOMPARE(relusIntoAdd, 16);
+}
+
+void TestOnnxImport::transformerAttention() {
+    auto r = importOnnx((kSamples + "transformer.onnx").toStdString());
+    QVERIFY(r.ok());
+    const Network& n = *r;
+    const int q = n.indexOf("/layers.0/attn/q/MatMul");
+    const int k = n.indexOf("/layers.0/attn/k/MatMul");
+    const int v = n.indexOf("/layers.0/attn/v/MatMul");
+    const int qk = n.indexOf("/layers.0/attn/qk/MatMul");
+    const int sm = n.indexOf("/layers.0/attn/Softmax");
+    const int av = n.indexOf("/layers.0/attn/av/MatMul");
+    QVERIFY(q >= 0 && k >= 0 && v >= 0 && qk >= 0 && sm >= 0 && av >= 0);
+    // Linear on [N, 128, 512]: rows -> outH, d -> inC, dout -> outC, weights + folded bias.
+    const Layer& lq = n.layers[q];
+    QCOMPARE(lq.kind, LayerKind::Gemm);
+    QCOMPARE(std::vector<int>({lq.inC, lq.outC, lq.outH, lq.outW}), std::vector<int>({512, 512, 128, 1}));
+    QCOMPARE(lq.weightBytes, Count(512 * 512 + 512));
+    // QK^T: [N, 8, 128, 64] x [N, 8, 64, 128]: 8 groups, K = 64, 128 columns per head.
+    const Layer& lqk = n.layers[qk];
+    QCOMPARE(lqk.kind, LayerKind::MatMul);
+    QCOMPARE(std::vector<int>({lqk.groups, lqk.inC, lqk.outC, lqk.outH, lqk.outW}),
+             std::vector<int>({8, 8 * 64, 8 * 128, 128, 1}));
+    QCOMPARE(lqk.weightBytes, Count(0));
+    QCOMPARE(lqk.inputs.size(), size_t(2));
+    QCOMPARE(lqk.inputs[0].producer, q);
+    QCOMPARE(lqk.inputs[1].producer, k); // operand B: K (its Transpose folded)
+    QCOMPARE(lqk.macsPerSample(), Count(128) * 128 * 512);
+    QCOMPARE(n.layers[sm].kind, LayerKind::Vector);
+    QCOMPARE(n.layers[sm].outputBytesPerSample(), Count(8 * 128 * 128));
+    const Layer& lav = n.layers[av];
+    QCOMPARE(lav.inputs[0].producer, sm);
+    QCOMPARE(lav.inputs[1].producer, v);
+    QCOMPARE(std::vector<int>({lav.groups, lav.inC, lav.outC, lav.outH}),
+             std::vector<int>({8, 8 * 128, 8 * 64, 128}));
+    // GELU (Div, Erf, Add, Mul, Mul) folds entirely into ff1.
+    const int ff1 = n.indexOf("/layers.0/ff1/MatMul");
+    int geluFolds = 0;
+    for (const auto& f : n.folded)
+        if (f.into == n.layers[ff1].name && f.node.find("/layers.0/act/") == 0) ++geluFolds;
+    QCOMPARE(geluFolds, 5);
+    QCOMPARE(n.layers[ff1 + 1].inputs[0].producer, ff1);
+    QCOMPARE(n.layers[ff1 + 1].inputs[0].bytesPerSample, Count(128 * 2048));
+}
+
+void TestOnnxImport::torchEncoderMergedBatchHeads() {
+    // torch's MultiheadAttention reshapes to [S, N*heads, dk] and runs bmm on
+    // [N*heads, S, dk]: the batch is merged with the heads and must divide back out.
+    auto r = importOnnx((kData + "torch_encoder.onnx").toStdString());
+    QVERIFY(r.ok());
+    const Network& n = *r;
+    int matmuls = 0;
+    for (const auto& l : n.layers) {
+        if (l.kind != LayerKind::MatMul) continue;
+        ++matmuls;
+        QCOMPARE(l.groups, 4);
+        QCOMPARE(l.outH, 16);
+        QCOMPARE(l.inputs.size(), size_t(2));
+        QCOMPARE(l.macsPerSample(), Count(16) * 16 * 64); // S^2 d
+    }
+    QCOMPARE(matmuls, 4);
+    // The packed QKV projection feeds both operands of QK^T (each a third of it).
+    const Layer& qk = n.layers[1];
+    QCOMPARE(qk.kind, LayerKind::MatMul);
+    QCOMPARE(qk.inputs[0].producer, 0);
+    QCOMPARE(qk.inputs[1].producer, 0);
+    QCOMPARE(qk.inputs[0].bytesPerSample, n.layers[0].outputBytesPerSample() / 3);
+}
+
+void TestOnnxImport::foldingRules() {
+    // ShuffleNet: channel shuffle (Reshape/Transpose/Reshape) and the chunk Slices fold;
+    // after the shuffle a branch reads half of each of the concat's producers.
+    {
+        auto r = importOnnx((kData + "shufflenet_v2_x0_5.onnx").toStdString());
+        QVERIFY(r.ok());
+        const Network& n = *r;
+        const int b = n.indexOf("/stage2/stage2.1/branch2/branch2.0/Conv");
+        QVERIFY(b >= 0);
+        const Layer& l = n.layers[b];
+        QCOMPARE(l.inputs.size(), size_t(2));
+        QCOMPARE(l.inputs[0].bytesPerSample + l.inputs[1].bytesPerSample, Count(24 * 28 * 28));
+        QCOMPARE(n.opCounts.at("Reshape"), 32);
+        QCOMPARE(countKind(n, LayerKind::Pool), 2); // maxpool + x.mean([2, 3]) as global pool
+    }
+    // SqueezeNet: a Fire module's expand1x1 / expand3x3 outputs concatenate into the next
+    // squeeze conv, which therefore has two producers with their own byte counts.
+    {
+        auto r = importOnnx((kData + "squeezenet1_0.onnx").toStdString());
+        QVERIFY(r.ok());
+        const Network& n = *r;
+        const int s = n.indexOf("/features/features.4/squeeze/Conv");
+        QVERIFY(s >= 0);
+        const Layer& l = n.layers[s];
+        QCOMPARE(l.inputs.size(), size_t(2));
+        QCOMPARE(n.layers[l.inputs[0].producer].name, std::string("/features/features.3/expand1x1/Conv"));
+        QCOMPARE(n.layers[l.inputs[1].producer].name, std::string("/features/features.3/expand3x3/Conv"));
+        QCOMPARE(l.inputs[0].bytesPerSample, Count(64 * 54 * 54)); // 224 -> 109 (7x7/2) -> 54 (3/2 ceil)
+        QCOMPARE(l.inC, 128);
+    }
+    // VGG: Flatten folds, the first FC reads 512 x 7 x 7.
+    {
+        auto r = importOnnx((kData + "vgg11.onnx").toStdString());
+        QVERIFY(r.ok());
+        int firstFc = -1;
+        for (size_t i = 0; i < r->layers.size() && firstFc < 0; ++i)
+            if (r->layers[i].kind == LayerKind::Gemm) firstFc = int(i);
+        QVERIFY(firstFc >= 0);
+        QCOMPARE(r->layers[firstFc].inC, 25088);
+        QCOMPARE(r->layers[firstFc].inputs[0].bytesPerSample, Count(25088));
+    }
+    // EfficientNet: depthwise convs, SiLU (x * sigmoid(x)) folds, SE's scale Mul is an
+    // Eltwise of two different producers.
+    {
+        auto r = importOnnx((kData + "efficientnet_b0.onnx").toStdString());
+        QVERIFY(r.ok());
+        const Network& n = *r;
+        int depthwise = 0, seMuls = 0;
+        for (const auto& l : n.layers) {
+            if (l.kind == LayerKind::Conv && l.groups > 1 && l.groups == l.inC) ++depthwise;
+            if (l.kind == LayerKind::Eltwise && l.op == "Mul") ++seMuls;
+        }
+        QCOMPARE(depthwise, 16);
+        QCOMPARE(seMuls, 16);
+        QCOMPARE(countKind(n, LayerKind::Vector), 0);
+    }
+    // DenseNet: BN + ReLU after a multi-producer Concat cannot fold into one producer, so
+    // they run as a Vector layer (the ReLU folds into it); after a single-input Concat
+    // (each block's first layer) they fold.
+    {
+        auto r = importOnnx((kData + "densenet121.onnx").toStdString());
+        QVERIFY(r.ok());
+        // 62 standalone BNs - 4 after single-producer concats.
+        QCOMPARE(countKind(*r, LayerKind::Vector), 58);
+        for (const auto& l : r->layers)
+            if (l.kind == LayerKind::Vector) QVERIFY(l.inputs.size() > 1);
+    }
+}
+
+void TestOnnxImport::embeddedWeightsTwin() {
+    // Same graph, once with weights as references to a missing external file (the sample)
+    // and once with all weights embedded (built here): identical networks.
+    const QString path = kSamples + "mobilenet_v2.onnx";
+    onnx::ModelProto m = loadProto(path);
+    int external = 0;
+    for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+        if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+        ++external;
+        std::int64_t e = 1;
+        for (auto d : t.dims()) e *= d;
+        t.clear_external_data();
+        t.set_data_location(onnx::TensorProto::DEFAULT);
+        std::string raw(size_t(e) * 4, '\0');
+        for (size_t i = 0; i < raw.size(); i += 4) raw[i + 3] = 0x3c; // ~0.0078f
+        t.set_raw_data(std::move(raw));
+    }
+    QVERIFY(external > 50);
+    const std::string withWeights = m.SerializeAsString();
+    QVERIFY(withWeights.size() > 3'000'000 * 4); // 3.5 M parameters as floats
+    const Network a = mustImport(*readFile(path.toStdString()), path.toStdString());
+    const Network b = mustImport(withWeights, path.toStdString());
+    QVERIFY(!a.layers.empty());
+    compareNetworks(a, b);
+}
+
+void TestOnnxImport::noValueInfoAndUnsortedTwin() {
+    // The committed samples carry value_info; the importer must not need it, nor a sorted
+    // node list.
+    for (const char* f : {"resnet50.onnx", "inception_v3.onnx", "transformer.onnx"}) {
+        const QString path = kSamples + f;
+        onnx::ModelProto m = loadProto(path);
+        QVERIFY(m.graph().value_info_size() > 0);
+        const Network a = mustImport(m.SerializeAsString(), path.toStdString());
+        m.mutable_graph()->clear_value_info();
+        auto* nodes = m.mutable_graph()->mutable_node();
+        std::reverse(nodes->begin(), nodes->end());
+        const Network b = mustImport(m.SerializeAsString(), path.toStdString());
+        QVERIFY(!a.layers.empty());
+        compareNetworks(a, b, /*sameOrder=*/false);
+    }
+}
+
+void TestOnnxImport::namesUniqueAndSanitised() {
+    ModelBuilder mb;
+    mb.input("x", {std::string("batch"), 3, 8, 8});
+    mb.conv("my conv", "x", "a");
+    mb.conv("my conv", "a", "b", 8, 8); // duplicate name
+    mb.conv("", "b", "c", 8, 8);        // no name
+    mb.output("c");
+    const Network n = mustImport(mb.bytes(), "names.onnx");
+    QCOMPARE(n.layers.size(), size_t(3));
+    std::set<std::string> names;
+    for (const auto& l : n.layers) {
+        QVERIFY(l.name.find_first_of(" \t\n") == std::string::npos);
+        QVERIFY(!l.name.empty());
+        names.insert(l.name);
+    }
+    QCOMPARE(names.size(), size_t(3));
+    QCOMPARE(n.layers[0].name, std::string("my_conv"));
+    QCOMPARE(n.layers[1].name, std::string("conv_1"));
+    QCOMPARE(n.layers[2].name, std::string("conv_2"));
+    QCOMPARE(n.outputs, std::vector<std::string>{"conv_2"});
+}
+
+void TestOnnxImport::fixedBatchExport() {
+    // A batch-1 export with a hard-coded Reshape [1, -1] before a Gemm: still per sample.
+    ModelBuilder mb;
+    mb.input("x", {1, 3, 8, 8});
+    mb.conv("c", "x", "a");
+    mb.ints("shape", {1, -1});
+    mb.node("Reshape", "flat", {"a", "shape"}, {"f"});
+    mb.weight("fc.w", {10, 512});
+    mb.weight("fc.b", {10});
+    auto* g = mb.node("Gemm", "fc", {"f", "fc.w", "fc.b"}, {"y"});
+    auto* a = g->add_attribute();
+    a->set_name("transB");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+    mb.output("y");
+    const Network n = mustImport(mb.bytes(), "fixed.onnx");
+    QCOMPARE(n.layers.size(), size_t(2));
+    const Layer& fc = n.layers[1];
+    QCOMPARE(std::vector<int>({fc.inC, fc.outC, fc.outH}), std::vector<int>({512, 10, 1}));
+    QCOMPARE(fc.weightBytes, Count(5130));
+    QCOMPARE(fc.macsPerSample(), Count(5120));
+    QCOMPARE(fc.inputs[0].bytesPerSample, Count(512));
+}
+
+void TestOnnxImport::foldedActivationOnInput() {
+    // Relu straight on the network input folds into ""; a bias Add after a MatMul folds
+    // into it and its bias becomes weights.
+    ModelBuilder mb;
+    mb.input("x", {std::string("N"), 16, 32});
+    mb.node("Relu", "pre", {"x"}, {"r"});
+    mb.weight("w", {32, 64});
+    mb.weight("bias", {64});
+    mb.node("MatMul", "lin", {"r", "w"}, {"m"});
+    mb.node("Add", "lin_bias", {"m", "bias"}, {"y"});
+    mb.output("y");
+    const Network n = mustImport(mb.bytes(), "act.onnx");
+    QCOMPARE(n.layers.size(), size_t(1));
+    const Layer& l = n.layers[0];
+    QCOMPARE(l.kind, LayerKind::Gemm);
+    QCOMPARE(std::vector<int>({l.inC, l.outC, l.outH, l.outW}), std::vector<int>({32, 64, 16, 1}));
+    QCOMPARE(l.weightBytes, Count(32 * 64 + 64));
+    QCOMPARE(l.inputs[0].networkInput, std::string("x"));
+    QCOMPARE(n.folded.size(), size_t(2));
+    QCOMPARE(n.folded[0].node, std::string("pre"));
+    QCOMPARE(n.folded[0].into, std::string(""));
+    QCOMPARE(n.folded[1].node, std::string("lin_bias"));
+    QCOMPARE(n.folded[1].into, std::string("lin"));
+    QCOMPARE(n.inputBytes.at("x"), Count(16 * 32));
+}
+
+void TestOnnxImport::badFiles_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    const auto sample = readFile((kSamples + "resnet50.onnx").toStdString());
+    QByteArray full = QByteArray::fromStdString(*sample);
+    QTest::newRow("truncated") << full.left(full.size() / 2);
+    QTest::newRow("truncated by one byte") << full.left(full.size() - 1);
+    std::mt19937 rng(42);
+    QByteArray garbage(4096, '\0');
+    for (auto& c : garbage) c = char(rng() & 0xff);
+    QTest::newRow("garbage") << garbage;
+    QTest::newRow("text") << QByteArray("this is not a model\n");
+    QTest::newRow("empty") << QByteArray();
+}
+
+void TestOnnxImport::badFiles() {
+    QFETCH(QByteArray, bytes);
+    auto r = importOnnxBytes(bytes.toStdString(), "bad/model.onnx");
+    QVERIFY(!r.ok());
+    const QString msg = QString::fromStdString(r.error().message);
+    QVERIFY2(msg.startsWith("bad/model.onnx: "), qPrintable(msg));
+    QVERIFY2(msg.contains("not a valid ONNX model"), qPrintable(msg));
+}
+
+void TestOnnxImport::badModels_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QStringList>("mustContain");
+
+    {
+        ModelBuilder mb(18);
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.conv("c", "x", "y");
+        mb.output("y");
+        QTest::newRow("opset 18") << QByteArray::fromStdString(mb.bytes())
+                                  << QStringList{"opset 18", "supported (17)"};
+    }
+    {
+        ModelBuilder mb;
+        mb.m.set_ir_version(99);
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.conv("c", "x", "y");
+        mb.output("y");
+        QTest::newRow("ir_version 99") << QByteArray::fromStdString(mb.bytes())
+                                       << QStringList{"ir_version 99"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.conv("c1", "x", "a");
+        mb.node("FancyOp", "fancy", {"a"}, {"b"});
+        mb.conv("c2", "b", "y", 8, 8);
+        mb.output("y");
+        QTest::newRow("unsupported op") << QByteArray::fromStdString(mb.bytes())
+                                        << QStringList{"node 'fancy' (FancyOp): unsupported operator"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, std::string("height"), std::string("width")});
+        mb.conv("conv1", "x", "y");
+        mb.output("y");
+        QTest::newRow("dynamic H blocks Conv")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'conv1' (Conv)", "input 'x'", "dimension 2 is dynamic ('height')"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {8, 3, 8, 8});
+        mb.conv("conv1", "x", "y");
+        mb.output("y");
+        QTest::newRow("fixed batch 8") << QByteArray::fromStdString(mb.bytes())
+                                       << QStringList{"input 'x'", "fixed batch size 8"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 0, 8});
+        mb.conv("conv1", "x", "y");
+        mb.output("y");
+        QTest::newRow("zero-sized dim") << QByteArray::fromStdString(mb.bytes())
+                                        << QStringList{"input 'x'", "dimension 2 is zero-sized"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 2, 2});
+        mb.weight("w", {8, 3, 5, 5});
+        mb.node("Conv", "big", {"x", "w"}, {"y"});
+        mb.output("y");
+        QTest::newRow("kernel larger than input")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'big' (Conv)", "zero-sized output"};
+    }
+    {
+        // Reshape whose target comes from a non-constant (a network input): the conv after
+        // it cannot be sized; the message names the conv and the Reshape.
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.input("shape", {4});
+        mb.node("Reshape", "reshape_dyn", {"x", "shape"}, {"r"});
+        mb.conv("after", "r", "y");
+        mb.output("y");
+        QTest::newRow("non-constant reshape")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'after' (Conv)", "unknown shape", "reshape_dyn"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.conv("c", "nowhere", "y");
+        mb.output("y");
+        QTest::newRow("dangling input") << QByteArray::fromStdString(mb.bytes())
+                                        << QStringList{"node 'c' (Conv)", "'nowhere'"};
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 4, 8, 8});
+        mb.conv("c", "x", "y"); // weight expects 3 input channels
+        mb.output("y");
+        QTest::newRow("channel mismatch") << QByteArray::fromStdString(mb.bytes())
+                                          << QStringList{"node 'c' (Conv)", "input has 4"};
+    }
+}
+
+void TestOnnxImport::badModels() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QStringList, mustContain);
+    auto r = importOnnxBytes(bytes.toStdString(), "models/bad.onnx");
+    QVERIFY(!r.ok());
+    const QString msg = QString::fromStdString(r.error().message);
+    QVERIFY2(msg.startsWith("models/bad.onnx: "), qPrintable(msg));
+    for (const auto& s : mustContain) QVERIFY2(msg.contains(s), qPrintable(msg + " lacks " + s));
+}
+
+void TestOnnxImport::unknownOpFallback() {
+    ModelBuilder mb;
+    mb.input("x", {std::string("N"), 3, 8, 8});
+    mb.conv("c1", "x", "a");
+    mb.node("FancyOp", "fancy", {"a"}, {"b"});
+    mb.conv("c2", "b", "y", 8, 8);
+    mb.output("y");
+    const std::string bytes = mb.bytes();
+    {
+        ImportOptions o;
+        o.unknownOpFallback = "vector";
+        const Network n = mustImport(bytes, "f.onnx", o);
+        QCOMPARE(n.layers.size(), size_t(3));
+        QCOMPARE(n.layers[1].kind, LayerKind::Vector);
+        QCOMPARE(n.layers[1].outputBytesPerSample(), Count(8 * 8 * 8));
+        QCOMPARE(n.layers[2].inputs[0].producer, 1);
+        QCOMPARE(n.unsupported, std::vector<std::string>{"fancy (FancyOp)"});
+    }
+    {
+        ImportOptions o;
+        o.unknownOpFallback = "eltwise";
+        const Network n = mustImport(bytes, "f.onnx", o);
+        QCOMPARE(n.layers[1].kind, LayerKind::Eltwise);
+    }
+    {
+        ImportOptions o;
+        o.unknownOpFallback = "fold";
+        const Network n = mustImport(bytes, "f.onnx", o);
+        QCOMPARE(n.layers.size(), size_t(2));
+        QCOMPARE(n.layers[1].inputs[0].producer, 0);
+        QCOMPARE(n.unsupported, std::vector<std::string>{"fancy (FancyOp)"});
+        QCOMPARE(n.folded.back().into, n.layers[0].name);
+    }
+    {
+        ImportOptions o;
+        o.unknownOpFallback = "conv";
+        auto r = importOnnxBytes(bytes, "f.onnx", o);
+        QVERIFY(!r.ok());
+        QVERIFY(QString::fromStdString(r.error().message).contains("node 'fancy' (FancyOp)"));
+    }
+}
+
+QTEST_APPLESS_MAIN(TestOnnxImport)
+#include "tst_onnximport.moc"
