@@ -1,4 +1,5 @@
 #include "eval/evaluator.h"
+#include "eval/schedule_layout.h"
 
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
@@ -7,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <unordered_map>
 
@@ -179,28 +181,42 @@ struct NodeWork {
 
 } // namespace
 
-Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
-    EvalContext::Impl& C = ctx.impl();
+namespace {
+
+// Everything evaluate() decides before costing traffic: leaf ranges, stages, NPT, tile
+// groups, segments, mappings, buffer checks and the data-flow rule per input. Shared with
+// analyseSchedule() so the instruction generator follows exactly the same decisions.
+struct Analysis {
+    std::vector<NodeWork> w;
+    std::vector<int> pre, layerPos, leafNode, posLayer;
+    bool rootIsT = false;
+    std::vector<int> segments;
+    int segBatch = 1, segInvocations = 1;
+    std::vector<std::vector<char>> inputViaDram; // per layer, per input
+    std::vector<char> writesDram;                // per layer
+};
+
+// Fills A; on an invalid tree sets ev's validity fields and returns false.
+bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const EvalOptions& opt,
+             Analysis& A, Evaluation& ev) {
     const Network& net = C.net;
     const Hardware& hw = C.hw;
     const Mesh& mesh = C.mesh;
-    ++C.stats.evaluations;
-
-    Evaluation ev;
-    ev.objective = opt.objective;
     auto invalid = [&](int node, std::string reason) {
         ev.valid = false;
         ev.invalidNode = node;
         ev.reason = std::move(reason);
-        return ev;
+        return false;
     };
     if (auto err = validateStructure(tree, net, totalBatch)) return invalid(-1, *err);
 
     const int n = tree.size();
     const int L = int(net.layers.size());
-    std::vector<NodeWork> w(static_cast<size_t>(n));
+    A.w.assign(static_cast<size_t>(n), NodeWork{});
+    std::vector<NodeWork>& w = A.w;
     // Pre-order from the root (do not assume the arena is compacted).
-    std::vector<int> pre;
+    std::vector<int>& pre = A.pre;
+    pre.clear();
     pre.reserve(size_t(n));
     {
         std::vector<int> stack{tree.root};
@@ -212,7 +228,12 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
         }
     }
-    std::vector<int> layerPos(size_t(L), -1), leafNode(size_t(L), -1), posLayer;
+    A.layerPos.assign(size_t(L), -1);
+    A.leafNode.assign(size_t(L), -1);
+    A.posLayer.clear();
+    std::vector<int>& layerPos = A.layerPos;
+    std::vector<int>& leafNode = A.leafNode;
+    std::vector<int>& posLayer = A.posLayer;
     posLayer.reserve(size_t(L));
     for (int id : pre) {
         const RANode& nd = tree.node(id);
@@ -319,10 +340,11 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     }
 
     // ---- Segments: children of a root T cut (or the root itself).
-    const bool rootIsT = rootNode.type == NodeType::T;
-    std::vector<int> segments = rootIsT ? rootNode.children : std::vector<int>{tree.root};
-    const int segBatch = rootIsT ? rootNode.batch / rootNode.subBatch : rootNode.batch;
-    const int segInvocations = rootIsT ? rootNode.subBatch : 1;
+    const bool rootIsT = A.rootIsT = rootNode.type == NodeType::T;
+    A.segments = rootIsT ? rootNode.children : std::vector<int>{tree.root};
+    const std::vector<int>& segments = A.segments;
+    A.segBatch = rootIsT ? rootNode.batch / rootNode.subBatch : rootNode.batch;
+    A.segInvocations = rootIsT ? rootNode.subBatch : 1;
     for (size_t s = 0; s < segments.size(); ++s) {
         std::vector<int> stack{segments[s]};
         while (!stack.empty()) {
@@ -392,19 +414,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
         if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
 
-    // ---- Data flow and traffic, per segment invocation (SPEC §2 data-flow rules).
-    const size_t links = size_t(mesh.linkCount());
-    std::vector<double> segLinks(links, 0.0);
-    std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
-    std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
-    const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
-    const double db = hw.dataBits / 8.0;
-    double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
-    EnergyBreakdown E;
-    std::vector<double> segTime(segments.size(), 0.0);
-    std::vector<Bound> segBound(segments.size(), Bound::Compute);
-    std::vector<double> segDram(segments.size(), 0.0);
-    std::vector<char> writesDram(size_t(L), 0);
+    A.writesDram.assign(size_t(L), 0);
+    std::vector<char>& writesDram = A.writesDram;
 
     // Which leaves write their output to DRAM: network outputs and any producer with a
     // consumer that reads it through DRAM.
@@ -426,7 +437,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         const int ps = w[size_t(lca.children[size_t(pi)])].stage;
         return cs - ps > 1; // waits more than one pipeline stage
     };
-    std::vector<std::vector<char>> inputViaDram(static_cast<size_t>(L));
+    A.inputViaDram.assign(static_cast<size_t>(L), {});
+    std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
         inputViaDram[size_t(l)].assign(ins.size(), 1);
@@ -439,6 +451,46 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
     }
 
+    return true;
+}
+
+} // namespace
+
+Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
+    EvalContext::Impl& C = ctx.impl();
+    const Network& net = C.net;
+    const Hardware& hw = C.hw;
+    const Mesh& mesh = C.mesh;
+    ++C.stats.evaluations;
+
+    Evaluation ev;
+    ev.objective = opt.objective;
+    Analysis A;
+    if (!analyse(C, tree, totalBatch, opt, A, ev)) return ev;
+    const int n = tree.size();
+    std::vector<NodeWork>& w = A.w;
+    const std::vector<int>& pre = A.pre;
+    const std::vector<int>& leafNode = A.leafNode;
+    const std::vector<int>& posLayer = A.posLayer;
+    const bool rootIsT = A.rootIsT;
+    const std::vector<int>& segments = A.segments;
+    const int segBatch = A.segBatch;
+    const int segInvocations = A.segInvocations;
+    const std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
+    const std::vector<char>& writesDram = A.writesDram;
+
+    // ---- Data flow and traffic, per segment invocation (SPEC §2 data-flow rules).
+    const size_t links = size_t(mesh.linkCount());
+    std::vector<double> segLinks(links, 0.0);
+    std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
+    std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
+    const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
+    const double db = hw.dataBits / 8.0;
+    double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
+    EnergyBreakdown E;
+    std::vector<double> segTime(segments.size(), 0.0);
+    std::vector<Bound> segBound(segments.size(), Bound::Compute);
+    std::vector<double> segDram(segments.size(), 0.0);
     auto addPattern = [&](const Pattern& p, double bytes) {
         for (const auto& [link, frac] : p) segLinks[size_t(link)] += bytes * frac;
     };
@@ -622,6 +674,55 @@ Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, 
                     const EvalOptions& opt) {
     EvalContext ctx(net, hw);
     return evaluate(ctx, tree, totalBatch, opt);
+}
+
+} // namespace tilescope
+
+namespace tilescope {
+
+ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBatch,
+                               const EvalOptions& opt) {
+    ScheduleLayout out;
+    EvalOptions detailOpt = opt;
+    detailOpt.detail = true;
+    detailOpt.maxIntervals = std::numeric_limits<size_t>::max();
+    out.evaluation = evaluate(ctx, tree, totalBatch, detailOpt);
+    out.valid = out.evaluation.valid;
+    out.reason = out.evaluation.reason;
+    if (!out.valid) return out;
+
+    EvalContext::Impl& C = ctx.impl();
+    Analysis A;
+    Evaluation scratch;
+    if (!analyse(C, tree, totalBatch, detailOpt, A, scratch)) { // cannot differ from above
+        out.valid = false;
+        out.reason = scratch.reason;
+        return out;
+    }
+    out.segments = A.segments;
+    out.segBatch = A.segBatch;
+    out.segInvocations = A.segInvocations;
+    out.leafOfLayer.assign(C.net.layers.size(), -1);
+    for (int pos = 0; pos < int(A.posLayer.size()); ++pos) {
+        const int layer = A.posLayer[size_t(pos)];
+        const int id = A.leafNode[size_t(layer)];
+        const NodeWork& nw = A.w[size_t(id)];
+        LeafLayout l;
+        l.node = id;
+        l.layer = layer;
+        l.batch = tree.node(id).batch;
+        l.segment = nw.segment;
+        l.stage = nw.stage;
+        l.tileBegin = nw.tileBegin;
+        l.tileCount = nw.tileCount;
+        for (int t = 0; t < nw.tileCount; ++t) l.tiles.push_back(C.mesh.tileAt(nw.tileBegin + t));
+        l.mapping = *nw.mapping;
+        for (char d : A.inputViaDram[size_t(layer)]) l.inputViaDram.push_back(d != 0);
+        l.writesDram = A.writesDram[size_t(layer)] != 0;
+        out.leafOfLayer[size_t(layer)] = int(out.leaves.size());
+        out.leaves.push_back(std::move(l));
+    }
+    return out;
 }
 
 } // namespace tilescope

@@ -1,0 +1,46 @@
+// The evaluator's schedule decisions made explicit for the instruction generator: per leaf
+// its tile group, intra-layer mapping, segment, pipeline stage and data-flow rule (DRAM or
+// NoC) per input, plus the leaf invocations in the evaluator's S-T order.
+#pragma once
+
+#include "eval/evaluator.h"
+#include "mapping/mapper.h"
+
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+struct LeafLayout {
+    int node = -1;        // leaf node id in the tree
+    int layer = -1;
+    int batch = 1;        // b_i: samples per invocation
+    int segment = -1;     // index into ScheduleLayout::segments
+    int stage = 0;        // pipeline stage within the parent S cut (0 otherwise)
+    int tileBegin = 0;    // tile group: snake positions [tileBegin, tileBegin + tileCount)
+    int tileCount = 0;
+    std::vector<int> tiles;          // the group's tile ids, in snake order
+    LeafMapping mapping;             // the mapper's choice for (layer, tileCount, batch)
+    std::vector<bool> inputViaDram;  // per layer input: read from DRAM (else over the NoC)
+    bool writesDram = false;         // output stored to DRAM (network output or a DRAM reader)
+};
+
+struct ScheduleLayout {
+    bool valid = false;
+    std::string reason;
+    std::vector<LeafLayout> leaves;   // left to right
+    std::vector<int> leafOfLayer;     // layer -> index into leaves
+    std::vector<int> segments;        // node ids of the segments (children of a root T cut)
+    int segBatch = 1;                 // samples per segment invocation
+    int segInvocations = 1;           // root sub-batch count
+    // The detail evaluation of the same tree: its intervals are the leaf invocations
+    // (sample ranges and planned start/end), its delay and dram_bytes the targets.
+    Evaluation evaluation;
+};
+
+// Runs the evaluator's analysis (identical code path to evaluate()) and its detail
+// evaluation. opt.detail is forced on and maxIntervals raised so no invocation is lost.
+ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBatch,
+                               const EvalOptions& opt);
+
+} // namespace tilescope
