@@ -1,0 +1,966 @@
+#include "codegen/codegen.h"
+
+#include "hw/mesh.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace tilescope {
+
+bool Box::empty() const {
+    for (int a = 0; a < 4; ++a)
+        if (hi[size_t(a)] <= lo[size_t(a)]) return true;
+    return false;
+}
+
+long long Box::volume() const {
+    if (empty()) return 0;
+    long long v = 1;
+    for (int a = 0; a < 4; ++a) v *= hi[size_t(a)] - lo[size_t(a)];
+    return v;
+}
+
+Box Box::intersect(const Box& o) const {
+    Box r;
+    for (size_t a = 0; a < 4; ++a) {
+        r.lo[a] = std::max(lo[a], o.lo[a]);
+        r.hi[a] = std::min(hi[a], o.hi[a]);
+    }
+    return r;
+}
+
+namespace {
+
+using Order = std::array<int, 4>;
+// Stage cutting orders (outermost axis first). Activations stream by samples, then rows,
+// then columns, then channels: a consumer can start on the first rows of the first sample.
+constexpr Order kActOrder{0, 2, 3, 1};
+// A compute whose weights dominate its traffic streams by output channels, so it can start
+// once the first weight slice (weights boxes are [k, c, r, s]) has arrived.
+constexpr Order kChannelOrder{1, 0, 2, 3};
+constexpr Order kWeightOrder{0, 1, 2, 3};
+
+std::vector<Box> splitBox(const Box& b, const Order& order, int maxStages) {
+    if (b.empty()) return {b};
+    std::array<int, 4> n{1, 1, 1, 1};
+    int budget = std::max(1, maxStages);
+    for (int a : order) {
+        const int ext = b.hi[size_t(a)] - b.lo[size_t(a)];
+        const int k = std::max(1, std::min(ext, budget));
+        n[size_t(a)] = k;
+        budget = std::max(1, budget / k);
+    }
+    std::vector<Box> out;
+    std::array<int, 4> idx{};
+    std::function<void(int)> rec = [&](int level) {
+        if (level == 4) {
+            Box s = b;
+            for (size_t a = 0; a < 4; ++a) {
+                const long long ext = b.hi[a] - b.lo[a];
+                s.lo[a] = b.lo[a] + int(ext * idx[a] / n[a]);
+                s.hi[a] = b.lo[a] + int(ext * (idx[a] + 1) / n[a]);
+            }
+            out.push_back(s);
+            return;
+        }
+        const size_t a = size_t(order[size_t(level)]);
+        for (idx[a] = 0; idx[a] < n[a]; ++idx[a]) rec(level + 1);
+    };
+    rec(0);
+    return out;
+}
+
+// The smallest lag k such that stage j (0-based) of the dependent, which needs the data in
+// req[j], finds it delivered once producer stage k + j (1-based) is done (docs/isa.md).
+std::uint32_t lagStage(const std::vector<Box>& prod, const std::vector<Box>& req) {
+    long long k = 1;
+    for (size_t j = 0; j < req.size(); ++j) {
+        long long need = 0;
+        for (size_t i = prod.size(); i-- > 0;)
+            if (prod[i].intersects(req[j])) {
+                need = (long long)i + 1;
+                break;
+            }
+        k = std::max(k, need - (long long)j);
+    }
+    return std::uint32_t(std::min<long long>(k, (long long)prod.size()));
+}
+
+// One tile's global buffer: a ring allocator for activations (so the next invocation's
+// data lands beside, not on top of, the current one: double buffering when space allows),
+// weights packed from the top, and the history of released regions whose last readers a
+// new writer must wait for (write-after-read hazards become explicit dependencies).
+class TileBuffer {
+public:
+    explicit TileBuffer(std::uint64_t cap = 0) : m_cap(cap) {}
+
+    std::optional<std::uint64_t> alloc(std::uint64_t bytes, bool top) {
+        if (bytes == 0) return std::uint64_t(0);
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps; // [lo, hi)
+        std::uint64_t at = 0;
+        for (const auto& [off, len] : m_live) {
+            if (off > at) gaps.push_back({at, off});
+            at = std::max(at, off + len);
+        }
+        if (at < m_cap) gaps.push_back({at, m_cap});
+        std::optional<std::uint64_t> pick;
+        if (top) {
+            for (auto it = gaps.rbegin(); it != gaps.rend() && !pick; ++it)
+                if (it->second - it->first >= bytes) pick = it->second - bytes;
+        } else {
+            for (int pass = 0; pass < 2 && !pick; ++pass)
+                for (const auto& [lo, hi] : gaps) {
+                    const std::uint64_t start = pass == 0 ? std::max(lo, m_cursor) : lo;
+                    if (pass == 0 && hi <= m_cursor) continue;
+                    if (start < hi && hi - start >= bytes) {
+                        pick = start;
+                        break;
+                    }
+                }
+        }
+        if (!pick) return std::nullopt;
+        m_live[*pick] = bytes;
+        if (!top) m_cursor = *pick + bytes;
+        m_used += bytes;
+        m_peak = std::max(m_peak, m_used);
+        return pick;
+    }
+    void release(std::uint64_t off, std::uint64_t bytes, std::vector<std::uint32_t> readers) {
+        if (bytes == 0) return;
+        m_live.erase(off);
+        m_used -= bytes;
+        m_freed.push_back({off, bytes, std::move(readers)});
+    }
+    // Readers of released regions overlapping [off, off+bytes); those parts are forgotten
+    // (the new writer now orders every later reuse).
+    std::vector<std::uint32_t> hazards(std::uint64_t off, std::uint64_t bytes) {
+        std::vector<std::uint32_t> out;
+        if (bytes == 0) return out;
+        std::vector<Freed> keep;
+        for (auto& f : m_freed) {
+            const std::uint64_t lo = std::max(f.off, off), hi = std::min(f.off + f.bytes, off + bytes);
+            if (lo >= hi) {
+                keep.push_back(std::move(f));
+                continue;
+            }
+            out.insert(out.end(), f.readers.begin(), f.readers.end());
+            if (f.off < lo) keep.push_back({f.off, lo - f.off, f.readers});
+            if (hi < f.off + f.bytes) keep.push_back({hi, f.off + f.bytes - hi, f.readers});
+        }
+        m_freed = std::move(keep);
+        return out;
+    }
+    std::uint64_t free() const { return m_cap - m_used; }
+    std::uint64_t peak() const { return m_peak; }
+
+private:
+    struct Freed {
+        std::uint64_t off, bytes;
+        std::vector<std::uint32_t> readers;
+    };
+    std::uint64_t m_cap;
+    std::map<std::uint64_t, std::uint64_t> m_live;
+    std::vector<Freed> m_freed;
+    std::uint64_t m_cursor = 0, m_used = 0, m_peak = 0;
+};
+
+// How a consumer sees input k: its own shape [C, H, W], its channel offset in the layer's
+// (concatenated) input, and whether that shape is the producer's output shape (then boxes
+// map one to one; otherwise the consumer needs the producer's whole output per sample).
+struct InputGeom {
+    int C = 1, H = 1, W = 1;
+    int offC = 0;
+    bool spatial = false;     // [C, H, W] with H, W the layer's input rows / columns
+    bool proportional = false; // MatMul operand B: split with the output channels
+    bool sameAsProducer = false;
+};
+
+struct Region {
+    int tile = 0;
+    std::uint64_t offset = 0, bytes = 0;
+    std::vector<std::uint32_t> readers;
+    int workload = -1;
+    int regionIndex = -1; // index in the workload's buffers
+};
+
+// A producer tile's output slice of one invocation, alive until its consumers read it.
+struct ProdSlice {
+    int tile = 0;
+    Box box;
+    Region region;
+    std::uint32_t computeId = 0;
+    std::vector<Box> stages; // the compute's stage boxes (producer coordinates)
+    Order order{};
+};
+
+struct ProdInv {
+    bool emitted = false;
+    int pending = 0; // NoC consumer invocations still to read it
+    std::vector<ProdSlice> slices;
+};
+
+struct Inv {
+    int layer = -1, leaf = -1;
+    int first = 0, last = 0;
+    double start = 0;
+    int segInv = 0;
+};
+
+std::string tileName(int t) { return "tile:" + std::to_string(t); }
+
+nlohmann::json boxJson(const Box& b) { return {{"lo", b.lo}, {"hi", b.hi}}; }
+
+} // namespace
+
+nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
+    using nlohmann::json;
+    json tiles = json::object();
+    json list = json::array();
+    for (const auto& w : r.workloads) {
+        json ins = json::array();
+        for (const auto& in : w.inputs)
+            ins.push_back({{"input", in.index}, {"from", in.from}, {"via", in.viaDram ? "dram" : "noc"},
+                           {"range", boxJson(in.range)}, {"sources", in.sources}, {"bytes", in.bytes}});
+        json bufs = json::array();
+        for (const auto& b : w.buffers)
+            bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes},
+                            {"first_writer", b.firstWriter}, {"last_reader", b.lastReader}});
+        const Layer& L = net.layers[size_t(w.layer)];
+        json j = {{"tile", w.tile},
+                  {"layer", L.name},
+                  {"kind", toString(L.kind)},
+                  {"segment", w.segment},
+                  {"segment_invocation", w.segmentInvocation},
+                  {"samples", {w.firstSample, w.lastSample}},
+                  {"ofmap", boxJson(w.ofmap)},
+                  {"inputs", ins},
+                  {"destinations", w.destinations},
+                  {"buffers", bufs},
+                  {"compute", {{"partition", w.partition}, {"tiling", w.tiling}, {"cycles", w.cycles},
+                               {"instruction", w.computeId}}}};
+        if (!w.weights.empty())
+            j["weights"] = {{"range", boxJson(w.weights)}, {"bytes", w.weightBytes},
+                            {"source", "dram"}, {"loaded_here", w.weightsLoaded}};
+        list.push_back(std::move(j));
+    }
+    json peaks = json::object();
+    for (size_t t = 0; t < r.peakBufferBytes.size(); ++t) peaks[std::to_string(t)] = r.peakBufferBytes[t];
+    return {{"format", "tilescope-ir"},
+            {"version", 1},
+            {"axes", {{"activations", "b,c,h,w"}, {"weights", "k,c,r,s"}}},
+            {"segments", r.layout.segments.size()},
+            {"segment_batch", r.layout.segBatch},
+            {"segment_invocations", r.layout.segInvocations},
+            {"peak_buffer_bytes", peaks},
+            {"workloads", list}};
+}
+
+Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
+                                      const EvalOptions& evalOpt, const CodegenOptions& opt) {
+    const Network& net = ctx.network();
+    const Hardware& hw = ctx.hardware();
+    const Mesh mesh(hw);
+    CodegenResult R;
+    R.layout = analyseSchedule(ctx, tree, totalBatch, evalOpt);
+    const ScheduleLayout& S = R.layout;
+    if (!S.valid) return Error{"invalid schedule: " + S.reason};
+    const int maxStages = std::clamp(opt.maxStages, 1, 64);
+    auto bytesOf = [&](long long elements) {
+        return std::uint64_t((elements * (long long)hw.dataBits + 7) / 8);
+    };
+
+    // ---- Input geometry per (layer, input).
+    const int L = int(net.layers.size());
+    std::vector<std::vector<InputGeom>> geom(static_cast<size_t>(L));
+    for (int l = 0; l < L; ++l) {
+        const Layer& ly = net.layers[size_t(l)];
+        int off = 0;
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const LayerInput& in = ly.inputs[k];
+            InputGeom g;
+            const long long plane = (long long)ly.inH * ly.inW;
+            if (ly.kind == LayerKind::MatMul && k == 1) {
+                g.C = int(std::max<Count>(1, in.bytesPerSample));
+                g.proportional = true;
+            } else if (plane > 0 && in.bytesPerSample % plane == 0 && in.bytesPerSample > 0) {
+                g.C = int(in.bytesPerSample / plane);
+                g.H = ly.inH;
+                g.W = ly.inW;
+                g.spatial = true;
+                g.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
+                off += g.C;
+            } else {
+                g.C = int(std::max<Count>(1, in.bytesPerSample));
+            }
+            if (in.producer >= 0 && g.spatial) {
+                const Layer& p = net.layers[size_t(in.producer)];
+                g.sameAsProducer = p.outC == g.C && p.outH == g.H && p.outW == g.W;
+            }
+            geom[size_t(l)].push_back(g);
+        }
+    }
+    // The window of input k that output box o needs, in the input's own coordinates.
+    auto window = [&](int l, size_t k, const Box& o) {
+        const Layer& ly = net.layers[size_t(l)];
+        const InputGeom& g = geom[size_t(l)][k];
+        Box w;
+        w.lo = {o.lo[0], 0, 0, 0};
+        w.hi = {o.hi[0], g.C, g.H, g.W};
+        if (g.proportional) {
+            w.lo[1] = int((long long)o.lo[1] * g.C / std::max(1, ly.outC));
+            w.hi[1] = int(((long long)o.hi[1] * g.C + ly.outC - 1) / std::max(1, ly.outC));
+            return w;
+        }
+        if (!g.spatial) return w;
+        // Channels, in the layer's concatenated input coordinates.
+        int c0 = 0, c1 = ly.inC;
+        if (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm || ly.kind == LayerKind::MatMul) {
+            const int groups = std::max(1, ly.groups);
+            if (groups > 1) {
+                const int kg = std::max(1, ly.outC / groups), cg = std::max(1, ly.inC / groups);
+                c0 = (o.lo[1] / kg) * cg;
+                c1 = ((o.hi[1] - 1) / kg + 1) * cg;
+            }
+        } else if (ly.kind == LayerKind::Eltwise) {
+            if (g.C == ly.outC) c0 = o.lo[1], c1 = o.hi[1];
+            else c0 = 0, c1 = g.C;
+        } else if (ly.inC == ly.outC) {
+            c0 = o.lo[1], c1 = o.hi[1];
+        }
+        w.lo[1] = std::max(0, c0 - g.offC);
+        w.hi[1] = std::min(g.C, c1 - g.offC);
+        if (g.H == ly.inH && ly.outH > 0) {
+            const int pt = ly.padH / 2;
+            w.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
+            w.hi[2] = std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
+        }
+        if (g.W == ly.inW && ly.outW > 0) {
+            const int pl = ly.padW / 2;
+            w.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
+            w.hi[3] = std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
+        }
+        return w;
+    };
+    // Output box of partition slot t (k innermost, so slots sharing an input are adjacent,
+    // as the evaluator's multicast groups assume).
+    auto tileBox = [&](const LeafLayout& leaf, int t, int s0, int s1) {
+        const Layer& ly = net.layers[size_t(leaf.layer)];
+        const LeafMapping& m = leaf.mapping;
+        const int ik = t % m.pk;
+        int r = t / m.pk;
+        const int iw = r % m.pw;
+        r /= m.pw;
+        const int ih = r % m.ph;
+        const int ib = r / m.ph;
+        auto part = [](int ext, int p, int i, int& lo, int& hi) {
+            const int c = (ext + p - 1) / p;
+            lo = std::min(ext, i * c);
+            hi = std::min(ext, (i + 1) * c);
+        };
+        Box b;
+        part(s1 - s0, m.pb, ib, b.lo[0], b.hi[0]);
+        b.lo[0] += s0, b.hi[0] += s0;
+        part(ly.outC, m.pk, ik, b.lo[1], b.hi[1]);
+        part(ly.outH, m.ph, ih, b.lo[2], b.hi[2]);
+        part(ly.outW, m.pw, iw, b.lo[3], b.hi[3]);
+        return b;
+    };
+
+    // ---- Leaf invocations in the evaluator's S-T order.
+    std::vector<Inv> invs;
+    for (const auto& b : S.evaluation.intervals) {
+        Inv v;
+        v.layer = b.layer;
+        v.leaf = S.leafOfLayer[size_t(b.layer)];
+        v.first = b.firstSample;
+        v.last = b.lastSample;
+        v.start = b.start;
+        v.segInv = b.firstSample / std::max(1, S.segBatch);
+        invs.push_back(v);
+    }
+    std::stable_sort(invs.begin(), invs.end(), [](const Inv& a, const Inv& b) {
+        if (a.start != b.start) return a.start < b.start;
+        if (a.leaf != b.leaf) return a.leaf < b.leaf;
+        return a.first < b.first;
+    });
+    std::vector<std::vector<int>> invsOfLayer(static_cast<size_t>(L));
+    for (int i = 0; i < int(invs.size()); ++i) invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
+    auto overlapping = [&](int layer, int s0, int s1) { // [s0, s1] inclusive
+        std::vector<int> out;
+        for (int i : invsOfLayer[size_t(layer)])
+            if (invs[size_t(i)].first <= s1 && invs[size_t(i)].last >= s0) out.push_back(i);
+        return out;
+    };
+    // Expected NoC readers of each producer invocation.
+    std::vector<ProdInv> prod(invs.size());
+    for (int c = 0; c < int(invs.size()); ++c) {
+        const Inv& v = invs[size_t(c)];
+        const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
+        std::set<int> seen;
+        const auto& ins = net.layers[size_t(v.layer)].inputs;
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (ins[k].producer >= 0 && !leaf.inputViaDram[k])
+                for (int p : overlapping(ins[k].producer, v.first, v.last))
+                    if (seen.insert(p).second) ++prod[size_t(p)].pending;
+    }
+
+    // ---- Emission.
+    std::vector<Instruction> all;
+    std::vector<std::vector<Box>> stageBoxes; // per instruction (index id - 1)
+    std::vector<std::uint64_t> loadBytes(size_t(mesh.tiles()), 0);
+    std::vector<TileBuffer> buf(size_t(mesh.tiles()), TileBuffer(std::uint64_t(hw.bufferBytes)));
+    auto emit = [&](Instruction ins, std::vector<Box> stages) -> std::uint32_t {
+        ins.id = std::uint32_t(all.size() + 1);
+        ins.stages = std::uint32_t(stages.size());
+        all.push_back(std::move(ins));
+        stageBoxes.push_back(std::move(stages));
+        return all.back().id;
+    };
+    auto at = [&](std::uint32_t id) -> Instruction& { return all[size_t(id - 1)]; };
+    auto addDep = [&](std::uint32_t on, std::uint32_t who, std::uint32_t stage) {
+        Instruction& i = at(who);
+        for (auto& d : i.deps)
+            if (d.id == on) {
+                d.stage = std::max(d.stage, stage);
+                return;
+            }
+        i.deps.push_back({on, stage});
+    };
+    auto fullDep = [&](std::uint32_t on, std::uint32_t who) { addDep(on, who, at(on).stages); };
+    auto allocate = [&](int tile, std::uint64_t bytes, bool top, const std::string& what) -> Result<Region> {
+        Region r;
+        r.tile = tile;
+        r.bytes = bytes;
+        auto off = buf[size_t(tile)].alloc(bytes, top);
+        if (!off)
+            return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
+                         std::to_string(bytes) + " bytes, " + std::to_string(buf[size_t(tile)].free()) +
+                         " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
+        r.offset = *off;
+        return r;
+    };
+    // Write-after-read: a writer into a fresh region waits for the last readers of what was
+    // there before.
+    auto guard = [&](const Region& r, const std::vector<std::uint32_t>& writers) {
+        for (std::uint32_t h : buf[size_t(r.tile)].hazards(r.offset, r.bytes))
+            for (std::uint32_t w : writers)
+                if (h != w) fullDep(h, w);
+    };
+    std::vector<IrWorkload>& W = R.workloads;
+    auto addRegion = [&](int workload, Region& r, const std::string& what, std::uint32_t firstWriter) {
+        BufferRegion br;
+        br.what = what;
+        br.tile = r.tile;
+        br.offset = r.offset;
+        br.bytes = r.bytes;
+        br.firstWriter = firstWriter;
+        r.workload = workload;
+        r.regionIndex = int(W[size_t(workload)].buffers.size());
+        W[size_t(workload)].buffers.push_back(br);
+    };
+    auto release = [&](Region& r) {
+        std::uint32_t last = 0;
+        for (auto x : r.readers) last = std::max(last, x);
+        if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
+        buf[size_t(r.tile)].release(r.offset, r.bytes, r.readers);
+    };
+
+    struct WeightState {
+        int segInv = -1;
+        int remaining = 0;
+        std::map<int, Region> region;                 // tile -> region
+        std::map<int, std::uint32_t> load;            // tile -> LOAD that delivers its slice
+    };
+    std::vector<WeightState> wstate(static_cast<size_t>(L));
+    struct StoreRec {
+        Box box;
+        std::uint32_t id;
+    };
+    std::vector<std::vector<StoreRec>> stores(static_cast<size_t>(L));
+
+    for (int vi = 0; vi < int(invs.size()); ++vi) {
+        const Inv& v = invs[size_t(vi)];
+        const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
+        const Layer& ly = net.layers[size_t(v.layer)];
+        const LeafMapping& m = leaf.mapping;
+        const int s0 = v.first, s1 = v.last + 1;
+        const std::int32_t layerIdx = v.layer;
+
+        struct Active {
+            int tile;
+            Box box;
+            int workload;
+        };
+        std::vector<Active> act;
+        long long maxVol = 1;
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box b = tileBox(leaf, t, s0, s1);
+            if (b.empty()) continue;
+            maxVol = std::max(maxVol, b.volume());
+            IrWorkload wl;
+            wl.tile = leaf.tiles[size_t(t)];
+            wl.layer = v.layer;
+            wl.node = leaf.node;
+            wl.segment = leaf.segment;
+            wl.segmentInvocation = v.segInv;
+            wl.firstSample = v.first;
+            wl.lastSample = v.last;
+            wl.ofmap = b;
+            wl.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
+                           std::to_string(m.ph) + " W" + std::to_string(m.pw);
+            wl.tiling = m.tiling;
+            W.push_back(wl);
+            act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});
+        }
+        if (act.empty()) return Error{"layer " + ly.name + ": no tile has work (over-split partition)"};
+
+        // Weights: loaded once per segment invocation, one multicast per output-channel slice.
+        WeightState& ws = wstate[size_t(v.layer)];
+        const bool hasWeights = ly.weightBytes > 0;
+        const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
+                           ? std::max(1, ly.inC / std::max(1, ly.groups)) : 1;
+        auto weightBox = [&](int k0, int k1) {
+            Box b;
+            b.lo = {k0, 0, 0, 0};
+            b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
+            if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
+            return b;
+        };
+        auto weightElems = [&](int k0, int k1) {
+            const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
+            return wb * k1 / oc - wb * k0 / oc;
+        };
+        bool loadsWeights = false;
+        if (hasWeights && ws.segInv != v.segInv) {
+            loadsWeights = true;
+            ws.segInv = v.segInv;
+            ws.remaining = std::max(1, S.segBatch / std::max(1, leaf.batch));
+            ws.region.clear();
+            ws.load.clear();
+            std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> active indices
+            for (int a = 0; a < int(act.size()); ++a)
+                byK[{act[size_t(a)].box.lo[1], act[size_t(a)].box.hi[1]}].push_back(a);
+            for (const auto& [kr, members] : byK) {
+                const std::uint64_t bytes = bytesOf(weightElems(kr.first, kr.second));
+                std::vector<Region> regs;
+                for (int a : members) {
+                    auto r = allocate(act[size_t(a)].tile, bytes, true, "weights of " + ly.name);
+                    if (!r) return r.error();
+                    regs.push_back(*r);
+                }
+                // The least-loaded destination issues the read (spreads DRAM requests).
+                int leader = members.front();
+                for (int a : members)
+                    if (loadBytes[size_t(act[size_t(a)].tile)] < loadBytes[size_t(act[size_t(leader)].tile)]) leader = a;
+                Instruction ins;
+                ins.op = Op::Load;
+                ins.tile = act[size_t(leader)].tile;
+                ins.layer = layerIdx;
+                ins.bytes = bytes;
+                ins.src = kDram;
+                ins.dst = act[size_t(leader)].tile;
+                for (int a : members)
+                    if (a != leader) ins.mcast.push_back(act[size_t(a)].tile);
+                const Box wb = weightBox(kr.first, kr.second);
+                ins.lo = wb.lo;
+                ins.hi = wb.hi;
+                for (const auto& r : regs) ins.buffers.push_back({r.tile, r.offset, r.bytes, true});
+                const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages));
+                loadBytes[size_t(ins.tile)] += bytes;
+                for (size_t q = 0; q < members.size(); ++q) {
+                    const int a = members[q];
+                    guard(regs[q], {id});
+                    ws.region[act[size_t(a)].tile] = regs[q];
+                    ws.load[act[size_t(a)].tile] = id;
+                    addRegion(act[size_t(a)].workload, ws.region[act[size_t(a)].tile], "weights", id);
+                }
+            }
+        }
+
+        // Inputs.
+        struct Writer {
+            std::uint32_t id;
+            bool sameCoords; // its stage boxes are in the input's coordinates
+        };
+        std::vector<std::vector<std::vector<Writer>>> writers(act.size(),
+                                                              std::vector<std::vector<Writer>>(ly.inputs.size()));
+        struct LocalRead {
+            int prodInv;
+            size_t slice;
+            size_t input;
+        };
+        std::vector<std::vector<LocalRead>> local(act.size());
+        std::vector<std::vector<Region>> inRegions(act.size());
+        std::set<int> usedProducers;
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const LayerInput& in = ly.inputs[k];
+            const InputGeom& g = geom[size_t(v.layer)][k];
+            std::vector<Box> win(act.size());
+            for (size_t a = 0; a < act.size(); ++a) win[a] = window(v.layer, k, act[a].box);
+            const std::string from = in.producer >= 0 ? net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
+            for (size_t a = 0; a < act.size(); ++a) {
+                IrInput ii;
+                ii.index = int(k);
+                ii.from = from;
+                ii.viaDram = leaf.inputViaDram[k];
+                ii.range = win[a];
+                W[size_t(act[a].workload)].inputs.push_back(ii);
+            }
+            if (leaf.inputViaDram[k]) {
+                // Cut the input into cells along every window edge; each cell is read from
+                // DRAM once and multicast to every tile whose window holds it. Parts no
+                // window needs (stride > kernel) travel with their neighbour, so the whole
+                // tensor is read exactly once, as the evaluator counts it.
+                Box ext;
+                ext.lo = {s0, 0, 0, 0};
+                ext.hi = {s1, g.C, g.H, g.W};
+                std::array<std::vector<int>, 4> cuts;
+                for (size_t ax = 0; ax < 4; ++ax) {
+                    std::set<int> pts{ext.lo[ax], ext.hi[ax]};
+                    for (const auto& w : win)
+                        if (!w.empty()) {
+                            pts.insert(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
+                            pts.insert(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
+                        }
+                    cuts[ax].assign(pts.begin(), pts.end());
+                }
+                // cover[ax][seg][a]: tile a takes segment seg of axis ax.
+                std::array<std::vector<std::vector<char>>, 4> cover;
+                for (size_t ax = 0; ax < 4; ++ax) {
+                    const size_t ns = cuts[ax].size() - 1;
+                    cover[ax].assign(ns, std::vector<char>(act.size(), 0));
+                    std::vector<char> gap(ns, 1);
+                    for (size_t sg = 0; sg < ns; ++sg)
+                        for (size_t a = 0; a < act.size(); ++a)
+                            if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] && cuts[ax][sg + 1] <= win[a].hi[ax])
+                                cover[ax][sg][a] = 1, gap[sg] = 0;
+                    for (size_t sg = 1; sg < ns; ++sg)
+                        if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
+                    for (size_t sg = ns; sg-- > 0;)
+                        if (gap[sg] && sg + 1 < ns && !gap[sg + 1]) cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
+                }
+                struct Cell {
+                    Box box;
+                    std::vector<size_t> to;
+                };
+                std::vector<Cell> cells;
+                std::array<size_t, 4> si{};
+                for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
+                    for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1])
+                        for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2])
+                            for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
+                                Cell c;
+                                for (size_t ax = 0; ax < 4; ++ax) {
+                                    c.box.lo[ax] = cuts[ax][si[ax]];
+                                    c.box.hi[ax] = cuts[ax][si[ax] + 1];
+                                }
+                                if (c.box.empty()) continue;
+                                for (size_t a = 0; a < act.size(); ++a) {
+                                    bool all4 = true;
+                                    for (size_t ax = 0; ax < 4 && all4; ++ax) all4 = cover[ax][si[ax]][a];
+                                    if (all4) c.to.push_back(a);
+                                }
+                                if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
+                                cells.push_back(std::move(c));
+                            }
+                std::vector<std::uint64_t> need(act.size(), 0);
+                for (const auto& c : cells)
+                    for (size_t a : c.to) need[a] += bytesOf(c.box.volume());
+                std::vector<Region> regs(act.size());
+                std::vector<std::uint64_t> fill(act.size(), 0);
+                std::vector<std::vector<std::uint32_t>> regWriters(act.size());
+                for (size_t a = 0; a < act.size(); ++a) {
+                    auto r = allocate(act[a].tile, need[a], false, "input " + from + " of " + ly.name);
+                    if (!r) return r.error();
+                    regs[a] = *r;
+                }
+                for (const auto& c : cells) {
+                    const std::uint64_t bytes = bytesOf(c.box.volume());
+                    size_t leader = c.to.front();
+                    for (size_t a : c.to)
+                        if (loadBytes[size_t(act[a].tile)] < loadBytes[size_t(act[leader].tile)]) leader = a;
+                    Instruction ins;
+                    ins.op = Op::Load;
+                    ins.tile = act[leader].tile;
+                    ins.layer = layerIdx;
+                    ins.bytes = bytes;
+                    ins.src = kDram;
+                    ins.dst = act[leader].tile;
+                    for (size_t a : c.to)
+                        if (a != leader) ins.mcast.push_back(act[a].tile);
+                    ins.lo = c.box.lo;
+                    ins.hi = c.box.hi;
+                    for (size_t a : c.to) {
+                        ins.buffers.push_back({act[a].tile, regs[a].offset + fill[a], bytes, true});
+                        fill[a] += bytes;
+                    }
+                    const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages));
+                    loadBytes[size_t(ins.tile)] += bytes;
+                    // Read after write through DRAM: the producer's stores of this data.
+                    if (in.producer >= 0)
+                        for (const auto& st : stores[size_t(in.producer)]) {
+                            bool hit;
+                            if (g.sameAsProducer) hit = st.box.intersects(c.box);
+                            else hit = st.box.lo[0] < c.box.hi[0] && c.box.lo[0] < st.box.hi[0];
+                            if (hit) fullDep(st.id, id);
+                        }
+                    for (size_t a : c.to) {
+                        regWriters[a].push_back(id);
+                        writers[a][k].push_back({id, true});
+                    }
+                }
+                for (size_t a = 0; a < act.size(); ++a) {
+                    if (regs[a].bytes == 0) continue;
+                    guard(regs[a], regWriters[a]);
+                    addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+                    inRegions[a].push_back(regs[a]);
+                    auto& ii = W[size_t(act[a].workload)].inputs.back();
+                    ii.sources = {"dram"};
+                    ii.bytes = regs[a].bytes;
+                }
+                continue;
+            }
+
+            // Over the NoC from the producer's tiles.
+            struct Group {
+                int pinv;
+                size_t slice;
+                Box x;
+                std::vector<size_t> to;
+            };
+            std::vector<Group> groups;
+            std::vector<std::uint64_t> need(act.size(), 0);
+            for (int pi : overlapping(in.producer, v.first, v.last)) {
+                ProdInv& P = prod[size_t(pi)];
+                if (!P.emitted)
+                    return Error{"internal: " + ly.name + " is scheduled before its producer " + from};
+                usedProducers.insert(pi);
+                std::map<std::pair<size_t, std::array<int, 8>>, size_t> index;
+                for (size_t sl = 0; sl < P.slices.size(); ++sl) {
+                    const ProdSlice& ps = P.slices[sl];
+                    for (size_t a = 0; a < act.size(); ++a) {
+                        Box want = win[a];
+                        if (!g.sameAsProducer) { // the whole producer output of these samples
+                            want = ps.box;
+                            want.lo[0] = act[a].box.lo[0];
+                            want.hi[0] = act[a].box.hi[0];
+                        }
+                        const Box x = ps.box.intersect(want);
+                        if (x.empty()) continue;
+                        if (ps.tile == act[a].tile) {
+                            local[a].push_back({pi, sl, k});
+                            continue;
+                        }
+                        std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3], x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
+                        auto [it, fresh] = index.try_emplace({sl, key}, groups.size());
+                        if (fresh) groups.push_back({pi, sl, x, {}});
+                        groups[it->second].to.push_back(a);
+                        need[a] += bytesOf(x.volume());
+                    }
+                }
+            }
+            std::vector<Region> regs(act.size());
+            std::vector<std::uint64_t> fill(act.size(), 0);
+            std::vector<std::vector<std::uint32_t>> regWriters(act.size());
+            for (size_t a = 0; a < act.size(); ++a) {
+                auto r = allocate(act[a].tile, need[a], false, "input " + from + " of " + ly.name);
+                if (!r) return r.error();
+                regs[a] = *r;
+            }
+            std::vector<std::set<std::string>> sources(act.size());
+            for (const auto& gr : groups) {
+                ProdSlice& ps = prod[size_t(gr.pinv)].slices[gr.slice];
+                const std::uint64_t bytes = bytesOf(gr.x.volume());
+                Instruction send;
+                send.op = Op::Send;
+                send.tile = ps.tile;
+                send.layer = in.producer;
+                send.bytes = bytes;
+                send.src = ps.tile;
+                send.dst = act[gr.to.front()].tile;
+                for (size_t q = 1; q < gr.to.size(); ++q) send.mcast.push_back(act[gr.to[q]].tile);
+                send.lo = gr.x.lo;
+                send.hi = gr.x.hi;
+                send.buffers.push_back({ps.tile, ps.region.offset, ps.region.bytes, false});
+                std::vector<std::uint64_t> slot;
+                for (size_t a : gr.to) {
+                    slot.push_back(regs[a].offset + fill[a]);
+                    send.buffers.push_back({act[a].tile, regs[a].offset + fill[a], bytes, true});
+                    fill[a] += bytes;
+                }
+                std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
+                const std::uint32_t sid = emit(send, st);
+                addDep(ps.computeId, sid, lagStage(ps.stages, st));
+                ps.region.readers.push_back(sid);
+                W[size_t(ps.region.workload)].destinations.push_back(tileName(send.dst));
+                for (auto t : send.mcast) W[size_t(ps.region.workload)].destinations.push_back(tileName(t));
+                for (size_t q = 0; q < gr.to.size(); ++q) {
+                    const size_t a = gr.to[q];
+                    Instruction recv;
+                    recv.op = Op::Load;
+                    recv.tile = act[a].tile;
+                    recv.layer = layerIdx;
+                    recv.bytes = bytes;
+                    recv.src = ps.tile;
+                    recv.dst = act[a].tile;
+                    recv.lo = gr.x.lo;
+                    recv.hi = gr.x.hi;
+                    recv.buffers.push_back({act[a].tile, slot[q], bytes, true});
+                    const std::uint32_t rid = emit(recv, st);
+                    addDep(sid, rid, 1);
+                    regWriters[a].push_back(sid);
+                    writers[a][k].push_back({rid, g.sameAsProducer});
+                    sources[a].insert(tileName(ps.tile));
+                }
+            }
+            for (size_t a = 0; a < act.size(); ++a) {
+                auto& ii = W[size_t(act[a].workload)].inputs.back();
+                for (const auto& lr : local[a])
+                    if (lr.input == k) sources[a].insert(tileName(act[a].tile));
+                ii.sources.assign(sources[a].begin(), sources[a].end());
+                ii.bytes = regs[a].bytes;
+                if (regs[a].bytes == 0) continue;
+                guard(regs[a], regWriters[a]);
+                addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+                inRegions[a].push_back(regs[a]);
+            }
+        }
+
+        // Compute, then store.
+        std::vector<ProdSlice> slices;
+        for (size_t a = 0; a < act.size(); ++a) {
+            const Box& ob = act[a].box;
+            long long inBytes = 0;
+            for (size_t k = 0; k < ly.inputs.size(); ++k) inBytes += window(v.layer, k, ob).volume();
+            const Order order = loadsWeights && ly.weightBytes > 0 &&
+                                        weightElems(ob.lo[1], ob.hi[1]) > inBytes ? kChannelOrder : kActOrder;
+            std::vector<Box> st = splitBox(ob, order, maxStages);
+            auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
+            if (!r) return r.error();
+            Region out = *r;
+            Instruction c;
+            c.op = Op::Compute;
+            c.tile = act[a].tile;
+            c.layer = layerIdx;
+            c.bytes = out.bytes;
+            c.src = c.dst = act[a].tile;
+            c.cycles = std::uint64_t(std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
+            c.lo = ob.lo;
+            c.hi = ob.hi;
+            for (const auto& ir : inRegions[a]) c.buffers.push_back({ir.tile, ir.offset, ir.bytes, false});
+            for (const auto& lr : local[a]) {
+                const Region& pr = prod[size_t(lr.prodInv)].slices[lr.slice].region;
+                c.buffers.push_back({pr.tile, pr.offset, pr.bytes, false});
+            }
+            if (hasWeights) {
+                const Region& wr = ws.region[act[a].tile];
+                c.buffers.push_back({wr.tile, wr.offset, wr.bytes, false});
+            }
+            c.buffers.push_back({out.tile, out.offset, out.bytes, true});
+            const std::uint32_t cid = emit(c, st);
+            IrWorkload& wl = W[size_t(act[a].workload)];
+            wl.cycles = c.cycles;
+            wl.computeId = cid;
+            guard(out, {cid});
+            addRegion(act[a].workload, out, "ofmap", cid);
+            // Dependencies on the data it reads, at the stage it first needs.
+            for (size_t k = 0; k < ly.inputs.size(); ++k) {
+                std::vector<Box> req;
+                for (const auto& sb : st) req.push_back(window(v.layer, k, sb));
+                for (const auto& wr : writers[a][k]) {
+                    if (wr.sameCoords) addDep(wr.id, cid, lagStage(stageBoxes[wr.id - 1], req));
+                    else fullDep(wr.id, cid);
+                }
+            }
+            for (const auto& lr : local[a]) {
+                ProdSlice& ps = prod[size_t(lr.prodInv)].slices[lr.slice];
+                if (geom[size_t(v.layer)][lr.input].sameAsProducer) {
+                    std::vector<Box> req;
+                    for (const auto& sb : st) req.push_back(window(v.layer, lr.input, sb));
+                    addDep(ps.computeId, cid, lagStage(ps.stages, req));
+                } else {
+                    fullDep(ps.computeId, cid);
+                }
+                ps.region.readers.push_back(cid);
+                W[size_t(ps.region.workload)].destinations.push_back(tileName(act[a].tile));
+            }
+            if (hasWeights) {
+                const Box full = weightBox(ob.lo[1], ob.hi[1]);
+                std::vector<Box> req;
+                for (const auto& sb : st) req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
+                const std::uint32_t lid = ws.load[act[a].tile];
+                addDep(lid, cid, lagStage(stageBoxes[lid - 1], req));
+                ws.region[act[a].tile].readers.push_back(cid);
+                wl.weights = full;
+                wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
+                wl.weightsLoaded = loadsWeights;
+            }
+            for (auto& ir : inRegions[a]) {
+                ir.readers.push_back(cid);
+                release(ir);
+            }
+            ProdSlice ps;
+            ps.tile = act[a].tile;
+            ps.box = ob;
+            ps.region = out;
+            ps.computeId = cid;
+            ps.stages = st;
+            ps.order = order;
+            if (leaf.writesDram) {
+                Instruction s;
+                s.op = Op::Store;
+                s.tile = act[a].tile;
+                s.layer = layerIdx;
+                s.bytes = out.bytes;
+                s.src = act[a].tile;
+                s.dst = kDram;
+                s.lo = ob.lo;
+                s.hi = ob.hi;
+                s.buffers.push_back({out.tile, out.offset, out.bytes, false});
+                const std::uint32_t sid = emit(s, st);
+                addDep(cid, sid, 1);
+                ps.region.readers.push_back(sid);
+                stores[size_t(v.layer)].push_back({ob, sid});
+                wl.destinations.push_back("dram");
+            }
+            slices.push_back(std::move(ps));
+        }
+        ProdInv& me = prod[size_t(vi)];
+        me.emitted = true;
+        me.slices = std::move(slices);
+        if (me.pending == 0)
+            for (auto& ps : me.slices) {
+                if (ps.region.readers.empty()) ps.region.readers.push_back(ps.computeId);
+                release(ps.region);
+            }
+        for (int pi : usedProducers)
+            if (--prod[size_t(pi)].pending == 0)
+                for (auto& ps : prod[size_t(pi)].slices) release(ps.region);
+        if (hasWeights && --ws.remaining == 0)
+            for (auto& [t, r] : ws.region) release(r);
+    }
+
+    // ---- Program: per-tile streams in issue order.
+    Program& P = R.program;
+    P.hardwareJson = hardwareToJson(hw, -1);
+    for (const auto& l : net.layers) P.layers.push_back(l.name);
+    for (int t = 0; t < mesh.tiles(); ++t) P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
+    for (auto& ins : all) {
+        if (ins.op == Op::Load || ins.op == Op::Store)
+            if (ins.src == kDram || ins.dst == kDram) R.programDramBytes += ins.bytes;
+        P.tiles[size_t(ins.tile)].instructions.push_back(std::move(ins));
+    }
+    for (int t = 0; t < mesh.tiles(); ++t) R.peakBufferBytes.push_back(buf[size_t(t)].peak());
+    const Evaluation& ev = S.evaluation;
+    P.schedule = {{"delay_cycles", ev.delay}, {"dram_bytes", ev.dramBytes}, {"energy_pj", ev.energy.total()},
+                  {"noc_hop_bytes", ev.nocHopBytes}, {"batch", totalBatch}, {"tree", treeToText(tree, net)},
+                  {"model", net.sourcePath}};
+    return R;
+}
+
+} // namespace tilescope

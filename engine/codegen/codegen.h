@@ -1,0 +1,91 @@
+// The instruction generator (SPEC §5): from an evaluated RA tree to the IR (per-tile
+// workloads with data ranges, buffer allocations, sources and destinations, compute
+// parameters) and to the per-tile LOAD / COMPUTE / STORE program with stage-granular
+// dependencies. It follows the evaluator's decisions exactly (analyseSchedule) so the
+// program moves the schedule's DRAM bytes and its replay can be compared with its delay.
+#pragma once
+
+#include "codegen/program.h"
+#include "eval/evaluator.h"
+#include "eval/schedule_layout.h"
+#include "tree/ratree.h"
+#include "util/result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+struct CodegenOptions {
+    // Units an instruction is cut into for fine-grained dependencies (per transfer and per
+    // compute); more stages overlap load, compute and store better at the cost of events.
+    int maxStages = 8;
+};
+
+// A box of a tensor: [lo, hi) per axis. Activations: [b, c, h, w] with b the absolute
+// sample index; weights: [k, c, r, s].
+struct Box {
+    std::array<int, 4> lo{}, hi{};
+    bool empty() const;
+    long long volume() const;
+    Box intersect(const Box& o) const;
+    bool intersects(const Box& o) const { return !intersect(o).empty(); }
+    bool operator==(const Box&) const = default;
+};
+
+// A region of a tile's global buffer with its lifetime in instruction ids.
+struct BufferRegion {
+    std::string what;          // "weights", "ifmap<k>", "ofmap"
+    int tile = 0;
+    std::uint64_t offset = 0, bytes = 0;
+    std::uint32_t firstWriter = 0; // first instruction that writes it
+    std::uint32_t lastReader = 0;  // last instruction that reads it (0: none)
+};
+
+struct IrInput {
+    int index = 0;             // position in the layer's inputs
+    std::string from;          // producer layer name, or "input:<name>" for a network input
+    bool viaDram = true;
+    Box range;                 // the window this tile reads, in the input's own coordinates
+    std::vector<std::string> sources; // "dram" or "tile:N" (producer tiles)
+    std::uint64_t bytes = 0;   // bytes delivered into this tile's buffer (0: all local)
+};
+
+// One leaf invocation on one tile.
+struct IrWorkload {
+    int tile = 0;
+    int layer = -1;
+    int node = -1;
+    int segment = 0, segmentInvocation = 0;
+    int firstSample = 0, lastSample = 0;
+    Box ofmap;
+    Box weights;               // empty when the layer has no static weights
+    std::uint64_t weightBytes = 0;
+    bool weightsLoaded = false; // this invocation loads the weights (first of its segment run)
+    std::vector<IrInput> inputs;
+    std::vector<std::string> destinations; // "dram" and/or "tile:N"
+    std::vector<BufferRegion> buffers;
+    std::string partition, tiling;
+    std::uint64_t cycles = 0;
+    std::uint32_t computeId = 0;
+};
+
+struct CodegenResult {
+    Program program;
+    std::vector<IrWorkload> workloads; // in issue order
+    ScheduleLayout layout;
+    std::uint64_t programDramBytes = 0; // bytes the program's LOAD(dram) + STORE move
+    std::vector<std::uint64_t> peakBufferBytes; // per tile id: largest live allocation sum
+};
+
+nlohmann::json irToJson(const CodegenResult& r, const Network& net);
+
+// The tree must be valid for (network, hardware, batch); invalid trees, and schedules the
+// generator cannot lay out in the buffers, return an Error with the reason.
+Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
+                                      const EvalOptions& evalOpt, const CodegenOptions& opt = {});
+
+} // namespace tilescope

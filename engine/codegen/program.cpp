@@ -1,0 +1,226 @@
+#include "codegen/program.h"
+
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tilescope {
+
+using nlohmann::json;
+
+const char* toString(Engine e) {
+    switch (e) {
+    case Engine::Load: return "load";
+    case Engine::Compute: return "compute";
+    case Engine::Store: return "store";
+    }
+    return "?";
+}
+
+const char* toString(Op o) {
+    switch (o) {
+    case Op::Load: return "LOAD";
+    case Op::Compute: return "COMPUTE";
+    case Op::Store: return "STORE";
+    case Op::Send: return "SEND";
+    }
+    return "?";
+}
+
+Engine engineOf(Op o) {
+    switch (o) {
+    case Op::Load: return Engine::Load;
+    case Op::Compute: return Engine::Compute;
+    case Op::Store:
+    case Op::Send: return Engine::Store;
+    }
+    return Engine::Load;
+}
+
+std::vector<std::int32_t> Instruction::destinations() const {
+    std::vector<std::int32_t> d{dst};
+    d.insert(d.end(), mcast.begin(), mcast.end());
+    return d;
+}
+
+size_t Program::instructionCount() const {
+    size_t n = 0;
+    for (const auto& t : tiles) n += t.instructions.size();
+    return n;
+}
+
+namespace {
+
+std::string endpoint(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
+
+bool parseEndpoint(const std::string& s, std::int32_t& out) {
+    if (s == "dram") {
+        out = kDram;
+        return true;
+    }
+    if (s.rfind("tile:", 0) != 0 || s.size() == 5 || s.size() > 14) return false;
+    long long v = 0;
+    for (size_t i = 5; i < s.size(); ++i) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v > std::numeric_limits<std::int32_t>::max()) return false;
+    out = std::int32_t(v);
+    return true;
+}
+
+bool parseOp(const std::string& s, Op& out) {
+    for (Op o : {Op::Load, Op::Compute, Op::Store, Op::Send})
+        if (s == toString(o)) {
+            out = o;
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
+json programToJson(const Program& p) {
+    json tiles = json::array();
+    for (const auto& t : p.tiles) {
+        json ins = json::array();
+        for (const auto& i : t.instructions) {
+            json deps = json::array();
+            for (const auto& d : i.deps) deps.push_back({{"id", d.id}, {"stage", d.stage}});
+            json bufs = json::array();
+            for (const auto& b : i.buffers)
+                bufs.push_back({{"tile", b.tile}, {"offset", b.offset}, {"bytes", b.bytes},
+                                {"access", b.write ? "w" : "r"}});
+            json j = {{"id", i.id},
+                      {"engine", toString(i.engine())},
+                      {"op", toString(i.op)},
+                      {"layer", i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
+                      {"bytes", i.bytes},
+                      {"src", endpoint(i.src)},
+                      {"dst", endpoint(i.dst)},
+                      {"stages", i.stages},
+                      {"cycles", i.cycles},
+                      {"range", {{"lo", i.lo}, {"hi", i.hi}}},
+                      {"deps", deps},
+                      {"buffers", bufs}};
+            if (!i.mcast.empty()) j["mcast"] = i.mcast;
+            ins.push_back(std::move(j));
+        }
+        tiles.push_back({{"id", t.id}, {"x", t.x}, {"y", t.y}, {"instructions", std::move(ins)}});
+    }
+    json hw = json::parse(p.hardwareJson.empty() ? "null" : p.hardwareJson, nullptr, false);
+    return {{"format", "tilescope-program"}, {"version", 1}, {"hardware", hw},
+            {"layers", p.layers}, {"schedule", p.schedule}, {"tiles", std::move(tiles)}};
+}
+
+Result<Program> programFromJson(const json& j, const std::string& file) {
+    Program p;
+    std::string place = "top level";
+    try {
+        if (!j.is_object()) return makeError(file, "", "not a program (expected a JSON object)");
+        if (!j.contains("tiles") || !j["tiles"].is_array())
+            return makeError(file, "", "not a program (no \"tiles\" array)");
+        if (j.contains("hardware") && !j["hardware"].is_null()) p.hardwareJson = j["hardware"].dump();
+        if (j.contains("schedule")) p.schedule = j["schedule"];
+        std::map<std::string, int> layerIndex;
+        if (j.contains("layers"))
+            for (const auto& l : j["layers"]) {
+                layerIndex[l.get<std::string>()] = int(p.layers.size());
+                p.layers.push_back(l.get<std::string>());
+            }
+        for (const auto& jt : j["tiles"]) {
+            TileProgram t;
+            place = "tile";
+            t.id = jt.at("id").get<std::int32_t>();
+            place = "tile " + std::to_string(t.id);
+            t.x = jt.value("x", 0);
+            t.y = jt.value("y", 0);
+            for (const auto& ji : jt.at("instructions")) {
+                Instruction i;
+                place = "tile " + std::to_string(t.id) + " instruction";
+                i.id = ji.at("id").get<std::uint32_t>();
+                place = "instruction " + std::to_string(i.id);
+                i.tile = t.id;
+                if (!parseOp(ji.at("op").get<std::string>(), i.op))
+                    return makeError(file, place, "unknown op '" + ji["op"].get<std::string>() + "'");
+                if (ji.contains("engine") && ji["engine"].get<std::string>() != toString(i.engine()))
+                    return makeError(file, place, "op " + std::string(toString(i.op)) + " does not run on engine '" +
+                                                      ji["engine"].get<std::string>() + "'");
+                const std::string layer = ji.value("layer", std::string());
+                if (!layer.empty()) {
+                    auto it = layerIndex.find(layer);
+                    if (it == layerIndex.end()) {
+                        it = layerIndex.emplace(layer, int(p.layers.size())).first;
+                        p.layers.push_back(layer);
+                    }
+                    i.layer = it->second;
+                }
+                i.bytes = ji.value("bytes", std::uint64_t(0));
+                if (!parseEndpoint(ji.value("src", std::string("dram")), i.src))
+                    return makeError(file, place, "bad src '" + ji["src"].get<std::string>() + "'");
+                if (!parseEndpoint(ji.value("dst", std::string("dram")), i.dst))
+                    return makeError(file, place, "bad dst '" + ji["dst"].get<std::string>() + "'");
+                if (ji.contains("mcast")) i.mcast = ji["mcast"].get<std::vector<std::int32_t>>();
+                i.stages = ji.value("stages", 1u);
+                i.cycles = ji.value("cycles", std::uint64_t(0));
+                if (ji.contains("range")) {
+                    i.lo = ji["range"].at("lo").get<std::array<std::int32_t, 4>>();
+                    i.hi = ji["range"].at("hi").get<std::array<std::int32_t, 4>>();
+                }
+                if (ji.contains("deps"))
+                    for (const auto& d : ji["deps"])
+                        i.deps.push_back({d.at("id").get<std::uint32_t>(), d.value("stage", 1u)});
+                if (ji.contains("buffers"))
+                    for (const auto& b : ji["buffers"]) {
+                        BufferRef r;
+                        r.tile = b.value("tile", t.id);
+                        r.offset = b.at("offset").get<std::uint64_t>();
+                        r.bytes = b.at("bytes").get<std::uint64_t>();
+                        r.write = b.value("access", std::string("r")) == "w";
+                        i.buffers.push_back(r);
+                    }
+                t.instructions.push_back(std::move(i));
+            }
+            p.tiles.push_back(std::move(t));
+        }
+    } catch (const json::exception& e) {
+        return makeError(file, place, std::string("malformed: ") + e.what());
+    }
+    return p;
+}
+
+std::string programToText(const Program& p) {
+    std::ostringstream o;
+    o << "# tilescope program: " << p.tiles.size() << " tiles, " << p.instructionCount()
+      << " instructions\n# id engine op layer src -> dst bytes stages cycles range deps buffers\n";
+    for (const auto& t : p.tiles) {
+        o << "\ntile " << t.id << " (" << t.x << "," << t.y << "): " << t.instructions.size()
+          << " instructions\n";
+        for (const auto& i : t.instructions) {
+            char head[160];
+            std::snprintf(head, sizeof head, "  %6u %-7s %-7s %-20s ", i.id, toString(i.engine()),
+                          toString(i.op),
+                          i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)].c_str() : "-");
+            o << head << endpoint(i.src) << " -> " << endpoint(i.dst);
+            for (auto m : i.mcast) o << "," << m;
+            o << "  " << i.bytes << " B  x" << i.stages;
+            if (i.op == Op::Compute) o << "  " << i.cycles << " cyc";
+            o << "  [" << i.lo[0] << ":" << i.hi[0] << "," << i.lo[1] << ":" << i.hi[1] << ","
+              << i.lo[2] << ":" << i.hi[2] << "," << i.lo[3] << ":" << i.hi[3] << "]";
+            if (!i.deps.empty()) {
+                o << "  deps";
+                for (const auto& d : i.deps) o << " " << d.id << "@" << d.stage;
+            }
+            if (!i.buffers.empty()) {
+                o << "  buf";
+                for (const auto& b : i.buffers)
+                    o << " t" << b.tile << ":" << b.offset << "+" << b.bytes << (b.write ? "w" : "r");
+            }
+            o << "\n";
+        }
+    }
+    return o.str();
+}
+
+} // namespace tilescope

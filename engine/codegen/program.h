@@ -1,0 +1,96 @@
+// The instruction program for a tiled chip (SPEC §5): per-tile streams for the LOAD,
+// COMPUTE and STORE engines with stage-granular dependencies, and its three encodings
+// (program.json, the compact program.bin of docs/isa.md, the readable program.txt).
+#pragma once
+
+#include "util/result.h"
+#include "util/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+enum class Engine : std::uint8_t { Load = 0, Compute = 1, Store = 2 };
+// LOAD: DRAM or a remote tile -> local buffer (a LOAD from "tile:N" is the receive side of
+// N's SEND). COMPUTE: the PE array / vector unit. STORE: local -> DRAM. SEND: local -> the
+// buffers of other tiles over the NoC (runs on the STORE engine).
+enum class Op : std::uint8_t { Load = 0, Compute = 1, Store = 2, Send = 3 };
+
+const char* toString(Engine e);
+const char* toString(Op o);
+Engine engineOf(Op o);
+
+constexpr int kDram = -1; // endpoint value meaning DRAM
+
+// A dependency at stage granularity (docs/isa.md): stage j (1-based) of the dependent may
+// start once stage min(N_p, stage + j - 1) of the producer has finished, N_p being the
+// producer's stage count. stage == N_p waits for the whole producer.
+struct Dep {
+    std::uint32_t id = 0;
+    std::uint32_t stage = 1;
+    bool operator==(const Dep&) const = default;
+};
+
+// A buffer region an instruction touches: the tile's global buffer [offset, offset+bytes).
+struct BufferRef {
+    std::int32_t tile = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+    bool write = false;
+    bool operator==(const BufferRef&) const = default;
+};
+
+struct Instruction {
+    std::uint32_t id = 0;             // unique across the program
+    Op op = Op::Load;
+    std::int32_t tile = 0;            // the tile whose engine queue holds it
+    std::int32_t layer = -1;          // index into Program::layers
+    std::uint64_t bytes = 0;          // data moved (transfers) or produced (compute)
+    std::int32_t src = kDram;         // kDram or a tile id
+    std::int32_t dst = kDram;         // kDram or a tile id (the first destination)
+    std::vector<std::int32_t> mcast;  // further destination tiles of a multicast
+    std::uint32_t stages = 1;         // equal units the instruction completes in order
+    std::uint64_t cycles = 0;         // COMPUTE: busy cycles of the engine
+    std::array<std::int32_t, 4> lo{}; // data range [b,c,h,w] lower bounds (inclusive)
+    std::array<std::int32_t, 4> hi{}; //   ... upper bounds (exclusive); weights: [k,c,r,s]
+    std::vector<Dep> deps;
+    std::vector<BufferRef> buffers;
+    bool operator==(const Instruction&) const = default;
+
+    Engine engine() const { return engineOf(op); }
+    std::vector<std::int32_t> destinations() const; // dst then mcast
+};
+
+struct TileProgram {
+    std::int32_t id = 0, x = 0, y = 0;
+    std::vector<Instruction> instructions; // in issue order; engines take theirs in order
+    bool operator==(const TileProgram&) const = default;
+};
+
+struct Program {
+    std::string hardwareJson;            // the template the program was built for
+    std::vector<std::string> layers;     // layer names, indexed by Instruction::layer
+    std::vector<TileProgram> tiles;
+    // Figures of the schedule the program implements (empty when unknown): "delay_cycles",
+    // "dram_bytes", "energy_pj", "tree", "model", "batch".
+    nlohmann::json schedule = nlohmann::json::object();
+    bool operator==(const Program&) const = default;
+
+    size_t instructionCount() const;
+};
+
+nlohmann::json programToJson(const Program& p);
+Result<Program> programFromJson(const nlohmann::json& j, const std::string& file);
+std::string programToText(const Program& p);
+
+// program.bin (docs/isa.md). decodeProgram never reads past the input and rejects any
+// malformed byte string with an Error naming `file`, the byte offset and the reason.
+std::string encodeProgram(const Program& p);
+Result<Program> decodeProgram(const std::string& bytes, const std::string& file);
+
+} // namespace tilescope

@@ -1,0 +1,287 @@
+#include "sim/simulator.h"
+
+#include "hw/mesh.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+namespace tilescope {
+
+namespace {
+
+std::string ep(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
+
+struct Flat {
+    std::vector<const Instruction*> ins;             // all instructions
+    std::unordered_map<std::uint32_t, size_t> index; // id -> position in ins
+};
+
+Flat flatten(const Program& p) {
+    Flat f;
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions) {
+            f.index.emplace(i.id, f.ins.size());
+            f.ins.push_back(&i);
+        }
+    return f;
+}
+
+} // namespace
+
+std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const std::string& file) {
+    const int tiles = hw.tiles();
+    auto bad = [&](std::uint32_t id, const std::string& why) {
+        return makeError(file, "instruction " + std::to_string(id), why);
+    };
+    std::set<int> seenTiles;
+    for (const auto& t : p.tiles) {
+        if (t.id < 0 || t.id >= tiles)
+            return makeError(file, "tile " + std::to_string(t.id), "no such tile on a " + std::to_string(hw.meshX) +
+                                                                         "x" + std::to_string(hw.meshY) + " mesh");
+        if (!seenTiles.insert(t.id).second) return makeError(file, "tile " + std::to_string(t.id), "listed twice");
+    }
+    Flat f;
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions) {
+            if (!f.index.emplace(i.id, f.ins.size()).second) return bad(i.id, "duplicate instruction id");
+            f.ins.push_back(&i);
+        }
+    auto inMesh = [&](std::int32_t e) { return e == kDram || (e >= 0 && e < tiles); };
+    for (const Instruction* ip : f.ins) {
+        const Instruction& i = *ip;
+        if (i.stages < 1 || i.stages > 4096) return bad(i.id, "stage count " + std::to_string(i.stages) + " out of range 1..4096");
+        if (!inMesh(i.src) || !inMesh(i.dst)) return bad(i.id, "endpoint outside the mesh");
+        for (auto m : i.mcast)
+            if (m < 0 || m >= tiles) return bad(i.id, "multicast destination tile:" + std::to_string(m) + " outside the mesh");
+        switch (i.op) {
+        case Op::Load:
+            if (i.dst != i.tile) return bad(i.id, "LOAD must write its own tile (dst " + ep(i.dst) + ")");
+            if (i.src == i.tile) return bad(i.id, "LOAD from its own tile");
+            break;
+        case Op::Store:
+            if (i.dst != kDram || i.src != i.tile) return bad(i.id, "STORE must go from its own tile to dram");
+            break;
+        case Op::Send:
+            if (i.dst == kDram || i.src != i.tile) return bad(i.id, "SEND must go from its own tile to a tile");
+            break;
+        case Op::Compute: break;
+        }
+        for (const auto& d : i.deps) {
+            auto it = f.index.find(d.id);
+            if (it == f.index.end()) return bad(i.id, "missing dependency target " + std::to_string(d.id));
+            if (d.id == i.id) return bad(i.id, "depends on itself");
+            const Instruction& q = *f.ins[it->second];
+            if (d.stage < 1 || d.stage > q.stages)
+                return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " + std::to_string(d.stage) +
+                                     " of " + std::to_string(q.stages));
+        }
+        for (const auto& b : i.buffers) {
+            if (b.tile < 0 || b.tile >= tiles) return bad(i.id, "buffer on tile " + std::to_string(b.tile) + " outside the mesh");
+            if (double(b.offset) + double(b.bytes) > hw.bufferBytes)
+                return bad(i.id, "buffer over capacity: tile " + std::to_string(b.tile) + " region [" +
+                                     std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +
+                                     ") exceeds the " + std::to_string(std::uint64_t(hw.bufferBytes)) + "-byte buffer");
+        }
+    }
+    // Every SEND destination has a LOAD from the sender that depends on it, and every LOAD
+    // from a tile waits for a SEND of that tile.
+    std::map<std::uint32_t, std::set<int>> received;
+    for (const Instruction* ip : f.ins) {
+        const Instruction& i = *ip;
+        if (i.op != Op::Load || i.src == kDram) continue;
+        bool matched = false;
+        for (const auto& d : i.deps) {
+            const Instruction& q = *f.ins[f.index.at(d.id)];
+            if (q.op == Op::Send && q.tile == i.src) {
+                const auto dsts = q.destinations();
+                if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) {
+                    received[q.id].insert(i.tile);
+                    matched = true;
+                }
+            }
+        }
+        if (!matched) return bad(i.id, "LOAD from " + ep(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
+    }
+    for (const Instruction* ip : f.ins) {
+        const Instruction& i = *ip;
+        if (i.op != Op::Send) continue;
+        for (auto d : i.destinations())
+            if (!received[i.id].count(d))
+                return bad(i.id, "SEND without a consumer: no LOAD on tile:" + std::to_string(d) +
+                                     " from tile:" + std::to_string(i.tile) + " depends on it");
+    }
+    // Acyclic: dependencies plus the in-order queue of each engine (a dependency on a later
+    // instruction of the same queue can never be met either).
+    const size_t n = f.ins.size();
+    std::vector<std::vector<size_t>> succ(n);
+    std::vector<int> indeg(n, 0);
+    std::map<std::pair<int, int>, size_t> lastOf;
+    for (size_t k = 0; k < n; ++k) {
+        const Instruction& i = *f.ins[k];
+        const auto key = std::make_pair(i.tile, int(i.engine()));
+        if (auto it = lastOf.find(key); it != lastOf.end()) succ[it->second].push_back(k), ++indeg[k];
+        lastOf[key] = k;
+        for (const auto& d : i.deps) succ[f.index.at(d.id)].push_back(k), ++indeg[k];
+    }
+    std::vector<size_t> ready;
+    for (size_t k = 0; k < n; ++k)
+        if (!indeg[k]) ready.push_back(k);
+    size_t seen = 0;
+    while (!ready.empty()) {
+        const size_t k = ready.back();
+        ready.pop_back();
+        ++seen;
+        for (size_t s : succ[k])
+            if (--indeg[s] == 0) ready.push_back(s);
+    }
+    if (seen != n) {
+        // Walk predecessors inside the unresolved set until one repeats: that is a cycle.
+        std::vector<std::vector<size_t>> pred(n);
+        for (size_t k = 0; k < n; ++k)
+            for (size_t s : succ[k])
+                if (indeg[s] > 0 && indeg[k] > 0) pred[s].push_back(k);
+        size_t cur = 0;
+        while (indeg[cur] == 0) ++cur;
+        std::vector<size_t> path;
+        std::map<size_t, size_t> pos;
+        while (!pos.count(cur)) {
+            pos[cur] = path.size();
+            path.push_back(cur);
+            cur = pred[cur].front();
+        }
+        std::string cyc;
+        for (size_t q = path.size(); q-- > pos[cur];) cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
+        cyc += std::to_string(f.ins[cur]->id);
+        return bad(f.ins[cur]->id, "dependency cycle (dependencies and in-order queues): " + cyc);
+    }
+    return std::nullopt;
+}
+
+SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) {
+    const Mesh mesh(hw);
+    SimResult R;
+    const Flat f = flatten(p);
+    const size_t n = f.ins.size();
+    R.total = n;
+    R.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
+
+    // Engines: per (tile, engine) the queue of its instructions in program order.
+    std::vector<std::vector<size_t>> queue(size_t(mesh.tiles()) * 3);
+    for (size_t k = 0; k < n; ++k) {
+        const Instruction& i = *f.ins[k];
+        queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
+    }
+    std::vector<size_t> head(queue.size(), 0);
+    std::vector<Cycles> engineFree(queue.size(), 0);
+    std::vector<std::uint32_t> done(n, 0);
+    std::vector<std::vector<Cycles>> stageEnd(n);
+    std::vector<Cycles> firstStart(n, -1);
+    std::vector<std::vector<size_t>> waiters(n);
+    std::vector<unsigned> version(queue.size(), 0);
+
+    // Resources: 0 = DRAM, 1 + link = NoC links. Each is a server that holds a transfer for
+    // bytes / its bandwidth; a stage takes as long as its slowest resource.
+    std::vector<Cycles> resFree(size_t(1 + mesh.linkCount()), 0);
+    std::vector<std::vector<int>> routes(n);
+    std::vector<char> routed(n, 0);
+    auto routeOf = [&](size_t k) -> const std::vector<int>& {
+        if (routed[k]) return routes[k];
+        routed[k] = 1;
+        const Instruction& i = *f.ins[k];
+        std::vector<int> r, tmp;
+        if (i.op == Op::Load && i.src == kDram)
+            for (auto d : i.destinations()) mesh.routeFromDram(d, r);
+        else if (i.op == Op::Store) mesh.routeToDram(i.tile, r);
+        else if (i.op == Op::Send)
+            for (auto d : i.destinations()) mesh.route(i.tile, d, r);
+        std::sort(r.begin(), r.end());
+        r.erase(std::unique(r.begin(), r.end()), r.end());
+        return routes[k] = std::move(r);
+    };
+
+    using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
+    std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
+    // Candidate start of the engine's next stage, or park it on the instruction it waits for.
+    auto consider = [&](size_t e) {
+        ++version[e];
+        if (head[e] >= queue[e].size()) return;
+        const size_t k = queue[e][head[e]];
+        const Instruction& i = *f.ins[k];
+        const std::uint32_t j = done[k]; // next stage, 0-based
+        Cycles start = engineFree[e];
+        for (const auto& d : i.deps) {
+            const size_t q = f.index.at(d.id);
+            const std::uint32_t np = f.ins[q]->stages;
+            const std::uint32_t need = opt.fineGrained ? std::min<std::uint32_t>(np, d.stage + j) : np;
+            if (done[q] < need) {
+                waiters[q].push_back(e);
+                return;
+            }
+            start = std::max(start, stageEnd[q][need - 1]);
+        }
+        pq.push({start, e, version[e]});
+    };
+    for (size_t e = 0; e < queue.size(); ++e) consider(e);
+
+    const double dramBw = std::max(1e-9, hw.dramBytesPerCycle), linkBw = std::max(1e-9, hw.nocBytesPerCycle);
+    while (!pq.empty()) {
+        auto [start, e, ver] = pq.top();
+        pq.pop();
+        if (ver != version[e]) continue;
+        const size_t k = queue[e][head[e]];
+        const Instruction& i = *f.ins[k];
+        const double frac = 1.0 / i.stages;
+        Cycles begin = start, end = start;
+        if (i.op == Op::Compute) {
+            end = begin + double(i.cycles) * frac;
+        } else if (!(i.op == Op::Load && i.src != kDram)) { // a LOAD from a tile only acknowledges
+            const double bytes = double(i.bytes) * frac;
+            const bool dram = i.op == Op::Load || i.op == Op::Store;
+            const auto& links = routeOf(k);
+            if (dram) begin = std::max(begin, resFree[0]);
+            for (int l : links) begin = std::max(begin, resFree[size_t(1 + l)]);
+            Cycles dur = links.empty() ? 0 : bytes / linkBw;
+            if (dram) {
+                dur = std::max(dur, bytes / dramBw);
+                resFree[0] = begin + bytes / dramBw;
+                R.dramBusy += bytes / dramBw;
+            }
+            for (int l : links) resFree[size_t(1 + l)] = begin + bytes / linkBw;
+            end = begin + dur;
+            R.nocHopBytes += bytes * double(links.size());
+            if (dram) R.dramBytes += bytes;
+        }
+        if (done[k] == 0) firstStart[k] = start;
+        stageEnd[k].push_back(end);
+        ++done[k];
+        engineFree[e] = end;
+        R.busy[size_t(i.tile)][size_t(i.engine())] += end - start;
+        R.delay = std::max(R.delay, end);
+        if (done[k] == i.stages) {
+            ++R.completed;
+            ++head[e];
+            if (opt.recordTimeline)
+                R.timeline.push_back({i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], end});
+        }
+        consider(e);
+        std::vector<size_t> wake;
+        wake.swap(waiters[k]);
+        for (size_t w : wake) consider(w);
+    }
+    R.deadlockFree = R.completed == n;
+    if (!R.deadlockFree)
+        for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)
+            if (head[e] < queue[e].size()) {
+                const Instruction& i = *f.ins[queue[e][head[e]]];
+                R.stuck = "instruction " + std::to_string(i.id) + " on tile " + std::to_string(i.tile) + " (" +
+                          toString(i.engine()) + ") never became ready";
+            }
+    std::sort(R.timeline.begin(), R.timeline.end(),
+              [](const SimInterval& a, const SimInterval& b) { return a.start < b.start || (a.start == b.start && a.id < b.id); });
+    return R;
+}
+
+} // namespace tilescope
