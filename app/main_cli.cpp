@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains",
            "--threads", "--iterations", "--min-util"},
           {"--quiet"}}},
+        {"export-instructions", {runExportInstructions, {"--out"}, {}}},
+        {"simulate", {runSimulate, {"--json"}, {"--quiet"}}},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -1,0 +1,244 @@
+// export-instructions and simulate (CLI.md): from a result or session JSON to a program
+// directory (program.json, program.bin, program.txt, ir.json, hw.json), and the replay of
+// such a program with the summary a chip bring-up engineer checks first.
+#include "cli_commands.h"
+
+#include "codegen/codegen.h"
+#include "model/model_loader.h"
+#include "report/result_json.h"
+#include "sim/simulator.h"
+#include "util/fileio.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+namespace tilescope::cli {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string onlyPositional(const Args& a, const char* what) {
+    if (a.positional.size() != 1) throw UsageError{std::string("expected exactly one ") + what + " argument"};
+    return a.positional[0];
+}
+
+// A relative model path in a result/session is tried as given, then beside the file.
+std::string resolveModel(const std::string& model, const std::string& docPath) {
+    if (model.empty() || fs::exists(model)) return model;
+    const fs::path beside = fs::path(docPath).parent_path() / model;
+    return fs::exists(beside) ? beside.string() : model;
+}
+
+std::string randomSuffix() {
+    std::random_device rd;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", unsigned(rd()));
+    return buf;
+}
+
+// Writes the files into a fresh sibling folder, then swaps it into place, so DIR is either
+// the old complete program or the new one, never a mix.
+std::optional<Error> writeDirAtomic(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+    std::error_code ec;
+    const fs::path target = fs::path(dir).lexically_normal();
+    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    const fs::path tmp = parent / (target.filename().string() + ".tmp-" + randomSuffix());
+    fs::create_directories(tmp, ec);
+    if (ec) return makeError(tmp.string(), "", "cannot create folder: " + ec.message());
+    for (const auto& [name, contents] : files) {
+        if (auto e = writeFileAtomic((tmp / name).string(), contents)) {
+            fs::remove_all(tmp, ec);
+            return e;
+        }
+    }
+    fs::path old;
+    if (fs::exists(target)) {
+        if (!fs::is_directory(target)) {
+            fs::remove_all(tmp, ec);
+            return makeError(dir, "", "exists and is not a folder");
+        }
+        old = parent / (target.filename().string() + ".old-" + randomSuffix());
+        fs::rename(target, old, ec);
+        if (ec) {
+            fs::remove_all(tmp, ec);
+            return makeError(dir, "", "cannot replace: " + ec.message());
+        }
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        if (!old.empty()) fs::rename(old, target, ec);
+        fs::remove_all(tmp, ec);
+        return makeError(dir, "", "cannot write: " + why);
+    }
+    if (!old.empty()) fs::remove_all(old, ec);
+    return std::nullopt;
+}
+
+double pct(double a, double b) { return b != 0 ? 100.0 * (a - b) / b : 0.0; }
+
+} // namespace
+
+int runExportInstructions(const Args& a) {
+    const std::string path = onlyPositional(a, "SESSION_OR_RESULT");
+    if (!a.has("--out") || a.get("--out").empty()) throw UsageError{"--out DIR is required"};
+    const std::string out = a.get("--out");
+
+    auto text = readFile(path);
+    if (!text) return userError(text.error().message);
+    json doc = json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object())
+        return userError(path + ": not a result or session JSON");
+    if (!doc.contains("tree") && !doc.contains("tree_json") && doc.contains("sa")) doc = doc["sa"]; // compare
+    const std::string model = resolveModel(doc.value("model", std::string()), path);
+    if (model.empty()) return userError(path + ": no \"model\" path");
+    const json hwj = doc.contains("hw") ? doc["hw"] : doc.contains("hardware") ? doc["hardware"] : json();
+    if (hwj.is_null()) return userError(path + ": no \"hw\" or \"hardware\"");
+    if (!doc.contains("batch") || !doc["batch"].is_number_integer() || doc["batch"].get<int>() < 1)
+        return userError(path + ": no positive integer \"batch\"");
+    const int batch = doc["batch"].get<int>();
+
+    auto net = loadModel(model);
+    if (!net) return userError(net.error().message);
+    Result<Hardware> hw = hwj.is_string() ? loadHardware(hwj.get<std::string>())
+                                          : parseHardware(hwj.dump(), path + " (hw)");
+    if (!hw) return userError(hw.error().message);
+    Result<RATree> tree = doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
+                              ? parseTreeDocument(doc.dump(), *net, path)
+                              : parseTreeText(doc["tree"].get<std::string>(), *net, path);
+    if (!tree) return userError(tree.error().message);
+
+    EvalOptions eo;
+    if (doc.contains("objective") && doc["objective"].is_array() && doc["objective"].size() == 2)
+        eo.objective = {doc["objective"][0].get<double>(), doc["objective"][1].get<double>()};
+    if (doc.contains("config") && doc["config"].is_object() && doc["config"].contains("min_utilisation"))
+        eo.minUtilisation = doc["config"]["min_utilisation"].get<double>();
+    EvalContext ctx(*net, *hw);
+    auto gen = generateProgram(ctx, *tree, batch, eo);
+    if (!gen) return userError(path + ": " + gen.error().message);
+    CodegenResult& r = *gen;
+    r.program.schedule["model"] = model;
+    if (auto err = validateProgram(r.program, *hw, out + "/program.json"))
+        return userError("generated program failed validation (a bug): " + err->message);
+
+    const std::string bin = encodeProgram(r.program);
+    std::vector<std::pair<std::string, std::string>> files = {
+        {"program.json", programToJson(r.program).dump(1) + "\n"},
+        {"program.bin", bin},
+        {"program.txt", programToText(r.program)},
+        {"ir.json", irToJson(r, *net).dump(1) + "\n"},
+        {"hw.json", hardwareToJson(*hw) + "\n"},
+    };
+    if (auto e = writeDirAtomic(out, files)) return userError(e->message);
+
+    const double sched = r.layout.evaluation.dramBytes;
+    std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(), r.program.instructionCount(),
+                r.program.tiles.size(), r.workloads.size());
+    std::printf("DRAM bytes: program %.0f, schedule %.0f (%+.3f%%)\n", double(r.programDramBytes), sched,
+                pct(double(r.programDramBytes), sched));
+    std::uint64_t peak = 0;
+    for (auto p : r.peakBufferBytes) peak = std::max(peak, p);
+    std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024, hw->bufferBytes / 1024);
+    std::printf("program.bin: %zu bytes\n", bin.size());
+    return 0;
+}
+
+int runSimulate(const Args& a) {
+    const std::string arg = onlyPositional(a, "DIR_OR_PROGRAM");
+    std::string file = arg;
+    fs::path dir = fs::path(arg).parent_path();
+    std::error_code ec;
+    if (fs::is_directory(arg, ec)) {
+        dir = fs::path(arg);
+        file = fs::exists(dir / "program.json") ? (dir / "program.json").string() : (dir / "program.bin").string();
+    }
+    auto bytes = readFile(file);
+    if (!bytes) return userError(bytes.error().message);
+    Result<Program> prog = Error{};
+    if (bytes->size() >= 4 && bytes->compare(0, 4, "TSCP") == 0) {
+        prog = decodeProgram(*bytes, file);
+    } else {
+        json j = json::parse(*bytes, nullptr, false);
+        if (j.is_discarded()) return userError(file + ": not JSON and not a program.bin");
+        prog = programFromJson(j, file);
+    }
+    if (!prog) return userError(prog.error().message);
+    std::string hwText = prog->hardwareJson;
+    std::string hwFile = file + " (hardware)";
+    if (hwText.empty() || hwText == "null") {
+        hwFile = (dir / "hw.json").string();
+        auto t = readFile(hwFile);
+        if (!t) return userError(file + ": no hardware embedded and " + t.error().message);
+        hwText = *t;
+    }
+    auto hw = parseHardware(hwText, hwFile);
+    if (!hw) return userError(hw.error().message);
+    if (auto err = validateProgram(*prog, *hw, file)) return userError(err->message);
+
+    SimOptions fine;
+    const SimResult rf = simulate(*prog, *hw, fine);
+    SimOptions coarseOpt;
+    coarseOpt.fineGrained = false;
+    coarseOpt.recordTimeline = false;
+    const SimResult rc = simulate(*prog, *hw, coarseOpt);
+    const json& s = prog->schedule;
+    const double evalDelay = s.contains("delay_cycles") ? s["delay_cycles"].get<double>() : 0.0;
+    const double schedDram = s.contains("dram_bytes") ? s["dram_bytes"].get<double>() : 0.0;
+    const double speedup = rf.delay > 0 ? rc.delay / rf.delay : 1.0;
+    const bool ok = rf.deadlockFree && rc.deadlockFree;
+
+    if (a.has("--json")) {
+        json busy = json::array(), timeline = json::object();
+        for (size_t t = 0; t < rf.busy.size(); ++t)
+            busy.push_back({{"tile", t}, {"load", rf.busy[t][0]}, {"compute", rf.busy[t][1]}, {"store", rf.busy[t][2]}});
+        for (const auto& iv : rf.timeline) {
+            const std::string key = std::to_string(iv.tile);
+            if (!timeline.contains(key)) timeline[key] = json::array();
+            timeline[key].push_back({{"id", iv.id}, {"engine", toString(iv.engine)}, {"op", toString(iv.op)},
+                                     {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
+                                                   ? prog->layers[size_t(iv.layer)] : ""},
+                                     {"start", iv.start}, {"end", iv.end}});
+        }
+        json j = {{"program", file},
+                  {"deadlock_free", ok},
+                  {"stuck", rf.stuck.empty() ? rc.stuck : rf.stuck},
+                  {"instructions", rf.total},
+                  {"completed", rf.completed},
+                  {"delay_cycles", rf.delay},
+                  {"coarse_delay_cycles", rc.delay},
+                  {"speedup_fine_vs_coarse", speedup},
+                  {"evaluator_delay_cycles", evalDelay > 0 ? json(evalDelay) : json(nullptr)},
+                  {"delay_ratio", evalDelay > 0 ? json(rf.delay / evalDelay) : json(nullptr)},
+                  {"dram_bytes", rf.dramBytes},
+                  {"schedule_dram_bytes", schedDram > 0 ? json(schedDram) : json(nullptr)},
+                  {"noc_hop_bytes", rf.nocHopBytes},
+                  {"dram_busy_cycles", rf.dramBusy},
+                  {"busy", busy},
+                  {"timeline", timeline}};
+        if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n")) return userError(e->message);
+    }
+    if (!a.has("--quiet")) {
+        std::printf("%s: %zu instructions, deadlock-free: %s\n", file.c_str(), rf.total, ok ? "yes" : "NO");
+        if (!ok) std::printf("  stuck: %s\n", (rf.stuck.empty() ? rc.stuck : rf.stuck).c_str());
+        std::printf("delay: %.0f cycles", rf.delay);
+        if (evalDelay > 0) std::printf("  (evaluator %.0f, ratio %.3f)", evalDelay, rf.delay / evalDelay);
+        std::printf("\nDRAM bytes: %.0f", rf.dramBytes);
+        if (schedDram > 0) std::printf("  (schedule %.0f, %+.3f%%)", schedDram, pct(rf.dramBytes, schedDram));
+        std::printf("\nfine-grained dependencies: %.0f cycles vs %.0f coarse, speed-up %.3fx\n", rf.delay, rc.delay, speedup);
+        double busyC = 0;
+        for (const auto& b : rf.busy) busyC += b[1];
+        std::printf("compute busy %.1f%% of tile-cycles, DRAM busy %.1f%%\n",
+                    rf.delay > 0 ? 100.0 * busyC / (rf.delay * double(rf.busy.size())) : 0.0,
+                    rf.delay > 0 ? 100.0 * rf.dramBusy / rf.delay : 0.0);
+    }
+    return ok ? 0 : 1;
+}
+
+} // namespace tilescope::cli
