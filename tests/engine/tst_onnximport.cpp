@@ -591,6 +591,15 @@ void TestOnnxImport::badFiles() {
     const QString msg = QString::fromStdString(r.error().message);
     QVERIFY2(msg.startsWith("bad/model.onnx: "), qPrintable(msg));
     QVERIFY2(msg.contains("not a valid ONNX model"), qPrintable(msg));
+
+    // The same through a file (importOnnx parses from the file descriptor).
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/bad.onnx").toStdString();
+    QVERIFY(!writeFileAtomic(path, bytes.toStdString()));
+    auto f = importOnnx(path);
+    QVERIFY(!f.ok());
+    QCOMPARE(QString::fromStdString(f.error().message),
+             QString::fromStdString(path + ": not a valid ONNX model (protobuf parse failed)"));
 }
 
 void TestOnnxImport::badModels_data() {
