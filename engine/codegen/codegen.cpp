@@ -99,8 +99,13 @@ class TileBuffer {
 public:
     explicit TileBuffer(std::uint64_t cap = 0) : m_cap(cap) {}
 
-    std::optional<std::uint64_t> alloc(std::uint64_t bytes, bool top) {
-        if (bytes == 0) return std::uint64_t(0);
+    using Extents = std::vector<std::pair<std::uint64_t, std::uint64_t>>; // (offset, bytes)
+
+    // One contiguous extent when a gap fits; otherwise, when enough is free in total, the
+    // lowest gaps gathered (the DMA engines scatter/gather, so a fragmented buffer still
+    // holds what the evaluator's per-tile budget says fits).
+    std::optional<Extents> alloc(std::uint64_t bytes, bool top) {
+        if (bytes == 0) return Extents{};
         std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps; // [lo, hi)
         std::uint64_t at = 0;
         for (const auto& [off, len] : m_live) {
@@ -123,18 +128,31 @@ public:
                     }
                 }
         }
-        if (!pick) return std::nullopt;
-        m_live[*pick] = bytes;
-        if (!top) m_cursor = *pick + bytes;
+        Extents ext;
+        if (pick) {
+            ext.push_back({*pick, bytes});
+            if (!top) m_cursor = *pick + bytes;
+        } else {
+            if (m_cap - m_used < bytes) return std::nullopt;
+            std::uint64_t left = bytes;
+            for (const auto& [lo, hi] : gaps) {
+                if (!left) break;
+                const std::uint64_t take = std::min(left, hi - lo);
+                ext.push_back({lo, take});
+                left -= take;
+            }
+        }
+        for (const auto& [off, len] : ext) m_live[off] = len;
         m_used += bytes;
         m_peak = std::max(m_peak, m_used);
-        return pick;
+        return ext;
     }
-    void release(std::uint64_t off, std::uint64_t bytes, std::vector<std::uint32_t> readers) {
-        if (bytes == 0) return;
-        m_live.erase(off);
-        m_used -= bytes;
-        m_freed.push_back({off, bytes, std::move(readers)});
+    void release(const Extents& ext, const std::vector<std::uint32_t>& readers) {
+        for (const auto& [off, len] : ext) {
+            m_live.erase(off);
+            m_used -= len;
+            m_freed.push_back({off, len, readers});
+        }
     }
     // Readers of released regions overlapping [off, off+bytes); those parts are forgotten
     // (the new writer now orders every later reuse).
@@ -182,7 +200,8 @@ struct InputGeom {
 
 struct Region {
     int tile = 0;
-    std::uint64_t offset = 0, bytes = 0;
+    std::uint64_t offset = 0, bytes = 0; // offset of the first extent; total bytes
+    TileBuffer::Extents ext;
     std::vector<std::uint32_t> readers;
     int workload = -1;
     int regionIndex = -1; // index in the workload's buffers
@@ -228,7 +247,7 @@ nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
                            {"range", boxJson(in.range)}, {"sources", in.sources}, {"bytes", in.bytes}});
         json bufs = json::array();
         for (const auto& b : w.buffers)
-            bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes},
+            bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes}, {"extents", b.extents},
                             {"first_writer", b.firstWriter}, {"last_reader", b.lastReader}});
         const Layer& L = net.layers[size_t(w.layer)];
         json j = {{"tile", w.tile},
@@ -260,8 +279,10 @@ nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
             {"workloads", list}};
 }
 
-Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
-                                      const EvalOptions& evalOpt, const CodegenOptions& opt) {
+namespace {
+
+Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBatch,
+                               const EvalOptions& evalOpt, const CodegenOptions& opt, bool prefetch) {
     const Network& net = ctx.network();
     const Hardware& hw = ctx.hardware();
     const Mesh mesh(hw);
@@ -441,15 +462,17 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
             return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
                          std::to_string(bytes) + " bytes, " + std::to_string(buf[size_t(tile)].free()) +
                          " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
-        r.offset = *off;
+        r.ext = *off;
+        r.offset = r.ext.empty() ? 0 : r.ext.front().first;
         return r;
     };
     // Write-after-read: a writer into a fresh region waits for the last readers of what was
     // there before.
     auto guard = [&](const Region& r, const std::vector<std::uint32_t>& writers) {
-        for (std::uint32_t h : buf[size_t(r.tile)].hazards(r.offset, r.bytes))
-            for (std::uint32_t w : writers)
-                if (h != w) fullDep(h, w);
+        for (const auto& [off, len] : r.ext)
+            for (std::uint32_t h : buf[size_t(r.tile)].hazards(off, len))
+                for (std::uint32_t w : writers)
+                    if (h != w) fullDep(h, w);
     };
     std::vector<IrWorkload>& W = R.workloads;
     auto addRegion = [&](int workload, Region& r, const std::string& what, std::uint32_t firstWriter) {
@@ -458,6 +481,7 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
         br.tile = r.tile;
         br.offset = r.offset;
         br.bytes = r.bytes;
+        br.extents = r.ext;
         br.firstWriter = firstWriter;
         r.workload = workload;
         r.regionIndex = int(W[size_t(workload)].buffers.size());
@@ -467,12 +491,26 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
         std::uint32_t last = 0;
         for (auto x : r.readers) last = std::max(last, x);
         if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
-        buf[size_t(r.tile)].release(r.offset, r.bytes, r.readers);
+        buf[size_t(r.tile)].release(r.ext, r.readers);
+    };
+
+    // Buffer references of a whole region, and of bytes [from, from + len) of it.
+    auto regionRefs = [](std::vector<BufferRef>& out, const Region& r, bool write) {
+        for (const auto& [off, len] : r.ext) out.push_back({r.tile, off, len, write});
+    };
+    auto slotRefs = [](std::vector<BufferRef>& out, const Region& r, std::uint64_t from, std::uint64_t len, bool write) {
+        std::uint64_t pos = 0;
+        for (const auto& [off, n] : r.ext) {
+            const std::uint64_t lo = std::max(pos, from), hi = std::min(pos + n, from + len);
+            if (lo < hi) out.push_back({r.tile, off + (lo - pos), hi - lo, write});
+            pos += n;
+        }
     };
 
     struct WeightState {
         int segInv = -1;
         int remaining = 0;
+        bool fresh = false;                           // no invocation has used them yet
         std::map<int, Region> region;                 // tile -> region
         std::map<int, std::uint32_t> load;            // tile -> LOAD that delivers its slice
     };
@@ -482,6 +520,76 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
         std::uint32_t id;
     };
     std::vector<std::vector<StoreRec>> stores(static_cast<size_t>(L));
+
+    auto weightBoxOf = [&](int layer, int k0, int k1) {
+        const Layer& ly = net.layers[size_t(layer)];
+        const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
+                           ? std::max(1, ly.inC / std::max(1, ly.groups)) : 1;
+        Box b;
+        b.lo = {k0, 0, 0, 0};
+        b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
+        if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
+        return b;
+    };
+    // Weight elements of output channels [k0, k1): the layer's weights (bias included)
+    // shared in proportion, so the slices add up to exactly Layer::weightBytes.
+    auto weightElemsOf = [&](int layer, int k0, int k1) {
+        const Layer& ly = net.layers[size_t(layer)];
+        const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
+        return wb * k1 / oc - wb * k0 / oc;
+    };
+    // Loads a leaf's weights for one segment invocation: one DRAM read per output-channel
+    // slice, multicast to every tile of the group that holds that slice.
+    auto loadWeights = [&](int leafIdx, int segInv) -> std::optional<Error> {
+        const LeafLayout& leaf = S.leaves[size_t(leafIdx)];
+        const Layer& ly = net.layers[size_t(leaf.layer)];
+        WeightState& ws = wstate[size_t(leaf.layer)];
+        ws.segInv = segInv;
+        ws.fresh = true;
+        ws.remaining = std::max(1, S.segBatch / std::max(1, leaf.batch));
+        ws.region.clear();
+        ws.load.clear();
+        std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box b = tileBox(leaf, t, 0, leaf.batch);
+            if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
+        }
+        for (const auto& [kr, members] : byK) {
+            const std::uint64_t bytes = bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second));
+            std::vector<Region> regs;
+            for (int tile : members) {
+                auto r = allocate(tile, bytes, true, "weights of " + ly.name);
+                if (!r) return r.error();
+                regs.push_back(*r);
+            }
+            // The least-loaded destination issues the read (spreads DRAM requests).
+            int leader = members.front();
+            for (int tile : members)
+                if (loadBytes[size_t(tile)] < loadBytes[size_t(leader)]) leader = tile;
+            Instruction ins;
+            ins.op = Op::Load;
+            ins.tile = leader;
+            ins.layer = leaf.layer;
+            ins.bytes = bytes;
+            ins.src = kDram;
+            ins.dst = leader;
+            for (int tile : members)
+                if (tile != leader) ins.mcast.push_back(tile);
+            const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second);
+            ins.lo = wb.lo;
+            ins.hi = wb.hi;
+            for (const auto& r : regs) regionRefs(ins.buffers, r, true);
+            const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages));
+            loadBytes[size_t(leader)] += bytes;
+            for (size_t q = 0; q < members.size(); ++q) {
+                guard(regs[q], {id});
+                ws.region[members[q]] = regs[q];
+                ws.load[members[q]] = id;
+            }
+        }
+        return std::nullopt;
+    };
+    std::vector<int> segStarted(S.segments.size(), -1);
 
     for (int vi = 0; vi < int(invs.size()); ++vi) {
         const Inv& v = invs[size_t(vi)];
@@ -519,68 +627,14 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
         }
         if (act.empty()) return Error{"layer " + ly.name + ": no tile has work (over-split partition)"};
 
-        // Weights: loaded once per segment invocation, one multicast per output-channel slice.
+        // Weights: loaded once per segment invocation (normally prefetched at its start).
         WeightState& ws = wstate[size_t(v.layer)];
         const bool hasWeights = ly.weightBytes > 0;
-        const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
-                           ? std::max(1, ly.inC / std::max(1, ly.groups)) : 1;
-        auto weightBox = [&](int k0, int k1) {
-            Box b;
-            b.lo = {k0, 0, 0, 0};
-            b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
-            if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
-            return b;
-        };
-        auto weightElems = [&](int k0, int k1) {
-            const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
-            return wb * k1 / oc - wb * k0 / oc;
-        };
-        bool loadsWeights = false;
-        if (hasWeights && ws.segInv != v.segInv) {
-            loadsWeights = true;
-            ws.segInv = v.segInv;
-            ws.remaining = std::max(1, S.segBatch / std::max(1, leaf.batch));
-            ws.region.clear();
-            ws.load.clear();
-            std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> active indices
-            for (int a = 0; a < int(act.size()); ++a)
-                byK[{act[size_t(a)].box.lo[1], act[size_t(a)].box.hi[1]}].push_back(a);
-            for (const auto& [kr, members] : byK) {
-                const std::uint64_t bytes = bytesOf(weightElems(kr.first, kr.second));
-                std::vector<Region> regs;
-                for (int a : members) {
-                    auto r = allocate(act[size_t(a)].tile, bytes, true, "weights of " + ly.name);
-                    if (!r) return r.error();
-                    regs.push_back(*r);
-                }
-                // The least-loaded destination issues the read (spreads DRAM requests).
-                int leader = members.front();
-                for (int a : members)
-                    if (loadBytes[size_t(act[size_t(a)].tile)] < loadBytes[size_t(act[size_t(leader)].tile)]) leader = a;
-                Instruction ins;
-                ins.op = Op::Load;
-                ins.tile = act[size_t(leader)].tile;
-                ins.layer = layerIdx;
-                ins.bytes = bytes;
-                ins.src = kDram;
-                ins.dst = act[size_t(leader)].tile;
-                for (int a : members)
-                    if (a != leader) ins.mcast.push_back(act[size_t(a)].tile);
-                const Box wb = weightBox(kr.first, kr.second);
-                ins.lo = wb.lo;
-                ins.hi = wb.hi;
-                for (const auto& r : regs) ins.buffers.push_back({r.tile, r.offset, r.bytes, true});
-                const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages));
-                loadBytes[size_t(ins.tile)] += bytes;
-                for (size_t q = 0; q < members.size(); ++q) {
-                    const int a = members[q];
-                    guard(regs[q], {id});
-                    ws.region[act[size_t(a)].tile] = regs[q];
-                    ws.load[act[size_t(a)].tile] = id;
-                    addRegion(act[size_t(a)].workload, ws.region[act[size_t(a)].tile], "weights", id);
-                }
-            }
-        }
+        auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1); };
+        auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
+        if (hasWeights && ws.segInv != v.segInv)
+            if (auto e = loadWeights(v.leaf, v.segInv)) return *e;
+        const bool loadsWeights = hasWeights && ws.fresh;
 
         // Inputs.
         struct Writer {
@@ -696,7 +750,7 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                     ins.lo = c.box.lo;
                     ins.hi = c.box.hi;
                     for (size_t a : c.to) {
-                        ins.buffers.push_back({act[a].tile, regs[a].offset + fill[a], bytes, true});
+                        slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
                         fill[a] += bytes;
                     }
                     const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages));
@@ -786,11 +840,11 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                 for (size_t q = 1; q < gr.to.size(); ++q) send.mcast.push_back(act[gr.to[q]].tile);
                 send.lo = gr.x.lo;
                 send.hi = gr.x.hi;
-                send.buffers.push_back({ps.tile, ps.region.offset, ps.region.bytes, false});
+                regionRefs(send.buffers, ps.region, false);
                 std::vector<std::uint64_t> slot;
                 for (size_t a : gr.to) {
-                    slot.push_back(regs[a].offset + fill[a]);
-                    send.buffers.push_back({act[a].tile, regs[a].offset + fill[a], bytes, true});
+                    slot.push_back(fill[a]);
+                    slotRefs(send.buffers, regs[a], fill[a], bytes, true);
                     fill[a] += bytes;
                 }
                 std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
@@ -810,7 +864,7 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                     recv.dst = act[a].tile;
                     recv.lo = gr.x.lo;
                     recv.hi = gr.x.hi;
-                    recv.buffers.push_back({act[a].tile, slot[q], bytes, true});
+                    slotRefs(recv.buffers, regs[a], slot[q], bytes, true);
                     const std::uint32_t rid = emit(recv, st);
                     addDep(sid, rid, 1);
                     regWriters[a].push_back(sid);
@@ -828,6 +882,32 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                 guard(regs[a], regWriters[a]);
                 addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
                 inRegions[a].push_back(regs[a]);
+            }
+        }
+
+        // First invocation of a segment run: prefetch the weights of the segment's other
+        // leaves behind this invocation's inputs. The evaluator budgets every weight of a
+        // segment as resident and overlaps the segment's DRAM traffic with its compute.
+        // Only while every tile keeps room for twice the largest activation working set
+        // of the segment (a remote input coexists with its producer's output); the rest
+        // load at their leaf's first invocation.
+        if (prefetch && segStarted[size_t(leaf.segment)] != v.segInv) {
+            segStarted[size_t(leaf.segment)] = v.segInv;
+            double reserve = 0;
+            for (const LeafLayout& o : S.leaves)
+                if (o.segment == leaf.segment)
+                    reserve = std::max(reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
+                                                      o.mapping.ofmapPerTile));
+            for (int li = 0; li < int(S.leaves.size()); ++li) {
+                const LeafLayout& o = S.leaves[size_t(li)];
+                if (o.segment != leaf.segment || net.layers[size_t(o.layer)].weightBytes <= 0 ||
+                    wstate[size_t(o.layer)].segInv == v.segInv)
+                    continue;
+                bool room = true;
+                for (int t : o.tiles)
+                    room = room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
+                if (!room) continue;
+                if (auto e = loadWeights(li, v.segInv)) return *e;
             }
         }
 
@@ -852,22 +932,24 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
             c.cycles = std::uint64_t(std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
             c.lo = ob.lo;
             c.hi = ob.hi;
-            for (const auto& ir : inRegions[a]) c.buffers.push_back({ir.tile, ir.offset, ir.bytes, false});
+            for (const auto& ir : inRegions[a]) regionRefs(c.buffers, ir, false);
             for (const auto& lr : local[a]) {
                 const Region& pr = prod[size_t(lr.prodInv)].slices[lr.slice].region;
-                c.buffers.push_back({pr.tile, pr.offset, pr.bytes, false});
+                regionRefs(c.buffers, pr, false);
             }
             if (hasWeights) {
-                const Region& wr = ws.region[act[a].tile];
-                c.buffers.push_back({wr.tile, wr.offset, wr.bytes, false});
+                Region& wr = ws.region[act[a].tile];
+                regionRefs(c.buffers, wr, false);
             }
-            c.buffers.push_back({out.tile, out.offset, out.bytes, true});
+            regionRefs(c.buffers, out, true);
             const std::uint32_t cid = emit(c, st);
             IrWorkload& wl = W[size_t(act[a].workload)];
             wl.cycles = c.cycles;
             wl.computeId = cid;
             guard(out, {cid});
             addRegion(act[a].workload, out, "ofmap", cid);
+            if (hasWeights && ws.region[act[a].tile].workload < 0)
+                addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
             // Dependencies on the data it reads, at the stage it first needs.
             for (size_t k = 0; k < ly.inputs.size(); ++k) {
                 std::vector<Box> req;
@@ -921,7 +1003,7 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                 s.dst = kDram;
                 s.lo = ob.lo;
                 s.hi = ob.hi;
-                s.buffers.push_back({out.tile, out.offset, out.bytes, false});
+                regionRefs(s.buffers, out, false);
                 const std::uint32_t sid = emit(s, st);
                 addDep(cid, sid, 1);
                 ps.region.readers.push_back(sid);
@@ -930,6 +1012,7 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
             }
             slices.push_back(std::move(ps));
         }
+        ws.fresh = false;
         ProdInv& me = prod[size_t(vi)];
         me.emitted = true;
         me.slices = std::move(slices);
@@ -961,6 +1044,20 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
                   {"noc_hop_bytes", ev.nocHopBytes}, {"batch", totalBatch}, {"tree", treeToText(tree, net)},
                   {"model", net.sourcePath}};
     return R;
+}
+
+} // namespace
+
+Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
+                                      const EvalOptions& evalOpt, const CodegenOptions& opt) {
+    // Prefetching a segment's weights overlaps their DRAM traffic with compute, as the
+    // evaluator assumes; if that leaves some buffer too full for an activation, lay the
+    // program out again loading each leaf's weights at its first invocation.
+    if (opt.prefetchWeights) {
+        auto r = generate(ctx, tree, totalBatch, evalOpt, opt, true);
+        if (r) return r;
+    }
+    return generate(ctx, tree, totalBatch, evalOpt, opt, false);
 }
 
 } // namespace tilescope

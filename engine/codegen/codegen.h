@@ -23,6 +23,9 @@ struct CodegenOptions {
     // Units an instruction is cut into for fine-grained dependencies (per transfer and per
     // compute); more stages overlap load, compute and store better at the cost of events.
     int maxStages = 8;
+    // Load all weights of a segment at its start (when the buffers allow), not at each
+    // leaf's first invocation.
+    bool prefetchWeights = true;
 };
 
 // A box of a tensor: [lo, hi) per axis. Activations: [b, c, h, w] with b the absolute
@@ -41,6 +44,8 @@ struct BufferRegion {
     std::string what;          // "weights", "ifmap<k>", "ofmap"
     int tile = 0;
     std::uint64_t offset = 0, bytes = 0;
+    // (offset, bytes) pieces: one unless the buffer was fragmented (scatter/gather DMA).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
     std::uint32_t firstWriter = 0; // first instruction that writes it
     std::uint32_t lastReader = 0;  // last instruction that reads it (0: none)
 };

@@ -154,7 +154,7 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
         }
         std::string cyc;
         for (size_t q = path.size(); q-- > pos[cur];) cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
-        cyc += std::to_string(f.ins[cur]->id);
+        cyc += std::to_string(f.ins[path.back()]->id);
         return bad(f.ins[cur]->id, "dependency cycle (dependencies and in-order queues): " + cyc);
     }
     return std::nullopt;
