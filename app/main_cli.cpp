@@ -23,6 +23,8 @@ const char* kUsage = R"(usage:
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT]
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
+anneal and compare also take --iterations N (per chain, overrides --beta) and --min-util X;
+compare also takes --chains K, --threads T and --quiet (docs/search.md).
 )";
 
 struct Command {
