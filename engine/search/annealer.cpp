@@ -117,6 +117,30 @@ struct ChainInputs {
     std::stop_token stop;
 };
 
+// Annealing leaves redundant levels behind (a T cut of sub-batch 1 nested in another
+// costs the same as its children in place). Dissolve every cut whose removal keeps the
+// tree valid, inside the space and no more costly, so the reported tree is readable.
+// Deterministic: it depends only on the chain's best tree.
+void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const ChainInputs& in) {
+    int budget = 4 * best.size(); // evaluations; each success removes a cut
+    for (bool changed = true; changed && budget > 0;) {
+        changed = false;
+        // Deepest-last pre-order ids first: inner redundant levels go before outer ones.
+        for (int id = best.size() - 1; id > 0 && budget > 0; --id) {
+            if (!best.node(id).isCut() || best.frozen(id)) continue;
+            auto d = edit::dissolve(best, in.net, id);
+            if (!d || in.ops.rule.check(*d)) continue;
+            --budget;
+            Evaluation e = evaluate(ctx, *d, in.cfg.totalBatch, in.opt);
+            if (!e.valid || e.cost > bestEval.cost) continue;
+            best = std::move(d).value();
+            bestEval = std::move(e);
+            changed = true;
+            break;
+        }
+    }
+}
+
 ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
     ChainResult r;
     r.chain = k;
@@ -191,6 +215,7 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
             }
         }
     }
+    if (!in.stop.stop_requested()) simplify(r.best, r.bestEval, ctx, in);
     r.eval = ctx.stats();
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
