@@ -1,0 +1,50 @@
+// tilescope: the desktop application. Everything lives in ui/; this only parses the
+// command line (tilescope [MODEL] [--hw HW|preset] [--batch B] [--session FILE] [--run]).
+#include "core/document.h"
+#include "widgets/mainwindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QIcon>
+#include <QTimer>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Tilescope"));
+    QApplication::setApplicationName(QStringLiteral("Tilescope"));
+    QApplication::setApplicationVersion(QStringLiteral(TILESCOPE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("tilescope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/tilescope.svg")));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Schedule explorer for DNN inference on tiled accelerators"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("Model to open (.onnx or .json)"), QStringLiteral("[MODEL]"));
+    const QCommandLineOption hw(QStringLiteral("hw"), QStringLiteral("Hardware template file or preset (edge, cloud, testchip)"), QStringLiteral("HW"));
+    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));
+    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open"), QStringLiteral("FILE"));
+    const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Start the search at once"));
+    parser.addOptions({hw, batch, session, run});
+    parser.process(app);
+
+    tilescope::ui::MainWindow w;
+    // Inputs that change the tree come before the model so it is evaluated once.
+    if (parser.isSet(batch)) {
+        bool ok = false;
+        const int b = parser.value(batch).toInt(&ok);
+        if (!ok || b < 1) {
+            std::fprintf(stderr, "tilescope: --batch: '%s' is not a positive integer\n", qPrintable(parser.value(batch)));
+            return 2;
+        }
+        w.setBatch(b);
+    }
+    w.show();
+    if (parser.isSet(hw)) w.openHardware(parser.value(hw));
+    if (parser.isSet(session)) w.openSession(parser.value(session));
+    else if (!parser.positionalArguments().isEmpty()) w.openModel(parser.positionalArguments().front());
+    if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
+    return app.exec();
+}

@@ -1,0 +1,173 @@
+// The Document's edits (SPEC §6): each accepted edit changes the tree, re-evaluates and
+// is undoable; refused edits leave tree and undo stack alone and report the reason.
+#include "core/document.h"
+#include "tree/ratree.h"
+
+#include <QSignalSpy>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace tilescope;
+using namespace tilescope::ui;
+
+class TstDocument : public QObject {
+    Q_OBJECT
+private:
+    Document m_doc;
+    RATree m_start;
+
+    int child(int i) const { return m_doc.tree().node(m_doc.tree().root).children[size_t(i)]; }
+    QString layerOf(int node) const {
+        return QString::fromStdString(m_doc.network()->layers[size_t(m_doc.tree().node(node).layer)].name);
+    }
+    // Checks that undo restores the start tree and redo brings back `after`.
+    void checkUndoRedo(const RATree& after) {
+        QVERIFY(m_doc.undoStack()->canUndo());
+        m_doc.undoStack()->undo();
+        QVERIFY(m_doc.tree() == m_start);
+        m_doc.undoStack()->redo();
+        QVERIFY(m_doc.tree() == after);
+        m_doc.undoStack()->undo();
+        QVERIFY(m_doc.tree() == m_start);
+    }
+    void checkRefused(const QString& reason, const QString& mustContain) {
+        QVERIFY2(!reason.isEmpty(), "the edit should have been refused");
+        QVERIFY2(reason.contains(mustContain, Qt::CaseInsensitive), qPrintable(reason));
+        QVERIFY(m_doc.tree() == m_start);
+        QCOMPARE(m_doc.undoStack()->count(), 0);
+    }
+
+private slots:
+    void initTestCase() {
+        QCOMPARE(m_doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
+        QVERIFY(m_doc.hasModel());
+        m_start = m_doc.tree();
+        QCOMPARE(m_start.node(m_start.root).type, NodeType::T);
+        QCOMPARE(int(m_start.node(m_start.root).children.size()), 72);
+        QVERIFY(m_doc.evaluation()->valid);
+    }
+    void init() {
+        // Each test starts from the opened tree with an empty undo history.
+        m_doc.undoStack()->clear();
+        if (!(m_doc.tree() == m_start)) m_doc.restoreTree(m_start);
+        QVERIFY(m_doc.tree() == m_start);
+    }
+
+    void failedOpenKeepsDocument() {
+        const quint64 rev = m_doc.revision();
+        const QString err = m_doc.openModel(QStringLiteral("/nonexistent/model.onnx"));
+        QVERIFY(err.contains(QLatin1String("/nonexistent/model.onnx")));
+        QVERIFY(m_doc.tree() == m_start);
+        QCOMPARE(m_doc.revision(), rev);
+        QVERIFY(!m_doc.openHardware(QStringLiteral("no-such-preset")).isEmpty());
+        QCOMPARE(m_doc.hardware()->meshX, 4);
+    }
+
+    void wrapInSCut() {
+        QSignalSpy changed(&m_doc, &Document::treeChanged);
+        const double before = m_doc.evaluation()->cost;
+        QCOMPARE(m_doc.wrap(m_start.root, 1, 2, NodeType::S), QString());
+        QCOMPARE(changed.count(), 1);
+        const RATree& t = m_doc.tree();
+        const RANode& cut = t.node(child(1));
+        QCOMPARE(cut.type, NodeType::S);
+        QCOMPARE(int(cut.children.size()), 2);
+        QCOMPARE(layerOf(cut.children[0]), QStringLiteral("/maxpool/MaxPool"));
+        QCOMPARE(int(t.node(t.root).children.size()), 71);
+        // Re-evaluated at once: the evaluation belongs to the new tree.
+        QCOMPARE(m_doc.evaluation()->nodes.size(), size_t(t.size()));
+        QVERIFY(m_doc.evaluation()->cost != before);
+        checkUndoRedo(RATree(t));
+    }
+
+    void wrapInTCutThenFlipAndDissolve() {
+        QCOMPARE(m_doc.wrap(m_start.root, 2, 3, NodeType::T), QString());
+        const int cut = child(2);
+        QCOMPARE(m_doc.tree().node(cut).type, NodeType::T);
+        QCOMPARE(m_doc.flip(cut), QString());
+        QCOMPARE(m_doc.tree().node(child(2)).type, NodeType::S);
+        QCOMPARE(m_doc.dissolve(child(2)), QString());
+        QVERIFY(m_doc.tree() == m_start); // wrap then dissolve is the identity
+        QCOMPARE(m_doc.undoStack()->count(), 3);
+        m_doc.undoStack()->undo();
+        QCOMPARE(m_doc.tree().node(child(2)).type, NodeType::S);
+        m_doc.undoStack()->undo();
+        QCOMPARE(m_doc.tree().node(child(2)).type, NodeType::T);
+        m_doc.undoStack()->undo();
+        QVERIFY(m_doc.tree() == m_start);
+    }
+
+    void subBatchUpDown() {
+        const RANode& root = m_start.node(m_start.root);
+        const int sb = root.subBatch;
+        QCOMPARE(m_doc.stepSubBatch(m_start.root, +1), QString());
+        const int up = m_doc.tree().node(m_doc.tree().root).subBatch;
+        QVERIFY(up > sb);
+        QCOMPARE(root.batch % up, 0);
+        // Children's batch follows: b_child = b / sb.
+        QCOMPARE(m_doc.tree().node(child(0)).batch, root.batch / up);
+        checkUndoRedo(RATree(m_doc.tree()));
+        QCOMPARE(m_doc.stepSubBatch(m_start.root, -1), QString());
+        QVERIFY(m_doc.tree().node(m_doc.tree().root).subBatch < sb);
+    }
+
+    void pinAndUnpin() {
+        QCOMPARE(m_doc.setPinned(child(3), true), QString());
+        QVERIFY(m_doc.tree().node(child(3)).pinned);
+        checkUndoRedo(RATree(m_doc.tree()));
+    }
+
+    void moveLeafIntoCut() {
+        // conv1 (/0) into a new S cut holding maxpool and layer1.0/conv1, at its front:
+        // the leaves keep their order, so the move is valid.
+        QCOMPARE(m_doc.wrap(m_start.root, 1, 2, NodeType::S), QString());
+        const RATree wrapped = m_doc.tree();
+        QCOMPARE(m_doc.move(child(0), child(1), 0), QString());
+        const RATree& t = m_doc.tree();
+        const RANode& cut = t.node(child(0));
+        QCOMPARE(cut.type, NodeType::S);
+        QCOMPARE(int(cut.children.size()), 3);
+        QCOMPARE(layerOf(cut.children[0]), QStringLiteral("/conv1/Conv"));
+        m_doc.undoStack()->undo();
+        QVERIFY(m_doc.tree() == wrapped);
+    }
+
+    void refusedMoveBreaksDependencies() {
+        QSignalSpy refused(&m_doc, &Document::editRefused);
+        // maxpool after everything that consumes it: not a topological order.
+        const QString r = m_doc.move(child(1), m_start.root, 72);
+        checkRefused(r, QString());
+        QCOMPARE(refused.count(), 1);
+        QVERIFY(refused.front().front().toString().contains(r));
+    }
+
+    void refusedEdits() {
+        checkRefused(m_doc.dissolve(m_start.root), QString());
+        checkRefused(m_doc.flip(child(0)), QString());          // a leaf is not a cut
+        checkRefused(m_doc.stepSubBatch(child(0), +1), QStringLiteral("cut"));
+        checkRefused(m_doc.swapWithNext(child(0)), QString());  // maxpool depends on conv1
+    }
+
+    void refusedBecausePinned() {
+        QCOMPARE(m_doc.wrap(m_start.root, 1, 2, NodeType::S), QString());
+        QCOMPARE(m_doc.setPinned(child(1), true), QString());
+        const RATree pinned = m_doc.tree();
+        const int count = m_doc.undoStack()->count();
+        const QString r = m_doc.flip(child(1));
+        QVERIFY(r.contains(QLatin1String("pinned")));
+        QVERIFY(m_doc.tree() == pinned);
+        QCOMPARE(m_doc.undoStack()->count(), count);
+    }
+
+    void batchChangeResetsTree() {
+        QCOMPARE(m_doc.setBatch(4), QString());
+        QCOMPARE(m_doc.tree().node(m_doc.tree().root).batch, 4);
+        QCOMPARE(m_doc.undoStack()->count(), 0);
+        QVERIFY(!m_doc.setBatch(0).isEmpty());
+        QCOMPARE(m_doc.setBatch(8), QString());
+        QVERIFY(m_doc.tree() == m_start);
+    }
+};
+
+QTEST_MAIN(TstDocument)
+#include "tst_document.moc"

@@ -1,0 +1,205 @@
+#include "core/document.h"
+
+#include "core/editcommand.h"
+#include "model/model_loader.h"
+#include "search/operators.h"
+#include "search/search.h"
+#include "util/fileio.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+
+namespace tilescope::ui {
+
+namespace {
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+} // namespace
+
+Document::Document(QObject* parent) : QObject(parent) {
+    Hardware hw;
+    presetHardware("edge", hw);
+    m_hw = std::make_shared<const Hardware>(hw);
+    m_hwSource = QStringLiteral("edge");
+}
+
+Document::~Document() = default;
+
+RATree Document::startTree(const Network& net, const Hardware& hw, int batch) const {
+    // The search's own start (layer-sequential, batch halved until valid); when nothing is
+    // valid the plain layer-sequential tree is shown with the evaluator's reason in red.
+    auto t = defaultInitialTree(net, hw, SearchMode::Set, batch, m_objective);
+    if (t) return std::move(t).value();
+    return RATree::layerSequential(net, batch);
+}
+
+void Document::reevaluate() {
+    ++m_revision;
+    if (!m_net || m_tree.empty()) {
+        m_eval = std::make_shared<const Evaluation>();
+        return;
+    }
+    EvalOptions opt;
+    opt.objective = m_objective;
+    opt.detail = true;
+    m_eval = std::make_shared<const Evaluation>(evaluate(*m_ctx, m_tree, m_batch, opt));
+}
+
+QString Document::openModel(const QString& path) {
+    auto net = loadModel(path.toStdString());
+    if (!net) return qs(net.error().message);
+    auto sha = sha256File(path.toStdString());
+    if (!sha) return qs(sha.error().message);
+    auto shared = std::make_shared<const Network>(std::move(net).value());
+    const RATree tree = startTree(*shared, *m_hw, m_batch);
+    return restore(shared, QFileInfo(path).absoluteFilePath(), qs(*sha), *m_hw, m_hwSource, m_batch,
+                   m_objective, tree);
+}
+
+QString Document::setHardware(const Hardware& hw, const QString& source) {
+    if (!m_net) {
+        m_hw = std::make_shared<const Hardware>(hw);
+        m_hwSource = source;
+        m_ctx.reset();
+        ++m_revision;
+        emit documentReset();
+        return {};
+    }
+    const RATree tree = startTree(*m_net, hw, m_batch);
+    return restore(m_net, m_modelPath, m_modelSha, hw, source, m_batch, m_objective, tree);
+}
+
+QString Document::openHardware(const QString& pathOrPreset) {
+    auto hw = loadHardware(pathOrPreset.toStdString());
+    if (!hw) return qs(hw.error().message);
+    return setHardware(*hw, pathOrPreset);
+}
+
+QString Document::setBatch(int batch) {
+    if (batch < 1) return QStringLiteral("batch: must be at least 1");
+    if (batch == m_batch) return {};
+    if (!m_net) {
+        m_batch = batch;
+        emit documentReset();
+        return {};
+    }
+    const RATree tree = startTree(*m_net, *m_hw, batch);
+    return restore(m_net, m_modelPath, m_modelSha, *m_hw, m_hwSource, batch, m_objective, tree);
+}
+
+void Document::setObjective(const Objective& o) {
+    if (o.n == m_objective.n && o.m == m_objective.m) return;
+    m_objective = o;
+    reevaluate();
+    emit objectiveChanged();
+    emit treeChanged();
+}
+
+QString Document::restore(std::shared_ptr<const Network> net, const QString& modelPath,
+                          const QString& sha256, const Hardware& hw, const QString& hwSource,
+                          int batch, const Objective& o, const RATree& tree) {
+    if (!net) return QStringLiteral("no model");
+    if (auto why = validateStructure(tree, *net, batch)) return qs(*why);
+    // Only now is anything replaced: a failed open above keeps the current document.
+    m_ctx.reset();
+    m_net = std::move(net);
+    m_hw = std::make_shared<const Hardware>(hw);
+    m_ctx = std::make_unique<EvalContext>(*m_net, *m_hw);
+    m_modelPath = modelPath;
+    m_modelSha = sha256;
+    m_hwSource = hwSource;
+    m_batch = batch;
+    m_objective = o;
+    m_tree = tree;
+    m_undo.clear();
+    reevaluate();
+    emit documentReset();
+    emit treeChanged();
+    return {};
+}
+
+void Document::restoreTree(const RATree& tree) {
+    m_tree = tree;
+    reevaluate();
+    emit treeChanged();
+}
+
+QString Document::applyEdit(const QString& label,
+                            const std::function<Result<RATree>(const RATree&)>& op) {
+    QString reason;
+    if (!m_net || m_tree.empty()) {
+        reason = QStringLiteral("no model loaded");
+    } else {
+        auto r = op(m_tree);
+        if (r) {
+            if (*r == m_tree) return {}; // nothing to record (e.g. pin an already pinned node)
+            m_undo.push(new EditCommand(this, label, m_tree, std::move(r).value()));
+            return {};
+        }
+        reason = qs(r.error().message);
+    }
+    emit editRefused(QStringLiteral("%1 refused: %2").arg(label, reason));
+    return reason;
+}
+
+QString Document::move(int node, int newParent, int position) {
+    return applyEdit(tr("Move"), [&](const RATree& t) {
+        return edit::move(t, *m_net, node, newParent, position);
+    });
+}
+
+QString Document::wrap(int parent, int first, int count, NodeType type) {
+    return applyEdit(type == NodeType::S ? tr("Wrap in S cut") : tr("Wrap in T cut"),
+                     [&](const RATree& t) { return edit::wrap(t, *m_net, parent, first, count, type, 1); });
+}
+
+QString Document::dissolve(int cut) {
+    return applyEdit(tr("Dissolve cut"), [&](const RATree& t) { return edit::dissolve(t, *m_net, cut); });
+}
+
+QString Document::flip(int cut) {
+    return applyEdit(tr("Flip S/T"), [&](const RATree& t) { return edit::flip(t, *m_net, cut); });
+}
+
+QString Document::setSubBatch(int cut, int subBatch) {
+    return applyEdit(tr("Set sub-batches"),
+                     [&](const RATree& t) { return edit::setSubBatch(t, *m_net, cut, subBatch); });
+}
+
+QString Document::stepSubBatch(int cut, int direction) {
+    return applyEdit(direction > 0 ? tr("More sub-batches") : tr("Fewer sub-batches"),
+                     [&](const RATree& t) -> Result<RATree> {
+                         if (cut < 0 || cut >= t.size() || !t.node(cut).isCut())
+                             return Error{"not a cut: only S and T cuts have sub-batches"};
+                         const RANode& n = t.node(cut);
+                         const auto ds = divisorsOf(n.batch);
+                         auto it = std::find(ds.begin(), ds.end(), n.subBatch);
+                         if (it == ds.end()) return Error{"sub-batch count is not a divisor of the batch"};
+                         if (direction > 0 && std::next(it) == ds.end())
+                             return Error{"already " + std::to_string(n.subBatch) +
+                                          " sub-batches of one sample each"};
+                         if (direction < 0 && it == ds.begin())
+                             return Error{"already a single sub-batch"};
+                         const int next = direction > 0 ? *std::next(it) : *std::prev(it);
+                         return edit::setSubBatch(t, *m_net, cut, next);
+                     });
+}
+
+QString Document::setPinned(int node, bool pinned) {
+    return applyEdit(pinned ? tr("Pin") : tr("Unpin"),
+                     [&](const RATree& t) { return edit::setPinned(t, node, pinned); });
+}
+
+QString Document::swapWithNext(int node) {
+    return applyEdit(tr("Swap with next"),
+                     [&](const RATree& t) { return edit::swapWithNext(t, *m_net, node); });
+}
+
+QString Document::adoptTree(const RATree& tree, const QString& label) {
+    return applyEdit(label, [&](const RATree&) -> Result<RATree> {
+        if (auto why = validateStructure(tree, *m_net, m_batch)) return Error{*why};
+        return tree;
+    });
+}
+
+} // namespace tilescope::ui

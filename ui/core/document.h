@@ -1,0 +1,93 @@
+// The document: the loaded network and hardware, the batch and objective, the current RA
+// tree with its (detailed) evaluation, and the QUndoStack of tree edits. Every edit goes
+// through here: refused edits change nothing and report the engine's reason; accepted ones
+// become an undo command, re-evaluate at once and announce treeChanged() to all views.
+#pragma once
+
+#include "eval/evaluator.h"
+#include "hw/hardware.h"
+#include "model/network.h"
+#include "tree/ratree.h"
+
+#include <QObject>
+#include <QString>
+#include <QUndoStack>
+
+#include <functional>
+#include <memory>
+
+namespace tilescope::ui {
+
+class Session;
+
+class Document : public QObject {
+    Q_OBJECT
+public:
+    explicit Document(QObject* parent = nullptr);
+    ~Document() override;
+
+    bool hasModel() const { return bool(m_net); }
+    std::shared_ptr<const Network> network() const { return m_net; }
+    std::shared_ptr<const Hardware> hardware() const { return m_hw; }
+    QString modelPath() const { return m_modelPath; }
+    QString modelSha256() const { return m_modelSha; }
+    QString hardwareSource() const { return m_hwSource; }
+    int batch() const { return m_batch; }
+    Objective objective() const { return m_objective; }
+    const RATree& tree() const { return m_tree; }
+    std::shared_ptr<const Evaluation> evaluation() const { return m_eval; }
+    QUndoStack* undoStack() { return &m_undo; }
+    // Increments on every tree or input change: off-thread jobs drop stale results with it.
+    quint64 revision() const { return m_revision; }
+
+    // Loading: each returns an empty string on success, else the one-line error
+    // (file + place + reason); on error the document is left exactly as it was.
+    QString openModel(const QString& path);
+    QString setHardware(const Hardware& hw, const QString& source);
+    QString openHardware(const QString& pathOrPreset);
+    QString setBatch(int batch);
+    void setObjective(const Objective& o);
+    // Replaces everything at once (session load): network, hardware, batch, objective, tree.
+    QString restore(std::shared_ptr<const Network> net, const QString& modelPath,
+                    const QString& sha256, const Hardware& hw, const QString& hwSource, int batch,
+                    const Objective& o, const RATree& tree);
+
+    // Tree edits (SPEC §6); node ids refer to tree(). Empty string = accepted.
+    QString move(int node, int newParent, int position);
+    QString wrap(int parent, int first, int count, NodeType type);
+    QString dissolve(int cut);
+    QString flip(int cut);
+    QString stepSubBatch(int cut, int direction); // next (+1) / previous (-1) divisor
+    QString setSubBatch(int cut, int subBatch);
+    QString setPinned(int node, bool pinned);
+    QString swapWithNext(int node);
+    // Adopts a tree found elsewhere (search best, a tree file) as one undoable step.
+    QString adoptTree(const RATree& tree, const QString& label);
+
+    // Called by EditCommand::redo/undo only.
+    void restoreTree(const RATree& tree);
+
+signals:
+    void documentReset();           // network / hardware / batch changed: new everything
+    void treeChanged();             // tree and evaluation changed (edit, undo, redo, adopt)
+    void editRefused(const QString& reason);
+    void objectiveChanged();
+
+private:
+    QString applyEdit(const QString& label, const std::function<Result<RATree>(const RATree&)>& op);
+    RATree startTree(const Network& net, const Hardware& hw, int batch) const;
+    void reevaluate();
+
+    std::shared_ptr<const Network> m_net;
+    std::shared_ptr<const Hardware> m_hw;
+    std::unique_ptr<EvalContext> m_ctx; // memo caches survive edits (refers to m_net, m_hw)
+    QString m_modelPath, m_modelSha, m_hwSource;
+    int m_batch = 8;
+    Objective m_objective;
+    RATree m_tree;
+    std::shared_ptr<const Evaluation> m_eval;
+    QUndoStack m_undo;
+    quint64 m_revision = 0;
+};
+
+} // namespace tilescope::ui

@@ -1,0 +1,24 @@
+// One undoable tree edit. It keeps the whole tree before and after: trees are small arena
+// values and the engine's edits renumber nodes, so a snapshot is simpler and exact.
+#pragma once
+
+#include "tree/ratree.h"
+
+#include <QUndoCommand>
+
+namespace tilescope::ui {
+
+class Document;
+
+class EditCommand : public QUndoCommand {
+public:
+    EditCommand(Document* doc, const QString& text, RATree before, RATree after);
+    void redo() override;
+    void undo() override;
+
+private:
+    Document* m_doc;
+    RATree m_before, m_after;
+};
+
+} // namespace tilescope::ui

@@ -1,0 +1,241 @@
+#include "core/ratreemodel.h"
+
+#include "core/document.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFont>
+#include <QMimeData>
+#include <QPainter>
+#include <QPixmap>
+
+namespace tilescope::ui {
+
+namespace {
+QString engFormat(double v, const char* unit) {
+    static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+    int p = 0;
+    while (std::abs(v) >= 1000 && p < 5) {
+        v /= 1000;
+        ++p;
+    }
+    return QStringLiteral("%1 %2%3").arg(v, 0, 'f', v < 10 ? 2 : (v < 100 ? 1 : 0)).arg(prefixes[p]).arg(unit);
+}
+} // namespace
+
+RATreeModel::RATreeModel(Document* doc, QObject* parent) : QAbstractItemModel(parent), m_doc(doc) {
+    connect(doc, &Document::treeChanged, this, &RATreeModel::refresh);
+    connect(doc, &Document::documentReset, this, &RATreeModel::refresh);
+    refresh();
+}
+
+void RATreeModel::refresh() {
+    beginResetModel();
+    m_net = m_doc->network();
+    m_eval = m_doc->evaluation();
+    m_tree = m_net ? m_doc->tree() : RATree{};
+    endResetModel();
+}
+
+int RATreeModel::nodeId(const QModelIndex& index) const {
+    if (!index.isValid()) return -1;
+    return int(index.internalId());
+}
+
+QModelIndex RATreeModel::indexOfNode(int node, int column) const {
+    if (node < 0 || node >= m_tree.size()) return {};
+    const int row = node == m_tree.root ? 0 : m_tree.childIndex(node);
+    if (row < 0) return {};
+    return createIndex(row, column, quintptr(node));
+}
+
+QModelIndex RATreeModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount) return {};
+    if (!parent.isValid()) {
+        if (m_tree.empty() || row != 0) return {};
+        return createIndex(0, column, quintptr(m_tree.root));
+    }
+    if (parent.column() != 0) return {};
+    const RANode& p = m_tree.node(nodeId(parent));
+    if (row >= int(p.children.size())) return {};
+    return createIndex(row, column, quintptr(p.children[size_t(row)]));
+}
+
+QModelIndex RATreeModel::parent(const QModelIndex& child) const {
+    if (!child.isValid()) return {};
+    const int p = m_tree.node(nodeId(child)).parent;
+    if (p < 0) return {};
+    return indexOfNode(p, 0);
+}
+
+int RATreeModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) return m_tree.empty() ? 0 : 1;
+    if (parent.column() != 0) return 0;
+    return int(m_tree.node(nodeId(parent)).children.size());
+}
+
+int RATreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+
+QString RATreeModel::tileText(int node) const {
+    if (!m_eval || size_t(node) >= m_eval->nodes.size()) return {};
+    const NodeFigures& f = m_eval->nodes[size_t(node)];
+    QStringList ids;
+    for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size()); ++p)
+        ids << QString::number(m_eval->tileOrder[size_t(p)]);
+    if (ids.size() > 12) ids = ids.mid(0, 12) << QStringLiteral("...");
+    return QStringLiteral("%1: %2").arg(f.tileCount).arg(ids.join(QLatin1Char(',')));
+}
+
+QIcon RATreeModel::typeIcon(NodeType t) const {
+    QIcon& icon = m_icons[int(t)];
+    if (!icon.isNull()) return icon;
+    // Drawn rather than loaded so the model needs no resource file: a coloured badge
+    // with the node kind's letter.
+    QPixmap pm(32, 32);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QColor c = t == NodeType::S ? QColor(0x2e, 0x7d, 0x32) : t == NodeType::T ? QColor(0x15, 0x65, 0xc0)
+                                                                                 : QColor(0x75, 0x75, 0x75);
+    p.setBrush(c);
+    p.setPen(Qt::NoPen);
+    if (t == NodeType::Leaf) p.drawEllipse(QRectF(4, 4, 24, 24));
+    else p.drawRoundedRect(QRectF(2, 2, 28, 28), 6, 6);
+    QFont f;
+    f.setBold(true);
+    f.setPixelSize(20);
+    p.setFont(f);
+    p.setPen(Qt::white);
+    p.drawText(QRectF(0, 0, 32, 32), Qt::AlignCenter,
+               t == NodeType::S ? QStringLiteral("S") : t == NodeType::T ? QStringLiteral("T") : QStringLiteral("L"));
+    p.end();
+    icon = QIcon(pm);
+    return icon;
+}
+
+QVariant RATreeModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || !m_net) return {};
+    const int id = nodeId(index);
+    const RANode& n = m_tree.node(id);
+    const NodeFigures* f =
+        m_eval && size_t(id) < m_eval->nodes.size() ? &m_eval->nodes[size_t(id)] : nullptr;
+    const bool invalidHere = m_eval && !m_eval->valid && m_eval->invalidNode == id;
+
+    switch (role) {
+    case NodeIdRole: return id;
+    case NodePathRole: return QString::fromStdString(m_tree.pathOf(id));
+    case Qt::ForegroundRole:
+        if (invalidHere) return QBrush(QColor(0xc6, 0x28, 0x28));
+        return {};
+    case Qt::BackgroundRole:
+        if (invalidHere) return QBrush(QColor(0xff, 0xeb, 0xee));
+        return {};
+    case Qt::ToolTipRole:
+        if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
+            return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
+        if (f && n.type == NodeType::Leaf)
+            return QStringLiteral("%1\npartition %2\n%3")
+                .arg(QString::fromStdString(m_net->layers[size_t(n.layer)].name),
+                     QString::fromStdString(f->partition), QString::fromStdString(f->mapping));
+        return QString::fromStdString(m_tree.pathOf(id));
+    case Qt::DecorationRole:
+        if (index.column() == Name) return typeIcon(n.type);
+        return {};
+    case Qt::CheckStateRole:
+        if (index.column() == Pinned) return n.pinned ? Qt::Checked : Qt::Unchecked;
+        return {};
+    case Qt::TextAlignmentRole:
+        if (index.column() >= Layers && index.column() <= Energy && index.column() != Tiles)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::DisplayRole: break;
+    default: return {};
+    }
+
+    switch (index.column()) {
+    case Name:
+        if (n.type == NodeType::Leaf) return QString::fromStdString(m_net->layers[size_t(n.layer)].name);
+        return n.type == NodeType::S ? tr("S cut") : tr("T cut");
+    case Layers: return int(m_tree.layersUnder(id).size());
+    case Tiles: return tileText(id);
+    case Batch:
+        if (n.isCut()) return QStringLiteral("%1/%2").arg(n.batch).arg(n.subBatch);
+        return QString::number(n.batch);
+    case Npt: return f ? engFormat(f->npt, "c") : QVariant();
+    case Time: return f ? engFormat(f->time, "c") : QVariant();
+    case Energy: return f ? engFormat(f->energy * 1e-12, "J") : QVariant();
+    case Pinned: return {};
+    }
+    return {};
+}
+
+QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+    case Name: return tr("Node");
+    case Layers: return tr("Layers");
+    case Tiles: return tr("Tiles");
+    case Batch: return tr("Batch/sb");
+    case Npt: return tr("NPT");
+    case Time: return tr("Time");
+    case Energy: return tr("Energy");
+    case Pinned: return tr("Pin");
+    }
+    return {};
+}
+
+Qt::ItemFlags RATreeModel::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::ItemIsDropEnabled;
+    Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    const int id = nodeId(index);
+    if (id != m_tree.root) f |= Qt::ItemIsDragEnabled;
+    if (m_tree.node(id).isCut()) f |= Qt::ItemIsDropEnabled;
+    if (index.column() == Pinned) f |= Qt::ItemIsUserCheckable;
+    return f;
+}
+
+bool RATreeModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (!index.isValid() || index.column() != Pinned || role != Qt::CheckStateRole) return false;
+    const bool pin = value.toInt() == Qt::Checked;
+    // The document resets this model on success; no dataChanged needed here.
+    return m_doc->setPinned(nodeId(index), pin).isEmpty();
+}
+
+Qt::DropActions RATreeModel::supportedDropActions() const { return Qt::MoveAction; }
+Qt::DropActions RATreeModel::supportedDragActions() const { return Qt::MoveAction; }
+
+QStringList RATreeModel::mimeTypes() const { return {QString::fromLatin1(kMimeType)}; }
+
+QMimeData* RATreeModel::mimeData(const QModelIndexList& indexes) const {
+    // One node per drag: the engine's move takes one subtree.
+    for (const QModelIndex& i : indexes) {
+        if (!i.isValid()) continue;
+        auto* md = new QMimeData;
+        md->setData(QString::fromLatin1(kMimeType), QByteArray::fromStdString(m_tree.pathOf(nodeId(i))));
+        return md;
+    }
+    return nullptr;
+}
+
+bool RATreeModel::canDropMimeData(const QMimeData* data, Qt::DropAction action, int, int,
+                                  const QModelIndex& parent) const {
+    if (!data || !data->hasFormat(QString::fromLatin1(kMimeType)) || action != Qt::MoveAction) return false;
+    if (!parent.isValid()) return false;
+    const int target = nodeId(parent);
+    const int node = m_tree.nodeAtPath(data->data(QString::fromLatin1(kMimeType)).toStdString());
+    return node >= 0 && m_tree.node(target).isCut() && !m_tree.contains(node, target);
+}
+
+bool RATreeModel::dropMimeData(const QMimeData* data, Qt::DropAction action, int row, int column,
+                               const QModelIndex& parent) {
+    if (!canDropMimeData(data, action, row, column, parent)) return false;
+    const int target = nodeId(parent);
+    const int node = m_tree.nodeAtPath(data->data(QString::fromLatin1(kMimeType)).toStdString());
+    const int position = row < 0 ? int(m_tree.node(target).children.size()) : row;
+    // The document resets this model on success, so the view must not remove the source
+    // rows itself; returning false after a successful move keeps it from trying.
+    m_doc->move(node, target, position);
+    return false;
+}
+
+} // namespace tilescope::ui

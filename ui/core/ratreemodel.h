@@ -1,0 +1,64 @@
+// The RA tree as a QAbstractItemModel (one row per node, the root as the single top-level
+// row). It holds a copy of the document's tree and evaluation and resets when they change;
+// edits (drag and drop, the pinned check box) become commands on the Document.
+#pragma once
+
+#include "eval/evaluation.h"
+#include "model/network.h"
+#include "tree/ratree.h"
+
+#include <QAbstractItemModel>
+#include <QIcon>
+
+#include <memory>
+
+namespace tilescope::ui {
+
+class Document;
+
+class RATreeModel : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, ColumnCount };
+    enum Roles { NodeIdRole = Qt::UserRole + 1, NodePathRole };
+    static constexpr const char* kMimeType = "application/x-tilescope-node-path";
+
+    explicit RATreeModel(Document* doc, QObject* parent = nullptr);
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
+
+    Qt::DropActions supportedDropActions() const override;
+    Qt::DropActions supportedDragActions() const override;
+    QStringList mimeTypes() const override;
+    QMimeData* mimeData(const QModelIndexList& indexes) const override;
+    bool canDropMimeData(const QMimeData* data, Qt::DropAction action, int row, int column,
+                         const QModelIndex& parent) const override;
+    bool dropMimeData(const QMimeData* data, Qt::DropAction action, int row, int column,
+                      const QModelIndex& parent) override;
+
+    int nodeId(const QModelIndex& index) const;
+    QModelIndex indexOfNode(int node, int column = 0) const;
+    const RATree& tree() const { return m_tree; }
+
+public slots:
+    void refresh(); // copy the document's tree and evaluation again
+
+private:
+    QString tileText(int node) const;
+    QIcon typeIcon(NodeType t) const;
+
+    Document* m_doc;
+    std::shared_ptr<const Network> m_net;
+    std::shared_ptr<const Evaluation> m_eval;
+    RATree m_tree;
+    mutable QIcon m_icons[3];
+};
+
+} // namespace tilescope::ui

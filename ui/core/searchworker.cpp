@@ -1,0 +1,254 @@
+#include "core/searchworker.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace tilescope::ui {
+
+SearchWorker::SearchWorker(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<SnapshotPtr>();
+    qRegisterMetaType<OutcomePtr>();
+    qRegisterMetaType<ComparePtr>();
+    qRegisterMetaType<RunState>();
+}
+
+bool SearchWorker::busy() const {
+    std::lock_guard lock(m_mutex);
+    return m_busy;
+}
+
+void SearchWorker::requestPause(bool paused) {
+    std::lock_guard lock(m_mutex);
+    m_paused = paused;
+    m_cv.notify_all();
+}
+
+void SearchWorker::requestStop() {
+    std::lock_guard lock(m_mutex);
+    m_stopAll = true;
+    m_paused = false;
+    m_segmentStop.request_stop();
+    m_cv.notify_all();
+}
+
+void SearchWorker::requestReplaceTree(const RATree& tree) {
+    std::lock_guard lock(m_mutex);
+    if (!m_busy) return;
+    m_pending = tree;
+    m_segmentStop.request_stop();
+    m_cv.notify_all();
+}
+
+void SearchWorker::requestAdoptBest() {
+    std::lock_guard lock(m_mutex);
+    if (!m_busy) return;
+    m_adopt = true;
+    m_segmentStop.request_stop();
+    m_cv.notify_all();
+}
+
+void SearchWorker::beginRun() {
+    std::lock_guard lock(m_mutex);
+    m_busy = true;
+    m_paused = false;
+    m_stopAll = false;
+    m_adopt = false;
+    m_pending.reset();
+    m_pausedSeconds = 0;
+}
+
+// Called from the progress callback, i.e. between two iterations of a chain: the search
+// simply does not advance while we wait here.
+void SearchWorker::waitWhilePaused(quint64 generation) {
+    std::unique_lock lock(m_mutex);
+    if (!m_paused) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    lock.unlock();
+    emit stateChanged(generation, RunState::Paused, tr("Paused"));
+    lock.lock();
+    m_cv.wait(lock, [&] { return !m_paused || m_stopAll || m_pending || m_adopt; });
+    m_pausedSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const bool stillRunning = !m_stopAll;
+    lock.unlock();
+    if (stillRunning) emit stateChanged(generation, RunState::Running, tr("Running"));
+}
+
+void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
+    beginRun();
+    const quint64 gen = req->generation;
+    SearchConfig cfg = req->config;
+    cfg.progressInterval = 0.1; // ~10 snapshots per second
+    const long long perChain =
+        cfg.iterations > 0 ? cfg.iterations
+                           : std::max<long long>(1, std::llround(cfg.beta * double(req->net->layers.size())));
+    const long long total = perChain * cfg.chains;
+    long long donePerChain = 0, doneAll = 0;
+    int segment = 0;
+    QElapsedTimer clock;
+    clock.start();
+    emit stateChanged(gen, RunState::Running, tr("Running"));
+
+    auto activeSeconds = [&] {
+        std::lock_guard lock(m_mutex);
+        return double(clock.nsecsElapsed()) * 1e-9 - m_pausedSeconds;
+    };
+
+    RunState endState = RunState::Finished;
+    QString endMessage = tr("Finished");
+    SnapshotPtr last;
+    while (true) {
+        cfg.iterations = perChain - donePerChain;
+        std::stop_source src;
+        {
+            std::lock_guard lock(m_mutex);
+            m_segmentStop = src;
+            if (m_stopAll) src.request_stop();
+        }
+        const long long offset = doneAll;
+        auto progress = [&](const Progress& p) {
+            if (p.final) return; // the run's own final snapshot is sent below
+            waitWhilePaused(gen);
+            auto s = std::make_shared<SearchSnapshot>();
+            s->generation = gen;
+            s->iteration = offset + p.iteration;
+            s->total = total;
+            s->segment = segment;
+            s->temperature = p.temperature;
+            s->currentCost = p.currentCost;
+            s->energy = p.energy;
+            s->delay = p.delay;
+            s->bestCost = p.bestCost;
+            s->bestEnergy = p.bestEnergy;
+            s->bestDelay = p.bestDelay;
+            s->acceptanceRate = p.acceptanceRate;
+            s->activeSeconds = activeSeconds();
+            if (s->iteration > 0)
+                s->etaSeconds = s->activeSeconds * double(total - s->iteration) / double(s->iteration);
+            emit snapshotReady(s);
+        };
+        auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
+        if (!res) {
+            endState = RunState::Failed;
+            endMessage = QString::fromStdString(res.error().message);
+            if (segment > 0) endMessage = tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
+            break;
+        }
+        long long segIters = 0;
+        for (const auto& c : res->chains) segIters += c.iterations;
+        doneAll += segIters;
+        donePerChain += res->chains.empty() ? 0 : res->chains[0].iterations;
+
+        auto out = std::make_shared<SearchOutcome>();
+        out->generation = gen;
+        out->net = req->net;
+        out->stopped = res->stopped;
+
+        auto snap = std::make_shared<SearchSnapshot>();
+        snap->generation = gen;
+        snap->iteration = doneAll;
+        snap->total = total;
+        snap->segment = segment;
+        snap->currentCost = snap->bestCost = res->best.cost;
+        snap->energy = snap->bestEnergy = res->best.energy.total();
+        snap->delay = snap->bestDelay = res->best.delay;
+        snap->acceptanceRate = res->stats.acceptRate;
+        snap->activeSeconds = activeSeconds();
+        snap->etaSeconds = 0;
+        last = snap;
+
+        std::unique_lock lock(m_mutex);
+        const bool adopt = std::exchange(m_adopt, false);
+        out->adopt = adopt;
+        if (m_stopAll) {
+            lock.unlock();
+            out->final = true;
+            out->result = std::move(res).value();
+            emit outcomeReady(out);
+            endState = RunState::Stopped;
+            endMessage = tr("Stopped");
+            break;
+        }
+        const bool budgetLeft = donePerChain < perChain;
+        if (budgetLeft && (m_pending || adopt)) {
+            // Continue from the user's tree, or from the best when adopting it.
+            cfg.initialTree = m_pending ? *m_pending : res->bestTree;
+            cfg.pinned.clear(); // pins travel inside the tree
+            m_pending.reset();
+            lock.unlock();
+            out->result = std::move(res).value();
+            emit outcomeReady(out);
+            ++segment;
+            continue;
+        }
+        m_pending.reset();
+        lock.unlock();
+        out->final = true;
+        out->result = std::move(res).value();
+        emit outcomeReady(out);
+        break;
+    }
+    if (last) {
+        auto fin = std::make_shared<SearchSnapshot>(*last);
+        fin->final = true;
+        emit snapshotReady(fin);
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_busy = false;
+        m_paused = false;
+    }
+    emit stateChanged(gen, endState, endMessage);
+}
+
+void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
+    beginRun();
+    const quint64 gen = req->generation;
+    auto out = std::make_shared<CompareOutcome>();
+    out->generation = gen;
+    const SearchMode modes[] = {SearchMode::LS, SearchMode::LP, SearchMode::Set};
+    int i = 0;
+    for (SearchMode m : modes) {
+        ++i;
+        std::stop_source src;
+        {
+            std::lock_guard lock(m_mutex);
+            m_segmentStop = src;
+            if (m_stopAll) break;
+        }
+        emit stateChanged(gen, RunState::Running,
+                          tr("Compare: %1 (%2/3)").arg(QString::fromLatin1(toString(m))).arg(i));
+        SearchConfig cfg = req->config;
+        cfg.mode = m;
+        cfg.initialTree.reset(); // each space from its own default start
+        cfg.pinned.clear();
+        cfg.progressInterval = 0.25;
+        auto progress = [&](const Progress&) { waitWhilePaused(gen); };
+        QElapsedTimer t;
+        t.start();
+        auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
+        CompareOutcome::Row row;
+        row.mode = m;
+        row.seconds = double(t.nsecsElapsed()) * 1e-9;
+        if (res) {
+            row.ok = true;
+            row.best = res->bestTree;
+            row.eval = res->best;
+        } else {
+            row.error = QString::fromStdString(res.error().message);
+        }
+        out->rows.push_back(std::move(row));
+    }
+    bool stopped;
+    {
+        std::lock_guard lock(m_mutex);
+        stopped = m_stopAll;
+        m_busy = false;
+        m_paused = false;
+    }
+    out->stopped = stopped;
+    emit compareReady(out);
+    emit stateChanged(gen, stopped ? RunState::Stopped : RunState::Finished,
+                      stopped ? tr("Compare stopped") : tr("Compare finished"));
+}
+
+} // namespace tilescope::ui

@@ -1,0 +1,42 @@
+// A session file (JSON, docs/gui.md): model path + sha256, hardware template, batch,
+// objective, tree text, pinned paths, search settings, seed and the last results. Loading
+// verifies the model's hash so a session never silently pairs a tree with another model.
+#pragma once
+
+#include "eval/evaluation.h"
+#include "search/search.h"
+#include "util/result.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace tilescope::ui {
+
+class Session {
+public:
+    QString modelPath;     // absolute
+    QString modelSha256;
+    std::string hardwareJson;
+    QString hardwareSource; // preset name or file the hardware came from (informative)
+    int batch = 1;
+    Objective objective;
+    std::string treeText;
+    QStringList pinned;     // node paths
+    SearchConfig search;    // seed, beta, t0, alpha, mode, chains are saved
+    nlohmann::json results; // last evaluation / search / compare results (object)
+
+    std::string toJson(const QString& sessionPath) const;
+    static Result<Session> fromJson(const std::string& text, const QString& sessionPath);
+    // Atomic write; the error names the file and the reason.
+    std::optional<Error> save(const QString& path) const;
+    // Parses and checks the model: missing (also tried next to the session, by its path
+    // relative to the session's folder) or a different sha256 is an error.
+    static Result<Session> load(const QString& path);
+};
+
+} // namespace tilescope::ui

@@ -1,0 +1,52 @@
+// The S-T graph's rectangles, laid out once per evaluation (off the GUI thread: tens of
+// thousands of intervals). A group's tiles follow the snake order, so one busy interval
+// on snake positions [b, b + n) becomes one rectangle per contiguous run of tile ids.
+#pragma once
+
+#include "eval/evaluation.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <vector>
+
+namespace tilescope::ui {
+
+struct StRect {
+    double start = 0, end = 0; // cycles
+    int tile0 = 0, tile1 = 0;  // contiguous tile ids [tile0, tile1]
+    int layer = -1;
+    int node = -1;             // leaf node id in the evaluated tree
+    int interval = -1;         // index into Evaluation::intervals
+};
+
+class StLayout {
+public:
+    // Rectangles sorted by start; `shortNames` (per layer) feed the labels.
+    static std::shared_ptr<const StLayout> build(std::shared_ptr<const Evaluation> eval, int tiles,
+                                                 QStringList shortNames);
+
+    const std::vector<StRect>& rects() const { return m_rects; }
+    const Evaluation& evaluation() const { return *m_eval; }
+    const QStringList& shortNames() const { return m_names; }
+    int tiles() const { return m_tiles; }
+    double endCycle() const { return m_end; }
+    double longest() const { return m_longest; } // longest rectangle, bounds range queries
+    // Index of the first rectangle that may overlap cycles >= c (binary search on start).
+    size_t firstVisible(double c) const;
+    // The topmost rectangle containing (cycle, tile), or -1.
+    int hit(double cycle, int tile) const;
+    // Contiguous runs of tile ids of snake positions [begin, begin + count).
+    static std::vector<std::pair<int, int>> tileRuns(const std::vector<int>& tileOrder, int begin,
+                                                     int count);
+
+private:
+    std::shared_ptr<const Evaluation> m_eval;
+    std::vector<StRect> m_rects;
+    QStringList m_names;
+    int m_tiles = 0;
+    double m_end = 0, m_longest = 0;
+};
+
+} // namespace tilescope::ui

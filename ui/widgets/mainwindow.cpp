@@ -1,0 +1,587 @@
+#include "widgets/mainwindow.h"
+
+#include "core/document.h"
+#include "core/reportbuilder.h"
+#include "core/searchworker.h"
+#include "core/selectionstate.h"
+#include "core/session.h"
+#include "model/model_loader.h"
+#include "report/result_json.h"
+#include "report/trace_json.h"
+#include "tree/tree_json.h"
+#include "util/fileio.h"
+#include "widgets/metricspanel.h"
+#include "widgets/nocheatmapview.h"
+#include "widgets/plotexport.h"
+#include "widgets/searchpanel.h"
+#include "widgets/stgraphview.h"
+#include "widgets/treepanel.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScreen>
+#include <QSettings>
+#include <QStatusBar>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+// Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
+// run outside any namespace.
+static void initTilescopeResources() { Q_INIT_RESOURCE(resources); }
+
+namespace tilescope::ui {
+
+namespace {
+constexpr int kMaxRecent = 10;
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_doc(new Document(this)), m_selection(new SelectionState(this)),
+      m_inputsLabel(new QLabel(this)), m_worker(new SearchWorker) {
+    initTilescopeResources();
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/tilescope.svg")));
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
+
+    m_st = new StGraphView(m_doc, m_selection, this);
+    setCentralWidget(m_st);
+    m_tree = new TreePanel(m_doc, m_selection, this);
+    m_heatmap = new NocHeatmapView(m_doc, m_selection, this);
+    m_metrics = new MetricsPanel(m_doc, this);
+    m_search = new SearchPanel(this);
+    buildDocks();
+    buildMenus();
+    statusBar()->addPermanentWidget(m_inputsLabel);
+
+    // Views follow the document; the selection follows the tree across renumbering edits.
+    connect(m_doc, &Document::treeChanged, this, [this] { m_selection->remap(m_doc->tree()); });
+    connect(m_doc, &Document::documentReset, this, [this] {
+        m_selection->clear();
+        // A new model, hardware or batch makes every search result meaningless.
+        if (m_running || m_comparing) {
+            ++m_generation;
+            m_worker->requestStop();
+            m_running = m_comparing = false;
+            m_search->setRunState(RunState::Stopped, tr("Stopped: the inputs changed"));
+            m_metrics->setCompareRunning(false);
+        }
+        m_lastSearch.reset();
+        m_lastCompare.reset();
+        m_search->setObjective(m_doc->objective());
+        updateTitle();
+    });
+    connect(m_doc, &Document::editRefused, this, [this](const QString& r) { statusBar()->showMessage(r, 10000); });
+    connect(m_tree, &TreePanel::message, this, [this](const QString& r) { statusBar()->showMessage(r, 10000); });
+    // Every accepted edit, undo and redo moves the undo index: that is what a running
+    // search must hear about (it continues from the edited tree, pins included).
+    connect(m_doc->undoStack(), &QUndoStack::indexChanged, this, [this] {
+        if (m_running && m_forwardEdits) {
+            m_worker->requestReplaceTree(m_doc->tree());
+            statusBar()->showMessage(tr("The search continues from the edited tree"), 5000);
+        }
+    });
+    connect(m_search, &SearchPanel::startRequested, this, &MainWindow::startSearch);
+    connect(m_search, &SearchPanel::pauseRequested, this, &MainWindow::pauseSearch);
+    connect(m_search, &SearchPanel::stopRequested, this, &MainWindow::stopSearch);
+    connect(m_search, &SearchPanel::adoptRequested, this, &MainWindow::adoptBest);
+    connect(m_search, &SearchPanel::objectiveEdited, m_doc, &Document::setObjective);
+    connect(m_metrics, &MetricsPanel::compareRequested, this, &MainWindow::runCompare);
+
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread.setObjectName(QStringLiteral("search"));
+    m_thread.start();
+    connectWorker();
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    rebuildRecentMenu();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() {
+    m_worker->requestStop();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    m_worker->requestStop();
+    QMainWindow::closeEvent(e);
+}
+
+void MainWindow::buildDocks() {
+    auto dock = [&](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(w);
+        addDockWidget(area, d);
+        m_docks << d;
+        return d;
+    };
+    dock(tr("RA tree"), QStringLiteral("treeDock"), m_tree, Qt::LeftDockWidgetArea);
+
+    auto* heat = new QWidget(this);
+    auto* hl = new QVBoxLayout(heat);
+    hl->setContentsMargins(2, 2, 2, 2);
+    auto* util = new QCheckBox(tr("Bandwidth utilisation (bytes / (link bw x delay))"), heat);
+    auto* filter = new QCheckBox(tr("Only the selected node"), heat);
+    util->setObjectName(QStringLiteral("heatUtilisation"));
+    filter->setObjectName(QStringLiteral("heatFilter"));
+    connect(util, &QCheckBox::toggled, m_heatmap, &NocHeatmapView::setShowUtilisation);
+    connect(filter, &QCheckBox::toggled, m_heatmap, &NocHeatmapView::setFilterToSelection);
+    hl->addWidget(m_heatmap, 1);
+    hl->addWidget(util);
+    hl->addWidget(filter);
+    auto* heatDock = dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
+    auto* metricsDock = dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::RightDockWidgetArea);
+    splitDockWidget(heatDock, metricsDock, Qt::Vertical);
+    dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
+    // First start (no saved geometry): most of the screen.
+    const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
+    resize(std::min(1600, avail.width() * 19 / 20), std::min(1000, avail.height() * 19 / 20));
+    resizeDocks({m_docks[0], heatDock}, {470, 430}, Qt::Horizontal);
+    resizeDocks({m_docks.back()}, {290}, Qt::Vertical);
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open model..."), QKeySequence::Open, this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open model"), {},
+                                                       tr("Models (*.onnx *.json);;All files (*)"));
+        if (!p.isEmpty()) openModel(p);
+    });
+    file->addAction(tr("Open &hardware template..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open hardware template"), {},
+                                                       tr("Hardware templates (*.json);;All files (*)"));
+        if (!p.isEmpty()) openHardware(p);
+    });
+    QMenu* presets = file->addMenu(tr("Hardware &preset"));
+    for (const std::string& name : presetNames()) {
+        const QString n = qs(name);
+        presets->addAction(n, this, [this, n] { openHardware(n); });
+    }
+    file->addAction(tr("Set &batch..."), this, [this] {
+        bool ok = false;
+        const int b = QInputDialog::getInt(this, tr("Batch"), tr("Batch size B:"), m_doc->batch(), 1, 4096, 1, &ok);
+        if (ok) setBatch(b);
+    });
+    file->addAction(tr("&Import tree..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Import tree"), {},
+                                                       tr("Trees (*.tree *.txt *.json);;All files (*)"));
+        if (!p.isEmpty()) importTree(p);
+    });
+    file->addSeparator();
+    file->addAction(tr("Open &session..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open session"), {},
+                                                       tr("Tilescope sessions (*.tilescope.json *.json)"));
+        if (!p.isEmpty()) openSession(p);
+    });
+    file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] {
+        QString p = m_sessionPath;
+        if (p.isEmpty())
+            p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
+        if (!p.isEmpty()) saveSession(p);
+    });
+    file->addAction(tr("Save session &as..."), QKeySequence::SaveAs, this, [this] {
+        const QString p =
+            QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
+        if (!p.isEmpty()) saveSession(p);
+    });
+    m_recentMenu = file->addMenu(tr("&Recent files"));
+    QMenu* exp = file->addMenu(tr("&Export"));
+    exp->addAction(tr("S-T graph (PNG, SVG, PDF)..."), this,
+                   [this] { exportDialog(QStringLiteral("st"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png")); });
+    exp->addAction(tr("NoC heatmap (PNG, SVG, PDF)..."), this,
+                   [this] { exportDialog(QStringLiteral("heatmap"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png")); });
+    exp->addSeparator();
+    exp->addAction(tr("Report (HTML)..."), this, [this] { exportDialog(QStringLiteral("html"), tr("HTML (*.html)"), QStringLiteral("html")); });
+    exp->addAction(tr("Report (JSON)..."), this, [this] { exportDialog(QStringLiteral("json"), tr("JSON (*.json)"), QStringLiteral("json")); });
+    exp->addAction(tr("Tree (text)..."), this, [this] { exportDialog(QStringLiteral("tree-text"), tr("Tree text (*.tree *.txt)"), QStringLiteral("tree")); });
+    exp->addAction(tr("Tree (JSON)..."), this, [this] { exportDialog(QStringLiteral("tree-json"), tr("JSON (*.json)"), QStringLiteral("json")); });
+    exp->addAction(tr("Timeline (Chrome trace / Perfetto)..."), this,
+                   [this] { exportDialog(QStringLiteral("trace"), tr("Trace events (*.json)"), QStringLiteral("json")); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_doc->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_doc->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    edit->addActions(m_tree->editActions());
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* d : m_docks) m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st, &StGraphView::resetZoom);
+
+    QMenu* search = menuBar()->addMenu(tr("&Search"));
+    search->addAction(tr("&Start"), QKeySequence(Qt::Key_F5), this, &MainWindow::startSearch);
+    search->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this, [this] { pauseSearch(!m_search->property("paused").toBool()); });
+    search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this, &MainWindow::stopSearch);
+    search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
+    search->addSeparator();
+    search->addAction(tr("&Compare LS / LP / SA"), this, &MainWindow::runCompare);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Tilescope"), this, [this] {
+        QMessageBox::about(this, tr("About Tilescope"),
+                           tr("<b>Tilescope %1</b><br>Schedule explorer for DNN inference on tiled accelerators "
+                              "(RA-tree inter-layer scheduling).")
+                               .arg(QCoreApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::connectWorker() {
+    connect(m_worker, &SearchWorker::snapshotReady, this, [this](SnapshotPtr s) {
+        if (s->generation != m_generation) return; // a run we no longer show
+        m_search->addSnapshot(*s);
+    });
+    connect(m_worker, &SearchWorker::outcomeReady, this, [this](OutcomePtr o) {
+        if (o->generation != m_generation || o->net != m_doc->network()) return;
+        m_lastSearch = o;
+        m_search->setAdoptEnabled(true);
+        if (o->adopt) {
+            // The worker already continues from this tree: do not send it back.
+            m_forwardEdits = false;
+            m_doc->adoptTree(o->result.bestTree, tr("Adopt best"));
+            m_forwardEdits = true;
+        }
+    });
+    connect(m_worker, &SearchWorker::stateChanged, this, [this](quint64 gen, RunState s, const QString& msg) {
+        if (gen != m_generation) return;
+        if (m_comparing) {
+            statusBar()->showMessage(msg, 5000);
+            return;
+        }
+        m_search->setProperty("paused", s == RunState::Paused);
+        m_search->setRunState(s, msg);
+        const bool wasRunning = m_running;
+        m_running = s == RunState::Running || s == RunState::Paused;
+        if (wasRunning && !m_running) {
+            if (s == RunState::Failed) showError(tr("Search"), msg);
+            else statusBar()->showMessage(tr("Search %1; \"Adopt best\" makes its best tree the document's").arg(msg.toLower()), 8000);
+            emit searchFinished();
+        }
+    });
+    connect(m_worker, &SearchWorker::compareReady, this, [this](ComparePtr c) {
+        if (c->generation != m_generation) return;
+        m_comparing = false;
+        m_lastCompare = c;
+        m_metrics->setCompare(c);
+        m_metrics->setCompareRunning(false);
+        emit compareFinished();
+    });
+}
+
+std::shared_ptr<RunRequest> MainWindow::makeRequest() {
+    auto req = std::make_shared<RunRequest>();
+    req->generation = ++m_generation;
+    req->net = m_doc->network();
+    req->hw = m_doc->hardware();
+    req->config = m_search->settings();
+    req->config.objective = m_doc->objective();
+    req->config.totalBatch = m_doc->batch();
+    return req;
+}
+
+void MainWindow::startSearch() {
+    if (!m_doc->hasModel()) {
+        showError(tr("Search"), tr("Open a model first"));
+        return;
+    }
+    if (m_running || m_comparing || m_worker->busy()) return;
+    auto req = makeRequest();
+    // Continue from the document's tree when it is a valid start in this space (the
+    // restricted LS / LP spaces start from their own default trees).
+    if (m_doc->evaluation()->valid && (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random))
+        req->config.initialTree = m_doc->tree();
+    m_search->clearHistory();
+    m_search->setAdoptEnabled(false);
+    m_lastSearch.reset();
+    m_running = true;
+    m_search->setRunState(RunState::Running, tr("Starting..."));
+    SearchWorker* w = m_worker;
+    QMetaObject::invokeMethod(m_worker, [w, req] { w->run(req); }, Qt::QueuedConnection);
+}
+
+void MainWindow::pauseSearch(bool paused) {
+    if (m_running) m_worker->requestPause(paused);
+}
+
+void MainWindow::stopSearch() {
+    if (m_running || m_comparing) m_worker->requestStop();
+}
+
+void MainWindow::adoptBest() {
+    if (m_running) {
+        m_worker->requestAdoptBest();
+        return;
+    }
+    if (!m_lastSearch) {
+        statusBar()->showMessage(tr("No search result to adopt yet"), 5000);
+        return;
+    }
+    m_doc->adoptTree(m_lastSearch->result.bestTree, tr("Adopt best"));
+}
+
+void MainWindow::runCompare() {
+    if (!m_doc->hasModel()) {
+        showError(tr("Compare"), tr("Open a model first"));
+        return;
+    }
+    if (m_running || m_comparing || m_worker->busy()) {
+        statusBar()->showMessage(tr("Compare: stop the running search first"), 5000);
+        return;
+    }
+    auto req = makeRequest();
+    m_comparing = true;
+    m_metrics->setCompareRunning(true);
+    SearchWorker* w = m_worker;
+    QMetaObject::invokeMethod(m_worker, [w, req] { w->compare(req); }, Qt::QueuedConnection);
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    m_lastError = message;
+    statusBar()->showMessage(message, 15000);
+    if (m_interactive) QMessageBox::critical(this, title, message);
+}
+
+bool MainWindow::openModel(const QString& path) {
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    const QString err = m_doc->openModel(path);
+    QApplication::restoreOverrideCursor();
+    if (!err.isEmpty()) {
+        showError(tr("Open model"), err);
+        return false;
+    }
+    m_sessionPath.clear();
+    addRecent(QStringLiteral("model"), QFileInfo(path).absoluteFilePath());
+    statusBar()->showMessage(tr("Loaded %1: %2 layers").arg(path).arg(m_doc->network()->layers.size()), 5000);
+    return true;
+}
+
+bool MainWindow::openHardware(const QString& pathOrPreset) {
+    const QString err = m_doc->openHardware(pathOrPreset);
+    if (!err.isEmpty()) {
+        showError(tr("Open hardware"), err);
+        return false;
+    }
+    return true;
+}
+
+bool MainWindow::setBatch(int batch) {
+    const QString err = m_doc->setBatch(batch);
+    if (!err.isEmpty()) {
+        showError(tr("Batch"), err);
+        return false;
+    }
+    updateTitle();
+    return true;
+}
+
+bool MainWindow::importTree(const QString& path) {
+    if (!m_doc->hasModel()) {
+        showError(tr("Import tree"), tr("Open a model first"));
+        return false;
+    }
+    auto text = readFile(path.toStdString());
+    if (!text) {
+        showError(tr("Import tree"), qs(text.error().message));
+        return false;
+    }
+    auto tree = parseTreeDocument(*text, *m_doc->network(), path.toStdString());
+    if (!tree) {
+        showError(tr("Import tree"), qs(tree.error().message));
+        return false;
+    }
+    const QString err = m_doc->adoptTree(*tree, tr("Import tree"));
+    if (!err.isEmpty()) {
+        showError(tr("Import tree"), path + QStringLiteral(": ") + err);
+        return false;
+    }
+    return true;
+}
+
+bool MainWindow::saveSession(const QString& path) {
+    if (!m_doc->hasModel()) {
+        showError(tr("Save session"), tr("Nothing to save: open a model first"));
+        return false;
+    }
+    Session s;
+    s.modelPath = m_doc->modelPath();
+    s.modelSha256 = m_doc->modelSha256();
+    s.hardwareJson = hardwareToJson(*m_doc->hardware());
+    s.hardwareSource = m_doc->hardwareSource();
+    s.batch = m_doc->batch();
+    s.objective = m_doc->objective();
+    const RATree& t = m_doc->tree();
+    s.treeText = treeToText(t, *m_doc->network());
+    for (int i = 0; i < t.size(); ++i)
+        if (t.node(i).pinned && t.attached(i)) s.pinned << qs(t.pathOf(i));
+    s.search = m_search->settings();
+    s.results = ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).json();
+    if (auto err = s.save(path)) {
+        showError(tr("Save session"), qs(err->message));
+        return false;
+    }
+    m_sessionPath = path;
+    addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::openSession(const QString& path) {
+    auto s = Session::load(path);
+    if (!s) {
+        showError(tr("Open session"), qs(s.error().message));
+        return false;
+    }
+    auto fail = [&](const std::string& msg) {
+        showError(tr("Open session"), qs(msg));
+        return false;
+    };
+    auto net = loadModel(s->modelPath.toStdString());
+    if (!net) return fail(net.error().message);
+    auto hw = parseHardware(s->hardwareJson, path.toStdString() + ": hardware");
+    if (!hw) return fail(hw.error().message);
+    auto tree = parseTreeText(s->treeText, *net, path.toStdString() + ": tree");
+    if (!tree) return fail(tree.error().message);
+    RATree t = std::move(tree).value();
+    for (const QString& p : s->pinned) {
+        const int id = t.nodeAtPath(p.toStdString());
+        if (id < 0) return fail(path.toStdString() + ": pinned: no node at " + p.toStdString());
+        auto r = edit::setPinned(t, id, true);
+        if (!r) return fail(path.toStdString() + ": pinned " + p.toStdString() + ": " + r.error().message);
+        t = std::move(r).value();
+    }
+    auto shared = std::make_shared<const Network>(std::move(net).value());
+    const QString err = m_doc->restore(shared, s->modelPath, s->modelSha256, *hw,
+                                       s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource, s->batch,
+                                       s->objective, t);
+    if (!err.isEmpty()) return fail(path.toStdString() + ": tree: " + err.toStdString());
+    m_search->setSettings(s->search);
+    m_search->setObjective(s->objective);
+    m_sessionPath = path;
+    addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
+    statusBar()->showMessage(tr("Opened session %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::exportTo(const QString& kind, const QString& path) {
+    if (!m_doc->hasModel()) {
+        showError(tr("Export"), tr("Nothing to export: open a model first"));
+        return false;
+    }
+    QString err;
+    const Network& net = *m_doc->network();
+    if (kind == QLatin1String("st")) err = m_st->exportTo(path);
+    else if (kind == QLatin1String("heatmap")) err = m_heatmap->exportTo(path);
+    else if (kind == QLatin1String("html"))
+        err = writeTextFile(path, ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).html().toUtf8());
+    else if (kind == QLatin1String("json"))
+        err = writeTextFile(path, QByteArray::fromStdString(ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).json().dump(2) + "\n"));
+    else if (kind == QLatin1String("tree-text"))
+        err = writeTextFile(path, QByteArray::fromStdString(treeToText(m_doc->tree(), net)));
+    else if (kind == QLatin1String("tree-json"))
+        err = writeTextFile(path, QByteArray::fromStdString(treeToJson(m_doc->tree(), net) + "\n"));
+    else if (kind == QLatin1String("trace"))
+        err = writeTextFile(path, QByteArray::fromStdString(
+                                      traceEventJson(*m_doc->evaluation(), net, *m_doc->hardware(), m_doc->tree())));
+    else err = tr("unknown export kind '%1'").arg(kind);
+    if (!err.isEmpty()) {
+        showError(tr("Export"), err);
+        return false;
+    }
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+    return true;
+}
+
+void MainWindow::exportDialog(const QString& kind, const QString& filter, const QString& suffix) {
+    QFileDialog dlg(this, tr("Export"), {}, filter);
+    dlg.setAcceptMode(QFileDialog::AcceptSave);
+    dlg.setDefaultSuffix(suffix);
+    if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty()) return;
+    QString path = dlg.selectedFiles().front();
+    // The chosen filter decides the format when the name has no suffix of its own.
+    if (QFileInfo(path).suffix().isEmpty()) {
+        const QString f = dlg.selectedNameFilter();
+        const int a = f.indexOf(QLatin1String("*.")), b = f.indexOf(QLatin1Char(')'), a);
+        if (a >= 0 && b > a) path += f.mid(a + 1, b - a - 1);
+    }
+    exportTo(kind, path);
+}
+
+void MainWindow::addRecent(const QString& kind, const QString& path) {
+    QSettings settings;
+    QStringList list = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString entry = kind + QLatin1Char(':') + path;
+    list.removeAll(entry);
+    list.prepend(entry);
+    while (list.size() > kMaxRecent) list.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), list);
+    rebuildRecentMenu();
+    updateTitle();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    const QStringList list = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& entry : list) {
+        const int colon = entry.indexOf(QLatin1Char(':'));
+        const QString kind = entry.left(colon), path = entry.mid(colon + 1);
+        QAction* a = m_recentMenu->addAction(QStringLiteral("%1  (%2)").arg(QFileInfo(path).fileName(), kind));
+        a->setToolTip(path);
+        connect(a, &QAction::triggered, this, [this, kind, path] {
+            if (kind == QLatin1String("session")) openSession(path);
+            else openModel(path);
+        });
+    }
+    m_recentMenu->setEnabled(!list.isEmpty());
+    if (!list.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear list"), this, [this] {
+            QSettings().remove(QStringLiteral("recentFiles"));
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::updateTitle() {
+    const auto& hw = *m_doc->hardware();
+    const QString hwText = QStringLiteral("%1 (%2x%3)").arg(qs(hw.name)).arg(hw.meshX).arg(hw.meshY);
+    if (!m_doc->hasModel()) {
+        setWindowTitle(tr("Tilescope"));
+        m_inputsLabel->setText(tr("no model | %1 | batch %2").arg(hwText).arg(m_doc->batch()));
+        return;
+    }
+    const QString model = QFileInfo(m_doc->modelPath()).fileName();
+    setWindowTitle(tr("%1 - Tilescope").arg(m_sessionPath.isEmpty() ? model : QFileInfo(m_sessionPath).fileName()));
+    m_inputsLabel->setText(tr("%1 (%2 layers) | %3 | batch %4")
+                               .arg(model)
+                               .arg(m_doc->network()->layers.size())
+                               .arg(hwText)
+                               .arg(m_doc->batch()));
+}
+
+} // namespace tilescope::ui

@@ -1,0 +1,109 @@
+// The main window: the S-T graph in the centre, the RA tree, NoC heatmap, metrics and
+// search panels as dock widgets; File / Edit / View / Search menus; the search worker's
+// thread; session files, recent files and exports. It wires the pieces together and
+// owns no schedule state of its own: that lives in the Document.
+#pragma once
+
+#include "core/searchsnapshot.h"
+
+#include <QMainWindow>
+#include <QThread>
+
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QCheckBox;
+
+namespace tilescope::ui {
+
+class Document;
+class SelectionState;
+class SearchWorker;
+class TreePanel;
+class StGraphView;
+class NocHeatmapView;
+class MetricsPanel;
+class SearchPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Errors go to a modal dialog when interactive (the default), else only to the status
+    // bar and lastError() (tests).
+    void setInteractive(bool on) { m_interactive = on; }
+    QString lastError() const { return m_lastError; }
+
+    bool openModel(const QString& path);
+    bool openHardware(const QString& pathOrPreset);
+    bool setBatch(int batch);
+    bool openSession(const QString& path);
+    bool saveSession(const QString& path);
+    bool importTree(const QString& path);
+    // Export by kind: "st" / "heatmap" (png, svg, pdf by suffix), "html", "json",
+    // "tree-text", "tree-json", "trace".
+    bool exportTo(const QString& kind, const QString& path);
+
+    Document* document() const { return m_doc; }
+    SelectionState* selection() const { return m_selection; }
+    SearchWorker* worker() const { return m_worker; }
+    TreePanel* treePanel() const { return m_tree; }
+    StGraphView* stGraph() const { return m_st; }
+    NocHeatmapView* heatmap() const { return m_heatmap; }
+    MetricsPanel* metrics() const { return m_metrics; }
+    SearchPanel* searchPanel() const { return m_search; }
+    bool searchRunning() const { return m_running; }
+    OutcomePtr lastSearch() const { return m_lastSearch; }
+
+public slots:
+    void startSearch();
+    void pauseSearch(bool paused);
+    void stopSearch();
+    void adoptBest();
+    void runCompare();
+
+signals:
+    void searchFinished(); // the worker reported the end of a search (tests)
+    void compareFinished();
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
+private:
+    void buildMenus();
+    void buildDocks();
+    void connectWorker();
+    void showError(const QString& title, const QString& message);
+    void addRecent(const QString& kind, const QString& path);
+    void rebuildRecentMenu();
+    void updateTitle();
+    void exportDialog(const QString& kind, const QString& filter, const QString& suffix);
+    std::shared_ptr<RunRequest> makeRequest();
+
+    Document* m_doc;
+    SelectionState* m_selection;
+    TreePanel* m_tree;
+    StGraphView* m_st;
+    NocHeatmapView* m_heatmap;
+    MetricsPanel* m_metrics;
+    SearchPanel* m_search;
+    QList<QDockWidget*> m_docks;
+    QMenu* m_viewMenu = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QLabel* m_inputsLabel;
+    QThread m_thread;
+    SearchWorker* m_worker;
+    quint64 m_generation = 0;
+    bool m_running = false;
+    bool m_comparing = false;
+    bool m_forwardEdits = true; // false while adopting a best tree the worker already continues from
+    OutcomePtr m_lastSearch;
+    ComparePtr m_lastCompare;
+    QString m_sessionPath;
+    QString m_lastError;
+    bool m_interactive = true;
+};
+
+} // namespace tilescope::ui

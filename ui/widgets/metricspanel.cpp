@@ -1,0 +1,181 @@
+#include "widgets/metricspanel.h"
+
+#include "core/document.h"
+
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace tilescope::ui {
+
+namespace {
+QString sci(double v) { return QString::number(v, 'g', 4); }
+QString bytesText(double b) {
+    static const char* u[] = {"B", "KB", "MB", "GB", "TB"};
+    int i = 0;
+    while (b >= 1000 && i < 4) {
+        b /= 1000;
+        ++i;
+    }
+    return QStringLiteral("%1 %2").arg(b, 0, 'f', 2).arg(QLatin1String(u[i]));
+}
+QTableWidgetItem* item(const QString& s, bool right = false) {
+    auto* it = new QTableWidgetItem(s);
+    if (right) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return it;
+}
+} // namespace
+
+MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
+    : QWidget(parent), m_doc(doc), m_plot(new QCustomPlot(this)) {
+    setObjectName(QStringLiteral("metrics"));
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+
+    auto* form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    for (const char* key : {"Validity", "Energy", "Delay", "Objective", "Utilisation", "DRAM bytes", "NoC hop-bytes"}) {
+        auto* l = new QLabel(QStringLiteral("-"), this);
+        l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        l->setWordWrap(true);
+        m_figures.insert(QString::fromLatin1(key), l);
+        form->addRow(tr(key) + QLatin1Char(':'), l);
+    }
+    lay->addLayout(form);
+
+    m_plot->setObjectName(QStringLiteral("energyPlot"));
+    m_plot->setMinimumHeight(100);
+    m_bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    m_bars->setBrush(QColor(21, 101, 192, 190));
+    m_bars->setPen(QPen(QColor(21, 101, 192)));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setRange(0.4, 4.6);
+    m_plot->xAxis->grid()->setVisible(false);
+    m_plot->yAxis->setLabel(tr("energy (mJ)"));
+    lay->addWidget(m_plot, 1);
+
+    // Segments and the comparison share one tab widget: the dock is narrow and short.
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("metricsTabs"));
+    m_segments = new QTableWidget(0, 4, this);
+    m_segments->setHorizontalHeaderLabels({tr("Segment"), tr("Layers"), tr("Time (cycles)"), tr("Bound")});
+    m_segments->verticalHeader()->hide();
+    m_segments->horizontalHeader()->setStretchLastSection(true);
+    m_segments->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_segments->setMinimumHeight(60);
+    tabs->addTab(m_segments, tr("Segments"));
+
+    auto* cmp = new QWidget(this);
+    auto* cl = new QVBoxLayout(cmp);
+    cl->setContentsMargins(2, 2, 2, 2);
+    m_compareButton = new QPushButton(tr("Compare LS / LP / SA"), cmp);
+    m_compareButton->setToolTip(tr("Run the layer-sequential and layer-pipeline baselines and SA with the search settings"));
+    connect(m_compareButton, &QPushButton::clicked, this, &MetricsPanel::compareRequested);
+    cl->addWidget(m_compareButton, 0, Qt::AlignLeft);
+    m_compare = new QTableWidget(0, 5, cmp);
+    m_compare->setObjectName(QStringLiteral("compareTable"));
+    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"), tr("Objective"), tr("vs SA")});
+    m_compare->verticalHeader()->hide();
+    m_compare->horizontalHeader()->setStretchLastSection(true);
+    m_compare->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_compare->setMinimumHeight(60);
+    cl->addWidget(m_compare, 1);
+    tabs->addTab(cmp, tr("LS / LP / SA"));
+    lay->addWidget(tabs, 1);
+    connect(this, &MetricsPanel::compareRequested, tabs, [tabs, cmp] { tabs->setCurrentWidget(cmp); });
+
+    connect(doc, &Document::treeChanged, this, &MetricsPanel::refresh);
+    connect(doc, &Document::documentReset, this, [this] {
+        m_lastCompare.reset();
+        m_compare->setRowCount(0);
+        refresh();
+    });
+    refresh();
+}
+
+QString MetricsPanel::figureText(const QString& key) const {
+    auto* l = m_figures.value(key);
+    return l ? l->text() : QString();
+}
+
+void MetricsPanel::setCompareRunning(bool running) {
+    m_compareButton->setEnabled(!running);
+    m_compareButton->setText(running ? tr("Comparing...") : tr("Compare LS / LP / SA"));
+}
+
+void MetricsPanel::setCompare(ComparePtr compare) {
+    m_lastCompare = compare;
+    m_compare->setRowCount(0);
+    if (!compare) return;
+    double sa = 0;
+    for (const auto& r : compare->rows)
+        if (r.ok && r.mode == SearchMode::Set) sa = r.eval.cost;
+    for (const auto& r : compare->rows) {
+        const int i = m_compare->rowCount();
+        m_compare->insertRow(i);
+        m_compare->setItem(i, 0, item(r.mode == SearchMode::Set ? QStringLiteral("SA") : QString::fromLatin1(toString(r.mode)).toUpper()));
+        if (!r.ok) {
+            m_compare->setItem(i, 1, item(r.error));
+            continue;
+        }
+        m_compare->setItem(i, 1, item(sci(r.eval.energy.total()), true));
+        m_compare->setItem(i, 2, item(sci(r.eval.delay), true));
+        m_compare->setItem(i, 3, item(sci(r.eval.cost), true));
+        m_compare->setItem(i, 4, item(sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString(), true));
+    }
+    m_compare->resizeColumnsToContents();
+}
+
+void MetricsPanel::refresh() {
+    auto e = m_doc->evaluation();
+    const bool have = m_doc->hasModel() && e;
+    auto set = [&](const char* k, const QString& v) { m_figures[QString::fromLatin1(k)]->setText(v); };
+    if (!have) {
+        for (auto* l : m_figures) l->setText(QStringLiteral("-"));
+        m_bars->data()->clear();
+        m_segments->setRowCount(0);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    set("Validity", e->valid ? tr("valid") : QStringLiteral("<span style='color:#c62828'>%1</span>")
+                                                 .arg(QString::fromStdString(e->reason).toHtmlEscaped()));
+    set("Energy", QStringLiteral("%1 mJ").arg(e->energy.total() * 1e-9, 0, 'f', 3));
+    const double ghz = m_doc->hardware()->clockGHz;
+    set("Delay", QStringLiteral("%1 cycles (%2 ms)").arg(sci(e->delay)).arg(e->delay / ghz * 1e-6, 0, 'f', 3));
+    set("Objective", QStringLiteral("%1  (E^%2 D^%3)").arg(sci(e->cost)).arg(e->objective.n).arg(e->objective.m));
+    set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
+    set("DRAM bytes", bytesText(e->dramBytes));
+    set("NoC hop-bytes", bytesText(e->nocHopBytes));
+
+    const QVector<double> keys{1, 2, 3, 4};
+    const QVector<double> vals{e->energy.dram * 1e-9, e->energy.noc * 1e-9, e->energy.mac * 1e-9, e->energy.buffer * 1e-9};
+    m_bars->setData(keys, vals, true);
+    m_plot->yAxis->setRange(0, std::max(1e-9, *std::max_element(vals.begin(), vals.end()) * 1.12));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+
+    const RATree& t = m_doc->tree();
+    const Network& net = *m_doc->network();
+    const auto& kids = t.node(t.root).children;
+    m_segments->setRowCount(int(kids.size()));
+    for (int i = 0; i < int(kids.size()); ++i) {
+        const int c = kids[size_t(i)];
+        const RANode& n = t.node(c);
+        const NodeFigures* f = size_t(c) < e->nodes.size() ? &e->nodes[size_t(c)] : nullptr;
+        const QString name = n.type == NodeType::Leaf ? QString::fromStdString(net.layers[size_t(n.layer)].name)
+                                                      : QStringLiteral("%1 %2").arg(QString::fromStdString(t.pathOf(c)))
+                                                            .arg(QLatin1String(toString(n.type)));
+        m_segments->setItem(i, 0, item(name));
+        m_segments->setItem(i, 1, item(QString::number(t.layersUnder(c).size()), true));
+        m_segments->setItem(i, 2, item(f ? sci(f->time * (n.batch > 0 ? double(t.node(t.root).batch) / n.batch : 1)) : QString(), true));
+        m_segments->setItem(i, 3, item(f ? QString::fromLatin1(toString(f->bound)) : QString()));
+    }
+}
+
+} // namespace tilescope::ui

@@ -1,0 +1,75 @@
+// The NoC heatmap: the mesh's tiles (colour = busy fraction), its directed links (both
+// directions side by side, colour = bytes or bandwidth utilisation) and the DRAM ports on
+// the DRAM sides, with colour scales and hover values. The selected node's tiles are
+// outlined; "only selection" restricts busy time to that node's leaves and dims the rest.
+#pragma once
+
+#include "eval/evaluation.h"
+#include "hw/hardware.h"
+#include "tree/ratree.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace tilescope::ui {
+
+class Document;
+class SelectionState;
+
+class NocHeatmapView : public QWidget {
+    Q_OBJECT
+public:
+    NocHeatmapView(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
+
+    void setShowUtilisation(bool on);
+    void setFilterToSelection(bool on);
+    bool showUtilisation() const { return m_utilisation; }
+    bool filterToSelection() const { return m_filter; }
+    // Paints the whole chart into a rectangle of this size (screen and export).
+    void paintTo(QPainter& p, const QSize& size) const;
+    QString exportTo(const QString& path);
+    // Values behind the colours (tests and tooltips).
+    double tileBusy(int tile) const;
+    double linkValue(int link) const;
+
+    QSize sizeHint() const override { return {420, 380}; }
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+
+private:
+    struct Geometry {
+        QRectF mesh;        // tile area
+        double cell = 0;    // tile pitch
+        double tileSize = 0;
+        QRectF tileRect(int x, int y) const;
+    };
+    struct LinkShape {
+        int link = -1;
+        QPolygonF shape;
+    };
+    Geometry geometry(const QSize& size) const;
+    std::vector<LinkShape> linkShapes(const Geometry& g) const;
+    void recompute();
+    int tileAt(const QPointF& pos) const;
+    int linkAt(const QPointF& pos) const;
+
+    Document* m_doc;
+    SelectionState* m_selection;
+    std::shared_ptr<const Evaluation> m_eval;
+    std::shared_ptr<const Hardware> m_hw;
+    RATree m_tree;
+    std::vector<double> m_busy;      // per tile, fraction of the delay (filtered)
+    std::vector<bool> m_inGroup;     // per tile: in the selected node's group
+    std::vector<int> m_dominantLeaf; // per tile: leaf with the most busy time there
+    double m_maxLink = 0;
+    bool m_utilisation = false;
+    bool m_filter = false;
+};
+
+} // namespace tilescope::ui

@@ -1,0 +1,251 @@
+#include "widgets/searchpanel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace tilescope::ui {
+
+namespace {
+QDoubleSpinBox* dspin(QWidget* parent, double lo, double hi, double v, int decimals, double step) {
+    auto* s = new QDoubleSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setDecimals(decimals);
+    s->setSingleStep(step);
+    s->setValue(v);
+    return s;
+}
+QString duration(double s) {
+    if (s < 0) return QStringLiteral("?");
+    if (s < 60) return QStringLiteral("%1 s").arg(s, 0, 'f', 1);
+    return QStringLiteral("%1 min %2 s").arg(int(s) / 60).arg(int(s) % 60);
+}
+} // namespace
+
+SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+    setObjectName(QStringLiteral("searchPanel"));
+    auto* lay = new QHBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+
+    auto* left = new QVBoxLayout;
+    auto* grid = new QGridLayout;
+    m_seed = new QSpinBox(this);
+    m_seed->setRange(0, std::numeric_limits<int>::max());
+    m_seed->setValue(1);
+    m_beta = dspin(this, 0.1, 100000, 100, 1, 10);
+    m_t0 = dspin(this, 0, 10, 0.07, 3, 0.01);
+    m_alpha = dspin(this, -0.99, 1000, 8, 2, 1);
+    m_n = dspin(this, 0, 10, 1, 2, 0.5);
+    m_m = dspin(this, 0, 10, 1, 2, 0.5);
+    m_mode = new QComboBox(this);
+    m_mode->addItem(tr("SA (full space)"), int(SearchMode::Set));
+    m_mode->addItem(tr("LS (T segments)"), int(SearchMode::LS));
+    m_mode->addItem(tr("LP (S segments)"), int(SearchMode::LP));
+    m_mode->addItem(tr("Random"), int(SearchMode::Random));
+    m_chains = new QSpinBox(this);
+    m_chains->setRange(1, 64);
+    m_seed->setToolTip(tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed"));
+    m_beta->setToolTip(tr("Iterations per chain N = beta x layers"));
+    m_t0->setToolTip(tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N"));
+    m_n->setToolTip(tr("Objective E^n x D^m: energy exponent"));
+    m_m->setToolTip(tr("Objective E^n x D^m: delay exponent"));
+    int r = 0;
+    auto add = [&](const QString& label, QWidget* w, int col) {
+        grid->addWidget(new QLabel(label, this), r, col);
+        grid->addWidget(w, r, col + 1);
+    };
+    add(tr("Seed"), m_seed, 0); add(tr("Mode"), m_mode, 2); ++r;
+    add(tr("beta"), m_beta, 0); add(tr("Chains"), m_chains, 2); ++r;
+    add(tr("T0"), m_t0, 0); add(tr("alpha"), m_alpha, 2); ++r;
+    add(tr("E exponent n"), m_n, 0); add(tr("D exponent m"), m_m, 2); ++r;
+    left->addLayout(grid);
+
+    auto* buttons = new QHBoxLayout;
+    m_start = new QPushButton(tr("Start"), this);
+    m_pause = new QPushButton(tr("Pause"), this);
+    m_stop = new QPushButton(tr("Stop"), this);
+    m_adopt = new QPushButton(tr("Adopt best"), this);
+    m_start->setObjectName(QStringLiteral("startButton"));
+    m_pause->setObjectName(QStringLiteral("pauseButton"));
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_adopt->setObjectName(QStringLiteral("adoptButton"));
+    m_adopt->setToolTip(tr("Make the best tree found the document's tree (undoable); a running search continues from it"));
+    for (auto* b : {m_start, m_pause, m_stop, m_adopt}) buttons->addWidget(b);
+    left->addLayout(buttons);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progress->setFormat(QStringLiteral("idle"));
+    left->addWidget(m_progress);
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    left->addWidget(m_status);
+    left->addStretch();
+    lay->addLayout(left, 0);
+
+    connect(m_start, &QPushButton::clicked, this, &SearchPanel::startRequested);
+    connect(m_pause, &QPushButton::clicked, this, [this] { emit pauseRequested(!m_paused); });
+    connect(m_stop, &QPushButton::clicked, this, &SearchPanel::stopRequested);
+    connect(m_adopt, &QPushButton::clicked, this, &SearchPanel::adoptRequested);
+    auto objEdited = [this] {
+        if (!m_settingObjective) emit objectiveEdited(objective());
+    };
+    connect(m_n, &QDoubleSpinBox::valueChanged, this, objEdited);
+    connect(m_m, &QDoubleSpinBox::valueChanged, this, objEdited);
+
+    // Three stacked axis rects sharing the iteration axis: objective, E and D, T and
+    // acceptance. A margin group lines their left and right axes up.
+    m_plot->setObjectName(QStringLiteral("searchPlot"));
+    m_plot->setMinimumSize(360, 200);
+    m_plot->plotLayout()->clear();
+    auto* group = new QCPMarginGroup(m_plot);
+    QCPAxisRect* rects[3];
+    for (int i = 0; i < 3; ++i) {
+        rects[i] = new QCPAxisRect(m_plot);
+        rects[i]->axis(QCPAxis::atRight)->setVisible(true);
+        rects[i]->axis(QCPAxis::atRight)->setTickLabels(i > 0);
+        rects[i]->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+        rects[i]->setRangeDrag(Qt::Horizontal);
+        rects[i]->setRangeZoom(Qt::Horizontal);
+        m_plot->plotLayout()->addElement(i, 0, rects[i]);
+    }
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    for (auto* rc : rects)
+        for (auto* ax : rc->axes()) {
+            ax->setTickLabelFont(small);
+            ax->setLabelFont(small);
+        }
+    auto graph = [&](QCPAxisRect* rc, QCPAxis::AxisType y, const QColor& c, const QString& name) {
+        QCPGraph* g = m_plot->addGraph(rc->axis(QCPAxis::atBottom), rc->axis(y));
+        g->setPen(QPen(c, 1.5));
+        g->setName(name);
+        return g;
+    };
+    m_cur = graph(rects[0], QCPAxis::atLeft, QColor(150, 150, 150), tr("current"));
+    m_best = graph(rects[0], QCPAxis::atLeft, QColor(21, 101, 192), tr("best"));
+    m_energy = graph(rects[1], QCPAxis::atLeft, QColor(46, 125, 50), tr("E (current)"));
+    m_delay = graph(rects[1], QCPAxis::atRight, QColor(198, 40, 40), tr("D (current)"));
+    m_temp = graph(rects[2], QCPAxis::atLeft, QColor(239, 108, 0), tr("temperature"));
+    m_accept = graph(rects[2], QCPAxis::atRight, QColor(106, 27, 154), tr("acceptance"));
+    rects[0]->axis(QCPAxis::atLeft)->setLabel(tr("objective"));
+    rects[0]->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
+    rects[0]->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    rects[0]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
+    rects[0]->axis(QCPAxis::atLeft)->setNumberPrecision(0);
+    rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E (pJ)"));
+    rects[1]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("gb"));
+    rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D (cyc)"));
+    rects[1]->axis(QCPAxis::atRight)->setNumberFormat(QStringLiteral("gb"));
+    rects[2]->axis(QCPAxis::atLeft)->setLabel(tr("T"));
+    rects[2]->axis(QCPAxis::atRight)->setLabel(tr("accept"));
+    rects[2]->axis(QCPAxis::atRight)->setRange(0, 1);
+    rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
+    for (int i = 0; i < 2; ++i) rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
+    // Legends per rect would eat room; a one-line text legend says which colour is what.
+    auto* legend = new QCPTextElement(m_plot, tr("grey: current objective, blue: best | green: E, red: D | orange: T, purple: acceptance"), small);
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, legend);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    lay->addWidget(m_plot, 1);
+    setRunState(RunState::Idle, {});
+}
+
+int SearchPanel::pointCount() const { return m_best->dataCount(); }
+
+SearchConfig SearchPanel::settings() const {
+    SearchConfig c;
+    c.seed = std::uint64_t(m_seed->value());
+    c.beta = m_beta->value();
+    c.t0 = m_t0->value();
+    c.alpha = m_alpha->value();
+    c.objective = objective();
+    c.mode = SearchMode(m_mode->currentData().toInt());
+    c.chains = m_chains->value();
+    // Chains run in parallel on at most the cores we have; this never changes the result.
+    c.threads = std::max(1, std::min(c.chains, QThread::idealThreadCount() - 1));
+    return c;
+}
+
+void SearchPanel::setSettings(const SearchConfig& c) {
+    m_seed->setValue(int(std::min<std::uint64_t>(c.seed, std::uint64_t(std::numeric_limits<int>::max()))));
+    m_beta->setValue(c.beta);
+    m_t0->setValue(c.t0);
+    m_alpha->setValue(c.alpha);
+    m_mode->setCurrentIndex(std::max(0, m_mode->findData(int(c.mode))));
+    m_chains->setValue(c.chains);
+    setObjective(c.objective);
+}
+
+Objective SearchPanel::objective() const { return Objective{m_n->value(), m_m->value()}; }
+
+void SearchPanel::setObjective(const Objective& o) {
+    m_settingObjective = true;
+    m_n->setValue(o.n);
+    m_m->setValue(o.m);
+    m_settingObjective = false;
+}
+
+void SearchPanel::setAdoptEnabled(bool on) { m_adopt->setEnabled(on); }
+
+void SearchPanel::clearHistory() {
+    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp, m_accept}) g->data()->clear();
+    m_progress->setValue(0);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SearchPanel::setRunState(RunState s, const QString& message) {
+    m_state = s;
+    m_paused = s == RunState::Paused;
+    const bool active = s == RunState::Running || s == RunState::Paused;
+    m_start->setEnabled(!active);
+    m_pause->setEnabled(active);
+    m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
+    m_stop->setEnabled(active);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_beta, m_t0, m_alpha, m_mode, m_chains}) w->setEnabled(!active);
+    if (!message.isEmpty()) m_status->setText(message);
+    if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));
+    if (s == RunState::Finished || s == RunState::Stopped || s == RunState::Failed)
+        m_progress->setFormat(s == RunState::Finished ? tr("done") : s == RunState::Stopped ? tr("stopped at %p%") : tr("failed"));
+}
+
+void SearchPanel::addSnapshot(const SearchSnapshot& s) {
+    const double x = double(s.iteration);
+    if (s.currentCost > 0) m_cur->addData(x, s.currentCost);
+    if (s.bestCost > 0) m_best->addData(x, s.bestCost);
+    m_energy->addData(x, s.energy);
+    m_delay->addData(x, s.delay);
+    if (!s.final) {
+        m_temp->addData(x, s.temperature);
+        m_accept->addData(x, s.acceptanceRate);
+    }
+    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp}) g->rescaleValueAxis(false, false);
+    m_best->rescaleValueAxis(true, false); // both objective curves in view
+    m_cur->rescaleValueAxis(true, false);
+    for (auto* g : {m_best, m_energy, m_temp}) g->keyAxis()->setRange(0, std::max<double>(1, double(s.total)));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+
+    m_progress->setValue(s.total > 0 ? int(1000.0 * double(s.iteration) / double(s.total)) : 0);
+    if (!s.final && m_state == RunState::Running)
+        m_progress->setFormat(tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
+    m_status->setText(tr("iteration %1 / %2, best %3 (E %4 pJ, D %5 cycles), T %6, acceptance %7%, %8 s%9")
+                          .arg(s.iteration)
+                          .arg(s.total)
+                          .arg(s.bestCost, 0, 'g', 4)
+                          .arg(s.bestEnergy, 0, 'g', 4)
+                          .arg(s.bestDelay, 0, 'g', 4)
+                          .arg(s.temperature, 0, 'g', 3)
+                          .arg(s.acceptanceRate * 100, 0, 'f', 0)
+                          .arg(s.activeSeconds, 0, 'f', 1)
+                          .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString()));
+}
+
+} // namespace tilescope::ui

@@ -1,0 +1,62 @@
+// The search panel: start / pause / resume / stop, the annealing settings (seed, beta,
+// T0, alpha, objective exponents n and m, mode, chains), a progress bar with ETA, "Adopt
+// best", and the live plot of current / best objective, E and D, temperature and
+// acceptance rate against the iteration, fed by the worker's snapshots.
+#pragma once
+
+#include "core/searchsnapshot.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPGraph;
+class QSpinBox;
+class QDoubleSpinBox;
+class QComboBox;
+class QPushButton;
+class QProgressBar;
+class QLabel;
+
+namespace tilescope::ui {
+
+class SearchPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SearchPanel(QWidget* parent = nullptr);
+
+    // seed, beta, t0, alpha, objective, mode, chains
+    SearchConfig settings() const;
+    void setSettings(const SearchConfig& c);
+    Objective objective() const;
+    void setObjective(const Objective& o);
+
+    void setRunState(RunState s, const QString& message);
+    void addSnapshot(const SearchSnapshot& s);
+    void clearHistory();
+    void setAdoptEnabled(bool on);
+    QCustomPlot* plot() const { return m_plot; }
+    int pointCount() const;
+
+signals:
+    void startRequested();
+    void pauseRequested(bool paused);
+    void stopRequested();
+    void adoptRequested();
+    void objectiveEdited(const tilescope::Objective& o);
+
+private:
+    QSpinBox* m_seed;
+    QDoubleSpinBox *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
+    QComboBox* m_mode;
+    QSpinBox* m_chains;
+    QPushButton *m_start, *m_pause, *m_stop, *m_adopt;
+    QProgressBar* m_progress;
+    QLabel* m_status;
+    QCustomPlot* m_plot;
+    QCPGraph *m_cur, *m_best, *m_energy, *m_delay, *m_temp, *m_accept;
+    RunState m_state = RunState::Idle;
+    bool m_paused = false;
+    bool m_settingObjective = false;
+};
+
+} // namespace tilescope::ui

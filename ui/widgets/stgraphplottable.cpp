@@ -1,0 +1,158 @@
+#include "widgets/stgraphplottable.h"
+
+#include "core/layernames.h"
+#include "widgets/palette.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilescope::ui {
+
+StGraphPlottable::StGraphPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis)
+    : QCPAbstractPlottable(keyAxis, valueAxis) {
+    setAntialiasedFill(false);
+    setSelectable(QCP::stNone); // selection is the shared SelectionState, not QCP's
+}
+
+void StGraphPlottable::setLayout(std::shared_ptr<const StLayout> layout) {
+    m_layout = std::move(layout);
+    m_colors.clear();
+    m_labelWidth.clear();
+    if (m_layout) {
+        const int layers = int(m_layout->shortNames().size());
+        m_colors.reserve(size_t(layers));
+        for (int l = 0; l < layers; ++l) m_colors.push_back(layerColor(l));
+        m_labelWidth.assign(size_t(layers), -1);
+    }
+}
+
+void StGraphPlottable::setHighlight(std::vector<bool> leaves) {
+    m_highlight = std::move(leaves);
+    m_anyHighlight = std::find(m_highlight.begin(), m_highlight.end(), true) != m_highlight.end();
+}
+
+StMapping StGraphPlottable::mapping() const {
+    QCPAxis* k = keyAxis();
+    QCPAxis* v = valueAxis();
+    if (!k || !v) return {};
+    return StMapping(k->range().lower, k->range().upper, v->range().lower, v->range().upper,
+                     QRectF(k->axisRect()->rect()), v->rangeReversed());
+}
+
+int StGraphPlottable::rectAt(const QPointF& pos) const {
+    if (!m_layout) return -1;
+    const StMapping m = mapping();
+    if (!m.pixels().contains(pos)) return -1;
+    const int tile = m.tileAtY(pos.y(), m_layout->tiles());
+    if (tile < 0) return -1;
+    return m_layout->hit(m.xToCycle(pos.x()), tile);
+}
+
+double StGraphPlottable::selectTest(const QPointF& pos, bool onlySelectable, QVariant* details) const {
+    if (onlySelectable && !selectable()) return -1;
+    const int i = rectAt(pos);
+    if (i < 0) return -1;
+    if (details) *details = i;
+    return 0;
+}
+
+QCPRange StGraphPlottable::getKeyRange(bool& foundRange, QCP::SignDomain) const {
+    foundRange = m_layout && !m_layout->rects().empty();
+    return foundRange ? QCPRange(0, m_layout->endCycle()) : QCPRange();
+}
+
+QCPRange StGraphPlottable::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
+    foundRange = m_layout && m_layout->tiles() > 0;
+    return foundRange ? QCPRange(-0.5, m_layout->tiles() - 0.5) : QCPRange();
+}
+
+void StGraphPlottable::drawLegendIcon(QCPPainter* painter, const QRectF& rect) const {
+    painter->fillRect(rect, layerColor(0));
+}
+
+void StGraphPlottable::draw(QCPPainter* painter) {
+    m_stats = {};
+    if (!m_layout || m_layout->rects().empty()) return;
+    const StMapping m = mapping();
+    const QRectF area = m.pixels();
+    const auto& rects = m_layout->rects();
+    const auto& ivs = m_layout->evaluation().intervals;
+    const int tiles = m_layout->tiles();
+    const int W = std::max(1, int(std::ceil(area.width())) + 1);
+    const double c0 = m.cycleLo(), c1 = m.cycleHi();
+    painter->setRenderHint(QPainter::Antialiasing, false);
+
+    // Level of detail: rectangles under two pixels wide are not drawn one by one; they
+    // mark their pixel columns in a per-tile row buffer (value = layer + 1, bit 30 for a
+    // highlighted one) and the buffer is drawn as runs of equal value at the end.
+    std::vector<int> lod(size_t(tiles) * size_t(W), 0);
+    constexpr int kHighlightBit = 1 << 30;
+    auto highlighted = [&](const StRect& r) {
+        return m_anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() && m_highlight[size_t(r.node)];
+    };
+    auto fillFor = [&](int layer, bool hl) {
+        QColor c = layer >= 0 && size_t(layer) < m_colors.size() ? m_colors[size_t(layer)] : QColor(150, 150, 150);
+        if (m_anyHighlight && !hl) c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
+        return c;
+    };
+
+    const QFontMetrics fm(painter->font());
+    const QPen outline(QColor(0, 0, 0, 90), 0);
+    const QPen hlOutline(QColor(20, 20, 20), 2);
+    for (size_t i = m_layout->firstVisible(c0); i < rects.size() && rects[i].start <= c1; ++i) {
+        const StRect& r = rects[i];
+        if (r.end < c0) continue;
+        const bool hl = highlighted(r);
+        QRectF px = m.rectFor(r.start, r.end, r.tile0, r.tile1);
+        if (px.width() < 2.0) {
+            const int xa = std::clamp(int(px.left() - area.left()), 0, W - 1);
+            const int xb = std::clamp(int(px.right() - area.left()), 0, W - 1);
+            const int v = (r.layer + 1) | (hl ? kHighlightBit : 0);
+            for (int t = std::max(0, r.tile0); t <= std::min(tiles - 1, r.tile1); ++t) {
+                int* row = &lod[size_t(t) * size_t(W)];
+                for (int x = xa; x <= xb; ++x)
+                    if (!(row[x] & kHighlightBit)) row[x] = v; // a highlight wins its pixel
+            }
+            ++m_stats.merged;
+            continue;
+        }
+        px = px.intersected(area.adjusted(-2, -2, 2, 2));
+        painter->fillRect(px, fillFor(r.layer, hl));
+        if (px.width() >= 5 && px.height() >= 5) {
+            painter->setPen(hl ? hlOutline : outline);
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(px);
+        }
+        ++m_stats.drawn;
+        // A label only where it fits; the rectangle's own colour decides the text colour.
+        if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 && r.layer < m_layout->shortNames().size()) {
+            const BusyInterval& iv = ivs[size_t(r.interval)];
+            const QString label = rectLabel(m_layout->shortNames()[r.layer], iv.firstSample, iv.lastSample);
+            if (fm.horizontalAdvance(label) + 4 <= px.width()) {
+                painter->setPen(QColor(20, 20, 20));
+                painter->drawText(px, Qt::AlignCenter, label);
+                ++m_stats.labels;
+            }
+        }
+    }
+
+    for (int t = 0; t < tiles; ++t) {
+        const int* row = &lod[size_t(t) * size_t(W)];
+        // Merged runs fill the whole row band: at this zoom a gap per tile row would only
+        // add noise between rows of the same rectangle.
+        const double y0 = m.tileToY(t - 0.5), y1 = m.tileToY(t + 0.5);
+        const double top = std::min(y0, y1), h = std::abs(y1 - y0);
+        for (int x = 0; x < W;) {
+            const int v = row[x];
+            int e = x + 1;
+            while (e < W && row[e] == v) ++e;
+            if (v) {
+                const bool hl = v & kHighlightBit;
+                painter->fillRect(QRectF(area.left() + x, top, e - x, h), fillFor((v & ~kHighlightBit) - 1, hl));
+            }
+            x = e;
+        }
+    }
+}
+
+} // namespace tilescope::ui

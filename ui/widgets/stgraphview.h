@@ -1,0 +1,59 @@
+// The S-T graph panel: x = cycles, y = tile id. Rectangles are laid out off the GUI
+// thread when the document changes; hover shows a rectangle's figures, a click selects
+// its leaf in the shared SelectionState, the wheel / drag / keys zoom and pan.
+#pragma once
+
+#include "core/stlayout.h"
+#include "tree/ratree.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QCustomPlot;
+
+namespace tilescope::ui {
+
+class Document;
+class SelectionState;
+class StGraphPlottable;
+
+class StGraphView : public QWidget {
+    Q_OBJECT
+public:
+    StGraphView(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
+
+    QCustomPlot* plot() const { return m_plot; }
+    StGraphPlottable* plottable() const { return m_rects; }
+    // Shows a layout directly (the benchmark; normally layouts come from the document).
+    void showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree, bool rescale);
+    bool hasLayout() const;
+    QString exportTo(const QString& path);
+
+public slots:
+    void resetZoom();
+
+signals:
+    void layoutReady(); // a new layout is on screen (tests wait for it)
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void documentChanged(bool reset);
+    void selectionChanged(int node);
+    void hover(const QPoint& pos);
+    void zoomBy(double factor);
+    void panBy(double fraction);
+
+    Document* m_doc;
+    SelectionState* m_selection;
+    QCustomPlot* m_plot;
+    StGraphPlottable* m_rects;
+    RATree m_tree; // the tree the current layout was made from (node ids of its rects)
+    quint64 m_pendingRevision = 0;
+    bool m_rescalePending = true;
+    QPoint m_pressPos;
+};
+
+} // namespace tilescope::ui

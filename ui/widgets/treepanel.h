@@ -1,0 +1,54 @@
+// The RA tree panel: a QTreeView over RATreeModel with drag and drop (move a leaf or cut
+// onto a cut), and the edit actions (wrap in S / T cut, dissolve, flip, sub-batches up /
+// down, pin) on its context menu, with shortcuts. It follows and writes the shared
+// SelectionState; every edit is a command on the Document.
+#pragma once
+
+#include <QSet>
+#include <QWidget>
+
+class QTreeView;
+class QAction;
+
+namespace tilescope::ui {
+
+class Document;
+class RATreeModel;
+class SelectionState;
+
+class TreePanel : public QWidget {
+    Q_OBJECT
+public:
+    TreePanel(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
+
+    QTreeView* view() const { return m_view; }
+    RATreeModel* model() const { return m_model; }
+    QList<QAction*> editActions() const { return m_actions; }
+
+    // The actions' work, callable directly (tests); they return the refusal reason.
+    QString wrapSelection(bool sCut);
+    QString dissolveSelected();
+    QString flipSelected();
+    QString stepSubBatchSelected(int direction);
+    QString togglePinSelected();
+
+signals:
+    void message(const QString& text); // refusals and hints for the status bar
+
+private:
+    QList<int> selectedNodes() const;
+    int currentNode() const;
+    void followSelection(int node);
+    QString report(const QString& reason);
+
+    Document* m_doc;
+    SelectionState* m_selection;
+    RATreeModel* m_model;
+    QTreeView* m_view;
+    QList<QAction*> m_actions;
+    QSet<QString> m_expanded; // paths expanded before a model reset
+    bool m_syncing = false;
+    bool m_firstReset = true;
+};
+
+} // namespace tilescope::ui
