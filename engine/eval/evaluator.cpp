@@ -355,6 +355,63 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         }
     }
 
+    // ---- Data flow (SPEC §2): which feature maps go through DRAM.
+    const double db = hw.dataBits / 8.0;
+    std::vector<double> hold(static_cast<size_t>(n), 0.0); // per node: held input bytes per tile
+    std::vector<std::uint64_t> held;                         // (producer, cut) pairs charged
+    A.writesDram.assign(size_t(L), 0);
+    std::vector<char>& writesDram = A.writesDram;
+
+    // Which leaves write their output to DRAM: network outputs and any producer with a
+    // consumer that reads it through DRAM.
+    int consumerChild = -1; // set by viaDram: the LCA's child holding the consumer
+    auto viaDram = [&](int prod, int cons) {
+        const int pp = layerPos[size_t(prod)];
+        int id = leafNode[size_t(cons)];
+        int child = id;
+        id = tree.node(id).parent;
+        while (!(w[size_t(id)].lo <= pp && pp < w[size_t(id)].hi)) {
+            child = id;
+            id = tree.node(id).parent;
+        }
+        const RANode& lca = tree.node(id);
+        const int ci = childContaining(lca, w[size_t(child)].lo);
+        const int pi = childContaining(lca, pp);
+        bool dram;
+        if (id == tree.root && lca.type == NodeType::T) dram = true; // different segments
+        else if (lca.type == NodeType::T) dram = ci != pi + 1;       // not consumed next
+        else dram = w[size_t(lca.children[size_t(ci)])].stage -
+                        w[size_t(lca.children[size_t(pi)])].stage > 1; // waits > 1 stage
+        consumerChild = lca.children[size_t(ci)];
+        return dram;
+    };
+    A.inputViaDram.assign(static_cast<size_t>(L), {});
+    std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
+    for (int l = 0; l < L; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        inputViaDram[size_t(l)].assign(ins.size(), 1);
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (ins[k].producer >= 0) {
+                const bool d = viaDram(ins[k].producer, l);
+                inputViaDram[size_t(l)][k] = d;
+                if (d) writesDram[size_t(ins[k].producer)] = 1;
+                // Data kept on chip for a cut (not the consuming leaf itself) stays in the
+                // buffers of that cut's tiles for the whole time the cut runs.
+                // One tensor feeding several layers of the same cut is held once.
+                const auto heldKey = (std::uint64_t(unsigned(ins[k].producer)) << 32) | unsigned(consumerChild);
+                if (!d && tree.node(consumerChild).isCut() &&
+                    std::find(held.begin(), held.end(), heldKey) == held.end()) {
+                    held.push_back(heldKey);
+                    const NodeWork& cw = w[size_t(consumerChild)];
+                    hold[size_t(consumerChild)] += double(ins[k].bytesPerSample) *
+                                                   tree.node(consumerChild).batch * db /
+                                                   std::max(1, cw.tileCount);
+                }
+            }
+        if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
+    }
+
+
     // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
     const double cap = hw.bufferBytes;
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
@@ -381,7 +438,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                     nw.act = std::max(nw.act, w[size_t(c)].wgt + w[size_t(c)].act);
                 } else {
                     nw.wgt += w[size_t(c)].wgt; // weights stay resident within a segment
-                    nw.act = std::max(nw.act, w[size_t(c)].act);
+                    nw.act = std::max(nw.act, w[size_t(c)].act + hold[size_t(c)]);
                 }
             }
             nw.time = t * nd.subBatch;
@@ -391,7 +448,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 slot = std::max(slot, w[size_t(c)].time);
                 nw.wgt = std::max(nw.wgt, w[size_t(c)].wgt);
                 // Pipelined sub-batches keep a second input slice in flight.
-                const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0);
+                const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0) + hold[size_t(c)];
                 nw.act = std::max(nw.act, a);
             }
             nw.time = slot * (nd.subBatch + nw.maxStage);
@@ -413,43 +470,6 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             return overflow(id);
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
         if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
-
-    A.writesDram.assign(size_t(L), 0);
-    std::vector<char>& writesDram = A.writesDram;
-
-    // Which leaves write their output to DRAM: network outputs and any producer with a
-    // consumer that reads it through DRAM.
-    auto viaDram = [&](int prod, int cons) {
-        const int pp = layerPos[size_t(prod)];
-        int id = leafNode[size_t(cons)];
-        int child = id;
-        id = tree.node(id).parent;
-        while (!(w[size_t(id)].lo <= pp && pp < w[size_t(id)].hi)) {
-            child = id;
-            id = tree.node(id).parent;
-        }
-        const RANode& lca = tree.node(id);
-        const int ci = childContaining(lca, w[size_t(child)].lo);
-        const int pi = childContaining(lca, pp);
-        if (id == tree.root && lca.type == NodeType::T) return true; // different segments
-        if (lca.type == NodeType::T) return ci != pi + 1;            // not consumed next
-        const int cs = w[size_t(lca.children[size_t(ci)])].stage;
-        const int ps = w[size_t(lca.children[size_t(pi)])].stage;
-        return cs - ps > 1; // waits more than one pipeline stage
-    };
-    A.inputViaDram.assign(static_cast<size_t>(L), {});
-    std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
-    for (int l = 0; l < L; ++l) {
-        const auto& ins = net.layers[size_t(l)].inputs;
-        inputViaDram[size_t(l)].assign(ins.size(), 1);
-        for (size_t k = 0; k < ins.size(); ++k)
-            if (ins[k].producer >= 0) {
-                const bool d = viaDram(ins[k].producer, l);
-                inputViaDram[size_t(l)][k] = d;
-                if (d) writesDram[size_t(ins[k].producer)] = 1;
-            }
-        if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
-    }
 
     return true;
 }

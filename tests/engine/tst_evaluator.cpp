@@ -41,6 +41,7 @@ private slots:
     void invariants();
     void utilisationThreshold();
     void bufferOverflowNamesNode();
+    void heldInputChargedToCut();
     void snakeNumbering();
     void xyRoutes();
     void detailIntervalsCoverSchedule();
@@ -237,6 +238,34 @@ void TestEvaluator::bufferOverflowNamesNode() {
     QVERIFY(!e.valid);
     QVERIFY2(QString::fromStdString(e.reason).contains("buffer overflow at /0 (conv1)"), e.reason.c_str());
     QVERIFY2(QString::fromStdString(e.reason).contains("over the 64.0 KiB buffer"), e.reason.c_str());
+}
+
+// T 4/1 [stem, T 4/1 [c1, c2, add]]: stem -> add is adjacent at the outer T cut, so it
+// stays on chip, held in the buffers of the inner cut's 16 tiles while c1 and c2 run:
+// 64 x 28 x 28 B x 4 samples / 16 tiles = 12,544 B per tile. The flat tree sends it
+// through DRAM and holds nothing. With the buffer set to exactly the flat tree's need, the
+// nested tree overflows at its segment; 12,544 B more and it fits.
+void TestEvaluator::heldInputChargedToCut() {
+    const Network net = test::residual(1);
+    Hardware h = defaultHardware(4, 4, "edge");
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree flat = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
+    const RATree nested = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tT 4/1\n\t\t\tb0_c1 4\n\t\t\tb0_c2 4\n\t\t\tb0_add 4\n", net);
+    const Evaluation ef = evaluate(net, h, flat, 4, opt);
+    QVERIFY2(ef.valid, ef.reason.c_str());
+    const Bytes need = ef.nodes[size_t(flat.nodeAtPath("/0"))].bufferPerTile;
+    h.bufferBytes = need;
+    QVERIFY(evaluate(net, h, flat, 4, opt).valid);
+    const Evaluation en = evaluate(net, h, nested, 4, opt);
+    QVERIFY(!en.valid);
+    QVERIFY2(QString::fromStdString(en.reason).startsWith("buffer overflow at T cut /0:"), en.reason.c_str());
+    h.bufferBytes = need + 12544;
+    const Evaluation ok = evaluate(net, h, nested, 4, opt);
+    QVERIFY2(ok.valid, ok.reason.c_str());
+    QCOMPARE(ok.nodes[size_t(nested.nodeAtPath("/0"))].bufferPerTile, need + 12544);
+    h.bufferBytes = need + 12543;
+    QVERIFY(!evaluate(net, h, nested, 4, opt).valid);
 }
 
 void TestEvaluator::snakeNumbering() {
