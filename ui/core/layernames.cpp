@@ -16,7 +16,7 @@ QString shortLayerName(const QString& name) {
             if (c.isDigit() || c == QLatin1Char('.') || c == QLatin1Char('_')) opLike = false;
         if (opLike) parts.removeLast();
     }
-    if (parts.size() > 2 && parts[1].startsWith(parts[0])) parts.removeFirst();
+    if (parts.size() >= 2 && parts[1].startsWith(parts[0])) parts.removeFirst();
     if (parts.size() > 2) parts = parts.mid(parts.size() - 2);
     return parts.join(QLatin1Char('/'));
 }

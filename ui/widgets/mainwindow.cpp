@@ -149,14 +149,16 @@ void MainWindow::buildDocks() {
     hl->addWidget(util);
     hl->addWidget(filter);
     auto* heatDock = dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
-    auto* metricsDock = dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::RightDockWidgetArea);
-    splitDockWidget(heatDock, metricsDock, Qt::Vertical);
-    dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
+    // SPEC §6: tree | S-T graph | heatmap on top; metrics and the live search plot under them.
+    auto* searchDock = dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
+    auto* metricsDock = dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::BottomDockWidgetArea);
+    splitDockWidget(searchDock, metricsDock, Qt::Horizontal);
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
     resize(std::min(1600, avail.width() * 19 / 20), std::min(1000, avail.height() * 19 / 20));
-    resizeDocks({m_docks[0], heatDock}, {470, 430}, Qt::Horizontal);
-    resizeDocks({m_docks.back()}, {290}, Qt::Vertical);
+    resizeDocks({m_docks[0], heatDock}, {430, 420}, Qt::Horizontal);
+    resizeDocks({searchDock, metricsDock}, {880, 700}, Qt::Horizontal);
+    resizeDocks({searchDock}, {330}, Qt::Vertical);
 }
 
 void MainWindow::buildMenus() {

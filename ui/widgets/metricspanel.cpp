@@ -1,6 +1,7 @@
 #include "widgets/metricspanel.h"
 
 #include "core/document.h"
+#include "core/layernames.h"
 
 #include <QFormLayout>
 #include <QHeaderView>
@@ -34,8 +35,12 @@ QTableWidgetItem* item(const QString& s, bool right = false) {
 MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_plot(new QCustomPlot(this)) {
     setObjectName(QStringLiteral("metrics"));
-    auto* lay = new QVBoxLayout(this);
-    lay->setContentsMargins(4, 4, 4, 4);
+    // Three columns (it sits under the S-T graph, beside the search panel): figures over
+    // the energy chart, then segments / comparison.
+    auto* outer = new QHBoxLayout(this);
+    outer->setContentsMargins(4, 4, 4, 4);
+    auto* lay = new QVBoxLayout;
+    outer->addLayout(lay, 1);
 
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -70,6 +75,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     m_segments->horizontalHeader()->setStretchLastSection(true);
     m_segments->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_segments->setMinimumHeight(60);
+    m_segments->setWordWrap(false);
     tabs->addTab(m_segments, tr("Segments"));
 
     auto* cmp = new QWidget(this);
@@ -88,7 +94,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     m_compare->setMinimumHeight(60);
     cl->addWidget(m_compare, 1);
     tabs->addTab(cmp, tr("LS / LP / SA"));
-    lay->addWidget(tabs, 1);
+    tabs->setMinimumWidth(300);
+    outer->addWidget(tabs, 1);
     connect(this, &MetricsPanel::compareRequested, tabs, [tabs, cmp] { tabs->setCurrentWidget(cmp); });
 
     connect(doc, &Document::treeChanged, this, &MetricsPanel::refresh);
@@ -168,7 +175,7 @@ void MetricsPanel::refresh() {
         const int c = kids[size_t(i)];
         const RANode& n = t.node(c);
         const NodeFigures* f = size_t(c) < e->nodes.size() ? &e->nodes[size_t(c)] : nullptr;
-        const QString name = n.type == NodeType::Leaf ? QString::fromStdString(net.layers[size_t(n.layer)].name)
+        const QString name = n.type == NodeType::Leaf ? shortLayerName(QString::fromStdString(net.layers[size_t(n.layer)].name))
                                                       : QStringLiteral("%1 %2").arg(QString::fromStdString(t.pathOf(c)))
                                                             .arg(QLatin1String(toString(n.type)));
         m_segments->setItem(i, 0, item(name));
@@ -176,6 +183,7 @@ void MetricsPanel::refresh() {
         m_segments->setItem(i, 2, item(f ? sci(f->time * (n.batch > 0 ? double(t.node(t.root).batch) / n.batch : 1)) : QString(), true));
         m_segments->setItem(i, 3, item(f ? QString::fromLatin1(toString(f->bound)) : QString()));
     }
+    m_segments->resizeColumnsToContents();
 }
 
 } // namespace tilescope::ui

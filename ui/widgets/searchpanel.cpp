@@ -148,10 +148,13 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     rects[2]->axis(QCPAxis::atLeft)->setLabel(tr("T"));
     rects[2]->axis(QCPAxis::atRight)->setLabel(tr("accept"));
     rects[2]->axis(QCPAxis::atRight)->setRange(0, 1);
+    // Each strip is short: three ticks per value axis keep the labels readable.
+    for (auto* rc : rects)
+        for (auto t : {QCPAxis::atLeft, QCPAxis::atRight}) rc->axis(t)->ticker()->setTickCount(3);
     rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
     for (int i = 0; i < 2; ++i) rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
     // Legends per rect would eat room; a one-line text legend says which colour is what.
-    auto* legend = new QCPTextElement(m_plot, tr("grey: current objective, blue: best | green: E, red: D | orange: T, purple: acceptance"), small);
+    auto* legend = new QCPTextElement(m_plot, tr("objective: grey current, blue best | green E, red D | orange T, purple acceptance"), small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
