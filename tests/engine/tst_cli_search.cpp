@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <QProcess>
+#include "clirunner.h"
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -18,24 +18,11 @@ using nlohmann::json;
 
 namespace {
 
-const QString kCli = TILESCOPE_CLI;
 const std::string kResnet = std::string(TILESCOPE_SAMPLES) + "/models/resnet50.onnx";
 
-struct Run {
-    int status = -1;
-    QString out, err;
-};
+using Run = test::CliRun;
 
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(kCli, args);
-    if (!p.waitForFinished(120000)) qFatal("tilescope-cli did not finish");
-    Run r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+Run cli(const QStringList& args) { return test::runCli(args); }
 
 void writeText(const QString& path, const std::string& text) {
     std::ofstream(path.toStdString()) << text;

@@ -2,6 +2,7 @@
 // files are refused with the file and the place named; plus `tilescope-cli inspect`.
 #include "model/model_loader.h"
 #include "model/network_json.h"
+#include "clirunner.h"
 #include "netbuilder.h"
 
 #include <QtTest>
@@ -41,18 +42,8 @@ void compareNetworks(const Network& a, const Network& b) {
     QCOMPARE(a.totalMacsPerSample(), b.totalMacsPerSample());
 }
 
-struct Cli {
-    int exitCode = -1;
-    QString out, err;
-};
-
-Cli runCli(const QStringList& args) {
-    QProcess p;
-    p.start(TILESCOPE_CLI, args);
-    p.waitForFinished(60000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-}
+using test::CliRun;
+using test::runCli;
 
 const QString kSamples = TILESCOPE_SAMPLES;
 
@@ -145,8 +136,8 @@ void TestNetworkJson::badNetworks() {
 
 // CLI.md: inspect --json prints layers, macs (batch 1), params, ops, folded, unsupported.
 void TestNetworkJson::inspectJson() {
-    const Cli r = runCli({"inspect", kSamples + "/models/resnet50.onnx", "--json"});
-    QCOMPARE(r.exitCode, 0);
+    const CliRun r = runCli({"inspect", kSamples + "/models/resnet50.onnx", "--json"});
+    QCOMPARE(r.status, 0);
     const auto j = nlohmann::json::parse(r.out.toStdString());
     auto net = loadModel((kSamples + "/models/resnet50.onnx").toStdString());
     QVERIFY(net.ok());
@@ -159,8 +150,8 @@ void TestNetworkJson::inspectJson() {
 }
 
 void TestNetworkJson::inspectTable() {
-    const Cli r = runCli({"inspect", kSamples + "/models/transformer.onnx"});
-    QCOMPARE(r.exitCode, 0);
+    const CliRun r = runCli({"inspect", kSamples + "/models/transformer.onnx"});
+    QCOMPARE(r.status, 0);
     QVERIFY2(r.out.contains("scheduled layers"), qPrintable(r.out));
     QVERIFY(r.out.contains("matmul"));
     QVERIFY(r.out.contains("folded:"));
@@ -184,8 +175,8 @@ void TestNetworkJson::inspectErrors() {
     QFETCH(QStringList, args);
     QFETCH(int, code);
     QFETCH(QString, message);
-    const Cli r = runCli(args);
-    QCOMPARE(r.exitCode, code);
+    const CliRun r = runCli(args);
+    QCOMPARE(r.status, code);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
     if (code == 1) QCOMPARE(r.err.count('\n'), 1); // one line
     QVERIFY(r.out.isEmpty());

@@ -4,7 +4,7 @@
 #include "codegen/program.h"
 #include "sim/simulator.h"
 
-#include <QProcess>
+#include "clirunner.h"
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -12,24 +12,11 @@ using namespace tilescope;
 
 namespace {
 
-const QString kCli = TILESCOPE_CLI;
 const QString kPrograms = QString(TILESCOPE_TESTDATA) + "/programs/";
 
-struct Run {
-    int status = -1;
-    QString out, err;
-};
+using Run = test::CliRun;
 
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(kCli, args);
-    p.waitForFinished(120000);
-    Run r;
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+Run cli(const QStringList& args) { return test::runCli(args); }
 
 Hardware testchip() {
     Hardware hw;
