@@ -362,11 +362,35 @@ void Importer::checkVersions() {
                            std::to_string(kMaxOpset) + ")"};
 }
 
+// True when every node, subgraphs included, has a schema for the model's opset imports.
+bool allOpsKnown(const ox::ModelProto& model) {
+    std::unordered_map<std::string, int> versions;
+    for (const auto& o : model.opset_import())
+        versions[o.domain() == "ai.onnx" ? std::string() : o.domain()] = int(o.version());
+    const std::function<bool(const ox::GraphProto&)> known = [&](const ox::GraphProto& g) {
+        for (const auto& n : g.node()) {
+            const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
+            const auto v = versions.find(domain);
+            if (v == versions.end() || !ox::OpSchemaRegistry::Schema(n.op_type(), v->second, domain))
+                return false;
+            for (const auto& a : n.attribute()) {
+                if (a.has_g() && !known(a.g())) return false;
+                for (const auto& sub : a.graphs())
+                    if (!known(sub)) return false;
+            }
+        }
+        return true;
+    };
+    return known(model.graph());
+}
+
 void Importer::runOnnxShapeInference() {
     // Data propagation resolves Shape -> Gather -> Concat -> Reshape chains with concrete
     // dims; whatever it cannot resolve (or if it throws) is left to propagate().
+    // libonnx 1.12 dereferences a null schema when data propagation meets a node whose
+    // op it does not know (found by fuzz_onnx): with such a node anywhere, run without it.
     ox::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
-                                      /*enable_data_propagation=*/true};
+                                      /*enable_data_propagation=*/allOpsKnown(m_model)};
     try {
         ox::shape_inference::InferShapes(m_model, ox::OpSchemaRegistry::Instance(), options,
                                          &m_onnxData);

@@ -1,14 +1,19 @@
 #include "model/onnx_shape.h"
 
+#include <limits>
+
 namespace tilescope::onnximport {
 
 Dim mul(Dim a, Dim b) {
     if (!a.known || !b.known || (a.n && b.n)) return Dim::unknown();
-    return Dim::of(a.v * b.v, a.n || b.n);
+    std::int64_t p = 0;
+    if (__builtin_mul_overflow(a.v, b.v, &p)) return Dim::unknown(); // garbage dims
+    return Dim::of(p, a.n || b.n);
 }
 
 Dim div(Dim a, Dim b) {
     if (!a.known || !b.known || b.v == 0) return Dim::unknown();
+    if (b.v == -1 && a.v == std::numeric_limits<std::int64_t>::min()) return Dim::unknown();
     if (b.n) {
         if (!a.n) return Dim::unknown();
         return (a.v % b.v == 0) ? Dim::of(a.v / b.v) : Dim::unknown();
@@ -20,14 +25,15 @@ Dim div(Dim a, Dim b) {
 
 Dim add(Dim a, Dim b) {
     if (!a.known || !b.known) return Dim::unknown();
-    if (a.n == b.n) return Dim::of(a.v + b.v, a.n);
+    std::int64_t s = 0;
+    if (a.n == b.n) return __builtin_add_overflow(a.v, b.v, &s) ? Dim::unknown() : Dim::of(s, a.n);
     if (a.isConst(0)) return b;
     if (b.isConst(0)) return a;
     return Dim::unknown();
 }
 
 Dim sub(Dim a, Dim b) {
-    if (!b.known) return Dim::unknown();
+    if (!b.known || b.v == std::numeric_limits<std::int64_t>::min()) return Dim::unknown();
     return add(a, Dim::of(-b.v, b.n));
 }
 
