@@ -92,7 +92,7 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
     } catch (const json::parse_error& e) {
         return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
     }
-    if (!j.is_object() || j.value("format", "") != "tilescope-network")
+    if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
         return makeError(file, "", "not a Tilescope network (missing \"format\": \"tilescope-network\")");
     if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
         return makeError(file, "layers", "expected a non-empty list");
@@ -101,8 +101,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
 
     Network net;
     net.sourcePath = file;
-    net.name = j.value("name", std::string());
     try {
+        net.name = j.value("name", std::string());
         if (j.contains("inputs")) net.inputBytes = j["inputs"].get<std::map<std::string, Count>>();
         if (j.contains("outputs")) net.outputs = j["outputs"].get<std::vector<std::string>>();
         if (j.contains("op_counts")) net.opCounts = j["op_counts"].get<std::map<std::string, int>>();
@@ -139,6 +139,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         if (byName.count(l.name)) return makeError(file, where, "duplicated layer name");
         if (!lj.contains("kind") || !lj["kind"].is_string() || !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
             return makeError(file, where + ".kind", "expected one of conv, gemm, matmul, pool, eltwise, vector");
+        if (lj.contains("op") && !lj["op"].is_string())
+            return makeError(file, where + ".op", "expected a string");
         l.op = lj.value("op", std::string(toString(l.kind)));
         std::vector<int> v;
         if (!p.intVec(lj, where, "in", v, 3, 1, true)) return err();
@@ -158,7 +160,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         if (!p.intVec(lj, where, "dilation", v, 2, 1, false)) return err();
         l.dilationH = v[0], l.dilationW = v[1];
         if (lj.contains("groups")) {
-            if (!lj["groups"].is_number_integer() || lj["groups"].get<long long>() < 1)
+            if (!lj["groups"].is_number_integer() || lj["groups"].get<long long>() < 1 ||
+                lj["groups"].get<long long>() > (1LL << 30))
                 return makeError(file, where + ".groups", "expected a positive integer");
             l.groups = lj["groups"].get<int>();
         }
