@@ -1,0 +1,7 @@
+// libFuzzer entry point; the function under test is tilescope::fuzz::networkJson (fuzz_targets.h).
+#include "fuzz_targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+    tilescope::fuzz::networkJson(std::string(reinterpret_cast<const char*>(data), size));
+    return 0;
+}
