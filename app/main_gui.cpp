@@ -9,9 +9,29 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 int main(int argc, char** argv) {
-    QApplication app(argc, argv);
+    // QGuiApplication takes "-session ID" (X11 session management) out of argv, so our
+    // --session FILE is picked out first.
+    QString sessionFile;
+    std::vector<char*> args;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if ((a == "--session" || a == "-session") && i + 1 < argc) {
+            sessionFile = QString::fromLocal8Bit(argv[++i]);
+            continue;
+        }
+        if (a.rfind("--session=", 0) == 0) {
+            sessionFile = QString::fromLocal8Bit(argv[i] + 10);
+            continue;
+        }
+        args.push_back(argv[i]);
+    }
+    int qargc = int(args.size());
+    args.push_back(nullptr);
+    QApplication app(qargc, args.data());
     QApplication::setOrganizationName(QStringLiteral("Tilescope"));
     QApplication::setApplicationName(QStringLiteral("Tilescope"));
     QApplication::setApplicationVersion(QStringLiteral(TILESCOPE_VERSION));
@@ -43,7 +63,7 @@ int main(int argc, char** argv) {
     }
     w.show();
     if (parser.isSet(hw)) w.openHardware(parser.value(hw));
-    if (parser.isSet(session)) w.openSession(parser.value(session));
+    if (!sessionFile.isEmpty()) w.openSession(sessionFile);
     else if (!parser.positionalArguments().isEmpty()) w.openModel(parser.positionalArguments().front());
     if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
     return app.exec();

@@ -364,6 +364,8 @@ void MainWindow::runCompare() {
 
 void MainWindow::showError(const QString& title, const QString& message) {
     m_lastError = message;
+    // Also on stderr: a failed open from the command line should be visible in a terminal.
+    qWarning("tilescope: %s: %s", qPrintable(title), qPrintable(message));
     statusBar()->showMessage(message, 15000);
     if (m_interactive) QMessageBox::critical(this, title, message);
 }
