@@ -4,8 +4,10 @@
 #include "cli_commands.h"
 
 #include "codegen/codegen.h"
+#include "codegen/export.h"
 #include "model/model_loader.h"
 #include "report/result_json.h"
+#include "report/trace_json.h"
 #include "sim/simulator.h"
 #include "util/fileio.h"
 
@@ -34,52 +36,6 @@ std::string resolveModel(const std::string& model, const std::string& docPath) {
     if (model.empty() || fs::exists(model)) return model;
     const fs::path beside = fs::path(docPath).parent_path() / model;
     return fs::exists(beside) ? beside.string() : model;
-}
-
-std::string randomSuffix() {
-    std::random_device rd;
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%08x", unsigned(rd()));
-    return buf;
-}
-
-// Writes the files into a fresh sibling folder, then swaps it into place, so DIR is either
-// the old complete program or the new one, never a mix.
-std::optional<Error> writeDirAtomic(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
-    std::error_code ec;
-    const fs::path target = fs::path(dir).lexically_normal();
-    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    const fs::path tmp = parent / (target.filename().string() + ".tmp-" + randomSuffix());
-    fs::create_directories(tmp, ec);
-    if (ec) return makeError(tmp.string(), "", "cannot create folder: " + ec.message());
-    for (const auto& [name, contents] : files) {
-        if (auto e = writeFileAtomic((tmp / name).string(), contents)) {
-            fs::remove_all(tmp, ec);
-            return e;
-        }
-    }
-    fs::path old;
-    if (fs::exists(target)) {
-        if (!fs::is_directory(target)) {
-            fs::remove_all(tmp, ec);
-            return makeError(dir, "", "exists and is not a folder");
-        }
-        old = parent / (target.filename().string() + ".old-" + randomSuffix());
-        fs::rename(target, old, ec);
-        if (ec) {
-            fs::remove_all(tmp, ec);
-            return makeError(dir, "", "cannot replace: " + ec.message());
-        }
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        const std::string why = ec.message();
-        if (!old.empty()) fs::rename(old, target, ec);
-        fs::remove_all(tmp, ec);
-        return makeError(dir, "", "cannot write: " + why);
-    }
-    if (!old.empty()) fs::remove_all(old, ec);
-    return std::nullopt;
 }
 
 double pct(double a, double b) { return b != 0 ? 100.0 * (a - b) / b : 0.0; }
@@ -125,18 +81,8 @@ int runExportInstructions(const Args& a) {
     if (!gen) return userError(path + ": " + gen.error().message);
     CodegenResult& r = *gen;
     r.program.schedule["model"] = model;
-    if (auto err = validateProgram(r.program, *hw, out + "/program.json"))
-        return userError("generated program failed validation (a bug): " + err->message);
-
+    if (auto e = exportProgram(out, r, *net, *hw)) return userError(e->message);
     const std::string bin = encodeProgram(r.program);
-    std::vector<std::pair<std::string, std::string>> files = {
-        {"program.json", programToJson(r.program).dump(1) + "\n"},
-        {"program.bin", bin},
-        {"program.txt", programToText(r.program)},
-        {"ir.json", irToJson(r, *net).dump(1) + "\n"},
-        {"hw.json", hardwareToJson(*hw) + "\n"},
-    };
-    if (auto e = writeDirAtomic(out, files)) return userError(e->message);
 
     const double sched = r.layout.evaluation.dramBytes;
     std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(), r.program.instructionCount(),
@@ -223,6 +169,13 @@ int runSimulate(const Args& a) {
                   {"busy", busy},
                   {"timeline", timeline}};
         if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n")) return userError(e->message);
+    }
+    if (a.has("--trace")) {
+        // Perfetto timeline of the fine-grained replay: one process per tile, one track per engine.
+        const json other = {{"generator", "tilescope simulate"}, {"program", file}, {"delay_cycles", rf.delay},
+                            {"evaluator_delay_cycles", evalDelay}};
+        if (auto e = writeFileAtomic(a.get("--trace"), traceEventJson(simTraceEvents(rf, *prog), hw->clockGHz, other) + "\n"))
+            return userError(e->message);
     }
     if (!a.has("--quiet")) {
         std::printf("%s: %zu instructions, deadlock-free: %s\n", file.c_str(), rf.total, ok ? "yes" : "NO");

@@ -50,6 +50,55 @@ std::optional<Error> writeFileAtomic(const std::string& path, const std::string&
 }
 
 namespace {
+std::string randomSuffix() {
+    std::random_device rd;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", unsigned(rd()));
+    return buf;
+}
+
+} // namespace
+
+std::optional<Error> writeDirAtomic(const std::string& dir,
+                                    const std::vector<std::pair<std::string, std::string>>& files) {
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
+    const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+    const std::filesystem::path tmp = parent / (target.filename().string() + ".tmp-" + randomSuffix());
+    std::filesystem::create_directories(tmp, ec);
+    if (ec) return makeError(tmp.string(), "", "cannot create folder: " + ec.message());
+    for (const auto& [name, contents] : files) {
+        if (auto e = writeFileAtomic((tmp / name).string(), contents)) {
+            std::filesystem::remove_all(tmp, ec);
+            return e;
+        }
+    }
+    std::filesystem::path old;
+    if (std::filesystem::exists(target)) {
+        if (!std::filesystem::is_directory(target)) {
+            std::filesystem::remove_all(tmp, ec);
+            return makeError(dir, "", "exists and is not a folder");
+        }
+        old = parent / (target.filename().string() + ".old-" + randomSuffix());
+        std::filesystem::rename(target, old, ec);
+        if (ec) {
+            std::filesystem::remove_all(tmp, ec);
+            return makeError(dir, "", "cannot replace: " + ec.message());
+        }
+    }
+    std::filesystem::rename(tmp, target, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        if (!old.empty()) std::filesystem::rename(old, target, ec);
+        std::filesystem::remove_all(tmp, ec);
+        return makeError(dir, "", "cannot write: " + why);
+    }
+    if (!old.empty()) std::filesystem::remove_all(old, ec);
+    return std::nullopt;
+}
+
+
+namespace {
 // FIPS 180-4 SHA-256, compact. Used for the model hash stored in sessions and results.
 constexpr std::array<uint32_t, 64> K = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,

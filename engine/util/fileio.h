@@ -5,12 +5,18 @@
 #include "util/result.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tilescope {
 
 Result<std::string> readFile(const std::string& path);
 // Writes to "<path>.tmp-XXXX" then renames over path. On failure path is untouched.
 std::optional<Error> writeFileAtomic(const std::string& path, const std::string& contents);
+// Writes the files (name, contents) into a fresh sibling folder, then swaps it into place,
+// so dir holds either the old complete set or the new one, never a mix.
+std::optional<Error> writeDirAtomic(const std::string& dir,
+                                    const std::vector<std::pair<std::string, std::string>>& files);
 std::string sha256Hex(const std::string& data);
 Result<std::string> sha256File(const std::string& path);
 

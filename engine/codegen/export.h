@@ -1,0 +1,25 @@
+// Writes a generated program as the folder the test-chip tools read: program.json,
+// program.bin, program.txt, ir.json and hw.json, replaced atomically as a whole.
+#pragma once
+
+#include "codegen/codegen.h"
+#include "hw/hardware.h"
+#include "model/network.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+// (file name, contents) of every file of a program folder.
+std::vector<std::pair<std::string, std::string>> programFiles(const CodegenResult& r,
+                                                              const Network& net,
+                                                              const Hardware& hw);
+// Validates the program (a failure is a generator bug, reported as such) and writes the
+// folder atomically: dir ends up with the old complete folder or the new one.
+std::optional<Error> exportProgram(const std::string& dir, const CodegenResult& r,
+                                   const Network& net, const Hardware& hw);
+
+} // namespace tilescope
