@@ -116,6 +116,8 @@ Result<Hardware> parseHardware(const std::string& jsonText, const std::string& f
         j = json::parse(jsonText);
     } catch (const json::parse_error& e) {
         return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
+    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
+        return makeError(file, "", "invalid JSON (a number out of range)");
     }
     Reader r{file, {}};
     auto fail = [&]() { return makeError(file, "", r.error); };

@@ -91,6 +91,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         j = json::parse(text);
     } catch (const json::parse_error& e) {
         return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
+    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
+        return makeError(file, "", "invalid JSON (a number out of range)");
     }
     if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
         return makeError(file, "", "not a Tilescope network (missing \"format\": \"tilescope-network\")");

@@ -145,6 +145,8 @@ Result<RATree> parseTreeJson(const std::string& text, const Network& net, const 
         j = json::parse(text);
     } catch (const json::parse_error& e) {
         return makeError(file, "", std::string("not valid JSON: ") + e.what());
+    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
+        return makeError(file, "", "invalid JSON (a number out of range)");
     }
     return parseTreeJsonValue(j, net, file);
 }
