@@ -14,9 +14,13 @@ PACKAGES=(
 )
 # Only needed to regenerate samples/models (scripts/make_samples.py); not for building.
 SAMPLE_PACKAGES=(python3-onnx python3-torch python3-torchvision)
+# Only for scripts/ci-extra.sh (sanitizer builds with clang, libFuzzer targets): installed
+# with --fuzz.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 want=("${PACKAGES[@]}")
 if [[ "${1:-}" == "--samples" ]]; then want+=("${SAMPLE_PACKAGES[@]}"); fi
+if [[ "${1:-}" == "--fuzz" ]]; then want+=("${FUZZ_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${want[@]}"; do

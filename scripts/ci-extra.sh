@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The CI checks beyond the Release build and ctest (docs/hardening.md), run by test.sh when
+# CI=true or TILESCOPE_CI_EXTRA=1:
+#   (a) the engine tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   (b) the search-worker tests (engine tst_search, GUI tst_searchworker) under ThreadSanitizer,
+#   (c) every libFuzzer target for a short run on its committed corpus.
+# Any sanitizer report or fuzzer finding fails the run. Build folders live under
+# $TILESCOPE_EXTRA_BUILD_ROOT (default build/); each step prints its wall time.
+#
+# Knobs: TILESCOPE_FUZZ_SECONDS (default 30 per target), TILESCOPE_EXTRA_STEPS (default
+# "asan tsan fuzz"; a subset runs only those steps).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+ROOT=${TILESCOPE_EXTRA_BUILD_ROOT:-$SRC/build}
+FUZZ_SECONDS=${TILESCOPE_FUZZ_SECONDS:-30}
+STEPS=${TILESCOPE_EXTRA_STEPS:-asan tsan fuzz}
+JOBS=$(nproc)
+
+./packaging/debian-deps.sh --fuzz # clang and its sanitizer / libFuzzer runtimes
+
+t_all=$(date +%s)
+step_start() { echo "=== ci-extra: $1"; t_step=$(date +%s); }
+step_end() { echo "=== ci-extra: $1 done in $(($(date +%s) - t_step)) s"; }
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
+
+# Whether a target exists in a configured Ninja build folder.
+has_target() { ninja -C "$1" -t targets all 2>/dev/null | grep -q "^$2:"; }
+
+# ThreadSanitizer (clang 14 / gcc 12 runtimes) cannot map its shadow memory when the kernel
+# randomises mmap with more than 28 bits; running without ASLR avoids that.
+NOASLR=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then NOASLR=(setarch "$(uname -m)" -R); fi
+
+if wants asan; then
+  step_start "engine tests under ASan+UBSan"
+  B=$ROOT/asan-ubsan
+  cmake --preset asan-ubsan -B "$B" -DTILESCOPE_BUILD_GUI=OFF >/dev/null
+  cmake --build "$B" -j "$JOBS"
+  # detect_leaks=1: LeakSanitizer works with the guiless Qt Test runners (QCoreApplication
+  # frees what it allocates; Qt's few process-lifetime singletons are still reachable at
+  # exit and so not reported).
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir "$B" -L engine --output-on-failure -j "$JOBS" --timeout 1200
+  step_end "ASan+UBSan"
+fi
+
+if wants tsan; then
+  step_start "search workers under TSan"
+  B=$ROOT/tsan
+  cmake --preset tsan -B "$B" >/dev/null
+  targets=(tst_search)
+  if has_target "$B" tst_searchworker; then targets+=(tst_searchworker); fi
+  cmake --build "$B" -j "$JOBS" --target "${targets[@]}"
+  for t in "${targets[@]}"; do
+    exe=$(find "$B/tests" -type f -name "$t" -perm -u+x | head -1)
+    echo "--- $t"
+    QT_QPA_PLATFORM=offscreen TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      "${NOASLR[@]}" "$exe"
+  done
+  step_end "TSan"
+fi
+
+if wants fuzz; then
+  step_start "fuzz targets, ${FUZZ_SECONDS} s each"
+  B=$ROOT/fuzz
+  CC=clang CXX=clang++ cmake -S "$SRC" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTILESCOPE_BUILD_GUI=OFF -DTILESCOPE_FUZZ=ON -DTILESCOPE_SANITIZE=address,undefined >/dev/null
+  cmake --build "$B" -j "$JOBS" --target fuzzers
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  for corpus in "$SRC"/tests/fuzz/corpus/*/; do
+    name=$(basename "$corpus")
+    mkdir -p "$scratch/$name"
+    echo "--- fuzz_$name"
+    # New inputs go to the scratch folder, never into the committed corpus; a crash is
+    # written there too and its path printed by libFuzzer.
+    status=0
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "$B/tests/fuzz/fuzz_$name" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 \
+      -print_final_stats=1 -artifact_prefix="$scratch/$name-" "$scratch/$name" "$corpus" \
+      >"$scratch/$name.log" 2>&1 || status=$?
+    grep -E "^#[0-9]+ +DONE|^stat::number_of_executed_units" "$scratch/$name.log" || true
+    if [[ $status -ne 0 ]]; then
+      tail -n 60 "$scratch/$name.log"
+      echo "ci-extra: fuzz_$name found a problem (exit $status); add the input to" \
+           "tests/data/fuzz-regressions/$name/ and fix it" >&2
+      exit 1
+    fi
+  done
+  step_end "fuzzing"
+fi
+
+echo "=== ci-extra: all steps done in $(($(date +%s) - t_all)) s"
