@@ -219,6 +219,13 @@ TESTDATA = {
     "torch_encoder": (lambda: TorchEncoder(), lambda: torch.randn(1, 16, 64)),
 }
 
+# The scale case of tests/bench/bench_scale.sh (--scale): a BERT-base-sized encoder,
+# 12 layers, d_model 768, 12 heads, FFN 3072, sequence 128 -- a few hundred scheduled layers.
+SCALE = {
+    "transformer12": (lambda: Encoder(layers=12, d=768, heads=12, ffn=3072),
+                      lambda: torch.randn(1, 128, 768)),
+}
+
 
 def build(table, outdir, keep_value_info, only):
     for name, (ctor, ex) in table.items():
@@ -243,12 +250,17 @@ def main():
     ap.add_argument("--with-weights", metavar="OUT",
                     help="only write ResNet-50 with full (random) weights to OUT")
     ap.add_argument("--only", nargs="*", help="only these model names")
+    ap.add_argument("--scale", action="store_true",
+                    help="only write the scale benchmark's model (samples/models/transformer12.onnx)")
     args = ap.parse_args()
     if args.with_weights:
         torch.manual_seed(0)
         m = export(tvm.resnet50(weights=None).eval(), image(), keep_value_info=False)
         size = write(m, args.with_weights, "resnet50")
         print(f"{args.with_weights}: {size / 1e6:.1f} MB")
+        return 0
+    if args.scale:
+        build(SCALE, os.path.join(REPO, "samples", "models"), True, args.only)
         return 0
     build(SAMPLES, os.path.join(REPO, "samples", "models"), True, args.only)
     build(TESTDATA, os.path.join(REPO, "tests", "data"), False, args.only)
