@@ -21,7 +21,7 @@ const char* kUsage = R"(usage:
                          [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S] [--beta N] [--json OUT]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
-  tilescope-cli simulate DIR_OR_PROGRAM [--json OUT]
+  tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
 anneal and compare also take --iterations N (per chain, overrides --beta) and --min-util X;
 compare also takes --chains K, --threads T and --quiet (docs/search.md).
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
            "--threads", "--iterations", "--min-util"},
           {"--quiet"}}},
         {"export-instructions", {runExportInstructions, {"--out"}, {}}},
-        {"simulate", {runSimulate, {"--json"}, {"--quiet"}}},
+        {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);

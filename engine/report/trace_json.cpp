@@ -1,65 +1,113 @@
 #include "report/trace_json.h"
 
-#include <nlohmann/json.hpp>
+#include <map>
+#include <set>
 
 namespace tilescope {
 
-std::string traceEventJson(const Evaluation& e, const Network& net, const Hardware& hw,
-                           const RATree& tree, int indent) {
+namespace {
+
+std::string tileName(int t, const Hardware& hw) {
+    return "tile " + std::to_string(t) + " (" + std::to_string(t % hw.meshX) + "," + std::to_string(t / hw.meshX) + ")";
+}
+
+} // namespace
+
+std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGHz, const nlohmann::json& otherData,
+                           int indent) {
     using nlohmann::json;
-    const double usPerCycle = 1.0 / (hw.clockGHz * 1000.0);
-    json events = json::array();
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"tid", 0},
-                      {"args", {{"name", "tilescope " + net.name + " on " + hw.name}}}});
-    for (int t = 0; t < hw.tiles(); ++t) {
-        const std::string name = "tile " + std::to_string(t) + " (" +
-                                 std::to_string(t % hw.meshX) + "," +
-                                 std::to_string(t / hw.meshX) + ")";
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", t},
-                          {"args", {{"name", name}}}});
-        // Keeps the tracks in tile order instead of first-event order.
-        events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", t},
-                          {"args", {{"sort_index", t}}}});
+    const double usPerCycle = 1.0 / (std::max(1e-9, clockGHz) * 1000.0);
+    json out = json::array();
+    // Metadata first: names once per process and track; sort indices keep tiles and
+    // engines in numeric order instead of first-event order.
+    std::map<int, std::string> processes;
+    std::map<std::pair<int, int>, std::string> tracks;
+    for (const TraceEvent& e : events) {
+        processes.try_emplace(e.pid, e.process);
+        tracks.try_emplace({e.pid, e.tid}, e.track);
     }
+    for (const auto& [pid, name] : processes) {
+        if (!name.empty())
+            out.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", name}}}});
+        out.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                       {"args", {{"sort_index", pid}}}});
+    }
+    for (const auto& [key, name] : tracks) {
+        if (!name.empty())
+            out.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", key.first}, {"tid", key.second},
+                           {"args", {{"name", name}}}});
+        out.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", key.first}, {"tid", key.second},
+                       {"args", {{"sort_index", key.second}}}});
+    }
+    for (const TraceEvent& e : events) {
+        json ev = {{"name", e.label}, {"ph", "X"}, {"ts", e.start * usPerCycle},
+                   {"dur", std::max(0.0, e.end - e.start) * usPerCycle}, {"pid", e.pid}, {"tid", e.tid},
+                   {"args", e.args}};
+        if (!e.category.empty()) ev["cat"] = e.category;
+        out.push_back(std::move(ev));
+    }
+    json other = otherData.is_object() ? otherData : json::object();
+    other["clock_ghz"] = clockGHz;
+    json doc = {{"traceEvents", std::move(out)}, {"displayTimeUnit", "ns"}, {"otherData", std::move(other)}};
+    return doc.dump(indent);
+}
+
+std::string traceEventJson(const Evaluation& e, const Network& net, const Hardware& hw, const RATree& tree,
+                           int indent) {
+    const std::string process = "tilescope " + net.name + " on " + hw.name;
+    std::vector<TraceEvent> events;
     for (const BusyInterval& iv : e.intervals) {
         const std::string layer =
             iv.layer >= 0 && iv.layer < int(net.layers.size()) ? net.layers[size_t(iv.layer)].name : "?";
-        const std::string path =
-            iv.node >= 0 && iv.node < tree.size() ? tree.pathOf(iv.node) : std::string();
-        const double ts = iv.start * usPerCycle;
-        const double dur = (iv.end - iv.start) * usPerCycle;
+        const std::string path = iv.node >= 0 && iv.node < tree.size() ? tree.pathOf(iv.node) : std::string();
         for (int p = iv.tileBegin; p < iv.tileBegin + iv.tileCount; ++p) {
             if (p < 0 || p >= int(e.tileOrder.size())) continue;
             const int tile = e.tileOrder[size_t(p)];
-            events.push_back({{"name", layer + "[" + std::to_string(iv.firstSample) + "," +
-                                           std::to_string(iv.lastSample) + "]"},
-                              {"cat", "layer"},
-                              {"ph", "X"},
-                              {"ts", ts},
-                              {"dur", dur},
-                              {"pid", 0},
-                              {"tid", tile},
-                              {"args",
-                               {{"layer", layer},
-                                {"node", path},
-                                {"first_sample", iv.firstSample},
-                                {"last_sample", iv.lastSample},
-                                {"start_cycle", iv.start},
-                                {"end_cycle", iv.end},
-                                {"energy_pj", iv.energy}}}});
+            TraceEvent ev;
+            ev.pid = 0;
+            ev.process = process;
+            ev.tid = tile;
+            ev.track = tileName(tile, hw);
+            ev.label = layer + "[" + std::to_string(iv.firstSample) + "," + std::to_string(iv.lastSample) + "]";
+            ev.category = "layer";
+            ev.start = iv.start;
+            ev.end = iv.end;
+            ev.args = {{"layer", layer},           {"node", path},
+                       {"first_sample", iv.firstSample}, {"last_sample", iv.lastSample},
+                       {"start_cycle", iv.start},  {"end_cycle", iv.end},
+                       {"energy_pj", iv.energy}};
+            events.push_back(std::move(ev));
         }
     }
-    json doc = {{"traceEvents", std::move(events)},
-                {"displayTimeUnit", "ns"},
-                {"otherData",
-                 {{"generator", "tilescope"},
-                  {"model", net.name},
-                  {"hardware", hw.name},
-                  {"clock_ghz", hw.clockGHz},
-                  {"delay_cycles", e.delay},
-                  {"energy_pj", e.energy.total()},
-                  {"truncated", e.intervalsTruncated}}}};
-    return doc.dump(indent);
+    const nlohmann::json other = {{"generator", "tilescope"},     {"model", net.name},
+                                  {"hardware", hw.name},          {"delay_cycles", e.delay},
+                                  {"energy_pj", e.energy.total()}, {"truncated", e.intervalsTruncated}};
+    return traceEventJson(events, hw.clockGHz, other, indent);
+}
+
+std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
+    std::map<int, std::pair<int, int>> xy; // tile id -> (x, y) as the program lists them
+    for (const auto& t : p.tiles) xy[t.id] = {t.x, t.y};
+    std::vector<TraceEvent> events;
+    events.reserve(r.timeline.size());
+    for (const SimInterval& iv : r.timeline) {
+        TraceEvent ev;
+        ev.pid = iv.tile;
+        const auto it = xy.find(iv.tile);
+        ev.process = "tile " + std::to_string(iv.tile) +
+                     (it != xy.end() ? " (" + std::to_string(it->second.first) + "," + std::to_string(it->second.second) + ")"
+                                     : std::string());
+        ev.tid = int(iv.engine);
+        ev.track = toString(iv.engine);
+        const std::string layer = iv.layer >= 0 && size_t(iv.layer) < p.layers.size() ? p.layers[size_t(iv.layer)] : "";
+        ev.label = std::string(toString(iv.op)) + (layer.empty() ? "" : " " + layer);
+        ev.category = toString(iv.op);
+        ev.start = iv.start;
+        ev.end = iv.end;
+        ev.args = {{"id", iv.id}, {"layer", layer}, {"start_cycle", iv.start}, {"end_cycle", iv.end}};
+        events.push_back(std::move(ev));
+    }
+    return events;
 }
 
 } // namespace tilescope
