@@ -172,7 +172,10 @@ struct NodeWork {
     double npt = 0;
     int tileBegin = 0, tileCount = 0;
     double util = 1.0;
-    Cycles time = 0;        // one invocation, compute only (segments: bounded)
+    Cycles compute = 0;     // one invocation, compute only (docs/cost-model.md §5)
+    Cycles time = 0;        // one invocation, with each leaf's own activation DRAM bound
+    Cycles slot = 0;        // S cut: the pipeline slot, max(slowest child, shared DRAM)
+    Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
     int segment = -1;       // index of the segment this node lies in
@@ -421,7 +424,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         if (nd.type == NodeType::Leaf) {
             const LeafMapping& m = C.mapper.map(nd.layer, nw.tileCount, nd.batch);
             nw.mapping = &m;
-            nw.time = m.cycles;
+            nw.compute = m.cycles;
             nw.wgt = m.weightPerTile;
             nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
             continue;
@@ -432,7 +435,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             nw.act = 0;
             const bool isRoot = id == tree.root;
             for (int c : nd.children) {
-                t += w[size_t(c)].time;
+                t += w[size_t(c)].compute;
                 if (isRoot) {
                     // Segments run one after another and reload their weights.
                     nw.act = std::max(nw.act, w[size_t(c)].wgt + w[size_t(c)].act);
@@ -441,17 +444,17 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                     nw.act = std::max(nw.act, w[size_t(c)].act + hold[size_t(c)]);
                 }
             }
-            nw.time = t * nd.subBatch;
+            nw.compute = t * nd.subBatch;
         } else {
             Cycles slot = 0;
             for (int c : nd.children) {
-                slot = std::max(slot, w[size_t(c)].time);
+                slot = std::max(slot, w[size_t(c)].compute);
                 nw.wgt = std::max(nw.wgt, w[size_t(c)].wgt);
                 // Pipelined sub-batches keep a second input slice in flight.
                 const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0) + hold[size_t(c)];
                 nw.act = std::max(nw.act, a);
             }
-            nw.time = slot * (nd.subBatch + nw.maxStage);
+            nw.compute = slot * (nd.subBatch + nw.maxStage);
         }
     }
     // Report the leftmost leaf that overflows on its own, else the deepest cut.
@@ -470,6 +473,44 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             return overflow(id);
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
         if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
+
+    // ---- Delay per invocation, bottom-up (docs/cost-model.md §5). A leaf's activation
+    // DRAM traffic (inputs read through DRAM, its output written) is on its own critical
+    // path: its consumers need its output, so no other leaf's compute can hide it. Only
+    // weights (prefetched at the segment's start) are left to the segment-level bound.
+    // S-cut children share DRAM, so a slot also lasts at least their summed traffic.
+    const double dramBw = hw.dramBytesPerCycle;
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+        const int id = *it;
+        const RANode& nd = tree.node(id);
+        NodeWork& nw = w[size_t(id)];
+        if (nd.type == NodeType::Leaf) {
+            const Layer& layer = net.layers[size_t(nd.layer)];
+            double bytes = 0;
+            for (size_t k = 0; k < layer.inputs.size(); ++k)
+                if (inputViaDram[size_t(nd.layer)][k]) bytes += double(layer.inputs[k].bytesPerSample);
+            if (writesDram[size_t(nd.layer)]) bytes += double(layer.outputBytesPerSample());
+            nw.dram = bytes * nd.batch * db;
+            nw.time = std::max(nw.compute, nw.dram / dramBw);
+            continue;
+        }
+        double t = 0, bytes = 0;
+        if (nd.type == NodeType::T) {
+            for (int c : nd.children) {
+                t += w[size_t(c)].time;
+                bytes += w[size_t(c)].dram;
+            }
+            nw.time = t * nd.subBatch;
+        } else {
+            for (int c : nd.children) {
+                t = std::max(t, w[size_t(c)].time);
+                bytes += w[size_t(c)].dram;
+            }
+            nw.slot = std::max(t, bytes / dramBw);
+            nw.time = nw.slot * (nd.subBatch + nw.maxStage);
+        }
+        nw.dram = bytes * nd.subBatch;
+    }
 
     return true;
 }
@@ -571,10 +612,12 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             maxLink = std::max(maxLink, segLinks[i]);
             if (opt.detail) totalLinks[i] += segLinks[i] * segInvocations;
         }
-        const Cycles compute = sw.time;
+        // A segment whose pipeline already waits on its leaves' own DRAM traffic is
+        // DRAM-bound even when the whole-segment DRAM bound below does not bite.
         const Cycles dramTime = dram / hw.dramBytesPerCycle;
         const Cycles nocTime = maxLink / hw.nocBytesPerCycle;
-        segTime[s] = compute;
+        segTime[s] = sw.time;
+        if (sw.time > sw.compute) segBound[s] = Bound::Dram;
         if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
         if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
         segDram[s] = dram;
@@ -671,9 +714,7 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                 for (int c : nd.children) t = place(c, t, sample + j * cb, scale);
             return t;
         }
-        Cycles slot = 0;
-        for (int c : nd.children) slot = std::max(slot, w[size_t(c)].time);
-        slot *= scale;
+        const Cycles slot = nw.slot * scale;
         for (int c : nd.children)
             for (int j = 0; j < nd.subBatch; ++j)
                 place(c, t0 + (j + w[size_t(c)].stage) * slot, sample + j * cb, scale);
@@ -682,8 +723,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     Cycles t = 0;
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segments.size(); ++s) {
-            const Cycles compute = w[size_t(segments[s])].time;
-            const double scale = compute > 0 ? segTime[s] / compute : 1.0;
+            const Cycles own = w[size_t(segments[s])].time;
+            const double scale = own > 0 ? segTime[s] / own : 1.0;
             place(segments[s], t, j * segBatch, scale);
             t += segTime[s];
         }

@@ -35,6 +35,7 @@ class TestEvaluator : public QObject {
 private slots:
     void handDerivedTwoConvs();
     void handDerivedEnergy();
+    void leafDramOnItsCriticalPath();
     void allocationMatchesBruteForce();
     void dataFlowRules();
     void invariants_data();
@@ -102,6 +103,38 @@ void TestEvaluator::handDerivedEnergy() {
     const Evaluation e2 = evaluate(net, hw, parse("T 2/1\n\tconv1 2\n\tconv2 2\n", net), 2, {});
     QVERIFY(e2.valid);
     QCOMPARE(e2.dramBytes, 696320.0 + 2 * 200704.0);
+}
+
+// A leaf's own activation DRAM traffic cannot hide behind other leaves' compute: they
+// need its output (docs/cost-model.md §5). residual(1) batch 4 in one T segment on 16
+// compute-bound tiles with DRAM at 100 B/cycle. Feature map F = 64*28*28 = 50,176 B per
+// sample, 200,704 B for 4 samples. Conv MACs per sample 64*64*9*784 = 28,901,376; 4 samples
+// over 16 tiles of 1024 MACs: 4 * 28,901,376 / 16,384 = 7,056 cycles (B4 H2 W2: 14x14
+// outputs x 9 x 2 c-blocks x 2 k-blocks). The add: 4 * 50,176 outputs, 1 op each, over
+// 16 tiles x 64 lanes = 196 cycles.
+// Activation DRAM: stem reads the input (F) and writes its output for the add (stem -> add
+// skips two T children: DRAM), 401,408 B -> 4,014.08 cycles < 7,056: stem stays 7,056.
+// The add reads stem's output and writes the network output, 401,408 B -> 4,014.08 > 196.
+// c1, c2 move nothing through DRAM. D = 3 * 7,056 + 4,014.08 = 25,182.08 cycles, above
+// both the compute sum 21,364 and the segment's DRAM bound (802,816 + weights 110,592) /
+// 100 = 9,134.08, which were all the previous model charged.
+void TestEvaluator::leafDramOnItsCriticalPath() {
+    const Network net = test::residual(1);
+    Hardware hw = computeBoundEdge();
+    hw.dramBytesPerCycle = 100;
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
+    const Evaluation e = evaluate(net, hw, t, 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 4 * 4 * 50176.0 + 3 * 64 * 64 * 9.0);
+    const int seg = t.node(t.root).children[0];
+    const auto& leaves = t.node(seg).children;
+    QCOMPARE(e.nodes[size_t(leaves[0])].time, 7056.0);
+    QCOMPARE(e.nodes[size_t(leaves[1])].time, 7056.0);
+    QCOMPARE(e.nodes[size_t(leaves[3])].time, 4014.08);
+    QVERIFY(qFuzzyCompare(e.delay, 25182.08));
+    QCOMPARE(e.nodes[size_t(seg)].bound, Bound::Dram);
 }
 
 void TestEvaluator::allocationMatchesBruteForce() {
