@@ -590,6 +590,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         return std::nullopt;
     };
     std::vector<int> segStarted(S.segments.size(), -1);
+    std::vector<std::pair<int, double>> pending; // (leaf, first start) whose weights are not issued yet
+    double reserve = 0, dramClock = 0;
 
     for (int vi = 0; vi < int(invs.size()); ++vi) {
         const Inv& v = invs[size_t(vi)];
@@ -885,29 +887,54 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             }
         }
 
-        // First invocation of a segment run: prefetch the weights of the segment's other
-        // leaves behind this invocation's inputs. The evaluator budgets every weight of a
-        // segment as resident and overlaps the segment's DRAM traffic with its compute.
-        // Only while every tile keeps room for twice the largest activation working set
-        // of the segment (a remote input coexists with its producer's output); the rest
-        // load at their leaf's first invocation.
-        if (prefetch && segStarted[size_t(leaf.segment)] != v.segInv) {
-            segStarted[size_t(leaf.segment)] = v.segInv;
-            double reserve = 0;
-            for (const LeafLayout& o : S.leaves)
-                if (o.segment == leaf.segment)
-                    reserve = std::max(reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
-                                                      o.mapping.ofmapPerTile));
-            for (int li = 0; li < int(S.leaves.size()); ++li) {
+        // Weight prefetch, just in time on the evaluator's clock. The evaluator budgets every
+        // weight of a segment as resident and overlaps the segment's DRAM traffic with its
+        // compute. Loading them all at the segment's start would queue them on the tiles'
+        // in-order LOAD engines in front of the receiving LOADs of the next leaves, which
+        // then wait for the whole segment's weights. So a leaf's weights are issued at the
+        // last invocation before they would arrive late: with DRAM busy until dramClock,
+        // leaf j (first start t_j) must be issued now if waiting for the next invocation
+        // would land its bytes after t_j. Only while every tile keeps room for twice the
+        // largest activation working set of the segment (a remote input coexists with
+        // its producer's output); the rest load at their leaf's first invocation.
+        if (prefetch) {
+            if (segStarted[size_t(leaf.segment)] != v.segInv) {
+                segStarted[size_t(leaf.segment)] = v.segInv;
+                pending.clear();
+                for (int j = vi; j < int(invs.size()); ++j) {
+                    const Inv& u = invs[size_t(j)];
+                    const LeafLayout& o = S.leaves[size_t(u.leaf)];
+                    if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
+                    if (net.layers[size_t(o.layer)].weightBytes <= 0 || wstate[size_t(o.layer)].segInv == v.segInv) continue;
+                    if (std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return p.first == u.leaf; }) ==
+                        pending.end())
+                        pending.push_back({u.leaf, u.start});
+                }
+                reserve = 0;
+                for (const LeafLayout& o : S.leaves)
+                    if (o.segment == leaf.segment)
+                        reserve = std::max(reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
+                                                          o.mapping.ofmapPerTile));
+                dramClock = v.start;
+            }
+            const double tNext = vi + 1 < int(invs.size()) ? invs[size_t(vi) + 1].start : v.start;
+            const double dramBw = std::max(1e-9, hw.dramBytesPerCycle);
+            while (!pending.empty()) {
+                const auto [li, tStart] = pending.front();
                 const LeafLayout& o = S.leaves[size_t(li)];
-                if (o.segment != leaf.segment || net.layers[size_t(o.layer)].weightBytes <= 0 ||
-                    wstate[size_t(o.layer)].segInv == v.segInv)
+                const double wbytes = double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
+                if (wstate[size_t(o.layer)].segInv == v.segInv) { // already loaded on demand
+                    pending.erase(pending.begin());
                     continue;
+                }
+                if (std::max(dramClock, tNext) + wbytes / dramBw <= tStart) break; // can wait
+                pending.erase(pending.begin());
                 bool room = true;
                 for (int t : o.tiles)
                     room = room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
                 if (!room) continue;
                 if (auto e = loadWeights(li, v.segInv)) return *e;
+                dramClock = std::max(dramClock, v.start) + wbytes / dramBw;
             }
         }
 
