@@ -1,54 +1,178 @@
 // Instruction generation and replay on the samples: per model and chip, the program size,
 // DRAM bytes against the schedule, simulated delay against the evaluator, the fine-grained
 // speed-up and the time each step takes. Prints figures; never gates.
+//
+// usage: bench_codegen [BATCH]                      layer-sequential trees (largest valid batch <= BATCH)
+//        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3] [--models a,b] [--hw testchip,edge]
+//                             [--segments]          annealed trees, as `tilescope-cli anneal` makes them
+//                                                   (one chain, EDP); --segments adds per-segment figures
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
+#include "search/search.h"
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
 
 using namespace tilescope;
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> splitList(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+int countS(const RATree& t) {
+    int n = 0;
+    for (int id = 0; id < t.size(); ++id)
+        if (t.node(id).type == NodeType::S && t.node(id).parent >= 0) ++n;
+    return n;
+}
+
+// Per segment: the evaluator's time and bound against the replay's span of the segment's
+// instructions (first start to last end, over all root sub-batches). Segments overlap in
+// the replay, so spans need not add up to the delay; a span far above the evaluator's time
+// points at the segment whose model disagrees.
+void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tree) {
+    const ScheduleLayout& S = r.layout;
+    const size_t nseg = S.segments.size();
+    std::vector<int> segOfLayer(r.program.layers.size(), -1);
+    for (const auto& l : S.leaves) segOfLayer[size_t(l.layer)] = l.segment;
+    std::vector<double> first(nseg, 1e300), last(nseg, 0);
+    double evalEnd = 0;
+    for (const auto& iv : f.timeline) {
+        if (iv.layer < 0) continue;
+        const int s = segOfLayer[size_t(iv.layer)];
+        if (s < 0) continue;
+        first[size_t(s)] = std::min(first[size_t(s)], iv.start);
+        last[size_t(s)] = std::max(last[size_t(s)], iv.end);
+    }
+    for (size_t s = 0; s < nseg; ++s) {
+        const NodeFigures& nf = S.evaluation.nodes[size_t(S.segments[s])];
+        const RANode& nd = tree.node(S.segments[s]);
+        const double span = last[s] - first[s];
+        const double evalT = nf.time * S.segInvocations;
+        evalEnd += evalT;
+        std::printf("    seg %2zu %s%-3s leaves %2d  eval %10.0f (%-7s) dram %9.0f  sim span %10.0f  ratio %.3f  ends eval %10.0f sim %10.0f\n", s,
+                    nd.type == NodeType::S ? "S" : nd.type == NodeType::T ? "T" : "L",
+                    nd.isCut() ? (std::to_string(nd.batch) + "/" + std::to_string(nd.subBatch)).c_str() : "",
+                    int(std::count_if(S.leaves.begin(), S.leaves.end(), [&](const LeafLayout& l) { return l.segment == int(s); })),
+                    evalT, toString(nf.bound), nf.dramBytes, span, evalT > 0 ? span / evalT : 0.0, evalEnd, last[s]);
+    }
+}
+
+void row(const char* m, const char* h, const std::string& tree, const CodegenResult& r, const SimResult& f,
+         const SimResult& c, double genS, double simS) {
+    const Evaluation& ev = r.layout.evaluation;
+    std::printf("%-14s %-9s %-22s %8zu %14.0f %14.0f %8.3f %12.0f %12.0f %7.3f %8.3f %8.2f %8.2f%s\n", m, h,
+                tree.c_str(), r.program.instructionCount(), double(r.programDramBytes), ev.dramBytes,
+                100.0 * (double(r.programDramBytes) - ev.dramBytes) / ev.dramBytes, f.delay, ev.delay,
+                f.delay / ev.delay, c.delay / f.delay, genS, simS, f.deadlockFree && c.deadlockFree ? "" : "  DEADLOCK");
+}
+
+void header() {
+    std::printf("%-14s %-9s %-22s %8s %14s %14s %8s %12s %12s %7s %8s %8s %8s\n", "model", "hw", "tree", "instr",
+                "dram_prog", "dram_sched", "diff%", "sim_delay", "eval_delay", "ratio", "speedup", "gen_s", "sim_s");
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
-    const int batch = argc > 1 ? std::atoi(argv[1]) : 2;
-    std::printf("%-14s %-9s %8s %14s %14s %8s %12s %12s %7s %8s %8s %8s\n", "model", "hw", "instr", "dram_prog",
-                "dram_sched", "diff%", "sim_delay", "eval_delay", "ratio", "speedup", "gen_s", "sim_s");
-    for (const char* m : {"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"}) {
+    std::vector<std::string> models{"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"};
+    std::vector<std::string> chips{"testchip", "edge"};
+    const bool anneal = argc > 1 && !std::strcmp(argv[1], "anneal");
+    int batch = 2;
+    std::vector<int> batches{2, 4, 8}, seeds{1, 2, 3};
+    double beta = 3;
+    bool segments = false;
+    for (int i = anneal ? 2 : 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+        if (a == "--batches") { batches.clear(); for (auto& s : splitList(next())) batches.push_back(std::stoi(s)); }
+        else if (a == "--seeds") { seeds.clear(); for (auto& s : splitList(next())) seeds.push_back(std::stoi(s)); }
+        else if (a == "--beta") beta = std::stod(next());
+        else if (a == "--models") models = splitList(next());
+        else if (a == "--hw") chips = splitList(next());
+        else if (a == "--segments") segments = true;
+        else batch = std::atoi(a.c_str());
+    }
+    header();
+    double worst = 0;
+    for (const auto& m : models) {
         auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + m + ".onnx");
         if (!net) {
-            std::printf("%s: %s\n", m, net.error().message.c_str());
+            std::printf("%s: %s\n", m.c_str(), net.error().message.c_str());
             continue;
         }
-        for (const char* h : {"testchip", "edge"}) {
+        for (const auto& h : chips) {
             Hardware hw;
             presetHardware(h, hw);
-            // Layer-sequential at the largest batch <= `batch` whose tree is valid.
-            for (int b = batch; b >= 1; b /= 2) {
-                const RATree t = RATree::layerSequential(*net, b);
+            std::vector<std::pair<std::string, RATree>> trees;
+            std::vector<int> treeBatch;
+            if (anneal) {
+                for (int b : batches)
+                    for (int seed : seeds) {
+                        SearchConfig cfg;
+                        cfg.seed = std::uint64_t(seed);
+                        cfg.beta = beta;
+                        cfg.totalBatch = b;
+                        auto s = runSearch(*net, hw, cfg);
+                        if (!s) {
+                            std::printf("%-14s %-9s b%d s%d: %s\n", m.c_str(), h.c_str(), b, seed, s.error().message.c_str());
+                            continue;
+                        }
+                        trees.push_back({"SA b" + std::to_string(b) + " s" + std::to_string(seed) + " (" +
+                                             std::to_string(countS(s->bestTree)) + " S)",
+                                         s->bestTree});
+                        treeBatch.push_back(b);
+                    }
+            } else {
+                // Layer-sequential at the largest batch <= `batch` whose tree is valid.
+                for (int b = batch; b >= 1; b /= 2) {
+                    EvalContext ctx(*net, hw);
+                    const RATree t = RATree::layerSequential(*net, b);
+                    if (!evaluate(ctx, t, b, {}).valid && b > 1) continue;
+                    trees.push_back({"LS b" + std::to_string(b), t});
+                    treeBatch.push_back(b);
+                    break;
+                }
+            }
+            for (size_t i = 0; i < trees.size(); ++i) {
                 EvalContext ctx(*net, hw);
-                const auto t0 = std::chrono::steady_clock::now();
-                auto r = generateProgram(ctx, t, b, {});
-                const auto t1 = std::chrono::steady_clock::now();
+                const auto t0 = Clock::now();
+                auto r = generateProgram(ctx, trees[i].second, treeBatch[i], {});
+                const auto t1 = Clock::now();
                 if (!r) {
-                    if (b == 1) std::printf("%-14s %-9s %s\n", m, h, r.error().message.c_str());
+                    std::printf("%-14s %-9s %-22s %s\n", m.c_str(), h.c_str(), trees[i].first.c_str(),
+                                r.error().message.c_str());
                     continue;
                 }
                 SimOptions coarse;
                 coarse.fineGrained = false;
+                coarse.recordTimeline = false;
                 const SimResult f = simulate(r->program, hw);
                 const SimResult c = simulate(r->program, hw, coarse);
-                const auto t2 = std::chrono::steady_clock::now();
-                const Evaluation& ev = r->layout.evaluation;
-                std::printf("%-14s %-9s %8zu %14.0f %14.0f %8.3f %12.0f %12.0f %7.3f %8.3f %8.2f %8.2f  (batch %d)\n", m, h,
-                            r->program.instructionCount(), double(r->programDramBytes), ev.dramBytes,
-                            100.0 * (double(r->programDramBytes) - ev.dramBytes) / ev.dramBytes, f.delay, ev.delay,
-                            f.delay / ev.delay, c.delay / f.delay,
-                            std::chrono::duration<double>(t1 - t0).count(),
-                            std::chrono::duration<double>(t2 - t1).count(), b);
-                break;
+                const auto t2 = Clock::now();
+                row(m.c_str(), h.c_str(), trees[i].first, *r, f, c, std::chrono::duration<double>(t1 - t0).count(),
+                    std::chrono::duration<double>(t2 - t1).count());
+                worst = std::max(worst, std::abs(f.delay / r->layout.evaluation.delay - 1.0));
+                if (segments) printSegments(*r, f, trees[i].second);
+                std::fflush(stdout);
             }
         }
     }
+    std::printf("largest |sim/eval - 1|: %.3f\n", worst);
     return 0;
 }
