@@ -1,0 +1,66 @@
+#include "core/programrunner.h"
+
+#include "core/document.h"
+
+#include <QtConcurrent>
+
+namespace tilescope::ui {
+
+ProgramRunner::ProgramRunner(Document* doc, QObject* parent) : QObject(parent), m_doc(doc) {
+    // Edits come in bursts (undo held down, a search adopting): generate once they settle.
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(300);
+    connect(&m_debounce, &QTimer::timeout, this, &ProgramRunner::start);
+    // Only the tree and the inputs matter: a running search that leaves the document's
+    // tree alone triggers nothing.
+    connect(m_doc, &Document::treeChanged, this, &ProgramRunner::schedule);
+    connect(m_doc, &Document::documentReset, this, &ProgramRunner::schedule);
+    connect(m_doc, &Document::objectiveChanged, this, &ProgramRunner::schedule);
+    if (m_doc->hasModel()) schedule();
+}
+
+std::shared_ptr<const ProgramRun> ProgramRunner::current() const {
+    return m_last && m_last->revision == m_doc->revision() ? m_last : nullptr;
+}
+
+void ProgramRunner::schedule() {
+    if (!m_doc->hasModel()) return;
+    m_debounce.start();
+    emit runStarted();
+}
+
+void ProgramRunner::start() {
+    if (!m_doc->hasModel()) return;
+    if (m_busy) {
+        m_again = true; // the running job is stale; start over once it returns
+        return;
+    }
+    if (m_ctxNet != m_doc->network() || m_ctxHw != m_doc->hardware() || !m_ctx) {
+        m_ctxNet = m_doc->network();
+        m_ctxHw = m_doc->hardware();
+        m_ctx = std::make_shared<EvalContext>(*m_ctxNet, *m_ctxHw);
+    }
+    m_busy = true;
+    ++m_jobs;
+    auto ctx = m_ctx;
+    auto net = m_ctxNet;
+    auto hw = m_ctxHw;
+    const RATree tree = m_doc->tree();
+    const int batch = m_doc->batch();
+    const Objective obj = m_doc->objective();
+    const quint64 rev = m_doc->revision();
+    QtConcurrent::run([ctx, net, hw, tree, batch, obj, rev] { return ProgramRun::build(*ctx, tree, batch, obj, rev); })
+        .then(this, [this](std::shared_ptr<const ProgramRun> run) {
+            m_busy = false;
+            if (m_again || run->revision != m_doc->revision()) {
+                // Overtaken by an edit: drop it and regenerate for the tree shown now.
+                m_again = false;
+                if (!m_debounce.isActive()) start();
+                return;
+            }
+            m_last = std::move(run);
+            emit runReady(m_last);
+        });
+}
+
+} // namespace tilescope::ui

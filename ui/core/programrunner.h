@@ -1,0 +1,56 @@
+// Keeps a generated and simulated program for the document's current tree: regenerates it
+// on the thread pool when the tree or the inputs change (debounced, one job at a time,
+// stale results dropped by the document's revision) and announces it. Shared by the views
+// that show it (Instructions panel, S-T graph overlay) like the SelectionState is.
+#pragma once
+
+#include "core/programrun.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <memory>
+
+namespace tilescope {
+struct Network;
+struct Hardware;
+}
+
+namespace tilescope::ui {
+
+class Document;
+
+class ProgramRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit ProgramRunner(Document* doc, QObject* parent = nullptr);
+
+    // The run for the document's current revision, or null (none yet, or being built).
+    std::shared_ptr<const ProgramRun> current() const;
+    std::shared_ptr<const ProgramRun> last() const { return m_last; } // newest finished run
+    bool busy() const { return m_busy || m_debounce.isActive(); }
+    int jobsStarted() const { return m_jobs; } // tests: nothing is regenerated needlessly
+    void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
+
+signals:
+    void runReady(std::shared_ptr<const tilescope::ui::ProgramRun> run);
+    void runStarted(); // a regeneration is under way (views may grey out)
+
+private:
+    void schedule();
+    void start();
+
+    Document* m_doc;
+    QTimer m_debounce;
+    // The context's memo caches outlive edits; a job holds it (and the network and
+    // hardware it refers to) so a model change during a job cannot pull them away.
+    std::shared_ptr<EvalContext> m_ctx;
+    std::shared_ptr<const Network> m_ctxNet;
+    std::shared_ptr<const Hardware> m_ctxHw;
+    std::shared_ptr<const ProgramRun> m_last;
+    bool m_busy = false;
+    bool m_again = false; // the document changed while a job ran
+    int m_jobs = 0;
+};
+
+} // namespace tilescope::ui
