@@ -1,5 +1,6 @@
 // tilescope: the desktop application. Everything lives in ui/; this only parses the
-// command line (tilescope [MODEL] [--hw HW|preset] [--batch B] [--session FILE] [--run]).
+// command line (tilescope [MODEL] [--hw HW|preset] [--batch B] [--session FILE]
+// [--tree FILE] [--run]) and offers to restore the work a crash left behind.
 #include "core/document.h"
 #include "widgets/mainwindow.h"
 
@@ -46,8 +47,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption hw(QStringLiteral("hw"), QStringLiteral("Hardware template file or preset (edge, cloud, testchip)"), QStringLiteral("HW"));
     const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));
     const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open"), QStringLiteral("FILE"));
+    const QCommandLineOption tree(QStringLiteral("tree"), QStringLiteral("Tree file (text or JSON) to apply to the model, as an undoable edit"), QStringLiteral("FILE"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Start the search at once"));
-    parser.addOptions({hw, batch, session, run});
+    parser.addOptions({hw, batch, session, tree, run});
     parser.process(app);
 
     tilescope::ui::MainWindow w;
@@ -62,9 +64,16 @@ int main(int argc, char** argv) {
         w.setBatch(b);
     }
     w.show();
+    // Unsaved work from a crashed run comes first: restoring it replaces the inputs given
+    // on this command line (the user chose the older work over them).
+    if (w.offerRecovery()) {
+        if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
+        return app.exec();
+    }
     if (parser.isSet(hw)) w.openHardware(parser.value(hw));
     if (!sessionFile.isEmpty()) w.openSession(sessionFile);
     else if (!parser.positionalArguments().isEmpty()) w.openModel(parser.positionalArguments().front());
+    if (parser.isSet(tree)) w.importTree(parser.value(tree));
     if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
     return app.exec();
 }

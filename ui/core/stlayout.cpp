@@ -1,5 +1,7 @@
 #include "core/stlayout.h"
 
+#include "core/programrun.h"
+
 #include <algorithm>
 
 namespace tilescope::ui {
@@ -31,13 +33,38 @@ std::shared_ptr<const StLayout> StLayout::build(std::shared_ptr<const Evaluation
         const BusyInterval& iv = ivs[i];
         for (auto [a, b] : tileRuns(l->m_eval->tileOrder, iv.tileBegin, iv.tileCount)) {
             l->m_rects.push_back(StRect{iv.start, iv.end, a, b, iv.layer, iv.node, int(i)});
-            l->m_end = std::max(l->m_end, iv.end);
-            l->m_longest = std::max(l->m_longest, iv.end - iv.start);
         }
     }
-    std::stable_sort(l->m_rects.begin(), l->m_rects.end(),
-                     [](const StRect& a, const StRect& b) { return a.start < b.start; });
+    l->finish();
     return l;
+}
+
+std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const ProgramRun> run, int tiles,
+                                                         QStringList shortNames, const RATree& tree) {
+    auto l = std::make_shared<StLayout>();
+    l->m_run = std::move(run);
+    l->m_tiles = tiles;
+    l->m_names = std::move(shortNames);
+    const auto& tl = l->m_run->fine.timeline;
+    l->m_rects.reserve(tl.size());
+    for (const SimInterval& iv : tl) {
+        StRect r{iv.start, iv.end, iv.tile, iv.tile, iv.layer, iv.layer >= 0 ? tree.leafOf(iv.layer) : -1, -1};
+        r.instruction = iv.id;
+        // Transfers share the row with compute: thin bars keep compute readable.
+        if (iv.engine == Engine::Load) r.y1 = 0.2f;
+        else if (iv.engine == Engine::Store) r.y0 = 0.8f;
+        l->m_rects.push_back(r);
+    }
+    l->finish();
+    return l;
+}
+
+void StLayout::finish() {
+    for (const StRect& r : m_rects) {
+        m_end = std::max(m_end, r.end);
+        m_longest = std::max(m_longest, r.end - r.start);
+    }
+    std::stable_sort(m_rects.begin(), m_rects.end(), [](const StRect& a, const StRect& b) { return a.start < b.start; });
 }
 
 size_t StLayout::firstVisible(double c) const {

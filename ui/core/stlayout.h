@@ -4,6 +4,7 @@
 #pragma once
 
 #include "eval/evaluation.h"
+#include "tree/ratree.h"
 
 #include <QString>
 #include <QStringList>
@@ -18,8 +19,12 @@ struct StRect {
     int tile0 = 0, tile1 = 0;  // contiguous tile ids [tile0, tile1]
     int layer = -1;
     int node = -1;             // leaf node id in the evaluated tree
-    int interval = -1;         // index into Evaluation::intervals
+    int interval = -1;         // index into Evaluation::intervals; -1 for a simulated one
+    float y0 = 0, y1 = 1;      // the part of the rows' height it covers (thin transfer bars)
+    quint32 instruction = 0;   // simulated: the instruction id
 };
+
+class ProgramRun;
 
 class StLayout {
 public:
@@ -27,8 +32,16 @@ public:
     static std::shared_ptr<const StLayout> build(std::shared_ptr<const Evaluation> eval, int tiles,
                                                  QStringList shortNames);
 
+    // The simulator's replay of a generated program on the same axes: COMPUTE as full
+    // rows, LOAD as a thin bar at the top of the row and STORE / SEND at the bottom. Nodes
+    // are the leaves of `tree` (the tree the program was generated from).
+    static std::shared_ptr<const StLayout> fromSimulation(std::shared_ptr<const ProgramRun> run, int tiles,
+                                                          QStringList shortNames, const RATree& tree);
+
     const std::vector<StRect>& rects() const { return m_rects; }
-    const Evaluation& evaluation() const { return *m_eval; }
+    bool simulated() const { return m_run != nullptr; }
+    const Evaluation& evaluation() const { return *m_eval; } // evaluator layouts only
+    const ProgramRun* run() const { return m_run.get(); }    // simulated layouts only
     const QStringList& shortNames() const { return m_names; }
     int tiles() const { return m_tiles; }
     double endCycle() const { return m_end; }
@@ -42,7 +55,9 @@ public:
                                                      int count);
 
 private:
+    void finish(); // sorts by start, computes the end and the longest rectangle
     std::shared_ptr<const Evaluation> m_eval;
+    std::shared_ptr<const ProgramRun> m_run;
     std::vector<StRect> m_rects;
     QStringList m_names;
     int m_tiles = 0;

@@ -1,6 +1,9 @@
 #include "widgets/mainwindow.h"
 
+#include "codegen/export.h"
+#include "core/autosaver.h"
 #include "core/document.h"
+#include "core/programrunner.h"
 #include "core/reportbuilder.h"
 #include "core/searchworker.h"
 #include "core/selectionstate.h"
@@ -10,6 +13,7 @@
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
 #include "util/fileio.h"
+#include "widgets/instructionspanel.h"
 #include "widgets/metricspanel.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/plotexport.h"
@@ -26,7 +30,9 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QDateTime>
 #include <QLabel>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
@@ -34,6 +40,7 @@
 #include <QStatusBar>
 #include <QUndoStack>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 
 // Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
 // run outside any namespace.
@@ -44,6 +51,14 @@ namespace tilescope::ui {
 namespace {
 constexpr int kMaxRecent = 10;
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// What the off-thread test-chip export reports back.
+struct TestChipExport {
+    QString error;
+    size_t instructions = 0;
+    std::uint64_t programDram = 0;
+    double scheduleDram = 0;
+};
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -60,6 +75,13 @@ MainWindow::MainWindow(QWidget* parent)
     m_heatmap = new NocHeatmapView(m_doc, m_selection, this);
     m_metrics = new MetricsPanel(m_doc, this);
     m_search = new SearchPanel(this);
+    m_programs = new ProgramRunner(m_doc, this);
+    m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
+    m_st->setProgramRunner(m_programs);
+    m_autosave = new AutoSaver([this](const QString& p) { return makeSession().save(p); },
+                               [this] { return isModified(); }, this);
+    connect(m_autosave, &AutoSaver::failed, this,
+            [this](const QString& msg) { statusBar()->showMessage(tr("Autosave failed: %1").arg(msg), 15000); });
     buildDocks();
     buildMenus();
     statusBar()->addPermanentWidget(m_inputsLabel);
@@ -79,6 +101,10 @@ MainWindow::MainWindow(QWidget* parent)
         m_lastSearch.reset();
         m_lastCompare.reset();
         m_search->setObjective(m_doc->objective());
+        // Opening a model or session resets this flag after the fact; a batch or hardware
+        // change by hand is an unsaved change.
+        m_dirtyInputs = true;
+        modifiedChanged();
         updateTitle();
     });
     connect(m_doc, &Document::editRefused, this, [this](const QString& r) { statusBar()->showMessage(r, 10000); });
@@ -86,6 +112,7 @@ MainWindow::MainWindow(QWidget* parent)
     // Every accepted edit, undo and redo moves the undo index: that is what a running
     // search must hear about (it continues from the edited tree, pins included).
     connect(m_doc->undoStack(), &QUndoStack::indexChanged, this, [this] {
+        modifiedChanged();
         if (m_running && m_forwardEdits) {
             m_worker->requestReplaceTree(m_doc->tree());
             statusBar()->showMessage(tr("The search continues from the edited tree"), 5000);
@@ -112,6 +139,8 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
+    // Destruction is the clean exit (a crash never gets here): the recovery file goes.
+    m_autosave->release();
     m_worker->requestStop();
     m_thread.quit();
     m_thread.wait();
@@ -153,6 +182,10 @@ void MainWindow::buildDocks() {
     auto* searchDock = dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
     auto* metricsDock = dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::BottomDockWidgetArea);
     splitDockWidget(searchDock, metricsDock, Qt::Horizontal);
+    // The listing shares the metrics' place as a tab: both are read beside the search plot.
+    auto* instrDock = dock(tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(metricsDock, instrDock);
+    metricsDock->raise();
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
     resize(std::min(1600, avail.width() * 19 / 20), std::min(1000, avail.height() * 19 / 20));
@@ -218,6 +251,11 @@ void MainWindow::buildMenus() {
     exp->addAction(tr("Tree (JSON)..."), this, [this] { exportDialog(QStringLiteral("tree-json"), tr("JSON (*.json)"), QStringLiteral("json")); });
     exp->addAction(tr("Timeline (Chrome trace / Perfetto)..."), this,
                    [this] { exportDialog(QStringLiteral("trace"), tr("Trace events (*.json)"), QStringLiteral("json")); });
+    file->addAction(tr("Export for &test chip..."), this, [this] {
+        const QString dir = QFileDialog::getSaveFileName(this, tr("Export for test chip: program folder"), {}, {}, nullptr,
+                                                         QFileDialog::DontConfirmOverwrite);
+        if (!dir.isEmpty()) exportForTestChip(dir);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -379,6 +417,9 @@ bool MainWindow::openModel(const QString& path) {
         return false;
     }
     m_sessionPath.clear();
+    // A freshly opened model is reproducible from its file: nothing to recover yet.
+    m_dirtyInputs = false;
+    modifiedChanged();
     addRecent(QStringLiteral("model"), QFileInfo(path).absoluteFilePath());
     statusBar()->showMessage(tr("Loaded %1: %2 layers").arg(path).arg(m_doc->network()->layers.size()), 5000);
     return true;
@@ -431,6 +472,21 @@ bool MainWindow::saveSession(const QString& path) {
         showError(tr("Save session"), tr("Nothing to save: open a model first"));
         return false;
     }
+    if (auto err = makeSession().save(path)) {
+        showError(tr("Save session"), qs(err->message));
+        return false;
+    }
+    m_dirtyInputs = false;
+    m_doc->undoStack()->setClean();
+    m_autosave->discard(); // saved: nothing left to recover
+    modifiedChanged();
+    m_sessionPath = path;
+    addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    return true;
+}
+
+Session MainWindow::makeSession() const {
     Session s;
     s.modelPath = m_doc->modelPath();
     s.modelSha256 = m_doc->modelSha256();
@@ -444,17 +500,12 @@ bool MainWindow::saveSession(const QString& path) {
         if (t.node(i).pinned && t.attached(i)) s.pinned << qs(t.pathOf(i));
     s.search = m_search->settings();
     s.results = ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).json();
-    if (auto err = s.save(path)) {
-        showError(tr("Save session"), qs(err->message));
-        return false;
-    }
-    m_sessionPath = path;
-    addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
-    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
-    return true;
+    return s;
 }
 
-bool MainWindow::openSession(const QString& path) {
+bool MainWindow::openSession(const QString& path) { return loadSession(path, true); }
+
+bool MainWindow::loadSession(const QString& path, bool remember) {
     auto s = Session::load(path);
     if (!s) {
         showError(tr("Open session"), qs(s.error().message));
@@ -485,10 +536,112 @@ bool MainWindow::openSession(const QString& path) {
     if (!err.isEmpty()) return fail(path.toStdString() + ": tree: " + err.toStdString());
     m_search->setSettings(s->search);
     m_search->setObjective(s->objective);
+    // A recovered session is unsaved work (remember == false): it keeps no file name and
+    // stays modified until saved.
+    m_dirtyInputs = !remember;
+    modifiedChanged();
+    if (!remember) {
+        updateTitle();
+        return true;
+    }
     m_sessionPath = path;
     addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
     statusBar()->showMessage(tr("Opened session %1").arg(path), 5000);
     return true;
+}
+
+bool MainWindow::isModified() const { return m_doc->hasModel() && (m_dirtyInputs || !m_doc->undoStack()->isClean()); }
+
+void MainWindow::modifiedChanged() {
+    m_autosave->documentChanged();
+    setWindowModified(isModified());
+}
+
+bool MainWindow::restoreRecovery() {
+    const QString path = m_autosave->recoveryPath();
+    if (!loadSession(path, false)) return false;
+    // The file now stands for this window's unsaved work: a clean exit or a save removes it.
+    m_autosave->takeOver();
+    qInfo("tilescope: restored the unsaved session from %s", qPrintable(path));
+    statusBar()->showMessage(tr("Restored the unsaved session from %1").arg(path), 10000);
+    return true;
+}
+
+bool MainWindow::offerRecovery() {
+    if (!m_autosave->hasRecovery()) return false;
+    const QString mode = qEnvironmentVariable("TILESCOPE_RECOVERY_AUTO");
+    bool accept = mode == QLatin1String("accept");
+    if (mode.isEmpty()) {
+        if (!m_interactive) return false; // leave it for an interactive start
+        const QFileInfo fi(m_autosave->recoveryPath());
+        accept = QMessageBox::question(this, tr("Restore unsaved work?"),
+                                       tr("Tilescope did not exit cleanly last time. Restore the unsaved session "
+                                          "autosaved at %1?\n\n(Discard deletes it.)")
+                                           .arg(QLocale().toString(fi.lastModified(), QLocale::ShortFormat)),
+                                       QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes) == QMessageBox::Yes;
+    }
+    if (!accept) {
+        m_autosave->discard();
+        return false;
+    }
+    return restoreRecovery();
+}
+
+void MainWindow::exportForTestChip(const QString& dir) {
+    if (!m_doc->hasModel()) {
+        showError(tr("Export for test chip"), tr("Nothing to export: open a model first"));
+        emit testChipExported(false, m_lastError);
+        return;
+    }
+    if (m_exporting) {
+        statusBar()->showMessage(tr("An export for the test chip is already running"), 5000);
+        return;
+    }
+    m_exporting = true;
+    statusBar()->showMessage(tr("Generating the program for %1...").arg(dir));
+    // A context of its own: the document's belongs to the GUI thread.
+    auto net = m_doc->network();
+    auto hw = m_doc->hardware();
+    const RATree tree = m_doc->tree();
+    const int batch = m_doc->batch();
+    const Objective obj = m_doc->objective();
+    const std::string model = QFileInfo(m_doc->modelPath()).fileName().toStdString();
+    const std::string out = dir.toStdString();
+    QtConcurrent::run([net, hw, tree, batch, obj, model, out] {
+        TestChipExport r;
+        EvalContext ctx(*net, *hw);
+        EvalOptions eo;
+        eo.objective = obj;
+        auto gen = generateProgram(ctx, tree, batch, eo);
+        if (!gen) {
+            r.error = qs(out + ": " + gen.error().message);
+            return r;
+        }
+        gen->program.schedule["model"] = model;
+        if (auto e = exportProgram(out, *gen, *net, *hw)) {
+            r.error = qs(e->message);
+            return r;
+        }
+        r.instructions = gen->program.instructionCount();
+        r.programDram = gen->programDramBytes;
+        r.scheduleDram = gen->layout.evaluation.dramBytes;
+        return r;
+    }).then(this, [this, dir](const TestChipExport& r) {
+        m_exporting = false;
+        if (!r.error.isEmpty()) {
+            showError(tr("Export for test chip"), r.error);
+            emit testChipExported(false, r.error);
+            return;
+        }
+        const QLocale loc;
+        const QString msg = tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
+                                .arg(dir, loc.toString(qulonglong(r.instructions)), loc.toString(qulonglong(r.programDram)),
+                                     loc.toString(r.scheduleDram, 'f', 0))
+                                .arg(r.scheduleDram > 0 ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram : 0.0,
+                                     0, 'f', 3);
+        statusBar()->showMessage(msg, 15000);
+        emit testChipExported(true, msg);
+    });
 }
 
 bool MainWindow::exportTo(const QString& kind, const QString& path) {
@@ -575,12 +728,12 @@ void MainWindow::updateTitle() {
     const auto& hw = *m_doc->hardware();
     const QString hwText = QStringLiteral("%1 (%2x%3)").arg(qs(hw.name)).arg(hw.meshX).arg(hw.meshY);
     if (!m_doc->hasModel()) {
-        setWindowTitle(tr("Tilescope"));
+        setWindowTitle(tr("Tilescope[*]"));
         m_inputsLabel->setText(tr("no model | %1 | batch %2").arg(hwText).arg(m_doc->batch()));
         return;
     }
     const QString model = QFileInfo(m_doc->modelPath()).fileName();
-    setWindowTitle(tr("%1 - Tilescope").arg(m_sessionPath.isEmpty() ? model : QFileInfo(m_sessionPath).fileName()));
+    setWindowTitle(tr("%1[*] - Tilescope").arg(m_sessionPath.isEmpty() ? model : QFileInfo(m_sessionPath).fileName()));
     m_inputsLabel->setText(tr("%1 (%2 layers) | %3 | batch %4")
                                .arg(model)
                                .arg(m_doc->network()->layers.size())

@@ -24,6 +24,10 @@ class StGraphView;
 class NocHeatmapView;
 class MetricsPanel;
 class SearchPanel;
+class ProgramRunner;
+class InstructionsPanel;
+class AutoSaver;
+class Session;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -42,6 +46,15 @@ public:
     bool openSession(const QString& path);
     bool saveSession(const QString& path);
     bool importTree(const QString& path);
+    // Generates the program for the current tree off the GUI thread and writes the test-chip
+    // folder (exportProgram: atomic, validated); testChipExported reports the outcome.
+    void exportForTestChip(const QString& dir);
+    // Crash recovery: true when a recovery file was found and restored. Asks the user unless
+    // TILESCOPE_RECOVERY_AUTO is "accept" or "reject" (tests, scripted starts).
+    bool offerRecovery();
+    bool restoreRecovery(); // restores without asking
+    bool isModified() const; // unsaved changes a crash would lose
+    AutoSaver* autoSaver() const { return m_autosave; }
     // Export by kind: "st" / "heatmap" (png, svg, pdf by suffix), "html", "json",
     // "tree-text", "tree-json", "trace".
     bool exportTo(const QString& kind, const QString& path);
@@ -54,6 +67,8 @@ public:
     NocHeatmapView* heatmap() const { return m_heatmap; }
     MetricsPanel* metrics() const { return m_metrics; }
     SearchPanel* searchPanel() const { return m_search; }
+    InstructionsPanel* instructionsPanel() const { return m_instructions; }
+    ProgramRunner* programRunner() const { return m_programs; }
     bool searchRunning() const { return m_running; }
     OutcomePtr lastSearch() const { return m_lastSearch; }
 
@@ -67,6 +82,7 @@ public slots:
 signals:
     void searchFinished(); // the worker reported the end of a search (tests)
     void compareFinished();
+    void testChipExported(bool ok, const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -81,6 +97,9 @@ private:
     void updateTitle();
     void exportDialog(const QString& kind, const QString& filter, const QString& suffix);
     std::shared_ptr<RunRequest> makeRequest();
+    Session makeSession() const;
+    bool loadSession(const QString& path, bool remember);
+    void modifiedChanged();
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -89,6 +108,9 @@ private:
     NocHeatmapView* m_heatmap;
     MetricsPanel* m_metrics;
     SearchPanel* m_search;
+    ProgramRunner* m_programs;
+    InstructionsPanel* m_instructions;
+    AutoSaver* m_autosave;
     QList<QDockWidget*> m_docks;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_recentMenu = nullptr;
@@ -104,6 +126,10 @@ private:
     QString m_sessionPath;
     QString m_lastError;
     bool m_interactive = true;
+    // Inputs changed by hand (batch, hardware) or a recovered session: unsaved even though
+    // the undo stack, cleared by those changes, is clean.
+    bool m_dirtyInputs = false;
+    bool m_exporting = false;
 };
 
 } // namespace tilescope::ui

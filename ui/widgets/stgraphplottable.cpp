@@ -31,6 +31,11 @@ void StGraphPlottable::setHighlight(std::vector<bool> leaves) {
     m_anyHighlight = std::find(m_highlight.begin(), m_highlight.end(), true) != m_highlight.end();
 }
 
+void StGraphPlottable::setBand(double lo, double hi) {
+    m_bandLo = std::clamp(lo, 0.0, 1.0);
+    m_bandHi = std::clamp(hi, m_bandLo, 1.0);
+}
+
 StMapping StGraphPlottable::mapping() const {
     QCPAxis* k = keyAxis();
     QCPAxis* v = valueAxis();
@@ -76,8 +81,13 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     const StMapping m = mapping();
     const QRectF area = m.pixels();
     const auto& rects = m_layout->rects();
-    const auto& ivs = m_layout->evaluation().intervals;
     const int tiles = m_layout->tiles();
+    // Sub-rows per tile in the level-of-detail image: 1 unless rectangles cover only part
+    // of a row (a band, thin transfer bars), then enough to place a 20 % bar.
+    const bool partial = m_bandLo > 0 || m_bandHi < 1 || m_layout->simulated();
+    const int K = partial ? 10 : 1;
+    // A rectangle's vertical fraction [f0, f1) of its rows, inside this plottable's band.
+    auto frac = [&](float y) { return m_bandLo + (m_bandHi - m_bandLo) * double(y); };
     const int W = std::max(1, int(std::ceil(area.width())) + 1);
     const double c0 = m.cycleLo(), c1 = m.cycleHi();
     painter->setRenderHint(QPainter::Antialiasing, false);
@@ -85,7 +95,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     // Level of detail: rectangles under two pixels wide are not drawn one by one; they
     // mark their pixel columns in a per-tile row buffer (value = layer + 1, bit 30 for a
     // highlighted one) and the buffer is drawn as runs of equal value at the end.
-    std::vector<int> lod(size_t(tiles) * size_t(W), 0);
+    std::vector<int> lod(size_t(tiles) * size_t(K) * size_t(W), 0);
     constexpr int kHighlightBit = 1 << 30;
     auto highlighted = [&](const StRect& r) {
         return m_anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() && m_highlight[size_t(r.node)];
@@ -104,17 +114,26 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         if (r.end < c0) continue;
         const bool hl = highlighted(r);
         QRectF px = m.rectFor(r.start, r.end, r.tile0, r.tile1);
+        const double f0 = frac(r.y0), f1 = frac(r.y1);
         if (px.width() < 2.0) {
             const int xa = std::clamp(int(px.left() - area.left()), 0, W - 1);
             const int xb = std::clamp(int(px.right() - area.left()), 0, W - 1);
             const int v = (r.layer + 1) | (hl ? kHighlightBit : 0);
-            for (int t = std::max(0, r.tile0); t <= std::min(tiles - 1, r.tile1); ++t) {
-                int* row = &lod[size_t(t) * size_t(W)];
-                for (int x = xa; x <= xb; ++x)
-                    if (!(row[x] & kHighlightBit)) row[x] = v; // a highlight wins its pixel
-            }
+            const int s0 = std::clamp(int(f0 * K), 0, K - 1);
+            const int s1 = std::clamp(int(std::ceil(f1 * K)) - 1, s0, K - 1);
+            for (int t = std::max(0, r.tile0); t <= std::min(tiles - 1, r.tile1); ++t)
+                for (int s = s0; s <= s1; ++s) {
+                    int* row = &lod[(size_t(t) * size_t(K) + size_t(s)) * size_t(W)];
+                    for (int x = xa; x <= xb; ++x)
+                        if (!(row[x] & kHighlightBit)) row[x] = v; // a highlight wins its pixel
+                }
             ++m_stats.merged;
             continue;
+        }
+        if (partial) {
+            const double h = px.height();
+            px.setTop(px.top() + h * f0);
+            px.setHeight(h * (f1 - f0));
         }
         px = px.intersected(area.adjusted(-2, -2, 2, 2));
         painter->fillRect(px, fillFor(r.layer, hl));
@@ -126,8 +145,11 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         ++m_stats.drawn;
         // A label only where it fits; the rectangle's own colour decides the text colour.
         if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 && r.layer < m_layout->shortNames().size()) {
-            const BusyInterval& iv = ivs[size_t(r.interval)];
-            const QString label = rectLabel(m_layout->shortNames()[r.layer], iv.firstSample, iv.lastSample);
+            QString label = m_layout->shortNames()[r.layer];
+            if (r.interval >= 0) {
+                const BusyInterval& iv = m_layout->evaluation().intervals[size_t(r.interval)];
+                label = rectLabel(label, iv.firstSample, iv.lastSample);
+            }
             if (fm.horizontalAdvance(label) + 4 <= px.width()) {
                 painter->setPen(QColor(20, 20, 20));
                 painter->drawText(px, Qt::AlignCenter, label);
@@ -140,14 +162,14 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     // tile rows by a single drawImage: far cheaper than a fillRect per run when a column
     // alternates between many layers.
     if (m_stats.merged > 0) {
-        QImage img(W, tiles, QImage::Format_ARGB32_Premultiplied);
+        QImage img(W, tiles * K, QImage::Format_ARGB32_Premultiplied);
         img.fill(Qt::transparent);
         std::vector<QRgb> layerRgb(m_colors.size() + 1), dimRgb(m_colors.size() + 1);
         for (size_t l = 0; l <= m_colors.size(); ++l) {
             layerRgb[l] = fillFor(int(l) - 1, true).rgba();
             dimRgb[l] = fillFor(int(l) - 1, false).rgba();
         }
-        for (int t = 0; t < tiles; ++t) {
+        for (int t = 0; t < tiles * K; ++t) {
             const int* row = &lod[size_t(t) * size_t(W)];
             auto* line = reinterpret_cast<QRgb*>(img.scanLine(t));
             for (int x = 0; x < W; ++x) {

@@ -23,6 +23,9 @@ public:
     std::shared_ptr<const StLayout> layout() const { return m_layout; }
     // Per tree node id: true for leaves whose rectangles are highlighted (selection).
     void setHighlight(std::vector<bool> leaves);
+    // The part [lo, hi) of each tile row this plottable draws in (0 = top): the evaluator
+    // and the simulated timeline share rows as two bands when shown together.
+    void setBand(double lo, double hi);
     StMapping mapping() const;
     // Rectangle index under a widget pixel position, or -1.
     int rectAt(const QPointF& pos) const;
@@ -46,6 +49,7 @@ private:
     std::shared_ptr<const StLayout> m_layout;
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;
+    double m_bandLo = 0, m_bandHi = 1;
     std::vector<QColor> m_colors; // per layer
     std::vector<int> m_labelWidth; // per layer, -1 until measured
     DrawStats m_stats;

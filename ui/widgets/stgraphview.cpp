@@ -2,11 +2,16 @@
 
 #include "core/document.h"
 #include "core/layernames.h"
+#include "core/programrun.h"
+#include "core/programrunner.h"
 #include "core/selectionstate.h"
 #include "widgets/plotexport.h"
 #include "widgets/stgraphplottable.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -15,11 +20,26 @@
 namespace tilescope::ui {
 
 StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* parent)
-    : QWidget(parent), m_doc(doc), m_selection(selection), m_plot(new QCustomPlot(this)) {
+    : QWidget(parent), m_doc(doc), m_selection(selection), m_plot(new QCustomPlot(this)),
+      m_timelineBox(new QComboBox(this)) {
     setObjectName(QStringLiteral("stGraph"));
     auto* lay = new QVBoxLayout(this);
     lay->setContentsMargins(0, 0, 0, 0);
-    lay->addWidget(m_plot);
+    lay->setSpacing(0);
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 2, 6, 2);
+    bar->addWidget(new QLabel(tr("Timeline:"), this));
+    m_timelineBox->setObjectName(QStringLiteral("stTimeline"));
+    m_timelineBox->addItem(tr("Evaluator"));
+    m_timelineBox->addItem(tr("Simulated program"));
+    m_timelineBox->addItem(tr("Both (evaluator above, simulator below)"));
+    m_timelineBox->setToolTip(tr("The simulator replays the generated instructions: compute as full rows, "
+                                 "loads as thin bars at the top of a row, stores / sends at the bottom"));
+    m_timelineBox->setEnabled(false); // until a program runner is attached
+    bar->addWidget(m_timelineBox);
+    bar->addStretch(1);
+    lay->addLayout(bar);
+    lay->addWidget(m_plot, 1);
     m_plot->setObjectName(QStringLiteral("stGraphPlot"));
     m_plot->setFocusPolicy(Qt::StrongFocus);
     m_plot->setMouseTracking(true);
@@ -33,20 +53,25 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_plot->yAxis->setRangeReversed(true); // tile 0 on top, like a listing
     m_plot->yAxis->grid()->setVisible(false);
     m_rects = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
+    m_sim = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
+    m_sim->setVisible(false);
+    connect(m_timelineBox, &QComboBox::currentIndexChanged, this, [this](int i) { setTimeline(Timeline(i)); });
     m_plot->installEventFilter(this);
 
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover(e->pos()); });
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { m_pressPos = e->pos(); });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
         if ((e->pos() - m_pressPos).manhattanLength() > 4 || e->button() != Qt::LeftButton) return;
-        const int i = m_rects->rectAt(e->pos());
-        if (i < 0 || !m_rects->layout()) {
+        StGraphPlottable* which = nullptr;
+        const int i = hitAt(e->pos(), &which);
+        if (i < 0) {
             m_selection->clear();
             return;
         }
-        const int node = m_rects->layout()->rects()[size_t(i)].node;
-        if (node >= 0 && node < m_tree.size())
-            m_selection->select(node, QString::fromStdString(m_tree.pathOf(node)));
+        const RATree& tree = which == m_sim ? m_simTree : m_tree;
+        const int node = which->layout()->rects()[size_t(i)].node;
+        if (node >= 0 && node < tree.size())
+            m_selection->select(node, QString::fromStdString(tree.pathOf(node)));
     });
     connect(m_doc, &Document::documentReset, this, [this] { m_rescalePending = true; });
     connect(m_doc, &Document::treeChanged, this, [this] { documentChanged(false); });
@@ -93,10 +118,67 @@ void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATre
     emit layoutReady();
 }
 
+void StGraphView::setProgramRunner(ProgramRunner* runner) {
+    connect(runner, &ProgramRunner::runReady, this, &StGraphView::programReady);
+    m_timelineBox->setEnabled(true);
+    if (auto run = runner->current()) programReady(run);
+}
+
+void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
+    if (!run->ok() || !m_doc->hasModel()) {
+        m_sim->setLayout(nullptr);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    // The runner hands over runs of the current revision only, so the document's tree is
+    // the one the program came from.
+    const quint64 rev = run->revision;
+    const int tiles = m_doc->hardware()->tiles();
+    QStringList names;
+    for (const Layer& l : m_doc->network()->layers) names << shortLayerName(QString::fromStdString(l.name));
+    RATree tree = m_doc->tree();
+    QtConcurrent::run([run, tiles, names, tree] { return StLayout::fromSimulation(run, tiles, names, tree); })
+        .then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
+            if (rev != m_doc->revision()) return;
+            m_simTree = tree;
+            m_sim->setLayout(std::move(layout));
+            selectionChanged(m_selection->node());
+            emit simulatedLayoutReady();
+        });
+}
+
+void StGraphView::setTimeline(Timeline t) {
+    m_timeline = t;
+    if (m_timelineBox->currentIndex() != int(t)) m_timelineBox->setCurrentIndex(int(t));
+    m_rects->setVisible(t != Timeline::Simulated);
+    m_sim->setVisible(t != Timeline::Evaluator);
+    m_rects->setBand(0, t == Timeline::Both ? 0.5 : 1);
+    m_sim->setBand(t == Timeline::Both ? 0.5 : 0, 1);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int StGraphView::hitAt(const QPoint& pos, StGraphPlottable** which) const {
+    // In "both" each row's lower half belongs to the simulator.
+    const bool lower = m_timeline == Timeline::Both && m_rects->layout() &&
+                       [&] {
+                           const StMapping m = m_rects->mapping();
+                           const double t = m.yToTile(pos.y());
+                           return t - std::floor(t + 0.5) >= 0;
+                       }();
+    StGraphPlottable* p = m_timeline == Timeline::Simulated || lower ? m_sim : m_rects;
+    *which = p;
+    return p->layout() ? p->rectAt(pos) : -1;
+}
+
 void StGraphView::resetZoom() {
     bool found = false;
-    const QCPRange k = m_rects->getKeyRange(found);
-    if (found) m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
+    QCPRange k = m_rects->getKeyRange(found);
+    bool simFound = false;
+    if (m_sim->visible()) {
+        const QCPRange s = m_sim->getKeyRange(simFound);
+        if (simFound) k = found ? QCPRange(std::min(k.lower, s.lower), std::max(k.upper, s.upper)) : s;
+    }
+    if (found || simFound) m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
     const QCPRange v = m_rects->getValueRange(found);
     if (found) m_plot->yAxis->setRange(v);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -112,18 +194,42 @@ void StGraphView::selectionChanged(int node) {
             if (leaf >= 0) leaves[size_t(leaf)] = true;
         }
     }
-    m_rects->setHighlight(std::move(leaves));
+    m_rects->setHighlight(leaves);
+    // The simulated rectangles carry leaves of the program's tree: same ids when it is
+    // the current tree (the runner only delivers current runs).
+    std::vector<bool> simLeaves;
+    if (!leaves.empty() && m_simTree.size() == m_tree.size()) simLeaves = leaves;
+    m_sim->setHighlight(std::move(simLeaves));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void StGraphView::hover(const QPoint& pos) {
-    const int i = m_rects->rectAt(pos);
+    StGraphPlottable* which = nullptr;
+    const int i = hitAt(pos, &which);
     if (i < 0) {
         QToolTip::hideText();
         return;
     }
-    const auto& layout = *m_rects->layout();
+    const auto& layout = *which->layout();
     const StRect& r = layout.rects()[size_t(i)];
+    if (layout.simulated()) {
+        const auto& names = layout.run()->codegen->program.layers;
+        const QString layer = r.layer >= 0 && r.layer < int(names.size()) ? QString::fromStdString(names[size_t(r.layer)])
+                                                                          : QStringLiteral("-");
+        const SimInterval* iv = nullptr;
+        for (const SimInterval& s : layout.run()->fine.timeline)
+            if (s.id == r.instruction) iv = &s;
+        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6 (%7)")
+                                 .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
+                                 .arg(r.instruction)
+                                 .arg(layer.toHtmlEscaped())
+                                 .arg(r.tile0)
+                                 .arg(r.start, 0, 'f', 0)
+                                 .arg(r.end, 0, 'f', 0)
+                                 .arg(r.end - r.start, 0, 'f', 0);
+        QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
+        return;
+    }
     const BusyInterval& iv = layout.evaluation().intervals[size_t(r.interval)];
     const auto& net = m_doc->network();
     const QString layer = net && r.layer >= 0 && r.layer < int(net->layers.size())

@@ -11,12 +11,15 @@
 #include <memory>
 
 class QCustomPlot;
+class QComboBox;
 
 namespace tilescope::ui {
 
 class Document;
 class SelectionState;
 class StGraphPlottable;
+class ProgramRunner;
+class ProgramRun;
 
 class StGraphView : public QWidget {
     Q_OBJECT
@@ -25,6 +28,14 @@ public:
 
     QCustomPlot* plot() const { return m_plot; }
     StGraphPlottable* plottable() const { return m_rects; }
+    // What the graph shows: the evaluator's intervals, the simulator's replay of the
+    // generated program, or both (each tile row split: evaluator above, simulator below).
+    enum class Timeline { Evaluator, Simulated, Both };
+    void setTimeline(Timeline t);
+    Timeline timeline() const { return m_timeline; }
+    StGraphPlottable* simulatedPlottable() const { return m_sim; }
+    // The shared program (Instructions panel) whose replay the simulated timeline draws.
+    void setProgramRunner(ProgramRunner* runner);
     // Shows a layout directly (the benchmark; normally layouts come from the document).
     void showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree, bool rescale);
     bool hasLayout() const;
@@ -35,6 +46,7 @@ public slots:
 
 signals:
     void layoutReady(); // a new layout is on screen (tests wait for it)
+    void simulatedLayoutReady();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -44,12 +56,18 @@ private:
     void selectionChanged(int node);
     void hover(const QPoint& pos);
     void zoomBy(double factor);
+    void programReady(std::shared_ptr<const ProgramRun> run);
+    int hitAt(const QPoint& pos, StGraphPlottable** which) const;
     void panBy(double fraction);
 
     Document* m_doc;
     SelectionState* m_selection;
     QCustomPlot* m_plot;
     StGraphPlottable* m_rects;
+    StGraphPlottable* m_sim;
+    QComboBox* m_timelineBox;
+    Timeline m_timeline = Timeline::Evaluator;
+    RATree m_simTree; // the tree the simulated program was generated from
     RATree m_tree; // the tree the current layout was made from (node ids of its rects)
     quint64 m_pendingRevision = 0;
     bool m_rescalePending = true;

@@ -1,0 +1,217 @@
+// The Instructions panel and "Export for test chip": the program model under
+// QAbstractItemModelTester, the panel's program for a small schedule (deadlock-free, DRAM
+// bytes equal to the document's own evaluation), regeneration only when the tree changes,
+// selection linking both ways, and the export folder (written whole, or not at all).
+#include "codegen/program.h"
+#include "core/document.h"
+#include "core/programmodel.h"
+#include "core/programrun.h"
+#include "core/programrunner.h"
+#include "core/selectionstate.h"
+#include "util/fileio.h"
+#include "widgets/instructionspanel.h"
+#include "widgets/mainwindow.h"
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace tilescope;
+using namespace tilescope::ui;
+
+class TstInstructions : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+    // resnet50 on the 2x2 test chip, batch 2: small enough for a program in seconds.
+    static void openSmall(MainWindow& w) {
+        w.setInteractive(false);
+        QVERIFY(w.openHardware(QStringLiteral("testchip")));
+        QVERIFY(w.setBatch(2));
+        QVERIFY2(w.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), qPrintable(w.lastError()));
+    }
+    static std::shared_ptr<const ProgramRun> waitRun(MainWindow& w) {
+        ProgramRunner* r = w.programRunner();
+        if (!r->current()) {
+            QSignalSpy ready(r, &ProgramRunner::runReady);
+            [&] { QTRY_VERIFY_WITH_TIMEOUT(r->current() != nullptr, 120000); }();
+        }
+        return r->current();
+    }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        qputenv("TILESCOPE_RECOVERY_DIR", m_dir.filePath(QStringLiteral("recovery")).toUtf8());
+    }
+
+    void modelUnderTester() {
+        MainWindow w;
+        openSmall(w);
+        auto run = waitRun(w);
+        QVERIFY(run && run->ok());
+        ProgramModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRun(run);
+        const Program& p = run->codegen->program;
+        QCOMPARE(size_t(model.rowCount()), p.instructionCount());
+        QCOMPARE(model.columnCount(), int(ProgramModel::ColumnCount));
+        // All tiles: in id order; one tile: that tile's stream in issue order.
+        for (int r = 1; r < model.rowCount(); ++r)
+            QVERIFY(model.instructionAt(r - 1)->id < model.instructionAt(r)->id);
+        model.setTile(1);
+        QCOMPARE(size_t(model.rowCount()), p.tiles[1].instructions.size());
+        QCOMPARE(model.instructionAt(0)->id, p.tiles[1].instructions[0].id);
+        // Simulated start / end come from the replay of the same instruction.
+        const Instruction* first = model.instructionAt(0);
+        for (const SimInterval& iv : run->fine.timeline)
+            if (iv.id == first->id) {
+                QCOMPARE(model.data(model.index(0, ProgramModel::SimStart)).toDouble(), iv.start);
+                QCOMPARE(model.data(model.index(0, ProgramModel::SimEnd)).toDouble(), iv.end);
+            }
+        QCOMPARE(model.data(model.index(0, ProgramModel::Tile)).toInt(), 1);
+        // Filtering to one layer keeps exactly that layer's instructions of the tile.
+        const int layer = first->layer;
+        model.setLayers({layer});
+        model.setFilterToLayers(true);
+        size_t expect = 0;
+        for (const Instruction& ins : p.tiles[1].instructions) expect += ins.layer == layer;
+        QCOMPARE(size_t(model.rowCount()), expect);
+        for (int r = 0; r < model.rowCount(); ++r) QCOMPARE(model.data(model.index(r, 0), ProgramModel::LayerRole).toInt(), layer);
+        model.setTile(ProgramModel::kAllTiles);
+        model.setFilterToLayers(false);
+        model.setLayers({});
+        model.setRun(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void panelSummaryAndRegeneration() {
+        MainWindow w;
+        openSmall(w);
+        auto run = waitRun(w);
+        QVERIFY2(run->ok(), qPrintable(run->error));
+        QVERIFY(run->fine.deadlockFree);
+        // The program moves exactly the schedule's DRAM bytes: checked against the
+        // document's own evaluation, computed apart from the generator.
+        QCOMPARE(double(run->codegen->programDramBytes), w.document()->evaluation()->dramBytes);
+        QCOMPARE(run->fine.completed, run->fine.total);
+        const QString summary = w.instructionsPanel()->summaryText();
+        QVERIFY2(summary.contains(QStringLiteral("deadlock-free")), qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("(+0.000%)")), qPrintable(summary));
+        QVERIFY2(summary.contains(QLocale().toString(qulonglong(run->codegen->program.instructionCount())) +
+                                  QStringLiteral(" instructions")),
+                 qPrintable(summary));
+        QCOMPARE(w.instructionsPanel()->tileSelector()->count(), 1 + w.document()->hardware()->tiles());
+
+        // Nothing changes the tree: nothing is regenerated.
+        ProgramRunner* runner = w.programRunner();
+        const int jobs = runner->jobsStarted();
+        QTest::qWait(800);
+        QCOMPARE(runner->jobsStarted(), jobs);
+        // A burst of edits (edit, undo, redo) inside the debounce costs one regeneration.
+        Document* doc = w.document();
+        QCOMPARE(doc->wrap(doc->tree().root, 0, 2, NodeType::T), QString());
+        doc->undoStack()->undo();
+        doc->undoStack()->redo();
+        QTRY_VERIFY_WITH_TIMEOUT(runner->current() != nullptr, 120000);
+        QCOMPARE(runner->jobsStarted(), jobs + 1);
+        QCOMPARE(runner->current()->revision, doc->revision());
+    }
+
+    void selectionLinksBothWays() {
+        MainWindow w;
+        openSmall(w);
+        auto run = waitRun(w);
+        QVERIFY(run->ok());
+        InstructionsPanel* panel = w.instructionsPanel();
+        ProgramModel* model = panel->model();
+        const RATree& tree = w.document()->tree();
+        SelectionState* sel = w.selection();
+
+        // Tree -> instructions: a leaf highlights exactly its layer's rows.
+        const int layer = tree.node(tree.leafOf(3)).layer;
+        const int leaf = tree.leafOf(layer);
+        sel->select(leaf, QString::fromStdString(tree.pathOf(leaf)));
+        int highlighted = 0;
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const bool mine = model->data(model->index(r, 0), ProgramModel::LayerRole).toInt() == layer;
+            QCOMPARE(model->isHighlighted(r), mine);
+            highlighted += mine;
+        }
+        QVERIFY(highlighted > 0);
+        // A cut: every layer under it.
+        sel->select(tree.root, QString::fromStdString(tree.pathOf(tree.root)));
+        for (int r = 0; r < model->rowCount(); r += 97) QVERIFY(model->isHighlighted(r));
+        panel->filterBox()->setChecked(true);
+        QCOMPARE(size_t(model->rowCount()), run->codegen->program.instructionCount());
+        sel->select(leaf, QString::fromStdString(tree.pathOf(leaf)));
+        QCOMPARE(model->rowCount(), highlighted);
+        panel->filterBox()->setChecked(false);
+
+        // Instructions -> tree: clicking a row selects the leaf of its layer.
+        sel->clear();
+        int row = -1;
+        for (int r = 0; r < model->rowCount() && row < 0; ++r)
+            if (model->instructionAt(r)->layer != layer) row = r;
+        QVERIFY(row >= 0);
+        const int other = model->instructionAt(row)->layer;
+        QSignalSpy spy(sel, &SelectionState::changed);
+        panel->view()->setCurrentIndex(model->index(row, 0));
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(sel->node(), tree.leafOf(other));
+        QCOMPARE(sel->path(), QString::fromStdString(tree.pathOf(tree.leafOf(other))));
+        // ... and the selection echoes back as the highlight of that layer.
+        QVERIFY(model->isHighlighted(row));
+    }
+
+    void exportForTestChip() {
+        MainWindow w;
+        openSmall(w);
+        auto run = waitRun(w);
+        const QString out = m_dir.filePath(QStringLiteral("chip"));
+        QSignalSpy done(&w, &MainWindow::testChipExported);
+        w.exportForTestChip(out);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+        QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
+        for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
+            QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
+        auto bin = readFile((out + QStringLiteral("/program.bin")).toStdString());
+        QVERIFY(bin);
+        auto prog = decodeProgram(*bin, "program.bin");
+        QVERIFY(prog);
+        // The same tree gives the same program as the panel's.
+        QCOMPARE(prog->instructionCount(), run->codegen->program.instructionCount());
+        QVERIFY(done.at(0).at(1).toString().contains(QLocale().toString(qulonglong(prog->instructionCount()))));
+
+        // A folder that cannot be made (its parent is a file): one-line error, nothing written.
+        const QString blocker = m_dir.filePath(QStringLiteral("afile"));
+        {
+            QFile f(blocker);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not a folder");
+        }
+        const QStringList before = QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+        w.exportForTestChip(blocker + QStringLiteral("/chip"));
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
+        QVERIFY(!done.at(1).at(0).toBool());
+        const QString err = done.at(1).at(1).toString();
+        QVERIFY(!err.isEmpty());
+        QVERIFY2(!err.contains(QLatin1Char('\n')), qPrintable(err));
+        QCOMPARE(w.lastError(), err);
+        QCOMPARE(QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), before);
+        QVERIFY(QFileInfo(blocker).isFile());
+        QCOMPARE(QFileInfo(blocker).size(), qint64(12));
+    }
+};
+
+QTEST_MAIN(TstInstructions)
+#include "tst_instructions.moc"
