@@ -57,7 +57,8 @@ int runExportInstructions(const Args& a) {
     if (model.empty()) return userError(path + ": no \"model\" path");
     const json hwj = doc.contains("hw") ? doc["hw"] : doc.contains("hardware") ? doc["hardware"] : json();
     if (hwj.is_null()) return userError(path + ": no \"hw\" or \"hardware\"");
-    if (!doc.contains("batch") || !doc["batch"].is_number_integer() || doc["batch"].get<int>() < 1)
+    if (!doc.contains("batch") || !doc["batch"].is_number_integer() || doc["batch"].get<long long>() < 1 ||
+        doc["batch"].get<long long>() > (1 << 20))
         return userError(path + ": no positive integer \"batch\"");
     const int batch = doc["batch"].get<int>();
 
@@ -72,10 +73,18 @@ int runExportInstructions(const Args& a) {
     if (!tree) return userError(tree.error().message);
 
     EvalOptions eo;
-    if (doc.contains("objective") && doc["objective"].is_array() && doc["objective"].size() == 2)
-        eo.objective = {doc["objective"][0].get<double>(), doc["objective"][1].get<double>()};
-    if (doc.contains("config") && doc["config"].is_object() && doc["config"].contains("min_utilisation"))
-        eo.minUtilisation = doc["config"]["min_utilisation"].get<double>();
+    if (doc.contains("objective") && doc["objective"].is_array() && doc["objective"].size() == 2) {
+        const json& o = doc["objective"];
+        if (!o[0].is_number() || !o[1].is_number() || o[0].get<double>() < 0 || o[1].get<double>() < 0)
+            return userError(path + ": \"objective\": expected two non-negative numbers");
+        eo.objective = {o[0].get<double>(), o[1].get<double>()};
+    }
+    if (doc.contains("config") && doc["config"].is_object() && doc["config"].contains("min_utilisation")) {
+        const json& u = doc["config"]["min_utilisation"];
+        if (!u.is_number() || u.get<double>() < 0 || u.get<double>() > 1)
+            return userError(path + ": \"config.min_utilisation\": expected a number in [0, 1]");
+        eo.minUtilisation = u.get<double>();
+    }
     EvalContext ctx(*net, *hw);
     auto gen = generateProgram(ctx, *tree, batch, eo);
     if (!gen) return userError(path + ": " + gen.error().message);
