@@ -3,7 +3,8 @@
 // (node, layer, key or rule) — and no output file is left behind. The unit tests of each
 // reader (tst_onnximport, tst_networkjson, tst_hardware, tst_ratree, tst_cli_search) check
 // the messages in detail; this is the one list of them all as a user meets them.
-// The ONNX files are written by tests/data/bad/make_bad.py.
+// The ONNX files are written by tests/data/bad/make_bad.py; result_*.json are results as
+// export-instructions reads them (model path relative to the file).
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -115,6 +116,16 @@ private slots:
         QTest::newRow("anneal --init with an unknown layer")
             << anneal("smallres.json", "edge") + QStringList{"--init", "unknown_layer.tree"}
             << "unknown_layer.tree" << QStringList{"no_such_layer"};
+
+        // Result / session files for export-instructions (OUT is the --out folder here).
+        QTest::newRow("export: objective not numbers")
+            << QStringList{"export-instructions", "result_bad_objective.json", "--out", "OUT"}
+            << "result_bad_objective.json" << QStringList{"objective"};
+        QTest::newRow("export: batch beyond int")
+            << QStringList{"export-instructions", "result_huge_batch.json", "--out", "OUT"}
+            << "result_huge_batch.json" << QStringList{"batch"};
+        QTest::newRow("export: not JSON") << QStringList{"export-instructions", "good.tree", "--out", "OUT"}
+                                          << "good.tree" << QStringList{"not a result"};
     }
 
     void userError() {
@@ -135,7 +146,7 @@ private slots:
             QVERIFY2(lines[0].contains(p, Qt::CaseInsensitive), qPrintable("lacks '" + p + "': " + r.err));
         // Never a partial output file, nor a temporary one.
         QVERIFY2(!QFile::exists(out), qPrintable(out + " was written"));
-        QCOMPARE(QDir(m_dir.path()).entryList({"*.tmp*"}, QDir::Files | QDir::Hidden).size(), 0);
+        QCOMPARE(QDir(m_dir.path()).entryList({"*.tmp*"}, QDir::Files | QDir::Dirs | QDir::Hidden).size(), 0);
     }
 
     // evaluate of a feasible tree whose buffer need exceeds the template: exit 1 with the
@@ -177,6 +188,9 @@ private slots:
         const Run a = cli({"anneal", kBad + "smallres.json", "--hw", "edge", "--batch", "4", "--beta",
                            "1", "--quiet", "--json", m_dir.filePath("anneal.json")});
         QVERIFY2(a.status == 0, qPrintable(a.err));
+        const Run x = cli({"export-instructions", kBad + "result_good.json", "--out", m_dir.filePath("prog")});
+        QVERIFY2(x.status == 0, qPrintable(x.err));
+        QVERIFY(QFile::exists(m_dir.filePath("prog/program.bin")));
     }
 };
 
