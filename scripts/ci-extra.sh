@@ -27,8 +27,9 @@ wants() { [[ " $STEPS " == *" $1 "* ]]; }
 # Whether a target exists in a configured Ninja build folder.
 has_target() { ninja -C "$1" -t targets all 2>/dev/null | grep -q "^$2:"; }
 
-# ThreadSanitizer (clang 14 / gcc 12 runtimes) cannot map its shadow memory when the kernel
-# randomises mmap with more than 28 bits; running without ASLR avoids that.
+# The TSan runtimes of gcc 12 / clang 14 cannot map their shadow memory on kernels that
+# randomise mmap with more than 28 bits (vm.mmap_rnd_bits 32 on some distributions); running
+# without ASLR avoids that where setarch is allowed.
 NOASLR=()
 if setarch "$(uname -m)" -R true 2>/dev/null; then NOASLR=(setarch "$(uname -m)" -R); fi
 
