@@ -130,6 +130,16 @@ void StGraphPlottable::draw(QCPPainter* painter) {
             ++m_stats.merged;
             continue;
         }
+        if (partial && r.tile1 > r.tile0) {
+            // A band is a part of each row, not of the run: rows are filled one by one.
+            for (int t = r.tile0 + 1; t <= r.tile1; ++t) {
+                QRectF row = m.rectFor(r.start, r.end, t, t);
+                row.setTop(row.top() + row.height() * f0);
+                row.setHeight(row.height() * (f1 - f0));
+                painter->fillRect(row.intersected(area.adjusted(-2, -2, 2, 2)), fillFor(r.layer, hl));
+            }
+            px = m.rectFor(r.start, r.end, r.tile0, r.tile0);
+        }
         if (partial) {
             const double h = px.height();
             px.setTop(px.top() + h * f0);
