@@ -66,11 +66,12 @@ std::optional<Error> writeDirAtomic(const std::string& dir,
     const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
     const std::filesystem::path tmp = parent / (target.filename().string() + ".tmp-" + randomSuffix());
     std::filesystem::create_directories(tmp, ec);
-    if (ec) return makeError(tmp.string(), "", "cannot create folder: " + ec.message());
+    // Errors name the folder the user chose, not the temporary one beside it.
+    if (ec) return makeError(dir, "", "cannot create it: " + ec.message());
     for (const auto& [name, contents] : files) {
         if (auto e = writeFileAtomic((tmp / name).string(), contents)) {
             std::filesystem::remove_all(tmp, ec);
-            return e;
+            return makeError(dir, name, "cannot write: " + e->message.substr(e->message.rfind(": ") + 2));
         }
     }
     std::filesystem::path old;

@@ -8,7 +8,11 @@
 #include "core/session.h"
 #include "widgets/mainwindow.h"
 
+#include <QAbstractButton>
+#include <QApplication>
 #include <QDir>
+#include <QMessageBox>
+#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -79,6 +83,47 @@ private slots:
         }
         // The window is gone the clean way: the file goes with it.
         QVERIFY(!QFile::exists(recoveryFile()));
+    }
+
+    // Closing with unsaved edits asks first: Cancel keeps the window and the edit,
+    // Discard closes; with nothing modified there is no question at all.
+    void closeAsksBeforeDroppingEdits() {
+        MainWindow w;
+        openSmall(w);
+        w.setInteractive(true);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        Document* doc = w.document();
+        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY(w.isModified());
+        auto answer = [](QMessageBox::StandardButton which, bool* asked) {
+            QTimer::singleShot(200, [which, asked] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                if (!box) return;
+                *asked = true;
+                box->button(which)->click();
+            });
+        };
+        bool asked = false;
+        answer(QMessageBox::Cancel, &asked);
+        QVERIFY(!w.close());
+        QVERIFY(asked);
+        QVERIFY(w.isVisible());
+        QVERIFY(w.isModified());
+        asked = false;
+        answer(QMessageBox::Discard, &asked);
+        QVERIFY(w.close());
+        QVERIFY(asked);
+        MainWindow clean;
+        openSmall(clean);
+        clean.setInteractive(true);
+        clean.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&clean));
+        asked = false;
+        answer(QMessageBox::Cancel, &asked);
+        QVERIFY(clean.close()); // nothing to lose: closes without a question
+        QTest::qWait(300);
+        QVERIFY(!asked);
     }
 
     void failedOpenKeepsDocument() {

@@ -146,7 +146,25 @@ MainWindow::~MainWindow() {
     m_thread.wait();
 }
 
+bool MainWindow::saveToSessionFile() {
+    QString p = m_sessionPath;
+    if (p.isEmpty())
+        p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
+    return !p.isEmpty() && saveSession(p);
+}
+
 void MainWindow::closeEvent(QCloseEvent* e) {
+    // Quitting must not drop hand edits or an adopted search result without asking.
+    if (m_interactive && isModified()) {
+        const auto answer = QMessageBox::question(
+            this, tr("Unsaved changes"),
+            tr("The schedule has changes that are not saved in a session. Save them before closing?"),
+            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !saveToSessionFile())) {
+            e->ignore();
+            return;
+        }
+    }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -227,12 +245,7 @@ void MainWindow::buildMenus() {
                                                        tr("Tilescope sessions (*.tilescope.json *.json)"));
         if (!p.isEmpty()) openSession(p);
     });
-    file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] {
-        QString p = m_sessionPath;
-        if (p.isEmpty())
-            p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
-        if (!p.isEmpty()) saveSession(p);
-    });
+    file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveToSessionFile(); });
     file->addAction(tr("Save session &as..."), QKeySequence::SaveAs, this, [this] {
         const QString p =
             QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));

@@ -45,6 +45,9 @@ public:
     bool setBatch(int batch);
     bool openSession(const QString& path);
     bool saveSession(const QString& path);
+    // Save to the current session file, asking for one if there is none; false if the
+    // user cancelled or the save failed (the error was shown).
+    bool saveToSessionFile();
     bool importTree(const QString& path);
     // Generates the program for the current tree off the GUI thread and writes the test-chip
     // folder (exportProgram: atomic, validated); testChipExported reports the outcome.
