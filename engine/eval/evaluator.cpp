@@ -361,6 +361,13 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // ---- Data flow (SPEC §2): which feature maps go through DRAM.
     const double db = hw.dataBits / 8.0;
     std::vector<double> hold(static_cast<size_t>(n), 0.0); // per node: held input bytes per tile
+    // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
+    // (its LCA with the producer is a T cut, whose children share the group). The instruction
+    // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
+    // has read it, and receives the consumer's remote input into a separate region, so while
+    // the consumer runs a shared tile holds the producer's slice beside the consumer's input
+    // and output (docs/cost-model.md §6, docs/isa.md).
+    std::vector<std::vector<int>> sharedProducers(static_cast<size_t>(n));
     std::vector<std::uint64_t> held;                         // (producer, cut) pairs charged
     A.writesDram.assign(size_t(L), 0);
     std::vector<char>& writesDram = A.writesDram;
@@ -368,6 +375,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // Which leaves write their output to DRAM: network outputs and any producer with a
     // consumer that reads it through DRAM.
     int consumerChild = -1; // set by viaDram: the LCA's child holding the consumer
+    bool lcaIsT = false;    // set by viaDram: the LCA is a T cut (its children share tiles)
     auto viaDram = [&](int prod, int cons) {
         const int pp = layerPos[size_t(prod)];
         int id = leafNode[size_t(cons)];
@@ -386,6 +394,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         else dram = w[size_t(lca.children[size_t(ci)])].stage -
                         w[size_t(lca.children[size_t(pi)])].stage > 1; // waits > 1 stage
         consumerChild = lca.children[size_t(ci)];
+        lcaIsT = lca.type == NodeType::T;
         return dram;
     };
     A.inputViaDram.assign(static_cast<size_t>(L), {});
@@ -402,6 +411,14 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 // buffers of that cut's tiles for the whole time the cut runs.
                 // One tensor feeding several layers of the same cut is held once.
                 const auto heldKey = (std::uint64_t(unsigned(ins[k].producer)) << 32) | unsigned(consumerChild);
+                // A leaf consumer next to its producer in a T cut: the producer's slice
+                // stays beside the consumer's received input (a cut consumer is charged the
+                // held input above instead, for the whole time the cut runs).
+                if (!d && lcaIsT && !tree.node(consumerChild).isCut()) {
+                    auto& sp = sharedProducers[size_t(consumerChild)];
+                    const int pl = leafNode[size_t(ins[k].producer)];
+                    if (std::find(sp.begin(), sp.end(), pl) == sp.end()) sp.push_back(pl); // one slice per producer
+                }
                 if (!d && tree.node(consumerChild).isCut() &&
                     std::find(held.begin(), held.end(), heldKey) == held.end()) {
                     held.push_back(heldKey);
@@ -427,6 +444,13 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             nw.compute = m.cycles;
             nw.wgt = m.weightPerTile;
             nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
+            for (int p : sharedProducers[size_t(id)]) {
+                // The producer's slice per tile; a consumer invocation spanning several
+                // producer invocations (larger batch) waits for all of them, all alive.
+                const RANode& pn = tree.node(p);
+                const double slice = C.mapper.map(pn.layer, w[size_t(p)].tileCount, pn.batch).ofmapPerTile;
+                nw.act += slice * std::max(1.0, double(nd.batch) / std::max(1, pn.batch));
+            }
             continue;
         }
         if (nd.type == NodeType::T) {
