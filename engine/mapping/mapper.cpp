@@ -48,6 +48,28 @@ Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
     while (m_cLanes * m_cLanes * 4 <= hw.macsPerTile) m_cLanes *= 2;
     m_kLanes = std::max(1, hw.macsPerTile / m_cLanes);
     m_npt.assign(net.layers.size(), -1.0);
+    // Same rule as the generator's input geometry: an input is read as [C, H, W] windows
+    // when its size is whole planes of the layer's input rows x columns and, if a layer
+    // produced it, that layer's output has exactly that shape.
+    m_wholeInput.resize(net.layers.size());
+    for (size_t l = 0; l < net.layers.size(); ++l) {
+        const Layer& ly = net.layers[l];
+        const Count plane = Count(ly.inH) * ly.inW;
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const LayerInput& in = ly.inputs[k];
+            bool whole = false;
+            if (!(ly.kind == LayerKind::MatMul && k == 1)) {
+                const bool spatial = plane > 0 && in.bytesPerSample > 0 && in.bytesPerSample % plane == 0;
+                if (!spatial) {
+                    whole = true;
+                } else if (in.producer >= 0) {
+                    const Layer& p = net.layers[size_t(in.producer)];
+                    whole = !(p.outC == in.bytesPerSample / plane && p.outH == ly.inH && p.outW == ly.inW);
+                }
+            }
+            m_wholeInput[l].push_back(whole);
+        }
+    }
 }
 
 double Mapper::npt(int layer) {
@@ -164,6 +186,18 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.vectorOps = Count(double(l.opsPerSample()) * batch);
         break;
     }
+    }
+    // Inputs delivered whole per sample (see m_wholeInput) replace their share of the
+    // windowed input slice.
+    {
+        double whole = 0, total = 0;
+        for (size_t k = 0; k < l.inputs.size(); ++k) {
+            if (l.kind == LayerKind::MatMul && k == 1) continue;
+            total += double(l.inputs[k].bytesPerSample);
+            if (m_wholeInput[size_t(&l - m_net.layers.data())][k]) whole += double(l.inputs[k].bytesPerSample);
+        }
+        if (whole > 0 && total > 0)
+            m.ifmapPerTile = m.ifmapPerTile * (1.0 - whole / total) + whole * double(bT) * db;
     }
     const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
     m.peUtilisation = m.macs > 0 ? double(m.macs) / peak

@@ -51,6 +51,11 @@ private:
     const Network& m_net;
     const Hardware& m_hw;
     int m_cLanes, m_kLanes;
+    // Per layer and input: the consumer sees the tensor in another geometry than its
+    // producer wrote it (a folded reshape / transpose, e.g. attention scores -> Softmax),
+    // so each tile receives the whole per-sample tensor, as the instruction generator
+    // lays it out (engine/codegen, InputGeom::sameAsProducer).
+    std::vector<std::vector<char>> m_wholeInput;
     std::unordered_map<std::uint64_t, LeafMapping> m_cache;
     std::vector<double> m_npt;
     long long m_calls = 0, m_hits = 0;
