@@ -64,7 +64,8 @@ if wants tsan; then
   for t in "${targets[@]}"; do
     exe=$(find "$B/tests" -type f -name "$t" -perm -u+x | head -1)
     echo "--- $t"
-    QT_QPA_PLATFORM=offscreen TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    QT_QPA_PLATFORM=offscreen \
+      TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$SRC/tests/tsan.supp" \
       "${NOASLR[@]}" "$exe"
   done
   step_end "TSan"
