@@ -2,7 +2,8 @@
 # The CI checks beyond the Release build and ctest (docs/hardening.md), run by test.sh when
 # CI=true or TILESCOPE_CI_EXTRA=1:
 #   (a) the engine tests under AddressSanitizer + UndefinedBehaviorSanitizer,
-#   (b) the search-worker tests (engine tst_search, GUI tst_searchworker) under ThreadSanitizer,
+#   (b) the search-worker tests under ThreadSanitizer (engine tst_search; GUI tst_searchworker
+#       only with a TSan-built Qt, see below),
 #   (c) every libFuzzer target for a short run on its committed corpus.
 # Any sanitizer report or fuzzer finding fails the run. Build folders live under
 # $TILESCOPE_EXTRA_BUILD_ROOT (default build/); each step prints its wall time.
@@ -59,12 +60,19 @@ if wants tsan; then
   B=$ROOT/tsan
   cmake --preset tsan -B "$B" "${SAN_FLAGS[@]}" >/dev/null
   targets=(tst_search)
-  if has_target "$B" tst_searchworker; then targets+=(tst_searchworker); fi
+  # The GUI worker test talks to its QThread through queued events; Debian's Qt is not built
+  # with TSan, so the hand-off inside Qt's event queue is invisible to it and every queued
+  # call is reported as a race (seen: QMetaObject::invokeMethod's functor written on the GUI
+  # thread, read in QObject::event on the worker). It is therefore run only against a
+  # TSan-built Qt (TILESCOPE_TSAN_QT=1); the engine-side threading is covered by tst_search.
+  if [[ "${TILESCOPE_TSAN_QT:-}" == "1" ]] && has_target "$B" tst_searchworker; then
+    targets+=(tst_searchworker)
+  fi
   cmake --build "$B" -j "$JOBS" --target "${targets[@]}"
   for t in "${targets[@]}"; do
     exe=$(find "$B/tests" -type f -name "$t" -perm -u+x | head -1)
     echo "--- $t"
-    QT_QPA_PLATFORM=offscreen \
+    QT_QPA_PLATFORM=offscreen QT_NO_GLIB=1 \
       TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$SRC/tests/tsan.supp" \
       "${NOASLR[@]}" "$exe"
   done
