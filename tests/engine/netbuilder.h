@@ -2,6 +2,9 @@
 #pragma once
 
 #include "model/network.h"
+#include "tree/ratree.h"
+
+#include <QtGlobal>
 
 namespace tilescope::test {
 
@@ -73,6 +76,13 @@ inline Network residual(int blocks) {
         last = int(n.layers.size()) - 1;
     }
     return finish(n);
+}
+
+// Parses tree text that a test wrote by hand; a typo there is a broken test, not a case.
+inline RATree parseTree(const std::string& text, const Network& net) {
+    auto t = parseTreeText(text, net, "test");
+    if (!t) qFatal("%s", t.error().message.c_str());
+    return *t;
 }
 
 } // namespace tilescope::test

@@ -17,11 +17,7 @@ using namespace tilescope;
 
 namespace {
 
-RATree parse(const std::string& text, const Network& net) {
-    auto t = parseTreeText(text, net, "test");
-    if (!t) qFatal("%s", t.error().message.c_str());
-    return *t;
-}
+RATree parse(const std::string& text, const Network& net) { return test::parseTree(text, net); }
 
 Hardware preset(const std::string& name) {
     Hardware hw;

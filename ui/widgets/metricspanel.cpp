@@ -1,5 +1,6 @@
 #include "widgets/metricspanel.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
 
@@ -16,15 +17,6 @@ namespace tilescope::ui {
 
 namespace {
 QString sci(double v) { return QString::number(v, 'g', 4); }
-QString bytesText(double b) {
-    static const char* u[] = {"B", "KB", "MB", "GB", "TB"};
-    int i = 0;
-    while (b >= 1000 && i < 4) {
-        b /= 1000;
-        ++i;
-    }
-    return QStringLiteral("%1 %2").arg(b, 0, 'f', 2).arg(QLatin1String(u[i]));
-}
 QTableWidgetItem* item(const QString& s, bool right = false) {
     auto* it = new QTableWidgetItem(s);
     if (right) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

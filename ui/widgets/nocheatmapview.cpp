@@ -1,5 +1,6 @@
 #include "widgets/nocheatmapview.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/selectionstate.h"
 #include "hw/mesh.h"
@@ -18,15 +19,6 @@ namespace tilescope::ui {
 
 namespace {
 constexpr double kLegendHeight = 58;
-QString bytesText(double b) {
-    static const char* u[] = {"B", "KB", "MB", "GB", "TB"};
-    int i = 0;
-    while (b >= 1000 && i < 4) {
-        b /= 1000;
-        ++i;
-    }
-    return QStringLiteral("%1 %2").arg(b, 0, 'f', b < 10 ? 2 : 1).arg(QLatin1String(u[i]));
-}
 QColor busyColor(double t) {
     // White (idle) to a warm orange (always busy): distinct from the links' viridis scale.
     t = std::clamp(t, 0.0, 1.0);
@@ -282,7 +274,7 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
     };
     const double x0 = 12;
     gradientBar(x0, m_utilisation ? tr("link bandwidth utilisation") : tr("link bytes"), QStringLiteral("0"),
-                m_utilisation ? QStringLiteral("100%") : bytesText(m_maxLink), [](double t) { return heatColor(t); });
+                m_utilisation ? QStringLiteral("100%") : bytesText(m_maxLink, -1), [](double t) { return heatColor(t); });
     gradientBar(x0 + lw + 24, dim ? tr("tile busy (selection only)") : tr("tile busy"), QStringLiteral("0%"),
                 QStringLiteral("100%"), [](double t) { return busyColor(t); });
 }
@@ -324,7 +316,7 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
                                .arg(mesh.tileX(t))
                                .arg(mesh.tileY(t))
                                .arg(m_busy[size_t(t)] * 100, 0, 'f', 1)
-                               .arg(size_t(t) < m_eval->tileDramBytes.size() ? bytesText(m_eval->tileDramBytes[size_t(t)]) : QStringLiteral("-"))
+                               .arg(size_t(t) < m_eval->tileDramBytes.size() ? bytesText(m_eval->tileDramBytes[size_t(t)], -1) : QStringLiteral("-"))
                                .arg(who),
                            this);
         return;
@@ -338,7 +330,7 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
         const bool util = m_utilisation;
         const double bytes = m_eval->linkBytes[size_t(l)];
         QToolTip::showText(e->globalPosition().toPoint(),
-                           tr("%1\n%2%3").arg(what, bytesText(bytes),
+                           tr("%1\n%2%3").arg(what, bytesText(bytes, -1),
                                               util ? tr("\nutilisation %1%").arg(linkValue(l) * 100, 0, 'f', 1) : QString()),
                            this);
         return;
