@@ -105,11 +105,39 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
     net.sourcePath = file;
     try {
         net.name = j.value("name", std::string());
-        if (j.contains("inputs")) net.inputBytes = j["inputs"].get<std::map<std::string, Count>>();
+        // Counts are read as checked integers: a float such as 3e113 converted to an
+        // integer type is undefined behaviour, not an exception (found by fuzzing).
+        auto count = [&](const json& v, const std::string& place, Count& out) {
+            if (!v.is_number_integer() || v.get<long long>() < 0) {
+                p.place = place;
+                p.reason = "expected a non-negative integer";
+                return false;
+            }
+            out = v.get<Count>();
+            return true;
+        };
+        if (j.contains("inputs")) {
+            if (!j["inputs"].is_object()) return makeError(file, "inputs", "expected an object of byte counts");
+            for (auto it = j["inputs"].begin(); it != j["inputs"].end(); ++it) {
+                Count c = 0;
+                if (!count(*it, "inputs." + it.key(), c)) return err();
+                net.inputBytes[it.key()] = c;
+            }
+        }
         if (j.contains("outputs")) net.outputs = j["outputs"].get<std::vector<std::string>>();
-        if (j.contains("op_counts")) net.opCounts = j["op_counts"].get<std::map<std::string, int>>();
+        if (j.contains("op_counts")) {
+            if (!j["op_counts"].is_object()) return makeError(file, "op_counts", "expected an object of counts");
+            for (auto it = j["op_counts"].begin(); it != j["op_counts"].end(); ++it) {
+                Count c = 0;
+                if (!count(*it, "op_counts." + it.key(), c) || c > (1 << 30)) {
+                    if (p.reason.empty()) p.place = "op_counts." + it.key(), p.reason = "count out of range";
+                    return err();
+                }
+                net.opCounts[it.key()] = int(c);
+            }
+        }
         if (j.contains("unsupported")) net.unsupported = j["unsupported"].get<std::vector<std::string>>();
-        net.paramsCount = j.value("params", Count(0));
+        if (j.contains("params") && !count(j["params"], "params", net.paramsCount)) return err();
         if (j.contains("folded"))
             for (const auto& f : j["folded"])
                 net.folded.push_back({f.at("node").get<std::string>(), f.at("op").get<std::string>(),

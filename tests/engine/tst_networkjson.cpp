@@ -122,6 +122,10 @@ void TestNetworkJson::badNetworks_data() {
                                << "bad.json: layer 'a'.inputs: expected a non-empty list";
     QTest::newRow("groups") << head + R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "groups": 2, "inputs": [{"input": "x", "bytes": 1}]}]})"
                             << "bad.json: layer 'a'.groups: groups must divide";
+    QTest::newRow("float count") << R"({"format": "tilescope-network", "inputs": {"x": 3.3e113}, "layers": [)" + a + "]}"
+                                 << "bad.json: inputs.x: expected a non-negative integer";
+    QTest::newRow("float op count") << R"({"format": "tilescope-network", "op_counts": {"Conv": 2.5}, "layers": [)" + a + "]}"
+                                    << "bad.json: op_counts.Conv: expected a non-negative integer";
     QTest::newRow("space in name") << head + R"({"name": "a b", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
                                    << "bad.json: layers[0]: layer name 'a b' contains white space";
 }
