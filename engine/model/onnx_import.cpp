@@ -103,9 +103,13 @@ Shape tensorShape(const ox::TensorProto& t) {
     return s;
 }
 
+// Element count of a tensor; a negative dimension or a product that overflows int64
+// (a malformed file, found by fuzzing) gives -1, which callers treat as "not usable".
 std::int64_t tensorElements(const ox::TensorProto& t) {
     std::int64_t e = 1;
-    for (auto d : t.dims()) e *= d;
+    for (auto d : t.dims()) {
+        if (d < 0 || __builtin_mul_overflow(e, d, &e)) return -1;
+    }
     return e;
 }
 
@@ -118,7 +122,7 @@ template <class T> std::vector<T> rawAs(const std::string& raw) {
 // Small integer contents of a tensor, for shape arithmetic. Never touches external data.
 std::optional<std::vector<Dim>> tensorInts(const ox::TensorProto& t) {
     const std::int64_t n = tensorElements(t);
-    if (n > kMaxDataElements || t.data_location() == ox::TensorProto::EXTERNAL)
+    if (n < 0 || n > kMaxDataElements || t.data_location() == ox::TensorProto::EXTERNAL)
         return std::nullopt;
     std::vector<std::int64_t> v;
     const bool raw = t.has_raw_data();
@@ -147,7 +151,7 @@ std::optional<std::vector<Dim>> tensorInts(const ox::TensorProto& t) {
 
 std::optional<std::vector<double>> tensorFloats(const ox::TensorProto& t) {
     const std::int64_t n = tensorElements(t);
-    if (n > kMaxDataElements || t.data_location() == ox::TensorProto::EXTERNAL)
+    if (n < 0 || n > kMaxDataElements || t.data_location() == ox::TensorProto::EXTERNAL)
         return std::nullopt;
     std::vector<double> v;
     const bool raw = t.has_raw_data();
