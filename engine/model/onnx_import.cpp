@@ -1043,9 +1043,15 @@ void Importer::makeConv(const ox::NodeProto& n) {
     if (g <= 0 || cpg * g != c)
         throw Fail{"", "weight expects " + std::to_string(cpg) + " input channels per group x " +
                            std::to_string(g) + " groups, input has " + std::to_string(c)};
+    // An attribute of the wrong length (a malformed file, found by fuzzing) is an error,
+    // never an out-of-bounds read.
     auto ints = [&](const char* name, std::vector<std::int64_t> def) {
         auto v = attrInts(n, name);
-        return v && !v->empty() ? *v : def;
+        if (!v || v->empty()) return def;
+        if (v->size() != def.size())
+            throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
+                               " values, expected " + std::to_string(def.size())};
+        return *v;
     };
     const size_t sd = twoD ? 2 : 1;
     auto strides = ints("strides", std::vector<std::int64_t>(sd, 1));
@@ -1100,9 +1106,15 @@ void Importer::makePool(const ox::NodeProto& n, bool global) {
         const size_t sd = twoD ? 2 : 1;
         auto k = attrInts(n, "kernel_shape");
         if (!k || k->size() != sd) throw Fail{"", "kernel_shape missing or of the wrong rank"};
+        // An attribute of the wrong length (a malformed file, found by fuzzing) is an error,
+        // never an out-of-bounds read.
         auto ints = [&](const char* name, std::vector<std::int64_t> def) {
             auto v = attrInts(n, name);
-            return v && !v->empty() ? *v : def;
+            if (!v || v->empty()) return def;
+            if (v->size() != def.size())
+                throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
+                                   " values, expected " + std::to_string(def.size())};
+            return *v;
         };
         auto strides = ints("strides", std::vector<std::int64_t>(sd, 1));
         auto dil = ints("dilations", std::vector<std::int64_t>(sd, 1));
