@@ -92,6 +92,18 @@ std::optional<std::vector<std::int64_t>> attrInts(const ox::NodeProto& n, const 
     if (!a) return std::nullopt;
     return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
 }
+
+// An int-list attribute (strides, dilations, pads) or its default. A list of the wrong
+// length (a malformed file, found by fuzzing) is an error, never an out-of-bounds read.
+std::vector<std::int64_t> intsOfLength(const ox::NodeProto& n, const char* name,
+                                       std::vector<std::int64_t> def) {
+    auto v = attrInts(n, name);
+    if (!v || v->empty()) return def;
+    if (v->size() != def.size())
+        throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) + " values, expected " +
+                           std::to_string(def.size())};
+    return *v;
+}
 std::string attrString(const ox::NodeProto& n, const char* name, const std::string& def) {
     const auto* a = attr(n, name);
     return a ? a->s() : def;
@@ -1043,20 +1055,10 @@ void Importer::makeConv(const ox::NodeProto& n) {
     if (g <= 0 || cpg * g != c)
         throw Fail{"", "weight expects " + std::to_string(cpg) + " input channels per group x " +
                            std::to_string(g) + " groups, input has " + std::to_string(c)};
-    // An attribute of the wrong length (a malformed file, found by fuzzing) is an error,
-    // never an out-of-bounds read.
-    auto ints = [&](const char* name, std::vector<std::int64_t> def) {
-        auto v = attrInts(n, name);
-        if (!v || v->empty()) return def;
-        if (v->size() != def.size())
-            throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
-                               " values, expected " + std::to_string(def.size())};
-        return *v;
-    };
     const size_t sd = twoD ? 2 : 1;
-    auto strides = ints("strides", std::vector<std::int64_t>(sd, 1));
-    auto dil = ints("dilations", std::vector<std::int64_t>(sd, 1));
-    auto pads = ints("pads", std::vector<std::int64_t>(2 * sd, 0));
+    auto strides = intsOfLength(n, "strides", std::vector<std::int64_t>(sd, 1));
+    auto dil = intsOfLength(n, "dilations", std::vector<std::int64_t>(sd, 1));
+    auto pads = intsOfLength(n, "pads", std::vector<std::int64_t>(2 * sd, 0));
     const std::string autoPad = attrString(n, "auto_pad", "NOTSET");
     // A folded zero Pad in front is the conv's own padding (inception's avg-pool pattern).
     const std::int64_t ph = xv.padH, pw = xv.padW;
@@ -1106,19 +1108,9 @@ void Importer::makePool(const ox::NodeProto& n, bool global) {
         const size_t sd = twoD ? 2 : 1;
         auto k = attrInts(n, "kernel_shape");
         if (!k || k->size() != sd) throw Fail{"", "kernel_shape missing or of the wrong rank"};
-        // An attribute of the wrong length (a malformed file, found by fuzzing) is an error,
-        // never an out-of-bounds read.
-        auto ints = [&](const char* name, std::vector<std::int64_t> def) {
-            auto v = attrInts(n, name);
-            if (!v || v->empty()) return def;
-            if (v->size() != def.size())
-                throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
-                                   " values, expected " + std::to_string(def.size())};
-            return *v;
-        };
-        auto strides = ints("strides", std::vector<std::int64_t>(sd, 1));
-        auto dil = ints("dilations", std::vector<std::int64_t>(sd, 1));
-        auto pads = ints("pads", std::vector<std::int64_t>(2 * sd, 0));
+        auto strides = intsOfLength(n, "strides", std::vector<std::int64_t>(sd, 1));
+        auto dil = intsOfLength(n, "dilations", std::vector<std::int64_t>(sd, 1));
+        auto pads = intsOfLength(n, "pads", std::vector<std::int64_t>(2 * sd, 0));
         const std::string autoPad = attrString(n, "auto_pad", "NOTSET");
         const bool ceilMode = attrInt(n, "ceil_mode", 0) != 0;
         const std::int64_t ph = xv.padH, pw = xv.padW;
