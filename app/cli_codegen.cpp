@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <random>
 
 namespace tilescope::cli {
 
