@@ -8,6 +8,8 @@
 #include <QTest>
 #include <QThread>
 
+#include <atomic>
+
 using namespace tilescope;
 using namespace tilescope::ui;
 
@@ -33,10 +35,7 @@ private:
         r->config.initialTree = m_start;
         return r;
     }
-    void start(std::shared_ptr<RunRequest> r) {
-        SearchWorker* w = m_worker;
-        QMetaObject::invokeMethod(m_worker, [w, r] { w->run(r); }, Qt::QueuedConnection);
-    }
+    void start(std::shared_ptr<RunRequest> r) { m_worker->startRun(std::move(r)); }
     static RunState stateOf(const QList<QVariant>& args) { return args.at(1).value<RunState>(); }
     static bool sawState(const QSignalSpy& spy, RunState s) {
         for (const auto& a : spy)
@@ -72,9 +71,18 @@ private slots:
         QSignalSpy snaps(m_worker, &SearchWorker::snapshotReady);
         QSignalSpy outs(m_worker, &SearchWorker::outcomeReady);
         QSignalSpy states(m_worker, &SearchWorker::stateChanged);
+        // The signals are emitted on the thread that created the worker (this one), never on
+        // the worker's: a direct connection sees where.
+        std::atomic<int> offThread = 0;
+        const auto where = connect(
+            m_worker, &SearchWorker::snapshotReady, this,
+            [&offThread] { offThread += QThread::currentThread() != qApp->thread(); },
+            Qt::DirectConnection);
         auto r = request(400);
         start(r);
         QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Finished), 30000);
+        disconnect(where);
+        QCOMPARE(offThread.load(), 0);
         QCOMPARE(outs.count(), 1);
         const OutcomePtr o = outcome(outs, 0);
         QVERIFY(o->final);

@@ -5,11 +5,68 @@
 
 namespace tilescope::ui {
 
-SearchWorker::SearchWorker(QObject* parent) : QObject(parent) {
+namespace detail {
+// Signals are emitted where their receivers live and handed straight on (direct
+// connections): nothing is copied by Qt's queued-connection machinery on the worker
+// thread, and once the worker is gone its connections are gone with it.
+class SearchWorkerRelay : public CallReceiver {
+    Q_OBJECT
+signals:
+    void snapshotReady(tilescope::ui::SnapshotPtr snapshot);
+    void outcomeReady(tilescope::ui::OutcomePtr outcome);
+    void compareReady(tilescope::ui::ComparePtr outcome);
+    void stateChanged(quint64 generation, tilescope::ui::RunState state, const QString& message);
+};
+} // namespace detail
+
+SearchWorker::SearchWorker(QObject* parent)
+    : QObject(parent), m_relay(new detail::SearchWorkerRelay) {
+    // Still needed: QSignalSpy and queued connections made by users store the arguments.
     qRegisterMetaType<SnapshotPtr>();
     qRegisterMetaType<OutcomePtr>();
     qRegisterMetaType<ComparePtr>();
     qRegisterMetaType<RunState>();
+    using R = detail::SearchWorkerRelay;
+    connect(m_relay, &R::snapshotReady, this, &SearchWorker::snapshotReady, Qt::DirectConnection);
+    connect(m_relay, &R::outcomeReady, this, &SearchWorker::outcomeReady, Qt::DirectConnection);
+    connect(m_relay, &R::compareReady, this, &SearchWorker::compareReady, Qt::DirectConnection);
+    connect(m_relay, &R::stateChanged, this, &SearchWorker::stateChanged, Qt::DirectConnection);
+}
+
+SearchWorker::~SearchWorker() {
+    disconnect(m_relay, nullptr, this, nullptr);
+    // Results still queued to the relay are delivered to nobody, then it goes.
+    postCall(m_relay, [r = m_relay] { r->deleteLater(); });
+}
+
+bool SearchWorker::event(QEvent* e) {
+    return CallEvent::deliver(e) || QObject::event(e);
+}
+
+void SearchWorker::startRun(std::shared_ptr<const RunRequest> request) {
+    postCall(this, [this, r = std::move(request)] { run(r); });
+}
+
+void SearchWorker::startCompare(std::shared_ptr<const RunRequest> request) {
+    postCall(this, [this, r = std::move(request)] { compare(r); });
+}
+
+void SearchWorker::sendSnapshot(SnapshotPtr snapshot) {
+    postCall(m_relay, [r = m_relay, s = std::move(snapshot)] { emit r->snapshotReady(s); });
+}
+
+void SearchWorker::sendOutcome(OutcomePtr outcome) {
+    postCall(m_relay, [r = m_relay, o = std::move(outcome)] { emit r->outcomeReady(o); });
+}
+
+void SearchWorker::sendCompare(ComparePtr outcome) {
+    postCall(m_relay, [r = m_relay, o = std::move(outcome)] { emit r->compareReady(o); });
+}
+
+void SearchWorker::sendState(quint64 generation, RunState state, const QString& message) {
+    postCall(m_relay, [r = m_relay, generation, state, message] {
+        emit r->stateChanged(generation, state, message);
+    });
 }
 
 bool SearchWorker::busy() const {
@@ -64,13 +121,13 @@ void SearchWorker::waitWhilePaused(quint64 generation) {
     if (!m_paused) return;
     const auto t0 = std::chrono::steady_clock::now();
     lock.unlock();
-    emit stateChanged(generation, RunState::Paused, tr("Paused"));
+    sendState(generation, RunState::Paused, tr("Paused"));
     lock.lock();
     m_cv.wait(lock, [&] { return !m_paused || m_stopAll || m_pending || m_adopt; });
     m_pausedSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool stillRunning = !m_stopAll;
     lock.unlock();
-    if (stillRunning) emit stateChanged(generation, RunState::Running, tr("Running"));
+    if (stillRunning) sendState(generation, RunState::Running, tr("Running"));
 }
 
 void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
@@ -86,7 +143,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     int segment = 0;
     QElapsedTimer clock;
     clock.start();
-    emit stateChanged(gen, RunState::Running, tr("Running"));
+    sendState(gen, RunState::Running, tr("Running"));
 
     auto activeSeconds = [&] {
         std::lock_guard lock(m_mutex);
@@ -124,7 +181,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             s->activeSeconds = activeSeconds();
             if (s->iteration > 0)
                 s->etaSeconds = s->activeSeconds * double(total - s->iteration) / double(s->iteration);
-            emit snapshotReady(s);
+            sendSnapshot(s);
         };
         auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
         if (!res) {
@@ -163,7 +220,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             lock.unlock();
             out->final = true;
             out->result = std::move(res).value();
-            emit outcomeReady(out);
+            sendOutcome(out);
             endState = RunState::Stopped;
             endMessage = tr("Stopped");
             break;
@@ -176,7 +233,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             m_pending.reset();
             lock.unlock();
             out->result = std::move(res).value();
-            emit outcomeReady(out);
+            sendOutcome(out);
             ++segment;
             continue;
         }
@@ -184,20 +241,20 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         lock.unlock();
         out->final = true;
         out->result = std::move(res).value();
-        emit outcomeReady(out);
+        sendOutcome(out);
         break;
     }
     if (last) {
         auto fin = std::make_shared<SearchSnapshot>(*last);
         fin->final = true;
-        emit snapshotReady(fin);
+        sendSnapshot(fin);
     }
     {
         std::lock_guard lock(m_mutex);
         m_busy = false;
         m_paused = false;
     }
-    emit stateChanged(gen, endState, endMessage);
+    sendState(gen, endState, endMessage);
 }
 
 void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
@@ -215,8 +272,8 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
             m_segmentStop = src;
             if (m_stopAll) break;
         }
-        emit stateChanged(gen, RunState::Running,
-                          tr("Compare: %1 (%2/3)").arg(QString::fromLatin1(toString(m))).arg(i));
+        sendState(gen, RunState::Running,
+                  tr("Compare: %1 (%2/3)").arg(QString::fromLatin1(toString(m))).arg(i));
         SearchConfig cfg = req->config;
         cfg.mode = m;
         cfg.initialTree.reset(); // each space from its own default start
@@ -246,9 +303,11 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
         m_paused = false;
     }
     out->stopped = stopped;
-    emit compareReady(out);
-    emit stateChanged(gen, stopped ? RunState::Stopped : RunState::Finished,
-                      stopped ? tr("Compare stopped") : tr("Compare finished"));
+    sendCompare(out);
+    sendState(gen, stopped ? RunState::Stopped : RunState::Finished,
+              stopped ? tr("Compare stopped") : tr("Compare finished"));
 }
 
 } // namespace tilescope::ui
+
+#include "searchworker.moc"

@@ -1,10 +1,17 @@
 // The search worker (the hotspot/heaptrack pattern): one QObject living on its own
-// QThread owns the running engine search. The GUI starts runs with queued calls and
-// controls a running one through the thread-safe request*() methods (the worker's event
-// loop is busy inside the search, so controls cannot be queued slots). Results come back
-// as immutable snapshots over queued signals, throttled to about 10 per second.
+// QThread owns the running engine search. The GUI starts runs with startRun() /
+// startCompare(), which post the call to the worker's thread, and controls a running one
+// through the thread-safe request*() methods (the worker's event loop is busy inside the
+// search, so controls cannot be posted calls). Results come back as immutable snapshots,
+// throttled to about 10 per second; the signals are emitted on the thread that created the
+// worker (the GUI thread), so its slots and QSignalSpy run there, directly.
+//
+// Both directions go through postCall() (core/crossthread.h), never through queued
+// signals or QMetaObject::invokeMethod: the hand-off is then visible to ThreadSanitizer
+// with Debian's uninstrumented Qt (docs/hardening.md).
 #pragma once
 
+#include "core/crossthread.h"
 #include "core/searchsnapshot.h"
 
 #include <QElapsedTimer>
@@ -17,16 +24,24 @@
 
 namespace tilescope::ui {
 
+namespace detail {
+class SearchWorkerRelay;
+}
+
 class SearchWorker : public QObject {
     Q_OBJECT
 public:
+    // Create it on the thread that receives its signals, then move it to its own thread;
+    // destroy it there once that thread's event loop has ended (QThread::finished ->
+    // deleteLater, as MainWindow does). Results still queued for the GUI are then dropped.
     explicit SearchWorker(QObject* parent = nullptr);
+    ~SearchWorker() override;
 
-    // Run on the worker thread (QMetaObject::invokeMethod(worker, [=]{ worker->run(r); },
-    // Qt::QueuedConnection)). Returns when the run ends.
-    void run(std::shared_ptr<const RunRequest> request);
+    // Thread-safe: queue a run / a comparison on the worker's thread; runs queued behind a
+    // busy worker start when it is done.
+    void startRun(std::shared_ptr<const RunRequest> request);
     // LS, LP and SA from their default starts with the request's settings (metrics panel).
-    void compare(std::shared_ptr<const RunRequest> request);
+    void startCompare(std::shared_ptr<const RunRequest> request);
 
     // Thread-safe controls for the current run.
     void requestPause(bool paused);
@@ -44,9 +59,24 @@ signals:
     void compareReady(tilescope::ui::ComparePtr outcome);
     void stateChanged(quint64 generation, tilescope::ui::RunState state, const QString& message);
 
+protected:
+    bool event(QEvent* e) override;
+
 private:
+    // On the worker thread; return when the run ends.
+    void run(std::shared_ptr<const RunRequest> request);
+    void compare(std::shared_ptr<const RunRequest> request);
     void waitWhilePaused(quint64 generation);
     void beginRun();
+    // Emit the signal on the creating thread, through m_relay.
+    void sendSnapshot(SnapshotPtr snapshot);
+    void sendOutcome(OutcomePtr outcome);
+    void sendCompare(ComparePtr outcome);
+    void sendState(quint64 generation, RunState state, const QString& message);
+
+    // Lives on the creating thread; re-emits there, through direct connections to our
+    // signals, what the worker posts to it. Set once in the constructor.
+    detail::SearchWorkerRelay* const m_relay;
 
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;

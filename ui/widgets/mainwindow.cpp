@@ -373,8 +373,7 @@ void MainWindow::startSearch() {
     m_lastSearch.reset();
     m_running = true;
     m_search->setRunState(RunState::Running, tr("Starting..."));
-    SearchWorker* w = m_worker;
-    QMetaObject::invokeMethod(m_worker, [w, req] { w->run(req); }, Qt::QueuedConnection);
+    m_worker->startRun(req);
 }
 
 void MainWindow::pauseSearch(bool paused) {
@@ -409,8 +408,7 @@ void MainWindow::runCompare() {
     auto req = makeRequest();
     m_comparing = true;
     m_metrics->setCompareRunning(true);
-    SearchWorker* w = m_worker;
-    QMetaObject::invokeMethod(m_worker, [w, req] { w->compare(req); }, Qt::QueuedConnection);
+    m_worker->startCompare(req);
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
