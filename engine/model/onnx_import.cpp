@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <set>
@@ -400,16 +401,60 @@ bool allOpsKnown(const ox::ModelProto& model) {
     return known(model.graph());
 }
 
+// The ONNX schemas, except that a data propagator runs only when every required input
+// of its node has a type. libonnx 1.12's propagators read ctx.getInputType(i) without a
+// null check (Shape-15's segfaults, found by fuzz_onnx), and the type is null whenever
+// the input has none: a name nothing produces, a graph input without a type, or the
+// output of a node whose own inference failed, which non-strict inference skips
+// silently (a Reshape fed a scalar shape, then a Transpose whose perm no longer fits,
+// leaves everything downstream untyped). Such a value has no shape to propagate, so
+// skipping the propagator loses nothing; propagate() reports the node if it matters.
+// Each import has its own registry: the schema copies are made on first use, unshared.
+class GuardedSchemaRegistry final : public ox::ISchemaRegistry {
+public:
+    const ox::OpSchema* GetSchema(const std::string& key, const int maxInclusiveVersion,
+                                  const std::string& domain) const override {
+        const ox::OpSchema* schema =
+            ox::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
+        if (!schema || !schema->has_data_propagation_function()) return schema;
+        auto it = m_guarded.find(schema);
+        if (it == m_guarded.end()) {
+            auto copy = std::make_unique<ox::OpSchema>(*schema);
+            copy->PartialDataPropagationFunction(guarded(*schema));
+            it = m_guarded.emplace(schema, std::move(copy)).first;
+        }
+        return it->second.get();
+    }
+
+private:
+    static ox::DataPropagationFunction guarded(const ox::OpSchema& schema) {
+        // required[i]: formal input i is not optional; inputs past the last formal one
+        // belong to it (a variadic tail).
+        std::vector<bool> required;
+        for (const auto& formal : schema.inputs())
+            required.push_back(formal.GetOption() != ox::OpSchema::Optional);
+        return [propagate = schema.GetDataPropagationFunction(),
+                required](ox::DataPropagationContext& ctx) {
+            for (std::size_t i = 0; i < ctx.getNumInputs() && !required.empty(); ++i)
+                if (required[std::min(i, required.size() - 1)] && !ctx.getInputType(i)) return;
+            propagate(ctx);
+        };
+    }
+
+    mutable std::unordered_map<const ox::OpSchema*, std::unique_ptr<ox::OpSchema>> m_guarded;
+};
+
 void Importer::runOnnxShapeInference() {
     // Data propagation resolves Shape -> Gather -> Concat -> Reshape chains with concrete
     // dims; whatever it cannot resolve (or if it throws) is left to propagate().
     // libonnx 1.12 dereferences a null schema when data propagation meets a node whose
     // op it does not know (found by fuzz_onnx): with such a node anywhere, run without it.
+    // Its propagators dereference null input types too: GuardedSchemaRegistry.
     ox::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
                                       /*enable_data_propagation=*/allOpsKnown(m_model)};
+    const GuardedSchemaRegistry schemas;
     try {
-        ox::shape_inference::InferShapes(m_model, ox::OpSchemaRegistry::Instance(), options,
-                                         &m_onnxData);
+        ox::shape_inference::InferShapes(m_model, &schemas, options, &m_onnxData);
     } catch (const std::exception&) {
         // Keep whatever was inferred before the failure; propagate() does the rest.
     }

@@ -697,6 +697,21 @@ void TestOnnxImport::badModels_data() {
         QTest::newRow("channel mismatch") << QByteArray::fromStdString(mb.bytes())
                                           << QStringList{"node 'c' (Conv)", "input has 4"};
     }
+    {
+        // A graph input without a type feeding Shape: libonnx 1.12's Shape-15 data
+        // propagator read the missing type and crashed (found by fuzz_onnx). Now the
+        // importer reports the layer it cannot size.
+        ModelBuilder mb;
+        mb.g->add_input()->set_name("x");
+        mb.node("Shape", "shape", {"x"}, {"s"});
+        mb.node("Reshape", "reshape", {"x", "s"}, {"r"});
+        mb.weight("w", {4, 4});
+        mb.node("MatMul", "matmul", {"r", "w"}, {"y"});
+        mb.output("y");
+        QTest::newRow("untyped input into Shape")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'matmul' (MatMul)", "unknown shape", "reshape"};
+    }
 }
 
 void TestOnnxImport::badModels() {
