@@ -90,7 +90,6 @@ int runExportInstructions(const Args& a) {
     CodegenResult& r = *gen;
     r.program.schedule["model"] = model;
     if (auto e = exportProgram(out, r, *net, *hw)) return userError(e->message);
-    const std::string bin = encodeProgram(r.program);
 
     const double sched = r.layout.evaluation.dramBytes;
     std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(), r.program.instructionCount(),
@@ -100,7 +99,8 @@ int runExportInstructions(const Args& a) {
     std::uint64_t peak = 0;
     for (auto p : r.peakBufferBytes) peak = std::max(peak, p);
     std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024, hw->bufferBytes / 1024);
-    std::printf("program.bin: %zu bytes\n", bin.size());
+    std::error_code ec;
+    std::printf("program.bin: %llu bytes\n", (unsigned long long)fs::file_size(fs::path(out) / "program.bin", ec));
     return 0;
 }
 
@@ -111,7 +111,8 @@ int runSimulate(const Args& a) {
     std::error_code ec;
     if (fs::is_directory(arg, ec)) {
         dir = fs::path(arg);
-        file = fs::exists(dir / "program.json") ? (dir / "program.json").string() : (dir / "program.bin").string();
+        // The binary first: it decodes without a JSON document of the whole program in memory.
+        file = fs::exists(dir / "program.bin") ? (dir / "program.bin").string() : (dir / "program.json").string();
     }
     auto bytes = readFile(file);
     if (!bytes) return userError(bytes.error().message);

@@ -5,6 +5,8 @@
 #include "codegen/program.h"
 
 #include <cstring>
+#include <ostream>
+#include <sstream>
 #include <limits>
 
 namespace tilescope {
@@ -23,9 +25,27 @@ std::uint32_t fnv1a(const char* data, size_t n) {
     return h;
 }
 
+// Encodes into `out`; drain() hands what is there to the sink (hashing it on the way), so
+// a program of any size streams out through a small buffer.
 class Writer {
 public:
+    explicit Writer(std::ostream& sink) : m_sink(sink) {}
     std::string out;
+    void drain() {
+        for (char c : out) {
+            m_hash ^= std::uint8_t(c);
+            m_hash *= 16777619u;
+        }
+        m_sink.write(out.data(), std::streamsize(out.size()));
+        out.clear();
+    }
+    // The FNV-1a checksum of everything written, then the checksum itself.
+    void finish() {
+        drain();
+        raw32(m_hash);
+        m_sink.write(out.data(), std::streamsize(out.size()));
+        out.clear();
+    }
     void u8(std::uint8_t v) { out.push_back(char(v)); }
     void uv(std::uint64_t v) {
         while (v >= 0x80) {
@@ -42,6 +62,10 @@ public:
     void raw32(std::uint32_t v) {
         for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
     }
+
+private:
+    std::ostream& m_sink;
+    std::uint32_t m_hash = 2166136261u;
 };
 
 // Bounds-checked reader: every read either succeeds inside the buffer or records the first
@@ -117,7 +141,13 @@ private:
 } // namespace
 
 std::string encodeProgram(const Program& p) {
-    Writer w;
+    std::ostringstream o;
+    writeProgramBin(o, p);
+    return o.str();
+}
+
+void writeProgramBin(std::ostream& sink, const Program& p) {
+    Writer w(sink);
     w.out.append(kMagic, sizeof kMagic);
     w.u8(kVersion & 0xff);
     w.u8(kVersion >> 8);
@@ -156,10 +186,10 @@ std::string encodeProgram(const Program& p) {
                 w.uv(b.bytes);
                 w.u8(b.write ? 1 : 0);
             }
+            if (w.out.size() >= (1u << 16)) w.drain();
         }
     }
-    w.raw32(fnv1a(w.out.data(), w.out.size()));
-    return w.out;
+    w.finish();
 }
 
 Result<Program> decodeProgram(const std::string& bytes, const std::string& file) {

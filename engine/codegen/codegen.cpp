@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -231,42 +232,51 @@ struct Inv {
 };
 
 std::string tileName(int t) { return "tile:" + std::to_string(t); }
+std::string endpointName(std::int32_t e) { return e == kDram ? "dram" : tileName(e); }
+nlohmann::json endpointsJson(const std::vector<std::int32_t>& list) {
+    nlohmann::json j = nlohmann::json::array();
+    for (auto e : list) j.push_back(endpointName(e));
+    return j;
+}
 
 nlohmann::json boxJson(const Box& b) { return {{"lo", b.lo}, {"hi", b.hi}}; }
 
 } // namespace
 
-nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
+namespace {
+
+nlohmann::json workloadJson(const IrWorkload& w, const Network& net) {
     using nlohmann::json;
-    json tiles = json::object();
-    json list = json::array();
-    for (const auto& w : r.workloads) {
-        json ins = json::array();
-        for (const auto& in : w.inputs)
-            ins.push_back({{"input", in.index}, {"from", in.from}, {"via", in.viaDram ? "dram" : "noc"},
-                           {"range", boxJson(in.range)}, {"sources", in.sources}, {"bytes", in.bytes}});
-        json bufs = json::array();
-        for (const auto& b : w.buffers)
-            bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes}, {"extents", b.extents},
-                            {"first_writer", b.firstWriter}, {"last_reader", b.lastReader}});
-        const Layer& L = net.layers[size_t(w.layer)];
-        json j = {{"tile", w.tile},
-                  {"layer", L.name},
-                  {"kind", toString(L.kind)},
-                  {"segment", w.segment},
-                  {"segment_invocation", w.segmentInvocation},
-                  {"samples", {w.firstSample, w.lastSample}},
-                  {"ofmap", boxJson(w.ofmap)},
-                  {"inputs", ins},
-                  {"destinations", w.destinations},
-                  {"buffers", bufs},
-                  {"compute", {{"partition", w.partition}, {"tiling", w.tiling}, {"cycles", w.cycles},
-                               {"instruction", w.computeId}}}};
-        if (!w.weights.empty())
-            j["weights"] = {{"range", boxJson(w.weights)}, {"bytes", w.weightBytes},
-                            {"source", "dram"}, {"loaded_here", w.weightsLoaded}};
-        list.push_back(std::move(j));
-    }
+    json ins = json::array();
+    for (const auto& in : w.inputs)
+        ins.push_back({{"input", in.index}, {"from", in.from}, {"via", in.viaDram ? "dram" : "noc"},
+                       {"range", boxJson(in.range)}, {"sources", endpointsJson(in.sources)}, {"bytes", in.bytes}});
+    json bufs = json::array();
+    for (const auto& b : w.buffers)
+        bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes}, {"extents", b.extents},
+                        {"first_writer", b.firstWriter}, {"last_reader", b.lastReader}});
+    const Layer& L = net.layers[size_t(w.layer)];
+    json j = {{"tile", w.tile},
+              {"layer", L.name},
+              {"kind", toString(L.kind)},
+              {"segment", w.segment},
+              {"segment_invocation", w.segmentInvocation},
+              {"samples", {w.firstSample, w.lastSample}},
+              {"ofmap", boxJson(w.ofmap)},
+              {"inputs", ins},
+              {"destinations", endpointsJson(w.destinations)},
+              {"buffers", bufs},
+              {"compute", {{"partition", w.partition}, {"tiling", w.tiling}, {"cycles", w.cycles},
+                           {"instruction", w.computeId}}}};
+    if (!w.weights.empty())
+        j["weights"] = {{"range", boxJson(w.weights)}, {"bytes", w.weightBytes},
+                        {"source", "dram"}, {"loaded_here", w.weightsLoaded}};
+    return j;
+}
+
+// Everything of ir.json but the workloads.
+nlohmann::json irHeader(const CodegenResult& r) {
+    using nlohmann::json;
     json peaks = json::object();
     for (size_t t = 0; t < r.peakBufferBytes.size(); ++t) peaks[std::to_string(t)] = r.peakBufferBytes[t];
     return {{"format", "tilescope-ir"},
@@ -275,8 +285,25 @@ nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
             {"segments", r.layout.segments.size()},
             {"segment_batch", r.layout.segBatch},
             {"segment_invocations", r.layout.segInvocations},
-            {"peak_buffer_bytes", peaks},
-            {"workloads", list}};
+            {"peak_buffer_bytes", peaks}};
+}
+
+} // namespace
+
+nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
+    nlohmann::json j = irHeader(r);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& w : r.workloads) list.push_back(workloadJson(w, net));
+    j["workloads"] = std::move(list);
+    return j;
+}
+
+void writeIrJson(std::ostream& o, const CodegenResult& r, const Network& net) {
+    const std::string head = irHeader(r).dump(1);
+    o << head.substr(0, head.size() - 2) << ",\n \"workloads\": [";
+    for (size_t k = 0; k < r.workloads.size(); ++k)
+        o << (k ? ",\n  " : "\n  ") << workloadJson(r.workloads[k], net).dump();
+    o << (r.workloads.empty() ? "]\n}\n" : "\n ]\n}\n");
 }
 
 namespace {
@@ -367,6 +394,78 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         }
         return w;
     };
+    // What output box o needs of a producer whose output is not in the input's own
+    // coordinates, as boxes in the producer's [b, c, h, w]. MatMul operand B is split with
+    // the output channels (as the mapper budgets it): for attention's A x V, output
+    // channel j (head j / d, column j % d) reads the producer's channel j on every row;
+    // for Q x K^T, output channel j (head g, key position p) reads row p of head g's d_k
+    // channels of the key projection; otherwise the proportional range of the producer's
+    // output in [c, h, w] order. Any other input takes the producer's whole output of
+    // those samples.
+    auto producerWants = [&](int l, size_t k, const Box& o) {
+        const Layer& ly = net.layers[size_t(l)];
+        const Layer& p = net.layers[size_t(ly.inputs[k].producer)];
+        const InputGeom& g = geom[size_t(l)][k];
+        std::vector<Box> out;
+        Box whole;
+        whole.lo = {o.lo[0], 0, 0, 0};
+        whole.hi = {o.hi[0], p.outC, p.outH, p.outW};
+        const long long elems = (long long)p.outC * p.outH * p.outW;
+        if (!g.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
+            out.push_back(whole);
+            return out;
+        }
+        const int groups = std::max(1, ly.groups);
+        const long long K = ly.inC / groups, cols = ly.outC / groups, rows = (long long)p.outH * p.outW;
+        const bool transposedKeys = p.outC == groups * K && p.outW == 1 && p.outH == cols &&
+                                    !(p.outC == ly.outC && rows == K);
+        if (transposedKeys) {
+            // Output channels [c0, c1) are (head, key row) pairs, head-major.
+            for (long long c = o.lo[1]; c < o.hi[1];) {
+                const long long head = c / cols, r0 = c % cols;
+                const long long r1 = std::min<long long>(cols, r0 + (o.hi[1] - c));
+                Box b = whole;
+                b.lo[1] = int(head * K), b.hi[1] = int((head + 1) * K);
+                b.lo[2] = int(r0), b.hi[2] = int(r1);
+                out.push_back(b);
+                c += r1 - r0;
+            }
+            return out;
+        }
+        // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
+        const long long f0 = (long long)o.lo[1] * elems / ly.outC;
+        const long long f1 = ((long long)o.hi[1] * elems + ly.outC - 1) / ly.outC;
+        const std::array<long long, 3> dim{p.outC, p.outH, p.outW};
+        std::function<void(long long, long long, size_t, std::array<int, 3>)> cut =
+            [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
+                if (lo >= hi) return;
+                long long unit = 1;
+                for (size_t a = ax + 1; a < 3; ++a) unit *= dim[a];
+                auto box = [&](long long i0, long long i1) {
+                    Box b = whole;
+                    for (size_t a = 0; a < ax; ++a) b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
+                    b.lo[ax + 1] = int(i0), b.hi[ax + 1] = int(i1);
+                    out.push_back(b);
+                };
+                if (ax == 2) return box(lo, hi);
+                const long long a0 = (lo + unit - 1) / unit, a1 = hi / unit;
+                if (a0 > a1) { // inside one slice of this axis
+                    at[ax] = int(lo / unit);
+                    return cut(lo % unit, lo % unit + (hi - lo), ax + 1, at);
+                }
+                if (lo < a0 * unit) {
+                    at[ax] = int(a0 - 1);
+                    cut(lo - (a0 - 1) * unit, unit, ax + 1, at);
+                }
+                if (a0 < a1) box(a0, a1);
+                if (hi > a1 * unit) {
+                    at[ax] = int(a1);
+                    cut(0, hi - a1 * unit, ax + 1, at);
+                }
+            };
+        cut(f0, std::min(f1, elems), 0, {0, 0, 0});
+        return out;
+    };
     // Output box of partition slot t (k innermost, so slots sharing an input are adjacent,
     // as the evaluator's multicast groups assume).
     auto tileBox = [&](const LeafLayout& leaf, int t, int s0, int s1) {
@@ -430,19 +529,40 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                     if (seen.insert(p).second) ++prod[size_t(p)].pending;
     }
 
-    // ---- Emission.
-    std::vector<Instruction> all;
-    std::vector<std::vector<Box>> stageBoxes; // per instruction (index id - 1)
+    // ---- Emission, straight into the per-tile streams (issue order is emission order).
+    // An instruction's stage boxes are splitBox(its range, its order): only the order is
+    // kept (a byte), so millions of instructions cost no more than their own fields.
+    Program& P = R.program;
+    for (int t = 0; t < mesh.tiles(); ++t) P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
+    struct Where {
+        std::int32_t tile;
+        std::uint32_t pos;
+    };
+    std::vector<Where> where;          // per instruction (index id - 1)
+    std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
+    const std::array<Order, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
     std::vector<std::uint64_t> loadBytes(size_t(mesh.tiles()), 0);
     std::vector<TileBuffer> buf(size_t(mesh.tiles()), TileBuffer(std::uint64_t(hw.bufferBytes)));
-    auto emit = [&](Instruction ins, std::vector<Box> stages) -> std::uint32_t {
-        ins.id = std::uint32_t(all.size() + 1);
+    auto emit = [&](Instruction ins, const std::vector<Box>& stages, const Order& order) -> std::uint32_t {
+        ins.id = std::uint32_t(where.size() + 1);
         ins.stages = std::uint32_t(stages.size());
-        all.push_back(std::move(ins));
-        stageBoxes.push_back(std::move(stages));
-        return all.back().id;
+        auto& list = P.tiles[size_t(ins.tile)].instructions;
+        where.push_back({ins.tile, std::uint32_t(list.size())});
+        orderOf.push_back(std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
+        list.push_back(std::move(ins));
+        return list.back().id;
     };
-    auto at = [&](std::uint32_t id) -> Instruction& { return all[size_t(id - 1)]; };
+    auto at = [&](std::uint32_t id) -> Instruction& {
+        const Where w = where[size_t(id - 1)];
+        return P.tiles[size_t(w.tile)].instructions[w.pos];
+    };
+    auto stageBoxesOf = [&](std::uint32_t id) {
+        const Instruction& i = at(id);
+        Box b;
+        b.lo = i.lo;
+        b.hi = i.hi;
+        return splitBox(b, kOrders[orderOf[size_t(id - 1)]], maxStages);
+    };
     auto addDep = [&](std::uint32_t on, std::uint32_t who, std::uint32_t stage) {
         Instruction& i = at(who);
         for (auto& d : i.deps)
@@ -468,11 +588,29 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     };
     // Write-after-read: a writer into a fresh region waits for the last readers of what was
     // there before.
+    // Of several readers on one engine queue only the last matters: a queue completes its
+    // instructions in order, so waiting for the last waits for all (this keeps a writer's
+    // dependency list short when a region was read by many SENDs).
+    auto lastPerQueue = [&](const std::vector<std::uint32_t>& ids) {
+        std::map<std::pair<std::int32_t, int>, std::uint32_t> last;
+        for (std::uint32_t h : ids) {
+            const Instruction& i = at(h);
+            std::uint32_t& l = last[{i.tile, int(i.engine())}];
+            l = std::max(l, h);
+        }
+        std::vector<std::uint32_t> out;
+        for (const auto& [queue, h] : last) out.push_back(h);
+        return out;
+    };
     auto guard = [&](const Region& r, const std::vector<std::uint32_t>& writers) {
-        for (const auto& [off, len] : r.ext)
-            for (std::uint32_t h : buf[size_t(r.tile)].hazards(off, len))
-                for (std::uint32_t w : writers)
-                    if (h != w) fullDep(h, w);
+        std::vector<std::uint32_t> hz;
+        for (const auto& [off, len] : r.ext) {
+            auto h = buf[size_t(r.tile)].hazards(off, len);
+            hz.insert(hz.end(), h.begin(), h.end());
+        }
+        for (std::uint32_t h : lastPerQueue(hz))
+            for (std::uint32_t w : writers)
+                if (h != w) fullDep(h, w);
     };
     std::vector<IrWorkload>& W = R.workloads;
     auto addRegion = [&](int workload, Region& r, const std::string& what, std::uint32_t firstWriter) {
@@ -487,11 +625,15 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         r.regionIndex = int(W[size_t(workload)].buffers.size());
         W[size_t(workload)].buffers.push_back(br);
     };
+    auto addDestination = [&](int workload, std::int32_t to) {
+        auto& d = W[size_t(workload)].destinations;
+        if (std::find(d.begin(), d.end(), to) == d.end()) d.push_back(to);
+    };
     auto release = [&](Region& r) {
         std::uint32_t last = 0;
         for (auto x : r.readers) last = std::max(last, x);
         if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
-        buf[size_t(r.tile)].release(r.ext, r.readers);
+        buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
     };
 
     // Buffer references of a whole region, and of bytes [from, from + len) of it.
@@ -579,7 +721,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             ins.lo = wb.lo;
             ins.hi = wb.hi;
             for (const auto& r : regs) regionRefs(ins.buffers, r, true);
-            const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages));
+            const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages), kWeightOrder);
             loadBytes[size_t(leader)] += bytes;
             for (size_t q = 0; q < members.size(); ++q) {
                 guard(regs[q], {id});
@@ -653,6 +795,17 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         std::vector<std::vector<LocalRead>> local(act.size());
         std::vector<std::vector<Region>> inRegions(act.size());
         std::set<int> usedProducers;
+        // One input region per active tile, need[a] bytes on act[a]'s tile.
+        auto allocateInputs = [&](const std::vector<std::uint64_t>& need,
+                                  const std::string& what) -> Result<std::vector<Region>> {
+            std::vector<Region> regs(act.size());
+            for (size_t a = 0; a < act.size(); ++a) {
+                auto r = allocate(act[a].tile, need[a], false, what);
+                if (!r) return r.error();
+                regs[a] = *r;
+            }
+            return regs;
+        };
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const LayerInput& in = ly.inputs[k];
             const InputGeom& g = geom[size_t(v.layer)][k];
@@ -727,14 +880,11 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 std::vector<std::uint64_t> need(act.size(), 0);
                 for (const auto& c : cells)
                     for (size_t a : c.to) need[a] += bytesOf(c.box.volume());
-                std::vector<Region> regs(act.size());
+                auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
+                if (!allocated) return allocated.error();
+                std::vector<Region>& regs = *allocated;
                 std::vector<std::uint64_t> fill(act.size(), 0);
                 std::vector<std::vector<std::uint32_t>> regWriters(act.size());
-                for (size_t a = 0; a < act.size(); ++a) {
-                    auto r = allocate(act[a].tile, need[a], false, "input " + from + " of " + ly.name);
-                    if (!r) return r.error();
-                    regs[a] = *r;
-                }
                 for (const auto& c : cells) {
                     const std::uint64_t bytes = bytesOf(c.box.volume());
                     size_t leader = c.to.front();
@@ -755,7 +905,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                         slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
                         fill[a] += bytes;
                     }
-                    const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages));
+                    const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages), kActOrder);
                     loadBytes[size_t(ins.tile)] += bytes;
                     // Read after write through DRAM: the producer's stores of this data.
                     if (in.producer >= 0)
@@ -776,7 +926,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                     addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
                     inRegions[a].push_back(regs[a]);
                     auto& ii = W[size_t(act[a].workload)].inputs.back();
-                    ii.sources = {"dram"};
+                    ii.sources = {kDram};
                     ii.bytes = regs[a].bytes;
                 }
                 continue;
@@ -791,6 +941,9 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             };
             std::vector<Group> groups;
             std::vector<std::uint64_t> need(act.size(), 0);
+            std::vector<std::vector<Box>> wants(act.size());
+            for (size_t a = 0; a < act.size(); ++a)
+                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : producerWants(v.layer, k, act[a].box);
             for (int pi : overlapping(in.producer, v.first, v.last)) {
                 ProdInv& P = prod[size_t(pi)];
                 if (!P.emitted)
@@ -800,35 +953,31 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 for (size_t sl = 0; sl < P.slices.size(); ++sl) {
                     const ProdSlice& ps = P.slices[sl];
                     for (size_t a = 0; a < act.size(); ++a) {
-                        Box want = win[a];
-                        if (!g.sameAsProducer) { // the whole producer output of these samples
-                            want = ps.box;
-                            want.lo[0] = act[a].box.lo[0];
-                            want.hi[0] = act[a].box.hi[0];
+                        bool isLocal = false;
+                        for (const Box& want : wants[a]) {
+                            const Box x = ps.box.intersect(want);
+                            if (x.empty()) continue;
+                            if (ps.tile == act[a].tile) {
+                                isLocal = true;
+                                continue;
+                            }
+                            std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3],
+                                                   x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
+                            auto [it, fresh] = index.try_emplace({sl, key}, groups.size());
+                            if (fresh) groups.push_back({pi, sl, x, {}});
+                            groups[it->second].to.push_back(a);
+                            need[a] += bytesOf(x.volume());
                         }
-                        const Box x = ps.box.intersect(want);
-                        if (x.empty()) continue;
-                        if (ps.tile == act[a].tile) {
-                            local[a].push_back({pi, sl, k});
-                            continue;
-                        }
-                        std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3], x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
-                        auto [it, fresh] = index.try_emplace({sl, key}, groups.size());
-                        if (fresh) groups.push_back({pi, sl, x, {}});
-                        groups[it->second].to.push_back(a);
-                        need[a] += bytesOf(x.volume());
+                        if (isLocal) local[a].push_back({pi, sl, k});
                     }
                 }
             }
-            std::vector<Region> regs(act.size());
+            auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
+            if (!allocated) return allocated.error();
+            std::vector<Region>& regs = *allocated;
             std::vector<std::uint64_t> fill(act.size(), 0);
             std::vector<std::vector<std::uint32_t>> regWriters(act.size());
-            for (size_t a = 0; a < act.size(); ++a) {
-                auto r = allocate(act[a].tile, need[a], false, "input " + from + " of " + ly.name);
-                if (!r) return r.error();
-                regs[a] = *r;
-            }
-            std::vector<std::set<std::string>> sources(act.size());
+            std::vector<std::set<std::int32_t>> sources(act.size());
             for (const auto& gr : groups) {
                 ProdSlice& ps = prod[size_t(gr.pinv)].slices[gr.slice];
                 const std::uint64_t bytes = bytesOf(gr.x.volume());
@@ -843,41 +992,29 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 send.lo = gr.x.lo;
                 send.hi = gr.x.hi;
                 regionRefs(send.buffers, ps.region, false);
-                std::vector<std::uint64_t> slot;
+                // The SEND writes straight into each consumer's input region (the
+                // destination's buffer is in its buffer references); the consumer's compute
+                // depends on it, stage by stage (docs/isa.md: "a SEND is matched by its
+                // consumer's dependency"). No receiving instruction is needed.
                 for (size_t a : gr.to) {
-                    slot.push_back(fill[a]);
                     slotRefs(send.buffers, regs[a], fill[a], bytes, true);
                     fill[a] += bytes;
                 }
-                std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
-                const std::uint32_t sid = emit(send, st);
+                const std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
+                const std::uint32_t sid = emit(send, st, ps.order);
                 addDep(ps.computeId, sid, lagStage(ps.stages, st));
                 ps.region.readers.push_back(sid);
-                W[size_t(ps.region.workload)].destinations.push_back(tileName(send.dst));
-                for (auto t : send.mcast) W[size_t(ps.region.workload)].destinations.push_back(tileName(t));
-                for (size_t q = 0; q < gr.to.size(); ++q) {
-                    const size_t a = gr.to[q];
-                    Instruction recv;
-                    recv.op = Op::Load;
-                    recv.tile = act[a].tile;
-                    recv.layer = layerIdx;
-                    recv.bytes = bytes;
-                    recv.src = ps.tile;
-                    recv.dst = act[a].tile;
-                    recv.lo = gr.x.lo;
-                    recv.hi = gr.x.hi;
-                    slotRefs(recv.buffers, regs[a], slot[q], bytes, true);
-                    const std::uint32_t rid = emit(recv, st);
-                    addDep(sid, rid, 1);
+                for (auto t : send.destinations()) addDestination(ps.region.workload, t);
+                for (size_t a : gr.to) {
                     regWriters[a].push_back(sid);
-                    writers[a][k].push_back({rid, g.sameAsProducer});
-                    sources[a].insert(tileName(ps.tile));
+                    writers[a][k].push_back({sid, g.sameAsProducer});
+                    sources[a].insert(ps.tile);
                 }
             }
             for (size_t a = 0; a < act.size(); ++a) {
                 auto& ii = W[size_t(act[a].workload)].inputs.back();
                 for (const auto& lr : local[a])
-                    if (lr.input == k) sources[a].insert(tileName(act[a].tile));
+                    if (lr.input == k) sources[a].insert(act[a].tile);
                 ii.sources.assign(sources[a].begin(), sources[a].end());
                 ii.bytes = regs[a].bytes;
                 if (regs[a].bytes == 0) continue;
@@ -969,7 +1106,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 regionRefs(c.buffers, wr, false);
             }
             regionRefs(c.buffers, out, true);
-            const std::uint32_t cid = emit(c, st);
+            const std::uint32_t cid = emit(c, st, order);
             IrWorkload& wl = W[size_t(act[a].workload)];
             wl.cycles = c.cycles;
             wl.computeId = cid;
@@ -982,7 +1119,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 std::vector<Box> req;
                 for (const auto& sb : st) req.push_back(window(v.layer, k, sb));
                 for (const auto& wr : writers[a][k]) {
-                    if (wr.sameCoords) addDep(wr.id, cid, lagStage(stageBoxes[wr.id - 1], req));
+                    if (wr.sameCoords) addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
                     else fullDep(wr.id, cid);
                 }
             }
@@ -996,14 +1133,14 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                     fullDep(ps.computeId, cid);
                 }
                 ps.region.readers.push_back(cid);
-                W[size_t(ps.region.workload)].destinations.push_back(tileName(act[a].tile));
+                addDestination(ps.region.workload, act[a].tile);
             }
             if (hasWeights) {
                 const Box full = weightBox(ob.lo[1], ob.hi[1]);
                 std::vector<Box> req;
                 for (const auto& sb : st) req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
                 const std::uint32_t lid = ws.load[act[a].tile];
-                addDep(lid, cid, lagStage(stageBoxes[lid - 1], req));
+                addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
                 ws.region[act[a].tile].readers.push_back(cid);
                 wl.weights = full;
                 wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
@@ -1031,11 +1168,11 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 s.lo = ob.lo;
                 s.hi = ob.hi;
                 regionRefs(s.buffers, out, false);
-                const std::uint32_t sid = emit(s, st);
+                const std::uint32_t sid = emit(s, st, order);
                 addDep(cid, sid, 1);
                 ps.region.readers.push_back(sid);
                 stores[size_t(v.layer)].push_back({ob, sid});
-                wl.destinations.push_back("dram");
+                addDestination(act[a].workload, kDram);
             }
             slices.push_back(std::move(ps));
         }
@@ -1055,15 +1192,14 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             for (auto& [t, r] : ws.region) release(r);
     }
 
-    // ---- Program: per-tile streams in issue order.
-    Program& P = R.program;
+    // ---- Program: the per-tile streams are complete.
     P.hardwareJson = hardwareToJson(hw, -1);
     for (const auto& l : net.layers) P.layers.push_back(l.name);
-    for (int t = 0; t < mesh.tiles(); ++t) P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
-    for (auto& ins : all) {
-        if (ins.op == Op::Load || ins.op == Op::Store)
-            if (ins.src == kDram || ins.dst == kDram) R.programDramBytes += ins.bytes;
-        P.tiles[size_t(ins.tile)].instructions.push_back(std::move(ins));
+    for (auto& tp : P.tiles) {
+        tp.instructions.shrink_to_fit();
+        for (const auto& ins : tp.instructions)
+            if (ins.op == Op::Load || ins.op == Op::Store)
+                if (ins.src == kDram || ins.dst == kDram) R.programDramBytes += ins.bytes;
     }
     for (int t = 0; t < mesh.tiles(); ++t) R.peakBufferBytes.push_back(buf[size_t(t)].peak());
     const Evaluation& ev = S.evaluation;

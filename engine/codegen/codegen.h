@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ struct IrInput {
     std::string from;          // producer layer name, or "input:<name>" for a network input
     bool viaDram = true;
     Box range;                 // the window this tile reads, in the input's own coordinates
-    std::vector<std::string> sources; // "dram" or "tile:N" (producer tiles)
+    std::vector<std::int32_t> sources; // kDram or producer tile ids ("dram" / "tile:N" in ir.json)
     std::uint64_t bytes = 0;   // bytes delivered into this tile's buffer (0: all local)
 };
 
@@ -71,7 +72,7 @@ struct IrWorkload {
     std::uint64_t weightBytes = 0;
     bool weightsLoaded = false; // this invocation loads the weights (first of its segment run)
     std::vector<IrInput> inputs;
-    std::vector<std::string> destinations; // "dram" and/or "tile:N"
+    std::vector<std::int32_t> destinations; // kDram and/or tile ids ("dram" / "tile:N" in ir.json)
     std::vector<BufferRegion> buffers;
     std::string partition, tiling;
     std::uint64_t cycles = 0;
@@ -87,6 +88,8 @@ struct CodegenResult {
 };
 
 nlohmann::json irToJson(const CodegenResult& r, const Network& net);
+// ir.json streamed: the same document as irToJson, one workload a line.
+void writeIrJson(std::ostream& out, const CodegenResult& r, const Network& net);
 
 // The tree must be valid for (network, hardware, batch); invalid trees, and schedules the
 // generator cannot lay out in the buffers, return an Error with the reason.

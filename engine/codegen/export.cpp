@@ -3,17 +3,18 @@
 #include "sim/simulator.h"
 #include "util/fileio.h"
 
+#include <ostream>
+
 namespace tilescope {
 
-std::vector<std::pair<std::string, std::string>> programFiles(const CodegenResult& r,
-                                                              const Network& net,
-                                                              const Hardware& hw) {
+std::vector<std::pair<std::string, StreamWriter>> programFiles(const CodegenResult& r, const Network& net,
+                                                               const Hardware& hw) {
     return {
-        {"program.json", programToJson(r.program).dump(1) + "\n"},
-        {"program.bin", encodeProgram(r.program)},
-        {"program.txt", programToText(r.program)},
-        {"ir.json", irToJson(r, net).dump(1) + "\n"},
-        {"hw.json", hardwareToJson(hw) + "\n"},
+        {"program.json", [&](std::ostream& o) { writeProgramJson(o, r.program); }},
+        {"program.bin", [&](std::ostream& o) { writeProgramBin(o, r.program); }},
+        {"program.txt", [&](std::ostream& o) { writeProgramText(o, r.program); }},
+        {"ir.json", [&](std::ostream& o) { writeIrJson(o, r, net); }},
+        {"hw.json", [&](std::ostream& o) { o << hardwareToJson(hw) << "\n"; }},
     };
 }
 

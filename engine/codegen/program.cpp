@@ -81,37 +81,93 @@ bool parseOp(const std::string& s, Op& out) {
 
 } // namespace
 
+namespace {
+
+json instructionJson(const Program& p, const Instruction& i) {
+    json deps = json::array();
+    for (const auto& d : i.deps) deps.push_back({{"id", d.id}, {"stage", d.stage}});
+    json bufs = json::array();
+    for (const auto& b : i.buffers)
+        bufs.push_back({{"tile", b.tile}, {"offset", b.offset}, {"bytes", b.bytes}, {"access", b.write ? "w" : "r"}});
+    json j = {{"id", i.id},
+              {"engine", toString(i.engine())},
+              {"op", toString(i.op)},
+              {"layer", i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
+              {"bytes", i.bytes},
+              {"src", endpoint(i.src)},
+              {"dst", endpoint(i.dst)},
+              {"stages", i.stages},
+              {"cycles", i.cycles},
+              {"range", {{"lo", i.lo}, {"hi", i.hi}}},
+              {"deps", deps},
+              {"buffers", bufs}};
+    if (!i.mcast.empty()) j["mcast"] = i.mcast;
+    return j;
+}
+
+json hardwareOf(const Program& p) {
+    return json::parse(p.hardwareJson.empty() ? "null" : p.hardwareJson, nullptr, false);
+}
+
+} // namespace
+
 json programToJson(const Program& p) {
     json tiles = json::array();
     for (const auto& t : p.tiles) {
         json ins = json::array();
-        for (const auto& i : t.instructions) {
-            json deps = json::array();
-            for (const auto& d : i.deps) deps.push_back({{"id", d.id}, {"stage", d.stage}});
-            json bufs = json::array();
-            for (const auto& b : i.buffers)
-                bufs.push_back({{"tile", b.tile}, {"offset", b.offset}, {"bytes", b.bytes},
-                                {"access", b.write ? "w" : "r"}});
-            json j = {{"id", i.id},
-                      {"engine", toString(i.engine())},
-                      {"op", toString(i.op)},
-                      {"layer", i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
-                      {"bytes", i.bytes},
-                      {"src", endpoint(i.src)},
-                      {"dst", endpoint(i.dst)},
-                      {"stages", i.stages},
-                      {"cycles", i.cycles},
-                      {"range", {{"lo", i.lo}, {"hi", i.hi}}},
-                      {"deps", deps},
-                      {"buffers", bufs}};
-            if (!i.mcast.empty()) j["mcast"] = i.mcast;
-            ins.push_back(std::move(j));
-        }
+        for (const auto& i : t.instructions) ins.push_back(instructionJson(p, i));
         tiles.push_back({{"id", t.id}, {"x", t.x}, {"y", t.y}, {"instructions", std::move(ins)}});
     }
-    json hw = json::parse(p.hardwareJson.empty() ? "null" : p.hardwareJson, nullptr, false);
-    return {{"format", "tilescope-program"}, {"version", 1}, {"hardware", hw},
+    return {{"format", "tilescope-program"}, {"version", 1}, {"hardware", hardwareOf(p)},
             {"layers", p.layers}, {"schedule", p.schedule}, {"tiles", std::move(tiles)}};
+}
+
+void writeProgramJson(std::ostream& o, const Program& p) {
+    // Written by hand, not through a json value per instruction: millions of instructions
+    // stream out in seconds. Only layer names need escaping; they are escaped once.
+    std::vector<std::string> layerJson;
+    for (const auto& l : p.layers) layerJson.push_back(json(l).dump());
+    o << "{\n \"format\": \"tilescope-program\",\n \"version\": 1,\n \"hardware\": " << hardwareOf(p).dump()
+      << ",\n \"layers\": " << json(p.layers).dump() << ",\n \"schedule\": " << p.schedule.dump()
+      << ",\n \"tiles\": [";
+    auto quad = [&](const std::array<std::int32_t, 4>& v) {
+        o << '[' << v[0] << ',' << v[1] << ',' << v[2] << ',' << v[3] << ']';
+    };
+    for (size_t t = 0; t < p.tiles.size(); ++t) {
+        const TileProgram& tp = p.tiles[t];
+        o << (t ? ",\n" : "\n") << "  {\"id\": " << tp.id << ", \"x\": " << tp.x << ", \"y\": " << tp.y
+          << ", \"instructions\": [";
+        for (size_t k = 0; k < tp.instructions.size(); ++k) {
+            const Instruction& i = tp.instructions[k];
+            o << (k ? ",\n   " : "\n   ") << "{\"id\":" << i.id << ",\"engine\":\"" << toString(i.engine())
+              << "\",\"op\":\"" << toString(i.op) << "\",\"layer\":"
+              << (i.layer >= 0 && size_t(i.layer) < layerJson.size() ? layerJson[size_t(i.layer)] : "\"\"")
+              << ",\"bytes\":" << i.bytes << ",\"src\":\"" << endpoint(i.src) << "\",\"dst\":\""
+              << endpoint(i.dst) << "\",\"stages\":" << i.stages << ",\"cycles\":" << i.cycles
+              << ",\"range\":{\"lo\":";
+            quad(i.lo);
+            o << ",\"hi\":";
+            quad(i.hi);
+            o << "},\"deps\":[";
+            for (size_t d = 0; d < i.deps.size(); ++d)
+                o << (d ? "," : "") << "{\"id\":" << i.deps[d].id << ",\"stage\":" << i.deps[d].stage << '}';
+            o << "],\"buffers\":[";
+            for (size_t b = 0; b < i.buffers.size(); ++b) {
+                const BufferRef& r = i.buffers[b];
+                o << (b ? "," : "") << "{\"tile\":" << r.tile << ",\"offset\":" << r.offset << ",\"bytes\":"
+                  << r.bytes << ",\"access\":\"" << (r.write ? 'w' : 'r') << "\"}";
+            }
+            o << ']';
+            if (!i.mcast.empty()) {
+                o << ",\"mcast\":[";
+                for (size_t m = 0; m < i.mcast.size(); ++m) o << (m ? "," : "") << i.mcast[m];
+                o << ']';
+            }
+            o << '}';
+        }
+        o << (tp.instructions.empty() ? "]}" : "\n  ]}");
+    }
+    o << "\n ]\n}\n";
 }
 
 Result<Program> programFromJson(const json& j, const std::string& file) {
@@ -192,6 +248,11 @@ Result<Program> programFromJson(const json& j, const std::string& file) {
 
 std::string programToText(const Program& p) {
     std::ostringstream o;
+    writeProgramText(o, p);
+    return o.str();
+}
+
+void writeProgramText(std::ostream& o, const Program& p) {
     o << "# tilescope program: " << p.tiles.size() << " tiles, " << p.instructionCount()
       << " instructions\n# id engine op layer src -> dst bytes stages cycles range deps buffers\n";
     for (const auto& t : p.tiles) {
@@ -220,7 +281,6 @@ std::string programToText(const Program& p) {
             o << "\n";
         }
     }
-    return o.str();
 }
 
 } // namespace tilescope

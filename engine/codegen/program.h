@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -85,12 +86,17 @@ struct Program {
 };
 
 nlohmann::json programToJson(const Program& p);
+// program.json streamed: the same document as programToJson, one instruction a line.
+void writeProgramJson(std::ostream& out, const Program& p);
 Result<Program> programFromJson(const nlohmann::json& j, const std::string& file);
 std::string programToText(const Program& p);
+void writeProgramText(std::ostream& out, const Program& p);
 
 // program.bin (docs/isa.md). decodeProgram never reads past the input and rejects any
 // malformed byte string with an Error naming `file`, the byte offset and the reason.
 std::string encodeProgram(const Program& p);
+// The same bytes streamed (a large program never sits in memory twice).
+void writeProgramBin(std::ostream& out, const Program& p);
 Result<Program> decodeProgram(const std::string& bytes, const std::string& file);
 
 } // namespace tilescope

@@ -124,8 +124,12 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.inputMulticast = g == 1 ? pk : std::max(1, pk / g);
         if (l.kind == LayerKind::MatMul) {
             // Operand B is produced per sample; heads/columns split over pk, shared by rows.
+            // A tile with kT output channels receives that share of it, rounded out to
+            // whole elements at both ends (the instruction generator's window).
             const Count bBytes = l.inputs.size() > 1 ? l.inputs[1].bytesPerSample : 0;
-            m.operandBPerTile = double(ceilDiv(bBytes, pk) * bT) * db;
+            const Count outC = std::max(1, l.outC);
+            const Count share = ceilDiv(kT * bBytes, outC) + (bBytes % outC ? 1 : 0);
+            m.operandBPerTile = double(std::min(share, bBytes) * bT) * db;
             m.weightMulticast = ph * pw;
             m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         } else {

@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 namespace tilescope {
@@ -86,46 +87,65 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
                                      ") exceeds the " + std::to_string(std::uint64_t(hw.bufferBytes)) + "-byte buffer");
         }
     }
-    // Every SEND destination has a LOAD from the sender that depends on it, and every LOAD
-    // from a tile waits for a SEND of that tile.
-    std::map<std::uint32_t, std::set<int>> received;
+    // Every SEND destination has a consumer: an instruction on that tile that depends on
+    // it (the generator's computes read the SEND's data straight from their buffer; a
+    // LOAD from the sender acknowledging it counts too). Every LOAD from a tile waits for a
+    // SEND of that tile to it.
+    std::vector<std::pair<std::uint32_t, int>> received; // (SEND id, tile of a consumer)
     for (const Instruction* ip : f.ins) {
         const Instruction& i = *ip;
-        if (i.op != Op::Load || i.src == kDram) continue;
+        const bool remoteLoad = i.op == Op::Load && i.src != kDram;
         bool matched = false;
         for (const auto& d : i.deps) {
             const Instruction& q = *f.ins[f.index.at(d.id)];
-            if (q.op == Op::Send && q.tile == i.src) {
-                const auto dsts = q.destinations();
-                if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) {
-                    received[q.id].insert(i.tile);
-                    matched = true;
-                }
+            if (q.op != Op::Send || (remoteLoad && q.tile != i.src)) continue;
+            const auto dsts = q.destinations();
+            if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) {
+                received.emplace_back(q.id, i.tile);
+                matched = true;
             }
         }
-        if (!matched) return bad(i.id, "LOAD from " + ep(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
+        if (remoteLoad && !matched)
+            return bad(i.id, "LOAD from " + ep(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
     }
+    std::sort(received.begin(), received.end());
+    received.erase(std::unique(received.begin(), received.end()), received.end());
     for (const Instruction* ip : f.ins) {
         const Instruction& i = *ip;
         if (i.op != Op::Send) continue;
         for (auto d : i.destinations())
-            if (!received[i.id].count(d))
-                return bad(i.id, "SEND without a consumer: no LOAD on tile:" + std::to_string(d) +
-                                     " from tile:" + std::to_string(i.tile) + " depends on it");
+            if (!std::binary_search(received.begin(), received.end(), std::make_pair(i.id, int(d))))
+                return bad(i.id, "SEND without a consumer: no instruction on tile:" + std::to_string(d) +
+                                     " depends on it");
     }
     // Acyclic: dependencies plus the in-order queue of each engine (a dependency on a later
     // instruction of the same queue can never be met either).
+    // The successor lists in one array (CSR): programs run to millions of instructions.
     const size_t n = f.ins.size();
-    std::vector<std::vector<size_t>> succ(n);
     std::vector<int> indeg(n, 0);
-    std::map<std::pair<int, int>, size_t> lastOf;
-    for (size_t k = 0; k < n; ++k) {
-        const Instruction& i = *f.ins[k];
-        const auto key = std::make_pair(i.tile, int(i.engine()));
-        if (auto it = lastOf.find(key); it != lastOf.end()) succ[it->second].push_back(k), ++indeg[k];
-        lastOf[key] = k;
-        for (const auto& d : i.deps) succ[f.index.at(d.id)].push_back(k), ++indeg[k];
+    std::vector<size_t> first(n + 1, 0), prevOnQueue(n, n);
+    {
+        std::map<std::pair<int, int>, size_t> lastOf;
+        for (size_t k = 0; k < n; ++k) {
+            const Instruction& i = *f.ins[k];
+            const auto key = std::make_pair(i.tile, int(i.engine()));
+            if (auto it = lastOf.find(key); it != lastOf.end()) prevOnQueue[k] = it->second, ++first[it->second + 1];
+            lastOf[key] = k;
+            for (const auto& d : i.deps) ++first[f.index.at(d.id) + 1];
+        }
     }
+    for (size_t k = 0; k < n; ++k) first[k + 1] += first[k];
+    std::vector<std::uint32_t> succ(first[n]);
+    {
+        std::vector<size_t> fill(first.begin(), first.end() - 1);
+        for (size_t k = 0; k < n; ++k) {
+            if (prevOnQueue[k] < n) succ[fill[prevOnQueue[k]]++] = std::uint32_t(k), ++indeg[k];
+            for (const auto& d : f.ins[k]->deps) succ[fill[f.index.at(d.id)]++] = std::uint32_t(k), ++indeg[k];
+        }
+    }
+    auto successors = [&](size_t k) {
+        return std::span<const std::uint32_t>(succ.data() + first[k], first[k + 1] - first[k]);
+    };
     std::vector<size_t> ready;
     for (size_t k = 0; k < n; ++k)
         if (!indeg[k]) ready.push_back(k);
@@ -134,14 +154,14 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
         const size_t k = ready.back();
         ready.pop_back();
         ++seen;
-        for (size_t s : succ[k])
+        for (size_t s : successors(k))
             if (--indeg[s] == 0) ready.push_back(s);
     }
     if (seen != n) {
         // Walk predecessors inside the unresolved set until one repeats: that is a cycle.
         std::vector<std::vector<size_t>> pred(n);
         for (size_t k = 0; k < n; ++k)
-            for (size_t s : succ[k])
+            for (size_t s : successors(k))
                 if (indeg[s] > 0 && indeg[k] > 0) pred[s].push_back(k);
         size_t cur = 0;
         while (indeg[cur] == 0) ++cur;

@@ -61,6 +61,16 @@ std::string randomSuffix() {
 
 std::optional<Error> writeDirAtomic(const std::string& dir,
                                     const std::vector<std::pair<std::string, std::string>>& files) {
+    std::vector<std::pair<std::string, StreamWriter>> writers;
+    for (const auto& [name, contents] : files)
+        writers.emplace_back(name, [&contents = contents](std::ostream& out) {
+            out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+        });
+    return writeDirAtomic(dir, writers);
+}
+
+std::optional<Error> writeDirAtomic(const std::string& dir,
+                                    const std::vector<std::pair<std::string, StreamWriter>>& files) {
     std::error_code ec;
     const std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
     const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
@@ -68,10 +78,24 @@ std::optional<Error> writeDirAtomic(const std::string& dir,
     std::filesystem::create_directories(tmp, ec);
     // Errors name the folder the user chose, not the temporary one beside it.
     if (ec) return makeError(dir, "", "cannot create it: " + ec.message());
-    for (const auto& [name, contents] : files) {
-        if (auto e = writeFileAtomic((tmp / name).string(), contents)) {
+    // The folder is private until the rename below, so its files are written in place.
+    for (const auto& [name, write] : files) {
+        std::string why;
+        {
+            std::vector<char> buffer(1 << 20); // outlives the stream that uses it
+            std::ofstream out;
+            out.rdbuf()->pubsetbuf(buffer.data(), std::streamsize(buffer.size()));
+            out.open(tmp / name, std::ios::binary | std::ios::trunc);
+            if (!out) why = std::strerror(errno);
+            else {
+                write(out);
+                out.flush();
+                if (!out) why = "write failed (disk full?)";
+            }
+        }
+        if (!why.empty()) {
             std::filesystem::remove_all(tmp, ec);
-            return makeError(dir, name, "cannot write: " + e->message.substr(e->message.rfind(": ") + 2));
+            return makeError(dir, name, "cannot write: " + why);
         }
     }
     std::filesystem::path old;

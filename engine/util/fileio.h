@@ -4,6 +4,8 @@
 
 #include "util/result.h"
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,10 @@ std::optional<Error> writeFileAtomic(const std::string& path, const std::string&
 // so dir holds either the old complete set or the new one, never a mix.
 std::optional<Error> writeDirAtomic(const std::string& dir,
                                     const std::vector<std::pair<std::string, std::string>>& files);
+// The same with each file streamed by its writer (large outputs never sit in memory whole).
+using StreamWriter = std::function<void(std::ostream&)>;
+std::optional<Error> writeDirAtomic(const std::string& dir,
+                                    const std::vector<std::pair<std::string, StreamWriter>>& files);
 std::string sha256Hex(const std::string& data);
 Result<std::string> sha256File(const std::string& path);
 

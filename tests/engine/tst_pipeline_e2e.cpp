@@ -85,8 +85,10 @@ void TestPipelineE2e::annealExportSimulate() {
     qInfo("%s: sim/eval delay %.3f, %lld instructions", qPrintable(tag), ratio, sim["instructions"].get<long long>());
     QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString("sim/eval delay ratio %1").arg(ratio)));
 
-    // The program itself: every SEND destination has a LOAD from the sender that depends
-    // on it; every buffer reference lies inside its tile's buffer; DRAM bytes add up.
+    // The program itself: every SEND destination has an instruction on that tile that
+    // depends on it (the consumer's compute); every buffer reference lies inside its tile's
+    // buffer, and every SEND writes into a buffer of each of its destinations; DRAM bytes
+    // add up.
     const json pj = readJson(progDir + "/program.json");
     auto prog = programFromJson(pj, "program.json");
     QVERIFY2(bool(prog), prog ? "" : prog.error().message.c_str());
@@ -95,7 +97,7 @@ void TestPipelineE2e::annealExportSimulate() {
     std::map<std::uint32_t, const Instruction*> byId;
     for (const auto& t : prog->tiles)
         for (const auto& i : t.instructions) byId[i.id] = &i;
-    std::map<std::uint32_t, std::set<int>> received; // SEND id -> tiles whose LOAD waits on it
+    std::map<std::uint32_t, std::set<int>> received; // SEND id -> tiles with an instruction waiting on it
     std::uint64_t programDram = 0;
     size_t sends = 0;
     for (const auto& [id, ip] : byId) {
@@ -104,11 +106,20 @@ void TestPipelineE2e::annealExportSimulate() {
             QVERIFY2(double(b.offset + b.bytes) <= hwr->bufferBytes,
                      qPrintable(QString("instruction %1 writes past the buffer").arg(id)));
         if ((i.op == Op::Load && i.src == kDram) || i.op == Op::Store) programDram += i.bytes;
-        if (i.op == Op::Send) ++sends;
-        if (i.op != Op::Load || i.src == kDram) continue;
+        if (i.op == Op::Send) {
+            ++sends;
+            std::set<int> written;
+            for (const auto& b : i.buffers)
+                if (b.write) written.insert(b.tile);
+            for (auto d : i.destinations())
+                QVERIFY2(written.count(d), qPrintable(QString("SEND %1 writes nothing on tile %2").arg(id).arg(d)));
+        }
         for (const auto& d : i.deps) {
             const Instruction& q = *byId.at(d.id);
-            if (q.op == Op::Send && q.tile == i.src) received[q.id].insert(i.tile);
+            if (q.op == Op::Send) {
+                const auto dsts = q.destinations();
+                if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) received[q.id].insert(i.tile);
+            }
         }
     }
     for (const auto& [id, ip] : byId)

@@ -54,6 +54,7 @@ private slots:
     void loadThenCompute();
     void dramIsShared();
     void sendOverOneLink();
+    void sendReadByCompute();
     void validationApi();
     void malformedPrograms_data();
     void malformedPrograms();
@@ -104,6 +105,27 @@ void TestSimulator::sendOverOneLink() {
     const SimResult r = simulate(p, hw);
     QCOMPARE(r.delay, 200.0);
     QCOMPARE(r.nocHopBytes, 2400.0 + 400.0 * 1); // one mesh link, then tile 1's port link
+}
+
+// The generator's form: a SEND writes into the destination's buffer and the consumer's
+// COMPUTE depends on it directly, stage by stage. 2400 B over one link in 2 stages (50
+// cycles each); the 2-stage compute of 300 cycles starts its first half after the first
+// SEND stage: 50 + 150, then its second half after the first: 50 + 150 + 150 = 350.
+void TestSimulator::sendReadByCompute() {
+    const Hardware hw = testchip();
+    Instruction send = make(1, Op::Send, 0, 0, 1, 2400, 2);
+    send.buffers = {{1, 0, 2400, true}};
+    Program p = twoTiles({send}, {make(2, Op::Compute, 1, 1, 1, 0, 2, 300, {{1, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(r.delay, 350.0);
+    // Without the consumer's dependency the SEND has no consumer.
+    p.tiles[1].instructions[0].deps.clear();
+    auto e = validateProgram(p, hw, "u.json");
+    QVERIFY(e);
+    QVERIFY2(e->message.find("SEND without a consumer") != std::string::npos, e->message.c_str());
+    QVERIFY(e->message.find("instruction 1") != std::string::npos);
 }
 
 void TestSimulator::validationApi() {
