@@ -32,6 +32,15 @@ std::string layerSequential(const Network& net, int batch) {
 }
 
 // The checks every generated program must pass; returns the fine-grained replay.
+// A short anneal (beta 3) for `batch`: the kind of tree users export.
+Result<SearchResult> shortAnneal(const Network& net, const Hardware& hw, int seed, int batch) {
+    SearchConfig cfg;
+    cfg.seed = seed;
+    cfg.beta = 3;
+    cfg.totalBatch = batch;
+    return runSearch(net, hw, cfg);
+}
+
 SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     const Evaluation& ev = r.layout.evaluation;
     // DRAM bytes: the program moves what the schedule counts (within 1%).
@@ -329,11 +338,7 @@ void TestCodegen::producerSliceBesideConsumer() {
     auto g = generateProgram(ctx, old, 4, {});
     QVERIFY(!g.ok()); // never laid out past the buffer
 
-    SearchConfig cfg;
-    cfg.seed = 2;
-    cfg.beta = 3;
-    cfg.totalBatch = 4;
-    auto s = runSearch(*net, hw, cfg);
+    auto s = shortAnneal(*net, hw, 2, 4);
     QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
     QVERIFY(evaluate(ctx, s->bestTree, 4, {}).valid);
     auto r = generateProgram(ctx, s->bestTree, 4, {});
@@ -351,11 +356,7 @@ void TestCodegen::attentionOperandB() {
     auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/transformer.onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     const Hardware hw = preset("cloud");
-    SearchConfig cfg;
-    cfg.seed = 1;
-    cfg.beta = 3;
-    cfg.totalBatch = 8;
-    auto s = runSearch(*net, hw, cfg);
+    auto s = shortAnneal(*net, hw, 1, 8);
     QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
     EvalContext ctx(*net, hw);
     auto r = generateProgram(ctx, s->bestTree, 8, {});
