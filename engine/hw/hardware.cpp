@@ -133,8 +133,9 @@ Result<Hardware> parseHardware(const std::string& jsonText, const std::string& f
     }
     if (mx * my <= 0) return makeError(file, "mesh", "0 tiles");
     if (mx > 64 || my > 64) return makeError(file, "mesh", "at most 64x64 tiles are supported");
-    Hardware hw = defaultHardware(mx, my, j.value("name", std::string("custom")));
+    // Type first: value() on a non-string "name" throws json::type_error (found by fuzzing).
     if (j.contains("name") && !j["name"].is_string()) return makeError(file, "name", "expected a string");
+    Hardware hw = defaultHardware(mx, my, j.value("name", std::string("custom")));
     bool dramGiven = false;
     if (j.contains("mesh") && !r.num(j["mesh"], "mesh", "stripe", hw.stripe, true)) return fail();
     if (j.contains("tile")) {

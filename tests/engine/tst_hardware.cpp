@@ -103,6 +103,7 @@ void TestHardware::badTemplates_data() {
     QTest::newRow("bad side") << R"({"dram": {"sides": ["up"]}})" << "hw.json: dram.sides: unknown side \"up\"";
     QTest::newRow("not json") << "{mesh" << "hw.json: byte 2: invalid JSON";
     QTest::newRow("string number") << R"({"tile": {"macs": "1024"}})" << "hw.json: tile.macs: expected a number";
+    QTest::newRow("name not a string") << R"({"name": {"link": 25}})" << "hw.json: name: expected a string";
     QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})" << "hw.json: tile.macs: expected a whole number (got 10.5)";
     QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})" << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
     QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
