@@ -231,8 +231,6 @@ struct Inv {
     int segInv = 0;
 };
 
-std::string tileName(int t) { return "tile:" + std::to_string(t); }
-std::string endpointName(std::int32_t e) { return e == kDram ? "dram" : tileName(e); }
 nlohmann::json endpointsJson(const std::vector<std::int32_t>& list) {
     nlohmann::json j = nlohmann::json::array();
     for (auto e : list) j.push_back(endpointName(e));
@@ -586,8 +584,6 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         r.offset = r.ext.empty() ? 0 : r.ext.front().first;
         return r;
     };
-    // Write-after-read: a writer into a fresh region waits for the last readers of what was
-    // there before.
     // Of several readers on one engine queue only the last matters: a queue completes its
     // instructions in order, so waiting for the last waits for all (this keeps a writer's
     // dependency list short when a region was read by many SENDs).
@@ -602,6 +598,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         for (const auto& [queue, h] : last) out.push_back(h);
         return out;
     };
+    // Write-after-read: a writer into a fresh region waits for the last readers of what was
+    // there before.
     auto guard = [&](const Region& r, const std::vector<std::uint32_t>& writers) {
         std::vector<std::uint32_t> hz;
         for (const auto& [off, len] : r.ext) {

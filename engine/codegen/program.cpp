@@ -38,6 +38,8 @@ Engine engineOf(Op o) {
     return Engine::Load;
 }
 
+std::string endpointName(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
+
 std::vector<std::int32_t> Instruction::destinations() const {
     std::vector<std::int32_t> d{dst};
     d.insert(d.end(), mcast.begin(), mcast.end());
@@ -52,7 +54,6 @@ size_t Program::instructionCount() const {
 
 namespace {
 
-std::string endpoint(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
 
 bool parseEndpoint(const std::string& s, std::int32_t& out) {
     if (s == "dram") {
@@ -94,8 +95,8 @@ json instructionJson(const Program& p, const Instruction& i) {
               {"op", toString(i.op)},
               {"layer", i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
               {"bytes", i.bytes},
-              {"src", endpoint(i.src)},
-              {"dst", endpoint(i.dst)},
+              {"src", endpointName(i.src)},
+              {"dst", endpointName(i.dst)},
               {"stages", i.stages},
               {"cycles", i.cycles},
               {"range", {{"lo", i.lo}, {"hi", i.hi}}},
@@ -142,8 +143,8 @@ void writeProgramJson(std::ostream& o, const Program& p) {
             o << (k ? ",\n   " : "\n   ") << "{\"id\":" << i.id << ",\"engine\":\"" << toString(i.engine())
               << "\",\"op\":\"" << toString(i.op) << "\",\"layer\":"
               << (i.layer >= 0 && size_t(i.layer) < layerJson.size() ? layerJson[size_t(i.layer)] : "\"\"")
-              << ",\"bytes\":" << i.bytes << ",\"src\":\"" << endpoint(i.src) << "\",\"dst\":\""
-              << endpoint(i.dst) << "\",\"stages\":" << i.stages << ",\"cycles\":" << i.cycles
+              << ",\"bytes\":" << i.bytes << ",\"src\":\"" << endpointName(i.src) << "\",\"dst\":\""
+              << endpointName(i.dst) << "\",\"stages\":" << i.stages << ",\"cycles\":" << i.cycles
               << ",\"range\":{\"lo\":";
             quad(i.lo);
             o << ",\"hi\":";
@@ -263,7 +264,7 @@ void writeProgramText(std::ostream& o, const Program& p) {
             std::snprintf(head, sizeof head, "  %6u %-7s %-7s %-20s ", i.id, toString(i.engine()),
                           toString(i.op),
                           i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)].c_str() : "-");
-            o << head << endpoint(i.src) << " -> " << endpoint(i.dst);
+            o << head << endpointName(i.src) << " -> " << endpointName(i.dst);
             for (auto m : i.mcast) o << "," << m;
             o << "  " << i.bytes << " B  x" << i.stages;
             if (i.op == Op::Compute) o << "  " << i.cycles << " cyc";

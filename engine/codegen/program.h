@@ -27,6 +27,8 @@ const char* toString(Op o);
 Engine engineOf(Op o);
 
 constexpr int kDram = -1; // endpoint value meaning DRAM
+// "dram" or "tile:N": how program.json, program.txt, ir.json and messages name an endpoint.
+std::string endpointName(std::int32_t e);
 
 // A dependency at stage granularity (docs/isa.md): stage j (1-based) of the dependent may
 // start once stage min(N_p, stage + j - 1) of the producer has finished, N_p being the

@@ -13,8 +13,6 @@ namespace tilescope {
 
 namespace {
 
-std::string ep(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
-
 struct Flat {
     std::vector<const Instruction*> ins;             // all instructions
     std::unordered_map<std::uint32_t, size_t> index; // id -> position in ins
@@ -59,7 +57,7 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
             if (m < 0 || m >= tiles) return bad(i.id, "multicast destination tile:" + std::to_string(m) + " outside the mesh");
         switch (i.op) {
         case Op::Load:
-            if (i.dst != i.tile) return bad(i.id, "LOAD must write its own tile (dst " + ep(i.dst) + ")");
+            if (i.dst != i.tile) return bad(i.id, "LOAD must write its own tile (dst " + endpointName(i.dst) + ")");
             if (i.src == i.tile) return bad(i.id, "LOAD from its own tile");
             break;
         case Op::Store:
@@ -106,7 +104,7 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
             }
         }
         if (remoteLoad && !matched)
-            return bad(i.id, "LOAD from " + ep(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
+            return bad(i.id, "LOAD from " + endpointName(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
     }
     std::sort(received.begin(), received.end());
     received.erase(std::unique(received.begin(), received.end()), received.end());
