@@ -13,28 +13,6 @@
 
 namespace tilescope {
 
-bool Box::empty() const {
-    for (int a = 0; a < 4; ++a)
-        if (hi[size_t(a)] <= lo[size_t(a)]) return true;
-    return false;
-}
-
-long long Box::volume() const {
-    if (empty()) return 0;
-    long long v = 1;
-    for (int a = 0; a < 4; ++a) v *= hi[size_t(a)] - lo[size_t(a)];
-    return v;
-}
-
-Box Box::intersect(const Box& o) const {
-    Box r;
-    for (size_t a = 0; a < 4; ++a) {
-        r.lo[a] = std::max(lo[a], o.lo[a]);
-        r.hi[a] = std::min(hi[a], o.hi[a]);
-    }
-    return r;
-}
-
 namespace {
 
 using Order = std::array<int, 4>;
@@ -188,17 +166,6 @@ private:
     std::uint64_t m_cursor = 0, m_used = 0, m_peak = 0;
 };
 
-// How a consumer sees input k: its own shape [C, H, W], its channel offset in the layer's
-// (concatenated) input, and whether that shape is the producer's output shape (then boxes
-// map one to one; otherwise the consumer needs the producer's whole output per sample).
-struct InputGeom {
-    int C = 1, H = 1, W = 1;
-    int offC = 0;
-    bool spatial = false;     // [C, H, W] with H, W the layer's input rows / columns
-    bool proportional = false; // MatMul operand B: split with the output channels
-    bool sameAsProducer = false;
-};
-
 struct Region {
     int tile = 0;
     std::uint64_t offset = 0, bytes = 0; // offset of the first extent; total bytes
@@ -316,177 +283,13 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     const ScheduleLayout& S = R.layout;
     if (!S.valid) return Error{"invalid schedule: " + S.reason};
     const int maxStages = std::clamp(opt.maxStages, 1, 64);
-    auto bytesOf = [&](long long elements) {
-        return std::uint64_t((elements * (long long)hw.dataBits + 7) / 8);
-    };
 
-    // ---- Input geometry per (layer, input).
     const int L = int(net.layers.size());
-    std::vector<std::vector<InputGeom>> geom(static_cast<size_t>(L));
-    for (int l = 0; l < L; ++l) {
-        const Layer& ly = net.layers[size_t(l)];
-        int off = 0;
-        for (size_t k = 0; k < ly.inputs.size(); ++k) {
-            const LayerInput& in = ly.inputs[k];
-            InputGeom g;
-            const long long plane = (long long)ly.inH * ly.inW;
-            if (ly.kind == LayerKind::MatMul && k == 1) {
-                g.C = int(std::max<Count>(1, in.bytesPerSample));
-                g.proportional = true;
-            } else if (plane > 0 && in.bytesPerSample % plane == 0 && in.bytesPerSample > 0) {
-                g.C = int(in.bytesPerSample / plane);
-                g.H = ly.inH;
-                g.W = ly.inW;
-                g.spatial = true;
-                g.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
-                off += g.C;
-            } else {
-                g.C = int(std::max<Count>(1, in.bytesPerSample));
-            }
-            if (in.producer >= 0 && g.spatial) {
-                const Layer& p = net.layers[size_t(in.producer)];
-                g.sameAsProducer = p.outC == g.C && p.outH == g.H && p.outW == g.W;
-            }
-            geom[size_t(l)].push_back(g);
-        }
-    }
-    // The window of input k that output box o needs, in the input's own coordinates.
-    auto window = [&](int l, size_t k, const Box& o) {
-        const Layer& ly = net.layers[size_t(l)];
-        const InputGeom& g = geom[size_t(l)][k];
-        Box w;
-        w.lo = {o.lo[0], 0, 0, 0};
-        w.hi = {o.hi[0], g.C, g.H, g.W};
-        if (g.proportional) {
-            w.lo[1] = int((long long)o.lo[1] * g.C / std::max(1, ly.outC));
-            w.hi[1] = int(((long long)o.hi[1] * g.C + ly.outC - 1) / std::max(1, ly.outC));
-            return w;
-        }
-        if (!g.spatial) return w;
-        // Channels, in the layer's concatenated input coordinates.
-        int c0 = 0, c1 = ly.inC;
-        if (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm || ly.kind == LayerKind::MatMul) {
-            const int groups = std::max(1, ly.groups);
-            if (groups > 1) {
-                const int kg = std::max(1, ly.outC / groups), cg = std::max(1, ly.inC / groups);
-                c0 = (o.lo[1] / kg) * cg;
-                c1 = ((o.hi[1] - 1) / kg + 1) * cg;
-            }
-        } else if (ly.kind == LayerKind::Eltwise) {
-            if (g.C == ly.outC) c0 = o.lo[1], c1 = o.hi[1];
-            else c0 = 0, c1 = g.C;
-        } else if (ly.inC == ly.outC) {
-            c0 = o.lo[1], c1 = o.hi[1];
-        }
-        w.lo[1] = std::max(0, c0 - g.offC);
-        w.hi[1] = std::min(g.C, c1 - g.offC);
-        if (g.H == ly.inH && ly.outH > 0) {
-            const int pt = ly.padH / 2;
-            w.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
-            w.hi[2] = std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
-        }
-        if (g.W == ly.inW && ly.outW > 0) {
-            const int pl = ly.padW / 2;
-            w.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
-            w.hi[3] = std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
-        }
-        return w;
-    };
-    // What output box o needs of a producer whose output is not in the input's own
-    // coordinates, as boxes in the producer's [b, c, h, w]. MatMul operand B is split with
-    // the output channels (as the mapper budgets it): for attention's A x V, output
-    // channel j (head j / d, column j % d) reads the producer's channel j on every row;
-    // for Q x K^T, output channel j (head g, key position p) reads row p of head g's d_k
-    // channels of the key projection; otherwise the proportional range of the producer's
-    // output in [c, h, w] order. Any other input takes the producer's whole output of
-    // those samples.
-    auto producerWants = [&](int l, size_t k, const Box& o) {
-        const Layer& ly = net.layers[size_t(l)];
-        const Layer& p = net.layers[size_t(ly.inputs[k].producer)];
-        const InputGeom& g = geom[size_t(l)][k];
-        std::vector<Box> out;
-        Box whole;
-        whole.lo = {o.lo[0], 0, 0, 0};
-        whole.hi = {o.hi[0], p.outC, p.outH, p.outW};
-        const long long elems = (long long)p.outC * p.outH * p.outW;
-        if (!g.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
-            out.push_back(whole);
-            return out;
-        }
-        const int groups = std::max(1, ly.groups);
-        const long long K = ly.inC / groups, cols = ly.outC / groups, rows = (long long)p.outH * p.outW;
-        const bool transposedKeys = p.outC == groups * K && p.outW == 1 && p.outH == cols &&
-                                    !(p.outC == ly.outC && rows == K);
-        if (transposedKeys) {
-            // Output channels [c0, c1) are (head, key row) pairs, head-major.
-            for (long long c = o.lo[1]; c < o.hi[1];) {
-                const long long head = c / cols, r0 = c % cols;
-                const long long r1 = std::min<long long>(cols, r0 + (o.hi[1] - c));
-                Box b = whole;
-                b.lo[1] = int(head * K), b.hi[1] = int((head + 1) * K);
-                b.lo[2] = int(r0), b.hi[2] = int(r1);
-                out.push_back(b);
-                c += r1 - r0;
-            }
-            return out;
-        }
-        // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
-        const long long f0 = (long long)o.lo[1] * elems / ly.outC;
-        const long long f1 = ((long long)o.hi[1] * elems + ly.outC - 1) / ly.outC;
-        const std::array<long long, 3> dim{p.outC, p.outH, p.outW};
-        std::function<void(long long, long long, size_t, std::array<int, 3>)> cut =
-            [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
-                if (lo >= hi) return;
-                long long unit = 1;
-                for (size_t a = ax + 1; a < 3; ++a) unit *= dim[a];
-                auto box = [&](long long i0, long long i1) {
-                    Box b = whole;
-                    for (size_t a = 0; a < ax; ++a) b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
-                    b.lo[ax + 1] = int(i0), b.hi[ax + 1] = int(i1);
-                    out.push_back(b);
-                };
-                if (ax == 2) return box(lo, hi);
-                const long long a0 = (lo + unit - 1) / unit, a1 = hi / unit;
-                if (a0 > a1) { // inside one slice of this axis
-                    at[ax] = int(lo / unit);
-                    return cut(lo % unit, lo % unit + (hi - lo), ax + 1, at);
-                }
-                if (lo < a0 * unit) {
-                    at[ax] = int(a0 - 1);
-                    cut(lo - (a0 - 1) * unit, unit, ax + 1, at);
-                }
-                if (a0 < a1) box(a0, a1);
-                if (hi > a1 * unit) {
-                    at[ax] = int(a1);
-                    cut(0, hi - a1 * unit, ax + 1, at);
-                }
-            };
-        cut(f0, std::min(f1, elems), 0, {0, 0, 0});
-        return out;
-    };
-    // Output box of partition slot t (k innermost, so slots sharing an input are adjacent,
-    // as the evaluator's multicast groups assume).
+    const TransferGeometry geo(net, hw.dataBits);
+    auto bytesOf = [&](long long elements) { return geo.bytesOf(elements); };
+    auto window = [&](int l, size_t k, const Box& o) { return geo.window(l, k, o); };
     auto tileBox = [&](const LeafLayout& leaf, int t, int s0, int s1) {
-        const Layer& ly = net.layers[size_t(leaf.layer)];
-        const LeafMapping& m = leaf.mapping;
-        const int ik = t % m.pk;
-        int r = t / m.pk;
-        const int iw = r % m.pw;
-        r /= m.pw;
-        const int ih = r % m.ph;
-        const int ib = r / m.ph;
-        auto part = [](int ext, int p, int i, int& lo, int& hi) {
-            const int c = (ext + p - 1) / p;
-            lo = std::min(ext, i * c);
-            hi = std::min(ext, (i + 1) * c);
-        };
-        Box b;
-        part(s1 - s0, m.pb, ib, b.lo[0], b.hi[0]);
-        b.lo[0] += s0, b.hi[0] += s0;
-        part(ly.outC, m.pk, ik, b.lo[1], b.hi[1]);
-        part(ly.outH, m.ph, ih, b.lo[2], b.hi[2]);
-        part(ly.outW, m.pw, iw, b.lo[3], b.hi[3]);
-        return b;
+        return geo.tileBox(leaf.layer, leaf.mapping, t, s0, s1);
     };
 
     // ---- Leaf invocations in the evaluator's S-T order.
@@ -671,13 +474,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
         return b;
     };
-    // Weight elements of output channels [k0, k1): the layer's weights (bias included)
-    // shared in proportion, so the slices add up to exactly Layer::weightBytes.
-    auto weightElemsOf = [&](int layer, int k0, int k1) {
-        const Layer& ly = net.layers[size_t(layer)];
-        const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
-        return wb * k1 / oc - wb * k0 / oc;
-    };
+    auto weightElemsOf = [&](int layer, int k0, int k1) { return geo.weightElems(layer, k0, k1); };
     // Loads a leaf's weights for one segment invocation: one DRAM read per output-channel
     // slice, multicast to every tile of the group that holds that slice.
     auto loadWeights = [&](int leafIdx, int segInv) -> std::optional<Error> {
@@ -806,7 +603,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         };
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const LayerInput& in = ly.inputs[k];
-            const InputGeom& g = geom[size_t(v.layer)][k];
+            const InputGeom& g = geo.input(v.layer, k);
             std::vector<Box> win(act.size());
             for (size_t a = 0; a < act.size(); ++a) win[a] = window(v.layer, k, act[a].box);
             const std::string from = in.producer >= 0 ? net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
@@ -826,55 +623,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 Box ext;
                 ext.lo = {s0, 0, 0, 0};
                 ext.hi = {s1, g.C, g.H, g.W};
-                std::array<std::vector<int>, 4> cuts;
-                for (size_t ax = 0; ax < 4; ++ax) {
-                    std::set<int> pts{ext.lo[ax], ext.hi[ax]};
-                    for (const auto& w : win)
-                        if (!w.empty()) {
-                            pts.insert(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
-                            pts.insert(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
-                        }
-                    cuts[ax].assign(pts.begin(), pts.end());
-                }
-                // cover[ax][seg][a]: tile a takes segment seg of axis ax.
-                std::array<std::vector<std::vector<char>>, 4> cover;
-                for (size_t ax = 0; ax < 4; ++ax) {
-                    const size_t ns = cuts[ax].size() - 1;
-                    cover[ax].assign(ns, std::vector<char>(act.size(), 0));
-                    std::vector<char> gap(ns, 1);
-                    for (size_t sg = 0; sg < ns; ++sg)
-                        for (size_t a = 0; a < act.size(); ++a)
-                            if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] && cuts[ax][sg + 1] <= win[a].hi[ax])
-                                cover[ax][sg][a] = 1, gap[sg] = 0;
-                    for (size_t sg = 1; sg < ns; ++sg)
-                        if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
-                    for (size_t sg = ns; sg-- > 0;)
-                        if (gap[sg] && sg + 1 < ns && !gap[sg + 1]) cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
-                }
-                struct Cell {
-                    Box box;
-                    std::vector<size_t> to;
-                };
-                std::vector<Cell> cells;
-                std::array<size_t, 4> si{};
-                for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
-                    for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1])
-                        for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2])
-                            for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
-                                Cell c;
-                                for (size_t ax = 0; ax < 4; ++ax) {
-                                    c.box.lo[ax] = cuts[ax][si[ax]];
-                                    c.box.hi[ax] = cuts[ax][si[ax] + 1];
-                                }
-                                if (c.box.empty()) continue;
-                                for (size_t a = 0; a < act.size(); ++a) {
-                                    bool all4 = true;
-                                    for (size_t ax = 0; ax < 4 && all4; ++ax) all4 = cover[ax][si[ax]][a];
-                                    if (all4) c.to.push_back(a);
-                                }
-                                if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
-                                cells.push_back(std::move(c));
-                            }
+                const std::vector<DramCell> cells = dramCells(ext, win);
                 std::vector<std::uint64_t> need(act.size(), 0);
                 for (const auto& c : cells)
                     for (size_t a : c.to) need[a] += bytesOf(c.box.volume());
@@ -940,35 +689,27 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             std::vector<Group> groups;
             std::vector<std::uint64_t> need(act.size(), 0);
             std::vector<std::vector<Box>> wants(act.size());
-            for (size_t a = 0; a < act.size(); ++a)
-                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : producerWants(v.layer, k, act[a].box);
+            std::vector<int> actTiles;
+            for (size_t a = 0; a < act.size(); ++a) {
+                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : geo.producerWants(v.layer, k, act[a].box);
+                actTiles.push_back(act[a].tile);
+            }
             for (int pi : overlapping(in.producer, v.first, v.last)) {
                 ProdInv& P = prod[size_t(pi)];
                 if (!P.emitted)
                     return Error{"internal: " + ly.name + " is scheduled before its producer " + from};
                 usedProducers.insert(pi);
-                std::map<std::pair<size_t, std::array<int, 8>>, size_t> index;
-                for (size_t sl = 0; sl < P.slices.size(); ++sl) {
-                    const ProdSlice& ps = P.slices[sl];
-                    for (size_t a = 0; a < act.size(); ++a) {
-                        bool isLocal = false;
-                        for (const Box& want : wants[a]) {
-                            const Box x = ps.box.intersect(want);
-                            if (x.empty()) continue;
-                            if (ps.tile == act[a].tile) {
-                                isLocal = true;
-                                continue;
-                            }
-                            std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3],
-                                                   x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
-                            auto [it, fresh] = index.try_emplace({sl, key}, groups.size());
-                            if (fresh) groups.push_back({pi, sl, x, {}});
-                            groups[it->second].to.push_back(a);
-                            need[a] += bytesOf(x.volume());
-                        }
-                        if (isLocal) local[a].push_back({pi, sl, k});
-                    }
+                std::vector<SliceRef> refs;
+                for (const ProdSlice& ps : P.slices) refs.push_back({ps.tile, ps.box});
+                std::vector<NocPiece> pieces;
+                std::vector<std::vector<size_t>> localSlices;
+                nocPieces(refs, actTiles, wants, pieces, localSlices);
+                for (auto& pc : pieces) {
+                    for (size_t a : pc.to) need[a] += bytesOf(pc.box.volume());
+                    groups.push_back({pi, pc.slice, pc.box, std::move(pc.to)});
                 }
+                for (size_t a = 0; a < act.size(); ++a)
+                    for (size_t sl : localSlices[a]) local[a].push_back({pi, sl, k});
             }
             auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
             if (!allocated) return allocated.error();
@@ -1123,7 +864,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             }
             for (const auto& lr : local[a]) {
                 ProdSlice& ps = prod[size_t(lr.prodInv)].slices[lr.slice];
-                if (geom[size_t(v.layer)][lr.input].sameAsProducer) {
+                if (geo.input(v.layer, lr.input).sameAsProducer) {
                     std::vector<Box> req;
                     for (const auto& sb : st) req.push_back(window(v.layer, lr.input, sb));
                     addDep(ps.computeId, cid, lagStage(ps.stages, req));

@@ -8,6 +8,7 @@
 #include "codegen/program.h"
 #include "eval/evaluator.h"
 #include "eval/schedule_layout.h"
+#include "eval/transfers.h"
 #include "tree/ratree.h"
 #include "util/result.h"
 
@@ -27,17 +28,6 @@ struct CodegenOptions {
     // Load all weights of a segment at its start (when the buffers allow), not at each
     // leaf's first invocation.
     bool prefetchWeights = true;
-};
-
-// A box of a tensor: [lo, hi) per axis. Activations: [b, c, h, w] with b the absolute
-// sample index; weights: [k, c, r, s].
-struct Box {
-    std::array<int, 4> lo{}, hi{};
-    bool empty() const;
-    long long volume() const;
-    Box intersect(const Box& o) const;
-    bool intersects(const Box& o) const { return !intersect(o).empty(); }
-    bool operator==(const Box&) const = default;
 };
 
 // A region of a tile's global buffer with its lifetime in instruction ids.

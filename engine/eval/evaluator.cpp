@@ -1,5 +1,6 @@
 #include "eval/evaluator.h"
 #include "eval/schedule_layout.h"
+#include "eval/transfers.h"
 
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
@@ -10,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string>
 #include <unordered_map>
 
 namespace tilescope {
@@ -29,10 +31,6 @@ double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o) {
 
 namespace {
 
-using Pattern = std::vector<std::pair<int, float>>; // link -> bytes per byte moved
-
-enum class Flow : std::uint64_t { TileToTile = 0, FromDram = 1, ToDram = 2 };
-
 std::string fmtBytes(double b) {
     char buf[64];
     if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
@@ -51,13 +49,12 @@ struct EvalContext::Impl {
     EvalStats stats;
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
-    std::unordered_map<std::uint64_t, Pattern> patterns;
-    // scratch reused across evaluations
-    std::vector<float> denseScratch;
-    std::vector<int> routeScratch;
-    std::vector<char> linkMark;
+    TransferGeometry geo;
+    // Leaf traffic memo: annealing revisits the same placements constantly.
+    std::unordered_map<std::string, LeafTraffic> traffic;
+    std::string keyScratch;
 
-    Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h) {
+    Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
         auto cons = net.consumers();
@@ -67,71 +64,27 @@ struct EvalContext::Impl {
                     producers[i].push_back({net.layers[i].inputs[k].producer, int(k)});
             isOutput[i] = net.isOutput(int(i)) || cons[i].empty();
         }
-        denseScratch.assign(size_t(mesh.linkCount()), 0.f);
-        linkMark.assign(size_t(mesh.linkCount()), 0);
     }
 
-    // Per-link share of a transfer between snake ranges (memoised). TileToTile: data
-    // spread evenly over the producer range; the consumer range is split into groups of
-    // m consecutive tiles that each receive one slice by multicast (union of X-Y routes).
-    const Pattern& pattern(Flow flow, int pStart, int pN, int cStart, int cN, int m) {
+    // The leaf's traffic per segment invocation (transfers.h), memoised by everything it
+    // depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
+    const LeafTraffic& trafficOf(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& prods,
+                                 bool writesDram, int segBatch) {
         ++stats.routeCalls;
-        m = std::clamp(m, 1, std::max(1, cN));
-        const std::uint64_t key = (std::uint64_t(flow) << 60) | (std::uint64_t(pStart) << 46) |
-                                  (std::uint64_t(pN) << 33) | (std::uint64_t(cStart) << 20) |
-                                  (std::uint64_t(cN) << 8) | std::uint64_t(m & 0xff);
-        auto it = patterns.find(key);
-        if (it != patterns.end()) {
+        std::string& key = keyScratch;
+        key.clear();
+        auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+        put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram), put(segBatch);
+        for (const LeafPlacement* p : prods) {
+            if (!p) put(-1);
+            else put(p->tileBegin), put(p->tileCount), put(p->batch);
+        }
+        auto it = traffic.find(key);
+        if (it != traffic.end()) {
             ++stats.routeHits;
             return it->second;
         }
-        std::vector<float>& dense = denseScratch;
-        auto addUnion = [&](double w) {
-            for (int l : routeScratch) {
-                if (!linkMark[size_t(l)]) {
-                    linkMark[size_t(l)] = 1;
-                    dense[size_t(l)] += float(w);
-                }
-            }
-            for (int l : routeScratch) linkMark[size_t(l)] = 0;
-            routeScratch.clear();
-        };
-        const int ng = std::max(1, cN / m);
-        if (flow == Flow::TileToTile) {
-            // Large ranges: sample producers with a stride (weights rescaled) so a 12x12
-            // pattern stays cheap; the heatmap shape is kept.
-            const int pStep = std::max(1, (pN * ng) / 2048);
-            int sampled = 0;
-            for (int p = 0; p < pN; p += pStep) ++sampled;
-            const double w = 1.0 / (double(sampled) * ng);
-            for (int p = 0; p < pN; p += pStep) {
-                const int src = mesh.tileAt(pStart + p);
-                for (int g = 0; g < ng; ++g) {
-                    for (int k = 0; k < m; ++k) mesh.route(src, mesh.tileAt(cStart + g * m + k), routeScratch);
-                    addUnion(w);
-                }
-            }
-        } else if (flow == Flow::FromDram) {
-            const double w = 1.0 / ng;
-            for (int g = 0; g < ng; ++g) {
-                for (int k = 0; k < m; ++k) mesh.routeFromDram(mesh.tileAt(cStart + g * m + k), routeScratch);
-                addUnion(w);
-            }
-        } else {
-            const double w = 1.0 / pN;
-            for (int p = 0; p < pN; ++p) {
-                mesh.routeToDram(mesh.tileAt(pStart + p), routeScratch);
-                addUnion(w);
-            }
-        }
-        Pattern pat;
-        for (size_t l = 0; l < dense.size(); ++l)
-            if (dense[l] != 0.f) {
-                pat.emplace_back(int(l), dense[l]);
-                dense[l] = 0.f;
-            }
-        if (patterns.size() > 400000) patterns.clear(); // bound memory on long runs
-        return patterns.emplace(key, std::move(pat)).first->second;
+        return traffic.emplace(key, leafTraffic(geo, mesh, leaf, prods, writesDram, segBatch)).first->second;
     }
 };
 
@@ -178,6 +131,8 @@ struct NodeWork {
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
+    const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
+    Cycles firstStart = 0;  // start of the first invocation, from its segment's start
     int segment = -1;       // index of the segment this node lies in
     PicoJoules energy = 0;  // whole-run energy attributed to this node
 };
@@ -498,24 +453,42 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
         if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
 
+    // ---- Traffic per leaf: exactly the transfers the instruction generator emits
+    // (transfers.h), memoised per placement.
+    if (C.traffic.size() > 20000) C.traffic.clear(); // bound memory on long runs
+    std::vector<LeafPlacement> place(static_cast<size_t>(L));
+    for (int l = 0; l < L; ++l) {
+        const int id = leafNode[size_t(l)];
+        const NodeWork& lw = w[size_t(id)];
+        place[size_t(l)] = {l, tree.node(id).batch, lw.tileBegin, lw.tileCount, lw.mapping};
+    }
+    std::vector<const LeafPlacement*> prods;
+    for (int l = 0; l < L; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        prods.assign(ins.size(), nullptr);
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (!inputViaDram[size_t(l)][k]) prods[k] = &place[size_t(ins[k].producer)];
+        w[size_t(leafNode[size_t(l)])].traffic = &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0, A.segBatch);
+    }
+
     // ---- Delay per invocation, bottom-up (docs/cost-model.md §5). A leaf's activation
-    // DRAM traffic (inputs read through DRAM, its output written) is on its own critical
-    // path: its consumers need its output, so no other leaf's compute can hide it. Only
-    // weights (prefetched at the segment's start) are left to the segment-level bound.
-    // S-cut children share DRAM, so a slot also lasts at least their summed traffic.
-    const double dramBw = hw.dramBytesPerCycle;
+    // traffic (inputs read through DRAM or received over the NoC, its output written) is
+    // on its own critical path: its consumers need its output, so no other leaf's compute
+    // can hide it. Weights are left to the segment level (loaded once per segment
+    // invocation, ahead of their leaf). S-cut children share DRAM and links, so a slot
+    // lasts at least their summed traffic over either.
+    const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
+    std::vector<double> linkSum(size_t(mesh.linkCount()), 0.0);
+    std::vector<int> touched;
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
         NodeWork& nw = w[size_t(id)];
         if (nd.type == NodeType::Leaf) {
-            const Layer& layer = net.layers[size_t(nd.layer)];
-            double bytes = 0;
-            for (size_t k = 0; k < layer.inputs.size(); ++k)
-                if (inputViaDram[size_t(nd.layer)][k]) bytes += double(layer.inputs[k].bytesPerSample);
-            if (writesDram[size_t(nd.layer)]) bytes += double(layer.outputBytesPerSample());
-            nw.dram = bytes * nd.batch * db;
-            nw.time = std::max(nw.compute, nw.dram / dramBw);
+            const LeafTraffic& T = *nw.traffic;
+            const double inv = T.invocations;
+            nw.dram = T.actDram / inv;
+            nw.time = std::max({nw.compute, nw.dram / dramBw, T.actMaxLink / inv / linkBw});
             continue;
         }
         double t = 0, bytes = 0;
@@ -530,10 +503,41 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 t = std::max(t, w[size_t(c)].time);
                 bytes += w[size_t(c)].dram;
             }
-            nw.slot = std::max(t, bytes / dramBw);
+            // Every child moves one sub-batch per slot: add up the links of every leaf
+            // below, scaled from a segment invocation to one child invocation.
+            const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
+            double busiest = 0;
+            for (int pos = nw.lo; pos < nw.hi; ++pos) {
+                const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+                for (const auto& [link, b] : T.actLinks) {
+                    double& x = linkSum[size_t(link)];
+                    if (x == 0.0) touched.push_back(link);
+                    x += b * perSlot;
+                }
+            }
+            for (int l : touched) {
+                busiest = std::max(busiest, linkSum[size_t(l)]);
+                linkSum[size_t(l)] = 0.0;
+            }
+            touched.clear();
+            nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
             nw.time = nw.slot * (nd.subBatch + nw.maxStage);
         }
         nw.dram = bytes * nd.subBatch;
+    }
+    // First start of every node within its segment: T-cut children one after another,
+    // S-cut children one slot per stage (the same walk as the S-T graph, first sub-batch).
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type == NodeType::Leaf) continue;
+        const NodeWork& nw = w[size_t(id)];
+        Cycles t = id == tree.root ? 0 : nw.firstStart;
+        for (int c : nd.children) {
+            NodeWork& cw = w[size_t(c)];
+            if (id == tree.root && A.rootIsT) cw.firstStart = 0;
+            else if (nd.type == NodeType::T) cw.firstStart = t, t += cw.time;
+            else cw.firstStart = nw.firstStart + cw.stage * nw.slot;
+        }
     }
 
     return true;
@@ -543,7 +547,6 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
 
 Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
     EvalContext::Impl& C = ctx.impl();
-    const Network& net = C.net;
     const Hardware& hw = C.hw;
     const Mesh& mesh = C.mesh;
     ++C.stats.evaluations;
@@ -561,71 +564,54 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     const std::vector<int>& segments = A.segments;
     const int segBatch = A.segBatch;
     const int segInvocations = A.segInvocations;
-    const std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
-    const std::vector<char>& writesDram = A.writesDram;
 
-    // ---- Data flow and traffic, per segment invocation (SPEC §2 data-flow rules).
+    // ---- Traffic, energy and segment bounds, per segment invocation invocation (SPEC §2 data-flow rules).
     const size_t links = size_t(mesh.linkCount());
     std::vector<double> segLinks(links, 0.0);
     std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
     std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
     const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
-    const double db = hw.dataBits / 8.0;
+    std::vector<double> linkSum(links, 0.0);
+    std::vector<int> touched;
     double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
     EnergyBreakdown E;
     std::vector<double> segTime(segments.size(), 0.0);
     std::vector<Bound> segBound(segments.size(), Bound::Compute);
     std::vector<double> segDram(segments.size(), 0.0);
-    auto addPattern = [&](const Pattern& p, double bytes) {
-        for (const auto& [link, frac] : p) segLinks[size_t(link)] += bytes * frac;
-    };
+    const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
+    std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
 
     for (size_t s = 0; s < segments.size(); ++s) {
         std::fill(segLinks.begin(), segLinks.end(), 0.0);
-        double dram = 0, energyCompute = 0, energyBuffer = 0;
+        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0;
         const NodeWork& sw = w[size_t(segments[s])];
+        byStart.clear();
         for (int pos = sw.lo; pos < sw.hi; ++pos) {
             const int l = posLayer[size_t(pos)];
-            const Layer& layer = net.layers[size_t(l)];
             const int id = leafNode[size_t(l)];
             NodeWork& lw = w[size_t(id)];
             const LeafMapping& m = *lw.mapping;
+            const LeafTraffic& T = *lw.traffic;
             const double invocations = double(segBatch) / tree.node(id).batch;
-            double leafDram = 0;
-            double delivered = 0;
-            for (size_t k = 0; k < layer.inputs.size(); ++k) {
-                const LayerInput& in = layer.inputs[k];
-                const double bytes = double(in.bytesPerSample) * segBatch * db;
-                const int mc = (layer.kind == LayerKind::MatMul && k == 1) ? m.weightMulticast : m.inputMulticast;
-                if (inputViaDram[size_t(l)][k]) {
-                    leafDram += bytes;
-                    addPattern(C.pattern(Flow::FromDram, 0, 0, lw.tileBegin, lw.tileCount, mc), bytes);
-                } else {
-                    const NodeWork& pw = w[size_t(leafNode[size_t(in.producer)])];
-                    addPattern(C.pattern(Flow::TileToTile, pw.tileBegin, pw.tileCount, lw.tileBegin,
-                                         lw.tileCount, mc), bytes);
-                }
-                delivered += bytes * mc;
-            }
-            if (layer.weightBytes > 0) {
-                const double bytes = double(layer.weightBytes) * db;
-                leafDram += bytes;
-                addPattern(C.pattern(Flow::FromDram, 0, 0, lw.tileBegin, lw.tileCount, m.weightMulticast), bytes);
-                delivered += bytes * m.weightMulticast;
-            }
-            if (writesDram[size_t(l)]) {
-                const double bytes = double(layer.outputBytesPerSample()) * segBatch * db;
-                leafDram += bytes;
-                addPattern(C.pattern(Flow::ToDram, lw.tileBegin, lw.tileCount, 0, 0, 1), bytes);
-            }
+            double hop = 0;
+            for (const auto& [link, b] : T.actLinks) segLinks[size_t(link)] += b, hop += b;
+            for (const auto& [link, b] : T.weightLinks) segLinks[size_t(link)] += b, hop += b;
+            const double leafDram = T.actDram + T.weightDram;
+            if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
+            // Why the leaf waits beyond its compute (for the reported bound).
+            const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
+            const double nocWait = std::max(0.0, T.actMaxLink / T.invocations / linkBw - lw.compute);
+            leafDramWait += dramWait * invocations;
+            leafNocWait += nocWait * invocations;
             const double macs = double(m.macs) * invocations;
             const double eCompute = macs * hw.energy.macPj + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
-            const double eBuffer = (m.bufferAccessBytes * invocations + delivered) * sramPj;
+            const double eBuffer = (m.bufferAccessBytes * invocations + T.delivered) * sramPj;
             energyCompute += eCompute;
             energyBuffer += eBuffer;
             macTotal += macs * segInvocations;
             dram += leafDram;
-            lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit) * segInvocations;
+            lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
+                         hop * 8 * hw.energy.nocPjPerBitHop) * segInvocations;
             if (opt.detail && leafDram > 0)
                 for (int t = 0; t < lw.tileCount; ++t)
                     tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] += leafDram * segInvocations / lw.tileCount;
@@ -636,13 +622,36 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             maxLink = std::max(maxLink, segLinks[i]);
             if (opt.detail) totalLinks[i] += segLinks[i] * segInvocations;
         }
-        // A segment whose pipeline already waits on its leaves' own DRAM traffic is
-        // DRAM-bound even when the whole-segment DRAM bound below does not bite.
-        const Cycles dramTime = dram / hw.dramBytesPerCycle;
-        const Cycles nocTime = maxLink / hw.nocBytesPerCycle;
+        // Weights arrive in the order their leaves first run, through the shared DRAM and
+        // the links they use; a leaf cannot start before its weights are in, and what
+        // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
+        Cycles weightBound = 0;
+        if (!byStart.empty()) {
+            std::stable_sort(byStart.begin(), byStart.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            double cumDram = 0, cumLinkMax = 0;
+            for (const auto& [start, lw] : byStart) {
+                cumDram += lw->traffic->weightDram;
+                for (const auto& [link, b] : lw->traffic->weightLinks) {
+                    double& x = linkSum[size_t(link)];
+                    if (x == 0.0) touched.push_back(link);
+                    x += b;
+                    cumLinkMax = std::max(cumLinkMax, x);
+                }
+                const Cycles arrival = std::max(cumDram / dramBw, cumLinkMax / linkBw);
+                weightBound = std::max(weightBound, arrival + sw.time - start);
+            }
+            for (int l : touched) linkSum[size_t(l)] = 0.0;
+            touched.clear();
+        }
+        const Cycles dramTime = dram / dramBw;
+        const Cycles nocTime = maxLink / linkBw;
         segTime[s] = sw.time;
-        if (sw.time > sw.compute) segBound[s] = Bound::Dram;
+        // A segment whose pipeline already waits on its leaves' own traffic is bound by
+        // what they wait for, even when no whole-segment bound below bites.
+        if (sw.time > sw.compute) segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
         if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
+        if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
         if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
         segDram[s] = dram;
         dramTotal += dram * segInvocations;

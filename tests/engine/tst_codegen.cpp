@@ -2,6 +2,7 @@
 // buffers stay within capacity and live regions never overlap, the replay is deadlock-free
 // and close to the evaluator's delay; encodings round-trip and the decoder rejects damage.
 #include "codegen/codegen.h"
+#include "hw/mesh.h"
 #include "model/model_loader.h"
 #include "netbuilder.h"
 #include "search/search.h"
@@ -41,8 +42,42 @@ Result<SearchResult> shortAnneal(const Network& net, const Hardware& hw, int see
     return runSearch(net, hw, cfg);
 }
 
+// Bytes per link that the program moves: every LOAD from DRAM, STORE and SEND over the
+// union of its X-then-Y routes (a multicast loads each link once), routed here
+// independently of the evaluator and the simulator.
+std::vector<double> programLinkBytes(const Program& p, const Hardware& hw) {
+    const Mesh mesh(hw);
+    std::vector<double> bytes(size_t(mesh.linkCount()), 0.0);
+    std::vector<int> route;
+    for (const auto& tp : p.tiles)
+        for (const auto& i : tp.instructions) {
+            route.clear();
+            if (i.op == Op::Load && i.src == kDram)
+                for (auto d : i.destinations()) mesh.routeFromDram(d, route);
+            else if (i.op == Op::Store) mesh.routeToDram(i.tile, route);
+            else if (i.op == Op::Send)
+                for (auto d : i.destinations()) mesh.route(i.tile, d, route);
+            std::sort(route.begin(), route.end());
+            route.erase(std::unique(route.begin(), route.end()), route.end());
+            for (int l : route) bytes[size_t(l)] += double(i.bytes);
+        }
+    return bytes;
+}
+
 SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     const Evaluation& ev = r.layout.evaluation;
+    // The evaluator costs exactly the transfers the program makes: the same bytes on every
+    // link (docs/cost-model.md §4), and its delay is never below the busiest link's time.
+    const std::vector<double> links = programLinkBytes(r.program, hw);
+    if (ev.linkBytes.size() != links.size()) qFatal("link count %zu vs %zu", ev.linkBytes.size(), links.size());
+    double busiest = 0;
+    for (size_t l = 0; l < links.size(); ++l) {
+        if (std::abs(links[l] - ev.linkBytes[l]) > 1e-6 * std::max(1.0, links[l]))
+            qFatal("link %zu: program %.0f bytes, evaluator %.0f", l, links[l], ev.linkBytes[l]);
+        busiest = std::max(busiest, links[l]);
+    }
+    if (ev.delay < busiest / hw.nocBytesPerCycle * (1 - 1e-9))
+        qFatal("evaluator delay %.0f below the busiest link's %.0f cycles", ev.delay, busiest / hw.nocBytesPerCycle);
     // DRAM bytes: the program moves what the schedule counts (within 1%).
     const double dram = double(r.programDramBytes);
     if (std::abs(dram - ev.dramBytes) > 0.01 * ev.dramBytes)

@@ -62,11 +62,13 @@ void TestEvaluator::handDerivedTwoConvs() {
     const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
     const Evaluation et = evaluate(net, hw, t, 2, opt);
     QVERIFY2(et.valid, et.reason.c_str());
-    QCOMPARE(et.delay, 28224.0);
+    // The first leaf cannot start before its weights are in (docs/cost-model.md §5, weight
+    // arrival): conv1's 128*128*9 = 147,456 B at 1e9 B/cycle.
+    QCOMPARE(et.delay, 28224.0 + 147456 / 1e9);
     const RATree s = parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net);
     const Evaluation es = evaluate(net, hw, s, 2, opt);
     QVERIFY2(es.valid, es.reason.c_str());
-    QCOMPARE(es.delay, 42336.0);
+    QCOMPARE(es.delay, 42336.0 + 147456 / 1e9);
     // The S cut split the 16 tiles 8 + 8 and put conv2 in stage 1.
     const int sId = s.node(s.root).children[0];
     const int c1 = s.node(sId).children[0], c2 = s.node(sId).children[1];
@@ -92,8 +94,11 @@ void TestEvaluator::handDerivedEnergy() {
         QCOMPARE(e.dramBytes, 696320.0);
         QVERIFY(qFuzzyCompare(e.energy.dram, 41779200.0));
         QVERIFY(qFuzzyCompare(e.energy.mac, 8323596.288));
-        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the single segment.
-        QCOMPARE(e.delay, 43520.0);
+        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the T segment (its
+        // weight arrival, conv1's 147,456 B / 16 = 9,216 cycles before 2 x 14,112 cycles of
+        // compute, is 37,440). The S cut (8 + 8 tiles, conv2 in stage 1) runs 3 slots of
+        // 14,112 cycles = 42,336 that cannot start before conv1's weights: 9,216 + 42,336.
+        QCOMPARE(e.delay, QByteArray(text).contains("S ") ? 51552.0 : 43520.0);
     }
     // As two segments conv1's output goes through DRAM: 2 * 200,704 B more.
     const Evaluation e2 = evaluate(net, hw, parse("T 2/1\n\tconv1 2\n\tconv2 2\n", net), 2, {});
@@ -111,9 +116,10 @@ void TestEvaluator::handDerivedEnergy() {
 // Activation DRAM: stem reads the input (F) and writes its output for the add (stem -> add
 // skips two T children: DRAM), 401,408 B -> 4,014.08 cycles < 7,056: stem stays 7,056.
 // The add reads stem's output and writes the network output, 401,408 B -> 4,014.08 > 196.
-// c1, c2 move nothing through DRAM. D = 3 * 7,056 + 4,014.08 = 25,182.08 cycles, above
-// both the compute sum 21,364 and the segment's DRAM bound (802,816 + weights 110,592) /
-// 100 = 9,134.08, which were all the previous model charged.
+// c1, c2 move nothing through DRAM. The pipeline: 3 * 7,056 + 4,014.08 = 25,182.08 cycles,
+// above both the compute sum 21,364 and the segment's DRAM bound (802,816 + weights
+// 110,592) / 100 = 9,134.08, which were all an earlier model charged. Stem cannot start
+// before its weights (64*64*9 = 36,864 B / 100 = 368.64 cycles): D = 25,550.72.
 void TestEvaluator::leafDramOnItsCriticalPath() {
     const Network net = test::residual(1);
     Hardware hw = computeBoundEdge();
@@ -129,7 +135,7 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
     QCOMPARE(e.nodes[size_t(leaves[0])].time, 7056.0);
     QCOMPARE(e.nodes[size_t(leaves[1])].time, 7056.0);
     QCOMPARE(e.nodes[size_t(leaves[3])].time, 4014.08);
-    QVERIFY(qFuzzyCompare(e.delay, 25182.08));
+    QVERIFY(qFuzzyCompare(e.delay, 368.64 + 25182.08));
     QCOMPARE(e.nodes[size_t(seg)].bound, Bound::Dram);
 }
 

@@ -1,0 +1,427 @@
+#include "eval/transfers.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace tilescope {
+
+bool Box::empty() const {
+    for (int a = 0; a < 4; ++a)
+        if (hi[size_t(a)] <= lo[size_t(a)]) return true;
+    return false;
+}
+
+long long Box::volume() const {
+    if (empty()) return 0;
+    long long v = 1;
+    for (int a = 0; a < 4; ++a) v *= hi[size_t(a)] - lo[size_t(a)];
+    return v;
+}
+
+Box Box::intersect(const Box& o) const {
+    Box r;
+    for (size_t a = 0; a < 4; ++a) {
+        r.lo[a] = std::max(lo[a], o.lo[a]);
+        r.hi[a] = std::min(hi[a], o.hi[a]);
+    }
+    return r;
+}
+
+TransferGeometry::TransferGeometry(const Network& net, int dataBits) : m_net(net), m_dataBits(dataBits) {
+    const int L = int(net.layers.size());
+    m_geom.resize(size_t(L));
+    for (int l = 0; l < L; ++l) {
+        const Layer& ly = net.layers[size_t(l)];
+        int off = 0;
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const LayerInput& in = ly.inputs[k];
+            InputGeom g;
+            const long long plane = (long long)ly.inH * ly.inW;
+            if (ly.kind == LayerKind::MatMul && k == 1) {
+                g.C = int(std::max<Count>(1, in.bytesPerSample));
+                g.proportional = true;
+            } else if (plane > 0 && in.bytesPerSample % plane == 0 && in.bytesPerSample > 0) {
+                g.C = int(in.bytesPerSample / plane);
+                g.H = ly.inH;
+                g.W = ly.inW;
+                g.spatial = true;
+                g.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
+                off += g.C;
+            } else {
+                g.C = int(std::max<Count>(1, in.bytesPerSample));
+            }
+            if (in.producer >= 0 && g.spatial) {
+                const Layer& p = net.layers[size_t(in.producer)];
+                g.sameAsProducer = p.outC == g.C && p.outH == g.H && p.outW == g.W;
+            }
+            m_geom[size_t(l)].push_back(g);
+        }
+    }
+}
+
+Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const int ik = t % m.pk;
+    int r = t / m.pk;
+    const int iw = r % m.pw;
+    r /= m.pw;
+    const int ih = r % m.ph;
+    const int ib = r / m.ph;
+    auto part = [](int ext, int p, int i, int& lo, int& hi) {
+        const int c = (ext + p - 1) / p;
+        lo = std::min(ext, i * c);
+        hi = std::min(ext, (i + 1) * c);
+    };
+    Box b;
+    part(s1 - s0, m.pb, ib, b.lo[0], b.hi[0]);
+    b.lo[0] += s0, b.hi[0] += s0;
+    part(ly.outC, m.pk, ik, b.lo[1], b.hi[1]);
+    part(ly.outH, m.ph, ih, b.lo[2], b.hi[2]);
+    part(ly.outW, m.pw, iw, b.lo[3], b.hi[3]);
+    return b;
+}
+
+Box TransferGeometry::window(int l, size_t k, const Box& o) const {
+    const Layer& ly = m_net.layers[size_t(l)];
+    const InputGeom& g = m_geom[size_t(l)][k];
+    Box w;
+    w.lo = {o.lo[0], 0, 0, 0};
+    w.hi = {o.hi[0], g.C, g.H, g.W};
+    if (g.proportional) {
+        w.lo[1] = int((long long)o.lo[1] * g.C / std::max(1, ly.outC));
+        w.hi[1] = int(((long long)o.hi[1] * g.C + ly.outC - 1) / std::max(1, ly.outC));
+        return w;
+    }
+    if (!g.spatial) return w;
+    // Channels, in the layer's concatenated input coordinates.
+    int c0 = 0, c1 = ly.inC;
+    if (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm || ly.kind == LayerKind::MatMul) {
+        const int groups = std::max(1, ly.groups);
+        if (groups > 1) {
+            const int kg = std::max(1, ly.outC / groups), cg = std::max(1, ly.inC / groups);
+            c0 = (o.lo[1] / kg) * cg;
+            c1 = ((o.hi[1] - 1) / kg + 1) * cg;
+        }
+    } else if (ly.kind == LayerKind::Eltwise) {
+        if (g.C == ly.outC) c0 = o.lo[1], c1 = o.hi[1];
+        else c0 = 0, c1 = g.C;
+    } else if (ly.inC == ly.outC) {
+        c0 = o.lo[1], c1 = o.hi[1];
+    }
+    w.lo[1] = std::max(0, c0 - g.offC);
+    w.hi[1] = std::min(g.C, c1 - g.offC);
+    if (g.H == ly.inH && ly.outH > 0) {
+        const int pt = ly.padH / 2;
+        w.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
+        w.hi[2] = std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
+    }
+    if (g.W == ly.inW && ly.outW > 0) {
+        const int pl = ly.padW / 2;
+        w.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
+        w.hi[3] = std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
+    }
+    return w;
+}
+
+// MatMul operand B is split with the output channels (as the mapper budgets it): for
+// attention's A x V, output channel j (head j / d, column j % d) reads the producer's
+// channel j on every row; for Q x K^T, output channel j (head g, key position p) reads row
+// p of head g's d_k channels of the key projection; otherwise the proportional range of
+// the producer's output in [c, h, w] order. Any other input takes the producer's whole
+// output of those samples.
+std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) const {
+    const Layer& ly = m_net.layers[size_t(l)];
+    const Layer& p = m_net.layers[size_t(ly.inputs[k].producer)];
+    const InputGeom& g = m_geom[size_t(l)][k];
+    std::vector<Box> out;
+    Box whole;
+    whole.lo = {o.lo[0], 0, 0, 0};
+    whole.hi = {o.hi[0], p.outC, p.outH, p.outW};
+    const long long elems = (long long)p.outC * p.outH * p.outW;
+    if (!g.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
+        out.push_back(whole);
+        return out;
+    }
+    const int groups = std::max(1, ly.groups);
+    const long long K = ly.inC / groups, cols = ly.outC / groups, rows = (long long)p.outH * p.outW;
+    const bool transposedKeys = p.outC == groups * K && p.outW == 1 && p.outH == cols &&
+                                !(p.outC == ly.outC && rows == K);
+    if (transposedKeys) {
+        // Output channels [c0, c1) are (head, key row) pairs, head-major.
+        for (long long c = o.lo[1]; c < o.hi[1];) {
+            const long long head = c / cols, r0 = c % cols;
+            const long long r1 = std::min<long long>(cols, r0 + (o.hi[1] - c));
+            Box b = whole;
+            b.lo[1] = int(head * K), b.hi[1] = int((head + 1) * K);
+            b.lo[2] = int(r0), b.hi[2] = int(r1);
+            out.push_back(b);
+            c += r1 - r0;
+        }
+        return out;
+    }
+    // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
+    const long long f0 = (long long)o.lo[1] * elems / ly.outC;
+    const long long f1 = ((long long)o.hi[1] * elems + ly.outC - 1) / ly.outC;
+    const std::array<long long, 3> dim{p.outC, p.outH, p.outW};
+    std::function<void(long long, long long, size_t, std::array<int, 3>)> cut =
+        [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
+            if (lo >= hi) return;
+            long long unit = 1;
+            for (size_t a = ax + 1; a < 3; ++a) unit *= dim[a];
+            auto box = [&](long long i0, long long i1) {
+                Box b = whole;
+                for (size_t a = 0; a < ax; ++a) b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
+                b.lo[ax + 1] = int(i0), b.hi[ax + 1] = int(i1);
+                out.push_back(b);
+            };
+            if (ax == 2) return box(lo, hi);
+            const long long a0 = (lo + unit - 1) / unit, a1 = hi / unit;
+            if (a0 > a1) { // inside one slice of this axis
+                at[ax] = int(lo / unit);
+                return cut(lo % unit, lo % unit + (hi - lo), ax + 1, at);
+            }
+            if (lo < a0 * unit) {
+                at[ax] = int(a0 - 1);
+                cut(lo - (a0 - 1) * unit, unit, ax + 1, at);
+            }
+            if (a0 < a1) box(a0, a1);
+            if (hi > a1 * unit) {
+                at[ax] = int(a1);
+                cut(0, hi - a1 * unit, ax + 1, at);
+            }
+        };
+    cut(f0, std::min(f1, elems), 0, {0, 0, 0});
+    return out;
+}
+
+long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
+    return wb * k1 / oc - wb * k0 / oc;
+}
+
+std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
+    const size_t n = win.size();
+    std::array<std::vector<int>, 4> cuts;
+    for (size_t ax = 0; ax < 4; ++ax) {
+        std::set<int> pts{ext.lo[ax], ext.hi[ax]};
+        for (const auto& w : win)
+            if (!w.empty()) {
+                pts.insert(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
+                pts.insert(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
+            }
+        cuts[ax].assign(pts.begin(), pts.end());
+    }
+    // cover[ax][seg][a]: window a takes segment seg of axis ax.
+    std::array<std::vector<std::vector<char>>, 4> cover;
+    for (size_t ax = 0; ax < 4; ++ax) {
+        const size_t ns = cuts[ax].size() - 1;
+        cover[ax].assign(ns, std::vector<char>(n, 0));
+        std::vector<char> gap(ns, 1);
+        for (size_t sg = 0; sg < ns; ++sg)
+            for (size_t a = 0; a < n; ++a)
+                if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] && cuts[ax][sg + 1] <= win[a].hi[ax])
+                    cover[ax][sg][a] = 1, gap[sg] = 0;
+        for (size_t sg = 1; sg < ns; ++sg)
+            if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
+        for (size_t sg = ns; sg-- > 0;)
+            if (gap[sg] && sg + 1 < ns && !gap[sg + 1]) cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
+    }
+    std::vector<DramCell> cells;
+    std::array<size_t, 4> si{};
+    for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
+        for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1])
+            for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2])
+                for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
+                    DramCell c;
+                    for (size_t ax = 0; ax < 4; ++ax) {
+                        c.box.lo[ax] = cuts[ax][si[ax]];
+                        c.box.hi[ax] = cuts[ax][si[ax] + 1];
+                    }
+                    if (c.box.empty()) continue;
+                    for (size_t a = 0; a < n; ++a) {
+                        bool all4 = true;
+                        for (size_t ax = 0; ax < 4 && all4; ++ax) all4 = cover[ax][si[ax]][a];
+                        if (all4) c.to.push_back(a);
+                    }
+                    if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
+                    cells.push_back(std::move(c));
+                }
+    return cells;
+}
+
+void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
+               const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
+               std::vector<std::vector<size_t>>& local) {
+    local.resize(consumerTiles.size());
+    std::map<std::pair<size_t, std::array<int, 8>>, size_t> index;
+    for (size_t sl = 0; sl < slices.size(); ++sl) {
+        const SliceRef& ps = slices[sl];
+        for (size_t a = 0; a < consumerTiles.size(); ++a) {
+            bool isLocal = false;
+            for (const Box& want : wants[a]) {
+                const Box x = ps.box.intersect(want);
+                if (x.empty()) continue;
+                if (ps.tile == consumerTiles[a]) {
+                    isLocal = true;
+                    continue;
+                }
+                const std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3], x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
+                auto [it, fresh] = index.try_emplace({sl, key}, pieces.size());
+                if (fresh) pieces.push_back({sl, x, {}});
+                pieces[it->second].to.push_back(a);
+            }
+            if (isLocal) local[a].push_back(sl);
+        }
+    }
+}
+
+} // namespace tilescope
+
+#include "hw/mesh.h"
+
+namespace tilescope {
+
+namespace {
+
+// Per-link bytes of a set of transfers; a multicast loads each link of the union of its
+// routes once.
+class LinkTally {
+public:
+    explicit LinkTally(int links) : m_bytes(size_t(links), 0.0), m_mark(size_t(links), 0), m_seen(size_t(links), 0) {}
+    void add(const std::vector<int>& route, double bytes) {
+        for (int l : route) {
+            if (m_mark[size_t(l)]) continue;
+            m_mark[size_t(l)] = 1;
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += bytes;
+        }
+        for (int l : route) m_mark[size_t(l)] = 0;
+    }
+    // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the max.
+    double take(std::vector<std::pair<int, double>>& out) {
+        std::sort(m_touched.begin(), m_touched.end());
+        double mx = 0;
+        for (int l : m_touched) {
+            out.emplace_back(l, m_bytes[size_t(l)]);
+            mx = std::max(mx, m_bytes[size_t(l)]);
+            m_bytes[size_t(l)] = 0.0;
+            m_seen[size_t(l)] = 0;
+        }
+        m_touched.clear();
+        return mx;
+    }
+
+private:
+    std::vector<double> m_bytes;
+    std::vector<char> m_mark, m_seen;
+    std::vector<int> m_touched;
+};
+
+} // namespace
+
+LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch) {
+    const Network& net = geo.network();
+    const Layer& ly = net.layers[size_t(leaf.layer)];
+    const LeafMapping& m = *leaf.mapping;
+    LeafTraffic T;
+    LinkTally act(mesh.linkCount()), wgt(mesh.linkCount());
+    std::vector<int> route;
+    auto fromDram = [&](const std::vector<int>& tiles) {
+        route.clear();
+        for (int t : tiles) mesh.routeFromDram(t, route);
+    };
+    const int b = std::max(1, leaf.batch);
+    T.invocations = std::max(1, segBatch / b);
+
+    // Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
+    if (ly.weightBytes > 0) {
+        std::map<std::pair<int, int>, std::vector<int>> byK;
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box box = geo.tileBox(leaf.layer, m, t, 0, b);
+            if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+        }
+        for (const auto& [kr, members] : byK) {
+            const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
+            fromDram(members);
+            wgt.add(route, bytes);
+            T.weightDram += bytes;
+            T.delivered += bytes * double(members.size());
+        }
+    }
+
+    std::vector<int> actTiles;
+    std::vector<Box> boxes, win;
+    std::vector<std::vector<Box>> wants;
+    std::vector<int> dst;
+    for (int inv = 0; inv < T.invocations; ++inv) {
+        const int s0 = inv * b, s1 = s0 + b;
+        actTiles.clear();
+        boxes.clear();
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box box = geo.tileBox(leaf.layer, m, t, s0, s1);
+            if (box.empty()) continue;
+            actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
+            boxes.push_back(box);
+        }
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const InputGeom& g = geo.input(leaf.layer, k);
+            win.clear();
+            for (const Box& o : boxes) win.push_back(geo.window(leaf.layer, k, o));
+            const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
+            if (!p) {
+                Box ext;
+                ext.lo = {s0, 0, 0, 0};
+                ext.hi = {s1, g.C, g.H, g.W};
+                for (const DramCell& c : dramCells(ext, win)) {
+                    const double bytes = double(geo.bytesOf(c.box.volume()));
+                    dst.clear();
+                    for (size_t a : c.to) dst.push_back(actTiles[a]);
+                    fromDram(dst);
+                    act.add(route, bytes);
+                    T.actDram += bytes;
+                    T.delivered += bytes * double(c.to.size());
+                }
+                continue;
+            }
+            wants.assign(boxes.size(), {});
+            for (size_t a = 0; a < boxes.size(); ++a)
+                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : geo.producerWants(leaf.layer, k, boxes[a]);
+            // The producer invocations whose samples overlap [s0, s1).
+            const int pb = std::max(1, p->batch);
+            for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
+                std::vector<SliceRef> slices;
+                for (int t = 0; t < p->tileCount; ++t) {
+                    const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
+                    if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
+                }
+                std::vector<NocPiece> pieces;
+                std::vector<std::vector<size_t>> local;
+                nocPieces(slices, actTiles, wants, pieces, local);
+                for (const NocPiece& pc : pieces) {
+                    const double bytes = double(geo.bytesOf(pc.box.volume()));
+                    route.clear();
+                    for (size_t a : pc.to) mesh.route(slices[pc.slice].tile, actTiles[a], route);
+                    act.add(route, bytes);
+                    T.delivered += bytes * double(pc.to.size());
+                }
+            }
+        }
+        if (writesDram)
+            for (size_t a = 0; a < boxes.size(); ++a) {
+                const double bytes = double(geo.bytesOf(boxes[a].volume()));
+                route.clear();
+                mesh.routeToDram(actTiles[a], route);
+                act.add(route, bytes);
+                T.actDram += bytes;
+            }
+    }
+    T.actMaxLink = act.take(T.actLinks);
+    T.weightMaxLink = wgt.take(T.weightLinks);
+    return T;
+}
+
+} // namespace tilescope

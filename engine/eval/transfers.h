@@ -1,0 +1,128 @@
+// What moves where when a leaf runs: the partition of its output over its tiles, the
+// input window each output box needs, and the transfers that deliver them (DRAM cells
+// read once and multicast; producer slices sent to the tiles whose windows meet them).
+// The evaluator costs these transfers and the instruction generator emits them, so both
+// count the same bytes on the same links (docs/cost-model.md §4, docs/isa.md).
+#pragma once
+
+#include "mapping/mapper.h"
+#include "model/network.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tilescope {
+
+// A box of a tensor: [lo, hi) per axis. Activations: [b, c, h, w] with b the absolute
+// sample index; weights: [k, c, r, s].
+struct Box {
+    std::array<int, 4> lo{}, hi{};
+    bool empty() const;
+    long long volume() const;
+    Box intersect(const Box& o) const;
+    bool intersects(const Box& o) const { return !intersect(o).empty(); }
+    bool operator==(const Box&) const = default;
+};
+
+// How a consumer sees input k: its own shape [C, H, W], its channel offset in the layer's
+// (concatenated) input, and whether that shape is the producer's output shape (then boxes
+// map one to one; otherwise the consumer needs what producerWants() says).
+struct InputGeom {
+    int C = 1, H = 1, W = 1;
+    int offC = 0;
+    bool spatial = false;      // [C, H, W] with H, W the layer's input rows / columns
+    bool proportional = false; // MatMul operand B: split with the output channels
+    bool sameAsProducer = false;
+};
+
+// The geometry of every layer's inputs, and the boxes derived from a leaf's partition.
+class TransferGeometry {
+public:
+    TransferGeometry(const Network& net, int dataBits);
+
+    const Network& network() const { return m_net; }
+    const InputGeom& input(int layer, size_t k) const { return m_geom[size_t(layer)][k]; }
+    std::uint64_t bytesOf(long long elements) const {
+        return std::uint64_t((elements * (long long)m_dataBits + 7) / 8);
+    }
+    // Output box of partition slot t over samples [s0, s1): the mapper's ceil-sized chunks,
+    // slot t = ((ib*ph + ih)*pw + iw)*pk + ik (k innermost, so slots that share an input are
+    // adjacent). Empty when the partition over-splits a dimension.
+    Box tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const;
+    // The window of input k that output box o needs, in the input's own coordinates.
+    Box window(int layer, size_t k, const Box& o) const;
+    // What output box o needs of a producer whose output is not in the input's own
+    // coordinates, as boxes in the producer's [b, c, h, w] (see transfers.cpp).
+    std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
+    // Weight elements of output channels [k0, k1): the layer's weights (bias included)
+    // shared in proportion, so the slices add up to exactly Layer::weightBytes.
+    long long weightElems(int layer, int k0, int k1) const;
+
+private:
+    const Network& m_net;
+    int m_dataBits;
+    std::vector<std::vector<InputGeom>> m_geom;
+};
+
+// An input read from DRAM, cut along every edge of the tiles' windows: each cell is read
+// once and multicast to every window (index into `windows`) that holds it. Parts no window
+// needs (stride > kernel, trailing rows) travel with their neighbour cell, so the cells
+// cover `ext` exactly once.
+struct DramCell {
+    Box box;
+    std::vector<size_t> to;
+};
+std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& windows);
+
+// Producer output slices of one producer invocation met with the consumer tiles' wants:
+// one piece per distinct (slice, intersection), sent to every consumer that wants it
+// (a multicast). A slice on the consumer's own tile is read in place: it is listed in
+// `local[a]` instead.
+struct SliceRef {
+    int tile = 0;
+    Box box;
+};
+struct NocPiece {
+    size_t slice = 0;
+    Box box;
+    std::vector<size_t> to; // consumer indices
+};
+void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
+               const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
+               std::vector<std::vector<size_t>>& local);
+
+} // namespace tilescope
+
+namespace tilescope {
+
+class Mesh;
+
+// A leaf as placed by the evaluator: its layer, batch per invocation, tile group (a snake
+// range) and the mapper's partition of it.
+struct LeafPlacement {
+    int layer = -1;
+    int batch = 1;
+    int tileBegin = 0, tileCount = 0;
+    const LeafMapping* mapping = nullptr;
+};
+
+// The traffic of one leaf over one segment invocation (segBatch samples, segBatch / batch
+// leaf invocations), exactly as the instruction generator moves it: per-link bytes of its
+// activation transfers (inputs read from DRAM or received over the NoC, outputs stored)
+// and of its weights (read once per segment invocation), and the totals.
+struct LeafTraffic {
+    std::vector<std::pair<int, double>> actLinks, weightLinks; // (link, bytes)
+    double actDram = 0;    // input bytes read from DRAM + output bytes stored
+    double weightDram = 0; // weight bytes read from DRAM
+    double delivered = 0;  // bytes written into buffers by transfers (multicast copies counted)
+    double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
+    int invocations = 1;
+};
+
+// producers[k]: the placement of input k's producer when it arrives over the NoC, null
+// when it is read from DRAM (network inputs and DRAM-routed feature maps).
+LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch);
+
+} // namespace tilescope
