@@ -52,9 +52,17 @@ struct EvalContext::Impl {
     TransferGeometry geo;
     // Leaf traffic memo: annealing revisits the same placements constantly.
     std::unordered_map<std::string, LeafTraffic> traffic;
+    std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
+    // Scratch reused across evaluations (the link vectors are all zero between uses).
+    std::vector<double> linkScratch, linkScratch2;
+    std::vector<int> touchedScratch, touchedScratch2;
+    std::vector<LeafPlacement> placeScratch;
+    std::vector<const LeafPlacement*> prodScratch;
 
     Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
+        linkScratch.assign(size_t(mesh.linkCount()), 0.0);
+        linkScratch2.assign(size_t(mesh.linkCount()), 0.0);
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
         auto cons = net.consumers();
@@ -74,17 +82,26 @@ struct EvalContext::Impl {
         std::string& key = keyScratch;
         key.clear();
         auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-        put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram), put(segBatch);
+        put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
         for (const LeafPlacement* p : prods) {
             if (!p) put(-1);
             else put(p->tileBegin), put(p->tileCount), put(p->batch);
         }
+        const size_t placementKey = key.size();
+        put(segBatch);
         auto it = traffic.find(key);
         if (it != traffic.end()) {
             ++stats.routeHits;
             return it->second;
         }
-        return traffic.emplace(key, leafTraffic(geo, mesh, leaf, prods, writesDram, segBatch)).first->second;
+        // Another segment batch of the same placement: scale its period (cheap) rather
+        // than cost the geometry again.
+        const std::string pkey = key.substr(0, placementKey);
+        auto pit = periods.find(pkey);
+        if (pit == periods.end()) pit = periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
+        else ++stats.routeHits;
+        return traffic.emplace(key, scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
+            .first->second;
     }
 };
 
@@ -456,13 +473,15 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // ---- Traffic per leaf: exactly the transfers the instruction generator emits
     // (transfers.h), memoised per placement.
     if (C.traffic.size() > 20000) C.traffic.clear(); // bound memory on long runs
-    std::vector<LeafPlacement> place(static_cast<size_t>(L));
+    if (C.periods.size() > 20000) C.periods.clear();
+    std::vector<LeafPlacement>& place = C.placeScratch;
+    place.resize(static_cast<size_t>(L));
     for (int l = 0; l < L; ++l) {
         const int id = leafNode[size_t(l)];
         const NodeWork& lw = w[size_t(id)];
         place[size_t(l)] = {l, tree.node(id).batch, lw.tileBegin, lw.tileCount, lw.mapping};
     }
-    std::vector<const LeafPlacement*> prods;
+    std::vector<const LeafPlacement*>& prods = C.prodScratch;
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
         prods.assign(ins.size(), nullptr);
@@ -478,8 +497,9 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // invocation, ahead of their leaf). S-cut children share DRAM and links, so a slot
     // lasts at least their summed traffic over either.
     const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
-    std::vector<double> linkSum(size_t(mesh.linkCount()), 0.0);
-    std::vector<int> touched;
+    std::vector<double>& linkSum = C.linkScratch; // all zero between uses
+    std::vector<int>& touched = C.touchedScratch;
+    touched.clear();
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
@@ -567,12 +587,15 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
 
     // ---- Traffic, energy and segment bounds, per segment invocation invocation (SPEC §2 data-flow rules).
     const size_t links = size_t(mesh.linkCount());
-    std::vector<double> segLinks(links, 0.0);
+    std::vector<double>& segLinks = C.linkScratch; // all zero between uses
+    std::vector<int>& segTouched = C.touchedScratch;
+    segTouched.clear();
     std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
     std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
     const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
-    std::vector<double> linkSum(links, 0.0);
-    std::vector<int> touched;
+    std::vector<double>& linkSum = C.linkScratch2; // all zero between uses
+    std::vector<int>& touched = C.touchedScratch2;
+    touched.clear();
     double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
     EnergyBreakdown E;
     std::vector<double> segTime(segments.size(), 0.0);
@@ -582,9 +605,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
 
     for (size_t s = 0; s < segments.size(); ++s) {
-        std::fill(segLinks.begin(), segLinks.end(), 0.0);
-        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0;
+        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0, segHop = 0;
         const NodeWork& sw = w[size_t(segments[s])];
+        const bool alone = sw.hi - sw.lo == 1;
         byStart.clear();
         for (int pos = sw.lo; pos < sw.hi; ++pos) {
             const int l = posLayer[size_t(pos)];
@@ -593,9 +616,15 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             const LeafMapping& m = *lw.mapping;
             const LeafTraffic& T = *lw.traffic;
             const double invocations = double(segBatch) / tree.node(id).batch;
-            double hop = 0;
-            for (const auto& [link, b] : T.actLinks) segLinks[size_t(link)] += b, hop += b;
-            for (const auto& [link, b] : T.weightLinks) segLinks[size_t(link)] += b, hop += b;
+            const double hop = T.actHop + T.weightHop;
+            if (!alone || opt.detail)
+                for (const auto* part : {&T.actLinks, &T.weightLinks})
+                    for (const auto& [link, b] : *part) {
+                        double& x = segLinks[size_t(link)];
+                        if (x == 0.0) segTouched.push_back(link);
+                        x += b;
+                    }
+            segHop += hop;
             const double leafDram = T.actDram + T.weightDram;
             if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
             // Why the leaf waits beyond its compute (for the reported bound).
@@ -616,12 +645,17 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                 for (int t = 0; t < lw.tileCount; ++t)
                     tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] += leafDram * segInvocations / lw.tileCount;
         }
-        double hop = 0, maxLink = 0;
-        for (size_t i = 0; i < links; ++i) {
-            hop += segLinks[i];
-            maxLink = std::max(maxLink, segLinks[i]);
-            if (opt.detail) totalLinks[i] += segLinks[i] * segInvocations;
+        // A leaf alone in its segment (every segment of a layer-sequential tree) has its
+        // busiest link precomputed; otherwise add up the leaves' links.
+        const double hop = segHop;
+        double maxLink = alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
+        for (int l : segTouched) {
+            const double b = segLinks[size_t(l)];
+            maxLink = std::max(maxLink, b);
+            if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
+            segLinks[size_t(l)] = 0.0;
         }
+        segTouched.clear();
         // Weights arrive in the order their leaves first run, through the shared DRAM and
         // the links they use; a leaf cannot start before its weights are in, and what
         // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
@@ -632,12 +666,14 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             double cumDram = 0, cumLinkMax = 0;
             for (const auto& [start, lw] : byStart) {
                 cumDram += lw->traffic->weightDram;
-                for (const auto& [link, b] : lw->traffic->weightLinks) {
-                    double& x = linkSum[size_t(link)];
-                    if (x == 0.0) touched.push_back(link);
-                    x += b;
-                    cumLinkMax = std::max(cumLinkMax, x);
-                }
+                if (byStart.size() == 1) cumLinkMax = lw->traffic->weightMaxLink;
+                else
+                    for (const auto& [link, b] : lw->traffic->weightLinks) {
+                        double& x = linkSum[size_t(link)];
+                        if (x == 0.0) touched.push_back(link);
+                        x += b;
+                        cumLinkMax = std::max(cumLinkMax, x);
+                    }
                 const Cycles arrival = std::max(cumDram / dramBw, cumLinkMax / linkBw);
                 weightBound = std::max(weightBound, arrival + sw.time - start);
             }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace tilescope {
@@ -214,26 +216,35 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
             }
         cuts[ax].assign(pts.begin(), pts.end());
     }
-    // cover[ax][seg][a]: window a takes segment seg of axis ax.
-    std::array<std::vector<std::vector<char>>, 4> cover;
+    // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax.
+    std::array<std::vector<std::vector<size_t>>, 4> cover;
     for (size_t ax = 0; ax < 4; ++ax) {
         const size_t ns = cuts[ax].size() - 1;
-        cover[ax].assign(ns, std::vector<char>(n, 0));
-        std::vector<char> gap(ns, 1);
+        cover[ax].assign(ns, {});
         for (size_t sg = 0; sg < ns; ++sg)
             for (size_t a = 0; a < n; ++a)
                 if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] && cuts[ax][sg + 1] <= win[a].hi[ax])
-                    cover[ax][sg][a] = 1, gap[sg] = 0;
+                    cover[ax][sg].push_back(a);
+        // A gap no window needs travels with its neighbour (left first, then right).
+        std::vector<char> gap(ns, 0);
+        for (size_t sg = 0; sg < ns; ++sg) gap[sg] = cover[ax][sg].empty();
         for (size_t sg = 1; sg < ns; ++sg)
             if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
         for (size_t sg = ns; sg-- > 0;)
             if (gap[sg] && sg + 1 < ns && !gap[sg + 1]) cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
     }
     std::vector<DramCell> cells;
+    std::vector<size_t> ab, abc;
     std::array<size_t, 4> si{};
     for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
-        for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1])
-            for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2])
+        for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1]) {
+            ab.clear();
+            std::set_intersection(cover[0][si[0]].begin(), cover[0][si[0]].end(), cover[1][si[1]].begin(),
+                                  cover[1][si[1]].end(), std::back_inserter(ab));
+            for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2]) {
+                abc.clear();
+                std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(), cover[2][si[2]].end(),
+                                      std::back_inserter(abc));
                 for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
                     DramCell c;
                     for (size_t ax = 0; ax < 4; ++ax) {
@@ -241,14 +252,13 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
                         c.box.hi[ax] = cuts[ax][si[ax] + 1];
                     }
                     if (c.box.empty()) continue;
-                    for (size_t a = 0; a < n; ++a) {
-                        bool all4 = true;
-                        for (size_t ax = 0; ax < 4 && all4; ++ax) all4 = cover[ax][si[ax]][a];
-                        if (all4) c.to.push_back(a);
-                    }
+                    std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(), cover[3][si[3]].end(),
+                                          std::back_inserter(c.to));
                     if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
                     cells.push_back(std::move(c));
                 }
+            }
+        }
     return cells;
 }
 
@@ -256,24 +266,102 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
                const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
                std::vector<std::vector<size_t>>& local) {
     local.resize(consumerTiles.size());
-    std::map<std::pair<size_t, std::array<int, 8>>, size_t> index;
-    for (size_t sl = 0; sl < slices.size(); ++sl) {
-        const SliceRef& ps = slices[sl];
-        for (size_t a = 0; a < consumerTiles.size(); ++a) {
-            bool isLocal = false;
-            for (const Box& want : wants[a]) {
-                const Box x = ps.box.intersect(want);
-                if (x.empty()) continue;
-                if (ps.tile == consumerTiles[a]) {
-                    isLocal = true;
-                    continue;
+    // Slices of a partition form a grid: index them by their distinct extent per axis, so
+    // each want meets only the slices whose extents overlap it (a tile group of 144 has
+    // 144 x 144 slice-consumer pairs, of which a handful meet).
+    std::array<std::vector<std::pair<int, int>>, 4> ext;
+    for (const SliceRef& ps : slices)
+        for (size_t ax = 0; ax < 4; ++ax) ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
+    for (auto& e : ext) {
+        std::sort(e.begin(), e.end());
+        e.erase(std::unique(e.begin(), e.end()), e.end());
+    }
+    // Extents along an axis must not overlap for the grid lookup; otherwise fall back to
+    // testing every slice (never the case for tileBox partitions, kept for safety).
+    bool grid = true;
+    for (const auto& e : ext)
+        for (size_t i = 1; i < e.size() && grid; ++i) grid = e[i - 1].second <= e[i].first;
+    std::array<size_t, 4> n{};
+    for (size_t ax = 0; ax < 4; ++ax) n[ax] = ext[ax].size();
+    std::vector<int> cellSlice;
+    auto indexOf = [&](size_t ax, const SliceRef& ps) {
+        return size_t(std::lower_bound(ext[ax].begin(), ext[ax].end(), std::make_pair(ps.box.lo[ax], ps.box.hi[ax])) -
+                      ext[ax].begin());
+    };
+    if (grid) {
+        cellSlice.assign(n[0] * n[1] * n[2] * n[3], -1);
+        for (size_t sl = 0; sl < slices.size(); ++sl) {
+            const SliceRef& ps = slices[sl];
+            const size_t c = ((indexOf(0, ps) * n[1] + indexOf(1, ps)) * n[2] + indexOf(2, ps)) * n[3] + indexOf(3, ps);
+            if (cellSlice[c] >= 0) grid = false; // two slices with one extent: not a grid
+            cellSlice[c] = int(sl);
+        }
+    }
+    // Every (slice, consumer, want) that meets, bucketed by slice: the consumer-major scan
+    // fills each bucket in (consumer, want) order, so reading the buckets in slice order
+    // gives the plain triple loop's order and pieces come out as they always did.
+    struct Hit {
+        size_t consumer;
+        Box x;
+    };
+    struct SliceHit {
+        size_t slice;
+        Hit hit;
+    };
+    thread_local std::vector<SliceHit> found;
+    thread_local std::vector<size_t> cand;
+    found.clear();
+    for (size_t a = 0; a < consumerTiles.size(); ++a)
+        for (size_t wi = 0; wi < wants[a].size(); ++wi) {
+            const Box& want = wants[a][wi];
+            cand.clear();
+            if (grid) {
+                std::array<std::pair<size_t, size_t>, 4> r{};
+                bool none = false;
+                for (size_t ax = 0; ax < 4 && !none; ++ax) {
+                    const auto& e = ext[ax];
+                    // from the first extent ending after want.lo to the first starting at or after want.hi
+                    const size_t lo = size_t(std::partition_point(e.begin(), e.end(), [&](const auto& p) {
+                                                 return p.second <= want.lo[ax];
+                                             }) - e.begin());
+                    const size_t hi = size_t(std::partition_point(e.begin(), e.end(), [&](const auto& p) {
+                                                 return p.first < want.hi[ax];
+                                             }) - e.begin());
+                    r[ax] = {lo, hi};
+                    none = lo >= hi;
                 }
-                const std::array<int, 8> key{x.lo[0], x.lo[1], x.lo[2], x.lo[3], x.hi[0], x.hi[1], x.hi[2], x.hi[3]};
-                auto [it, fresh] = index.try_emplace({sl, key}, pieces.size());
-                if (fresh) pieces.push_back({sl, x, {}});
-                pieces[it->second].to.push_back(a);
+                if (none) continue;
+                for (size_t i0 = r[0].first; i0 < r[0].second; ++i0)
+                    for (size_t i1 = r[1].first; i1 < r[1].second; ++i1)
+                        for (size_t i2 = r[2].first; i2 < r[2].second; ++i2)
+                            for (size_t i3 = r[3].first; i3 < r[3].second; ++i3) {
+                                const int sl = cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
+                                if (sl >= 0) cand.push_back(size_t(sl));
+                            }
+            } else {
+                for (size_t sl = 0; sl < slices.size(); ++sl) cand.push_back(sl);
             }
-            if (isLocal) local[a].push_back(sl);
+            for (size_t sl : cand) {
+                const Box x = slices[sl].box.intersect(want);
+                if (!x.empty()) found.push_back({sl, {a, x}});
+            }
+        }
+    // Stable by slice: within a slice the scan order (consumer, want) stays.
+    std::stable_sort(found.begin(), found.end(), [](const SliceHit& p, const SliceHit& q) { return p.slice < q.slice; });
+    for (size_t h = 0; h < found.size();) {
+        const size_t sl = found[h].slice;
+        const size_t first = pieces.size(); // this slice's pieces start here
+        size_t lastLocal = consumerTiles.size();
+        for (; h < found.size() && found[h].slice == sl; ++h) {
+            const Hit& hit = found[h].hit;
+            if (slices[sl].tile == consumerTiles[hit.consumer]) {
+                if (lastLocal != hit.consumer) local[hit.consumer].push_back(sl), lastLocal = hit.consumer;
+                continue;
+            }
+            size_t p = first;
+            while (p < pieces.size() && !(pieces[p].box == hit.x)) ++p;
+            if (p == pieces.size()) pieces.push_back({sl, hit.x, {}});
+            pieces[p].to.push_back(hit.consumer);
         }
     }
 }
@@ -290,7 +378,13 @@ namespace {
 // routes once.
 class LinkTally {
 public:
-    explicit LinkTally(int links) : m_bytes(size_t(links), 0.0), m_mark(size_t(links), 0), m_seen(size_t(links), 0) {}
+    // Sized for `links` (grows only; everything is zero between uses).
+    void ensure(int links) {
+        if (m_bytes.size() >= size_t(links)) return;
+        m_bytes.resize(size_t(links), 0.0);
+        m_mark.resize(size_t(links), 0);
+        m_seen.resize(size_t(links), 0);
+    }
     void add(const std::vector<int>& route, double bytes) {
         for (int l : route) {
             if (m_mark[size_t(l)]) continue;
@@ -322,20 +416,21 @@ private:
 
 } // namespace
 
-LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
-                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch) {
+LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                              const std::vector<const LeafPlacement*>& producers, bool writesDram) {
     const Network& net = geo.network();
     const Layer& ly = net.layers[size_t(leaf.layer)];
     const LeafMapping& m = *leaf.mapping;
     LeafTraffic T;
-    LinkTally act(mesh.linkCount()), wgt(mesh.linkCount());
-    std::vector<int> route;
+    thread_local LinkTally act, wgt;
+    act.ensure(mesh.linkCount());
+    wgt.ensure(mesh.linkCount());
+    thread_local std::vector<int> route;
     auto fromDram = [&](const std::vector<int>& tiles) {
         route.clear();
-        for (int t : tiles) mesh.routeFromDram(t, route);
+        mesh.multicastFromDram(tiles, route);
     };
     const int b = std::max(1, leaf.batch);
-    T.invocations = std::max(1, segBatch / b);
 
     // Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
     if (ly.weightBytes > 0) {
@@ -349,15 +444,29 @@ LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const Lea
             fromDram(members);
             wgt.add(route, bytes);
             T.weightDram += bytes;
-            T.delivered += bytes * double(members.size());
+            T.weightDelivered += bytes * double(members.size());
         }
     }
 
+    // Invocations repeat with a period: the consumer's own partition is the same every
+    // invocation, and a NoC producer's invocations line up the same way again after
+    // lcm(b, producer batch) samples. Cost one period and scale it.
+    int period = 1;
+    for (const LeafPlacement* p : producers)
+        if (p) {
+            const int pb = std::max(1, p->batch);
+            period = std::lcm(period, std::lcm(b, pb) / b);
+        }
+    T.invocations = period;
     std::vector<int> actTiles;
     std::vector<Box> boxes, win;
     std::vector<std::vector<Box>> wants;
     std::vector<int> dst;
-    for (int inv = 0; inv < T.invocations; ++inv) {
+    std::vector<SliceRef> slices;
+    std::vector<NocPiece> pieces;
+    std::vector<std::vector<size_t>> local;
+    double actDelivered = 0;
+    for (int inv = 0; inv < period; ++inv) {
         const int s0 = inv * b, s1 = s0 + b;
         actTiles.clear();
         boxes.clear();
@@ -383,7 +492,7 @@ LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const Lea
                     fromDram(dst);
                     act.add(route, bytes);
                     T.actDram += bytes;
-                    T.delivered += bytes * double(c.to.size());
+                    actDelivered += bytes * double(c.to.size());
                 }
                 continue;
             }
@@ -393,20 +502,22 @@ LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const Lea
             // The producer invocations whose samples overlap [s0, s1).
             const int pb = std::max(1, p->batch);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
-                std::vector<SliceRef> slices;
+                slices.clear();
                 for (int t = 0; t < p->tileCount; ++t) {
                     const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
                     if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
                 }
-                std::vector<NocPiece> pieces;
-                std::vector<std::vector<size_t>> local;
+                pieces.clear();
+                local.clear();
                 nocPieces(slices, actTiles, wants, pieces, local);
                 for (const NocPiece& pc : pieces) {
                     const double bytes = double(geo.bytesOf(pc.box.volume()));
                     route.clear();
-                    for (size_t a : pc.to) mesh.route(slices[pc.slice].tile, actTiles[a], route);
+                    dst.clear();
+                    for (size_t a : pc.to) dst.push_back(actTiles[a]);
+                    mesh.multicastRoute(slices[pc.slice].tile, dst, route);
                     act.add(route, bytes);
-                    T.delivered += bytes * double(pc.to.size());
+                    actDelivered += bytes * double(pc.to.size());
                 }
             }
         }
@@ -420,8 +531,38 @@ LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const Lea
             }
     }
     T.actMaxLink = act.take(T.actLinks);
+    T.delivered = T.weightDelivered + actDelivered;
     T.weightMaxLink = wgt.take(T.weightLinks);
     return T;
+}
+
+LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
+    LeafTraffic T = period;
+    const double scale = double(invocations) / std::max(1, period.invocations);
+    T.invocations = invocations;
+    for (auto& [link, bytes] : T.actLinks) bytes *= scale;
+    T.actMaxLink *= scale;
+    T.actDram *= scale;
+    T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
+    // Both parts together, for a leaf alone in its segment (links are sorted in each).
+    T.maxLink = 0;
+    T.actHop = T.weightHop = 0;
+    size_t j = 0;
+    for (const auto& [link, bytes] : T.actLinks) {
+        T.actHop += bytes;
+        while (j < T.weightLinks.size() && T.weightLinks[j].first < link) T.maxLink = std::max(T.maxLink, T.weightLinks[j++].second);
+        const double w = j < T.weightLinks.size() && T.weightLinks[j].first == link ? T.weightLinks[j++].second : 0.0;
+        T.maxLink = std::max(T.maxLink, bytes + w);
+    }
+    for (; j < T.weightLinks.size(); ++j) T.maxLink = std::max(T.maxLink, T.weightLinks[j].second);
+    for (const auto& [link, bytes] : T.weightLinks) T.weightHop += bytes;
+    return T;
+}
+
+LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch) {
+    return scaleTraffic(leafTrafficPeriod(geo, mesh, leaf, producers, writesDram),
+                        std::max(1, segBatch / std::max(1, leaf.batch)));
 }
 
 } // namespace tilescope

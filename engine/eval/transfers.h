@@ -116,7 +116,10 @@ struct LeafTraffic {
     double actDram = 0;    // input bytes read from DRAM + output bytes stored
     double weightDram = 0; // weight bytes read from DRAM
     double delivered = 0;  // bytes written into buffers by transfers (multicast copies counted)
+    double weightDelivered = 0; // of which weights
     double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
+    double maxLink = 0;                       // busiest link of both together
+    double actHop = 0, weightHop = 0;         // bytes x links of each part
     int invocations = 1;
 };
 
@@ -124,5 +127,11 @@ struct LeafTraffic {
 // when it is read from DRAM (network inputs and DRAM-routed feature maps).
 LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
                         const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch);
+// The same in two steps: the activation traffic repeats with a period of invocations (a NoC
+// producer's invocations line up the same way again after lcm(b, its batch) samples), so
+// one period is costed (invocations = the period) and scaled to a segment invocation.
+LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                              const std::vector<const LeafPlacement*>& producers, bool writesDram);
+LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations);
 
 } // namespace tilescope

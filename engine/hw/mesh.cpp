@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 namespace tilescope {
 
@@ -91,6 +92,54 @@ void Mesh::routeToDram(int tile, std::vector<int>& out) const {
     auto [side, edge] = nearestPort(tile);
     route(tile, edge, out);
     out.push_back(outLink(edge, side));
+}
+
+void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>& out) const {
+    if (dsts.empty()) return;
+    const int sx = tileX(a), sy = tileY(a);
+    // Along the source row to the westmost and eastmost destination column, then down
+    // and up each destination column from the source row.
+    int minX = sx, maxX = sx;
+    // Per column: min y, max y, and whether a destination lies there (scratch: this runs
+    // once per transfer while the evaluator costs a placement).
+    thread_local std::vector<std::pair<int, int>> col;
+    thread_local std::vector<char> used;
+    col.assign(size_t(m_x), {sy, sy});
+    used.assign(size_t(m_x), 0);
+    for (int d : dsts) {
+        const int x = tileX(d), y = tileY(d);
+        minX = std::min(minX, x), maxX = std::max(maxX, x);
+        auto& c = col[size_t(x)];
+        c.first = std::min(c.first, y), c.second = std::max(c.second, y);
+        used[size_t(x)] = 1;
+    }
+    for (int x = sx; x < maxX; ++x) out.push_back(outLink(tileId(x, sy), East));
+    for (int x = sx; x > minX; --x) out.push_back(outLink(tileId(x, sy), West));
+    for (int x = minX; x <= maxX; ++x) {
+        if (!used[size_t(x)]) continue;
+        for (int y = sy; y < col[size_t(x)].second; ++y) out.push_back(outLink(tileId(x, y), South));
+        for (int y = sy; y > col[size_t(x)].first; --y) out.push_back(outLink(tileId(x, y), North));
+    }
+}
+
+void Mesh::multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out) const {
+    // One tree per port the destinations enter by.
+    thread_local std::vector<std::tuple<int, int, int>> byPort; // (edge tile, side, destination)
+    thread_local std::vector<int> group;
+    byPort.clear();
+    for (int d : dsts) {
+        auto [side, edge] = nearestPort(d);
+        byPort.emplace_back(edge, int(side), d);
+    }
+    std::sort(byPort.begin(), byPort.end());
+    for (size_t i = 0; i < byPort.size();) {
+        const auto [edge, side, d0] = byPort[i];
+        group.clear();
+        for (; i < byPort.size() && std::get<0>(byPort[i]) == edge && std::get<1>(byPort[i]) == side; ++i)
+            group.push_back(std::get<2>(byPort[i]));
+        out.push_back(portInLink(edge, Dir(side)));
+        multicastRoute(edge, group, out);
+    }
 }
 
 } // namespace tilescope

@@ -51,6 +51,12 @@ public:
     // Links of the path DRAM -> tile (port-in link then the mesh route) and back.
     void routeFromDram(int tile, std::vector<int>& out) const;
     void routeToDram(int tile, std::vector<int>& out) const;
+    // Multicast trees: the union of route(a, d) over the tiles d of dsts, and of
+    // routeFromDram(d), appended to out in O(dsts + mesh side) rather than one route per
+    // destination. A link appears once per tree (the DRAM tree may repeat a link that
+    // trees from two ports share; callers that count bytes per link mark them).
+    void multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>& out) const;
+    void multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out) const;
 
 private:
     int m_x, m_y;
