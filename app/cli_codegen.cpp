@@ -8,6 +8,7 @@
 #include "model/model_loader.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
+#include "sim/fidelity.h"
 #include "sim/simulator.h"
 #include "util/fileio.h"
 
@@ -148,6 +149,7 @@ int runSimulate(const Args& a) {
     const double schedDram = s.contains("dram_bytes") ? s["dram_bytes"].get<double>() : 0.0;
     const double speedup = rf.delay > 0 ? rc.delay / rf.delay : 1.0;
     const bool ok = rf.deadlockFree && rc.deadlockFree;
+    const ModelAgreement agree = modelAgreement(rf.delay, evalDelay);
 
     if (a.has("--json")) {
         json busy = json::array(), timeline = json::object();
@@ -170,7 +172,8 @@ int runSimulate(const Args& a) {
                   {"coarse_delay_cycles", rc.delay},
                   {"speedup_fine_vs_coarse", speedup},
                   {"evaluator_delay_cycles", evalDelay > 0 ? json(evalDelay) : json(nullptr)},
-                  {"delay_ratio", evalDelay > 0 ? json(rf.delay / evalDelay) : json(nullptr)},
+                  {"delay_ratio", evalDelay > 0 ? json(agree.ratio) : json(nullptr)},
+                  {"models_agree", agree.agrees},
                   {"dram_bytes", rf.dramBytes},
                   {"schedule_dram_bytes", schedDram > 0 ? json(schedDram) : json(nullptr)},
                   {"noc_hop_bytes", rf.nocHopBytes},
@@ -190,7 +193,10 @@ int runSimulate(const Args& a) {
         std::printf("%s: %zu instructions, deadlock-free: %s\n", file.c_str(), rf.total, ok ? "yes" : "NO");
         if (!ok) std::printf("  stuck: %s\n", (rf.stuck.empty() ? rc.stuck : rf.stuck).c_str());
         std::printf("delay: %.0f cycles", rf.delay);
-        if (evalDelay > 0) std::printf("  (evaluator %.0f, ratio %.3f)", evalDelay, rf.delay / evalDelay);
+        if (evalDelay > 0) std::printf("  (evaluator %.0f, ratio %.3f)", evalDelay, agree.ratio);
+        if (!agree.agrees)
+            std::printf("\nwarning: the simulated program and the evaluator's estimate differ by more than %.0f%%",
+                        100 * kModelTolerance);
         std::printf("\nDRAM bytes: %.0f", rf.dramBytes);
         if (schedDram > 0) std::printf("  (schedule %.0f, %+.3f%%)", schedDram, pct(rf.dramBytes, schedDram));
         std::printf("\nfine-grained dependencies: %.0f cycles vs %.0f coarse, speed-up %.3fx\n", rf.delay, rc.delay, speedup);

@@ -11,6 +11,7 @@
 #include "util/fileio.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/mainwindow.h"
+#include "widgets/metricspanel.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
@@ -125,6 +126,30 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(runner->current() != nullptr, 120000);
         QCOMPARE(runner->jobsStarted(), jobs + 1);
         QCOMPARE(runner->current()->revision, doc->revision());
+    }
+
+    // When the replay and the estimate disagree by more than 15%, both panels say so with
+    // both figures; when they agree, neither warns (sim/fidelity.h holds the rule).
+    void disagreementIsShown() {
+        MainWindow w;
+        openSmall(w);
+        auto run = waitRun(w);
+        QVERIFY2(run->ok(), qPrintable(run->error));
+        ProgramRun agree = *run;
+        agree.fine.delay = agree.evaluatorDelay * 1.10;
+        ProgramRun off = *run;
+        off.fine.delay = off.evaluatorDelay * 1.30;
+        QVERIFY(!InstructionsPanel::summarize(agree).contains(QStringLiteral("WARNING")));
+        const QString warn = InstructionsPanel::summarize(off);
+        QVERIFY2(warn.contains(QStringLiteral("WARNING")) && warn.contains(QStringLiteral("ratio 1.300")), qPrintable(warn));
+        const QString m1 = MetricsPanel::simulatedFigure(agree), m2 = MetricsPanel::simulatedFigure(off);
+        QVERIFY2(m1.contains(QStringLiteral("1.100x")) && !m1.contains(QStringLiteral("differ")), qPrintable(m1));
+        QVERIFY2(m2.contains(QStringLiteral("1.300x")) && m2.contains(QStringLiteral("differ by more than 15%")) &&
+                     m2.contains(QString::number(off.evaluatorDelay, 'g', 4)),
+                 qPrintable(m2));
+        // The live panel shows the current run's figure.
+        QTRY_COMPARE_WITH_TIMEOUT(w.metrics()->figureText(QStringLiteral("Simulated")),
+                                  MetricsPanel::simulatedFigure(*run), 20000);
     }
 
     void selectionLinksBothWays() {

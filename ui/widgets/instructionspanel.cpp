@@ -4,6 +4,7 @@
 #include "core/programmodel.h"
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
+#include "sim/fidelity.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -99,10 +100,12 @@ QString InstructionsPanel::summarize(const ProgramRun& run) {
                     .arg(loc.toString(run.scheduleDramBytes, 'f', 0))
                     .arg(QString::asprintf("%+.3f", pct(double(run.codegen->programDramBytes), run.scheduleDramBytes)));
     if (!run.error.isEmpty()) return s + QStringLiteral(" | ") + tr("not replayed: %1").arg(run.error);
+    const ModelAgreement agree = modelAgreement(run.fine.delay, run.evaluatorDelay);
     s += tr(" | delay: simulated %1 vs evaluator %2 cycles (ratio %3)")
              .arg(loc.toString(run.fine.delay, 'f', 0))
              .arg(loc.toString(run.evaluatorDelay, 'f', 0))
-             .arg(run.evaluatorDelay > 0 ? QString::number(run.fine.delay / run.evaluatorDelay, 'f', 3) : tr("n/a"));
+             .arg(run.evaluatorDelay > 0 ? QString::number(agree.ratio, 'f', 3) : tr("n/a"));
+    if (!agree.agrees) s += tr(" | WARNING: the program and the estimate differ by more than %1%").arg(100 * kModelTolerance, 0, 'f', 0);
     s += run.fine.deadlockFree ? tr(" | deadlock-free") : tr(" | DEADLOCK: %1").arg(QString::fromStdString(run.fine.stuck));
     s += tr(" | fine vs coarse dependencies: speed-up %1x").arg(run.speedUp(), 0, 'f', 3);
     return s;
@@ -114,7 +117,8 @@ void InstructionsPanel::showRun(std::shared_ptr<const ProgramRun> run) {
     if (run->codegen) rebuildTileSelector(int(run->codegen->program.tiles.size()));
     m_model->setRun(run);
     m_summary->setText(summarize(*run));
-    m_summary->setStyleSheet(run->ok() && run->fine.deadlockFree ? QString() : QStringLiteral("color: #b00020"));
+    const bool agrees = !run->ok() || modelAgreement(run->fine.delay, run->evaluatorDelay).agrees;
+    m_summary->setStyleSheet(run->ok() && run->fine.deadlockFree && agrees ? QString() : QStringLiteral("color: #b00020"));
     selectionChanged(m_selection->node());
 }
 

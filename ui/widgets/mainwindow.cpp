@@ -78,6 +78,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_programs = new ProgramRunner(m_doc, this);
     m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
     m_st->setProgramRunner(m_programs);
+    m_metrics->setProgramRunner(m_programs);
     m_autosave = new AutoSaver([this](const QString& p) { return makeSession().save(p); },
                                [this] { return isModified(); }, this);
     connect(m_autosave, &AutoSaver::failed, this,

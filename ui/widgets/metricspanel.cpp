@@ -3,6 +3,8 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
+#include "core/programrunner.h"
+#include "sim/fidelity.h"
 
 #include <QFormLayout>
 #include <QHeaderView>
@@ -36,7 +38,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
 
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    for (const char* key : {"Validity", "Energy", "Delay", "Objective", "Utilisation", "DRAM bytes", "NoC hop-bytes"}) {
+    for (const char* key : {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation", "DRAM bytes", "NoC hop-bytes"}) {
         auto* l = new QLabel(QStringLiteral("-"), this);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
@@ -99,6 +101,42 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     refresh();
 }
 
+void MetricsPanel::setProgramRunner(ProgramRunner* runner) {
+    m_programs = runner;
+    connect(runner, &ProgramRunner::runReady, this, &MetricsPanel::refreshSimulated);
+    connect(runner, &ProgramRunner::runStarted, this, &MetricsPanel::refreshSimulated);
+    refreshSimulated();
+}
+
+void MetricsPanel::refreshSimulated() {
+    QLabel* l = m_figures[QStringLiteral("Simulated")];
+    auto e = m_doc->evaluation();
+    auto run = m_programs ? m_programs->current() : nullptr;
+    if (!m_doc->hasModel() || !e || !e->valid) {
+        l->setText(QStringLiteral("-"));
+        return;
+    }
+    if (!run) {
+        l->setText(m_programs && m_programs->busy() ? tr("replaying the program...") : QStringLiteral("-"));
+        return;
+    }
+    if (!run->ok()) {
+        l->setText(tr("no program: %1").arg(run->error));
+        return;
+    }
+    l->setText(simulatedFigure(*run));
+}
+
+QString MetricsPanel::simulatedFigure(const ProgramRun& run) {
+    const ModelAgreement a = modelAgreement(run.fine.delay, run.evaluatorDelay);
+    const QString text = tr("%1 cycles, %2x the estimate").arg(sci(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
+    if (a.agrees) return text;
+    return QStringLiteral("<span style='color:#c62828'>%1: %2</span>")
+        .arg(text, tr("the program and the estimate (%1 cycles) differ by more than %2%")
+                       .arg(sci(run.evaluatorDelay))
+                       .arg(100 * kModelTolerance, 0, 'f', 0));
+}
+
 QString MetricsPanel::figureText(const QString& key) const {
     auto* l = m_figures.value(key);
     return l ? l->text() : QString();
@@ -148,6 +186,7 @@ void MetricsPanel::refresh() {
     set("Energy", QStringLiteral("%1 mJ").arg(e->energy.total() * 1e-9, 0, 'f', 3));
     const double ghz = m_doc->hardware()->clockGHz;
     set("Delay", QStringLiteral("%1 cycles (%2 ms)").arg(sci(e->delay)).arg(e->delay / ghz * 1e-6, 0, 'f', 3));
+    refreshSimulated();
     set("Objective", QStringLiteral("%1  (E^%2 D^%3)").arg(sci(e->cost)).arg(e->objective.n).arg(e->objective.m));
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));

@@ -1,5 +1,6 @@
 // The metrics panel: the energy breakdown as a small bar chart, the headline figures of
-// the document's evaluation, the dominant bound per segment, and LS / LP / SA side by
+// the document's evaluation (and the simulated program's delay beside it), the dominant
+// bound per segment, and LS / LP / SA side by
 // side once a comparison has run.
 #pragma once
 
@@ -16,6 +17,8 @@ class QPushButton;
 namespace tilescope::ui {
 
 class Document;
+class ProgramRunner;
+class ProgramRun;
 
 class MetricsPanel : public QWidget {
     Q_OBJECT
@@ -23,6 +26,10 @@ public:
     explicit MetricsPanel(Document* doc, QWidget* parent = nullptr);
 
     void setCompare(ComparePtr compare);
+    // Shows the simulated program's delay beside the estimate, with a warning when they
+    // disagree by more than the tolerance (sim/fidelity.h).
+    void setProgramRunner(ProgramRunner* runner);
+    static QString simulatedFigure(const ProgramRun& run); // the "Simulated" row for a run
     void setCompareRunning(bool running);
     QCustomPlot* energyPlot() const { return m_plot; }
     QString figureText(const QString& key) const; // a label's text (tests)
@@ -32,6 +39,7 @@ signals:
 
 private:
     void refresh();
+    void refreshSimulated();
 
     Document* m_doc;
     QCustomPlot* m_plot;
@@ -41,6 +49,7 @@ private:
     QTableWidget* m_compare;
     QPushButton* m_compareButton;
     ComparePtr m_lastCompare;
+    ProgramRunner* m_programs = nullptr;
 };
 
 } // namespace tilescope::ui
