@@ -5,6 +5,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/export.h"
+#include "hw/mesh.h"
 #include "model/model_loader.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -150,6 +152,7 @@ int runSimulate(const Args& a) {
     const double speedup = rf.delay > 0 ? rc.delay / rf.delay : 1.0;
     const bool ok = rf.deadlockFree && rc.deadlockFree;
     const ModelAgreement agree = modelAgreement(rf.delay, evalDelay);
+    const double busiestLink = rf.linkBytes.empty() ? 0.0 : *std::max_element(rf.linkBytes.begin(), rf.linkBytes.end());
 
     if (a.has("--json")) {
         json busy = json::array(), timeline = json::object();
@@ -178,6 +181,9 @@ int runSimulate(const Args& a) {
                   {"schedule_dram_bytes", schedDram > 0 ? json(schedDram) : json(nullptr)},
                   {"noc_hop_bytes", rf.nocHopBytes},
                   {"dram_busy_cycles", rf.dramBusy},
+                  {"dram_side_bytes", {{"east", rf.dramSideBytes[East]}, {"west", rf.dramSideBytes[West]},
+                                       {"north", rf.dramSideBytes[North]}, {"south", rf.dramSideBytes[South]}}},
+                  {"busiest_link_bytes", busiestLink},
                   {"busy", busy},
                   {"timeline", timeline}};
         if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n")) return userError(e->message);
@@ -202,9 +208,10 @@ int runSimulate(const Args& a) {
         std::printf("\nfine-grained dependencies: %.0f cycles vs %.0f coarse, speed-up %.3fx\n", rf.delay, rc.delay, speedup);
         double busyC = 0;
         for (const auto& b : rf.busy) busyC += b[1];
-        std::printf("compute busy %.1f%% of tile-cycles, DRAM busy %.1f%%\n",
+        std::printf("compute busy %.1f%% of tile-cycles, DRAM busy %.1f%%, busiest link busy %.1f%%\n",
                     rf.delay > 0 ? 100.0 * busyC / (rf.delay * double(rf.busy.size())) : 0.0,
-                    rf.delay > 0 ? 100.0 * rf.dramBusy / rf.delay : 0.0);
+                    rf.delay > 0 ? 100.0 * rf.dramBusy / rf.delay : 0.0,
+                    rf.delay > 0 ? 100.0 * busiestLink / hw->nocBytesPerCycle / rf.delay : 0.0);
     }
     return ok ? 0 : 1;
 }

@@ -159,8 +159,12 @@ Result<Hardware> parseHardware(const std::string& jsonText, const std::string& f
     }
     if (j.contains("dram")) {
         const json& d = j["dram"];
-        if (!r.checkKeys(d, "dram", {"bytes_per_cycle", "sides"}) ||
-            !r.num(d, "dram", "bytes_per_cycle", hw.dramBytesPerCycle, true))
+        if (!r.checkKeys(d, "dram", {"bytes_per_cycle", "sides", "latency_cycles", "max_outstanding_loads",
+                                     "port_bytes_per_cycle"}) ||
+            !r.num(d, "dram", "bytes_per_cycle", hw.dramBytesPerCycle, true) ||
+            !r.num(d, "dram", "latency_cycles", hw.dramLatencyCycles, false) ||
+            !r.num(d, "dram", "max_outstanding_loads", hw.maxOutstandingLoads, true) ||
+            !r.num(d, "dram", "port_bytes_per_cycle", hw.dramPortBytesPerCycle, true, true))
             return fail();
         dramGiven = d.contains("bytes_per_cycle");
         if (d.contains("sides")) {
@@ -242,7 +246,11 @@ std::string hardwareToJson(const Hardware& hw, int indent) {
         {"tile", {{"macs", hw.macsPerTile}, {"buffer_bytes", hw.bufferBytes},
                   {"vector_lanes", hw.vectorLanes}, {"arch", hw.arch == TileArch::Cim ? "cim" : "nvdla"}}},
         {"noc", {{"link_bytes_per_cycle", hw.nocBytesPerCycle}}},
-        {"dram", {{"bytes_per_cycle", hw.dramBytesPerCycle}, {"sides", sides}}},
+        {"dram", {{"bytes_per_cycle", hw.dramBytesPerCycle},
+                  {"sides", sides},
+                  {"latency_cycles", hw.dramLatencyCycles},
+                  {"max_outstanding_loads", hw.maxOutstandingLoads},
+                  {"port_bytes_per_cycle", hw.dramPortBytesPerCycle}}},
         {"clock_ghz", hw.clockGHz},
         {"data_bits", hw.dataBits},
         {"energy", {{"dram_pj_per_bit", hw.energy.dramPjPerBit},

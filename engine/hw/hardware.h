@@ -46,6 +46,12 @@ struct Hardware {
     double nocBytesPerCycle = 24;      // per link, per direction
     double dramBytesPerCycle = 16;     // total over all ports
     std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};
+    // The DRAM model of docs/hardware-format.md: a read's data arrives this long after its
+    // transfer; a tile keeps up to maxOutstandingLoads LOADs in flight to hide it; with
+    // dramPortBytesPerCycle > 0 each side's controller is a bandwidth limit of its own.
+    double dramLatencyCycles = 0;
+    int maxOutstandingLoads = 4;
+    double dramPortBytesPerCycle = 0;  // per side; 0 = only the shared total
     double clockGHz = 1.0;
     int dataBits = 8;
     int stripe = 2;                    // columns per stripe of the snake tile numbering

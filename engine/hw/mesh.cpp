@@ -82,6 +82,14 @@ std::pair<Dir, int> Mesh::nearestPort(int tile) const {
     return {best, edge};
 }
 
+std::vector<Dir> Mesh::dramSidesOf(const std::vector<int>& tiles) const {
+    std::vector<Dir> sides;
+    for (int t : tiles) sides.push_back(nearestPort(t).first);
+    std::sort(sides.begin(), sides.end());
+    sides.erase(std::unique(sides.begin(), sides.end()), sides.end());
+    return sides;
+}
+
 void Mesh::routeFromDram(int tile, std::vector<int>& out) const {
     auto [side, edge] = nearestPort(tile);
     out.push_back(portInLink(edge, side));

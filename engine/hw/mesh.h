@@ -48,6 +48,11 @@ public:
     void route(int a, int b, std::vector<int>& out) const;
     // The DRAM side nearest to tile t (fewest hops), and the edge tile where it enters.
     std::pair<Dir, int> nearestPort(int tile) const;
+    // The DRAM sides a transfer is charged to when each side has its own controller
+    // (Hardware::dramPortBytesPerCycle): the nearest side of each tile, distinct, sorted by
+    // Dir. A STORE passes its own tile, a LOAD from DRAM its destination tiles (it splits
+    // its bytes evenly among the sides returned). The evaluator uses the same function.
+    std::vector<Dir> dramSidesOf(const std::vector<int>& tiles) const;
     // Links of the path DRAM -> tile (port-in link then the mesh route) and back.
     void routeFromDram(int tile, std::vector<int>& out) const;
     void routeToDram(int tile, std::vector<int>& out) const;

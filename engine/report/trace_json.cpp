@@ -90,6 +90,10 @@ std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
     for (const auto& t : p.tiles) xy[t.id] = {t.x, t.y};
     std::vector<TraceEvent> events;
     events.reserve(r.timeline.size());
+    // LOADs in flight overlap; trace viewers drop slices that overlap on one track without
+    // nesting, so each goes to the first load lane free at its start (the timeline is in
+    // start order).
+    std::map<int, std::vector<Cycles>> laneFree; // tile -> end of each load lane's last LOAD
     for (const SimInterval& iv : r.timeline) {
         TraceEvent ev;
         ev.pid = iv.tile;
@@ -99,6 +103,17 @@ std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
                                      : std::string());
         ev.tid = int(iv.engine);
         ev.track = toString(iv.engine);
+        if (iv.engine == Engine::Load) {
+            auto& lanes = laneFree[iv.tile];
+            size_t lane = 0;
+            while (lane < lanes.size() && lanes[lane] > iv.start) ++lane;
+            if (lane == lanes.size()) lanes.push_back(iv.end);
+            lanes[lane] = iv.end;
+            if (lane > 0) {
+                ev.tid = 2 + int(lane);
+                ev.track = "load " + std::to_string(lane + 1);
+            }
+        }
         const std::string layer = iv.layer >= 0 && size_t(iv.layer) < p.layers.size() ? p.layers[size_t(iv.layer)] : "";
         ev.label = std::string(toString(iv.op)) + (layer.empty() ? "" : " " + layer);
         ev.category = toString(iv.op);

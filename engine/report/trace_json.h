@@ -43,6 +43,8 @@ std::string traceEventJson(const Evaluation& e, const Network& net, const Hardwa
 
 // The simulator's replay: pid = tile id ("tile N (x,y)"), tid = engine (0 load, 1 compute,
 // 2 store), one event per instruction from its first stage's start to its last's end.
+// A LOAD that overlaps earlier ones still in flight goes to an extra load track,
+// tid 2 + n ("load n+1", n = 1 .. max_outstanding_loads - 1).
 std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p);
 
 } // namespace tilescope

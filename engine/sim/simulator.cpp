@@ -3,6 +3,7 @@
 #include "hw/mesh.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <queue>
 #include <set>
@@ -185,6 +186,7 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
     const size_t n = f.ins.size();
     R.total = n;
     R.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
+    R.linkBytes.assign(size_t(mesh.linkCount()), 0);
 
     // Engines: per (tile, engine) the queue of its instructions in program order.
     std::vector<std::vector<size_t>> queue(size_t(mesh.tiles()) * 3);
@@ -192,34 +194,65 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         const Instruction& i = *f.ins[k];
         queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
     }
+    const size_t loadEngine = size_t(Engine::Load);
     std::vector<size_t> head(queue.size(), 0);
+    // Compute and store engines: when their last stage ended. Load engines: when their last
+    // stage was issued (a LOAD's stages and up to K LOADs overlap; the resources serialise them).
     std::vector<Cycles> engineFree(queue.size(), 0);
+    std::vector<Cycles> busyUntil(queue.size(), 0); // busy time counts overlapping loads once
     std::vector<std::uint32_t> done(n, 0);
-    std::vector<std::vector<Cycles>> stageEnd(n);
-    std::vector<Cycles> firstStart(n, -1);
+    // Stage end times in one array: instruction k's at stageEnd[stageAt[k] + j].
+    std::vector<size_t> stageAt(n + 1, 0);
+    for (size_t k = 0; k < n; ++k) stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
+    std::vector<Cycles> stageEnd(stageAt[n], 0);
+    std::vector<Cycles> firstStart(n, -1), finish(n, 0);
     std::vector<std::vector<size_t>> waiters(n);
     std::vector<unsigned> version(queue.size(), 0);
+    // Dependency targets as positions, resolved once: consider() runs once per stage.
+    std::vector<size_t> depAt(n + 1, 0);
+    for (size_t k = 0; k < n; ++k) depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
+    std::vector<std::uint32_t> depPos(depAt[n]);
+    for (size_t k = 0; k < n; ++k)
+        for (size_t d = 0; d < f.ins[k]->deps.size(); ++d) depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
 
-    // Resources: 0 = DRAM, 1 + link = NoC links. Each is a server that holds a transfer for
-    // bytes / its bandwidth; a stage takes as long as its slowest resource.
-    std::vector<Cycles> resFree(size_t(1 + mesh.linkCount()), 0);
-    std::vector<std::vector<int>> routes(n);
-    std::vector<char> routed(n, 0);
-    auto routeOf = [&](size_t k) -> const std::vector<int>& {
-        if (routed[k]) return routes[k];
-        routed[k] = 1;
+    // Resources, each booked first-come-first-served: 0 = DRAM (the shared total), 1 + link
+    // = NoC links (DRAM port links included), then one per DRAM side (by Dir) when the
+    // template limits each side's controller.
+    const size_t sideRes = size_t(1 + mesh.linkCount());
+    std::vector<Cycles> resFree(sideRes + 4, 0);
+    // Route unions and DRAM side sets, computed when an instruction first transfers; the
+    // links in one array (programs run to millions of instructions).
+    constexpr size_t kUnrouted = size_t(-1);
+    std::vector<size_t> routeAt(n, kUnrouted);
+    std::vector<std::uint32_t> routeLen(n, 0);
+    std::vector<std::uint8_t> sideMask(n, 0);
+    std::vector<int> routeLinks, tmp, dsts;
+    auto routeOf = [&](size_t k) {
+        if (routeAt[k] != kUnrouted) return;
         const Instruction& i = *f.ins[k];
-        std::vector<int> r, tmp;
-        if (i.op == Op::Load && i.src == kDram)
-            for (auto d : i.destinations()) mesh.routeFromDram(d, r);
-        else if (i.op == Op::Store) mesh.routeToDram(i.tile, r);
-        else if (i.op == Op::Send)
-            for (auto d : i.destinations()) mesh.route(i.tile, d, r);
-        std::sort(r.begin(), r.end());
-        r.erase(std::unique(r.begin(), r.end()), r.end());
-        return routes[k] = std::move(r);
+        tmp.clear();
+        dsts.clear();
+        if (i.op == Op::Store) {
+            mesh.routeToDram(i.tile, tmp);
+            dsts.push_back(i.tile);
+        } else {
+            dsts.push_back(i.dst);
+            dsts.insert(dsts.end(), i.mcast.begin(), i.mcast.end());
+            for (int d : dsts) {
+                if (i.op == Op::Load) mesh.routeFromDram(d, tmp);
+                else mesh.route(i.tile, d, tmp);
+            }
+        }
+        std::sort(tmp.begin(), tmp.end());
+        tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
+        routeAt[k] = routeLinks.size();
+        routeLen[k] = std::uint32_t(tmp.size());
+        routeLinks.insert(routeLinks.end(), tmp.begin(), tmp.end());
+        if (i.op != Op::Send)
+            for (Dir s : mesh.dramSidesOf(dsts)) sideMask[k] |= std::uint8_t(1u << s);
     };
 
+    const size_t maxLoads = size_t(std::max(1, hw.maxOutstandingLoads));
     using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     // Candidate start of the engine's next stage, or park it on the instruction it waits for.
@@ -230,59 +263,82 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         const Instruction& i = *f.ins[k];
         const std::uint32_t j = done[k]; // next stage, 0-based
         Cycles start = engineFree[e];
-        for (const auto& d : i.deps) {
-            const size_t q = f.index.at(d.id);
+        if (e % 3 == loadEngine && j == 0 && head[e] >= maxLoads)
+            start = std::max(start, finish[queue[e][head[e] - maxLoads]]);
+        for (size_t d = 0; d < i.deps.size(); ++d) {
+            const size_t q = depPos[depAt[k] + d];
             const std::uint32_t np = f.ins[q]->stages;
-            const std::uint32_t need = opt.fineGrained ? std::min<std::uint32_t>(np, d.stage + j) : np;
+            const std::uint32_t need = opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
             if (done[q] < need) {
                 waiters[q].push_back(e);
                 return;
             }
-            start = std::max(start, stageEnd[q][need - 1]);
+            start = std::max(start, stageEnd[stageAt[q] + need - 1]);
         }
         pq.push({start, e, version[e]});
     };
     for (size_t e = 0; e < queue.size(); ++e) consider(e);
 
     const double dramBw = std::max(1e-9, hw.dramBytesPerCycle), linkBw = std::max(1e-9, hw.nocBytesPerCycle);
+    const double portBw = hw.dramPortBytesPerCycle;
+    const Cycles latency = std::max(0.0, hw.dramLatencyCycles);
+    // Stages are popped in non-decreasing ready order, so booking each resource in arrival
+    // order is first-come-first-served and leaves no usable idle gap behind.
+    auto book = [&](size_t r, Cycles ready, Cycles dur) {
+        resFree[r] = std::max(ready, resFree[r]) + dur;
+        return resFree[r];
+    };
     while (!pq.empty()) {
         auto [start, e, ver] = pq.top();
         pq.pop();
         if (ver != version[e]) continue;
         const size_t k = queue[e][head[e]];
         const Instruction& i = *f.ins[k];
+        const std::uint32_t j = done[k];
         const double frac = 1.0 / i.stages;
-        Cycles begin = start, end = start;
+        Cycles end = start;
         if (i.op == Op::Compute) {
-            end = begin + double(i.cycles) * frac;
+            end = start + double(i.cycles) * frac;
         } else if (!(i.op == Op::Load && i.src != kDram)) { // a LOAD from a tile only acknowledges
+            routeOf(k);
+            const std::span<const int> links(routeLinks.data() + routeAt[k], routeLen[k]);
             const double bytes = double(i.bytes) * frac;
-            const bool dram = i.op == Op::Load || i.op == Op::Store;
-            const auto& links = routeOf(k);
-            if (dram) begin = std::max(begin, resFree[0]);
-            for (int l : links) begin = std::max(begin, resFree[size_t(1 + l)]);
-            Cycles dur = links.empty() ? 0 : bytes / linkBw;
+            const bool dram = i.op != Op::Send;
+            for (int l : links) end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
             if (dram) {
-                dur = std::max(dur, bytes / dramBw);
-                resFree[0] = begin + bytes / dramBw;
+                end = std::max(end, book(0, start, bytes / dramBw));
                 R.dramBusy += bytes / dramBw;
+                const int sides = std::popcount(unsigned(sideMask[k]));
+                if (portBw > 0)
+                    for (int s = 0; s < 4; ++s)
+                        if (sideMask[k] >> s & 1u)
+                            end = std::max(end, book(sideRes + size_t(s), start, bytes / sides / portBw));
+                if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
+                if (j == 0) {
+                    R.dramBytes += double(i.bytes);
+                    for (int s = 0; s < 4; ++s)
+                        if (sideMask[k] >> s & 1u) R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
+                }
             }
-            for (int l : links) resFree[size_t(1 + l)] = begin + bytes / linkBw;
-            end = begin + dur;
-            R.nocHopBytes += bytes * double(links.size());
-            if (dram) R.dramBytes += bytes;
+            // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
+            if (j == 0) {
+                for (int l : links) R.linkBytes[size_t(l)] += double(i.bytes);
+                R.nocHopBytes += double(i.bytes) * double(links.size());
+            }
         }
-        if (done[k] == 0) firstStart[k] = start;
-        stageEnd[k].push_back(end);
+        if (j == 0) firstStart[k] = start;
+        stageEnd[stageAt[k] + j] = end;
+        finish[k] = std::max(finish[k], end);
         ++done[k];
-        engineFree[e] = end;
-        R.busy[size_t(i.tile)][size_t(i.engine())] += end - start;
+        engineFree[e] = e % 3 == loadEngine ? start : end;
+        if (end > std::max(start, busyUntil[e])) R.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
+        busyUntil[e] = std::max(busyUntil[e], end);
         R.delay = std::max(R.delay, end);
         if (done[k] == i.stages) {
             ++R.completed;
             ++head[e];
             if (opt.recordTimeline)
-                R.timeline.push_back({i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], end});
+                R.timeline.push_back({i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], finish[k]});
         }
         consider(e);
         std::vector<size_t> wake;

@@ -1,7 +1,9 @@
-// The instruction-level simulator (SPEC §5): validates a program (dependency targets,
-// cycles, buffer capacity, SEND/LOAD matching) and replays it with in-order LOAD, COMPUTE
-// and STORE queues per tile, DRAM bandwidth shared by all tiles and per-link NoC bandwidth,
-// honouring dependencies at stage granularity (or, for comparison, whole instructions).
+// The instruction-level simulator (docs/isa.md, "Simulator"): validates a program
+// (dependency targets, cycles, buffer capacity, SEND/LOAD matching) and replays it with
+// in-order LOAD, COMPUTE and STORE queues per tile, up to max_outstanding_loads LOADs in
+// flight per tile, and the DRAM, its per-side controllers and every NoC link as
+// independent first-come-first-served resources, honouring dependencies at stage
+// granularity (or, for comparison, whole instructions).
 #pragma once
 
 #include "codegen/program.h"
@@ -38,11 +40,19 @@ struct SimResult {
     std::string stuck;         // when not: the first blocked instruction and what it waits for
     Cycles delay = 0;
     size_t completed = 0, total = 0;
-    std::vector<std::array<Cycles, 3>> busy; // per tile id: load, compute, store engine busy time
+    // Per tile id: load, compute, store engine busy time (the load engine's overlapping
+    // LOADs in flight count once: time with at least one of them under way).
+    std::vector<std::array<Cycles, 3>> busy;
     std::vector<SimInterval> timeline;       // one per instruction, by start time
     Bytes dramBytes = 0;                     // moved by LOAD(dram) and STORE
     Bytes nocHopBytes = 0;                   // bytes x links crossed (multicast trees once)
     Cycles dramBusy = 0;                     // time the DRAM interface was transferring
+    // Bytes that crossed each link (Mesh link index, DRAM port links included); a multicast
+    // counts once per link of its route union. Whole instructions: sum(linkBytes) == nocHopBytes.
+    std::vector<Bytes> linkBytes;
+    // DRAM bytes per side (by Dir) as Mesh::dramSidesOf charges them, whether or not the
+    // template limits the sides.
+    std::array<Bytes, 4> dramSideBytes{};
 };
 
 // Replays a program that validateProgram accepted.

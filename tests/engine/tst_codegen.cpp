@@ -182,9 +182,13 @@ void TestCodegen::handBuilt() {
     // The replay may beat the evaluator by more than 15% on a pipelined S cut: the
     // evaluator charges every pipeline step the slowest child's whole slot, while the
     // program's stage-granular dependencies let a consumer start on its producer's first
-    // stage, and SENDs land in the consumer's buffer without a receiving instruction
-    // (edge S block: 0.848). Slower than the evaluator is held to 15%.
-    QVERIFY2(ratio > 0.80 && ratio < 1.15, qPrintable(QString::number(ratio)));
+    // stage, and SENDs land in the consumer's buffer without a receiving instruction.
+    // Edge S block: 0.848 when the replay held DRAM and links together and ran one LOAD
+    // stage at a time; 0.786 (115,860 cycles) with independent resources and four LOADs in
+    // flight, 3.6% above the DRAM's own busy time (111,872), which no replay can beat.
+    // Slower than the evaluator is held to 15%.
+    QVERIFY2(ratio > 0.75 && ratio < 1.15, qPrintable(QString::number(ratio)));
+    QVERIFY(s.delay >= s.dramBusy - 1e-6 * s.dramBusy);
     // An S cut or a T-cut chain moves data tile to tile: every SEND is matched (validated
     // above) and there is at least one when the tree is not layer-sequential.
     size_t sends = 0;

@@ -14,6 +14,7 @@ private slots:
     void sampleFilesMatchPresets_data();
     void sampleFilesMatchPresets();
     void jsonRoundTrip();
+    void dramModelKeys();
     void badTemplates_data();
     void badTemplates();
     void loadNamesMissingFile();
@@ -53,6 +54,11 @@ void TestHardware::presetsHaveSpecDefaults() {
     QCOMPARE(int(hw.dramSides.size()), 2);
     QCOMPARE(hw.dramSides[0], MeshSide::West);
     QCOMPARE(hw.dramSides[1], MeshSide::East);
+    // The DRAM model's defaults keep the bandwidth-only figures: no latency, four loads in
+    // flight per tile, no per-side limit.
+    QCOMPARE(hw.dramLatencyCycles, 0.0);
+    QCOMPARE(hw.maxOutstandingLoads, 4);
+    QCOMPARE(hw.dramPortBytesPerCycle, 0.0);
 }
 
 void TestHardware::sampleFilesMatchPresets_data() {
@@ -83,11 +89,33 @@ void TestHardware::jsonRoundTrip() {
     hw.stripe = 3;
     hw.dramSides = {MeshSide::North};
     hw.nocBytesPerCycle = 32;
+    hw.dramLatencyCycles = 120.5;
+    hw.maxOutstandingLoads = 7;
+    hw.dramPortBytesPerCycle = 12;
     auto back = parseHardware(hardwareToJson(hw), "mem");
     QVERIFY(back.ok());
     QCOMPARE(hardwareToJson(*back), hardwareToJson(hw));
     QCOMPARE(back->arch, TileArch::Cim);
     QCOMPARE(back->meshX, 6);
+    QCOMPARE(back->dramLatencyCycles, 120.5);
+    QCOMPARE(back->maxOutstandingLoads, 7);
+    QCOMPARE(back->dramPortBytesPerCycle, 12.0);
+}
+
+void TestHardware::dramModelKeys() {
+    auto hw = parseHardware(R"({"dram": {"latency_cycles": 150, "max_outstanding_loads": 1, "port_bytes_per_cycle": 0}})",
+                            "hw.json");
+    QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
+    QCOMPARE(hw->dramLatencyCycles, 150.0);
+    QCOMPARE(hw->maxOutstandingLoads, 1);
+    QCOMPARE(hw->dramPortBytesPerCycle, 0.0); // 0 is allowed: no per-side limit
+    // The other dram keys keep their defaults when only these are given.
+    QCOMPARE(hw->dramBytesPerCycle, 16.0);
+    QCOMPARE(int(hw->dramSides.size()), 2);
+    hw = parseHardware(R"({"dram": {"port_bytes_per_cycle": 36.5}})", "hw.json");
+    QVERIFY(hw.ok());
+    QCOMPARE(hw->dramPortBytesPerCycle, 36.5);
+    QCOMPARE(hw->maxOutstandingLoads, 4);
 }
 
 void TestHardware::badTemplates_data() {
@@ -106,6 +134,17 @@ void TestHardware::badTemplates_data() {
     QTest::newRow("name not a string") << R"({"name": {"link": 25}})" << "hw.json: name: expected a string";
     QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})" << "hw.json: tile.macs: expected a whole number (got 10.5)";
     QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})" << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
+    QTest::newRow("negative latency") << R"({"dram": {"latency_cycles": -1}})"
+                                      << "hw.json: dram.latency_cycles: must be non-negative (got -1)";
+    QTest::newRow("zero loads in flight") << R"({"dram": {"max_outstanding_loads": 0}})"
+                                          << "hw.json: dram.max_outstanding_loads: must be positive (got 0)";
+    QTest::newRow("negative loads in flight") << R"({"dram": {"max_outstanding_loads": -2}})"
+                                              << "hw.json: dram.max_outstanding_loads: must be positive (got -2)";
+    QTest::newRow("fractional loads in flight") << R"({"dram": {"max_outstanding_loads": 1.5}})"
+                                                << "hw.json: dram.max_outstanding_loads: expected a whole number (got 1.5)";
+    QTest::newRow("negative port bandwidth") << R"({"dram": {"port_bytes_per_cycle": -4}})"
+                                             << "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)";
+    QTest::newRow("unknown dram key") << R"({"dram": {"latency": 100}})" << "hw.json: dram.latency: unknown key";
     QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
                                    << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
 }

@@ -2,6 +2,7 @@
 // overlap), validation of malformed programs through the CLI (clear one-line message,
 // exit 1), and export-instructions -> simulate end to end.
 #include "codegen/program.h"
+#include "hw/mesh.h"
 #include "sim/simulator.h"
 
 #include "clirunner.h"
@@ -46,6 +47,27 @@ Program twoTiles(std::vector<Instruction> t0, std::vector<Instruction> t1 = {}) 
     return p;
 }
 
+// A program on the given tiles of hw's mesh: (tile id, its instructions) pairs.
+Program onTiles(const Hardware& hw, std::vector<std::pair<int, std::vector<Instruction>>> tiles) {
+    const Mesh mesh(hw);
+    Program p;
+    p.layers = {"l"};
+    for (auto& [t, ins] : tiles) p.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), std::move(ins)});
+    return p;
+}
+
+Cycles endOf(const SimResult& r, std::uint32_t id) {
+    for (const auto& iv : r.timeline)
+        if (iv.id == id) return iv.end;
+    return -1;
+}
+
+Cycles startOf(const SimResult& r, std::uint32_t id) {
+    for (const auto& iv : r.timeline)
+        if (iv.id == id) return iv.start;
+    return -1;
+}
+
 } // namespace
 
 class TestSimulator : public QObject {
@@ -55,6 +77,11 @@ private slots:
     void dramIsShared();
     void sendOverOneLink();
     void sendReadByCompute();
+    void loadsInFlightHideLatency();
+    void cloudPortLinksInParallel();
+    void linksAndDramAreIndependent();
+    void dramPortLimit();
+    void storeIsPosted();
     void validationApi();
     void malformedPrograms_data();
     void malformedPrograms();
@@ -105,6 +132,17 @@ void TestSimulator::sendOverOneLink() {
     const SimResult r = simulate(p, hw);
     QCOMPARE(r.delay, 200.0);
     QCOMPARE(r.nocHopBytes, 2400.0 + 400.0 * 1); // one mesh link, then tile 1's port link
+    // Per link: tile 1 (x = 1) is nearest the east side, so its STORE leaves by its own
+    // east port link.
+    const Mesh mesh(hw);
+    QCOMPARE(r.linkBytes.size(), size_t(mesh.linkCount()));
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(0, East))], 2400.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(1, East))], 400.0);
+    double sum = 0;
+    for (double b : r.linkBytes) sum += b;
+    QCOMPARE(sum, r.nocHopBytes);
+    QCOMPARE(r.dramSideBytes[East], 400.0);
+    QCOMPARE(r.dramSideBytes[West], 0.0);
 }
 
 // The generator's form: a SEND writes into the destination's buffer and the consumer's
@@ -126,6 +164,161 @@ void TestSimulator::sendReadByCompute() {
     QVERIFY(e);
     QVERIFY2(e->message.find("SEND without a consumer") != std::string::npos, e->message.c_str());
     QVERIFY(e->message.find("instruction 1") != std::string::npos);
+}
+
+// Test chip (DRAM 4 B/cycle, links 24 B/cycle), DRAM latency 200: four 100-byte LOADs
+// on tile 0, one stage each, no dependencies. Each books the DRAM for 100 / 4 = 25 cycles
+// (its port link for 100 / 24 = 4.2, never the bottleneck) and its data arrives 200 later.
+// One in flight: each waits for the previous one's data, 4 x (25 + 200) = 900.
+// Four in flight: all issue at 0, the DRAM serves them at 25, 50, 75, 100, data at
+// 225 .. 300. Two in flight: the first two end at 225 and 250; the third issues at 225
+// (the first has completed), DRAM 225-250, data at 450; the fourth issues at 250, DRAM
+// 250-275, data at 475.
+void TestSimulator::loadsInFlightHideLatency() {
+    Hardware hw = testchip();
+    hw.dramLatencyCycles = 200;
+    const Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 100, 1), make(2, Op::Load, 0, kDram, 0, 100, 1),
+                                make(3, Op::Load, 0, kDram, 0, 100, 1), make(4, Op::Load, 0, kDram, 0, 100, 1)});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    hw.maxOutstandingLoads = 1;
+    SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(r.delay, 900.0);
+    QCOMPARE(startOf(r, 4), 675.0);
+    hw.maxOutstandingLoads = 4;
+    r = simulate(p, hw);
+    QCOMPARE(r.delay, 300.0);
+    QCOMPARE(endOf(r, 1), 225.0);
+    QCOMPARE(r.busy[0][0], 300.0); // overlapping loads count once: [0, 300) has one in flight
+    QCOMPARE(r.dramBusy, 100.0);
+    hw.maxOutstandingLoads = 2;
+    r = simulate(p, hw);
+    QCOMPARE(r.delay, 475.0);
+    QCOMPARE(startOf(r, 3), 225.0);
+    // The stages of one LOAD issue back to back and pay the latency once: one 400-byte
+    // LOAD in 4 stages with one in flight moves its stages at 25, 50, 75, 100 -> 300.
+    hw.maxOutstandingLoads = 1;
+    r = simulate(twoTiles({make(1, Op::Load, 0, kDram, 0, 400, 4)}), hw);
+    QCOMPARE(r.delay, 300.0);
+}
+
+// Cloud (12x12, DRAM 144 B/cycle, links 24 B/cycle, ports west and east): three
+// 786,432-byte LOADs, one stage each, to tiles (2,1) and (3,4) (nearest side west) and
+// (9,7) (east), on different rows, so their port-in links and row routes are disjoint. The
+// DRAM serves them one after the other in 786,432 / 144 = 5,461.3 cycles each (done at
+// 16,384), while each port link needs 786,432 / 24 = 32,768 cycles: all three end at
+// 32,768. (Holding DRAM and links together, as the replay used to, ended them at 32,768,
+// 38,229 and 43,691.)
+void TestSimulator::cloudPortLinksInParallel() {
+    Hardware hw;
+    QVERIFY(presetHardware("cloud", hw));
+    const Mesh mesh(hw);
+    const int a = mesh.tileId(2, 1), b = mesh.tileId(3, 4), c = mesh.tileId(9, 7);
+    QCOMPARE(mesh.nearestPort(a).first, West);
+    QCOMPARE(mesh.nearestPort(b).first, West);
+    QCOMPARE(mesh.nearestPort(c).first, East);
+    const std::uint64_t bytes = 786432;
+    const Program p = onTiles(hw, {{a, {make(1, Op::Load, a, kDram, a, bytes, 1)}},
+                                   {b, {make(2, Op::Load, b, kDram, b, bytes, 1)}},
+                                   {c, {make(3, Op::Load, c, kDram, c, bytes, 1)}}});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    for (std::uint32_t id : {1u, 2u, 3u}) QCOMPARE(endOf(r, id), 32768.0);
+    QCOMPARE(r.delay, 32768.0);
+    QVERIFY(std::abs(r.dramBusy - 16384.0) < 1e-6);
+    QCOMPARE(r.linkBytes[size_t(mesh.portInLink(mesh.tileId(0, 1), West))], double(bytes));
+    QCOMPARE(r.linkBytes[size_t(mesh.portInLink(mesh.tileId(11, 7), East))], double(bytes));
+    QCOMPARE(r.dramSideBytes[West], 2.0 * bytes);
+    QCOMPARE(r.dramSideBytes[East], double(bytes));
+}
+
+// Test chip with DRAM on the west side only, so tile 1's LOAD enters at tile 0 and crosses
+// tile 0's east link. X: SEND tile 0 -> 1, 2400 B, holds that link [0, 100). Y: LOAD 400 B
+// to tile 1: DRAM [0, 100) (400 / 4), port-in link of tile 0 [0, 16.7), the shared link
+// [100, 116.7) behind X -> Y ends at 116.7. Z: LOAD 400 B to tile 2 (0,1) shares the DRAM
+// with Y but no link: DRAM [100, 200), ends at 200, not delayed by Y's wait for the link.
+// (Holding all resources together, Y started at 100 and kept the DRAM to 200, Z ended at 300.)
+void TestSimulator::linksAndDramAreIndependent() {
+    Hardware hw = testchip();
+    hw.dramSides = {MeshSide::West};
+    Instruction x = make(1, Op::Send, 0, 0, 1, 2400, 1);
+    x.buffers = {{1, 0, 2400, true}};
+    const Program p = onTiles(hw, {{0, {x}},
+                                   {1, {make(2, Op::Load, 1, kDram, 1, 400, 1),
+                                        make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{1, 1}})}},
+                                   {2, {make(3, Op::Load, 2, kDram, 2, 400, 1)}}});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QVERIFY(std::abs(endOf(r, 2) - (100 + 400.0 / 24)) < 1e-9);
+    QCOMPARE(endOf(r, 3), 200.0);
+    QCOMPARE(r.delay, 200.0);
+    const Mesh mesh(hw);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(0, East))], 2400.0 + 400.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.portInLink(0, West))], 400.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.portInLink(2, West))], 400.0);
+}
+
+// Test chip with DRAM 8 B/cycle in total and 4 B/cycle per side. Two 400-byte STOREs from
+// tiles 0 and 2 (both x = 0, west): the total DRAM takes 50 cycles each ([0, 50), [50,
+// 100)) but the west controller 100 each: they end at 100 and 200. From tiles 0 (west)
+// and 1 (x = 1, east) each side carries one: both end at 100. Without the per-side limit
+// the same-side pair ends at 50 and 100.
+// A LOAD from DRAM is charged to the distinct nearest sides of its destinations, its
+// bytes split evenly: 400 B multicast to tiles 0 and 1 puts 200 B on each side (50
+// cycles, as the total's 400 / 8) -> 50; to tiles 0 and 2, all 400 B on west -> 100.
+void TestSimulator::dramPortLimit() {
+    Hardware hw = testchip();
+    hw.dramBytesPerCycle = 8;
+    hw.dramPortBytesPerCycle = 4;
+    const Mesh mesh(hw);
+    QCOMPARE(mesh.dramSidesOf({0, 2}), std::vector<Dir>{West});
+    QCOMPARE(mesh.dramSidesOf({1, 0, 3}), (std::vector<Dir>{East, West}));
+    auto stores = [&](int a, int b) {
+        return onTiles(hw, {{a, {make(1, Op::Store, a, a, kDram, 400, 1)}}, {b, {make(2, Op::Store, b, b, kDram, 400, 1)}}});
+    };
+    SimResult r = simulate(stores(0, 2), hw);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QCOMPARE(endOf(r, 2), 200.0);
+    QCOMPARE(r.dramSideBytes[West], 800.0);
+    r = simulate(stores(0, 1), hw);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QCOMPARE(endOf(r, 2), 100.0);
+    QCOMPARE(r.dramSideBytes[West], 400.0);
+    QCOMPARE(r.dramSideBytes[East], 400.0);
+    Hardware noLimit = hw;
+    noLimit.dramPortBytesPerCycle = 0;
+    r = simulate(stores(0, 2), noLimit);
+    QCOMPARE(endOf(r, 1), 50.0);
+    QCOMPARE(endOf(r, 2), 100.0);
+
+    Instruction both = make(1, Op::Load, 0, kDram, 0, 400, 1);
+    both.mcast = {1};
+    r = simulate(onTiles(hw, {{0, {both}}, {1, {}}}), hw);
+    QCOMPARE(r.delay, 50.0);
+    QCOMPARE(r.dramSideBytes[West], 200.0);
+    QCOMPARE(r.dramSideBytes[East], 200.0);
+    both.mcast = {2};
+    r = simulate(onTiles(hw, {{0, {both}}, {2, {}}}), hw);
+    QCOMPARE(r.delay, 100.0);
+}
+
+// A STORE is posted: with a DRAM latency of 200 on the test chip, a 400-byte STORE from
+// tile 0 ends when its data has left (DRAM 400 / 4 = 100 cycles), and a LOAD that
+// depends on it (it reuses the region) starts at 100, moves 400 B by 200 and has its data
+// at 200 + 200 = 400.
+void TestSimulator::storeIsPosted() {
+    Hardware hw = testchip();
+    hw.dramLatencyCycles = 200;
+    const Program p = twoTiles({make(1, Op::Store, 0, 0, kDram, 400, 1), make(2, Op::Load, 0, kDram, 0, 400, 1, 0, {{1, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QCOMPARE(startOf(r, 2), 100.0);
+    QCOMPARE(r.delay, 400.0);
 }
 
 void TestSimulator::validationApi() {
