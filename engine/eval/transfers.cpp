@@ -465,6 +465,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
     std::vector<SliceRef> slices;
     std::vector<NocPiece> pieces;
     std::vector<std::vector<size_t>> local;
+    thread_local std::vector<double> egress;
+    egress.assign(size_t(mesh.tiles()), 0.0);
     double actDelivered = 0;
     for (int inv = 0; inv < period; ++inv) {
         const int s0 = inv * b, s1 = s0 + b;
@@ -517,6 +519,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                     for (size_t a : pc.to) dst.push_back(actTiles[a]);
                     mesh.multicastRoute(slices[pc.slice].tile, dst, route);
                     act.add(route, bytes);
+                    egress[size_t(slices[pc.slice].tile)] += bytes;
                     actDelivered += bytes * double(pc.to.size());
                 }
             }
@@ -528,10 +531,12 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                 mesh.routeToDram(actTiles[a], route);
                 act.add(route, bytes);
                 T.actDram += bytes;
+                egress[size_t(actTiles[a])] += bytes;
             }
     }
     T.actMaxLink = act.take(T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
+    T.maxEgress = *std::max_element(egress.begin(), egress.end());
     T.weightMaxLink = wgt.take(T.weightLinks);
     return T;
 }
@@ -542,6 +547,7 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     T.invocations = invocations;
     for (auto& [link, bytes] : T.actLinks) bytes *= scale;
     T.actMaxLink *= scale;
+    T.maxEgress *= scale;
     T.actDram *= scale;
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).

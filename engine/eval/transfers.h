@@ -119,6 +119,10 @@ struct LeafTraffic {
     double weightDelivered = 0; // of which weights
     double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
     double maxLink = 0;                       // busiest link of both together
+    // Bytes the busiest tile sends for this leaf (its inputs to the consumer tiles, its
+    // outputs to DRAM): a tile's STORE/SEND engine moves one transfer at a time, each at
+    // most at a link's bandwidth, so these serialise however many links they use.
+    double maxEgress = 0;
     double actHop = 0, weightHop = 0;         // bytes x links of each part
     int invocations = 1;
 };

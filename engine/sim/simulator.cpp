@@ -282,11 +282,34 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
     const double dramBw = std::max(1e-9, hw.dramBytesPerCycle), linkBw = std::max(1e-9, hw.nocBytesPerCycle);
     const double portBw = hw.dramPortBytesPerCycle;
     const Cycles latency = std::max(0.0, hw.dramLatencyCycles);
-    // Stages are popped in non-decreasing ready order, so booking each resource in arrival
-    // order is first-come-first-served and leaves no usable idle gap behind.
+    // Links are shared, not reserved: a link interleaves the packets of the transfers
+    // crossing it (round-robin arbitration), so a short
+    // transfer arriving behind long ones gets its share of the bandwidth instead of waiting
+    // for all of them (first-come-first-served reservation made a 64-byte SEND wait 19,000
+    // cycles behind weight loads on the 12x12 mesh; docs/isa.md). Per resource: the backlog
+    // horizon H (when all work booked so far is done, served back to back) and the ends of
+    // the transfers still running. A transfer needing `dur` alone, ready at s with n
+    // transfers running and backlog B = H - s, ends at s + dur + min(B, n x dur): behind
+    // the backlog when it is no shorter than the others (first come, first served), early
+    // when it is short (its fair share while they run). H always grows by dur, so the
+    // resource never does more work than its bandwidth allows. Stages are popped in
+    // non-decreasing ready order. The DRAM (and each side's controller) serves requests
+    // first come, first served: a memory controller keeps request order, and sharing its
+    // bandwidth would let prefetches of later leaves' weights delay the weights needed now.
+    using MinHeap = std::priority_queue<Cycles, std::vector<Cycles>, std::greater<Cycles>>;
+    std::vector<MinHeap> running(resFree.size());
     auto book = [&](size_t r, Cycles ready, Cycles dur) {
+        if (r == 0 || r >= sideRes) { // the DRAM serves requests in arrival order
+            resFree[r] = std::max(ready, resFree[r]) + dur;
+            return resFree[r];
+        }
+        MinHeap& run = running[r];
+        while (!run.empty() && run.top() <= ready) run.pop();
+        const Cycles backlog = std::max(0.0, resFree[r] - ready);
+        const Cycles end = ready + dur + std::min(backlog, double(run.size()) * dur);
         resFree[r] = std::max(ready, resFree[r]) + dur;
-        return resFree[r];
+        run.push(end);
+        return end;
     };
     while (!pq.empty()) {
         auto [start, e, ver] = pq.top();

@@ -4,8 +4,10 @@
 //
 // usage: bench_codegen [BATCH]                      layer-sequential trees (largest valid batch <= BATCH)
 //        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3] [--models a,b] [--hw testchip,edge]
-//                             [--segments]          annealed trees, as `tilescope-cli anneal` makes them
-//                                                   (one chain, EDP); --segments adds per-segment figures
+//                             [--segments] [--leaves]  annealed trees, as `tilescope-cli anneal` makes them
+//                                                   (one chain, EDP); --segments adds per-segment figures,
+//                                                   --leaves the leaves where the replay drifts most,
+//                                                   --critical what the replay's critical path waits for
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
 #include "search/search.h"
@@ -15,7 +17,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,6 +77,118 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     }
 }
 
+// Per leaf invocation, in the evaluator's order: the lag of the replay (first COMPUTE start
+// of the invocation in the replay minus its start on the evaluator's clock). The growth of
+// the lag from one invocation to the next is charged to the earlier one; summed per leaf,
+// the leaves with the largest growth are where the two models disagree.
+void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net) {
+    const Evaluation& ev = r.layout.evaluation;
+    std::map<std::pair<int, int>, std::pair<double, double>> sim; // (layer, first sample) -> start, end
+    std::map<std::uint32_t, const Instruction*> byId;
+    for (const auto& tp : r.program.tiles)
+        for (const auto& i : tp.instructions) byId[i.id] = &i;
+    std::vector<const BusyInterval*> ivs;
+    for (const auto& b : ev.intervals) ivs.push_back(&b);
+    std::sort(ivs.begin(), ivs.end(), [](auto* a, auto* b) { return a->start < b->start; });
+    std::map<int, std::vector<const BusyInterval*>> ofLayer;
+    for (auto* b : ivs) ofLayer[b->layer].push_back(b);
+    for (const auto& iv : f.timeline) {
+        if (iv.layer < 0 || iv.op != Op::Compute) continue;
+        const int s0 = byId[iv.id]->lo[0];
+        for (auto* b : ofLayer[iv.layer])
+            if (b->firstSample <= s0 && s0 <= b->lastSample) {
+                auto [it, fresh] = sim.try_emplace({b->layer, b->firstSample}, iv.start, iv.end);
+                if (!fresh) it->second.first = std::min(it->second.first, iv.start), it->second.second = std::max(it->second.second, iv.end);
+                break;
+            }
+    }
+    std::map<int, double> growth;
+    std::map<int, double> evalTime, simTime;
+    double prevLag = 0;
+    int prevLayer = -1;
+    for (auto* b : ivs) {
+        auto it = sim.find({b->layer, b->firstSample});
+        if (it == sim.end()) continue;
+        const double lag = it->second.first - b->start;
+        if (prevLayer >= 0) growth[prevLayer] += lag - prevLag;
+        prevLag = lag;
+        prevLayer = b->layer;
+        evalTime[b->layer] += b->end - b->start;
+        simTime[b->layer] += it->second.second - it->second.first;
+    }
+    std::vector<std::pair<double, int>> rows;
+    for (auto [l, g] : growth) rows.push_back({g, l});
+    std::sort(rows.rbegin(), rows.rend());
+    for (size_t i = 0; i < rows.size() && i < 15; ++i) {
+        const int l = rows[i].second;
+        const auto& nf = ev.nodes[size_t(r.layout.leaves[size_t(r.layout.leafOfLayer[size_t(l)])].node)];
+        std::printf("    %-44s %-8s tiles %3d lag growth %+9.0f  eval %9.0f  sim compute span %9.0f  part %s\n",
+                    net.layers[size_t(l)].name.substr(0, 44).c_str(), toString(net.layers[size_t(l)].kind), nf.tileCount,
+                    rows[i].first, evalTime[l], simTime[l], nf.partition.c_str());
+    }
+}
+
+// The replay's critical path, walked back from the instruction that ends last: each step
+// goes to the predecessor (the previous instruction of the same engine queue, or a
+// dependency) that ended latest before this one started (stage overlap aside, the one that
+// held it back). Time on the path is summed per (op, layer): what the program waits for.
+void printCritical(const CodegenResult& r, const SimResult& f) {
+    std::map<std::uint32_t, const SimInterval*> iv;
+    for (const auto& x : f.timeline) iv[x.id] = &x;
+    std::map<std::uint32_t, const Instruction*> ins;
+    std::map<std::uint32_t, std::uint32_t> prevOnQueue;
+    for (const auto& tp : r.program.tiles) {
+        std::map<int, std::uint32_t> last;
+        for (const auto& i : tp.instructions) {
+            ins[i.id] = &i;
+            auto it = last.find(int(i.engine()));
+            if (it != last.end()) prevOnQueue[i.id] = it->second;
+            last[int(i.engine())] = i.id;
+        }
+    }
+    const SimInterval* cur = nullptr;
+    for (const auto& x : f.timeline)
+        if (!cur || x.end > cur->end) cur = &x;
+    std::map<std::string, double> onPath;
+    std::map<std::string, int> steps;
+    while (cur) {
+        const Instruction& i = *ins[cur->id];
+        const SimInterval* best = nullptr;
+        auto consider = [&](std::uint32_t id) {
+            auto it = iv.find(id);
+            if (it == iv.end()) return;
+            const SimInterval* p = it->second;
+            if (p->start >= cur->start) return;
+            if (!best || p->end > best->end) best = p;
+        };
+        if (auto q = prevOnQueue.find(i.id); q != prevOnQueue.end()) consider(q->second);
+        for (const auto& d : i.deps) consider(d.id);
+        const double own = cur->end - (best ? std::max(best->end, cur->start) : cur->start);
+        const std::string key = std::string(toString(i.op)) + " " +
+                                (i.layer >= 0 ? r.program.layers[size_t(i.layer)] : std::string("-"));
+        onPath[key] += std::max(0.0, own);
+        ++steps[key];
+        if (own > 5000 && std::getenv("CRIT_DUMP")) {
+            std::printf("      own %.0f: id %u %s tile %d layer %s bytes %llu stages %u dsts %zu [%.0f, %.0f]", own, i.id,
+                        toString(i.op), i.tile, i.layer >= 0 ? r.program.layers[size_t(i.layer)].c_str() : "-",
+                        (unsigned long long)i.bytes, i.stages, i.destinations().size(), cur->start, cur->end);
+            if (best) std::printf(" pred %u %s [%.0f, %.0f]", best->id, toString(best->op), best->start, best->end);
+            std::printf("\n");
+        }
+        cur = best;
+    }
+    std::vector<std::pair<double, std::string>> rows;
+    for (auto& [k, v] : onPath) rows.push_back({v, k});
+    std::sort(rows.rbegin(), rows.rend());
+    std::map<std::string, double> byOp;
+    for (auto& [v, k] : rows) byOp[k.substr(0, k.find(' '))] += v;
+    std::printf("    critical path by op:");
+    for (auto& [op, v] : byOp) std::printf("  %s %.0f", op.c_str(), v);
+    std::printf("\n");
+    for (size_t k = 0; k < rows.size() && k < 14; ++k)
+        std::printf("    %9.0f cycles on path  %4d steps  %s\n", rows[k].first, steps[rows[k].second], rows[k].second.c_str());
+}
+
 void row(const char* m, const char* h, const std::string& tree, const CodegenResult& r, const SimResult& f,
          const SimResult& c, double genS, double simS) {
     const Evaluation& ev = r.layout.evaluation;
@@ -96,7 +212,7 @@ int main(int argc, char** argv) {
     int batch = 2;
     std::vector<int> batches{2, 4, 8}, seeds{1, 2, 3};
     double beta = 3;
-    bool segments = false;
+    bool segments = false, leaves = false, critical = false;
     for (int i = anneal ? 2 : 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -106,6 +222,8 @@ int main(int argc, char** argv) {
         else if (a == "--models") models = splitList(next());
         else if (a == "--hw") chips = splitList(next());
         else if (a == "--segments") segments = true;
+        else if (a == "--leaves") leaves = true;
+        else if (a == "--critical") critical = true;
         else batch = std::atoi(a.c_str());
     }
     header();
@@ -169,6 +287,8 @@ int main(int argc, char** argv) {
                     std::chrono::duration<double>(t2 - t1).count());
                 worst = std::max(worst, std::abs(f.delay / r->layout.evaluation.delay - 1.0));
                 if (segments) printSegments(*r, f, trees[i].second);
+                if (leaves) printLeaves(*r, f, *net);
+                if (critical) printCritical(*r, f);
                 std::fflush(stdout);
             }
         }
