@@ -6,6 +6,7 @@
 #include "mapping/mapper.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -150,6 +151,7 @@ struct NodeWork {
     const LeafMapping* mapping = nullptr;
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
     Cycles firstStart = 0;  // start of the first invocation, from its segment's start
+    Cycles latency = 0;     // leaves: the DRAM latency its time includes
     int segment = -1;       // index of the segment this node lies in
     PicoJoules energy = 0;  // whole-run energy attributed to this node
 };
@@ -497,6 +499,10 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // invocation, ahead of their leaf). S-cut children share DRAM and links, so a slot
     // lasts at least their summed traffic over either.
     const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
+    const double portBw = hw.dramPortBytesPerCycle; // 0: no per-side limit
+    std::vector<char> readsDram(static_cast<size_t>(L), 0);
+    for (int l = 0; l < L; ++l)
+        for (char d : inputViaDram[size_t(l)]) readsDram[size_t(l)] |= d;
     std::vector<double>& linkSum = C.linkScratch; // all zero between uses
     std::vector<int>& touched = C.touchedScratch;
     touched.clear();
@@ -508,7 +514,14 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             const LeafTraffic& T = *nw.traffic;
             const double inv = T.invocations;
             nw.dram = T.actDram / inv;
-            nw.time = std::max({nw.compute, nw.dram / dramBw, T.actMaxLink / inv / linkBw});
+            // A leaf reading an input from DRAM waits the DRAM latency for its first data
+            // (its producer stored it; nothing earlier can fetch it).
+            const Cycles latency = nw.latency = readsDram[size_t(nd.layer)] ? hw.dramLatencyCycles : 0.0;
+            double sideTime = 0;
+            if (portBw > 0)
+                for (double b : T.actSide) sideTime = std::max(sideTime, b / inv / portBw);
+            nw.time = std::max({nw.compute + latency, nw.dram / dramBw + latency, sideTime,
+                                std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
             continue;
         }
         double t = 0, bytes = 0;
@@ -606,6 +619,7 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
 
     for (size_t s = 0; s < segments.size(); ++s) {
         double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0, segHop = 0;
+        std::array<double, 4> sideBytes{};
         const NodeWork& sw = w[size_t(segments[s])];
         const bool alone = sw.hi - sw.lo == 1;
         byStart.clear();
@@ -626,10 +640,11 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                     }
             segHop += hop;
             const double leafDram = T.actDram + T.weightDram;
+            for (size_t d = 0; d < 4; ++d) sideBytes[d] += T.actSide[d] + T.weightSide[d];
             if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
             // Why the leaf waits beyond its compute (for the reported bound).
             const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
-            const double nocWait = std::max(0.0, T.actMaxLink / T.invocations / linkBw - lw.compute);
+            const double nocWait = std::max(0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
             leafDramWait += dramWait * invocations;
             leafNocWait += nocWait * invocations;
             const double macs = double(m.macs) * invocations;
@@ -674,13 +689,16 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                         x += b;
                         cumLinkMax = std::max(cumLinkMax, x);
                     }
-                const Cycles arrival = std::max(cumDram / dramBw, cumLinkMax / linkBw);
-                weightBound = std::max(weightBound, arrival + sw.time - start);
+                const Cycles arrival = hw.dramLatencyCycles + std::max(cumDram / dramBw, cumLinkMax / linkBw);
+                // The leaf's own wait for DRAM data overlaps the wait for its weights.
+                weightBound = std::max(weightBound, arrival + sw.time - start - lw->latency);
             }
             for (int l : touched) linkSum[size_t(l)] = 0.0;
             touched.clear();
         }
-        const Cycles dramTime = dram / dramBw;
+        Cycles dramTime = dram / dramBw;
+        if (hw.dramPortBytesPerCycle > 0)
+            for (double b : sideBytes) dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
         const Cycles nocTime = maxLink / linkBw;
         segTime[s] = sw.time;
         // A segment whose pipeline already waits on its leaves' own traffic is bound by

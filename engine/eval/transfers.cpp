@@ -430,6 +430,10 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
         route.clear();
         mesh.multicastFromDram(tiles, route);
     };
+    auto chargeSides = [&](std::array<double, 4>& side, const std::vector<int>& tiles, double bytes) {
+        const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
+        for (Dir d : sides) side[size_t(d)] += bytes / double(sides.size());
+    };
     const int b = std::max(1, leaf.batch);
 
     // Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
@@ -443,6 +447,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
             const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
             fromDram(members);
             wgt.add(route, bytes);
+            chargeSides(T.weightSide, members, bytes);
             T.weightDram += bytes;
             T.weightDelivered += bytes * double(members.size());
         }
@@ -493,6 +498,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                     for (size_t a : c.to) dst.push_back(actTiles[a]);
                     fromDram(dst);
                     act.add(route, bytes);
+                    chargeSides(T.actSide, dst, bytes);
                     T.actDram += bytes;
                     actDelivered += bytes * double(c.to.size());
                 }
@@ -530,6 +536,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                 route.clear();
                 mesh.routeToDram(actTiles[a], route);
                 act.add(route, bytes);
+                T.actSide[size_t(mesh.nearestPort(actTiles[a]).first)] += bytes;
                 T.actDram += bytes;
                 egress[size_t(actTiles[a])] += bytes;
             }
@@ -548,6 +555,7 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     for (auto& [link, bytes] : T.actLinks) bytes *= scale;
     T.actMaxLink *= scale;
     T.maxEgress *= scale;
+    for (double& b : T.actSide) b *= scale;
     T.actDram *= scale;
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).

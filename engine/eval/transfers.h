@@ -123,6 +123,10 @@ struct LeafTraffic {
     // outputs to DRAM): a tile's STORE/SEND engine moves one transfer at a time, each at
     // most at a link's bandwidth, so these serialise however many links they use.
     double maxEgress = 0;
+    // DRAM bytes per side (indexed by Dir), for templates that give each side its own
+    // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
+    // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
+    std::array<double, 4> actSide{}, weightSide{};
     double actHop = 0, weightHop = 0;         // bytes x links of each part
     int invocations = 1;
 };

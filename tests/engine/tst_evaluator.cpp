@@ -32,6 +32,7 @@ private slots:
     void handDerivedTwoConvs();
     void handDerivedEnergy();
     void leafDramOnItsCriticalPath();
+    void dramLatency();
     void allocationMatchesBruteForce();
     void dataFlowRules();
     void invariants_data();
@@ -137,6 +138,26 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
     QCOMPARE(e.nodes[size_t(leaves[3])].time, 4014.08);
     QVERIFY(qFuzzyCompare(e.delay, 368.64 + 25182.08));
     QCOMPARE(e.nodes[size_t(seg)].bound, Bound::Dram);
+}
+
+// DRAM latency (docs/cost-model.md §5): compute-bound edge, 500 cycles of latency. conv1
+// reads the network input from DRAM: 14,112 + 500 cycles; conv2 reads conv1 over the NoC:
+// 14,112. conv1's weights (147,456 B at 1e9 B/cycle) arrive 500 cycles after the start
+// too, waited for at the same time as its input: D = 500 + 0.000147 + 28,224 (the weight
+// arrival bound; the pipeline alone is 500 + 28,224).
+void TestEvaluator::dramLatency() {
+    const Network net = test::twoConvs();
+    Hardware hw = computeBoundEdge();
+    hw.dramLatencyCycles = 500;
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
+    const Evaluation e = evaluate(net, hw, t, 2, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto& leaves = t.node(t.node(t.root).children[0]).children;
+    QCOMPARE(e.nodes[size_t(leaves[0])].time, 14112.0 + 500);
+    QCOMPARE(e.nodes[size_t(leaves[1])].time, 14112.0);
+    QCOMPARE(e.delay, 500 + 147456 / 1e9 + 28224.0);
 }
 
 void TestEvaluator::allocationMatchesBruteForce() {
