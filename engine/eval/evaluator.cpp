@@ -56,14 +56,13 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
     // Scratch reused across evaluations (the link vectors are all zero between uses).
-    std::vector<double> linkScratch, linkScratch2;
-    std::vector<int> touchedScratch, touchedScratch2;
+    std::vector<double> linkScratch;
+    std::vector<int> touchedScratch;
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
     Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
         linkScratch.assign(size_t(mesh.linkCount()), 0.0);
-        linkScratch2.assign(size_t(mesh.linkCount()), 0.0);
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
         auto cons = net.consumers();
@@ -598,7 +597,7 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     const int segBatch = A.segBatch;
     const int segInvocations = A.segInvocations;
 
-    // ---- Traffic, energy and segment bounds, per segment invocation invocation (SPEC §2 data-flow rules).
+    // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).
     const size_t links = size_t(mesh.linkCount());
     std::vector<double>& segLinks = C.linkScratch; // all zero between uses
     std::vector<int>& segTouched = C.touchedScratch;
@@ -606,9 +605,6 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
     std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
     const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
-    std::vector<double>& linkSum = C.linkScratch2; // all zero between uses
-    std::vector<int>& touched = C.touchedScratch2;
-    touched.clear();
     double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
     EnergyBreakdown E;
     std::vector<double> segTime(segments.size(), 0.0);
@@ -678,23 +674,17 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         if (!byStart.empty()) {
             std::stable_sort(byStart.begin(), byStart.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
-            double cumDram = 0, cumLinkMax = 0;
+            double cumDram = 0, linkMax = 0;
             for (const auto& [start, lw] : byStart) {
                 cumDram += lw->traffic->weightDram;
-                if (byStart.size() == 1) cumLinkMax = lw->traffic->weightMaxLink;
-                else
-                    for (const auto& [link, b] : lw->traffic->weightLinks) {
-                        double& x = linkSum[size_t(link)];
-                        if (x == 0.0) touched.push_back(link);
-                        x += b;
-                        cumLinkMax = std::max(cumLinkMax, x);
-                    }
-                const Cycles arrival = hw.dramLatencyCycles + std::max(cumDram / dramBw, cumLinkMax / linkBw);
+                // Each leaf's weights cross their busiest link at link bandwidth; different
+                // leaves' weight trees are not added up per link here (the segment's link
+                // bound below has every byte), which keeps this O(leaves).
+                linkMax = std::max(linkMax, lw->traffic->weightMaxLink);
+                const Cycles arrival = hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
                 // The leaf's own wait for DRAM data overlaps the wait for its weights.
                 weightBound = std::max(weightBound, arrival + sw.time - start - lw->latency);
             }
-            for (int l : touched) linkSum[size_t(l)] = 0.0;
-            touched.clear();
         }
         Cycles dramTime = dram / dramBw;
         if (hw.dramPortBytesPerCycle > 0)
