@@ -135,6 +135,11 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
 
 namespace {
 
+// Slices a leaf's weights stream in: the instruction generator cuts transfers and computes
+// into at most 8 stages (CodegenOptions::maxStages) and streams a weight-heavy compute by
+// output channel, so a leaf can start on its first weight slice.
+constexpr double kWeightStages = 8;
+
 struct NodeWork {
     int lo = 0, hi = 0;     // leaf positions covered
     int stage = 0;          // stage within a parent S cut
@@ -682,8 +687,14 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                 // bound below has every byte), which keeps this O(leaves).
                 linkMax = std::max(linkMax, lw->traffic->weightMaxLink);
                 const Cycles arrival = hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
-                // The leaf's own wait for DRAM data overlaps the wait for its weights.
-                weightBound = std::max(weightBound, arrival + sw.time - start - lw->latency);
+                // The leaf streams its weights in kWeightStages slices (by output channel,
+                // as the generator cuts them): it starts once the first slice is in and its
+                // last slice's work follows the last weights. Its own wait for DRAM data
+                // overlaps the wait for its weights.
+                const Cycles own = std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
+                const Cycles rest = sw.time - start - lw->latency;
+                weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
+                                        arrival + rest / kWeightStages});
             }
         }
         Cycles dramTime = dram / dramBw;

@@ -63,13 +63,13 @@ void TestEvaluator::handDerivedTwoConvs() {
     const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
     const Evaluation et = evaluate(net, hw, t, 2, opt);
     QVERIFY2(et.valid, et.reason.c_str());
-    // The first leaf cannot start before its weights are in (docs/cost-model.md §5, weight
-    // arrival): conv1's 128*128*9 = 147,456 B at 1e9 B/cycle.
-    QCOMPARE(et.delay, 28224.0 + 147456 / 1e9);
+    // The first leaf cannot start before the first of its 8 weight slices is in
+    // (docs/cost-model.md §5, weight arrival): conv1's 128*128*9 = 147,456 B / 8 at 1e9 B/cycle.
+    QCOMPARE(et.delay, 28224.0 + 147456 / 8e9);
     const RATree s = parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net);
     const Evaluation es = evaluate(net, hw, s, 2, opt);
     QVERIFY2(es.valid, es.reason.c_str());
-    QCOMPARE(es.delay, 42336.0 + 147456 / 1e9);
+    QCOMPARE(es.delay, 42336.0 + 147456 / 8e9);
     // The S cut split the 16 tiles 8 + 8 and put conv2 in stage 1.
     const int sId = s.node(s.root).children[0];
     const int c1 = s.node(sId).children[0], c2 = s.node(sId).children[1];
@@ -95,11 +95,11 @@ void TestEvaluator::handDerivedEnergy() {
         QCOMPARE(e.dramBytes, 696320.0);
         QVERIFY(qFuzzyCompare(e.energy.dram, 41779200.0));
         QVERIFY(qFuzzyCompare(e.energy.mac, 8323596.288));
-        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the T segment (its
-        // weight arrival, conv1's 147,456 B / 16 = 9,216 cycles before 2 x 14,112 cycles of
-        // compute, is 37,440). The S cut (8 + 8 tiles, conv2 in stage 1) runs 3 slots of
-        // 14,112 cycles = 42,336 that cannot start before conv1's weights: 9,216 + 42,336.
-        QCOMPARE(e.delay, QByteArray(text).contains("S ") ? 51552.0 : 43520.0);
+        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the segment. Weight
+        // arrival: conv1's 147,456 B take 9,216 cycles and stream in 8 slices, so conv1
+        // starts after 1,152: T 1,152 + 2 x 14,112 = 29,376; S (8 + 8 tiles, conv2 in stage 1,
+        // 3 slots of 14,112) 1,152 + 42,336 = 43,488; both below the DRAM bound.
+        QCOMPARE(e.delay, 43520.0);
     }
     // As two segments conv1's output goes through DRAM: 2 * 200,704 B more.
     const Evaluation e2 = evaluate(net, hw, parse("T 2/1\n\tconv1 2\n\tconv2 2\n", net), 2, {});
@@ -120,7 +120,8 @@ void TestEvaluator::handDerivedEnergy() {
 // c1, c2 move nothing through DRAM. The pipeline: 3 * 7,056 + 4,014.08 = 25,182.08 cycles,
 // above both the compute sum 21,364 and the segment's DRAM bound (802,816 + weights
 // 110,592) / 100 = 9,134.08, which were all an earlier model charged. Stem cannot start
-// before its weights (64*64*9 = 36,864 B / 100 = 368.64 cycles): D = 25,550.72.
+// before the first of its 8 weight slices (64*64*9 = 36,864 B / 100 / 8 = 46.08 cycles):
+// D = 25,228.16.
 void TestEvaluator::leafDramOnItsCriticalPath() {
     const Network net = test::residual(1);
     Hardware hw = computeBoundEdge();
@@ -136,15 +137,15 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
     QCOMPARE(e.nodes[size_t(leaves[0])].time, 7056.0);
     QCOMPARE(e.nodes[size_t(leaves[1])].time, 7056.0);
     QCOMPARE(e.nodes[size_t(leaves[3])].time, 4014.08);
-    QVERIFY(qFuzzyCompare(e.delay, 368.64 + 25182.08));
+    QVERIFY(qFuzzyCompare(e.delay, 46.08 + 25182.08));
     QCOMPARE(e.nodes[size_t(seg)].bound, Bound::Dram);
 }
 
 // DRAM latency (docs/cost-model.md §5): compute-bound edge, 500 cycles of latency. conv1
 // reads the network input from DRAM: 14,112 + 500 cycles; conv2 reads conv1 over the NoC:
-// 14,112. conv1's weights (147,456 B at 1e9 B/cycle) arrive 500 cycles after the start
-// too, waited for at the same time as its input: D = 500 + 0.000147 + 28,224 (the weight
-// arrival bound; the pipeline alone is 500 + 28,224).
+// 14,112. conv1's first weight slice (147,456 / 8 B at 1e9 B/cycle) arrives 500 cycles
+// after the start too, waited for at the same time as its input: D = 500 + 0.0000184 +
+// 28,224 (the weight arrival bound; the pipeline alone is 500 + 28,224).
 void TestEvaluator::dramLatency() {
     const Network net = test::twoConvs();
     Hardware hw = computeBoundEdge();
@@ -157,7 +158,7 @@ void TestEvaluator::dramLatency() {
     const auto& leaves = t.node(t.node(t.root).children[0]).children;
     QCOMPARE(e.nodes[size_t(leaves[0])].time, 14112.0 + 500);
     QCOMPARE(e.nodes[size_t(leaves[1])].time, 14112.0);
-    QCOMPARE(e.delay, 500 + 147456 / 1e9 + 28224.0);
+    QCOMPARE(e.delay, 500 + 147456 / 8e9 + 28224.0);
 }
 
 void TestEvaluator::allocationMatchesBruteForce() {
