@@ -9,6 +9,7 @@
 //                                                   (one chain, EDP); --segments adds per-segment figures,
 //                                                   --leaves the leaves where the replay drifts most,
 //                                                   --critical what the replay's critical path waits for
+#include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
 #include "search/search.h"
@@ -190,30 +191,6 @@ void printCritical(const CodegenResult& r, const SimResult& f) {
         std::printf("    %9.0f cycles on path  %4d steps  %s\n", rows[k].first, steps[rows[k].second], rows[k].second.c_str());
 }
 
-// A preset name, or a mesh "XxY" with the defaults for its size, optionally followed by
-// variants: "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth),
-// "+4sides" (DRAM ports on all four sides).
-bool hardwareVariant(const std::string& spec, Hardware& hw) {
-    const auto plus = spec.find('+');
-    const std::string base = spec.substr(0, plus);
-    if (!presetHardware(base, hw)) {
-        int x = 0, y = 0;
-        if (std::sscanf(base.c_str(), "%dx%d", &x, &y) != 2 || x < 1 || y < 1) return false;
-        hw = defaultHardware(x, y, base);
-    }
-    for (auto p = plus; p != std::string::npos;) {
-        const auto q = spec.find('+', p + 1);
-        const std::string v = spec.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1);
-        if (v == "fastlinks") hw.nocBytesPerCycle = 96;
-        else if (v == "slowdram") hw.dramBytesPerCycle /= 4;
-        else if (v == "4sides") hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
-        else return false;
-        p = q;
-    }
-    hw.name = spec;
-    return true;
-}
-
 void row(const char* m, const char* h, const std::string& tree, const CodegenResult& r, const SimResult& f,
          const SimResult& c, double genS, double simS) {
     const Evaluation& ev = r.layout.evaluation;
@@ -261,7 +238,7 @@ int main(int argc, char** argv) {
         }
         for (const auto& h : chips) {
             Hardware hw;
-            if (!hardwareVariant(h, hw)) {
+            if (!test::hardwareVariant(h, hw)) {
                 std::printf("unknown hardware %s\n", h.c_str());
                 continue;
             }

@@ -1,0 +1,35 @@
+// Hardware for the model-agreement matrix (tst_fidelity, bench_codegen): a preset name, or
+// a mesh "XxY" with the defaults for its size, optionally followed by variants:
+// "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth), "+4sides"
+// (DRAM ports on all four sides).
+#pragma once
+
+#include "hw/hardware.h"
+
+#include <cstdio>
+#include <string>
+
+namespace tilescope::test {
+
+inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
+    const auto plus = spec.find('+');
+    const std::string base = spec.substr(0, plus);
+    if (!presetHardware(base, hw)) {
+        int x = 0, y = 0;
+        if (std::sscanf(base.c_str(), "%dx%d", &x, &y) != 2 || x < 1 || y < 1) return false;
+        hw = defaultHardware(x, y, base);
+    }
+    for (auto p = plus; p != std::string::npos;) {
+        const auto q = spec.find('+', p + 1);
+        const std::string v = spec.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1);
+        if (v == "fastlinks") hw.nocBytesPerCycle = 96;
+        else if (v == "slowdram") hw.dramBytesPerCycle /= 4;
+        else if (v == "4sides") hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
+        else return false;
+        p = q;
+    }
+    hw.name = spec;
+    return true;
+}
+
+} // namespace tilescope::test

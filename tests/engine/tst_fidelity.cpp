@@ -1,0 +1,104 @@
+// Model agreement at scale (docs/isa.md, "Evaluator agreement"): on meshes from 4x4 to
+// 12x12 and on fast-link, slow-DRAM and four-sided-DRAM variants, the instruction-level
+// replay of every sample's program is held against the evaluator's delay, with DRAM bytes
+// exact and the per-link bytes equal (tst_codegen checks those on every program it makes).
+// Layer-sequential trees (batch 1 and the largest valid batch <= 8) must agree within 15%.
+// Long segments are the open part of issue 10: one segment holding every layer, and annealed
+// trees, still replay up to ~1.5x (mobilenet_v2 on 10x10) and ~1.7x the estimate on the
+// large meshes (the tables in docs/isa.md), so they are held to [0.85, 1.75] as a
+// regression guard until the evaluator models what they lose (weights queued behind
+// activation traffic in long segments, hand-offs between short leaves).
+#include "codegen/codegen.h"
+#include "hwvariants.h"
+#include "model/model_loader.h"
+#include "search/search.h"
+#include "sim/fidelity.h"
+#include "sim/simulator.h"
+
+#include <QtTest>
+
+using namespace tilescope;
+
+namespace {
+
+const char* const kModels[] = {"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"};
+const char* const kMeshes[] = {"edge", "6x6", "8x8", "10x10", "cloud", "cloud+fastlinks", "8x8+slowdram", "6x6+4sides"};
+
+RATree oneSegment(const Network& net, int batch) {
+    std::string text = "T " + std::to_string(batch) + "/1\n\tT " + std::to_string(batch) + "/1\n";
+    for (const auto& l : net.layers) text += "\t\t" + l.name + " " + std::to_string(batch) + "\n";
+    auto r = parseTreeText(text, net, "one segment");
+    if (!r) qFatal("%s", r.error().message.c_str());
+    return *r;
+}
+
+} // namespace
+
+class TestFidelity : public QObject {
+    Q_OBJECT
+private slots:
+    void agreement_data();
+    void agreement();
+};
+
+void TestFidelity::agreement_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("hw");
+    QTest::addColumn<QString>("tree");
+    for (const char* hw : kMeshes)
+        for (const char* m : kModels)
+            for (const char* tree : {"ls1", "ls8", "seg1"})
+                QTest::newRow((std::string(hw) + " " + m + " " + tree).c_str()) << m << hw << tree;
+    // Annealed trees (a short search, batch 8) on meshes the model was not tuned on.
+    for (const char* hw : {"8x8", "6x6+4sides"})
+        for (const char* m : {"resnet50", "googlenet", "transformer"})
+            QTest::newRow((std::string(hw) + " " + m + " sa8").c_str()) << m << hw << "sa8";
+}
+
+void TestFidelity::agreement() {
+    QFETCH(QString, model);
+    QFETCH(QString, hw);
+    QFETCH(QString, tree);
+    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    Hardware h;
+    QVERIFY(test::hardwareVariant(hw.toStdString(), h));
+    EvalContext ctx(*net, h);
+    RATree t;
+    int batch = 1;
+    if (tree == "ls1") {
+        t = RATree::layerSequential(*net, 1);
+    } else if (tree == "ls8") {
+        for (batch = 8; batch > 1; batch /= 2)
+            if (evaluate(ctx, RATree::layerSequential(*net, batch), batch, {}).valid) break;
+        t = RATree::layerSequential(*net, batch);
+    } else if (tree == "seg1") {
+        t = oneSegment(*net, 1);
+        if (!evaluate(ctx, t, 1, {}).valid) QSKIP("every layer's weights together do not fit the buffers here");
+    } else {
+        batch = 8;
+        SearchConfig cfg;
+        cfg.seed = 1;
+        cfg.iterations = 400;
+        cfg.totalBatch = batch;
+        auto s = runSearch(*net, h, cfg);
+        QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
+        t = s->bestTree;
+    }
+    auto r = generateProgram(ctx, t, batch, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QVERIFY(validateProgram(r->program, h, "generated") == std::nullopt);
+    SimOptions opt;
+    opt.recordTimeline = false;
+    const SimResult s = simulate(r->program, h, opt);
+    QVERIFY(s.deadlockFree);
+    const Evaluation& ev = r->layout.evaluation;
+    QCOMPARE(double(r->programDramBytes), ev.dramBytes);
+    const ModelAgreement a = modelAgreement(s.delay, ev.delay);
+    qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
+    if (tree == "sa8" || tree == "seg1") QVERIFY2(a.ratio > 0.85 && a.ratio < 1.75, qPrintable(QString::number(a.ratio)));
+    else QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
+}
+
+QTEST_GUILESS_MAIN(TestFidelity)
+#include "tst_fidelity.moc"
