@@ -131,10 +131,8 @@ QString MetricsPanel::simulatedFigure(const ProgramRun& run) {
     const ModelAgreement a = modelAgreement(run.fine.delay, run.evaluatorDelay);
     const QString text = tr("%1 cycles, %2x the estimate").arg(sci(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
     if (a.agrees) return text;
-    return QStringLiteral("<span style='color:#c62828'>%1: %2</span>")
-        .arg(text, tr("the program and the estimate (%1 cycles) differ by more than %2%")
-                       .arg(sci(run.evaluatorDelay))
-                       .arg(100 * kModelTolerance, 0, 'f', 0));
+    return QStringLiteral("<span style='color:#c62828'>%1 (%2 cycles): %3</span>")
+        .arg(text, sci(run.evaluatorDelay), tr("more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0));
 }
 
 QString MetricsPanel::figureText(const QString& key) const {
