@@ -73,7 +73,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     auto* cmp = new QWidget(this);
     auto* cl = new QVBoxLayout(cmp);
     cl->setContentsMargins(2, 2, 2, 2);
-    m_compareButton = new QPushButton(tr("Compare LS / LP / SA"), cmp);
+    m_compareButton = new QPushButton(tr("Compare LS / LP / DP-LP / SA"), cmp);
     m_compareButton->setToolTip(tr("Run the layer-sequential and layer-pipeline baselines and SA with the search settings"));
     connect(m_compareButton, &QPushButton::clicked, this, &MetricsPanel::compareRequested);
     cl->addWidget(m_compareButton, 0, Qt::AlignLeft);
@@ -106,7 +106,7 @@ QString MetricsPanel::figureText(const QString& key) const {
 
 void MetricsPanel::setCompareRunning(bool running) {
     m_compareButton->setEnabled(!running);
-    m_compareButton->setText(running ? tr("Comparing...") : tr("Compare LS / LP / SA"));
+    m_compareButton->setText(running ? tr("Comparing...") : tr("Compare LS / LP / DP-LP / SA"));
 }
 
 void MetricsPanel::setCompare(ComparePtr compare) {
