@@ -7,10 +7,12 @@ SA / min(LS, LP) and how often SA <= min(LS, LP):
 
   beta100-plain   compare --beta 100 --chains 1 --no-portfolio (the old default)
   time-plain      compare --no-portfolio: 4 s, chains from the layer-sequential start
-  time-seeded     compare (default): SA seeded with the LS, LP and dp-lp bests
+  time-seeded     compare (default): SA chain 0 from the layer-sequential start, chain 1
+                  from the best of the LS, LP and dp-lp results
   anneal-plain    anneal --no-portfolio: 4 s from the layer-sequential start
-  anneal-starts   anneal --warmup 0: chains from the LS / greedy-LP / dp-lp trees
-  anneal-default  anneal (default): + LS / LP warm-up chains (25% of the budget)
+  anneal-default  anneal (default): chain 0 from the start, chain 1 from the best of the
+                  LS / greedy-LP / dp-lp trees
+  anneal-warmup   anneal --warmup 0.25: LS / LP warm-up chains first (25% of the budget)
 
 The anneal variants are compared with the default compare's LS and LP, which had the
 same 4 s each.
@@ -47,8 +49,8 @@ def main():
     cli = a.cli or find_cli()
     compare_variants = {"beta100-plain": ["--beta", "100", "--chains", "1", "--no-portfolio"],
                         "time-plain": ["--no-portfolio"], "time-seeded": []}
-    anneal_variants = {"anneal-plain": ["--no-portfolio"], "anneal-starts": ["--warmup", "0"],
-                       "anneal-default": []}
+    anneal_variants = {"anneal-plain": ["--no-portfolio"], "anneal-default": [],
+                       "anneal-warmup": ["--warmup", "0.25"]}
     ratios = {k: [] for k in list(compare_variants) + list(anneal_variants)}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")

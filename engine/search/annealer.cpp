@@ -544,20 +544,25 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         for (const ChainResult& c : warm) offer(c.role, c.best);
     }
 
-    // Main chains: chain k starts from the k-th best tree of the pool (cycling), so chain
-    // 0 holds the best start and the result is at least as good as every candidate.
+    // Main chains. A start that is already good is not a good basin for a fresh schedule
+    // (docs/search.md, ablation): with two or more chains, chain 0 anneals from the mode's
+    // start as the plain annealer does, and chains 1.. start from the pool's trees, best
+    // first (cycling). With one chain it starts from the best tree. Either way some chain
+    // starts from the best tree, so the result is never worse than any candidate.
     std::vector<const Candidate*> order;
     for (const Candidate& c : pool) order.push_back(&c);
-    if (portfolio)
-        std::stable_sort(order.begin(), order.end(),
-                         [](const Candidate* a, const Candidate* b) { return a->eval.cost < b->eval.cost; });
-    else
-        order.resize(1);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Candidate* a, const Candidate* b) { return a->eval.cost < b->eval.cost; });
+    auto startOf = [&](int k) -> const Candidate* {
+        if (!portfolio) return &pool.front();
+        if (K == 1) return order.front();
+        return k == 0 ? &pool.front() : order[size_t(k - 1) % order.size()];
+    };
     const int waves = (K + W - 1) / W;
     const double mainSeconds = timed ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves : 0;
     std::vector<ChainSpec> specs;
     for (int k = 0; k < K; ++k) {
-        const Candidate* c = order[size_t(k) % order.size()];
+        const Candidate* c = startOf(k);
         ChainSpec s;
         s.strategy = strategy.get();
         s.role = toString(config.mode);
