@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     plot.xAxis->setRange(0, seconds * 1.02);
     plot.yAxis->scaleRange(1.15, plot.yAxis->range().center());
     plot.legend->setVisible(true);
-    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(
         0, 0, new QCPTextElement(&plot, QStringLiteral("%1 on %2, batch 8, seed %3, %4 s per mode")
