@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -217,21 +219,24 @@ public:
 
     void operator()(const Progress& p) {
         if (m_quiet) return;
-        const double frac = p.total ? double(p.iteration) / double(p.total) : 1.0;
+        const double frac = p.fraction;
+        // Under a time budget the bar is time, and what is left is what people wait for.
+        char left[32] = "";
+        if (p.secondsLeft >= 0) std::snprintf(left, sizeof left, "  %.1fs left", p.secondsLeft);
         if (m_tty) {
             constexpr int width = 24;
             const int filled = int(frac * width + 0.5);
             std::string bar(size_t(filled), '#');
             bar.resize(width, '.');
-            std::fprintf(stderr, "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs ",
+            std::fprintf(stderr, "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs%s ",
                          m_label.c_str(), bar.c_str(), 100 * frac, p.bestCost, p.currentCost,
-                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds);
+                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left);
             if (p.final) std::fputc('\n', stderr);
         } else if (p.final || p.elapsedSeconds - m_lastLine >= 1.0) {
             m_lastLine = p.elapsedSeconds;
-            std::fprintf(stderr, "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept %.0f%% %.1fs%s\n",
+            std::fprintf(stderr, "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept %.0f%% %.1fs%s%s\n",
                          m_label.c_str(), p.iteration, p.total, 100 * frac, p.bestCost, p.currentCost,
-                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left,
                          p.final ? " done" : "");
         }
         std::fflush(stderr);
@@ -271,12 +276,30 @@ struct SearchOptions {
 SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     SearchOptions s;
     SearchConfig& c = s.cfg;
-    c.objective = parseObjective(a);
+    c.objective = a.has("--objective") ? parseObjective(a) : defaultObjective(in.hw);
     if (a.has("--seed")) c.seed = parseSeed(a.get("--seed"));
+    // The budget: --time, --beta or --iterations, one at a time; by default a time.
+    const int budgets = int(a.has("--time")) + int(a.has("--beta")) + int(a.has("--iterations"));
+    if (budgets > 1) throw UsageError{"--time, --beta and --iterations each set the budget; give one"};
+    c.seconds = budgets == 0 ? defaultSearchSeconds() : 0;
+    if (a.has("--time")) {
+        c.seconds = parseNumber("--time", a.get("--time"));
+        if (!(c.seconds > 0) || c.seconds > maxSearchSeconds())
+            throw UsageError{"--time must be more than 0 and at most " +
+                             std::to_string(long(maxSearchSeconds())) + " seconds"};
+    }
     if (a.has("--beta")) {
         c.beta = parseNumber("--beta", a.get("--beta"));
         if (!(c.beta > 0)) throw UsageError{"--beta must be positive"};
+        // beta x L iterations per chain: a huge beta must not wrap round to one iteration.
+        const double n = std::round(c.beta * double(in.net.layers.size()));
+        if (n < 1 || n > double(maxIterationsPerChain()))
+            throw UsageError{"--beta " + a.get("--beta") + " x " + std::to_string(in.net.layers.size()) +
+                             " layers must give between 1 and " + std::to_string(maxIterationsPerChain()) +
+                             " iterations per chain"};
     }
+    if (a.has("--iterations"))
+        c.iterations = parseInteger("--iterations", a.get("--iterations"), 1, maxIterationsPerChain());
     if (a.has("--t0")) {
         c.t0 = parseNumber("--t0", a.get("--t0"));
         if (c.t0 < 0) throw UsageError{"--t0 must not be negative"};
@@ -286,13 +309,16 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         if (!(c.alpha > -1)) throw UsageError{"--alpha must be greater than -1"};
     }
     if (a.has("--mode") && !parseSearchMode(a.get("--mode"), c.mode))
-        throw UsageError{"--mode takes set, ls, lp or random, got '" + a.get("--mode") + "'"};
+        throw UsageError{"--mode takes set, ls, lp, dp-lp or random, got '" + a.get("--mode") + "'"};
+    c.chains = defaultSearchChains();
     if (a.has("--chains")) c.chains = int(parseInteger("--chains", a.get("--chains"), 1, 4096));
     c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
     if (a.has("--threads")) c.threads = int(parseInteger("--threads", a.get("--threads"), 1, 4096));
-    if (a.has("--iterations"))
-        c.iterations = parseInteger("--iterations", a.get("--iterations"), 1,
-                                    std::numeric_limits<long long>::max());
+    if (a.has("--warmup")) {
+        c.warmupShare = parseNumber("--warmup", a.get("--warmup"));
+        if (!(c.warmupShare >= 0 && c.warmupShare < 1)) throw UsageError{"--warmup must be in [0, 1)"};
+    }
+    c.portfolio = !a.has("--no-portfolio");
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));
         if (c.minUtilisation < 0 || c.minUtilisation > 1) throw UsageError{"--min-util must be in [0, 1]"};
@@ -323,9 +349,13 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
 
 void printSearchSummary(const SearchResult& r, const Evaluation& detail, const Inputs& in) {
     printEvaluation(detail, in, r.config.totalBatch);
-    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per chain, %.2f s%s\n",
+    char budget[96] = "";
+    if (r.config.seconds > 0)
+        std::snprintf(budget, sizeof budget, " (time budget %.3g s: %lld iterations in all)",
+                      r.config.seconds, r.iterationsRun);
+    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per chain%s, %.2f s%s\n",
                 toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
-                std::min(r.config.threads, r.config.chains), r.iterations, r.elapsedSeconds,
+                std::min(r.config.threads, r.config.chains), r.iterations, budget, r.elapsedSeconds,
                 r.stopped ? " (stopped early)" : "");
     std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost, r.best.cost,
                 r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
@@ -341,12 +371,13 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
 // ---------------------------------------------------------------------------------------
 
 int runEvaluate(const Args& a) {
-    const Objective objective = parseObjective(a);
+    parseObjective(a); // argument errors (exit 2) before any file is read
     const auto batchOpt = batchArg(a);
     const std::string treePath = required(a, "--tree");
     int status = 0;
     auto in = loadInputs(a, status);
     if (!in) return status;
+    const Objective objective = a.has("--objective") ? parseObjective(a) : defaultObjective(in->hw);
     auto tree = loadTree(treePath, in->net);
     if (!tree) return userError(tree.error().message);
     const int batch = batchOpt.value_or(tree->node(tree->root).batch);
@@ -422,15 +453,22 @@ int runCompare(const Args& a) {
                 {"hw", json::parse(hardwareToJson(in->hw))}, {"batch", so.cfg.totalBatch},
                 {"seed", so.cfg.seed}, {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
     struct Row {
-        const char* key;
         SearchMode mode;
-        double cost = 0, energy = 0, delay = 0;
+        std::string key, label;
+        double cost = 0, energy = 0, delay = 0, edp = 0, seconds = 0;
         bool valid = false;
     };
-    Row rows[] = {{"ls", SearchMode::LS}, {"lp", SearchMode::LP}, {"sa", SearchMode::Set}};
-    for (Row& row : rows) {
-        SearchConfig cfg = so.cfg;
-        cfg.mode = row.mode;
+    std::vector<Row> rows;
+    std::vector<SearchResult> results;
+    results.reserve(compareModes().size());
+    for (SearchMode m : compareModes()) {
+        std::vector<const SearchResult*> earlier;
+        for (const SearchResult& r : results) earlier.push_back(&r);
+        const SearchConfig cfg = compareConfig(so.cfg, m, earlier);
+        Row row;
+        row.mode = m;
+        row.key = m == SearchMode::Set ? "sa" : toString(m);
+        row.label = row.key;
         ProgressPrinter printer(row.key, a.has("--quiet"));
         auto res = runSearch(in->net, in->hw, cfg,
                              [&](const Progress& p) {
@@ -450,20 +488,29 @@ int runCompare(const Args& a) {
         row.cost = detail.cost;
         row.energy = detail.energy.total();
         row.delay = detail.delay;
+        row.edp = edpOf(detail);
+        row.seconds = res->elapsedSeconds;
+        rows.push_back(row);
+        results.push_back(std::move(res).value());
         if (stop.poll()) break;
     }
-    auto ratio = [](double a, double b) { return b > 0 ? json(a / b) : json(nullptr); };
-    const Row &ls = rows[0], &lp = rows[1], &sa = rows[2];
-    out["ratios"] = {{"sa_over_ls", ratio(sa.cost, ls.cost)},
-                     {"sa_over_lp", ratio(sa.cost, lp.cost)},
-                     {"energy_sa_over_ls", ratio(sa.energy, ls.energy)},
-                     {"energy_sa_over_lp", ratio(sa.energy, lp.energy)},
-                     {"delay_sa_over_ls", ratio(sa.delay, ls.delay)},
-                     {"delay_sa_over_lp", ratio(sa.delay, lp.delay)}};
     if (stop.poll()) {
         std::fprintf(stderr, "tilescope-cli: interrupted; nothing written\n");
         return 130;
     }
+    auto ratio = [](double a, double b) { return b > 0 ? json(a / b) : json(nullptr); };
+    const Row& sa = rows.back();
+    json ratios = json::object();
+    for (const Row& r : rows) {
+        if (r.mode == SearchMode::Set) continue;
+        std::string k = r.key;
+        std::replace(k.begin(), k.end(), '-', '_');
+        ratios["sa_over_" + k] = ratio(sa.cost, r.cost);
+        ratios["edp_sa_over_" + k] = ratio(sa.edp, r.edp);
+        ratios["energy_sa_over_" + k] = ratio(sa.energy, r.energy);
+        ratios["delay_sa_over_" + k] = ratio(sa.delay, r.delay);
+    }
+    out["ratios"] = ratios;
     if (a.has("--json")) {
         if (int s = writeOut(a.get("--json"), out.dump(2) + "\n")) return s;
     } else {
@@ -471,11 +518,18 @@ int runCompare(const Args& a) {
                     in->modelPath.c_str(), in->hw.name.c_str(), in->hw.meshX, in->hw.meshY,
                     so.cfg.totalBatch, objectiveName(so.cfg.objective).c_str(),
                     (unsigned long long)so.cfg.seed);
-        std::printf("%-4s %14s %14s %14s\n", "mode", "energy pJ", "delay cycles", "cost");
+        std::printf("%-5s %14s %14s %14s %14s %8s\n", "mode", "energy pJ", "delay cycles", "cost",
+                    "EDP", "time s");
         for (const Row& r : rows)
-            std::printf("%-4s %14.6g %14.6g %14.6g\n", r.key, r.energy, r.delay, r.cost);
-        std::printf("SA/LS cost %.4f   SA/LP cost %.4f\n", ls.cost > 0 ? sa.cost / ls.cost : 0.0,
-                    lp.cost > 0 ? sa.cost / lp.cost : 0.0);
+            std::printf("%-5s %14.6g %14.6g %14.6g %14.6g %8.2f\n", r.key.c_str(), r.energy, r.delay,
+                        r.cost, r.edp, r.seconds);
+        for (const Row& r : rows) {
+            if (r.mode == SearchMode::Set) continue;
+            std::string upper = r.key;
+            for (char& ch : upper) ch = char(std::toupper((unsigned char)ch));
+            std::printf("SA/%-5s cost %.4f  EDP %.4f\n", upper.c_str(), r.cost > 0 ? sa.cost / r.cost : 0.0,
+                        r.edp > 0 ? sa.edp / r.edp : 0.0);
+        }
     }
     return 0;
 }

@@ -16,15 +16,19 @@ const char* kUsage = R"(usage:
   tilescope-cli inspect  MODEL [--json]
   tilescope-cli evaluate MODEL --hw HW --tree TREE [--batch B] [--objective n,m] [--json OUT]
   tilescope-cli anneal   MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
-                         [--beta N] [--t0 X] [--alpha A] [--mode set|ls|lp|random]
-                         [--chains K] [--threads T] [--pin PATH]... [--init TREE]
-                         [--json OUT] [--tree-out FILE] [--quiet]
-  tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S] [--beta N] [--json OUT]
+                         [--time SECONDS | --beta N | --iterations N] [--t0 X] [--alpha A]
+                         [--mode set|ls|lp|dp-lp|random] [--chains K] [--threads T]
+                         [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
+  tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
+                         [--time SECONDS | --beta N | --iterations N] [--json OUT]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
-anneal and compare also take --iterations N (per chain, overrides --beta) and --min-util X;
-compare also takes --chains K, --threads T and --quiet (docs/search.md).
+The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
+gives an iteration count, which makes a run reproducible for a seed. The objective
+defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
+anneal and compare also take --min-util X, --warmup SHARE and --no-portfolio; compare
+also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 )";
 
 struct Command {
@@ -43,13 +47,13 @@ int main(int argc, char** argv) {
          {runAnneal,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--t0", "--alpha", "--mode",
            "--chains", "--threads", "--pin", "--init", "--json", "--tree-out", "--iterations",
-           "--min-util"},
-          {"--quiet"}}},
+           "--min-util", "--time", "--warmup"},
+          {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains",
-           "--threads", "--iterations", "--min-util"},
-          {"--quiet"}}},
+           "--threads", "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
+          {"--quiet", "--no-portfolio"}}},
         {"export-instructions", {runExportInstructions, {"--out"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
     };

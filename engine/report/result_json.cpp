@@ -70,12 +70,15 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     const SearchConfig& c = r.config;
     json pins = c.pinned;
     j["mode"] = toString(c.mode);
-    j["config"] = {{"seed", c.seed},   {"beta", c.beta},     {"t0", c.t0},
+    j["config"] = {{"seed", c.seed},   {"beta", c.beta},     {"seconds", c.seconds},
+                   {"iterations", c.iterations}, {"t0", c.t0},
                    {"alpha", c.alpha}, {"mode", toString(c.mode)},
                    {"chains", c.chains}, {"threads", c.threads},
                    {"batch", c.totalBatch}, {"min_utilisation", c.minUtilisation},
                    {"objective", {c.objective.n, c.objective.m}}, {"pinned", pins}};
     j["stopped"] = r.stopped;
+    // Under a time budget, what was run: replay a run of this length with --iterations.
+    j["iterations_run"] = r.iterationsRun;
     j["initial"] = {{"cost", r.initialEval.cost},
                     {"energy_pj", r.initialEval.energy.total()},
                     {"delay_cycles", r.initialEval.delay},
@@ -84,6 +87,8 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     for (const auto& ch : r.chains)
         chains.push_back({{"chain", ch.chain},
                           {"seed", ch.seed},
+                          {"role", ch.role},
+                          {"start", ch.start},
                           {"cost", ch.bestEval.cost},
                           {"energy_pj", ch.bestEval.energy.total()},
                           {"delay_cycles", ch.bestEval.delay},

@@ -1,6 +1,8 @@
-// The chain loop shared by every strategy (SPEC §4) and runSearch: K chains with seeds
-// seed..seed+K-1, each with its own RNG and EvalContext, run on up to T worker threads.
-// A chain's trajectory depends only on its seed, so the result does not depend on T.
+// The chain loop shared by every strategy (docs/search.md) and runSearch: K chains with
+// seeds seed..seed+K-1, each with its own RNG and EvalContext, run on up to T worker
+// threads. A chain's trajectory depends only on its seed, its start and its budget, and
+// phases (the Set portfolio's warm-up, then the main chains) end before the next begins,
+// so under an iteration budget the result does not depend on T.
 #include "search/schedule.h"
 #include "search/strategy.h"
 
@@ -8,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -21,12 +24,14 @@ const char* toString(SearchMode m) {
     case SearchMode::LS: return "ls";
     case SearchMode::LP: return "lp";
     case SearchMode::Random: return "random";
+    case SearchMode::DpLp: return "dp-lp";
     }
     return "?";
 }
 
 bool parseSearchMode(const std::string& s, SearchMode& out) {
-    for (SearchMode m : {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random})
+    for (SearchMode m : {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random,
+                          SearchMode::DpLp})
         if (s == toString(m)) {
             out = m;
             return true;
@@ -41,7 +46,63 @@ Result<RATree> defaultInitialTree(const Network& net, const Hardware& hw, Search
     EvalOptions opt;
     opt.objective = objective;
     opt.minUtilisation = minUtilisation;
+    if (mode == SearchMode::DpLp) return dpLayerPipeline(net, hw, totalBatch, opt);
     return makeStrategy(mode)->initialTree(ctx, totalBatch, opt);
+}
+
+Objective defaultObjective(const Hardware& hw) {
+    // The method's evaluation ranks edge schedules by E^2 D (energy dominates on a battery)
+    // and datacenter ones by E D^2 (latency dominates); the test chip follows the edge.
+    if (hw.name == "edge" || hw.name == "testchip") return Objective{2, 1};
+    if (hw.name == "cloud") return Objective{1, 2};
+    return Objective{1, 1};
+}
+
+double defaultSearchSeconds() {
+    // compare runs three annealing modes and dp-lp: about 13 s in all on two cores.
+    return 4.0;
+}
+
+int defaultSearchChains() { return 2; }
+
+long long maxIterationsPerChain() { return 1'000'000'000'000LL; }
+
+double maxSearchSeconds() { return 7 * 24 * 3600.0; }
+
+Result<long long> iterationBudget(const SearchConfig& c, size_t layers) {
+    if (c.iterations > 0) {
+        if (c.iterations > maxIterationsPerChain())
+            return Error{"iterations: more than " + std::to_string(maxIterationsPerChain()) + " per chain"};
+        return c.iterations;
+    }
+    if (!(c.beta > 0) || !std::isfinite(c.beta)) return Error{"beta must be a positive number"};
+    const double n = std::round(c.beta * double(layers));
+    if (!(n <= double(maxIterationsPerChain())))
+        return Error{"beta x layers is more than " + std::to_string(maxIterationsPerChain()) +
+                     " iterations per chain"};
+    return std::max<long long>(1, (long long)n);
+}
+
+double edpOf(const Evaluation& e) { return objectiveCost(e.energy.total(), e.delay, Objective{1, 1}); }
+
+std::vector<SearchMode> compareModes() {
+    return {SearchMode::LS, SearchMode::LP, SearchMode::DpLp, SearchMode::Set};
+}
+
+SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
+                           const std::vector<const SearchResult*>& earlier) {
+    SearchConfig c = base;
+    c.mode = mode;
+    c.initialTree.reset(); // each space from its own default start
+    c.pinned.clear();
+    c.seedTrees.clear();
+    if (mode == SearchMode::Set && c.portfolio) {
+        for (const SearchResult* r : earlier)
+            if (r) c.seedTrees.push_back({toString(r->config.mode), r->bestTree});
+        // The baselines ran already: SA spends its whole budget in the full space.
+        if (!c.seedTrees.empty()) c.warmupShare = 0;
+    }
+    return c;
 }
 
 namespace {
@@ -67,6 +128,7 @@ struct Shared {
     long long intervalNs = 0;
     long long total = 0;
     std::atomic<long long> done{0};
+    double seconds = 0; // the run's time budget, 0 for an iteration budget
     std::atomic<long long> nextReportNs{0};
     std::mutex mutex; // serialises callbacks and guards the display best
     double bestCost = 0;
@@ -104,24 +166,33 @@ private:
     int m_i = 0, m_n = 0, m_sum = 0;
 };
 
-struct ChainInputs {
+// One chain to run: its space and acceptance rule, its start and its budget.
+struct ChainSpec {
+    const Strategy* strategy = nullptr;
+    std::string role, startName;
+    std::uint64_t seed = 0;
+    const RATree* start = nullptr;
+    const Evaluation* startEval = nullptr;
+    long long iterations = 0; // iteration budget; 0 under a time budget
+    double seconds = 0;       // time budget of this chain, from when it starts
+};
+
+struct RunInputs {
     const Network& net;
     const Hardware& hw;
     const SearchConfig& cfg;
-    const Strategy& strategy;
-    const OperatorContext& ops;
+    const std::vector<std::vector<bool>>& deps;
     const EvalOptions& opt;
-    const RATree& start;
-    const Evaluation& startEval;
-    long long iterations;
     std::stop_token stop;
+    Clock::time_point deadline; // time budget: no chain runs past it
 };
 
 // Annealing leaves redundant levels behind (a T cut of sub-batch 1 nested in another
 // costs the same as its children in place). Dissolve every cut whose removal keeps the
 // tree valid, inside the space and no more costly, so the reported tree is readable.
 // Deterministic: it depends only on the chain's best tree.
-void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const ChainInputs& in) {
+void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const RunInputs& in,
+              const SpaceRule& rule) {
     int budget = 4 * best.size(); // evaluations; each success removes a cut
     for (bool changed = true; changed && budget > 0;) {
         changed = false;
@@ -129,7 +200,7 @@ void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const ChainI
         for (int id = best.size() - 1; id > 0 && budget > 0; --id) {
             if (!best.node(id).isCut() || best.frozen(id)) continue;
             auto d = edit::dissolve(best, in.net, id);
-            if (!d || in.ops.rule.check(*d)) continue;
+            if (!d || rule.check(*d)) continue;
             --budget;
             Evaluation e = evaluate(ctx, *d, in.cfg.totalBatch, in.opt);
             if (!e.valid || e.cost > bestEval.cost) continue;
@@ -141,40 +212,61 @@ void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const ChainI
     }
 }
 
-ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
+ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& shared) {
     ChainResult r;
     r.chain = k;
-    r.seed = in.cfg.seed + std::uint64_t(k);
+    r.seed = spec.seed;
+    r.role = spec.role;
+    r.start = spec.startName;
     Rng rng(r.seed);
     const double cpu0 = threadCpuSeconds();
+    const auto chainStart = Clock::now();
     EvalContext ctx(in.net, in.hw);
+    const SpaceRule rule = spec.strategy->space();
+    const OperatorContext ops{in.net, in.deps, rule};
 
-    RATree cur = in.start;
-    Evaluation curEval = in.startEval;
+    RATree cur = *spec.start;
+    Evaluation curEval = *spec.startEval;
     r.best = cur;
     r.bestEval = curEval;
     AcceptanceWindow window;
-    const long long N = in.iterations;
-    // SPEC §4: the last 10% continues from the best tree found.
-    const long long backToBest = in.strategy.returnsToBest() ? N - N / 10 : N + 1;
+    const bool timed = spec.iterations <= 0;
+    const long long N = spec.iterations;
+    // The chain's own deadline: its share of the budget, never past the run's.
+    const auto end = std::min(in.deadline, chainStart + std::chrono::duration_cast<Clock::duration>(
+                                                            std::chrono::duration<double>(spec.seconds)));
+    const double span = std::chrono::duration<double>(end - chainStart).count();
+    // The last 10% continues from the best tree found (the reference schedule).
+    const bool returns = spec.strategy->returnsToBest();
+    bool returned = false;
 
-    for (long long n = 0; n < N; ++n) {
+    for (long long n = 0;; ++n) {
         if (in.stop.stop_requested()) break;
-        if (n == backToBest) {
+        double x; // elapsed share of the chain's budget: the temperature follows it
+        if (timed) {
+            const auto now = Clock::now();
+            if (now >= end) break;
+            x = span > 0 ? std::chrono::duration<double>(now - chainStart).count() / span : 1.0;
+        } else {
+            if (n >= N) break;
+            x = double(n) / double(N);
+        }
+        if (returns && !returned && x >= 0.9) {
+            returned = true;
             cur = r.best;
             curEval = r.bestEval;
         }
-        const double temp = sa::temperature(in.cfg.t0, in.cfg.alpha, double(n), double(N));
+        const double temp = sa::temperature(in.cfg.t0, in.cfg.alpha, x, 1.0);
         ++r.iterations;
         shared.done.fetch_add(1, std::memory_order_relaxed);
 
-        if (auto cand = proposeCandidate(cur, in.ops, rng)) {
+        if (auto cand = proposeCandidate(cur, ops, rng)) {
             ++r.proposals;
             Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, in.opt);
             if (e.valid) {
                 ++r.valid;
                 const bool improves = e.cost < r.bestEval.cost;
-                const bool accepted = in.strategy.accept(curEval.cost, e.cost, temp, rng);
+                const bool accepted = spec.strategy->accept(curEval.cost, e.cost, temp, rng);
                 window.push(accepted);
                 if (improves) {
                     ++r.improvements;
@@ -196,7 +288,6 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
             long long next = shared.nextReportNs.load(std::memory_order_relaxed);
             if (now >= next && shared.nextReportNs.compare_exchange_strong(next, now + shared.intervalNs)) {
                 Progress p;
-                p.total = shared.total;
                 p.iteration = shared.done.load(std::memory_order_relaxed);
                 p.chain = k;
                 p.chainIteration = n + 1;
@@ -207,6 +298,16 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
                 p.delay = curEval.delay;
                 p.acceptanceRate = window.rate();
                 p.elapsedSeconds = double(now) * 1e-9;
+                if (shared.seconds > 0) {
+                    p.fraction = std::min(1.0, p.elapsedSeconds / shared.seconds);
+                    p.secondsLeft = std::max(0.0, shared.seconds - p.elapsedSeconds);
+                    p.total = p.fraction > 0 ? std::max(p.iteration, std::llround(double(p.iteration) / p.fraction))
+                                             : p.iteration;
+                    p.chainTotal = 0;
+                } else {
+                    p.total = shared.total;
+                    p.fraction = shared.total ? double(p.iteration) / double(shared.total) : 1.0;
+                }
                 std::lock_guard lock(shared.mutex);
                 p.bestCost = shared.bestCost;
                 p.bestEnergy = shared.bestEnergy;
@@ -215,22 +316,62 @@ ChainResult runChain(int k, const ChainInputs& in, Shared& shared) {
             }
         }
     }
-    if (!in.stop.stop_requested()) simplify(r.best, r.bestEval, ctx, in);
+    if (!in.stop.stop_requested()) simplify(r.best, r.bestEval, ctx, in, rule);
     r.eval = ctx.stats();
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
+}
+
+// Runs chains [0, specs.size()) on up to `threads` workers, handed out in index order;
+// each writes only its own slot, so the results do not depend on the worker count.
+std::vector<ChainResult> runChains(const std::vector<ChainSpec>& specs, int firstIndex, int threads,
+                                   const RunInputs& in, Shared& shared) {
+    std::vector<ChainResult> out(specs.size());
+    const int workers = std::min<int>(threads, int(specs.size()));
+    if (workers <= 1) {
+        for (size_t k = 0; k < specs.size(); ++k)
+            out[k] = runChain(firstIndex + int(k), specs[k], in, shared);
+        return out;
+    }
+    std::atomic<size_t> next{0};
+    std::vector<std::jthread> pool;
+    for (int w = 0; w < workers; ++w)
+        pool.emplace_back([&] {
+            for (size_t k; (k = next.fetch_add(1)) < specs.size();)
+                out[k] = runChain(firstIndex + int(k), specs[k], in, shared);
+        });
+    pool.clear(); // joins
+    return out;
 }
 
 std::optional<std::string> checkConfig(const SearchConfig& c) {
     if (c.chains < 1) return "chains must be at least 1";
     if (c.threads < 1) return "threads must be at least 1";
     if (c.totalBatch < 1) return "batch must be at least 1";
-    if (!(c.beta > 0) && c.iterations <= 0) return "beta must be positive";
+    if (!(c.seconds >= 0) || !(c.seconds <= maxSearchSeconds()))
+        return "seconds must be between 0 and " + std::to_string(long(maxSearchSeconds()));
+    if (c.seconds == 0 && !(c.beta > 0) && c.iterations <= 0) return "beta must be positive";
     if (c.iterations < 0) return "iterations must not be negative";
     if (!(c.t0 >= 0) || !std::isfinite(c.t0)) return "t0 must be a non-negative number";
     if (!(c.alpha > -1) || !std::isfinite(c.alpha)) return "alpha must be greater than -1";
     if (!(c.objective.n >= 0) || !(c.objective.m >= 0)) return "objective exponents must be non-negative";
+    if (!(c.warmupShare >= 0 && c.warmupShare < 1)) return "warm-up share must be in [0, 1)";
     return std::nullopt;
+}
+
+bool hasPins(const RATree& t) {
+    return std::any_of(t.nodes.begin(), t.nodes.end(), [](const RANode& n) { return n.pinned; });
+}
+
+// A tree the Set portfolio may start a chain from.
+struct Candidate {
+    std::string name;
+    RATree tree;
+    Evaluation eval;
+};
+
+Clock::duration toDuration(double seconds) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 } // namespace
@@ -239,10 +380,63 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
                                const ProgressCallback& progress, std::stop_token stop) {
     const auto t0 = Clock::now();
     if (auto why = checkConfig(config)) return Error{"search: " + *why};
-    const auto strategy = makeStrategy(config.mode);
+    const bool timed = config.seconds > 0;
+    long long N = 0;
+    if (!timed) {
+        auto n = iterationBudget(config, net.layers.size());
+        if (!n) return Error{"search: " + n.error().message};
+        N = *n;
+    }
     EvalOptions opt;
     opt.objective = config.objective;
     opt.minUtilisation = config.minUtilisation;
+
+    if (config.mode == SearchMode::DpLp) {
+        if (config.initialTree) return Error{"dp-lp builds its own tree; it takes no initial tree"};
+        if (!config.pinned.empty()) return Error{"dp-lp builds its own tree; it takes no pins"};
+        DpLpStats ds;
+        const double cpu0 = threadCpuSeconds();
+        auto t = dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
+        if (!t) return Error{"initial tree: " + t.error().message};
+        EvalContext ctx(net, hw);
+        SearchResult res;
+        res.config = config;
+        res.seed = config.seed;
+        res.stopped = stop.stop_requested();
+        auto ls = layerSequentialStart(ctx, config.totalBatch, opt);
+        res.initialTree = ls ? std::move(ls).value() : *t;
+        res.initialEval = evaluate(ctx, res.initialTree, config.totalBatch, opt);
+        res.bestTree = *t;
+        res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
+        res.config.initialTree = res.initialTree;
+        ChainResult c;
+        c.role = "dp-lp";
+        c.start = "ls";
+        c.seed = config.seed;
+        c.best = res.bestTree;
+        c.bestEval = res.best;
+        c.cpuSeconds = threadCpuSeconds() - cpu0;
+        c.eval = ctx.stats();
+        c.eval.evaluations = ds.evaluations + 2;
+        res.chains.push_back(std::move(c));
+        res.elapsedSeconds = secondsSince(t0);
+        res.stats.evaluations = ds.evaluations + 2;
+        res.stats.evaluationsPerSecond = res.elapsedSeconds > 0 ? double(res.stats.evaluations) / res.elapsedSeconds : 0;
+        if (progress) {
+            Progress p;
+            p.currentCost = p.bestCost = res.best.cost;
+            p.energy = p.bestEnergy = res.best.energy.total();
+            p.delay = p.bestDelay = res.best.delay;
+            p.elapsedSeconds = res.elapsedSeconds;
+            p.fraction = 1;
+            p.secondsLeft = timed ? 0 : -1;
+            p.final = true;
+            progress(p);
+        }
+        return res;
+    }
+
+    const auto strategy = makeStrategy(config.mode);
 
     // The start: given (a continued run) or the strategy's own; then the pins.
     RATree start;
@@ -271,49 +465,129 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const Evaluation startEval = evaluate(setup, start, config.totalBatch, opt);
     if (!startEval.valid) return Error{"initial tree is invalid: " + startEval.reason};
 
-    const long long N = config.iterations > 0
-                            ? config.iterations
-                            : std::max<long long>(1, std::llround(config.beta * double(net.layers.size())));
     const auto deps = net.transitiveDeps();
-    const OperatorContext ops{net, deps, rule};
+    const int K = config.chains;
+    const int W = std::min(config.threads, std::max(K, 2));
+    const Clock::time_point deadline = timed ? t0 + toDuration(config.seconds) : Clock::time_point::max();
+    const RunInputs in{net, hw, config, deps, opt, stop, deadline};
 
     Shared shared;
     shared.callback = &progress;
     shared.start = t0;
     shared.intervalNs = std::llround(std::max(0.0, config.progressInterval) * 1e9);
-    shared.total = N * config.chains;
+    shared.seconds = timed ? config.seconds : 0;
     shared.offerBest(startEval);
 
-    const ChainInputs in{net, hw, config, *strategy, ops, opt, start, startEval, N, stop};
-    std::vector<ChainResult> chains(size_t(config.chains));
-    const int workers = std::min(config.threads, config.chains);
-    const auto searchStart = Clock::now();
-    if (workers == 1) {
-        for (int k = 0; k < config.chains; ++k) chains[size_t(k)] = runChain(k, in, shared);
-    } else {
-        // Chains are handed out in index order; each writes only its own slot.
-        std::atomic<int> nextChain{0};
-        std::vector<std::jthread> pool;
-        for (int w = 0; w < workers; ++w)
-            pool.emplace_back([&] {
-                for (int k; (k = nextChain.fetch_add(1)) < config.chains;)
-                    chains[size_t(k)] = runChain(k, in, shared);
-            });
-        pool.clear(); // joins
+    // The Set portfolio (docs/search.md): the baselines' trees and short LS / LP warm-up
+    // chains feed the main chains' starts, so the result is never worse than any of them.
+    const bool portfolio = config.mode == SearchMode::Set && config.portfolio && !hasPins(start);
+    // A deque: chain specs point into it while more candidates are offered.
+    std::deque<Candidate> pool{{config.initialTree ? "given" : "start", start, startEval}};
+    auto offer = [&](std::string name, RATree t) {
+        if (t.empty() || validateStructure(t, net, config.totalBatch) || rule.check(t)) return;
+        for (const Candidate& c : pool)
+            if (c.tree == t) return;
+        Evaluation e = evaluate(setup, t, config.totalBatch, opt);
+        if (!e.valid) return;
+        shared.offerBest(e);
+        pool.push_back({std::move(name), std::move(t), std::move(e)});
+    };
+    std::vector<ChainSpec> warmSpecs;
+    std::vector<ChainResult> warm;
+    const auto lsStrategy = makeStrategy(SearchMode::LS), lpStrategy = makeStrategy(SearchMode::LP);
+    bool warmedUp = false;
+    if (portfolio && !config.seedTrees.empty()) {
+        for (const auto& s : config.seedTrees) offer(s.name, s.tree);
+    } else if (portfolio) {
+        auto ls = layerSequentialStart(setup, config.totalBatch, opt);
+        if (ls) offer("ls", std::move(ls).value());
+        auto lp = layerPipelineStart(setup, config.totalBatch, opt);
+        if (lp) offer("lp", std::move(lp).value());
+        auto dp = dpLayerPipeline(net, hw, config.totalBatch, opt, W, nullptr, stop);
+        if (dp) offer("dp-lp", std::move(dp).value());
     }
+    if (portfolio && config.seedTrees.empty() && config.warmupShare > 0 && !stop.stop_requested()) {
+        // The best tree inside each restricted space starts its warm-up chain.
+        const Candidate* bestIn[2] = {nullptr, nullptr};
+        const Strategy* spaces[2] = {lsStrategy.get(), lpStrategy.get()};
+        for (const Candidate& c : pool)
+            for (int s = 0; s < 2; ++s)
+                if (!spaces[s]->space().check(c.tree) && (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
+                    bestIn[s] = &c;
+        const long long warmIters = std::max<long long>(1, std::llround(config.warmupShare * double(N) * K / 2));
+        // Two chains: side by side on two workers, one after the other on one.
+        const double warmSeconds = std::max(0.0, config.warmupShare * config.seconds - secondsSince(t0)) /
+                                   (W >= 2 ? 1.0 : 2.0);
+        for (int s = 0; s < 2; ++s) {
+            if (!bestIn[s]) continue;
+            ChainSpec w;
+            w.strategy = spaces[s];
+            w.role = s == 0 ? "warmup-ls" : "warmup-lp";
+            w.startName = bestIn[s]->name;
+            w.seed = config.seed + std::uint64_t(K) + std::uint64_t(s);
+            w.start = &bestIn[s]->tree;
+            w.startEval = &bestIn[s]->eval;
+            w.iterations = timed ? 0 : warmIters;
+            w.seconds = warmSeconds;
+            warmSpecs.push_back(w);
+        }
+        warmedUp = !warmSpecs.empty();
+    }
+
+    const long long mainIters = warmedUp ? std::max<long long>(1, N - std::llround(config.warmupShare * double(N))) : N;
+    shared.total = mainIters * K;
+    for (const ChainSpec& w : warmSpecs) shared.total += w.iterations;
+
+    const auto searchStart = Clock::now();
+    if (!warmSpecs.empty()) {
+        warm = runChains(warmSpecs, K, W, in, shared);
+        for (const ChainResult& c : warm) offer(c.role, c.best);
+    }
+
+    // Main chains. A start that is already good is not a good basin for a fresh schedule
+    // (docs/search.md, ablation): with two or more chains, chain 0 anneals from the mode's
+    // start as the plain annealer does, and chains 1.. start from the pool's trees, best
+    // first (cycling). With one chain it starts from the best tree. Either way some chain
+    // starts from the best tree, so the result is never worse than any candidate.
+    std::vector<const Candidate*> order;
+    for (const Candidate& c : pool) order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Candidate* a, const Candidate* b) { return a->eval.cost < b->eval.cost; });
+    auto startOf = [&](int k) -> const Candidate* {
+        if (!portfolio) return &pool.front();
+        if (K == 1) return order.front();
+        return k == 0 ? &pool.front() : order[size_t(k - 1) % order.size()];
+    };
+    const int waves = (K + W - 1) / W;
+    const double mainSeconds = timed ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves : 0;
+    std::vector<ChainSpec> specs;
+    for (int k = 0; k < K; ++k) {
+        const Candidate* c = startOf(k);
+        ChainSpec s;
+        s.strategy = strategy.get();
+        s.role = toString(config.mode);
+        s.startName = c->name;
+        s.seed = config.seed + std::uint64_t(k);
+        s.start = &c->tree;
+        s.startEval = &c->eval;
+        s.iterations = timed ? 0 : mainIters;
+        s.seconds = mainSeconds;
+        specs.push_back(s);
+    }
+    std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
+    for (ChainResult& c : warm) chains.push_back(std::move(c));
     const double searchSeconds = secondsSince(searchStart);
 
     SearchResult res;
     res.config = config;
     res.config.initialTree = start;
     res.seed = config.seed;
-    res.iterations = N;
     res.initialTree = start;
     res.initialEval = startEval;
     res.stopped = stop.stop_requested();
     // Best over chains; strict < keeps the lowest chain index on ties.
     int bestK = 0;
-    for (int k = 1; k < config.chains; ++k)
+    for (int k = 1; k < int(chains.size()); ++k)
         if (chains[size_t(k)].bestEval.cost < chains[size_t(bestK)].bestEval.cost) bestK = k;
     res.bestChain = bestK;
     res.bestTree = chains[size_t(bestK)].best;
@@ -334,6 +608,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         es.routeCalls += c.eval.routeCalls;
         es.routeHits += c.eval.routeHits;
     }
+    res.iterationsRun = iters;
+    res.iterations = timed ? std::max<long long>(1, iters / K) : N;
     res.chains = std::move(chains);
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     res.stats.evaluations = es.evaluations;
@@ -347,17 +623,19 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     if (progress) {
         Progress p;
-        p.total = shared.total;
+        p.total = timed ? iters : shared.total;
         p.iteration = iters;
         p.chain = bestK;
         p.chainIteration = res.chains[size_t(bestK)].iterations;
-        p.chainTotal = N;
+        p.chainTotal = timed ? p.chainIteration : res.chains[size_t(bestK)].iterations;
         p.temperature = 0;
         p.currentCost = p.bestCost = res.best.cost;
         p.energy = p.bestEnergy = res.best.energy.total();
         p.delay = p.bestDelay = res.best.delay;
         p.acceptanceRate = res.stats.acceptRate;
         p.elapsedSeconds = res.elapsedSeconds;
+        p.fraction = 1;
+        p.secondsLeft = timed ? 0 : -1;
         p.final = true;
         std::lock_guard lock(shared.mutex);
         progress(p);

@@ -110,6 +110,9 @@ std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
     case SearchMode::LS: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T});
     case SearchMode::LP: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S});
     case SearchMode::Random: return std::make_unique<RandomSearch>();
+    // dp-lp is a construction, not a chain (runSearch builds it); its trees live in the
+    // LP space, which is what a chain continuing from one must stay in.
+    case SearchMode::DpLp: return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S});
     }
     return nullptr;
 }

@@ -1,6 +1,7 @@
-// The schedule search of SPEC §4: one SearchConfig in, one SearchResult out, with a
+// The schedule search (docs/search.md): one SearchConfig in, one SearchResult out, with a
 // progress callback and a stop token as the only hooks. Strategies (annealing over the
-// full space, the LS / LP restricted spaces, random search) sit behind strategy.h.
+// full space, the LS / LP restricted spaces, random search) sit behind strategy.h; the
+// DP-segmented layer pipeline (dp-lp) is a deterministic construction, not a chain.
 #pragma once
 
 #include "eval/evaluator.h"
@@ -19,9 +20,10 @@
 namespace tilescope {
 
 // set = the unrestricted RA-tree space (SET); ls / lp = depth-one cuts must be T / S;
-// random = random walk over the same operators, keeping the best valid tree.
-enum class SearchMode { Set, LS, LP, Random };
-const char* toString(SearchMode m);                   // "set", "ls", "lp", "random"
+// random = random walk over the same operators, keeping the best valid tree;
+// dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming.
+enum class SearchMode { Set, LS, LP, Random, DpLp };
+const char* toString(SearchMode m);                   // "set", "ls", "lp", "random", "dp-lp"
 bool parseSearchMode(const std::string& s, SearchMode& out);
 
 struct SearchConfig {
@@ -42,6 +44,26 @@ struct SearchConfig {
     std::optional<RATree> initialTree;
     // 0: N = beta x L. Otherwise the exact iteration count per chain (tests, benchmarks).
     long long iterations = 0;
+    // > 0: a wall-clock budget in seconds for the whole run instead of beta / iterations.
+    // The temperature follows the elapsed fraction of each chain's share of it, so the
+    // result depends on machine speed; SearchResult::iterations says what was run.
+    double seconds = 0;
+    // Set mode (the "does not lose" portfolio, docs/search.md): the share of the budget
+    // spent on two warm-up chains confined to the LS and LP spaces first; 0 (the default:
+    // the ablation found that splitting the schedule costs more than it brings) skips them.
+    double warmupShare = 0;
+    // Set mode: chains also start from the baselines' trees (layer-sequential, greedy
+    // pipeline, dp-lp, the warm-up bests or seedTrees), best first, beside chain 0 from
+    // the mode's start; off = every chain starts from the mode's start (plain annealing).
+    bool portfolio = true;
+    // Set mode: more starting trees for the portfolio (compare passes its LS, LP and
+    // dp-lp bests); with any, the baselines are not rebuilt and no warm-up runs. Ignored
+    // when the start has pinned nodes.
+    struct Seed {
+        std::string name;
+        RATree tree;
+    };
+    std::vector<Seed> seedTrees;
     // Minimum seconds between progress callbacks (the final one is always delivered).
     double progressInterval = 0.1;
 };
@@ -61,6 +83,10 @@ struct Progress {
     Cycles bestDelay = 0;
     double acceptanceRate = 0; // accepted / valid candidates over the chain's last window
     double elapsedSeconds = 0;
+    // Share of the budget used, in [0, 1]: elapsed / seconds for a time budget, else
+    // iteration / total. Under a time budget `total` is an estimate (done / fraction).
+    double fraction = 0;
+    double secondsLeft = -1;   // time budget: seconds until the deadline; -1 otherwise
     bool final = false;        // the last callback of the run
 };
 using ProgressCallback = std::function<void(const Progress&)>;
@@ -68,6 +94,10 @@ using ProgressCallback = std::function<void(const Progress&)>;
 struct ChainResult {
     int chain = 0;
     std::uint64_t seed = 0;
+    // What the chain was for: "set" / "ls" / "lp" / "random" for a chain of that space,
+    // "warmup-ls" / "warmup-lp" for the Set portfolio's warm-up chains.
+    std::string role;
+    std::string start;         // which tree it started from ("start", "ls", "dp-lp", ...)
     RATree best;
     Evaluation bestEval;
     long long iterations = 0;  // candidates proposed (a stopped chain may fall short)
@@ -94,15 +124,19 @@ struct SearchStats {
 struct SearchResult {
     SearchConfig config;       // as run (initialTree holds the actual start, pins applied)
     std::uint64_t seed = 0;
-    long long iterations = 0;  // per chain (N)
+    // Per chain (N): as configured for an iteration budget; for a time budget, the
+    // iterations run over all chains divided by the chain count, so `--iterations` with
+    // this value replays a run of the same length (not bit for bit: docs/search.md).
+    long long iterations = 0;
+    long long iterationsRun = 0; // over all chains, warm-up chains included
     double elapsedSeconds = 0;
     bool stopped = false;      // the stop token fired before the end
     RATree initialTree;
     Evaluation initialEval;
     RATree bestTree;           // best over chains, ties to the lowest chain index
     Evaluation best;
-    int bestChain = 0;
-    std::vector<ChainResult> chains;
+    int bestChain = 0;         // index into chains
+    std::vector<ChainResult> chains; // the Set portfolio's warm-up chains come last
     SearchStats stats;
 };
 
@@ -112,6 +146,34 @@ struct SearchResult {
 Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const SearchConfig& config,
                                const ProgressCallback& progress = {},
                                std::stop_token stop = {});
+
+// The objective a platform's schedules were evaluated with in the method's evaluation
+// (docs/search.md): edge and testchip E^2 x D, cloud E x D^2, any other template EDP.
+// The CLI and the GUI take their default objective from here.
+Objective defaultObjective(const Hardware& hw);
+
+// The default budget of anneal, compare and the GUI's Start: seconds per annealing mode.
+double defaultSearchSeconds();
+// The default chain count of the CLI and the GUI: the two cores of a small machine. Not
+// the core count, so that an iteration-budgeted result is the same on every machine.
+int defaultSearchChains();
+
+// Iterations per chain of an iteration budget: iterations if set, else round(beta x L),
+// at least 1. Errors: a non-finite beta or more than maxIterationsPerChain().
+Result<long long> iterationBudget(const SearchConfig& config, size_t layers);
+long long maxIterationsPerChain();
+double maxSearchSeconds(); // a week: longer budgets are typos
+
+// Energy x delay of an evaluation: compare reports it beside the run's objective so
+// ratios stay comparable across objectives.
+double edpOf(const Evaluation& e);
+
+// compare (CLI and GUI): the modes in the order they run, and the config of each. The
+// baselines run with the base config; SA (Set) gets their best trees as seedTrees and no
+// warm-up (the baselines already ran), so it never ends worse than any of them.
+std::vector<SearchMode> compareModes(); // LS, LP, DP-LP, Set
+SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
+                           const std::vector<const SearchResult*>& earlier);
 
 // The start of every chain for a mode without an initial tree (see docs/search.md):
 // the layer-sequential root T cut with the batch halved via the root's sub-batch count

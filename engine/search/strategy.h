@@ -8,6 +8,7 @@
 #include "search/search.h"
 
 #include <memory>
+#include <stop_token>
 
 namespace tilescope {
 
@@ -37,5 +38,19 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
 // one sample per pipeline step); each segment takes the length with the lowest cost among
 // the valid ones tried, stopping at the first invalid length.
 Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt);
+
+// The dp-lp baseline (docs/search.md): the layer-sequential start's leaves split into
+// consecutive S-cut segments by dynamic programming over segment boundaries, each with
+// a sub-batch count from a small set, under the objective linearised around the current
+// solution. Deterministic; segment evaluations are spread over `threads` contexts, which
+// never changes the result. `evaluations` receives how many trees were evaluated.
+struct DpLpStats {
+    long long evaluations = 0;
+    int segments = 0;          // depth-one S cuts in the result
+    int rounds = 0;            // linearisation rounds run
+};
+Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
+                               const EvalOptions& opt, int threads = 1, DpLpStats* stats = nullptr,
+                               std::stop_token stop = {});
 
 } // namespace tilescope

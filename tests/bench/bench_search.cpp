@@ -1,7 +1,9 @@
 // Search throughput: SA iterations per second per core, evaluations per second, memo hit
-// rates and peak RSS for ResNet-50 batch 8 on the edge (4x4) and cloud (12x12) presets,
-// then a compare-like run (LS, LP, SA; 4 chains each, beta 10) with its wall time and the
-// SA/LS, SA/LP cost ratios. A program that prints figures; nothing here is gated.
+// rates and peak RSS for ResNet-50 batch 8 on the edge (4x4) and cloud (12x12) presets
+// (plain chains from the layer-sequential start, comparable across versions; then the Set
+// portfolio, whose warm-up and dp-lp trees change the mix of trees evaluated), dp-lp's
+// time, then a compare-like run (LS, LP, dp-lp, SA seeded with their bests; 4 chains
+// each, beta 10) with its wall time and the cost ratios. Prints figures; nothing is gated.
 //
 // usage: bench_search [MODEL.onnx] [--beta B] [--threads T]
 #include "model/model_loader.h"
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace tilescope;
 
@@ -74,10 +77,15 @@ int main(int argc, char** argv) {
         c.beta = std::string(preset) == "edge" ? beta : beta / 4;
         c.chains = 1;
         c.threads = 1;
+        c.portfolio = false;
         run((std::string("SA 1 chain, ") + preset).c_str(), *net, hw, c);
         c.chains = threads;
         c.threads = threads;
         run((std::string("SA ") + std::to_string(threads) + " chains, " + preset).c_str(), *net, hw, c);
+        c.portfolio = true;
+        run((std::string("SA portfolio, ") + preset).c_str(), *net, hw, c);
+        c.mode = SearchMode::DpLp;
+        run((std::string("dp-lp, ") + preset).c_str(), *net, hw, c);
     }
 
     // compare: LS, LP and SA with one seed and budget, 4 chains each, beta 10.
@@ -90,15 +98,21 @@ int main(int argc, char** argv) {
     c.chains = 4;
     c.threads = threads;
     const auto t0 = std::chrono::steady_clock::now();
-    c.mode = SearchMode::LS;
-    const Figures ls = run("compare LS (4 chains)", *net, edge, c);
-    c.mode = SearchMode::LP;
-    const Figures lp = run("compare LP (4 chains)", *net, edge, c);
-    c.mode = SearchMode::Set;
-    const Figures sa = run("compare SA (4 chains)", *net, edge, c);
+    std::vector<SearchResult> done;
+    std::vector<Figures> figs;
+    for (SearchMode m : compareModes()) {
+        std::vector<const SearchResult*> earlier;
+        for (const auto& r : done) earlier.push_back(&r);
+        const SearchConfig mc = compareConfig(c, m, earlier);
+        const std::string label = std::string("compare ") + toString(m) + " (4 chains)";
+        figs.push_back(run(label.c_str(), *net, edge, mc));
+        auto r = runSearch(*net, edge, mc); // the result itself, to seed SA
+        if (r) done.push_back(std::move(r).value());
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("compare wall time %.2f s; EDP SA/LS %.4f  SA/LP %.4f; peak RSS %.0f MiB\n", wall,
-                ls.cost > 0 ? sa.cost / ls.cost : 0.0, lp.cost > 0 ? sa.cost / lp.cost : 0.0,
-                peakRssMiB());
+    const double sa = figs.back().cost;
+    auto ratio = [&](size_t i) { return figs[i].cost > 0 ? sa / figs[i].cost : 0.0; };
+    std::printf("compare wall time %.2f s (each mode twice); EDP SA/LS %.4f  SA/LP %.4f  SA/DP-LP %.4f; "
+                "peak RSS %.0f MiB\n", wall, ratio(0), ratio(1), ratio(2), peakRssMiB());
     return 0;
 }

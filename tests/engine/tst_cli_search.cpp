@@ -129,24 +129,46 @@ private slots:
 
     void badArguments_data() {
         QTest::addColumn<QStringList>("args");
-        QTest::newRow("objective one number") << QStringList{"--objective", "1"};
-        QTest::newRow("objective words") << QStringList{"--objective", "a,b"};
-        QTest::newRow("objective negative") << QStringList{"--objective", "-1,1"};
-        QTest::newRow("objective three") << QStringList{"--objective", "1,1,1"};
-        QTest::newRow("seed not a number") << QStringList{"--seed", "abc"};
-        QTest::newRow("seed negative") << QStringList{"--seed", "-3"};
-        QTest::newRow("beta zero") << QStringList{"--beta", "0"};
-        QTest::newRow("mode unknown") << QStringList{"--mode", "greedy"};
-        QTest::newRow("batch zero") << QStringList{"--batch", "0"};
-        QTest::newRow("chains text") << QStringList{"--chains", "two"};
-        QTest::newRow("unknown option") << QStringList{"--colour", "red"};
+        QTest::addColumn<QString>("option"); // the message names it (empty: not checked)
+        QTest::newRow("objective one number") << QStringList{"--objective", "1"} << QString("--objective");
+        QTest::newRow("objective words") << QStringList{"--objective", "a,b"} << QString("--objective");
+        QTest::newRow("objective negative") << QStringList{"--objective", "-1,1"} << QString("--objective");
+        QTest::newRow("objective three") << QStringList{"--objective", "1,1,1"} << QString("--objective");
+        QTest::newRow("seed not a number") << QStringList{"--seed", "abc"} << QString("--seed");
+        QTest::newRow("seed negative") << QStringList{"--seed", "-3"} << QString("--seed");
+        QTest::newRow("beta zero") << QStringList{"--beta", "0"} << QString("--beta");
+        QTest::newRow("mode unknown") << QStringList{"--mode", "greedy"} << QString("--mode");
+        QTest::newRow("batch zero") << QStringList{"--batch", "0"} << QString("--batch");
+        QTest::newRow("chains text") << QStringList{"--chains", "two"} << QString("--chains");
+        // Budgets that would silently collapse or never end.
+        QTest::newRow("beta 1e30") << QStringList{"--beta", "1e30"} << QString("--beta");
+        QTest::newRow("beta below one iteration") << QStringList{"--beta", "0.001"} << QString("--beta");
+        QTest::newRow("beta inf") << QStringList{"--beta", "inf"} << QString("--beta");
+        QTest::newRow("time zero") << QStringList{"--time", "0"} << QString("--time");
+        QTest::newRow("time negative") << QStringList{"--time", "-2"} << QString("--time");
+        QTest::newRow("time words") << QStringList{"--time", "soon"} << QString("--time");
+        QTest::newRow("time beyond a week") << QStringList{"--time", "1e9"} << QString("--time");
+        QTest::newRow("time and beta") << QStringList{"--time", "2", "--beta", "3"} << QString("--time");
+        QTest::newRow("beta and iterations") << QStringList{"--beta", "3", "--iterations", "5"} << QString("--beta");
+        QTest::newRow("iterations fraction") << QStringList{"--iterations", "2.5"} << QString("--iterations");
+        QTest::newRow("iterations exponent") << QStringList{"--iterations", "1e3"} << QString("--iterations");
+        QTest::newRow("iterations zero") << QStringList{"--iterations", "0"} << QString("--iterations");
+        QTest::newRow("iterations beyond the cap") << QStringList{"--iterations", "9000000000000000000"} << QString("--iterations");
+        QTest::newRow("chains fraction") << QStringList{"--chains", "1.5"} << QString("--chains");
+        QTest::newRow("chains zero") << QStringList{"--chains", "0"} << QString("--chains");
+        QTest::newRow("unknown option") << QStringList{"--colour", "red"} << QString("");
     }
     void badArguments() {
         QFETCH(QStringList, args);
-        const Run r = cli(QStringList{"anneal", QString::fromStdString(kResnet), "--hw", "edge"} + args);
-        QCOMPARE(r.status, 2);
-        QVERIFY(r.out.isEmpty());
-        QVERIFY(!r.err.isEmpty());
+        QFETCH(QString, option);
+        for (const char* command : {"anneal", "compare"}) {
+            const Run r = cli(QStringList{command, QString::fromStdString(kResnet), "--hw", "edge"} + args);
+            QCOMPARE(r.status, 2);
+            QVERIFY(r.out.isEmpty());
+            QVERIFY(!r.err.isEmpty());
+            QVERIFY2(r.err.trimmed().count('\n') <= 0 || r.err.contains("usage"), qPrintable(r.err));
+            if (!option.isEmpty()) QVERIFY2(r.err.contains(option), qPrintable(r.err));
+        }
     }
 
     void badObjectiveOnEvaluate() {
@@ -237,24 +259,106 @@ private slots:
         expectUserError(r, QString::fromStdString(kResnet), "/500");
     }
 
-    void compareReportsAllThree() {
+    void compareReportsAllFour() {
         const QString out = path("cmp.json");
         const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
                            "--beta", "2", "--seed", "3", "--json", out, "--quiet"});
         QCOMPARE(r.status, 0);
         const json j = readJson(out);
-        for (const char* k : {"ls", "lp", "sa"}) {
+        for (const char* k : {"ls", "lp", "dp-lp", "sa"}) {
             QVERIFY2(j.contains(k), k);
             expectResultFields(j[k]);
             QCOMPARE(j[k]["seed"].get<int>(), 3);
+        }
+        for (const char* k : {"ls", "lp"}) {
             QCOMPARE(j[k]["iterations"], j["sa"]["iterations"]); // same budget
+            QCOMPARE(j[k]["iterations_run"], j["sa"]["iterations_run"]);
         }
         QCOMPARE(j["ls"]["mode"].get<std::string>(), std::string("ls"));
         QCOMPARE(j["lp"]["mode"].get<std::string>(), std::string("lp"));
+        QCOMPARE(j["dp-lp"]["mode"].get<std::string>(), std::string("dp-lp"));
         QCOMPARE(j["sa"]["mode"].get<std::string>(), std::string("set"));
-        const double sa = j["sa"]["cost"], ls = j["ls"]["cost"], lp = j["lp"]["cost"];
-        QVERIFY(std::abs(double(j["ratios"]["sa_over_ls"]) - sa / ls) <= 1e-12 * sa / ls);
-        QVERIFY(std::abs(double(j["ratios"]["sa_over_lp"]) - sa / lp) <= 1e-12 * sa / lp);
+        // The edge preset's objective when none is given.
+        QCOMPARE(double(j["objective"][0]), 2.0);
+        QCOMPARE(double(j["objective"][1]), 1.0);
+        const double sa = j["sa"]["cost"], ls = j["ls"]["cost"], lp = j["lp"]["cost"], dp = j["dp-lp"]["cost"];
+        // SA starts from the baselines' bests: it never loses to any of them.
+        QVERIFY(sa <= ls && sa <= lp && sa <= dp);
+        auto near = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+        QVERIFY(near(double(j["ratios"]["sa_over_ls"]), sa / ls));
+        QVERIFY(near(double(j["ratios"]["sa_over_lp"]), sa / lp));
+        QVERIFY(near(double(j["ratios"]["sa_over_dp_lp"]), sa / dp));
+        auto edp = [&](const char* k) { return double(j[k]["energy_pj"]) * double(j[k]["delay_cycles"]); };
+        QVERIFY(near(double(j["ratios"]["edp_sa_over_ls"]), edp("sa") / edp("ls")));
+        QVERIFY(near(double(j["ratios"]["edp_sa_over_dp_lp"]), edp("sa") / edp("dp-lp")));
+    }
+
+    void compareTableHasEdp() {
+        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                           "--iterations", "30", "--objective", "1,1", "--quiet"});
+        QCOMPARE(r.status, 0);
+        QVERIFY(r.out.contains("EDP"));
+        QVERIFY(r.out.contains("dp-lp"));
+        QVERIFY(r.out.contains("SA/DP-LP"));
+        QVERIFY(r.out.contains("E^1 x D^1"));
+    }
+
+    void defaultObjectiveIsThePresets() {
+        const QString out = path("cloud.json");
+        Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "cloud", "--batch", "8",
+                     "--iterations", "20", "--json", out, "--quiet"});
+        QCOMPARE(r.status, 0);
+        json j = readJson(out);
+        QCOMPARE(double(j["objective"][0]), 1.0);
+        QCOMPARE(double(j["objective"][1]), 2.0);
+        // evaluate agrees with the search on the default.
+        const QString ev = path("cloud-eval.json");
+        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "cloud", "--tree", out, "--json", ev});
+        QCOMPARE(r.status, 0);
+        QCOMPARE(double(readJson(ev)["cost"]), double(j["cost"]));
+        // --objective still wins.
+        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "cloud", "--batch", "8",
+                 "--iterations", "20", "--objective", "1,1", "--json", out, "--quiet"});
+        QCOMPARE(r.status, 0);
+        j = readJson(out);
+        QCOMPARE(double(j["objective"][1]), 1.0);
+    }
+
+    void timeBudgetIsReplayable() {
+        const QString out = path("timed.json"), again = path("replay.json");
+        Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                     "--time", "0.5", "--json", out});
+        QCOMPARE(r.status, 0);
+        QVERIFY2(r.err.contains("left"), qPrintable(r.err)); // progress shows the time left
+        const json j = readJson(out);
+        QCOMPARE(double(j["config"]["seconds"]), 0.5);
+        const long long run = j["iterations_run"], per = j["iterations"];
+        const int chains = j["config"]["chains"];
+        QVERIFY(run > 0);
+        QCOMPARE(per, std::max(1LL, run / chains));
+        // The recorded count replays a run of the same length on an iteration budget.
+        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                 "--iterations", QString::number(per), "--json", again, "--quiet"});
+        QCOMPARE(r.status, 0);
+        const json k = readJson(again);
+        QCOMPARE(k["iterations"].get<long long>(), per);
+        QCOMPARE(k["iterations_run"].get<long long>(), per * chains);
+        QCOMPARE(double(k["config"]["seconds"]), 0.0);
+    }
+
+    void dpLpMode() {
+        const QString a = path("dp1.json"), b = path("dp2.json");
+        Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                     "--mode", "dp-lp", "--threads", "1", "--json", a, "--quiet"});
+        QCOMPARE(r.status, 0);
+        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
+                 "--mode", "dp-lp", "--threads", "2", "--json", b, "--quiet"});
+        QCOMPARE(r.status, 0);
+        const json ja = readJson(a), jb = readJson(b);
+        QCOMPARE(ja["mode"].get<std::string>(), std::string("dp-lp"));
+        QCOMPARE(ja["tree"], jb["tree"]); // deterministic, whatever the thread count
+        QVERIFY(ja["tree"].get<std::string>().find("\tS ") != std::string::npos);
+        QVERIFY(double(ja["cost"]) <= double(ja["initial"]["cost"]));
     }
 };
 

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 using namespace tilescope;
@@ -528,6 +529,239 @@ private slots:
         c.chains = 1;
         c.totalBatch = 0;
         QVERIFY(!runSearch(net, edge(), c));
+        c.totalBatch = 8;
+        c.beta = 1e30; // beta x L far beyond the per-chain cap: not one iteration
+        auto r = runSearch(net, edge(), c);
+        QVERIFY(!r);
+        QVERIFY(r.error().message.find("beta") != std::string::npos);
+        c.beta = 1;
+        c.seconds = -1;
+        QVERIFY(!runSearch(net, edge(), c));
+        c.seconds = maxSearchSeconds() * 2;
+        QVERIFY(!runSearch(net, edge(), c));
+    }
+
+    void iterationBudgetRounds() {
+        SearchConfig c;
+        c.beta = 2.5;
+        QCOMPARE(*iterationBudget(c, 72), 180LL);
+        c.beta = 0.001; // rounds to 0: still one iteration
+        QCOMPARE(*iterationBudget(c, 72), 1LL);
+        c.iterations = 17; // exact count wins over beta
+        QCOMPARE(*iterationBudget(c, 72), 17LL);
+        c.iterations = maxIterationsPerChain() + 1;
+        QVERIFY(!iterationBudget(c, 72));
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Defaults shared by the CLI and the GUI.
+
+    void defaultObjectiveFollowsThePlatform_data() {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<double>("n");
+        QTest::addColumn<double>("m");
+        QTest::newRow("edge: E^2 D") << "edge" << 2.0 << 1.0;
+        QTest::newRow("testchip: like edge") << "testchip" << 2.0 << 1.0;
+        QTest::newRow("cloud: E D^2") << "cloud" << 1.0 << 2.0;
+    }
+    void defaultObjectiveFollowsThePlatform() {
+        QFETCH(QString, preset);
+        QFETCH(double, n);
+        QFETCH(double, m);
+        Hardware hw;
+        QVERIFY(presetHardware(preset.toStdString(), hw));
+        QCOMPARE(defaultObjective(hw).n, n);
+        QCOMPARE(defaultObjective(hw).m, m);
+        // A template of one's own is ranked by EDP.
+        Hardware custom = defaultHardware(6, 6, "lab");
+        QCOMPARE(defaultObjective(custom).n, 1.0);
+        QCOMPARE(defaultObjective(custom).m, 1.0);
+    }
+
+    // ----------------------------------------------------------------------------------
+    // dp-lp, the DP-segmented layer pipeline.
+
+    void dpLpIsADeterministicPipeline() {
+        const Network& net = sample("resnet50");
+        const Hardware hw = edge();
+        EvalOptions opt;
+        opt.objective = {2, 1};
+        DpLpStats st1, st2;
+        auto one = dpLayerPipeline(net, hw, 8, opt, 1, &st1);
+        CHECK_OK(one);
+        auto two = dpLayerPipeline(net, hw, 8, opt, 2, &st2); // threads never change it
+        CHECK_OK(two);
+        QVERIFY(*one == *two);
+        QCOMPARE(st1.evaluations, st2.evaluations);
+        QVERIFY(st1.segments > 0); // pipelining pays somewhere on ResNet-50 at batch 8
+        QCOMPARE(SpaceRule{NodeType::S}.check(*one), std::nullopt);
+        // Segments are consecutive layers in network order, as the layer-sequential tree.
+        QCOMPARE(one->leavesInOrder(), RATree::layerSequential(net, 8).leavesInOrder());
+        for (int c : one->node(one->root).children)
+            if (one->node(c).isCut())
+                for (int g : one->node(c).children) QVERIFY(!one->node(g).isCut());
+        // The DP's candidates include the layer-sequential tree and every round is
+        // evaluated whole, so it is never worse than that start.
+        EvalContext ctx(net, hw);
+        const Evaluation e = evaluate(ctx, *one, 8, opt);
+        QVERIFY(e.valid);
+        auto ls = layerSequentialStart(ctx, 8, opt);
+        CHECK_OK(ls);
+        QVERIFY(e.cost <= evaluate(ctx, *ls, 8, opt).cost);
+        // Bounded work: O(L x max segment x sub-batch choices) segment evaluations.
+        QVERIFY(st1.evaluations <= 72LL * 24 * 3 + 100);
+    }
+
+    void dpLpModeReportsItsTree() {
+        const Network& net = sample("transformer");
+        SearchConfig c;
+        c.mode = SearchMode::DpLp;
+        c.totalBatch = 8;
+        auto r = runSearch(net, edge(), c);
+        CHECK_OK(r);
+        QCOMPARE(r->chains.size(), size_t(1));
+        QCOMPARE(r->iterationsRun, 0LL);
+        QVERIFY(r->best.valid);
+        QVERIFY(r->best.cost <= r->initialEval.cost);
+        auto direct = defaultInitialTree(net, edge(), SearchMode::DpLp, 8, Objective{});
+        CHECK_OK(direct);
+        QVERIFY(*direct == r->bestTree);
+        SearchConfig given = c;
+        given.initialTree = r->bestTree; // it builds its own tree
+        QVERIFY(!runSearch(net, edge(), given));
+        SearchMode m;
+        QVERIFY(parseSearchMode("dp-lp", m));
+        QCOMPARE(m, SearchMode::DpLp);
+    }
+
+    // ----------------------------------------------------------------------------------
+    // The Set portfolio: never worse than the baselines at the same total budget.
+
+    void setNeverLosesToItsSeeds() {
+        const Network& net = sample("googlenet");
+        const Hardware hw = edge();
+        SearchConfig base;
+        base.seed = 5;
+        base.totalBatch = 8;
+        base.iterations = 300;
+        base.chains = 2;
+        base.threads = 2;
+        base.objective = {2, 1};
+        std::vector<SearchResult> done;
+        for (SearchMode m : compareModes()) {
+            std::vector<const SearchResult*> earlier;
+            for (const auto& r : done) earlier.push_back(&r);
+            const SearchConfig c = compareConfig(base, m, earlier);
+            if (m == SearchMode::Set) {
+                QCOMPARE(c.seedTrees.size(), done.size());
+                QCOMPARE(c.warmupShare, 0.0); // the baselines already ran
+            } else {
+                QVERIFY(c.seedTrees.empty());
+            }
+            auto r = runSearch(net, hw, c);
+            CHECK_OK(r);
+            done.push_back(*r);
+        }
+        QCOMPARE(done.size(), size_t(4));
+        const double sa = done.back().best.cost;
+        for (size_t i = 0; i + 1 < done.size(); ++i) QVERIFY(sa <= done[i].best.cost);
+        // Chain 0 anneals from the plain start; chain 1 holds the best seed, so it alone is
+        // never worse than the baselines.
+        QCOMPARE(done.back().chains[0].start, std::string("start"));
+        for (size_t i = 0; i + 1 < done.size(); ++i) QVERIFY(done.back().chains[1].bestEval.cost <= done[i].best.cost);
+        QCOMPARE(done.back().iterationsRun, base.iterations * base.chains);
+    }
+
+    void standaloneSetWarmsUpWithinItsBudget() {
+        const Network& net = sample("resnet50");
+        const Hardware hw = edge();
+        SearchConfig c;
+        c.seed = 3;
+        c.totalBatch = 8;
+        c.iterations = 400;
+        c.chains = 2;
+        c.threads = 1;
+        c.objective = {2, 1};
+        // By default no warm-up: chain 0 from the start, chain 1 from the best baseline tree.
+        auto plainStart = runSearch(net, hw, c);
+        CHECK_OK(plainStart);
+        QCOMPARE(plainStart->chains.size(), size_t(2));
+        QCOMPARE(plainStart->chains[0].start, std::string("start"));
+        QVERIFY(plainStart->chains[1].start != "start"); // dp-lp beats the start under E^2 D here
+        c.warmupShare = 0.25;
+        auto one = runSearch(net, hw, c);
+        CHECK_OK(one);
+        // Two warm-up chains (LS and LP spaces) after the two main chains; the total is
+        // the same chains x iterations an LS or LP run gets.
+        QCOMPARE(one->chains.size(), size_t(4));
+        QCOMPARE(one->chains[2].role, std::string("warmup-ls"));
+        QCOMPARE(one->chains[3].role, std::string("warmup-lp"));
+        QCOMPARE(one->iterationsRun, c.iterations * c.chains);
+        QCOMPARE(SpaceRule{NodeType::T}.check(one->chains[2].best), std::nullopt);
+        QCOMPARE(SpaceRule{NodeType::S}.check(one->chains[3].best), std::nullopt);
+        // Never worse than the baselines' trees it was handed.
+        EvalContext ctx(net, hw);
+        EvalOptions opt;
+        opt.objective = c.objective;
+        for (auto t : {layerSequentialStart(ctx, 8, opt), layerPipelineStart(ctx, 8, opt),
+                       dpLayerPipeline(net, hw, 8, opt)}) {
+            CHECK_OK(t);
+            QVERIFY(one->best.cost <= evaluate(ctx, *t, 8, opt).cost);
+        }
+        for (const auto& ch : one->chains) QVERIFY(one->best.cost <= ch.bestEval.cost);
+        // Phases end before the next begins: two threads give the same result.
+        c.threads = 2;
+        auto two = runSearch(net, hw, c);
+        CHECK_OK(two);
+        QVERIFY(one->bestTree == two->bestTree);
+        for (size_t k = 0; k < one->chains.size(); ++k)
+            QCOMPARE(one->chains[k].accepted, two->chains[k].accepted);
+        // Without the portfolio every chain starts from the mode's start.
+        c.portfolio = false;
+        auto plain = runSearch(net, hw, c);
+        CHECK_OK(plain);
+        QCOMPARE(plain->chains.size(), size_t(2));
+        for (const auto& ch : plain->chains) QCOMPARE(ch.start, std::string("start"));
+    }
+
+    void timeBudgetRecordsWhatRan() {
+        const Network& net = sample("transformer");
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.seconds = 0.6;
+        c.chains = 2;
+        c.threads = 2;
+        c.progressInterval = 0.02;
+        std::vector<Progress> seen;
+        std::mutex mu;
+        auto r = runSearch(net, edge(), c, [&](const Progress& p) {
+            std::lock_guard lock(mu);
+            seen.push_back(p);
+        });
+        CHECK_OK(r);
+        QVERIFY(r->iterationsRun > 0);
+        QCOMPARE(r->iterations, std::max(1LL, r->iterationsRun / c.chains)); // replayable length
+        long long sum = 0;
+        for (const auto& ch : r->chains) sum += ch.iterations;
+        QCOMPARE(sum, r->iterationsRun);
+        QVERIFY(!seen.empty());
+        QVERIFY(seen.back().final);
+        QCOMPARE(seen.back().fraction, 1.0);
+        QCOMPARE(seen.back().secondsLeft, 0.0);
+        for (size_t i = 0; i + 1 < seen.size(); ++i) {
+            QVERIFY(seen[i].fraction >= 0 && seen[i].fraction <= 1);
+            QVERIFY(seen[i].secondsLeft >= 0 && seen[i].secondsLeft <= c.seconds);
+            QVERIFY(seen[i].iteration <= seen[i].total);
+        }
+        // An iteration budget reports -1: there is no deadline.
+        SearchConfig it = c;
+        it.seconds = 0;
+        it.iterations = 50;
+        Progress last;
+        auto r2 = runSearch(net, edge(), it, [&](const Progress& p) { last = p; });
+        CHECK_OK(r2);
+        QCOMPARE(last.secondsLeft, -1.0);
+        QCOMPARE(r2->iterations, 50LL);
     }
 };
 

@@ -88,7 +88,10 @@ private slots:
         QVERIFY(o->final);
         QVERIFY(!o->stopped);
         QCOMPARE(o->generation, r->generation);
-        QCOMPARE(o->result.chains.front().iterations, 400);
+        // One chain of 400: the Set portfolio's warm-up chains take their share of the same
+        // total (docs/search.md).
+        QCOMPARE(o->result.iterations, 400);
+        QCOMPARE(o->result.iterationsRun, 400);
         QVERIFY(o->result.best.valid);
         QVERIFY(o->result.best.cost <= o->result.initialEval.cost);
         // The final snapshot always arrives and carries the best.
@@ -215,6 +218,60 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Stopped), 10000);
         // The next segment started from the adopted best.
         QVERIFY(outcome(outs, outs.count() - 1)->result.initialTree == o->result.bestTree);
+    }
+
+    void timedRunCountsDownAndPauses() {
+        QSignalSpy snaps(m_worker, &SearchWorker::snapshotReady);
+        QSignalSpy outs(m_worker, &SearchWorker::outcomeReady);
+        QSignalSpy states(m_worker, &SearchWorker::stateChanged);
+        auto r = request(0);
+        r->config.seconds = 2.0;
+        start(r);
+        QTRY_VERIFY_WITH_TIMEOUT(snaps.count() >= 3, 20000);
+        m_worker->requestPause(true);
+        QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Paused), 5000);
+        QTest::qWait(300);
+        const qsizetype n = snaps.count();
+        const SnapshotPtr before = snap(snaps, n - 1);
+        QTest::qWait(700);
+        QCOMPARE(snaps.count(), n); // the time budget does not run while paused
+        m_worker->requestPause(false);
+        QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Finished), 30000);
+        const SnapshotPtr last = snap(snaps, snaps.count() - 1);
+        QVERIFY(last->final);
+        for (qsizetype i = 0; i + 1 < snaps.count(); ++i) {
+            const SnapshotPtr s = snap(snaps, i);
+            QVERIFY(s->secondsLeft >= 0 && s->secondsLeft <= 2.0);
+            QCOMPARE(s->etaSeconds, s->secondsLeft);
+        }
+        QVERIFY(before->secondsLeft > 0);
+        // The pause ended a segment; the run went on from its best with the time left.
+        QVERIFY(outs.count() >= 2);
+        const OutcomePtr fin = outcome(outs, outs.count() - 1);
+        QVERIFY(fin->final);
+        QVERIFY(fin->result.initialTree == outcome(outs, outs.count() - 2)->result.bestTree);
+        QVERIFY(fin->result.config.seconds > 0 && fin->result.config.seconds < 2.0);
+        QTRY_VERIFY(!m_worker->busy());
+    }
+
+    void compareShowsDpLp() {
+        QSignalSpy done(m_worker, &SearchWorker::compareReady);
+        auto r = request(60);
+        r->config.chains = 2;
+        m_worker->startCompare(r);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 60000);
+        const ComparePtr c = done.at(0).at(0).value<ComparePtr>();
+        QVERIFY(!c->stopped);
+        const auto modes = compareModes();
+        QCOMPARE(c->rows.size(), modes.size());
+        for (size_t i = 0; i < modes.size(); ++i) {
+            QCOMPARE(c->rows[i].mode, modes[i]);
+            QVERIFY2(c->rows[i].ok, qPrintable(c->rows[i].error));
+        }
+        QCOMPARE(c->rows[2].mode, SearchMode::DpLp);
+        // SA (last) was seeded with the others' bests.
+        for (size_t i = 0; i + 1 < c->rows.size(); ++i) QVERIFY(c->rows.back().eval.cost <= c->rows[i].eval.cost);
+        QTRY_VERIFY(!m_worker->busy());
     }
 };
 

@@ -21,6 +21,7 @@ Document::Document(QObject* parent) : QObject(parent) {
     presetHardware("edge", hw);
     m_hw = std::make_shared<const Hardware>(hw);
     m_hwSource = QStringLiteral("edge");
+    m_objective = defaultObjective(hw);
 }
 
 Document::~Document() = default;
@@ -57,16 +58,19 @@ QString Document::openModel(const QString& path) {
 }
 
 QString Document::setHardware(const Hardware& hw, const QString& source) {
+    // Schedules of a platform are ranked by the objective it was evaluated with.
+    const Objective objective = defaultObjective(hw);
     if (!m_net) {
         m_hw = std::make_shared<const Hardware>(hw);
         m_hwSource = source;
+        m_objective = objective;
         m_ctx.reset();
         ++m_revision;
         emit documentReset();
         return {};
     }
     const RATree tree = startTree(*m_net, hw, m_batch);
-    return restore(m_net, m_modelPath, m_modelSha, hw, source, m_batch, m_objective, tree);
+    return restore(m_net, m_modelPath, m_modelSha, hw, source, m_batch, objective, tree);
 }
 
 QString Document::openHardware(const QString& pathOrPreset) {

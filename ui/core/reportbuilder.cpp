@@ -108,30 +108,32 @@ QString ReportBuilder::html() const {
     h += QStringLiteral("</table>\n");
 
     if (m_compare && !m_compare->rows.empty()) {
-        h += QStringLiteral("<h2>SA versus LS and LP</h2><table><tr><th class=\"l\">space</th><th>energy (pJ)</th>"
-                            "<th>delay (cycles)</th><th>objective</th><th>vs SA</th></tr>\n");
+        h += QStringLiteral("<h2>SA versus LS, LP and DP-LP</h2><table><tr><th class=\"l\">space</th><th>energy (pJ)</th>"
+                            "<th>delay (cycles)</th><th>objective</th><th>EDP</th><th>vs SA</th></tr>\n");
         double sa = 0;
         for (const auto& r : m_compare->rows)
             if (r.ok && r.mode == SearchMode::Set) sa = r.eval.cost;
         for (const auto& r : m_compare->rows) {
             const QString name = r.mode == SearchMode::Set ? QStringLiteral("SA") : QString::fromLatin1(toString(r.mode)).toUpper();
             if (!r.ok) {
-                h += QStringLiteral("<tr><td class=\"l\">%1</td><td class=\"l\" colspan=\"4\">%2</td></tr>\n").arg(name, esc(r.error));
+                h += QStringLiteral("<tr><td class=\"l\">%1</td><td class=\"l\" colspan=\"5\">%2</td></tr>\n").arg(name, esc(r.error));
                 continue;
             }
-            h += QStringLiteral("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>\n")
-                     .arg(name, num(r.eval.energy.total()), num(r.eval.delay), num(r.eval.cost),
+            h += QStringLiteral("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td></tr>\n")
+                     .arg(name, num(r.eval.energy.total()), num(r.eval.delay), num(r.eval.cost), num(edpOf(r.eval)),
                           sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString());
         }
         h += QStringLiteral("</table>\n");
     }
     if (m_search) {
         const SearchResult& r = m_search->result;
-        h += QStringLiteral("<h2>Last search</h2><p>mode %1, seed %2, beta %3, T0 %4, alpha %5, %6 chain(s), "
+        const QString budget = r.config.seconds > 0 ? QStringLiteral("time budget %1 s").arg(r.config.seconds)
+                                                    : QStringLiteral("beta %1").arg(r.config.beta);
+        h += QStringLiteral("<h2>Last search</h2><p>mode %1, seed %2, %3, T0 %4, alpha %5, %6 chain(s), "
                             "%7 iterations per chain, %8 s; start cost %9, best %10.</p>\n")
                  .arg(QString::fromLatin1(toString(r.config.mode)))
                  .arg(r.seed)
-                 .arg(r.config.beta)
+                 .arg(budget)
                  .arg(r.config.t0)
                  .arg(r.config.alpha)
                  .arg(r.config.chains)

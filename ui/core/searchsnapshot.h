@@ -35,6 +35,7 @@ struct SearchSnapshot {
     double acceptanceRate = 0;
     double activeSeconds = 0;           // elapsed minus time spent paused
     double etaSeconds = -1;             // -1 while unknown
+    double secondsLeft = -1;            // time budget: seconds left of it; -1 for an iteration budget
     bool final = false;                 // the run ended (finished, stopped or failed)
 };
 
@@ -61,7 +62,7 @@ struct CompareOutcome {
         Evaluation eval;
         double seconds = 0;
     };
-    std::vector<Row> rows; // LS, LP, SA (set) in that order
+    std::vector<Row> rows; // compareModes(): LS, LP, DP-LP, SA (set) in that order
     bool stopped = false;
 };
 

@@ -1,5 +1,6 @@
 #include "core/searchworker.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -135,26 +136,44 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     const quint64 gen = req->generation;
     SearchConfig cfg = req->config;
     cfg.progressInterval = 0.1; // ~10 snapshots per second
-    const long long perChain =
-        cfg.iterations > 0 ? cfg.iterations
-                           : std::max<long long>(1, std::llround(cfg.beta * double(req->net->layers.size())));
-    const long long total = perChain * cfg.chains;
+    // A time budget counts active seconds (pauses excluded) over all segments; an
+    // iteration budget counts iterations per chain.
+    const bool timed = cfg.seconds > 0;
+    const double budgetSeconds = cfg.seconds;
+    long long perChain = 1;
+    if (!timed) {
+        auto n = iterationBudget(cfg, req->net->layers.size());
+        if (!n) {
+            sendState(req->generation, RunState::Failed, QString::fromStdString(n.error().message));
+            std::lock_guard lock(m_mutex);
+            m_busy = false;
+            return;
+        }
+        perChain = *n;
+    }
+    long long total = perChain * cfg.chains;
     long long donePerChain = 0, doneAll = 0;
     int segment = 0;
     QElapsedTimer clock;
     clock.start();
     sendState(gen, RunState::Running, tr("Running"));
 
+    auto activeSeconds_locked = [&] { return double(clock.nsecsElapsed()) * 1e-9 - m_pausedSeconds; };
     auto activeSeconds = [&] {
         std::lock_guard lock(m_mutex);
-        return double(clock.nsecsElapsed()) * 1e-9 - m_pausedSeconds;
+        return activeSeconds_locked();
     };
 
     RunState endState = RunState::Finished;
     QString endMessage = tr("Finished");
     SnapshotPtr last;
+    // The engine's deadline is wall time: a timed segment is ended by a pause and the run
+    // continues from its best for the time left once resumed.
+    std::atomic<bool> pausedOut{false};
     while (true) {
-        cfg.iterations = perChain - donePerChain;
+        if (timed) cfg.seconds = std::max(0.05, budgetSeconds - activeSeconds());
+        else cfg.iterations = perChain - donePerChain;
+        pausedOut = false;
         std::stop_source src;
         {
             std::lock_guard lock(m_mutex);
@@ -164,11 +183,20 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         const long long offset = doneAll;
         auto progress = [&](const Progress& p) {
             if (p.final) return; // the run's own final snapshot is sent below
-            waitWhilePaused(gen);
+            if (timed) {
+                std::lock_guard lock(m_mutex);
+                if (m_paused) {
+                    pausedOut = true;
+                    src.request_stop();
+                    return;
+                }
+            } else {
+                waitWhilePaused(gen);
+            }
             auto s = std::make_shared<SearchSnapshot>();
             s->generation = gen;
             s->iteration = offset + p.iteration;
-            s->total = total;
+            s->total = timed ? offset + p.total : total;
             s->segment = segment;
             s->temperature = p.temperature;
             s->currentCost = p.currentCost;
@@ -179,8 +207,12 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             s->bestDelay = p.bestDelay;
             s->acceptanceRate = p.acceptanceRate;
             s->activeSeconds = activeSeconds();
-            if (s->iteration > 0)
+            if (timed) {
+                s->secondsLeft = std::max(0.0, budgetSeconds - s->activeSeconds);
+                s->etaSeconds = s->secondsLeft;
+            } else if (s->iteration > 0) {
                 s->etaSeconds = s->activeSeconds * double(total - s->iteration) / double(s->iteration);
+            }
             sendSnapshot(s);
         };
         auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
@@ -190,10 +222,9 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             if (segment > 0) endMessage = tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
             break;
         }
-        long long segIters = 0;
-        for (const auto& c : res->chains) segIters += c.iterations;
-        doneAll += segIters;
-        donePerChain += res->chains.empty() ? 0 : res->chains[0].iterations;
+        doneAll += res->iterationsRun;
+        donePerChain += res->iterationsRun / std::max(1, cfg.chains);
+        if (timed) total = doneAll;
 
         auto out = std::make_shared<SearchOutcome>();
         out->generation = gen;
@@ -211,6 +242,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         snap->acceptanceRate = res->stats.acceptRate;
         snap->activeSeconds = activeSeconds();
         snap->etaSeconds = 0;
+        if (timed) snap->secondsLeft = std::max(0.0, budgetSeconds - snap->activeSeconds);
         last = snap;
 
         std::unique_lock lock(m_mutex);
@@ -225,7 +257,29 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             endMessage = tr("Stopped");
             break;
         }
-        const bool budgetLeft = donePerChain < perChain;
+        const bool budgetLeft = timed ? activeSeconds_locked() < budgetSeconds - 0.05 : donePerChain < perChain;
+        if (timed && pausedOut && !m_pending && !adopt) {
+            // Paused: wait here (not inside the engine, whose clock would run on), then
+            // continue from the best with the time left.
+            lock.unlock();
+            waitWhilePaused(gen);
+            lock.lock();
+            if (!m_stopAll) {
+                cfg.initialTree = res->bestTree;
+                cfg.pinned.clear();
+                lock.unlock();
+                out->result = std::move(res).value();
+                sendOutcome(out);
+                continue;
+            }
+            lock.unlock();
+            out->final = true;
+            out->result = std::move(res).value();
+            sendOutcome(out);
+            endState = RunState::Stopped;
+            endMessage = tr("Stopped");
+            break;
+        }
         if (budgetLeft && (m_pending || adopt)) {
             // Continue from the user's tree, or from the best when adopting it.
             cfg.initialTree = m_pending ? *m_pending : res->bestTree;
@@ -262,7 +316,9 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
     const quint64 gen = req->generation;
     auto out = std::make_shared<CompareOutcome>();
     out->generation = gen;
-    const SearchMode modes[] = {SearchMode::LS, SearchMode::LP, SearchMode::Set};
+    const std::vector<SearchMode> modes = compareModes();
+    std::vector<SearchResult> done; // the baselines' results seed SA (compareConfig)
+    done.reserve(modes.size());
     int i = 0;
     for (SearchMode m : modes) {
         ++i;
@@ -273,11 +329,10 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
             if (m_stopAll) break;
         }
         sendState(gen, RunState::Running,
-                  tr("Compare: %1 (%2/3)").arg(QString::fromLatin1(toString(m))).arg(i));
-        SearchConfig cfg = req->config;
-        cfg.mode = m;
-        cfg.initialTree.reset(); // each space from its own default start
-        cfg.pinned.clear();
+                  tr("Compare: %1 (%2/%3)").arg(QString::fromLatin1(toString(m))).arg(i).arg(modes.size()));
+        std::vector<const SearchResult*> earlier;
+        for (const SearchResult& r : done) earlier.push_back(&r);
+        SearchConfig cfg = compareConfig(req->config, m, earlier);
         cfg.progressInterval = 0.25;
         auto progress = [&](const Progress&) { waitWhilePaused(gen); };
         QElapsedTimer t;
@@ -290,6 +345,7 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
             row.ok = true;
             row.best = res->bestTree;
             row.eval = res->best;
+            done.push_back(std::move(res).value());
         } else {
             row.error = QString::fromStdString(res.error().message);
         }

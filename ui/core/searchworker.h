@@ -40,7 +40,8 @@ public:
     // Thread-safe: queue a run / a comparison on the worker's thread; runs queued behind a
     // busy worker start when it is done.
     void startRun(std::shared_ptr<const RunRequest> request);
-    // LS, LP and SA from their default starts with the request's settings (metrics panel).
+    // compareModes() (LS, LP, DP-LP, then SA seeded with their bests) with the request's
+    // settings (metrics panel); each annealing mode gets the request's budget.
     void startCompare(std::shared_ptr<const RunRequest> request);
 
     // Thread-safe controls for the current run.

@@ -25,7 +25,7 @@ std::string Session::toJson(const QString& sessionPath) const {
     json pins = json::array();
     for (const QString& p : pinned) pins.push_back(p.toStdString());
     j["pinned"] = pins;
-    j["search"] = {{"seed", search.seed},   {"beta", search.beta},
+    j["search"] = {{"seed", search.seed},   {"beta", search.beta}, {"seconds", search.seconds},
                    {"t0", search.t0},       {"alpha", search.alpha},
                    {"mode", toString(search.mode)}, {"chains", search.chains}};
     j["results"] = results.is_null() ? json::object() : results;
@@ -64,6 +64,8 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
             const json& c = j["search"];
             s.search.seed = c.value("seed", std::uint64_t(1));
             s.search.beta = c.value("beta", 100.0);
+            // Sessions from before time budgets ran on beta: 0 keeps it that way.
+            s.search.seconds = c.value("seconds", 0.0);
             s.search.t0 = c.value("t0", 0.07);
             s.search.alpha = c.value("alpha", 8.0);
             s.search.chains = c.value("chains", 1);

@@ -294,7 +294,7 @@ void MainWindow::buildMenus() {
     search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this, &MainWindow::stopSearch);
     search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
     search->addSeparator();
-    search->addAction(tr("&Compare LS / LP / SA"), this, &MainWindow::runCompare);
+    search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Tilescope"), this, [this] {

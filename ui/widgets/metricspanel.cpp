@@ -75,13 +75,13 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     auto* cmp = new QWidget(this);
     auto* cl = new QVBoxLayout(cmp);
     cl->setContentsMargins(2, 2, 2, 2);
-    m_compareButton = new QPushButton(tr("Compare LS / LP / SA"), cmp);
+    m_compareButton = new QPushButton(tr("Compare LS / LP / DP-LP / SA"), cmp);
     m_compareButton->setToolTip(tr("Run the layer-sequential and layer-pipeline baselines and SA with the search settings"));
     connect(m_compareButton, &QPushButton::clicked, this, &MetricsPanel::compareRequested);
     cl->addWidget(m_compareButton, 0, Qt::AlignLeft);
-    m_compare = new QTableWidget(0, 5, cmp);
+    m_compare = new QTableWidget(0, 6, cmp);
     m_compare->setObjectName(QStringLiteral("compareTable"));
-    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"), tr("Objective"), tr("vs SA")});
+    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"), tr("Objective"), tr("EDP"), tr("vs SA")});
     m_compare->verticalHeader()->hide();
     m_compare->horizontalHeader()->setStretchLastSection(true);
     m_compare->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -142,7 +142,7 @@ QString MetricsPanel::figureText(const QString& key) const {
 
 void MetricsPanel::setCompareRunning(bool running) {
     m_compareButton->setEnabled(!running);
-    m_compareButton->setText(running ? tr("Comparing...") : tr("Compare LS / LP / SA"));
+    m_compareButton->setText(running ? tr("Comparing...") : tr("Compare LS / LP / DP-LP / SA"));
 }
 
 void MetricsPanel::setCompare(ComparePtr compare) {
@@ -163,7 +163,8 @@ void MetricsPanel::setCompare(ComparePtr compare) {
         m_compare->setItem(i, 1, item(sci(r.eval.energy.total()), true));
         m_compare->setItem(i, 2, item(sci(r.eval.delay), true));
         m_compare->setItem(i, 3, item(sci(r.eval.cost), true));
-        m_compare->setItem(i, 4, item(sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString(), true));
+        m_compare->setItem(i, 4, item(sci(edpOf(r.eval)), true));
+        m_compare->setItem(i, 5, item(sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString(), true));
     }
     m_compare->resizeColumnsToContents();
 }

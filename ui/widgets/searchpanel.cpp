@@ -41,6 +41,11 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_seed->setRange(0, std::numeric_limits<int>::max());
     m_seed->setValue(1);
     m_beta = dspin(this, 0.1, 100000, 100, 1, 10);
+    // 0 switches the time budget off: then beta (an iteration count) is the budget.
+    m_seconds = dspin(this, 0, maxSearchSeconds(), defaultSearchSeconds(), 1, 1);
+    m_seconds->setObjectName(QStringLiteral("secondsBox"));
+    m_seconds->setSpecialValueText(tr("off (beta)"));
+    m_seconds->setSuffix(tr(" s"));
     m_t0 = dspin(this, 0, 10, 0.07, 3, 0.01);
     m_alpha = dspin(this, -0.99, 1000, 8, 2, 1);
     m_n = dspin(this, 0, 10, 1, 2, 0.5);
@@ -49,11 +54,16 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_mode->addItem(tr("SA (full space)"), int(SearchMode::Set));
     m_mode->addItem(tr("LS (T segments)"), int(SearchMode::LS));
     m_mode->addItem(tr("LP (S segments)"), int(SearchMode::LP));
+    m_mode->addItem(tr("DP-LP (DP pipeline)"), int(SearchMode::DpLp));
     m_mode->addItem(tr("Random"), int(SearchMode::Random));
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
+    m_chains->setValue(defaultSearchChains());
     m_seed->setToolTip(tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed"));
-    m_beta->setToolTip(tr("Iterations per chain N = beta x layers"));
+    m_beta->setToolTip(tr("Iterations per chain N = beta x layers, when the time budget is off"));
+    m_seconds->setToolTip(tr("Time budget in seconds (the temperature follows the time used); results "
+                             "then depend on machine speed. Off: beta sets an iteration count, "
+                             "reproducible for a seed"));
     m_t0->setToolTip(tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N"));
     m_n->setToolTip(tr("Objective E^n x D^m: energy exponent"));
     m_m->setToolTip(tr("Objective E^n x D^m: delay exponent"));
@@ -63,7 +73,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
         grid->addWidget(w, r, col + 1);
     };
     add(tr("Seed"), m_seed, 0); add(tr("Mode"), m_mode, 2); ++r;
-    add(tr("beta"), m_beta, 0); add(tr("Chains"), m_chains, 2); ++r;
+    add(tr("Seconds"), m_seconds, 0); add(tr("beta"), m_beta, 2); ++r;
+    add(tr("Chains"), m_chains, 0); ++r;
     add(tr("T0"), m_t0, 0); add(tr("alpha"), m_alpha, 2); ++r;
     add(tr("E exponent n"), m_n, 0); add(tr("D exponent m"), m_m, 2); ++r;
     left->addLayout(grid);
@@ -81,6 +92,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     for (auto* b : {m_start, m_pause, m_stop, m_adopt}) buttons->addWidget(b);
     left->addLayout(buttons);
     m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("searchProgress"));
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
     m_progress->setFormat(QStringLiteral("idle"));
@@ -167,6 +179,7 @@ int SearchPanel::pointCount() const { return m_best->dataCount(); }
 SearchConfig SearchPanel::settings() const {
     SearchConfig c;
     c.seed = std::uint64_t(m_seed->value());
+    c.seconds = m_seconds->value();
     c.beta = m_beta->value();
     c.t0 = m_t0->value();
     c.alpha = m_alpha->value();
@@ -180,6 +193,7 @@ SearchConfig SearchPanel::settings() const {
 
 void SearchPanel::setSettings(const SearchConfig& c) {
     m_seed->setValue(int(std::min<std::uint64_t>(c.seed, std::uint64_t(std::numeric_limits<int>::max()))));
+    m_seconds->setValue(c.seconds);
     m_beta->setValue(c.beta);
     m_t0->setValue(c.t0);
     m_alpha->setValue(c.alpha);
@@ -213,7 +227,7 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     m_pause->setEnabled(active);
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
     m_stop->setEnabled(active);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_beta, m_t0, m_alpha, m_mode, m_chains}) w->setEnabled(!active);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha, m_mode, m_chains}) w->setEnabled(!active);
     if (!message.isEmpty()) m_status->setText(message);
     if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));
     if (s == RunState::Finished || s == RunState::Stopped || s == RunState::Failed)
@@ -238,7 +252,8 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
 
     m_progress->setValue(s.total > 0 ? int(1000.0 * double(s.iteration) / double(s.total)) : 0);
     if (!s.final && m_state == RunState::Running)
-        m_progress->setFormat(tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
+        m_progress->setFormat(s.secondsLeft >= 0 ? tr("%p%  -  %1 left").arg(duration(s.secondsLeft))
+                                                 : tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
     m_status->setText(tr("iteration %1 / %2, best %3 (E %4 pJ, D %5 cycles), T %6, acceptance %7%, %8 s%9")
                           .arg(s.iteration)
                           .arg(s.total)
@@ -248,7 +263,8 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
                           .arg(s.temperature, 0, 'g', 3)
                           .arg(s.acceptanceRate * 100, 0, 'f', 0)
                           .arg(s.activeSeconds, 0, 'f', 1)
-                          .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString()));
+                          .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString())
+                      + (s.secondsLeft >= 0 && !s.final ? tr(", %1 left").arg(duration(s.secondsLeft)) : QString()));
 }
 
 } // namespace tilescope::ui

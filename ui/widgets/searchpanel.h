@@ -1,5 +1,6 @@
-// The search panel: start / pause / resume / stop, the annealing settings (seed, beta,
-// T0, alpha, objective exponents n and m, mode, chains), a progress bar with ETA, "Adopt
+// The search panel: start / pause / resume / stop, the annealing settings (seed, budget in
+// seconds or beta, T0, alpha, objective exponents n and m, mode, chains), a progress bar
+// with the time left, "Adopt
 // best", and the live plot of current / best objective, E and D, temperature and
 // acceptance rate against the iteration, fed by the worker's snapshots.
 #pragma once
@@ -24,7 +25,7 @@ class SearchPanel : public QWidget {
 public:
     explicit SearchPanel(QWidget* parent = nullptr);
 
-    // seed, beta, t0, alpha, objective, mode, chains
+    // seed, seconds, beta, t0, alpha, objective, mode, chains
     SearchConfig settings() const;
     void setSettings(const SearchConfig& c);
     Objective objective() const;
@@ -46,7 +47,7 @@ signals:
 
 private:
     QSpinBox* m_seed;
-    QDoubleSpinBox *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
+    QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;
     QSpinBox* m_chains;
     QPushButton *m_start, *m_pause, *m_stop, *m_adopt;
