@@ -23,7 +23,7 @@ struct EvalOptions {
 struct EvalStats {
     long long evaluations = 0;
     long long mapperCalls = 0, mapperHits = 0;
-    long long routeCalls = 0, routeHits = 0;
+    long long routeCalls = 0, routeHits = 0; // leaf traffic memo (transfers.h): lookups, hits
 };
 
 class EvalContext {

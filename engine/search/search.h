@@ -116,7 +116,7 @@ struct SearchStats {
     // other processes competing for the cores (wall-clock rates are in evaluationsPerSecond).
     double iterationsPerSecondPerCore = 0;
     double mapperHitRate = 0;              // intra-layer mapping memo hits / calls
-    double routeHitRate = 0;               // NoC route memo hits / calls
+    double routeHitRate = 0;               // leaf traffic memo hits / calls (engine/eval/transfers.h)
     double validRate = 0;                  // valid candidates / proposals
     double acceptRate = 0;                 // accepted / valid candidates
 };
