@@ -248,13 +248,17 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         std::unique_lock lock(m_mutex);
         const bool adopt = std::exchange(m_adopt, false);
         out->adopt = adopt;
-        if (m_stopAll) {
-            lock.unlock();
+        // The last outcome of a stopped run: its result, marked final.
+        auto sendStopped = [&] {
             out->final = true;
             out->result = std::move(res).value();
             sendOutcome(out);
             endState = RunState::Stopped;
             endMessage = tr("Stopped");
+        };
+        if (m_stopAll) {
+            lock.unlock();
+            sendStopped();
             break;
         }
         const bool budgetLeft = timed ? activeSeconds_locked() < budgetSeconds - 0.05 : donePerChain < perChain;
@@ -273,11 +277,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
                 continue;
             }
             lock.unlock();
-            out->final = true;
-            out->result = std::move(res).value();
-            sendOutcome(out);
-            endState = RunState::Stopped;
-            endMessage = tr("Stopped");
+            sendStopped();
             break;
         }
         if (budgetLeft && (m_pending || adopt)) {
