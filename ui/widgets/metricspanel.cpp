@@ -110,6 +110,7 @@ void MetricsPanel::setProgramRunner(ProgramRunner* runner) {
 
 void MetricsPanel::refreshSimulated() {
     QLabel* l = m_figures[QStringLiteral("Simulated")];
+    l->setToolTip(QString());
     auto e = m_doc->evaluation();
     auto run = m_programs ? m_programs->current() : nullptr;
     if (!m_doc->hasModel() || !e || !e->valid) {
@@ -125,6 +126,12 @@ void MetricsPanel::refreshSimulated() {
         return;
     }
     l->setText(simulatedFigure(*run));
+    // The dock is narrow at small window sizes: the whole sentence stays one hover away.
+    const ModelAgreement a = modelAgreement(run->fine.delay, run->evaluatorDelay);
+    l->setToolTip(tr("Simulated program: %1 cycles; evaluator estimate: %2 cycles (ratio %3)%4")
+                      .arg(sci(run->fine.delay), sci(run->evaluatorDelay))
+                      .arg(a.ratio, 0, 'f', 3)
+                      .arg(a.agrees ? QString() : tr(": more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0)));
 }
 
 QString MetricsPanel::simulatedFigure(const ProgramRun& run) {
