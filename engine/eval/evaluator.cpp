@@ -55,6 +55,7 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, LeafTraffic> traffic;
     std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
+    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations (the link vectors are all zero between uses).
     std::vector<double> linkScratch;
     std::vector<int> touchedScratch;
@@ -98,10 +99,16 @@ struct EvalContext::Impl {
         // than cost the geometry again.
         const std::string pkey = key.substr(0, placementKey);
         auto pit = periods.find(pkey);
-        if (pit == periods.end()) pit = periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
-        else ++stats.routeHits;
-        return traffic.emplace(key, scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
-            .first->second;
+        if (pit == periods.end()) {
+            pit = periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
+            storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
+        } else {
+            ++stats.routeHits;
+        }
+        const LeafTraffic& t =
+            traffic.emplace(key, scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch)))).first->second;
+        storedLinks += t.actLinks.size() + t.weightLinks.size();
+        return t;
     }
 };
 
@@ -240,7 +247,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         return int(lo);
     };
 
-    // ---- Bottom-up: leaf ranges, pipeline stages, NPT (SPEC §2).
+    // ---- Bottom-up: leaf ranges, pipeline stages, NPT (docs/cost-model.md §1).
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
@@ -336,7 +343,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         }
     }
 
-    // ---- Data flow (SPEC §2): which feature maps go through DRAM.
+    // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
     const double db = hw.dataBits / 8.0;
     std::vector<double> hold(static_cast<size_t>(n), 0.0); // per node: held input bytes per tile
     // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
@@ -478,8 +485,13 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
 
     // ---- Traffic per leaf: exactly the transfers the instruction generator emits
     // (transfers.h), memoised per placement.
-    if (C.traffic.size() > 20000) C.traffic.clear(); // bound memory on long runs
-    if (C.periods.size() > 20000) C.periods.clear();
+    // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, so 4 M pairs
+    // keep the memo near 64 MiB per context (a 12x12 leaf holds up to a few thousand).
+    if (C.storedLinks > 4'000'000) {
+        C.traffic.clear();
+        C.periods.clear();
+        C.storedLinks = 0;
+    }
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
     for (int l = 0; l < L; ++l) {
