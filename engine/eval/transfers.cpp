@@ -206,15 +206,17 @@ long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
 
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     const size_t n = win.size();
-    std::array<std::vector<int>, 4> cuts;
+    thread_local std::array<std::vector<int>, 4> cuts;
     for (size_t ax = 0; ax < 4; ++ax) {
-        std::set<int> pts{ext.lo[ax], ext.hi[ax]};
+        std::vector<int>& c = cuts[ax];
+        c.assign({ext.lo[ax], ext.hi[ax]});
         for (const auto& w : win)
             if (!w.empty()) {
-                pts.insert(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
-                pts.insert(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
+                c.push_back(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
+                c.push_back(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
             }
-        cuts[ax].assign(pts.begin(), pts.end());
+        std::sort(c.begin(), c.end());
+        c.erase(std::unique(c.begin(), c.end()), c.end());
     }
     // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax.
     std::array<std::vector<std::vector<size_t>>, 4> cover;
@@ -269,7 +271,10 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
     // Slices of a partition form a grid: index them by their distinct extent per axis, so
     // each want meets only the slices whose extents overlap it (a tile group of 144 has
     // 144 x 144 slice-consumer pairs, of which a handful meet).
-    std::array<std::vector<std::pair<int, int>>, 4> ext;
+    // Scratch kept per thread: this runs once per producer invocation while the evaluator
+    // costs a placement.
+    thread_local std::array<std::vector<std::pair<int, int>>, 4> ext;
+    for (auto& e : ext) e.clear();
     for (const SliceRef& ps : slices)
         for (size_t ax = 0; ax < 4; ++ax) ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
     for (auto& e : ext) {
@@ -283,7 +288,7 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
         for (size_t i = 1; i < e.size() && grid; ++i) grid = e[i - 1].second <= e[i].first;
     std::array<size_t, 4> n{};
     for (size_t ax = 0; ax < 4; ++ax) n[ax] = ext[ax].size();
-    std::vector<int> cellSlice;
+    thread_local std::vector<int> cellSlice;
     auto indexOf = [&](size_t ax, const SliceRef& ps) {
         return size_t(std::lower_bound(ext[ax].begin(), ext[ax].end(), std::make_pair(ps.box.lo[ax], ps.box.hi[ax])) -
                       ext[ax].begin());
