@@ -5,7 +5,6 @@
 #include <iterator>
 #include <map>
 #include <numeric>
-#include <set>
 
 namespace tilescope {
 
@@ -576,12 +575,6 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     for (; j < T.weightLinks.size(); ++j) T.maxLink = std::max(T.maxLink, T.weightLinks[j].second);
     for (const auto& [link, bytes] : T.weightLinks) T.weightHop += bytes;
     return T;
-}
-
-LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
-                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch) {
-    return scaleTraffic(leafTrafficPeriod(geo, mesh, leaf, producers, writesDram),
-                        std::max(1, segBatch / std::max(1, leaf.batch)));
 }
 
 } // namespace tilescope

@@ -107,8 +107,8 @@ struct LeafPlacement {
     const LeafMapping* mapping = nullptr;
 };
 
-// The traffic of one leaf over one segment invocation (segBatch samples, segBatch / batch
-// leaf invocations), exactly as the instruction generator moves it: per-link bytes of its
+// The traffic of one leaf over one segment invocation (segment batch samples, segment
+// batch / batch leaf invocations), exactly as the instruction generator moves it: per-link bytes of its
 // activation transfers (inputs read from DRAM or received over the NoC, outputs stored)
 // and of its weights (read once per segment invocation), and the totals.
 struct LeafTraffic {
@@ -133,9 +133,7 @@ struct LeafTraffic {
 
 // producers[k]: the placement of input k's producer when it arrives over the NoC, null
 // when it is read from DRAM (network inputs and DRAM-routed feature maps).
-LeafTraffic leafTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
-                        const std::vector<const LeafPlacement*>& producers, bool writesDram, int segBatch);
-// The same in two steps: the activation traffic repeats with a period of invocations (a NoC
+// Built in two steps: the activation traffic repeats with a period of invocations (a NoC
 // producer's invocations line up the same way again after lcm(b, its batch) samples), so
 // one period is costed (invocations = the period) and scaled to a segment invocation.
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
