@@ -238,10 +238,9 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         } else {
             dsts.push_back(i.dst);
             dsts.insert(dsts.end(), i.mcast.begin(), i.mcast.end());
-            for (int d : dsts) {
-                if (i.op == Op::Load) mesh.routeFromDram(d, tmp);
-                else mesh.route(i.tile, d, tmp);
-            }
+            // The multicast tree, as the evaluator builds it (Mesh, engine/hw/mesh.h).
+            if (i.op == Op::Load) mesh.multicastFromDram(dsts, tmp);
+            else mesh.multicastRoute(i.tile, dsts, tmp);
         }
         std::sort(tmp.begin(), tmp.end());
         tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
