@@ -8,7 +8,8 @@
 //                             [--segments] [--leaves]  annealed trees, as `tilescope-cli anneal` makes them
 //                                                   (one chain, EDP); --segments adds per-segment figures,
 //                                                   --leaves the leaves where the replay drifts most,
-//                                                   --critical what the replay's critical path waits for
+//                                                   --critical what the replay's critical path waits for,
+//                                                   --critical-steps also each step over 5,000 cycles
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -134,7 +135,7 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // goes to the predecessor (the previous instruction of the same engine queue, or a
 // dependency) that ended latest before this one started (stage overlap aside, the one that
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
-void printCritical(const CodegenResult& r, const SimResult& f) {
+void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
     for (const auto& x : f.timeline) iv[x.id] = &x;
     std::map<std::uint32_t, const Instruction*> ins;
@@ -170,7 +171,7 @@ void printCritical(const CodegenResult& r, const SimResult& f) {
                                 (i.layer >= 0 ? r.program.layers[size_t(i.layer)] : std::string("-"));
         onPath[key] += std::max(0.0, own);
         ++steps[key];
-        if (own > 5000 && std::getenv("CRIT_DUMP")) {
+        if (own > 5000 && dumpSteps) {
             std::printf("      own %.0f: id %u %s tile %d layer %s bytes %llu stages %u dsts %zu [%.0f, %.0f]", own, i.id,
                         toString(i.op), i.tile, i.layer >= 0 ? r.program.layers[size_t(i.layer)].c_str() : "-",
                         (unsigned long long)i.bytes, i.stages, i.destinations().size(), cur->start, cur->end);
@@ -214,7 +215,7 @@ int main(int argc, char** argv) {
     int batch = 2;
     std::vector<int> batches{2, 4, 8}, seeds{1, 2, 3};
     double beta = 3;
-    bool segments = false, leaves = false, critical = false;
+    bool segments = false, leaves = false, critical = false, criticalSteps = false;
     for (int i = anneal ? 2 : 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -226,6 +227,7 @@ int main(int argc, char** argv) {
         else if (a == "--segments") segments = true;
         else if (a == "--leaves") leaves = true;
         else if (a == "--critical") critical = true;
+        else if (a == "--critical-steps") critical = criticalSteps = true;
         else batch = std::atoi(a.c_str());
     }
     header();
@@ -293,7 +295,7 @@ int main(int argc, char** argv) {
                 worst = std::max(worst, std::abs(f.delay / r->layout.evaluation.delay - 1.0));
                 if (segments) printSegments(*r, f, trees[i].second);
                 if (leaves) printLeaves(*r, f, *net);
-                if (critical) printCritical(*r, f);
+                if (critical) printCritical(*r, f, criticalSteps);
                 std::fflush(stdout);
             }
         }
