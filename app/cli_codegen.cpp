@@ -2,7 +2,6 @@
 // directory (program.json, program.bin, program.txt, ir.json, hw.json), and the replay of
 // such a program with the summary a chip bring-up engineer checks first.
 #include "cli_commands.h"
-
 #include "codegen/codegen.h"
 #include "codegen/export.h"
 #include "hw/mesh.h"
@@ -13,13 +12,12 @@
 #include "sim/simulator.h"
 #include "util/fileio.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 namespace tilescope::cli {
 
@@ -29,7 +27,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string onlyPositional(const Args& a, const char* what) {
-    if (a.positional.size() != 1) throw UsageError{std::string("expected exactly one ") + what + " argument"};
+    if (a.positional.size() != 1)
+        throw UsageError{std::string("expected exactly one ") + what + " argument"};
     return a.positional[0];
 }
 
@@ -40,7 +39,9 @@ std::string resolveModel(const std::string& model, const std::string& docPath) {
     return fs::exists(beside) ? beside.string() : model;
 }
 
-double pct(double a, double b) { return b != 0 ? 100.0 * (a - b) / b : 0.0; }
+double pct(double a, double b) {
+    return b != 0 ? 100.0 * (a - b) / b : 0.0;
+}
 
 } // namespace
 
@@ -54,13 +55,16 @@ int runExportInstructions(const Args& a) {
     json doc = json::parse(*text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object())
         return userError(path + ": not a result or session JSON");
-    if (!doc.contains("tree") && !doc.contains("tree_json") && doc.contains("sa")) doc = doc["sa"]; // compare
+    if (!doc.contains("tree") && !doc.contains("tree_json") && doc.contains("sa"))
+        doc = doc["sa"]; // compare
     const std::string model = resolveModel(doc.value("model", std::string()), path);
     if (model.empty()) return userError(path + ": no \"model\" path");
-    const json hwj = doc.contains("hw") ? doc["hw"] : doc.contains("hardware") ? doc["hardware"] : json();
+    const json hwj = doc.contains("hw")         ? doc["hw"]
+                     : doc.contains("hardware") ? doc["hardware"]
+                                                : json();
     if (hwj.is_null()) return userError(path + ": no \"hw\" or \"hardware\"");
-    if (!doc.contains("batch") || !doc["batch"].is_number_integer() || doc["batch"].get<long long>() < 1 ||
-        doc["batch"].get<long long>() > (1 << 20))
+    if (!doc.contains("batch") || !doc["batch"].is_number_integer() ||
+        doc["batch"].get<long long>() < 1 || doc["batch"].get<long long>() > (1 << 20))
         return userError(path + ": no positive integer \"batch\"");
     const int batch = doc["batch"].get<int>();
 
@@ -69,19 +73,22 @@ int runExportInstructions(const Args& a) {
     Result<Hardware> hw = hwj.is_string() ? loadHardware(hwj.get<std::string>())
                                           : parseHardware(hwj.dump(), path + " (hw)");
     if (!hw) return userError(hw.error().message);
-    Result<RATree> tree = doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
-                              ? parseTreeDocument(doc.dump(), *net, path)
-                              : parseTreeText(doc["tree"].get<std::string>(), *net, path);
+    Result<RATree> tree =
+        doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
+            ? parseTreeDocument(doc.dump(), *net, path)
+            : parseTreeText(doc["tree"].get<std::string>(), *net, path);
     if (!tree) return userError(tree.error().message);
 
     EvalOptions eo;
     if (doc.contains("objective") && doc["objective"].is_array() && doc["objective"].size() == 2) {
         const json& o = doc["objective"];
-        if (!o[0].is_number() || !o[1].is_number() || o[0].get<double>() < 0 || o[1].get<double>() < 0)
+        if (!o[0].is_number() || !o[1].is_number() || o[0].get<double>() < 0 ||
+            o[1].get<double>() < 0)
             return userError(path + ": \"objective\": expected two non-negative numbers");
         eo.objective = {o[0].get<double>(), o[1].get<double>()};
     }
-    if (doc.contains("config") && doc["config"].is_object() && doc["config"].contains("min_utilisation")) {
+    if (doc.contains("config") && doc["config"].is_object() &&
+        doc["config"].contains("min_utilisation")) {
         const json& u = doc["config"]["min_utilisation"];
         if (!u.is_number() || u.get<double>() < 0 || u.get<double>() > 1)
             return userError(path + ": \"config.min_utilisation\": expected a number in [0, 1]");
@@ -95,15 +102,18 @@ int runExportInstructions(const Args& a) {
     if (auto e = exportProgram(out, r, *net, *hw)) return userError(e->message);
 
     const double sched = r.layout.evaluation.dramBytes;
-    std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(), r.program.instructionCount(),
-                r.program.tiles.size(), r.workloads.size());
-    std::printf("DRAM bytes: program %.0f, schedule %.0f (%+.3f%%)\n", double(r.programDramBytes), sched,
-                pct(double(r.programDramBytes), sched));
+    std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(),
+                r.program.instructionCount(), r.program.tiles.size(), r.workloads.size());
+    std::printf("DRAM bytes: program %.0f, schedule %.0f (%+.3f%%)\n", double(r.programDramBytes),
+                sched, pct(double(r.programDramBytes), sched));
     std::uint64_t peak = 0;
-    for (auto p : r.peakBufferBytes) peak = std::max(peak, p);
-    std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024, hw->bufferBytes / 1024);
+    for (auto p : r.peakBufferBytes)
+        peak = std::max(peak, p);
+    std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024,
+                hw->bufferBytes / 1024);
     std::error_code ec;
-    std::printf("program.bin: %llu bytes\n", (unsigned long long)fs::file_size(fs::path(out) / "program.bin", ec));
+    std::printf("program.bin: %llu bytes\n",
+                (unsigned long long)fs::file_size(fs::path(out) / "program.bin", ec));
     return 0;
 }
 
@@ -115,7 +125,8 @@ int runSimulate(const Args& a) {
     if (fs::is_directory(arg, ec)) {
         dir = fs::path(arg);
         // The binary first: it decodes without a JSON document of the whole program in memory.
-        file = fs::exists(dir / "program.bin") ? (dir / "program.bin").string() : (dir / "program.json").string();
+        file = fs::exists(dir / "program.bin") ? (dir / "program.bin").string()
+                                               : (dir / "program.json").string();
     }
     auto bytes = readFile(file);
     if (!bytes) return userError(bytes.error().message);
@@ -152,19 +163,28 @@ int runSimulate(const Args& a) {
     const double speedup = rf.delay > 0 ? rc.delay / rf.delay : 1.0;
     const bool ok = rf.deadlockFree && rc.deadlockFree;
     const ModelAgreement agree = modelAgreement(rf.delay, evalDelay);
-    const double busiestLink = rf.linkBytes.empty() ? 0.0 : *std::max_element(rf.linkBytes.begin(), rf.linkBytes.end());
+    const double busiestLink =
+        rf.linkBytes.empty() ? 0.0 : *std::max_element(rf.linkBytes.begin(), rf.linkBytes.end());
 
     if (a.has("--json")) {
         json busy = json::array(), timeline = json::object();
         for (size_t t = 0; t < rf.busy.size(); ++t)
-            busy.push_back({{"tile", t}, {"load", rf.busy[t][0]}, {"compute", rf.busy[t][1]}, {"store", rf.busy[t][2]}});
+            busy.push_back({{"tile", t},
+                            {"load", rf.busy[t][0]},
+                            {"compute", rf.busy[t][1]},
+                            {"store", rf.busy[t][2]}});
         for (const auto& iv : rf.timeline) {
             const std::string key = std::to_string(iv.tile);
             if (!timeline.contains(key)) timeline[key] = json::array();
-            timeline[key].push_back({{"id", iv.id}, {"engine", toString(iv.engine)}, {"op", toString(iv.op)},
-                                     {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
-                                                   ? prog->layers[size_t(iv.layer)] : ""},
-                                     {"start", iv.start}, {"end", iv.end}});
+            timeline[key].push_back(
+                {{"id", iv.id},
+                 {"engine", toString(iv.engine)},
+                 {"op", toString(iv.op)},
+                 {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
+                               ? prog->layers[size_t(iv.layer)]
+                               : ""},
+                 {"start", iv.start},
+                 {"end", iv.end}});
         }
         json j = {{"program", file},
                   {"deadlock_free", ok},
@@ -181,37 +201,51 @@ int runSimulate(const Args& a) {
                   {"schedule_dram_bytes", schedDram > 0 ? json(schedDram) : json(nullptr)},
                   {"noc_hop_bytes", rf.nocHopBytes},
                   {"dram_busy_cycles", rf.dramBusy},
-                  {"dram_side_bytes", {{"east", rf.dramSideBytes[East]}, {"west", rf.dramSideBytes[West]},
-                                       {"north", rf.dramSideBytes[North]}, {"south", rf.dramSideBytes[South]}}},
+                  {"dram_side_bytes",
+                   {{"east", rf.dramSideBytes[East]},
+                    {"west", rf.dramSideBytes[West]},
+                    {"north", rf.dramSideBytes[North]},
+                    {"south", rf.dramSideBytes[South]}}},
                   {"busiest_link_bytes", busiestLink},
                   {"busy", busy},
                   {"timeline", timeline}};
-        if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n")) return userError(e->message);
+        if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n"))
+            return userError(e->message);
     }
     if (a.has("--trace")) {
         // Perfetto timeline of the fine-grained replay: one process per tile, one track per engine.
-        const json other = {{"generator", "tilescope simulate"}, {"program", file}, {"delay_cycles", rf.delay},
+        const json other = {{"generator", "tilescope simulate"},
+                            {"program", file},
+                            {"delay_cycles", rf.delay},
                             {"evaluator_delay_cycles", evalDelay}};
-        if (auto e = writeFileAtomic(a.get("--trace"), traceEventJson(simTraceEvents(rf, *prog), hw->clockGHz, other) + "\n"))
+        if (auto e = writeFileAtomic(
+                a.get("--trace"),
+                traceEventJson(simTraceEvents(rf, *prog), hw->clockGHz, other) + "\n"))
             return userError(e->message);
     }
     if (!a.has("--quiet")) {
-        std::printf("%s: %zu instructions, deadlock-free: %s\n", file.c_str(), rf.total, ok ? "yes" : "NO");
+        std::printf("%s: %zu instructions, deadlock-free: %s\n", file.c_str(), rf.total,
+                    ok ? "yes" : "NO");
         if (!ok) std::printf("  stuck: %s\n", (rf.stuck.empty() ? rc.stuck : rf.stuck).c_str());
         std::printf("delay: %.0f cycles", rf.delay);
         if (evalDelay > 0) std::printf("  (evaluator %.0f, ratio %.3f)", evalDelay, agree.ratio);
         if (!agree.agrees)
-            std::printf("\nwarning: the simulated program and the evaluator's estimate differ by more than %.0f%%",
+            std::printf("\nwarning: the simulated program and the evaluator's estimate differ by "
+                        "more than %.0f%%",
                         100 * kModelTolerance);
         std::printf("\nDRAM bytes: %.0f", rf.dramBytes);
-        if (schedDram > 0) std::printf("  (schedule %.0f, %+.3f%%)", schedDram, pct(rf.dramBytes, schedDram));
-        std::printf("\nfine-grained dependencies: %.0f cycles vs %.0f coarse, speed-up %.3fx\n", rf.delay, rc.delay, speedup);
+        if (schedDram > 0)
+            std::printf("  (schedule %.0f, %+.3f%%)", schedDram, pct(rf.dramBytes, schedDram));
+        std::printf("\nfine-grained dependencies: %.0f cycles vs %.0f coarse, speed-up %.3fx\n",
+                    rf.delay, rc.delay, speedup);
         double busyC = 0;
-        for (const auto& b : rf.busy) busyC += b[1];
-        std::printf("compute busy %.1f%% of tile-cycles, DRAM busy %.1f%%, busiest link busy %.1f%%\n",
-                    rf.delay > 0 ? 100.0 * busyC / (rf.delay * double(rf.busy.size())) : 0.0,
-                    rf.delay > 0 ? 100.0 * rf.dramBusy / rf.delay : 0.0,
-                    rf.delay > 0 ? 100.0 * busiestLink / hw->nocBytesPerCycle / rf.delay : 0.0);
+        for (const auto& b : rf.busy)
+            busyC += b[1];
+        std::printf(
+            "compute busy %.1f%% of tile-cycles, DRAM busy %.1f%%, busiest link busy %.1f%%\n",
+            rf.delay > 0 ? 100.0 * busyC / (rf.delay * double(rf.busy.size())) : 0.0,
+            rf.delay > 0 ? 100.0 * rf.dramBusy / rf.delay : 0.0,
+            rf.delay > 0 ? 100.0 * busiestLink / hw->nocBytesPerCycle / rf.delay : 0.0);
     }
     return ok ? 0 : 1;
 }

@@ -3,11 +3,10 @@
 #include "model/model_loader.h"
 #include "util/fileio.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace tilescope::cli {
@@ -17,7 +16,8 @@ using nlohmann::json;
 std::vector<std::string> Args::all(const std::string& k) const {
     std::vector<std::string> v;
     auto [b, e] = options.equal_range(k);
-    for (auto it = b; it != e; ++it) v.push_back(it->second);
+    for (auto it = b; it != e; ++it)
+        v.push_back(it->second);
     return v;
 }
 
@@ -64,11 +64,14 @@ int runInspect(const Args& a) {
     const Network& n = *net;
 
     json ops = json::object();
-    for (const auto& [op, count] : n.opCounts) ops[op] = count;
+    for (const auto& [op, count] : n.opCounts)
+        ops[op] = count;
     json folded = json::array();
-    for (const auto& f : n.folded) folded.push_back({{"node", f.node}, {"op", f.op}, {"into", f.into}});
+    for (const auto& f : n.folded)
+        folded.push_back({{"node", f.node}, {"op", f.op}, {"into", f.into}});
     std::map<std::string, int> kinds;
-    for (const auto& l : n.layers) kinds[toString(l.kind)]++;
+    for (const auto& l : n.layers)
+        kinds[toString(l.kind)]++;
 
     if (a.has("--json")) {
         json j = {{"model", path},
@@ -89,9 +92,13 @@ int runInspect(const Args& a) {
             for (const auto& in : l.inputs)
                 ins.push_back(in.producer >= 0 ? n.layers[size_t(in.producer)].name
                                                : "input:" + in.networkInput);
-            layers.push_back({{"name", l.name}, {"kind", toString(l.kind)}, {"op", l.op},
-                              {"in", {l.inC, l.inH, l.inW}}, {"out", {l.outC, l.outH, l.outW}},
-                              {"macs", l.macsPerSample()}, {"weight_bytes", l.weightBytes},
+            layers.push_back({{"name", l.name},
+                              {"kind", toString(l.kind)},
+                              {"op", l.op},
+                              {"in", {l.inC, l.inH, l.inW}},
+                              {"out", {l.outC, l.outH, l.outW}},
+                              {"macs", l.macsPerSample()},
+                              {"weight_bytes", l.weightBytes},
                               {"inputs", ins}});
         }
         j["layer_list"] = layers;
@@ -102,8 +109,8 @@ int runInspect(const Args& a) {
     std::printf("%s: %zu scheduled layers, %s MACs per sample, %s params\n", path.c_str(),
                 n.layers.size(), human(double(n.totalMacsPerSample())).c_str(),
                 human(double(n.paramsCount)).c_str());
-    std::printf("%-32s %-8s %-14s %-14s %10s %10s  %s\n", "layer", "kind", "in CxHxW",
-                "out CxHxW", "MACs", "weights", "inputs");
+    std::printf("%-32s %-8s %-14s %-14s %10s %10s  %s\n", "layer", "kind", "in CxHxW", "out CxHxW",
+                "MACs", "weights", "inputs");
     for (const auto& l : n.layers) {
         auto dims = [](int c, int h, int w) {
             return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
@@ -111,7 +118,8 @@ int runInspect(const Args& a) {
         std::string ins;
         for (const auto& in : l.inputs) {
             if (!ins.empty()) ins += ",";
-            ins += in.producer >= 0 ? n.layers[size_t(in.producer)].name : "<" + in.networkInput + ">";
+            ins +=
+                in.producer >= 0 ? n.layers[size_t(in.producer)].name : "<" + in.networkInput + ">";
         }
         std::printf("%-32s %-8s %-14s %-14s %10s %10s  %s\n", l.name.c_str(), toString(l.kind),
                     dims(l.inC, l.inH, l.inW).c_str(), dims(l.outC, l.outH, l.outW).c_str(),
@@ -119,11 +127,13 @@ int runInspect(const Args& a) {
                     ins.c_str());
     }
     std::printf("\nop counts:");
-    for (const auto& [op, c] : n.opCounts) std::printf(" %s=%d", op.c_str(), c);
+    for (const auto& [op, c] : n.opCounts)
+        std::printf(" %s=%d", op.c_str(), c);
     std::printf("\nfolded: %zu nodes", n.folded.size());
     if (!n.unsupported.empty()) {
         std::printf("\nunsupported (fallback applied):");
-        for (const auto& u : n.unsupported) std::printf(" %s", u.c_str());
+        for (const auto& u : n.unsupported)
+            std::printf(" %s", u.c_str());
     }
     std::printf("\n");
     return 0;

@@ -1,14 +1,11 @@
 // evaluate, anneal and compare (CLI.md): argument checking, progress on stderr, the
 // result JSON (engine/report) and a human-readable summary on stdout.
 #include "cli_commands.h"
-
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
 #include "report/result_json.h"
 #include "search/search.h"
 #include "util/fileio.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +16,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -66,7 +64,8 @@ long long parseInteger(const std::string& opt, const std::string& v, long long m
     if (used == 0 || used != v.size())
         throw UsageError{opt + " expects an integer, got '" + v + "'"};
     if (i < min || i > max)
-        throw UsageError{opt + " must be between " + std::to_string(min) + " and " + std::to_string(max)};
+        throw UsageError{opt + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max)};
     return i;
 }
 
@@ -90,7 +89,9 @@ Objective parseObjective(const Args& a) {
     const std::string v = a.get("--objective");
     const auto comma = v.find(',');
     const auto bad = [&] {
-        return UsageError{"--objective expects n,m (two non-negative numbers, e.g. 1,1 for EDP), got '" + v + "'"};
+        return UsageError{
+            "--objective expects n,m (two non-negative numbers, e.g. 1,1 for EDP), got '" + v +
+            "'"};
     };
     if (comma == std::string::npos || v.find(',', comma + 1) != std::string::npos) throw bad();
     try {
@@ -195,13 +196,14 @@ void printSegments(const Evaluation& e, const RATree& t, const Network& net) {
         std::string span = net.layers[size_t(layers.front())].name;
         if (layers.size() > 1) span += " .. " + net.layers[size_t(layers.back())].name;
         std::printf("%-7s %-4s %6zu %12.4g %12.4g %8s  %s\n", t.pathOf(c).c_str(),
-                    toString(t.node(c).type), layers.size(), f.time, f.dramBytes,
-                    toString(f.bound), span.c_str());
+                    toString(t.node(c).type), layers.size(), f.time, f.dramBytes, toString(f.bound),
+                    span.c_str());
     }
 }
 
 // The best tree again with the detail figures: per-segment bounds for the report.
-Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objective& o, double minUtil) {
+Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objective& o,
+                    double minUtil) {
     EvalOptions opt;
     opt.objective = o;
     opt.minUtilisation = minUtil;
@@ -213,7 +215,7 @@ Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objectiv
 // Progress on stderr: a one-line bar redrawn in place on a terminal, a plain line per
 // second otherwise (logs, CI), nothing with --quiet.
 class ProgressPrinter {
-public:
+  public:
     ProgressPrinter(std::string label, bool quiet)
         : m_label(std::move(label)), m_quiet(quiet), m_tty(isatty(fileno(stderr)) != 0) {}
 
@@ -228,21 +230,24 @@ public:
             const int filled = int(frac * width + 0.5);
             std::string bar(size_t(filled), '#');
             bar.resize(width, '.');
-            std::fprintf(stderr, "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs%s ",
+            std::fprintf(stderr,
+                         "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs%s ",
                          m_label.c_str(), bar.c_str(), 100 * frac, p.bestCost, p.currentCost,
                          p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left);
             if (p.final) std::fputc('\n', stderr);
         } else if (p.final || p.elapsedSeconds - m_lastLine >= 1.0) {
             m_lastLine = p.elapsedSeconds;
-            std::fprintf(stderr, "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept %.0f%% %.1fs%s%s\n",
-                         m_label.c_str(), p.iteration, p.total, 100 * frac, p.bestCost, p.currentCost,
-                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left,
-                         p.final ? " done" : "");
+            std::fprintf(stderr,
+                         "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept "
+                         "%.0f%% %.1fs%s%s\n",
+                         m_label.c_str(), p.iteration, p.total, 100 * frac, p.bestCost,
+                         p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                         left, p.final ? " done" : "");
         }
         std::fflush(stderr);
     }
 
-private:
+  private:
     std::string m_label;
     bool m_quiet, m_tty;
     double m_lastLine = -1e9;
@@ -251,7 +256,9 @@ private:
 // Ctrl-C stops the search at the next progress tick and keeps the best tree found; the
 // handler only sets a lock-free flag (the one thing a signal handler may do).
 std::atomic<bool> g_interrupted{false};
-extern "C" void onInterrupt(int) { g_interrupted.store(true); }
+extern "C" void onInterrupt(int) {
+    g_interrupted.store(true);
+}
 
 struct Interruptible {
     std::stop_source source;
@@ -280,7 +287,8 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     if (a.has("--seed")) c.seed = parseSeed(a.get("--seed"));
     // The budget: --time, --beta or --iterations, one at a time; by default a time.
     const int budgets = int(a.has("--time")) + int(a.has("--beta")) + int(a.has("--iterations"));
-    if (budgets > 1) throw UsageError{"--time, --beta and --iterations each set the budget; give one"};
+    if (budgets > 1)
+        throw UsageError{"--time, --beta and --iterations each set the budget; give one"};
     c.seconds = budgets == 0 ? defaultSearchSeconds() : 0;
     if (a.has("--time")) {
         c.seconds = parseNumber("--time", a.get("--time"));
@@ -294,12 +302,14 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         // beta x L iterations per chain: a huge beta must not wrap round to one iteration.
         const double n = std::round(c.beta * double(in.net.layers.size()));
         if (n < 1 || n > double(maxIterationsPerChain()))
-            throw UsageError{"--beta " + a.get("--beta") + " x " + std::to_string(in.net.layers.size()) +
-                             " layers must give between 1 and " + std::to_string(maxIterationsPerChain()) +
-                             " iterations per chain"};
+            throw UsageError{"--beta " + a.get("--beta") + " x " +
+                             std::to_string(in.net.layers.size()) +
+                             " layers must give between 1 and " +
+                             std::to_string(maxIterationsPerChain()) + " iterations per chain"};
     }
     if (a.has("--iterations"))
-        c.iterations = parseInteger("--iterations", a.get("--iterations"), 1, maxIterationsPerChain());
+        c.iterations =
+            parseInteger("--iterations", a.get("--iterations"), 1, maxIterationsPerChain());
     if (a.has("--t0")) {
         c.t0 = parseNumber("--t0", a.get("--t0"));
         if (c.t0 < 0) throw UsageError{"--t0 must not be negative"};
@@ -309,23 +319,27 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         if (!(c.alpha > -1)) throw UsageError{"--alpha must be greater than -1"};
     }
     if (a.has("--mode") && !parseSearchMode(a.get("--mode"), c.mode))
-        throw UsageError{"--mode takes set, ls, lp, dp-lp or random, got '" + a.get("--mode") + "'"};
+        throw UsageError{"--mode takes set, ls, lp, dp-lp or random, got '" + a.get("--mode") +
+                         "'"};
     c.chains = defaultSearchChains();
     if (a.has("--chains")) c.chains = int(parseInteger("--chains", a.get("--chains"), 1, 4096));
     c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
     if (a.has("--threads")) c.threads = int(parseInteger("--threads", a.get("--threads"), 1, 4096));
     if (a.has("--warmup")) {
         c.warmupShare = parseNumber("--warmup", a.get("--warmup"));
-        if (!(c.warmupShare >= 0 && c.warmupShare < 1)) throw UsageError{"--warmup must be in [0, 1)"};
+        if (!(c.warmupShare >= 0 && c.warmupShare < 1))
+            throw UsageError{"--warmup must be in [0, 1)"};
     }
     c.portfolio = !a.has("--no-portfolio");
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));
-        if (c.minUtilisation < 0 || c.minUtilisation > 1) throw UsageError{"--min-util must be in [0, 1]"};
+        if (c.minUtilisation < 0 || c.minUtilisation > 1)
+            throw UsageError{"--min-util must be in [0, 1]"};
     }
     c.pinned = a.all("--pin");
     for (const auto& p : c.pinned)
-        if (p.empty() || p[0] != '/') throw UsageError{"--pin expects a node path such as /0/2, got '" + p + "'"};
+        if (p.empty() || p[0] != '/')
+            throw UsageError{"--pin expects a node path such as /0/2, got '" + p + "'"};
     const auto batch = batchArg(a);
     c.totalBatch = batch.value_or(1);
     if (a.has("--init")) {
@@ -353,12 +367,13 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
     if (r.config.seconds > 0)
         std::snprintf(budget, sizeof budget, " (time budget %.3g s: %lld iterations in all)",
                       r.config.seconds, r.iterationsRun);
-    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per chain%s, %.2f s%s\n",
+    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per "
+                "chain%s, %.2f s%s\n",
                 toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
                 std::min(r.config.threads, r.config.chains), r.iterations, budget, r.elapsedSeconds,
                 r.stopped ? " (stopped early)" : "");
-    std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost, r.best.cost,
-                r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
+    std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost,
+                r.best.cost, r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
     std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
                 r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
                 100 * r.stats.mapperHitRate);
@@ -386,10 +401,12 @@ int runEvaluate(const Args& a) {
     const auto t0 = std::chrono::steady_clock::now();
     const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75);
     ResultContext ctx = resultContext(*in, batch);
-    ctx.elapsedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ctx.elapsedSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     if (a.has("--json")) {
-        if (int s = writeOut(a.get("--json"), evaluationResultJson(e, *tree, in->net, ctx).dump(2) + "\n"))
+        if (int s = writeOut(a.get("--json"),
+                             evaluationResultJson(e, *tree, in->net, ctx).dump(2) + "\n"))
             return s;
     } else {
         printEvaluation(e, *in, batch);
@@ -409,24 +426,27 @@ int runAnneal(const Args& a) {
 
     ProgressPrinter printer(toString(so.cfg.mode), a.has("--quiet"));
     Interruptible stop;
-    auto res = runSearch(in->net, in->hw, so.cfg,
-                         [&](const Progress& p) {
-                             stop.poll();
-                             printer(p);
-                         },
-                         stop.source.get_token());
-    if (!res) return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
-                               res.error().message);
+    auto res = runSearch(
+        in->net, in->hw, so.cfg,
+        [&](const Progress& p) {
+            stop.poll();
+            printer(p);
+        },
+        stop.source.get_token());
+    if (!res)
+        return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
+                         res.error().message);
     const SearchResult& r = *res;
-    const Evaluation detail = detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective,
-                                       so.cfg.minUtilisation);
+    const Evaluation detail =
+        detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective, so.cfg.minUtilisation);
     ResultContext ctx = resultContext(*in, so.cfg.totalBatch);
     ctx.seed = r.seed;
     ctx.iterations = r.iterations;
     ctx.elapsedSeconds = r.elapsedSeconds;
 
     if (a.has("--json")) {
-        if (int s = writeOut(a.get("--json"), searchResultJson(r, detail, in->net, ctx).dump(2) + "\n"))
+        if (int s =
+                writeOut(a.get("--json"), searchResultJson(r, detail, in->net, ctx).dump(2) + "\n"))
             return s;
     } else {
         printSearchSummary(r, detail, *in);
@@ -449,9 +469,12 @@ int runCompare(const Args& a) {
     if (status) return status;
 
     Interruptible stop;
-    json out = {{"model", in->modelPath}, {"model_sha256", in->modelSha},
-                {"hw", json::parse(hardwareToJson(in->hw))}, {"batch", so.cfg.totalBatch},
-                {"seed", so.cfg.seed}, {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
+    json out = {{"model", in->modelPath},
+                {"model_sha256", in->modelSha},
+                {"hw", json::parse(hardwareToJson(in->hw))},
+                {"batch", so.cfg.totalBatch},
+                {"seed", so.cfg.seed},
+                {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
     struct Row {
         SearchMode mode;
         std::string key, label;
@@ -463,22 +486,24 @@ int runCompare(const Args& a) {
     results.reserve(compareModes().size());
     for (SearchMode m : compareModes()) {
         std::vector<const SearchResult*> earlier;
-        for (const SearchResult& r : results) earlier.push_back(&r);
+        for (const SearchResult& r : results)
+            earlier.push_back(&r);
         const SearchConfig cfg = compareConfig(so.cfg, m, earlier);
         Row row;
         row.mode = m;
         row.key = m == SearchMode::Set ? "sa" : toString(m);
         row.label = row.key;
         ProgressPrinter printer(row.key, a.has("--quiet"));
-        auto res = runSearch(in->net, in->hw, cfg,
-                             [&](const Progress& p) {
-                                 stop.poll();
-                                 printer(p);
-                             },
-                             stop.source.get_token());
+        auto res = runSearch(
+            in->net, in->hw, cfg,
+            [&](const Progress& p) {
+                stop.poll();
+                printer(p);
+            },
+            stop.source.get_token());
         if (!res) return userError(in->modelPath + ": " + row.key + ": " + res.error().message);
-        const Evaluation detail = detailOf(*in, res->bestTree, cfg.totalBatch, cfg.objective,
-                                           cfg.minUtilisation);
+        const Evaluation detail =
+            detailOf(*in, res->bestTree, cfg.totalBatch, cfg.objective, cfg.minUtilisation);
         ResultContext ctx = resultContext(*in, cfg.totalBatch);
         ctx.seed = res->seed;
         ctx.iterations = res->iterations;
@@ -521,14 +546,15 @@ int runCompare(const Args& a) {
         std::printf("%-5s %14s %14s %14s %14s %8s\n", "mode", "energy pJ", "delay cycles", "cost",
                     "EDP", "time s");
         for (const Row& r : rows)
-            std::printf("%-5s %14.6g %14.6g %14.6g %14.6g %8.2f\n", r.key.c_str(), r.energy, r.delay,
-                        r.cost, r.edp, r.seconds);
+            std::printf("%-5s %14.6g %14.6g %14.6g %14.6g %8.2f\n", r.key.c_str(), r.energy,
+                        r.delay, r.cost, r.edp, r.seconds);
         for (const Row& r : rows) {
             if (r.mode == SearchMode::Set) continue;
             std::string upper = r.key;
-            for (char& ch : upper) ch = char(std::toupper((unsigned char)ch));
-            std::printf("SA/%-5s cost %.4f  EDP %.4f\n", upper.c_str(), r.cost > 0 ? sa.cost / r.cost : 0.0,
-                        r.edp > 0 ? sa.edp / r.edp : 0.0);
+            for (char& ch : upper)
+                ch = char(std::toupper((unsigned char)ch));
+            std::printf("SA/%-5s cost %.4f  EDP %.4f\n", upper.c_str(),
+                        r.cost > 0 ? sa.cost / r.cost : 0.0, r.edp > 0 ? sa.edp / r.edp : 0.0);
         }
     }
     return 0;

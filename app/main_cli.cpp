@@ -34,7 +34,7 @@ also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 struct Command {
     std::function<int(const Args&)> run;
     std::set<std::string> valued; // options that take a value
-    std::set<std::string> flags;   // options without a value
+    std::set<std::string> flags;  // options without a value
 };
 
 } // namespace
@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
-          {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains",
-           "--threads", "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
+          {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
+           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
           {"--quiet", "--no-portfolio"}}},
         {"export-instructions", {runExportInstructions, {"--out"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
                 }
                 args.options.emplace(a, value);
             } else {
-                std::cerr << "tilescope-cli " << args.command << ": unknown option '" << a
-                          << "'\n" << kUsage;
+                std::cerr << "tilescope-cli " << args.command << ": unknown option '" << a << "'\n"
+                          << kUsage;
                 return 2;
             }
         } else {

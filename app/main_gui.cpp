@@ -8,7 +8,6 @@
 #include <QCommandLineParser>
 #include <QIcon>
 #include <QTimer>
-
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,14 +39,25 @@ int main(int argc, char** argv) {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/tilescope.svg")));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Schedule explorer for DNN inference on tiled accelerators"));
+    parser.setApplicationDescription(
+        QStringLiteral("Schedule explorer for DNN inference on tiled accelerators"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("Model to open (.onnx or .json)"), QStringLiteral("[MODEL]"));
-    const QCommandLineOption hw(QStringLiteral("hw"), QStringLiteral("Hardware template file or preset (edge, cloud, testchip)"), QStringLiteral("HW"));
-    const QCommandLineOption batch(QStringLiteral("batch"), QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));
-    const QCommandLineOption session(QStringLiteral("session"), QStringLiteral("Session file to open"), QStringLiteral("FILE"));
-    const QCommandLineOption tree(QStringLiteral("tree"), QStringLiteral("Tree file (text or JSON) to apply to the model, as an undoable edit"), QStringLiteral("FILE"));
+    parser.addPositionalArgument(QStringLiteral("model"),
+                                 QStringLiteral("Model to open (.onnx or .json)"),
+                                 QStringLiteral("[MODEL]"));
+    const QCommandLineOption hw(
+        QStringLiteral("hw"),
+        QStringLiteral("Hardware template file or preset (edge, cloud, testchip)"),
+        QStringLiteral("HW"));
+    const QCommandLineOption batch(QStringLiteral("batch"),
+                                   QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));
+    const QCommandLineOption session(
+        QStringLiteral("session"), QStringLiteral("Session file to open"), QStringLiteral("FILE"));
+    const QCommandLineOption tree(
+        QStringLiteral("tree"),
+        QStringLiteral("Tree file (text or JSON) to apply to the model, as an undoable edit"),
+        QStringLiteral("FILE"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Start the search at once"));
     parser.addOptions({hw, batch, session, tree, run});
     parser.process(app);
@@ -58,7 +68,8 @@ int main(int argc, char** argv) {
         bool ok = false;
         const int b = parser.value(batch).toInt(&ok);
         if (!ok || b < 1) {
-            std::fprintf(stderr, "tilescope: --batch: '%s' is not a positive integer\n", qPrintable(parser.value(batch)));
+            std::fprintf(stderr, "tilescope: --batch: '%s' is not a positive integer\n",
+                         qPrintable(parser.value(batch)));
             return 2;
         }
         w.setBatch(b);
@@ -71,8 +82,10 @@ int main(int argc, char** argv) {
         return app.exec();
     }
     if (parser.isSet(hw)) w.openHardware(parser.value(hw));
-    if (!sessionFile.isEmpty()) w.openSession(sessionFile);
-    else if (!parser.positionalArguments().isEmpty()) w.openModel(parser.positionalArguments().front());
+    if (!sessionFile.isEmpty())
+        w.openSession(sessionFile);
+    else if (!parser.positionalArguments().isEmpty())
+        w.openModel(parser.positionalArguments().front());
     if (parser.isSet(tree)) w.importTree(parser.value(tree));
     if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
     return app.exec();

@@ -5,9 +5,9 @@
 #include "codegen/program.h"
 
 #include <cstring>
+#include <limits>
 #include <ostream>
 #include <sstream>
-#include <limits>
 
 namespace tilescope {
 
@@ -28,7 +28,7 @@ std::uint32_t fnv1a(const char* data, size_t n) {
 // Encodes into `out`; drain() hands what is there to the sink (hashing it on the way), so
 // a program of any size streams out through a small buffer.
 class Writer {
-public:
+  public:
     explicit Writer(std::ostream& sink) : m_sink(sink) {}
     std::string out;
     void drain() {
@@ -60,10 +60,11 @@ public:
         out += s;
     }
     void raw32(std::uint32_t v) {
-        for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+        for (int i = 0; i < 4; ++i)
+            out.push_back(char((v >> (8 * i)) & 0xff));
     }
 
-private:
+  private:
     std::ostream& m_sink;
     std::uint32_t m_hash = 2166136261u;
 };
@@ -71,7 +72,7 @@ private:
 // Bounds-checked reader: every read either succeeds inside the buffer or records the first
 // error (offset + reason) and returns zeros from then on, so decoding never runs off the end.
 class Reader {
-public:
+  public:
     Reader(const std::string& b) : m_b(b) {}
     bool failed() const { return !m_error.empty(); }
     const std::string& error() const { return m_error; }
@@ -128,11 +129,12 @@ public:
     }
     std::uint32_t raw32() {
         std::uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v |= std::uint32_t(u8()) << (8 * i);
+        for (int i = 0; i < 4; ++i)
+            v |= std::uint32_t(u8()) << (8 * i);
         return v;
     }
 
-private:
+  private:
     const std::string& m_b;
     size_t m_pos = 0;
     std::string m_error;
@@ -154,7 +156,8 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     w.str(p.hardwareJson);
     w.str(p.schedule.dump());
     w.uv(p.layers.size());
-    for (const auto& l : p.layers) w.str(l);
+    for (const auto& l : p.layers)
+        w.str(l);
     w.uv(p.tiles.size());
     for (const auto& t : p.tiles) {
         w.sv(t.id);
@@ -169,11 +172,14 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
             w.sv(i.src);
             w.sv(i.dst);
             w.uv(i.mcast.size());
-            for (auto m : i.mcast) w.sv(m);
+            for (auto m : i.mcast)
+                w.sv(m);
             w.uv(i.stages);
             w.uv(i.cycles);
-            for (auto v : i.lo) w.sv(v);
-            for (auto v : i.hi) w.sv(v);
+            for (auto v : i.lo)
+                w.sv(v);
+            for (auto v : i.hi)
+                w.sv(v);
             w.uv(i.deps.size());
             for (const auto& d : i.deps) {
                 w.uv(d.id);
@@ -193,17 +199,20 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
 }
 
 Result<Program> decodeProgram(const std::string& bytes, const std::string& file) {
-    if (bytes.size() < sizeof kMagic + 2 + 4 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    if (bytes.size() < sizeof kMagic + 2 + 4 ||
+        std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
         return makeError(file, "", "not a tilescope program.bin (bad magic or too short)");
     const size_t body = bytes.size() - 4;
     std::uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) stored |= std::uint32_t(std::uint8_t(bytes[body + size_t(i)])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+        stored |= std::uint32_t(std::uint8_t(bytes[body + size_t(i)])) << (8 * i);
     if (stored != fnv1a(bytes.data(), body))
         return makeError(file, "", "checksum mismatch (truncated or corrupted program.bin)");
 
     const std::string payload = bytes.substr(0, body);
     Reader r(payload);
-    for (size_t i = 0; i < sizeof kMagic; ++i) r.u8();
+    for (size_t i = 0; i < sizeof kMagic; ++i)
+        r.u8();
     const std::uint16_t version = std::uint16_t(r.u8() | (r.u8() << 8));
     if (version != kVersion)
         return makeError(file, "", "unsupported program.bin version " + std::to_string(version));
@@ -215,7 +224,8 @@ Result<Program> decodeProgram(const std::string& bytes, const std::string& file)
         if (p.schedule.is_discarded()) r.fail("schedule block is not JSON");
     }
     const std::uint64_t nl = r.count(1, "layer");
-    for (std::uint64_t k = 0; k < nl && !r.failed(); ++k) p.layers.push_back(r.str("layer name length"));
+    for (std::uint64_t k = 0; k < nl && !r.failed(); ++k)
+        p.layers.push_back(r.str("layer name length"));
     const std::uint64_t nt = r.count(4, "tile");
     for (std::uint64_t k = 0; k < nt && !r.failed(); ++k) {
         TileProgram t;
@@ -239,11 +249,14 @@ Result<Program> decodeProgram(const std::string& bytes, const std::string& file)
             i.src = r.i32(kDram, "src");
             i.dst = r.i32(kDram, "dst");
             const std::uint64_t nm = r.count(1, "multicast");
-            for (std::uint64_t m = 0; m < nm && !r.failed(); ++m) i.mcast.push_back(r.i32(0, "multicast tile"));
+            for (std::uint64_t m = 0; m < nm && !r.failed(); ++m)
+                i.mcast.push_back(r.i32(0, "multicast tile"));
             i.stages = r.u32("stage count");
             i.cycles = r.uv();
-            for (auto& v : i.lo) v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
-            for (auto& v : i.hi) v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
+            for (auto& v : i.lo)
+                v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
+            for (auto& v : i.hi)
+                v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
             const std::uint64_t nd = r.count(2, "dependency");
             for (std::uint64_t d = 0; d < nd && !r.failed(); ++d) {
                 Dep dep;
@@ -266,7 +279,8 @@ Result<Program> decodeProgram(const std::string& bytes, const std::string& file)
         }
         p.tiles.push_back(std::move(t));
     }
-    if (!r.failed() && r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " trailing bytes");
+    if (!r.failed() && r.remaining() != 0)
+        r.fail(std::to_string(r.remaining()) + " trailing bytes");
     if (r.failed()) return makeError(file, "", r.error());
     return p;
 }

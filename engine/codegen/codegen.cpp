@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
-#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -48,7 +48,8 @@ std::vector<Box> splitBox(const Box& b, const Order& order, int maxStages) {
             return;
         }
         const size_t a = size_t(order[size_t(level)]);
-        for (idx[a] = 0; idx[a] < n[a]; ++idx[a]) rec(level + 1);
+        for (idx[a] = 0; idx[a] < n[a]; ++idx[a])
+            rec(level + 1);
     };
     rec(0);
     return out;
@@ -75,7 +76,7 @@ std::uint32_t lagStage(const std::vector<Box>& prod, const std::vector<Box>& req
 // weights packed from the top, and the history of released regions whose last readers a
 // new writer must wait for (write-after-read hazards become explicit dependencies).
 class TileBuffer {
-public:
+  public:
     explicit TileBuffer(std::uint64_t cap = 0) : m_cap(cap) {}
 
     using Extents = std::vector<std::pair<std::uint64_t, std::uint64_t>>; // (offset, bytes)
@@ -121,7 +122,8 @@ public:
                 left -= take;
             }
         }
-        for (const auto& [off, len] : ext) m_live[off] = len;
+        for (const auto& [off, len] : ext)
+            m_live[off] = len;
         m_used += bytes;
         m_peak = std::max(m_peak, m_used);
         return ext;
@@ -140,7 +142,8 @@ public:
         if (bytes == 0) return out;
         std::vector<Freed> keep;
         for (auto& f : m_freed) {
-            const std::uint64_t lo = std::max(f.off, off), hi = std::min(f.off + f.bytes, off + bytes);
+            const std::uint64_t lo = std::max(f.off, off),
+                                hi = std::min(f.off + f.bytes, off + bytes);
             if (lo >= hi) {
                 keep.push_back(std::move(f));
                 continue;
@@ -155,7 +158,7 @@ public:
     std::uint64_t free() const { return m_cap - m_used; }
     std::uint64_t peak() const { return m_peak; }
 
-private:
+  private:
     struct Freed {
         std::uint64_t off, bytes;
         std::vector<std::uint32_t> readers;
@@ -200,11 +203,14 @@ struct Inv {
 
 nlohmann::json endpointsJson(const std::vector<std::int32_t>& list) {
     nlohmann::json j = nlohmann::json::array();
-    for (auto e : list) j.push_back(endpointName(e));
+    for (auto e : list)
+        j.push_back(endpointName(e));
     return j;
 }
 
-nlohmann::json boxJson(const Box& b) { return {{"lo", b.lo}, {"hi", b.hi}}; }
+nlohmann::json boxJson(const Box& b) {
+    return {{"lo", b.lo}, {"hi", b.hi}};
+}
 
 } // namespace
 
@@ -214,12 +220,20 @@ nlohmann::json workloadJson(const IrWorkload& w, const Network& net) {
     using nlohmann::json;
     json ins = json::array();
     for (const auto& in : w.inputs)
-        ins.push_back({{"input", in.index}, {"from", in.from}, {"via", in.viaDram ? "dram" : "noc"},
-                       {"range", boxJson(in.range)}, {"sources", endpointsJson(in.sources)}, {"bytes", in.bytes}});
+        ins.push_back({{"input", in.index},
+                       {"from", in.from},
+                       {"via", in.viaDram ? "dram" : "noc"},
+                       {"range", boxJson(in.range)},
+                       {"sources", endpointsJson(in.sources)},
+                       {"bytes", in.bytes}});
     json bufs = json::array();
     for (const auto& b : w.buffers)
-        bufs.push_back({{"what", b.what}, {"offset", b.offset}, {"bytes", b.bytes}, {"extents", b.extents},
-                        {"first_writer", b.firstWriter}, {"last_reader", b.lastReader}});
+        bufs.push_back({{"what", b.what},
+                        {"offset", b.offset},
+                        {"bytes", b.bytes},
+                        {"extents", b.extents},
+                        {"first_writer", b.firstWriter},
+                        {"last_reader", b.lastReader}});
     const Layer& L = net.layers[size_t(w.layer)];
     json j = {{"tile", w.tile},
               {"layer", L.name},
@@ -231,11 +245,16 @@ nlohmann::json workloadJson(const IrWorkload& w, const Network& net) {
               {"inputs", ins},
               {"destinations", endpointsJson(w.destinations)},
               {"buffers", bufs},
-              {"compute", {{"partition", w.partition}, {"tiling", w.tiling}, {"cycles", w.cycles},
-                           {"instruction", w.computeId}}}};
+              {"compute",
+               {{"partition", w.partition},
+                {"tiling", w.tiling},
+                {"cycles", w.cycles},
+                {"instruction", w.computeId}}}};
     if (!w.weights.empty())
-        j["weights"] = {{"range", boxJson(w.weights)}, {"bytes", w.weightBytes},
-                        {"source", "dram"}, {"loaded_here", w.weightsLoaded}};
+        j["weights"] = {{"range", boxJson(w.weights)},
+                        {"bytes", w.weightBytes},
+                        {"source", "dram"},
+                        {"loaded_here", w.weightsLoaded}};
     return j;
 }
 
@@ -243,7 +262,8 @@ nlohmann::json workloadJson(const IrWorkload& w, const Network& net) {
 nlohmann::json irHeader(const CodegenResult& r) {
     using nlohmann::json;
     json peaks = json::object();
-    for (size_t t = 0; t < r.peakBufferBytes.size(); ++t) peaks[std::to_string(t)] = r.peakBufferBytes[t];
+    for (size_t t = 0; t < r.peakBufferBytes.size(); ++t)
+        peaks[std::to_string(t)] = r.peakBufferBytes[t];
     return {{"format", "tilescope-ir"},
             {"version", 1},
             {"axes", {{"activations", "b,c,h,w"}, {"weights", "k,c,r,s"}}},
@@ -258,7 +278,8 @@ nlohmann::json irHeader(const CodegenResult& r) {
 nlohmann::json irToJson(const CodegenResult& r, const Network& net) {
     nlohmann::json j = irHeader(r);
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& w : r.workloads) list.push_back(workloadJson(w, net));
+    for (const auto& w : r.workloads)
+        list.push_back(workloadJson(w, net));
     j["workloads"] = std::move(list);
     return j;
 }
@@ -274,7 +295,8 @@ void writeIrJson(std::ostream& o, const CodegenResult& r, const Network& net) {
 namespace {
 
 Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBatch,
-                               const EvalOptions& evalOpt, const CodegenOptions& opt, bool prefetch) {
+                               const EvalOptions& evalOpt, const CodegenOptions& opt,
+                               bool prefetch) {
     const Network& net = ctx.network();
     const Hardware& hw = ctx.hardware();
     const Mesh mesh(hw);
@@ -310,7 +332,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         return a.first < b.first;
     });
     std::vector<std::vector<int>> invsOfLayer(static_cast<size_t>(L));
-    for (int i = 0; i < int(invs.size()); ++i) invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
+    for (int i = 0; i < int(invs.size()); ++i)
+        invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
     auto overlapping = [&](int layer, int s0, int s1) { // [s0, s1] inclusive
         std::vector<int> out;
         for (int i : invsOfLayer[size_t(layer)])
@@ -334,7 +357,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     // An instruction's stage boxes are splitBox(its range, its order): only the order is
     // kept (a byte), so millions of instructions cost no more than their own fields.
     Program& P = R.program;
-    for (int t = 0; t < mesh.tiles(); ++t) P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
+    for (int t = 0; t < mesh.tiles(); ++t)
+        P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
     struct Where {
         std::int32_t tile;
         std::uint32_t pos;
@@ -344,12 +368,14 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     const std::array<Order, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
     std::vector<std::uint64_t> loadBytes(size_t(mesh.tiles()), 0);
     std::vector<TileBuffer> buf(size_t(mesh.tiles()), TileBuffer(std::uint64_t(hw.bufferBytes)));
-    auto emit = [&](Instruction ins, const std::vector<Box>& stages, const Order& order) -> std::uint32_t {
+    auto emit = [&](Instruction ins, const std::vector<Box>& stages,
+                    const Order& order) -> std::uint32_t {
         ins.id = std::uint32_t(where.size() + 1);
         ins.stages = std::uint32_t(stages.size());
         auto& list = P.tiles[size_t(ins.tile)].instructions;
         where.push_back({ins.tile, std::uint32_t(list.size())});
-        orderOf.push_back(std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
+        orderOf.push_back(
+            std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
         list.push_back(std::move(ins));
         return list.back().id;
     };
@@ -374,15 +400,17 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         i.deps.push_back({on, stage});
     };
     auto fullDep = [&](std::uint32_t on, std::uint32_t who) { addDep(on, who, at(on).stages); };
-    auto allocate = [&](int tile, std::uint64_t bytes, bool top, const std::string& what) -> Result<Region> {
+    auto allocate = [&](int tile, std::uint64_t bytes, bool top,
+                        const std::string& what) -> Result<Region> {
         Region r;
         r.tile = tile;
         r.bytes = bytes;
         auto off = buf[size_t(tile)].alloc(bytes, top);
         if (!off)
             return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
-                         std::to_string(bytes) + " bytes, " + std::to_string(buf[size_t(tile)].free()) +
-                         " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
+                         std::to_string(bytes) + " bytes, " +
+                         std::to_string(buf[size_t(tile)].free()) + " free of " +
+                         std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
         r.ext = *off;
         r.offset = r.ext.empty() ? 0 : r.ext.front().first;
         return r;
@@ -398,7 +426,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             l = std::max(l, h);
         }
         std::vector<std::uint32_t> out;
-        for (const auto& [queue, h] : last) out.push_back(h);
+        for (const auto& [queue, h] : last)
+            out.push_back(h);
         return out;
     };
     // Write-after-read: a writer into a fresh region waits for the last readers of what was
@@ -414,7 +443,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 if (h != w) fullDep(h, w);
     };
     std::vector<IrWorkload>& W = R.workloads;
-    auto addRegion = [&](int workload, Region& r, const std::string& what, std::uint32_t firstWriter) {
+    auto addRegion = [&](int workload, Region& r, const std::string& what,
+                         std::uint32_t firstWriter) {
         BufferRegion br;
         br.what = what;
         br.tile = r.tile;
@@ -432,16 +462,19 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     };
     auto release = [&](Region& r) {
         std::uint32_t last = 0;
-        for (auto x : r.readers) last = std::max(last, x);
+        for (auto x : r.readers)
+            last = std::max(last, x);
         if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
         buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
     };
 
     // Buffer references of a whole region, and of bytes [from, from + len) of it.
     auto regionRefs = [](std::vector<BufferRef>& out, const Region& r, bool write) {
-        for (const auto& [off, len] : r.ext) out.push_back({r.tile, off, len, write});
+        for (const auto& [off, len] : r.ext)
+            out.push_back({r.tile, off, len, write});
     };
-    auto slotRefs = [](std::vector<BufferRef>& out, const Region& r, std::uint64_t from, std::uint64_t len, bool write) {
+    auto slotRefs = [](std::vector<BufferRef>& out, const Region& r, std::uint64_t from,
+                       std::uint64_t len, bool write) {
         std::uint64_t pos = 0;
         for (const auto& [off, n] : r.ext) {
             const std::uint64_t lo = std::max(pos, from), hi = std::min(pos + n, from + len);
@@ -453,9 +486,9 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     struct WeightState {
         int segInv = -1;
         int remaining = 0;
-        bool fresh = false;                           // no invocation has used them yet
-        std::map<int, Region> region;                 // tile -> region
-        std::map<int, std::uint32_t> load;            // tile -> LOAD that delivers its slice
+        bool fresh = false;                // no invocation has used them yet
+        std::map<int, Region> region;      // tile -> region
+        std::map<int, std::uint32_t> load; // tile -> LOAD that delivers its slice
     };
     std::vector<WeightState> wstate(static_cast<size_t>(L));
     struct StoreRec {
@@ -467,7 +500,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     auto weightBoxOf = [&](int layer, int k0, int k1) {
         const Layer& ly = net.layers[size_t(layer)];
         const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
-                           ? std::max(1, ly.inC / std::max(1, ly.groups)) : 1;
+                           ? std::max(1, ly.inC / std::max(1, ly.groups))
+                           : 1;
         Box b;
         b.lo = {k0, 0, 0, 0};
         b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
@@ -515,7 +549,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second);
             ins.lo = wb.lo;
             ins.hi = wb.hi;
-            for (const auto& r : regs) regionRefs(ins.buffers, r, true);
+            for (const auto& r : regs)
+                regionRefs(ins.buffers, r, true);
             const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages), kWeightOrder);
             loadBytes[size_t(leader)] += bytes;
             for (size_t q = 0; q < members.size(); ++q) {
@@ -527,7 +562,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         return std::nullopt;
     };
     std::vector<int> segStarted(S.segments.size(), -1);
-    std::vector<std::pair<int, double>> pending; // (leaf, first start) whose weights are not issued yet
+    std::vector<std::pair<int, double>>
+        pending; // (leaf, first start) whose weights are not issued yet
     double reserve = 0, dramClock = 0;
 
     for (int vi = 0; vi < int(invs.size()); ++vi) {
@@ -564,7 +600,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             W.push_back(wl);
             act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});
         }
-        if (act.empty()) return Error{"layer " + ly.name + ": no tile has work (over-split partition)"};
+        if (act.empty())
+            return Error{"layer " + ly.name + ": no tile has work (over-split partition)"};
 
         // Weights: loaded once per segment invocation (normally prefetched at its start).
         WeightState& ws = wstate[size_t(v.layer)];
@@ -580,8 +617,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             std::uint32_t id;
             bool sameCoords; // its stage boxes are in the input's coordinates
         };
-        std::vector<std::vector<std::vector<Writer>>> writers(act.size(),
-                                                              std::vector<std::vector<Writer>>(ly.inputs.size()));
+        std::vector<std::vector<std::vector<Writer>>> writers(
+            act.size(), std::vector<std::vector<Writer>>(ly.inputs.size()));
         struct LocalRead {
             int prodInv;
             size_t slice;
@@ -605,8 +642,10 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             const LayerInput& in = ly.inputs[k];
             const InputGeom& g = geo.input(v.layer, k);
             std::vector<Box> win(act.size());
-            for (size_t a = 0; a < act.size(); ++a) win[a] = window(v.layer, k, act[a].box);
-            const std::string from = in.producer >= 0 ? net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
+            for (size_t a = 0; a < act.size(); ++a)
+                win[a] = window(v.layer, k, act[a].box);
+            const std::string from = in.producer >= 0 ? net.layers[size_t(in.producer)].name
+                                                      : "input:" + in.networkInput;
             for (size_t a = 0; a < act.size(); ++a) {
                 IrInput ii;
                 ii.index = int(k);
@@ -626,7 +665,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 const std::vector<DramCell> cells = dramCells(ext, win);
                 std::vector<std::uint64_t> need(act.size(), 0);
                 for (const auto& c : cells)
-                    for (size_t a : c.to) need[a] += bytesOf(c.box.volume());
+                    for (size_t a : c.to)
+                        need[a] += bytesOf(c.box.volume());
                 auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
                 if (!allocated) return allocated.error();
                 std::vector<Region>& regs = *allocated;
@@ -636,7 +676,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                     const std::uint64_t bytes = bytesOf(c.box.volume());
                     size_t leader = c.to.front();
                     for (size_t a : c.to)
-                        if (loadBytes[size_t(act[a].tile)] < loadBytes[size_t(act[leader].tile)]) leader = a;
+                        if (loadBytes[size_t(act[a].tile)] < loadBytes[size_t(act[leader].tile)])
+                            leader = a;
                     Instruction ins;
                     ins.op = Op::Load;
                     ins.tile = act[leader].tile;
@@ -652,14 +693,17 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                         slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
                         fill[a] += bytes;
                     }
-                    const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages), kActOrder);
+                    const std::uint32_t id =
+                        emit(ins, splitBox(c.box, kActOrder, maxStages), kActOrder);
                     loadBytes[size_t(ins.tile)] += bytes;
                     // Read after write through DRAM: the producer's stores of this data.
                     if (in.producer >= 0)
                         for (const auto& st : stores[size_t(in.producer)]) {
                             bool hit;
-                            if (g.sameAsProducer) hit = st.box.intersects(c.box);
-                            else hit = st.box.lo[0] < c.box.hi[0] && c.box.lo[0] < st.box.hi[0];
+                            if (g.sameAsProducer)
+                                hit = st.box.intersects(c.box);
+                            else
+                                hit = st.box.lo[0] < c.box.hi[0] && c.box.lo[0] < st.box.hi[0];
                             if (hit) fullDep(st.id, id);
                         }
                     for (size_t a : c.to) {
@@ -670,7 +714,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 for (size_t a = 0; a < act.size(); ++a) {
                     if (regs[a].bytes == 0) continue;
                     guard(regs[a], regWriters[a]);
-                    addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+                    addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k),
+                              regWriters[a].front());
                     inRegions[a].push_back(regs[a]);
                     auto& ii = W[size_t(act[a].workload)].inputs.back();
                     ii.sources = {kDram};
@@ -691,25 +736,30 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             std::vector<std::vector<Box>> wants(act.size());
             std::vector<int> actTiles;
             for (size_t a = 0; a < act.size(); ++a) {
-                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : geo.producerWants(v.layer, k, act[a].box);
+                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]}
+                                            : geo.producerWants(v.layer, k, act[a].box);
                 actTiles.push_back(act[a].tile);
             }
             for (int pi : overlapping(in.producer, v.first, v.last)) {
                 ProdInv& P = prod[size_t(pi)];
                 if (!P.emitted)
-                    return Error{"internal: " + ly.name + " is scheduled before its producer " + from};
+                    return Error{"internal: " + ly.name + " is scheduled before its producer " +
+                                 from};
                 usedProducers.insert(pi);
                 std::vector<SliceRef> refs;
-                for (const ProdSlice& ps : P.slices) refs.push_back({ps.tile, ps.box});
+                for (const ProdSlice& ps : P.slices)
+                    refs.push_back({ps.tile, ps.box});
                 std::vector<NocPiece> pieces;
                 std::vector<std::vector<size_t>> localSlices;
                 nocPieces(refs, actTiles, wants, pieces, localSlices);
                 for (auto& pc : pieces) {
-                    for (size_t a : pc.to) need[a] += bytesOf(pc.box.volume());
+                    for (size_t a : pc.to)
+                        need[a] += bytesOf(pc.box.volume());
                     groups.push_back({pi, pc.slice, pc.box, std::move(pc.to)});
                 }
                 for (size_t a = 0; a < act.size(); ++a)
-                    for (size_t sl : localSlices[a]) local[a].push_back({pi, sl, k});
+                    for (size_t sl : localSlices[a])
+                        local[a].push_back({pi, sl, k});
             }
             auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
             if (!allocated) return allocated.error();
@@ -727,7 +777,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 send.bytes = bytes;
                 send.src = ps.tile;
                 send.dst = act[gr.to.front()].tile;
-                for (size_t q = 1; q < gr.to.size(); ++q) send.mcast.push_back(act[gr.to[q]].tile);
+                for (size_t q = 1; q < gr.to.size(); ++q)
+                    send.mcast.push_back(act[gr.to[q]].tile);
                 send.lo = gr.x.lo;
                 send.hi = gr.x.hi;
                 regionRefs(send.buffers, ps.region, false);
@@ -743,7 +794,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 const std::uint32_t sid = emit(send, st, ps.order);
                 addDep(ps.computeId, sid, lagStage(ps.stages, st));
                 ps.region.readers.push_back(sid);
-                for (auto t : send.destinations()) addDestination(ps.region.workload, t);
+                for (auto t : send.destinations())
+                    addDestination(ps.region.workload, t);
                 for (size_t a : gr.to) {
                     regWriters[a].push_back(sid);
                     writers[a][k].push_back({sid, g.sameAsProducer});
@@ -758,7 +810,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 ii.bytes = regs[a].bytes;
                 if (regs[a].bytes == 0) continue;
                 guard(regs[a], regWriters[a]);
-                addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+                addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k),
+                          regWriters[a].front());
                 inRegions[a].push_back(regs[a]);
             }
         }
@@ -781,16 +834,20 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                     const Inv& u = invs[size_t(j)];
                     const LeafLayout& o = S.leaves[size_t(u.leaf)];
                     if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
-                    if (net.layers[size_t(o.layer)].weightBytes <= 0 || wstate[size_t(o.layer)].segInv == v.segInv) continue;
-                    if (std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return p.first == u.leaf; }) ==
-                        pending.end())
+                    if (net.layers[size_t(o.layer)].weightBytes <= 0 ||
+                        wstate[size_t(o.layer)].segInv == v.segInv)
+                        continue;
+                    if (std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
+                            return p.first == u.leaf;
+                        }) == pending.end())
                         pending.push_back({u.leaf, u.start});
                 }
                 reserve = 0;
                 for (const LeafLayout& o : S.leaves)
                     if (o.segment == leaf.segment)
-                        reserve = std::max(reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
-                                                          o.mapping.ofmapPerTile));
+                        reserve = std::max(reserve,
+                                           2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
+                                                o.mapping.ofmapPerTile));
                 dramClock = v.start;
             }
             const double tNext = vi + 1 < int(invs.size()) ? invs[size_t(vi) + 1].start : v.start;
@@ -798,7 +855,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             while (!pending.empty()) {
                 const auto [li, tStart] = pending.front();
                 const LeafLayout& o = S.leaves[size_t(li)];
-                const double wbytes = double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
+                const double wbytes =
+                    double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
                 if (wstate[size_t(o.layer)].segInv == v.segInv) { // already loaded on demand
                     pending.erase(pending.begin());
                     continue;
@@ -807,7 +865,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 pending.erase(pending.begin());
                 bool room = true;
                 for (int t : o.tiles)
-                    room = room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
+                    room =
+                        room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
                 if (!room) continue;
                 if (auto e = loadWeights(li, v.segInv)) return *e;
                 dramClock = std::max(dramClock, v.start) + wbytes / dramBw;
@@ -819,9 +878,12 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         for (size_t a = 0; a < act.size(); ++a) {
             const Box& ob = act[a].box;
             long long inBytes = 0;
-            for (size_t k = 0; k < ly.inputs.size(); ++k) inBytes += window(v.layer, k, ob).volume();
-            const Order order = loadsWeights && ly.weightBytes > 0 &&
-                                        weightElems(ob.lo[1], ob.hi[1]) > inBytes ? kChannelOrder : kActOrder;
+            for (size_t k = 0; k < ly.inputs.size(); ++k)
+                inBytes += window(v.layer, k, ob).volume();
+            const Order order =
+                loadsWeights && ly.weightBytes > 0 && weightElems(ob.lo[1], ob.hi[1]) > inBytes
+                    ? kChannelOrder
+                    : kActOrder;
             std::vector<Box> st = splitBox(ob, order, maxStages);
             auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
             if (!r) return r.error();
@@ -832,10 +894,12 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             c.layer = layerIdx;
             c.bytes = out.bytes;
             c.src = c.dst = act[a].tile;
-            c.cycles = std::uint64_t(std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
+            c.cycles = std::uint64_t(
+                std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
             c.lo = ob.lo;
             c.hi = ob.hi;
-            for (const auto& ir : inRegions[a]) regionRefs(c.buffers, ir, false);
+            for (const auto& ir : inRegions[a])
+                regionRefs(c.buffers, ir, false);
             for (const auto& lr : local[a]) {
                 const Region& pr = prod[size_t(lr.prodInv)].slices[lr.slice].region;
                 regionRefs(c.buffers, pr, false);
@@ -856,17 +920,21 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             // Dependencies on the data it reads, at the stage it first needs.
             for (size_t k = 0; k < ly.inputs.size(); ++k) {
                 std::vector<Box> req;
-                for (const auto& sb : st) req.push_back(window(v.layer, k, sb));
+                for (const auto& sb : st)
+                    req.push_back(window(v.layer, k, sb));
                 for (const auto& wr : writers[a][k]) {
-                    if (wr.sameCoords) addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
-                    else fullDep(wr.id, cid);
+                    if (wr.sameCoords)
+                        addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
+                    else
+                        fullDep(wr.id, cid);
                 }
             }
             for (const auto& lr : local[a]) {
                 ProdSlice& ps = prod[size_t(lr.prodInv)].slices[lr.slice];
                 if (geo.input(v.layer, lr.input).sameAsProducer) {
                     std::vector<Box> req;
-                    for (const auto& sb : st) req.push_back(window(v.layer, lr.input, sb));
+                    for (const auto& sb : st)
+                        req.push_back(window(v.layer, lr.input, sb));
                     addDep(ps.computeId, cid, lagStage(ps.stages, req));
                 } else {
                     fullDep(ps.computeId, cid);
@@ -877,7 +945,8 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             if (hasWeights) {
                 const Box full = weightBox(ob.lo[1], ob.hi[1]);
                 std::vector<Box> req;
-                for (const auto& sb : st) req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
+                for (const auto& sb : st)
+                    req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
                 const std::uint32_t lid = ws.load[act[a].tile];
                 addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
                 ws.region[act[a].tile].readers.push_back(cid);
@@ -926,24 +995,32 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
             }
         for (int pi : usedProducers)
             if (--prod[size_t(pi)].pending == 0)
-                for (auto& ps : prod[size_t(pi)].slices) release(ps.region);
+                for (auto& ps : prod[size_t(pi)].slices)
+                    release(ps.region);
         if (hasWeights && --ws.remaining == 0)
-            for (auto& [t, r] : ws.region) release(r);
+            for (auto& [t, r] : ws.region)
+                release(r);
     }
 
     // ---- Program: the per-tile streams are complete.
     P.hardwareJson = hardwareToJson(hw, -1);
-    for (const auto& l : net.layers) P.layers.push_back(l.name);
+    for (const auto& l : net.layers)
+        P.layers.push_back(l.name);
     for (auto& tp : P.tiles) {
         tp.instructions.shrink_to_fit();
         for (const auto& ins : tp.instructions)
             if (ins.op == Op::Load || ins.op == Op::Store)
                 if (ins.src == kDram || ins.dst == kDram) R.programDramBytes += ins.bytes;
     }
-    for (int t = 0; t < mesh.tiles(); ++t) R.peakBufferBytes.push_back(buf[size_t(t)].peak());
+    for (int t = 0; t < mesh.tiles(); ++t)
+        R.peakBufferBytes.push_back(buf[size_t(t)].peak());
     const Evaluation& ev = S.evaluation;
-    P.schedule = {{"delay_cycles", ev.delay}, {"dram_bytes", ev.dramBytes}, {"energy_pj", ev.energy.total()},
-                  {"noc_hop_bytes", ev.nocHopBytes}, {"batch", totalBatch}, {"tree", treeToText(tree, net)},
+    P.schedule = {{"delay_cycles", ev.delay},
+                  {"dram_bytes", ev.dramBytes},
+                  {"energy_pj", ev.energy.total()},
+                  {"noc_hop_bytes", ev.nocHopBytes},
+                  {"batch", totalBatch},
+                  {"tree", treeToText(tree, net)},
                   {"model", net.sourcePath}};
     return R;
 }

@@ -12,10 +12,9 @@
 #include "tree/ratree.h"
 #include "util/result.h"
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,7 +31,7 @@ struct CodegenOptions {
 
 // A region of a tile's global buffer with its lifetime in instruction ids.
 struct BufferRegion {
-    std::string what;          // "weights", "ifmap<k>", "ofmap"
+    std::string what; // "weights", "ifmap<k>", "ofmap"
     int tile = 0;
     std::uint64_t offset = 0, bytes = 0;
     // (offset, bytes) pieces: one unless the buffer was fragmented (scatter/gather DMA).
@@ -42,12 +41,12 @@ struct BufferRegion {
 };
 
 struct IrInput {
-    int index = 0;             // position in the layer's inputs
-    std::string from;          // producer layer name, or "input:<name>" for a network input
+    int index = 0;    // position in the layer's inputs
+    std::string from; // producer layer name, or "input:<name>" for a network input
     bool viaDram = true;
-    Box range;                 // the window this tile reads, in the input's own coordinates
+    Box range;                         // the window this tile reads, in the input's own coordinates
     std::vector<std::int32_t> sources; // kDram or producer tile ids ("dram" / "tile:N" in ir.json)
-    std::uint64_t bytes = 0;   // bytes delivered into this tile's buffer (0: all local)
+    std::uint64_t bytes = 0;           // bytes delivered into this tile's buffer (0: all local)
 };
 
 // One leaf invocation on one tile.
@@ -58,7 +57,7 @@ struct IrWorkload {
     int segment = 0, segmentInvocation = 0;
     int firstSample = 0, lastSample = 0;
     Box ofmap;
-    Box weights;               // empty when the layer has no static weights
+    Box weights; // empty when the layer has no static weights
     std::uint64_t weightBytes = 0;
     bool weightsLoaded = false; // this invocation loads the weights (first of its segment run)
     std::vector<IrInput> inputs;
@@ -73,7 +72,7 @@ struct CodegenResult {
     Program program;
     std::vector<IrWorkload> workloads; // in issue order
     ScheduleLayout layout;
-    std::uint64_t programDramBytes = 0; // bytes the program's LOAD(dram) + STORE move
+    std::uint64_t programDramBytes = 0;         // bytes the program's LOAD(dram) + STORE move
     std::vector<std::uint64_t> peakBufferBytes; // per tile id: largest live allocation sum
 };
 

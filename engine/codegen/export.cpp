@@ -7,8 +7,8 @@
 
 namespace tilescope {
 
-std::vector<std::pair<std::string, StreamWriter>> programFiles(const CodegenResult& r, const Network& net,
-                                                               const Hardware& hw) {
+std::vector<std::pair<std::string, StreamWriter>>
+programFiles(const CodegenResult& r, const Network& net, const Hardware& hw) {
     return {
         {"program.json", [&](std::ostream& o) { writeProgramJson(o, r.program); }},
         {"program.bin", [&](std::ostream& o) { writeProgramBin(o, r.program); }},

@@ -11,34 +11,46 @@ using nlohmann::json;
 
 const char* toString(Engine e) {
     switch (e) {
-    case Engine::Load: return "load";
-    case Engine::Compute: return "compute";
-    case Engine::Store: return "store";
+    case Engine::Load:
+        return "load";
+    case Engine::Compute:
+        return "compute";
+    case Engine::Store:
+        return "store";
     }
     return "?";
 }
 
 const char* toString(Op o) {
     switch (o) {
-    case Op::Load: return "LOAD";
-    case Op::Compute: return "COMPUTE";
-    case Op::Store: return "STORE";
-    case Op::Send: return "SEND";
+    case Op::Load:
+        return "LOAD";
+    case Op::Compute:
+        return "COMPUTE";
+    case Op::Store:
+        return "STORE";
+    case Op::Send:
+        return "SEND";
     }
     return "?";
 }
 
 Engine engineOf(Op o) {
     switch (o) {
-    case Op::Load: return Engine::Load;
-    case Op::Compute: return Engine::Compute;
+    case Op::Load:
+        return Engine::Load;
+    case Op::Compute:
+        return Engine::Compute;
     case Op::Store:
-    case Op::Send: return Engine::Store;
+    case Op::Send:
+        return Engine::Store;
     }
     return Engine::Load;
 }
 
-std::string endpointName(std::int32_t e) { return e == kDram ? "dram" : "tile:" + std::to_string(e); }
+std::string endpointName(std::int32_t e) {
+    return e == kDram ? "dram" : "tile:" + std::to_string(e);
+}
 
 std::vector<std::int32_t> Instruction::destinations() const {
     std::vector<std::int32_t> d{dst};
@@ -48,12 +60,12 @@ std::vector<std::int32_t> Instruction::destinations() const {
 
 size_t Program::instructionCount() const {
     size_t n = 0;
-    for (const auto& t : tiles) n += t.instructions.size();
+    for (const auto& t : tiles)
+        n += t.instructions.size();
     return n;
 }
 
 namespace {
-
 
 bool parseEndpoint(const std::string& s, std::int32_t& out) {
     if (s == "dram") {
@@ -86,14 +98,19 @@ namespace {
 
 json instructionJson(const Program& p, const Instruction& i) {
     json deps = json::array();
-    for (const auto& d : i.deps) deps.push_back({{"id", d.id}, {"stage", d.stage}});
+    for (const auto& d : i.deps)
+        deps.push_back({{"id", d.id}, {"stage", d.stage}});
     json bufs = json::array();
     for (const auto& b : i.buffers)
-        bufs.push_back({{"tile", b.tile}, {"offset", b.offset}, {"bytes", b.bytes}, {"access", b.write ? "w" : "r"}});
+        bufs.push_back({{"tile", b.tile},
+                        {"offset", b.offset},
+                        {"bytes", b.bytes},
+                        {"access", b.write ? "w" : "r"}});
     json j = {{"id", i.id},
               {"engine", toString(i.engine())},
               {"op", toString(i.op)},
-              {"layer", i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
+              {"layer",
+               i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)] : ""},
               {"bytes", i.bytes},
               {"src", endpointName(i.src)},
               {"dst", endpointName(i.dst)},
@@ -116,33 +133,37 @@ json programToJson(const Program& p) {
     json tiles = json::array();
     for (const auto& t : p.tiles) {
         json ins = json::array();
-        for (const auto& i : t.instructions) ins.push_back(instructionJson(p, i));
+        for (const auto& i : t.instructions)
+            ins.push_back(instructionJson(p, i));
         tiles.push_back({{"id", t.id}, {"x", t.x}, {"y", t.y}, {"instructions", std::move(ins)}});
     }
-    return {{"format", "tilescope-program"}, {"version", 1}, {"hardware", hardwareOf(p)},
-            {"layers", p.layers}, {"schedule", p.schedule}, {"tiles", std::move(tiles)}};
+    return {{"format", "tilescope-program"}, {"version", 1},
+            {"hardware", hardwareOf(p)},     {"layers", p.layers},
+            {"schedule", p.schedule},        {"tiles", std::move(tiles)}};
 }
 
 void writeProgramJson(std::ostream& o, const Program& p) {
     // Written by hand, not through a json value per instruction: millions of instructions
     // stream out in seconds. Only layer names need escaping; they are escaped once.
     std::vector<std::string> layerJson;
-    for (const auto& l : p.layers) layerJson.push_back(json(l).dump());
-    o << "{\n \"format\": \"tilescope-program\",\n \"version\": 1,\n \"hardware\": " << hardwareOf(p).dump()
-      << ",\n \"layers\": " << json(p.layers).dump() << ",\n \"schedule\": " << p.schedule.dump()
-      << ",\n \"tiles\": [";
+    for (const auto& l : p.layers)
+        layerJson.push_back(json(l).dump());
+    o << "{\n \"format\": \"tilescope-program\",\n \"version\": 1,\n \"hardware\": "
+      << hardwareOf(p).dump() << ",\n \"layers\": " << json(p.layers).dump()
+      << ",\n \"schedule\": " << p.schedule.dump() << ",\n \"tiles\": [";
     auto quad = [&](const std::array<std::int32_t, 4>& v) {
         o << '[' << v[0] << ',' << v[1] << ',' << v[2] << ',' << v[3] << ']';
     };
     for (size_t t = 0; t < p.tiles.size(); ++t) {
         const TileProgram& tp = p.tiles[t];
-        o << (t ? ",\n" : "\n") << "  {\"id\": " << tp.id << ", \"x\": " << tp.x << ", \"y\": " << tp.y
-          << ", \"instructions\": [";
+        o << (t ? ",\n" : "\n") << "  {\"id\": " << tp.id << ", \"x\": " << tp.x
+          << ", \"y\": " << tp.y << ", \"instructions\": [";
         for (size_t k = 0; k < tp.instructions.size(); ++k) {
             const Instruction& i = tp.instructions[k];
-            o << (k ? ",\n   " : "\n   ") << "{\"id\":" << i.id << ",\"engine\":\"" << toString(i.engine())
-              << "\",\"op\":\"" << toString(i.op) << "\",\"layer\":"
-              << (i.layer >= 0 && size_t(i.layer) < layerJson.size() ? layerJson[size_t(i.layer)] : "\"\"")
+            o << (k ? ",\n   " : "\n   ") << "{\"id\":" << i.id << ",\"engine\":\""
+              << toString(i.engine()) << "\",\"op\":\"" << toString(i.op) << "\",\"layer\":"
+              << (i.layer >= 0 && size_t(i.layer) < layerJson.size() ? layerJson[size_t(i.layer)]
+                                                                     : "\"\"")
               << ",\"bytes\":" << i.bytes << ",\"src\":\"" << endpointName(i.src) << "\",\"dst\":\""
               << endpointName(i.dst) << "\",\"stages\":" << i.stages << ",\"cycles\":" << i.cycles
               << ",\"range\":{\"lo\":";
@@ -151,17 +172,19 @@ void writeProgramJson(std::ostream& o, const Program& p) {
             quad(i.hi);
             o << "},\"deps\":[";
             for (size_t d = 0; d < i.deps.size(); ++d)
-                o << (d ? "," : "") << "{\"id\":" << i.deps[d].id << ",\"stage\":" << i.deps[d].stage << '}';
+                o << (d ? "," : "") << "{\"id\":" << i.deps[d].id
+                  << ",\"stage\":" << i.deps[d].stage << '}';
             o << "],\"buffers\":[";
             for (size_t b = 0; b < i.buffers.size(); ++b) {
                 const BufferRef& r = i.buffers[b];
-                o << (b ? "," : "") << "{\"tile\":" << r.tile << ",\"offset\":" << r.offset << ",\"bytes\":"
-                  << r.bytes << ",\"access\":\"" << (r.write ? 'w' : 'r') << "\"}";
+                o << (b ? "," : "") << "{\"tile\":" << r.tile << ",\"offset\":" << r.offset
+                  << ",\"bytes\":" << r.bytes << ",\"access\":\"" << (r.write ? 'w' : 'r') << "\"}";
             }
             o << ']';
             if (!i.mcast.empty()) {
                 o << ",\"mcast\":[";
-                for (size_t m = 0; m < i.mcast.size(); ++m) o << (m ? "," : "") << i.mcast[m];
+                for (size_t m = 0; m < i.mcast.size(); ++m)
+                    o << (m ? "," : "") << i.mcast[m];
                 o << ']';
             }
             o << '}';
@@ -178,7 +201,8 @@ Result<Program> programFromJson(const json& j, const std::string& file) {
         if (!j.is_object()) return makeError(file, "", "not a program (expected a JSON object)");
         if (!j.contains("tiles") || !j["tiles"].is_array())
             return makeError(file, "", "not a program (no \"tiles\" array)");
-        if (j.contains("hardware") && !j["hardware"].is_null()) p.hardwareJson = j["hardware"].dump();
+        if (j.contains("hardware") && !j["hardware"].is_null())
+            p.hardwareJson = j["hardware"].dump();
         if (j.contains("schedule")) p.schedule = j["schedule"];
         std::map<std::string, int> layerIndex;
         if (j.contains("layers"))
@@ -200,10 +224,14 @@ Result<Program> programFromJson(const json& j, const std::string& file) {
                 place = "instruction " + std::to_string(i.id);
                 i.tile = t.id;
                 if (!parseOp(ji.at("op").get<std::string>(), i.op))
-                    return makeError(file, place, "unknown op '" + ji["op"].get<std::string>() + "'");
-                if (ji.contains("engine") && ji["engine"].get<std::string>() != toString(i.engine()))
-                    return makeError(file, place, "op " + std::string(toString(i.op)) + " does not run on engine '" +
-                                                      ji["engine"].get<std::string>() + "'");
+                    return makeError(file, place,
+                                     "unknown op '" + ji["op"].get<std::string>() + "'");
+                if (ji.contains("engine") &&
+                    ji["engine"].get<std::string>() != toString(i.engine()))
+                    return makeError(file, place,
+                                     "op " + std::string(toString(i.op)) +
+                                         " does not run on engine '" +
+                                         ji["engine"].get<std::string>() + "'");
                 const std::string layer = ji.value("layer", std::string());
                 if (!layer.empty()) {
                     auto it = layerIndex.find(layer);
@@ -263,21 +291,26 @@ void writeProgramText(std::ostream& o, const Program& p) {
             char head[160];
             std::snprintf(head, sizeof head, "  %6u %-7s %-7s %-20s ", i.id, toString(i.engine()),
                           toString(i.op),
-                          i.layer >= 0 && size_t(i.layer) < p.layers.size() ? p.layers[size_t(i.layer)].c_str() : "-");
+                          i.layer >= 0 && size_t(i.layer) < p.layers.size()
+                              ? p.layers[size_t(i.layer)].c_str()
+                              : "-");
             o << head << endpointName(i.src) << " -> " << endpointName(i.dst);
-            for (auto m : i.mcast) o << "," << m;
+            for (auto m : i.mcast)
+                o << "," << m;
             o << "  " << i.bytes << " B  x" << i.stages;
             if (i.op == Op::Compute) o << "  " << i.cycles << " cyc";
             o << "  [" << i.lo[0] << ":" << i.hi[0] << "," << i.lo[1] << ":" << i.hi[1] << ","
               << i.lo[2] << ":" << i.hi[2] << "," << i.lo[3] << ":" << i.hi[3] << "]";
             if (!i.deps.empty()) {
                 o << "  deps";
-                for (const auto& d : i.deps) o << " " << d.id << "@" << d.stage;
+                for (const auto& d : i.deps)
+                    o << " " << d.id << "@" << d.stage;
             }
             if (!i.buffers.empty()) {
                 o << "  buf";
                 for (const auto& b : i.buffers)
-                    o << " t" << b.tile << ":" << b.offset << "+" << b.bytes << (b.write ? "w" : "r");
+                    o << " t" << b.tile << ":" << b.offset << "+" << b.bytes
+                      << (b.write ? "w" : "r");
             }
             o << "\n";
         }

@@ -6,11 +6,10 @@
 #include "util/result.h"
 #include "util/units.h"
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -49,7 +48,7 @@ struct BufferRef {
 };
 
 struct Instruction {
-    std::uint32_t id = 0;             // unique across the program
+    std::uint32_t id = 0; // unique across the program
     Op op = Op::Load;
     std::int32_t tile = 0;            // the tile whose engine queue holds it
     std::int32_t layer = -1;          // index into Program::layers
@@ -76,8 +75,8 @@ struct TileProgram {
 };
 
 struct Program {
-    std::string hardwareJson;            // the template the program was built for
-    std::vector<std::string> layers;     // layer names, indexed by Instruction::layer
+    std::string hardwareJson;        // the template the program was built for
+    std::vector<std::string> layers; // layer names, indexed by Instruction::layer
     std::vector<TileProgram> tiles;
     // Figures of the schedule the program implements (empty when unknown): "delay_cycles",
     // "dram_bytes", "energy_pj", "tree", "model", "batch".

@@ -27,7 +27,7 @@ const char* toString(Bound b);
 // One rectangle of the S-T graph: a leaf running samples [firstSample, lastSample] on a
 // contiguous range of its tile group (tiles listed explicitly: groups follow the snake).
 struct BusyInterval {
-    int node = -1;  // leaf node id in the evaluated tree
+    int node = -1; // leaf node id in the evaluated tree
     int layer = -1;
     int firstSample = 0, lastSample = 0;
     Cycles start = 0, end = 0;
@@ -36,39 +36,39 @@ struct BusyInterval {
 };
 
 struct NodeFigures {
-    double npt = 0;            // normalised processing time (cycles per sample on one tile)
-    int tileBegin = 0;         // tile group: [tileBegin, tileBegin + tileCount) in snake order
+    double npt = 0;    // normalised processing time (cycles per sample on one tile)
+    int tileBegin = 0; // tile group: [tileBegin, tileBegin + tileCount) in snake order
     int tileCount = 0;
-    int stage = 0;             // pipeline stage within a parent S cut (0 otherwise)
-    Cycles time = 0;           // time of one invocation of this node (its batch b_i)
-    PicoJoules energy = 0;     // energy of one invocation
-    Bytes bufferPerTile = 0;   // peak per-tile buffer use (weights + activations)
-    Bytes dramBytes = 0;       // DRAM traffic of one invocation
-    double utilisation = 1.0;  // S cut: allocation utilisation; leaf: PE-array utilisation
+    int stage = 0;                // pipeline stage within a parent S cut (0 otherwise)
+    Cycles time = 0;              // time of one invocation of this node (its batch b_i)
+    PicoJoules energy = 0;        // energy of one invocation
+    Bytes bufferPerTile = 0;      // peak per-tile buffer use (weights + activations)
+    Bytes dramBytes = 0;          // DRAM traffic of one invocation
+    double utilisation = 1.0;     // S cut: allocation utilisation; leaf: PE-array utilisation
     Bound bound = Bound::Compute; // segments: the bound that dominates
-    std::string partition;     // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
-    std::string mapping;       // leaves: intra-tile tiling and loop order
+    std::string partition;        // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
+    std::string mapping;          // leaves: intra-tile tiling and loop order
 };
 
 struct Evaluation {
     bool valid = false;
-    std::string reason;      // why invalid: names the rule and the node
+    std::string reason; // why invalid: names the rule and the node
     int invalidNode = -1;
     EnergyBreakdown energy;
     Cycles delay = 0;
-    double cost = 0;         // E^n * D^m (E in pJ, D in cycles)
+    double cost = 0; // E^n * D^m (E in pJ, D in cycles)
     Objective objective;
     Bytes dramBytes = 0;
-    Bytes nocHopBytes = 0;   // sum over links of bytes crossing it
-    double utilisation = 0;  // MAC-array busy fraction over all tiles for the whole run
+    Bytes nocHopBytes = 0;  // sum over links of bytes crossing it
+    double utilisation = 0; // MAC-array busy fraction over all tiles for the whole run
     Count macs = 0;
 
     // Detail (filled when EvalOptions::detail is set).
-    std::vector<NodeFigures> nodes;     // indexed by tree node id
+    std::vector<NodeFigures> nodes; // indexed by tree node id
     std::vector<BusyInterval> intervals;
-    std::vector<int> tileOrder;         // snake position -> tile id (tile id = y * meshX + x)
-    std::vector<Bytes> linkBytes;       // indexed by linkIndex() of hw/mesh.h
-    std::vector<Bytes> tileDramBytes;   // per tile
+    std::vector<int> tileOrder;       // snake position -> tile id (tile id = y * meshX + x)
+    std::vector<Bytes> linkBytes;     // indexed by linkIndex() of hw/mesh.h
+    std::vector<Bytes> tileDramBytes; // per tile
     bool intervalsTruncated = false;
 };
 

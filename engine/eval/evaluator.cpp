@@ -1,7 +1,7 @@
 #include "eval/evaluator.h"
+
 #include "eval/schedule_layout.h"
 #include "eval/transfers.h"
-
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
 
@@ -19,9 +19,12 @@ namespace tilescope {
 
 const char* toString(Bound b) {
     switch (b) {
-    case Bound::Compute: return "compute";
-    case Bound::Dram: return "DRAM";
-    case Bound::Noc: return "NoC";
+    case Bound::Compute:
+        return "compute";
+    case Bound::Dram:
+        return "DRAM";
+    case Bound::Noc:
+        return "NoC";
     }
     return "?";
 }
@@ -34,9 +37,12 @@ namespace {
 
 std::string fmtBytes(double b) {
     char buf[64];
-    if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
-    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else std::snprintf(buf, sizeof buf, "%.0f B", b);
+    if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
+    else if (b >= 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
     return buf;
 }
 
@@ -62,7 +68,8 @@ struct EvalContext::Impl {
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
-    Impl(const Network& n, const Hardware& h) : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
+    Impl(const Network& n, const Hardware& h)
+        : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
         linkScratch.assign(size_t(mesh.linkCount()), 0.0);
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
@@ -77,16 +84,19 @@ struct EvalContext::Impl {
 
     // The leaf's traffic per segment invocation (transfers.h), memoised by everything it
     // depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
-    const LeafTraffic& trafficOf(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& prods,
-                                 bool writesDram, int segBatch) {
+    const LeafTraffic& trafficOf(const LeafPlacement& leaf,
+                                 const std::vector<const LeafPlacement*>& prods, bool writesDram,
+                                 int segBatch) {
         ++stats.routeCalls;
         std::string& key = keyScratch;
         key.clear();
         auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
         put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
         for (const LeafPlacement* p : prods) {
-            if (!p) put(-1);
-            else put(p->tileBegin), put(p->tileCount), put(p->batch);
+            if (!p)
+                put(-1);
+            else
+                put(p->tileBegin), put(p->tileCount), put(p->batch);
         }
         const size_t placementKey = key.size();
         put(segBatch);
@@ -100,13 +110,17 @@ struct EvalContext::Impl {
         const std::string pkey = key.substr(0, placementKey);
         auto pit = periods.find(pkey);
         if (pit == periods.end()) {
-            pit = periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
+            pit =
+                periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
             storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
         } else {
             ++stats.routeHits;
         }
         const LeafTraffic& t =
-            traffic.emplace(key, scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch)))).first->second;
+            traffic
+                .emplace(key,
+                         scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
+                .first->second;
         storedLinks += t.actLinks.size() + t.weightLinks.size();
         return t;
     }
@@ -115,8 +129,12 @@ struct EvalContext::Impl {
 EvalContext::EvalContext(const Network& net, const Hardware& hw)
     : m_impl(std::make_unique<Impl>(net, hw)) {}
 EvalContext::~EvalContext() = default;
-const Network& EvalContext::network() const { return m_impl->net; }
-const Hardware& EvalContext::hardware() const { return m_impl->hw; }
+const Network& EvalContext::network() const {
+    return m_impl->net;
+}
+const Hardware& EvalContext::hardware() const {
+    return m_impl->hw;
+}
 const EvalStats& EvalContext::stats() const {
     m_impl->stats.mapperCalls = m_impl->mapper.calls();
     m_impl->stats.mapperHits = m_impl->mapper.hits();
@@ -131,7 +149,8 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
     out.assign(size_t(k), 1);
     using Item = std::pair<double, int>;
     std::priority_queue<Item> heap;
-    for (int i = 0; i < k; ++i) heap.push({a[size_t(i)], i});
+    for (int i = 0; i < k; ++i)
+        heap.push({a[size_t(i)], i});
     for (int left = N - k; left > 0; --left) {
         auto [r, i] = heap.top();
         heap.pop();
@@ -148,9 +167,9 @@ namespace {
 constexpr double kWeightStages = 8;
 
 struct NodeWork {
-    int lo = 0, hi = 0;     // leaf positions covered
-    int stage = 0;          // stage within a parent S cut
-    int maxStage = 0;       // S cut: s, the highest child stage
+    int lo = 0, hi = 0; // leaf positions covered
+    int stage = 0;      // stage within a parent S cut
+    int maxStage = 0;   // S cut: s, the highest child stage
     double npt = 0;
     int tileBegin = 0, tileCount = 0;
     double util = 1.0;
@@ -161,10 +180,10 @@ struct NodeWork {
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
-    Cycles firstStart = 0;  // start of the first invocation, from its segment's start
-    Cycles latency = 0;     // leaves: the DRAM latency its time includes
-    int segment = -1;       // index of the segment this node lies in
-    PicoJoules energy = 0;  // whole-run energy attributed to this node
+    Cycles firstStart = 0;                // start of the first invocation, from its segment's start
+    Cycles latency = 0;                   // leaves: the DRAM latency its time includes
+    int segment = -1;                     // index of the segment this node lies in
+    PicoJoules energy = 0;                // whole-run energy attributed to this node
 };
 
 } // namespace
@@ -213,7 +232,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             stack.pop_back();
             pre.push_back(id);
             const auto& ch = tree.node(id).children;
-            for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+            for (auto it = ch.rbegin(); it != ch.rend(); ++it)
+                stack.push_back(*it);
         }
     }
     A.layerPos.assign(size_t(L), -1);
@@ -241,8 +261,10 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         size_t lo = 0, hi = ch.size();
         while (hi - lo > 1) {
             const size_t mid = (lo + hi) / 2;
-            if (w[size_t(ch[mid])].lo <= pos) lo = mid;
-            else hi = mid;
+            if (w[size_t(ch[mid])].lo <= pos)
+                lo = mid;
+            else
+                hi = mid;
         }
         return int(lo);
     };
@@ -259,7 +281,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         nw.lo = w[size_t(nd.children.front())].lo;
         nw.hi = w[size_t(nd.children.back())].hi;
         double sum = 0;
-        for (int c : nd.children) sum += w[size_t(c)].npt;
+        for (int c : nd.children)
+            sum += w[size_t(c)].npt;
         if (nd.type == NodeType::S) {
             // Stage of a child = 1 + highest stage of the earlier siblings it reads from.
             nw.maxStage = 0;
@@ -271,7 +294,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                         const int pp = layerPos[size_t(prod)];
                         if (pp >= nw.lo && pp < cw.lo) {
                             const int i = childContaining(nd, pp);
-                            cw.stage = std::max(cw.stage, w[size_t(nd.children[size_t(i)])].stage + 1);
+                            cw.stage =
+                                std::max(cw.stage, w[size_t(nd.children[size_t(i)])].stage + 1);
                         }
                     }
                 nw.maxStage = std::max(nw.maxStage, cw.stage);
@@ -304,7 +328,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             return invalid(id, "S cut " + tree.pathOf(id) + " has " + std::to_string(k) +
                                    " children but only " + std::to_string(nw.tileCount) + " tiles");
         std::vector<double> a(static_cast<size_t>(k));
-        for (int j = 0; j < k; ++j) a[size_t(j)] = w[size_t(nd.children[size_t(j)])].npt;
+        for (int j = 0; j < k; ++j)
+            a[size_t(j)] = w[size_t(nd.children[size_t(j)])].npt;
         allocateTiles(a, nw.tileCount, alloc);
         double maxRatio = 0, sum = 0;
         for (int j = 0; j < k; ++j) {
@@ -315,7 +340,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         w[size_t(id)].util = util;
         if (util < opt.minUtilisation) {
             char buf[160];
-            std::snprintf(buf, sizeof buf, "S cut %s: tile allocation utilisation %.2f is below %.2f",
+            std::snprintf(buf, sizeof buf,
+                          "S cut %s: tile allocation utilisation %.2f is below %.2f",
                           tree.pathOf(id).c_str(), util, opt.minUtilisation);
             return invalid(id, buf);
         }
@@ -339,7 +365,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             const int id = stack.back();
             stack.pop_back();
             w[size_t(id)].segment = int(s);
-            for (int c : tree.node(id).children) stack.push_back(c);
+            for (int c : tree.node(id).children)
+                stack.push_back(c);
         }
     }
 
@@ -353,7 +380,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     // the consumer runs a shared tile holds the producer's slice beside the consumer's input
     // and output (docs/cost-model.md §6, docs/isa.md).
     std::vector<std::vector<int>> sharedProducers(static_cast<size_t>(n));
-    std::vector<std::uint64_t> held;                         // (producer, cut) pairs charged
+    std::vector<std::uint64_t> held; // (producer, cut) pairs charged
     A.writesDram.assign(size_t(L), 0);
     std::vector<char>& writesDram = A.writesDram;
 
@@ -374,10 +401,14 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         const int ci = childContaining(lca, w[size_t(child)].lo);
         const int pi = childContaining(lca, pp);
         bool dram;
-        if (id == tree.root && lca.type == NodeType::T) dram = true; // different segments
-        else if (lca.type == NodeType::T) dram = ci != pi + 1;       // not consumed next
-        else dram = w[size_t(lca.children[size_t(ci)])].stage -
-                        w[size_t(lca.children[size_t(pi)])].stage > 1; // waits > 1 stage
+        if (id == tree.root && lca.type == NodeType::T)
+            dram = true; // different segments
+        else if (lca.type == NodeType::T)
+            dram = ci != pi + 1; // not consumed next
+        else
+            dram = w[size_t(lca.children[size_t(ci)])].stage -
+                       w[size_t(lca.children[size_t(pi)])].stage >
+                   1; // waits > 1 stage
         consumerChild = lca.children[size_t(ci)];
         lcaIsT = lca.type == NodeType::T;
         return dram;
@@ -395,14 +426,16 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 // Data kept on chip for a cut (not the consuming leaf itself) stays in the
                 // buffers of that cut's tiles for the whole time the cut runs.
                 // One tensor feeding several layers of the same cut is held once.
-                const auto heldKey = (std::uint64_t(unsigned(ins[k].producer)) << 32) | unsigned(consumerChild);
+                const auto heldKey =
+                    (std::uint64_t(unsigned(ins[k].producer)) << 32) | unsigned(consumerChild);
                 // A leaf consumer next to its producer in a T cut: the producer's slice
                 // stays beside the consumer's received input (a cut consumer is charged the
                 // held input above instead, for the whole time the cut runs).
                 if (!d && lcaIsT && !tree.node(consumerChild).isCut()) {
                     auto& sp = sharedProducers[size_t(consumerChild)];
                     const int pl = leafNode[size_t(ins[k].producer)];
-                    if (std::find(sp.begin(), sp.end(), pl) == sp.end()) sp.push_back(pl); // one slice per producer
+                    if (std::find(sp.begin(), sp.end(), pl) == sp.end())
+                        sp.push_back(pl); // one slice per producer
                 }
                 if (!d && tree.node(consumerChild).isCut() &&
                     std::find(held.begin(), held.end(), heldKey) == held.end()) {
@@ -415,7 +448,6 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             }
         if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
     }
-
 
     // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
     const double cap = hw.bufferBytes;
@@ -433,7 +465,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
                 const RANode& pn = tree.node(p);
-                const double slice = C.mapper.map(pn.layer, w[size_t(p)].tileCount, pn.batch).ofmapPerTile;
+                const double slice =
+                    C.mapper.map(pn.layer, w[size_t(p)].tileCount, pn.batch).ofmapPerTile;
                 nw.act += slice * std::max(1.0, double(nd.batch) / std::max(1, pn.batch));
             }
             continue;
@@ -470,9 +503,10 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     auto overflow = [&](int id) {
         const RANode& nd = tree.node(id);
         const NodeWork& nw = w[size_t(id)];
-        const std::string what = nd.type == NodeType::Leaf
-                                     ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
-                                     : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
+        const std::string what =
+            nd.type == NodeType::Leaf
+                ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
+                : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
         return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
                                " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
                                fmtBytes(cap) + " buffer");
@@ -505,7 +539,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         prods.assign(ins.size(), nullptr);
         for (size_t k = 0; k < ins.size(); ++k)
             if (!inputViaDram[size_t(l)][k]) prods[k] = &place[size_t(ins[k].producer)];
-        w[size_t(leafNode[size_t(l)])].traffic = &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0, A.segBatch);
+        w[size_t(leafNode[size_t(l)])].traffic =
+            &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0, A.segBatch);
     }
 
     // ---- Delay per invocation, bottom-up (docs/cost-model.md §5). A leaf's activation
@@ -518,7 +553,8 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     const double portBw = hw.dramPortBytesPerCycle; // 0: no per-side limit
     std::vector<char> readsDram(static_cast<size_t>(L), 0);
     for (int l = 0; l < L; ++l)
-        for (char d : inputViaDram[size_t(l)]) readsDram[size_t(l)] |= d;
+        for (char d : inputViaDram[size_t(l)])
+            readsDram[size_t(l)] |= d;
     std::vector<double>& linkSum = C.linkScratch; // all zero between uses
     std::vector<int>& touched = C.touchedScratch;
     touched.clear();
@@ -532,10 +568,12 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             nw.dram = T.actDram / inv;
             // A leaf reading an input from DRAM waits the DRAM latency for its first data
             // (its producer stored it; nothing earlier can fetch it).
-            const Cycles latency = nw.latency = readsDram[size_t(nd.layer)] ? hw.dramLatencyCycles : 0.0;
+            const Cycles latency = nw.latency =
+                readsDram[size_t(nd.layer)] ? hw.dramLatencyCycles : 0.0;
             double sideTime = 0;
             if (portBw > 0)
-                for (double b : T.actSide) sideTime = std::max(sideTime, b / inv / portBw);
+                for (double b : T.actSide)
+                    sideTime = std::max(sideTime, b / inv / portBw);
             nw.time = std::max({nw.compute + latency, nw.dram / dramBw + latency, sideTime,
                                 std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
             continue;
@@ -583,9 +621,12 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         Cycles t = id == tree.root ? 0 : nw.firstStart;
         for (int c : nd.children) {
             NodeWork& cw = w[size_t(c)];
-            if (id == tree.root && A.rootIsT) cw.firstStart = 0;
-            else if (nd.type == NodeType::T) cw.firstStart = t, t += cw.time;
-            else cw.firstStart = nw.firstStart + cw.stage * nw.slot;
+            if (id == tree.root && A.rootIsT)
+                cw.firstStart = 0;
+            else if (nd.type == NodeType::T)
+                cw.firstStart = t, t += cw.time;
+            else
+                cw.firstStart = nw.firstStart + cw.stage * nw.slot;
         }
     }
 
@@ -631,7 +672,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
 
     for (size_t s = 0; s < segments.size(); ++s) {
-        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0, segHop = 0;
+        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
+               segHop = 0;
         std::array<double, 4> sideBytes{};
         const NodeWork& sw = w[size_t(segments[s])];
         const bool alone = sw.hi - sw.lo == 1;
@@ -653,30 +695,36 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                     }
             segHop += hop;
             const double leafDram = T.actDram + T.weightDram;
-            for (size_t d = 0; d < 4; ++d) sideBytes[d] += T.actSide[d] + T.weightSide[d];
+            for (size_t d = 0; d < 4; ++d)
+                sideBytes[d] += T.actSide[d] + T.weightSide[d];
             if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
             // Why the leaf waits beyond its compute (for the reported bound).
             const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
-            const double nocWait = std::max(0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
+            const double nocWait = std::max(
+                0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
             leafDramWait += dramWait * invocations;
             leafNocWait += nocWait * invocations;
             const double macs = double(m.macs) * invocations;
-            const double eCompute = macs * hw.energy.macPj + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+            const double eCompute = macs * hw.energy.macPj +
+                                    double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
             const double eBuffer = (m.bufferAccessBytes * invocations + T.delivered) * sramPj;
             energyCompute += eCompute;
             energyBuffer += eBuffer;
             macTotal += macs * segInvocations;
             dram += leafDram;
             lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
-                         hop * 8 * hw.energy.nocPjPerBitHop) * segInvocations;
+                         hop * 8 * hw.energy.nocPjPerBitHop) *
+                        segInvocations;
             if (opt.detail && leafDram > 0)
                 for (int t = 0; t < lw.tileCount; ++t)
-                    tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] += leafDram * segInvocations / lw.tileCount;
+                    tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] +=
+                        leafDram * segInvocations / lw.tileCount;
         }
         // A leaf alone in its segment (every segment of a layer-sequential tree) has its
         // busiest link precomputed; otherwise add up the leaves' links.
         const double hop = segHop;
-        double maxLink = alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
+        double maxLink =
+            alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
         for (int l : segTouched) {
             const double b = segLinks[size_t(l)];
             maxLink = std::max(maxLink, b);
@@ -698,25 +746,30 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                 // leaves' weight trees are not added up per link here (the segment's link
                 // bound below has every byte), which keeps this O(leaves).
                 linkMax = std::max(linkMax, lw->traffic->weightMaxLink);
-                const Cycles arrival = hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
+                const Cycles arrival =
+                    hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
                 // The leaf streams its weights in kWeightStages slices (by output channel,
                 // as the generator cuts them): it starts once the first slice is in and its
                 // last slice's work follows the last weights. Its own wait for DRAM data
                 // overlaps the wait for its weights.
-                const Cycles own = std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
+                const Cycles own =
+                    std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
                 const Cycles rest = sw.time - start - lw->latency;
-                weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
-                                        arrival + rest / kWeightStages});
+                weightBound =
+                    std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
+                              arrival + rest / kWeightStages});
             }
         }
         Cycles dramTime = dram / dramBw;
         if (hw.dramPortBytesPerCycle > 0)
-            for (double b : sideBytes) dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
+            for (double b : sideBytes)
+                dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
         const Cycles nocTime = maxLink / linkBw;
         segTime[s] = sw.time;
         // A segment whose pipeline already waits on its leaves' own traffic is bound by
         // what they wait for, even when no whole-segment bound below bites.
-        if (sw.time > sw.compute) segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
+        if (sw.time > sw.compute)
+            segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
         if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
         if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
         if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
@@ -730,7 +783,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     }
 
     Cycles delay = 0;
-    for (double t : segTime) delay += t;
+    for (double t : segTime)
+        delay += t;
     delay *= segInvocations;
 
     ev.valid = true;
@@ -754,7 +808,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         NodeWork& nw = w[size_t(id)];
         if (nd.isCut()) {
             nw.energy = 0;
-            for (int c : nd.children) nw.energy += w[size_t(c)].energy;
+            for (int c : nd.children)
+                nw.energy += w[size_t(c)].energy;
         }
         NodeFigures& f = ev.nodes[size_t(id)];
         f.npt = nw.npt;
@@ -811,7 +866,8 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         if (nd.type == NodeType::T) {
             Cycles t = t0;
             for (int j = 0; j < nd.subBatch; ++j)
-                for (int c : nd.children) t = place(c, t, sample + j * cb, scale);
+                for (int c : nd.children)
+                    t = place(c, t, sample + j * cb, scale);
             return t;
         }
         const Cycles slot = nw.slot * scale;
@@ -876,9 +932,11 @@ ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBa
         l.stage = nw.stage;
         l.tileBegin = nw.tileBegin;
         l.tileCount = nw.tileCount;
-        for (int t = 0; t < nw.tileCount; ++t) l.tiles.push_back(C.mesh.tileAt(nw.tileBegin + t));
+        for (int t = 0; t < nw.tileCount; ++t)
+            l.tiles.push_back(C.mesh.tileAt(nw.tileBegin + t));
         l.mapping = *nw.mapping;
-        for (char d : A.inputViaDram[size_t(layer)]) l.inputViaDram.push_back(d != 0);
+        for (char d : A.inputViaDram[size_t(layer)])
+            l.inputViaDram.push_back(d != 0);
         l.writesDram = A.writesDram[size_t(layer)] != 0;
         out.leafOfLayer[size_t(layer)] = int(out.leaves.size());
         out.leaves.push_back(std::move(l));

@@ -27,7 +27,7 @@ struct EvalStats {
 };
 
 class EvalContext {
-public:
+  public:
     EvalContext(const Network& net, const Hardware& hw);
     ~EvalContext();
     EvalContext(const EvalContext&) = delete;
@@ -39,7 +39,7 @@ public:
     struct Impl;
     Impl& impl() { return *m_impl; }
 
-private:
+  private:
     std::unique_ptr<Impl> m_impl;
 };
 

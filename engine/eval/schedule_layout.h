@@ -12,27 +12,27 @@
 namespace tilescope {
 
 struct LeafLayout {
-    int node = -1;        // leaf node id in the tree
+    int node = -1; // leaf node id in the tree
     int layer = -1;
-    int batch = 1;        // b_i: samples per invocation
-    int segment = -1;     // index into ScheduleLayout::segments
-    int stage = 0;        // pipeline stage within the parent S cut (0 otherwise)
-    int tileBegin = 0;    // tile group: snake positions [tileBegin, tileBegin + tileCount)
+    int batch = 1;     // b_i: samples per invocation
+    int segment = -1;  // index into ScheduleLayout::segments
+    int stage = 0;     // pipeline stage within the parent S cut (0 otherwise)
+    int tileBegin = 0; // tile group: snake positions [tileBegin, tileBegin + tileCount)
     int tileCount = 0;
-    std::vector<int> tiles;          // the group's tile ids, in snake order
-    LeafMapping mapping;             // the mapper's choice for (layer, tileCount, batch)
-    std::vector<bool> inputViaDram;  // per layer input: read from DRAM (else over the NoC)
-    bool writesDram = false;         // output stored to DRAM (network output or a DRAM reader)
+    std::vector<int> tiles;         // the group's tile ids, in snake order
+    LeafMapping mapping;            // the mapper's choice for (layer, tileCount, batch)
+    std::vector<bool> inputViaDram; // per layer input: read from DRAM (else over the NoC)
+    bool writesDram = false;        // output stored to DRAM (network output or a DRAM reader)
 };
 
 struct ScheduleLayout {
     bool valid = false;
     std::string reason;
-    std::vector<LeafLayout> leaves;   // left to right
-    std::vector<int> leafOfLayer;     // layer -> index into leaves
-    std::vector<int> segments;        // node ids of the segments (children of a root T cut)
-    int segBatch = 1;                 // samples per segment invocation
-    int segInvocations = 1;           // root sub-batch count
+    std::vector<LeafLayout> leaves; // left to right
+    std::vector<int> leafOfLayer;   // layer -> index into leaves
+    std::vector<int> segments;      // node ids of the segments (children of a root T cut)
+    int segBatch = 1;               // samples per segment invocation
+    int segInvocations = 1;         // root sub-batch count
     // The detail evaluation of the same tree: its intervals are the leaf invocations
     // (sample ranges and planned start/end), its delay and dram_bytes the targets.
     Evaluation evaluation;

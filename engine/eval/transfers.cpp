@@ -17,7 +17,8 @@ bool Box::empty() const {
 long long Box::volume() const {
     if (empty()) return 0;
     long long v = 1;
-    for (int a = 0; a < 4; ++a) v *= hi[size_t(a)] - lo[size_t(a)];
+    for (int a = 0; a < 4; ++a)
+        v *= hi[size_t(a)] - lo[size_t(a)];
     return v;
 }
 
@@ -30,7 +31,8 @@ Box Box::intersect(const Box& o) const {
     return r;
 }
 
-TransferGeometry::TransferGeometry(const Network& net, int dataBits) : m_net(net), m_dataBits(dataBits) {
+TransferGeometry::TransferGeometry(const Network& net, int dataBits)
+    : m_net(net), m_dataBits(dataBits) {
     const int L = int(net.layers.size());
     m_geom.resize(size_t(L));
     for (int l = 0; l < L; ++l) {
@@ -106,8 +108,10 @@ Box TransferGeometry::window(int l, size_t k, const Box& o) const {
             c1 = ((o.hi[1] - 1) / kg + 1) * cg;
         }
     } else if (ly.kind == LayerKind::Eltwise) {
-        if (g.C == ly.outC) c0 = o.lo[1], c1 = o.hi[1];
-        else c0 = 0, c1 = g.C;
+        if (g.C == ly.outC)
+            c0 = o.lo[1], c1 = o.hi[1];
+        else
+            c0 = 0, c1 = g.C;
     } else if (ly.inC == ly.outC) {
         c0 = o.lo[1], c1 = o.hi[1];
     }
@@ -116,12 +120,14 @@ Box TransferGeometry::window(int l, size_t k, const Box& o) const {
     if (g.H == ly.inH && ly.outH > 0) {
         const int pt = ly.padH / 2;
         w.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
-        w.hi[2] = std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
+        w.hi[2] =
+            std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
     }
     if (g.W == ly.inW && ly.outW > 0) {
         const int pl = ly.padW / 2;
         w.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
-        w.hi[3] = std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
+        w.hi[3] =
+            std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
     }
     return w;
 }
@@ -147,8 +153,8 @@ std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) 
     }
     const int groups = std::max(1, ly.groups);
     const long long K = ly.inC / groups, cols = ly.outC / groups, rows = (long long)p.outH * p.outW;
-    const bool transposedKeys = p.outC == groups * K && p.outW == 1 && p.outH == cols &&
-                                !(p.outC == ly.outC && rows == K);
+    const bool transposedKeys =
+        p.outC == groups * K && p.outW == 1 && p.outH == cols && !(p.outC == ly.outC && rows == K);
     if (transposedKeys) {
         // Output channels [c0, c1) are (head, key row) pairs, head-major.
         for (long long c = o.lo[1]; c < o.hi[1];) {
@@ -170,10 +176,12 @@ std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) 
         [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
             if (lo >= hi) return;
             long long unit = 1;
-            for (size_t a = ax + 1; a < 3; ++a) unit *= dim[a];
+            for (size_t a = ax + 1; a < 3; ++a)
+                unit *= dim[a];
             auto box = [&](long long i0, long long i1) {
                 Box b = whole;
-                for (size_t a = 0; a < ax; ++a) b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
+                for (size_t a = 0; a < ax; ++a)
+                    b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
                 b.lo[ax + 1] = int(i0), b.hi[ax + 1] = int(i1);
                 out.push_back(b);
             };
@@ -224,15 +232,18 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
         cover[ax].assign(ns, {});
         for (size_t sg = 0; sg < ns; ++sg)
             for (size_t a = 0; a < n; ++a)
-                if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] && cuts[ax][sg + 1] <= win[a].hi[ax])
+                if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] &&
+                    cuts[ax][sg + 1] <= win[a].hi[ax])
                     cover[ax][sg].push_back(a);
         // A gap no window needs travels with its neighbour (left first, then right).
         std::vector<char> gap(ns, 0);
-        for (size_t sg = 0; sg < ns; ++sg) gap[sg] = cover[ax][sg].empty();
+        for (size_t sg = 0; sg < ns; ++sg)
+            gap[sg] = cover[ax][sg].empty();
         for (size_t sg = 1; sg < ns; ++sg)
             if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
         for (size_t sg = ns; sg-- > 0;)
-            if (gap[sg] && sg + 1 < ns && !gap[sg + 1]) cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
+            if (gap[sg] && sg + 1 < ns && !gap[sg + 1])
+                cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
     }
     std::vector<DramCell> cells;
     std::vector<size_t> ab, abc;
@@ -240,12 +251,13 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
         for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1]) {
             ab.clear();
-            std::set_intersection(cover[0][si[0]].begin(), cover[0][si[0]].end(), cover[1][si[1]].begin(),
-                                  cover[1][si[1]].end(), std::back_inserter(ab));
+            std::set_intersection(cover[0][si[0]].begin(), cover[0][si[0]].end(),
+                                  cover[1][si[1]].begin(), cover[1][si[1]].end(),
+                                  std::back_inserter(ab));
             for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2]) {
                 abc.clear();
-                std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(), cover[2][si[2]].end(),
-                                      std::back_inserter(abc));
+                std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(),
+                                      cover[2][si[2]].end(), std::back_inserter(abc));
                 for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
                     DramCell c;
                     for (size_t ax = 0; ax < 4; ++ax) {
@@ -253,8 +265,8 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
                         c.box.hi[ax] = cuts[ax][si[ax] + 1];
                     }
                     if (c.box.empty()) continue;
-                    std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(), cover[3][si[3]].end(),
-                                          std::back_inserter(c.to));
+                    std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(),
+                                          cover[3][si[3]].end(), std::back_inserter(c.to));
                     if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
                     cells.push_back(std::move(c));
                 }
@@ -273,9 +285,11 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
     // Scratch kept per thread: this runs once per producer invocation while the evaluator
     // costs a placement.
     thread_local std::array<std::vector<std::pair<int, int>>, 4> ext;
-    for (auto& e : ext) e.clear();
+    for (auto& e : ext)
+        e.clear();
     for (const SliceRef& ps : slices)
-        for (size_t ax = 0; ax < 4; ++ax) ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
+        for (size_t ax = 0; ax < 4; ++ax)
+            ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
     for (auto& e : ext) {
         std::sort(e.begin(), e.end());
         e.erase(std::unique(e.begin(), e.end()), e.end());
@@ -284,19 +298,24 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
     // testing every slice (never the case for tileBox partitions, kept for safety).
     bool grid = true;
     for (const auto& e : ext)
-        for (size_t i = 1; i < e.size() && grid; ++i) grid = e[i - 1].second <= e[i].first;
+        for (size_t i = 1; i < e.size() && grid; ++i)
+            grid = e[i - 1].second <= e[i].first;
     std::array<size_t, 4> n{};
-    for (size_t ax = 0; ax < 4; ++ax) n[ax] = ext[ax].size();
+    for (size_t ax = 0; ax < 4; ++ax)
+        n[ax] = ext[ax].size();
     thread_local std::vector<int> cellSlice;
     auto indexOf = [&](size_t ax, const SliceRef& ps) {
-        return size_t(std::lower_bound(ext[ax].begin(), ext[ax].end(), std::make_pair(ps.box.lo[ax], ps.box.hi[ax])) -
+        return size_t(std::lower_bound(ext[ax].begin(), ext[ax].end(),
+                                       std::make_pair(ps.box.lo[ax], ps.box.hi[ax])) -
                       ext[ax].begin());
     };
     if (grid) {
         cellSlice.assign(n[0] * n[1] * n[2] * n[3], -1);
         for (size_t sl = 0; sl < slices.size(); ++sl) {
             const SliceRef& ps = slices[sl];
-            const size_t c = ((indexOf(0, ps) * n[1] + indexOf(1, ps)) * n[2] + indexOf(2, ps)) * n[3] + indexOf(3, ps);
+            const size_t c =
+                ((indexOf(0, ps) * n[1] + indexOf(1, ps)) * n[2] + indexOf(2, ps)) * n[3] +
+                indexOf(3, ps);
             if (cellSlice[c] >= 0) grid = false; // two slices with one extent: not a grid
             cellSlice[c] = int(sl);
         }
@@ -324,13 +343,17 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
                 bool none = false;
                 for (size_t ax = 0; ax < 4 && !none; ++ax) {
                     const auto& e = ext[ax];
-                    // from the first extent ending after want.lo to the first starting at or after want.hi
-                    const size_t lo = size_t(std::partition_point(e.begin(), e.end(), [&](const auto& p) {
-                                                 return p.second <= want.lo[ax];
-                                             }) - e.begin());
-                    const size_t hi = size_t(std::partition_point(e.begin(), e.end(), [&](const auto& p) {
-                                                 return p.first < want.hi[ax];
-                                             }) - e.begin());
+                    // from the first extent ending after want.lo to the first starting at or after
+                    // want.hi
+                    const size_t lo =
+                        size_t(std::partition_point(
+                                   e.begin(), e.end(),
+                                   [&](const auto& p) { return p.second <= want.lo[ax]; }) -
+                               e.begin());
+                    const size_t hi = size_t(
+                        std::partition_point(e.begin(), e.end(),
+                                             [&](const auto& p) { return p.first < want.hi[ax]; }) -
+                        e.begin());
                     r[ax] = {lo, hi};
                     none = lo >= hi;
                 }
@@ -339,11 +362,13 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
                     for (size_t i1 = r[1].first; i1 < r[1].second; ++i1)
                         for (size_t i2 = r[2].first; i2 < r[2].second; ++i2)
                             for (size_t i3 = r[3].first; i3 < r[3].second; ++i3) {
-                                const int sl = cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
+                                const int sl =
+                                    cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
                                 if (sl >= 0) cand.push_back(size_t(sl));
                             }
             } else {
-                for (size_t sl = 0; sl < slices.size(); ++sl) cand.push_back(sl);
+                for (size_t sl = 0; sl < slices.size(); ++sl)
+                    cand.push_back(sl);
             }
             for (size_t sl : cand) {
                 const Box x = slices[sl].box.intersect(want);
@@ -351,7 +376,8 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
             }
         }
     // Stable by slice: within a slice the scan order (consumer, want) stays.
-    std::stable_sort(found.begin(), found.end(), [](const SliceHit& p, const SliceHit& q) { return p.slice < q.slice; });
+    std::stable_sort(found.begin(), found.end(),
+                     [](const SliceHit& p, const SliceHit& q) { return p.slice < q.slice; });
     for (size_t h = 0; h < found.size();) {
         const size_t sl = found[h].slice;
         const size_t first = pieces.size(); // this slice's pieces start here
@@ -359,11 +385,13 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
         for (; h < found.size() && found[h].slice == sl; ++h) {
             const Hit& hit = found[h].hit;
             if (slices[sl].tile == consumerTiles[hit.consumer]) {
-                if (lastLocal != hit.consumer) local[hit.consumer].push_back(sl), lastLocal = hit.consumer;
+                if (lastLocal != hit.consumer)
+                    local[hit.consumer].push_back(sl), lastLocal = hit.consumer;
                 continue;
             }
             size_t p = first;
-            while (p < pieces.size() && !(pieces[p].box == hit.x)) ++p;
+            while (p < pieces.size() && !(pieces[p].box == hit.x))
+                ++p;
             if (p == pieces.size()) pieces.push_back({sl, hit.x, {}});
             pieces[p].to.push_back(hit.consumer);
         }
@@ -381,7 +409,7 @@ namespace {
 // Per-link bytes of a set of transfers; a multicast loads each link of the union of its
 // routes once.
 class LinkTally {
-public:
+  public:
     // Sized for `links` (grows only; everything is zero between uses).
     void ensure(int links) {
         if (m_bytes.size() >= size_t(links)) return;
@@ -396,7 +424,8 @@ public:
             if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
             m_bytes[size_t(l)] += bytes;
         }
-        for (int l : route) m_mark[size_t(l)] = 0;
+        for (int l : route)
+            m_mark[size_t(l)] = 0;
     }
     // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the max.
     double take(std::vector<std::pair<int, double>>& out) {
@@ -412,7 +441,7 @@ public:
         return mx;
     }
 
-private:
+  private:
     std::vector<double> m_bytes;
     std::vector<char> m_mark, m_seen;
     std::vector<int> m_touched;
@@ -420,7 +449,8 @@ private:
 
 } // namespace
 
-LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
+                              const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram) {
     const Network& net = geo.network();
     const Layer& ly = net.layers[size_t(leaf.layer)];
@@ -434,9 +464,11 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
         route.clear();
         mesh.multicastFromDram(tiles, route);
     };
-    auto chargeSides = [&](std::array<double, 4>& side, const std::vector<int>& tiles, double bytes) {
+    auto chargeSides = [&](std::array<double, 4>& side, const std::vector<int>& tiles,
+                           double bytes) {
         const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
-        for (Dir d : sides) side[size_t(d)] += bytes / double(sides.size());
+        for (Dir d : sides)
+            side[size_t(d)] += bytes / double(sides.size());
     };
     const int b = std::max(1, leaf.batch);
 
@@ -445,10 +477,12 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
         std::map<std::pair<int, int>, std::vector<int>> byK;
         for (int t = 0; t < leaf.tileCount; ++t) {
             const Box box = geo.tileBox(leaf.layer, m, t, 0, b);
-            if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+            if (!box.empty())
+                byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
         }
         for (const auto& [kr, members] : byK) {
-            const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
+            const double bytes =
+                double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
             fromDram(members);
             wgt.add(route, bytes);
             chargeSides(T.weightSide, members, bytes);
@@ -490,7 +524,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const InputGeom& g = geo.input(leaf.layer, k);
             win.clear();
-            for (const Box& o : boxes) win.push_back(geo.window(leaf.layer, k, o));
+            for (const Box& o : boxes)
+                win.push_back(geo.window(leaf.layer, k, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
                 Box ext;
@@ -499,7 +534,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                 for (const DramCell& c : dramCells(ext, win)) {
                     const double bytes = double(geo.bytesOf(c.box.volume()));
                     dst.clear();
-                    for (size_t a : c.to) dst.push_back(actTiles[a]);
+                    for (size_t a : c.to)
+                        dst.push_back(actTiles[a]);
                     fromDram(dst);
                     act.add(route, bytes);
                     chargeSides(T.actSide, dst, bytes);
@@ -510,7 +546,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
             }
             wants.assign(boxes.size(), {});
             for (size_t a = 0; a < boxes.size(); ++a)
-                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]} : geo.producerWants(leaf.layer, k, boxes[a]);
+                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]}
+                                            : geo.producerWants(leaf.layer, k, boxes[a]);
             // The producer invocations whose samples overlap [s0, s1).
             const int pb = std::max(1, p->batch);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
@@ -526,7 +563,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, con
                     const double bytes = double(geo.bytesOf(pc.box.volume()));
                     route.clear();
                     dst.clear();
-                    for (size_t a : pc.to) dst.push_back(actTiles[a]);
+                    for (size_t a : pc.to)
+                        dst.push_back(actTiles[a]);
                     mesh.multicastRoute(slices[pc.slice].tile, dst, route);
                     act.add(route, bytes);
                     egress[size_t(slices[pc.slice].tile)] += bytes;
@@ -556,10 +594,12 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     LeafTraffic T = period;
     const double scale = double(invocations) / std::max(1, period.invocations);
     T.invocations = invocations;
-    for (auto& [link, bytes] : T.actLinks) bytes *= scale;
+    for (auto& [link, bytes] : T.actLinks)
+        bytes *= scale;
     T.actMaxLink *= scale;
     T.maxEgress *= scale;
-    for (double& b : T.actSide) b *= scale;
+    for (double& b : T.actSide)
+        b *= scale;
     T.actDram *= scale;
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).
@@ -568,12 +608,17 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     size_t j = 0;
     for (const auto& [link, bytes] : T.actLinks) {
         T.actHop += bytes;
-        while (j < T.weightLinks.size() && T.weightLinks[j].first < link) T.maxLink = std::max(T.maxLink, T.weightLinks[j++].second);
-        const double w = j < T.weightLinks.size() && T.weightLinks[j].first == link ? T.weightLinks[j++].second : 0.0;
+        while (j < T.weightLinks.size() && T.weightLinks[j].first < link)
+            T.maxLink = std::max(T.maxLink, T.weightLinks[j++].second);
+        const double w = j < T.weightLinks.size() && T.weightLinks[j].first == link
+                             ? T.weightLinks[j++].second
+                             : 0.0;
         T.maxLink = std::max(T.maxLink, bytes + w);
     }
-    for (; j < T.weightLinks.size(); ++j) T.maxLink = std::max(T.maxLink, T.weightLinks[j].second);
-    for (const auto& [link, bytes] : T.weightLinks) T.weightHop += bytes;
+    for (; j < T.weightLinks.size(); ++j)
+        T.maxLink = std::max(T.maxLink, T.weightLinks[j].second);
+    for (const auto& [link, bytes] : T.weightLinks)
+        T.weightHop += bytes;
     return T;
 }
 

@@ -38,7 +38,7 @@ struct InputGeom {
 
 // The geometry of every layer's inputs, and the boxes derived from a leaf's partition.
 class TransferGeometry {
-public:
+  public:
     TransferGeometry(const Network& net, int dataBits);
 
     const Network& network() const { return m_net; }
@@ -59,7 +59,7 @@ public:
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.
     long long weightElems(int layer, int k0, int k1) const;
 
-private:
+  private:
     const Network& m_net;
     int m_dataBits;
     std::vector<std::vector<InputGeom>> m_geom;
@@ -108,15 +108,15 @@ struct LeafPlacement {
 };
 
 // The traffic of one leaf over one segment invocation (segment batch samples, segment
-// batch / batch leaf invocations), exactly as the instruction generator moves it: per-link bytes of its
-// activation transfers (inputs read from DRAM or received over the NoC, outputs stored)
-// and of its weights (read once per segment invocation), and the totals.
+// batch / batch leaf invocations), exactly as the instruction generator moves it: per-link bytes of
+// its activation transfers (inputs read from DRAM or received over the NoC, outputs stored) and of
+// its weights (read once per segment invocation), and the totals.
 struct LeafTraffic {
     std::vector<std::pair<int, double>> actLinks, weightLinks; // (link, bytes)
     double actDram = 0;    // input bytes read from DRAM + output bytes stored
     double weightDram = 0; // weight bytes read from DRAM
     double delivered = 0;  // bytes written into buffers by transfers (multicast copies counted)
-    double weightDelivered = 0; // of which weights
+    double weightDelivered = 0;               // of which weights
     double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
     double maxLink = 0;                       // busiest link of both together
     // Bytes the busiest tile sends for this leaf (its inputs to the consumer tiles, its
@@ -127,7 +127,7 @@ struct LeafTraffic {
     // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
     // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
     std::array<double, 4> actSide{}, weightSide{};
-    double actHop = 0, weightHop = 0;         // bytes x links of each part
+    double actHop = 0, weightHop = 0; // bytes x links of each part
     int invocations = 1;
 };
 
@@ -136,7 +136,8 @@ struct LeafTraffic {
 // Built in two steps: the activation traffic repeats with a period of invocations (a NoC
 // producer's invocations line up the same way again after lcm(b, its batch) samples), so
 // one period is costed (invocations = the period) and scaled to a segment invocation.
-LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
+                              const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram);
 LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations);
 

@@ -13,15 +13,15 @@ namespace tilescope {
 enum class TileArch { Nvdla, Cim };
 
 struct SramEnergyPoint {
-    Bytes bufferBytes;   // buffer size this entry applies to (entries sorted ascending)
-    double pjPerByte;    // access energy per byte
+    Bytes bufferBytes; // buffer size this entry applies to (entries sorted ascending)
+    double pjPerByte;  // access energy per byte
 };
 
 struct EnergyModel {
     double dramPjPerBit = 7.5;
     double nocPjPerBitHop = 0.7;
-    double macPj = 0.018;       // per MAC operation
-    double vectorPjPerOp = 0.01; // vector unit / pooling / eltwise element operation
+    double macPj = 0.018;              // per MAC operation
+    double vectorPjPerOp = 0.01;       // vector unit / pooling / eltwise element operation
     std::vector<SramEnergyPoint> sram; // table by buffer size; see docs/hardware-format.md
     // Energy per byte for a buffer of this size: the first table entry whose size is at
     // least bufferBytes, else the last; linear in log(size) between entries.
@@ -30,7 +30,7 @@ struct EnergyModel {
 
 enum class MeshSide { West, East, North, South };
 
-struct CimParams {             // compute-in-memory tiles (SPEC §7)
+struct CimParams {                    // compute-in-memory tiles (SPEC §7)
     Count crossbarBytes = 256 * 1024; // weights that fit programmed at once
     Cycles reprogramCyclesPerKiB = 64;
     double reprogramPjPerByte = 2.0;
@@ -38,23 +38,23 @@ struct CimParams {             // compute-in-memory tiles (SPEC §7)
 
 struct Hardware {
     std::string name = "custom";
-    int meshX = 4, meshY = 4;          // columns x rows
-    int macsPerTile = 1024;            // int8 MACs per cycle
-    Bytes bufferBytes = 1 << 20;       // global buffer per tile
-    int vectorLanes = 64;              // vector unit ops per cycle
+    int meshX = 4, meshY = 4;    // columns x rows
+    int macsPerTile = 1024;      // int8 MACs per cycle
+    Bytes bufferBytes = 1 << 20; // global buffer per tile
+    int vectorLanes = 64;        // vector unit ops per cycle
     TileArch arch = TileArch::Nvdla;
-    double nocBytesPerCycle = 24;      // per link, per direction
-    double dramBytesPerCycle = 16;     // total over all ports
+    double nocBytesPerCycle = 24;  // per link, per direction
+    double dramBytesPerCycle = 16; // total over all ports
     std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};
     // The DRAM model of docs/hardware-format.md: a read's data arrives this long after its
     // transfer; a tile keeps up to maxOutstandingLoads LOADs in flight to hide it; with
     // dramPortBytesPerCycle > 0 each side's controller is a bandwidth limit of its own.
     double dramLatencyCycles = 0;
     int maxOutstandingLoads = 4;
-    double dramPortBytesPerCycle = 0;  // per side; 0 = only the shared total
+    double dramPortBytesPerCycle = 0; // per side; 0 = only the shared total
     double clockGHz = 1.0;
     int dataBits = 8;
-    int stripe = 2;                    // columns per stripe of the snake tile numbering
+    int stripe = 2; // columns per stripe of the snake tile numbering
     EnergyModel energy;
     CimParams cim;
 

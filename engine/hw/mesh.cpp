@@ -9,10 +9,18 @@ namespace tilescope {
 Mesh::Mesh(const Hardware& hw) : m_x(hw.meshX), m_y(hw.meshY) {
     for (MeshSide s : hw.dramSides) {
         switch (s) {
-        case MeshSide::West: m_sides.push_back(West); break;
-        case MeshSide::East: m_sides.push_back(East); break;
-        case MeshSide::North: m_sides.push_back(North); break;
-        case MeshSide::South: m_sides.push_back(South); break;
+        case MeshSide::West:
+            m_sides.push_back(West);
+            break;
+        case MeshSide::East:
+            m_sides.push_back(East);
+            break;
+        case MeshSide::North:
+            m_sides.push_back(North);
+            break;
+        case MeshSide::South:
+            m_sides.push_back(South);
+            break;
         }
     }
     const int stripe = std::clamp(hw.stripe, 1, m_x);
@@ -23,7 +31,8 @@ Mesh::Mesh(const Hardware& hw) : m_x(hw.meshX), m_y(hw.meshY) {
         const bool down = stripeIdx % 2 == 0;
         for (int r = 0; r < m_y; ++r) {
             const int y = down ? r : m_y - 1 - r;
-            for (int x = x0; x < x1; ++x) m_order.push_back(tileId(x, y));
+            for (int x = x0; x < x1; ++x)
+                m_order.push_back(tileId(x, y));
         }
     }
 }
@@ -74,17 +83,26 @@ std::pair<Dir, int> Mesh::nearestPort(int tile) const {
     }
     int edge;
     switch (best) {
-    case West: edge = tileId(0, y); break;
-    case East: edge = tileId(m_x - 1, y); break;
-    case North: edge = tileId(x, 0); break;
-    default: edge = tileId(x, m_y - 1); break;
+    case West:
+        edge = tileId(0, y);
+        break;
+    case East:
+        edge = tileId(m_x - 1, y);
+        break;
+    case North:
+        edge = tileId(x, 0);
+        break;
+    default:
+        edge = tileId(x, m_y - 1);
+        break;
     }
     return {best, edge};
 }
 
 std::vector<Dir> Mesh::dramSidesOf(const std::vector<int>& tiles) const {
     std::vector<Dir> sides;
-    for (int t : tiles) sides.push_back(nearestPort(t).first);
+    for (int t : tiles)
+        sides.push_back(nearestPort(t).first);
     std::sort(sides.begin(), sides.end());
     sides.erase(std::unique(sides.begin(), sides.end()), sides.end());
     return sides;
@@ -121,12 +139,16 @@ void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>&
         c.first = std::min(c.first, y), c.second = std::max(c.second, y);
         used[size_t(x)] = 1;
     }
-    for (int x = sx; x < maxX; ++x) out.push_back(outLink(tileId(x, sy), East));
-    for (int x = sx; x > minX; --x) out.push_back(outLink(tileId(x, sy), West));
+    for (int x = sx; x < maxX; ++x)
+        out.push_back(outLink(tileId(x, sy), East));
+    for (int x = sx; x > minX; --x)
+        out.push_back(outLink(tileId(x, sy), West));
     for (int x = minX; x <= maxX; ++x) {
         if (!used[size_t(x)]) continue;
-        for (int y = sy; y < col[size_t(x)].second; ++y) out.push_back(outLink(tileId(x, y), South));
-        for (int y = sy; y > col[size_t(x)].first; --y) out.push_back(outLink(tileId(x, y), North));
+        for (int y = sy; y < col[size_t(x)].second; ++y)
+            out.push_back(outLink(tileId(x, y), South));
+        for (int y = sy; y > col[size_t(x)].first; --y)
+            out.push_back(outLink(tileId(x, y), North));
     }
 }
 
@@ -143,7 +165,9 @@ void Mesh::multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out
     for (size_t i = 0; i < byPort.size();) {
         const auto [edge, side, d0] = byPort[i];
         group.clear();
-        for (; i < byPort.size() && std::get<0>(byPort[i]) == edge && std::get<1>(byPort[i]) == side; ++i)
+        for (;
+             i < byPort.size() && std::get<0>(byPort[i]) == edge && std::get<1>(byPort[i]) == side;
+             ++i)
             group.push_back(std::get<2>(byPort[i]));
         out.push_back(portInLink(edge, Dir(side)));
         multicastRoute(edge, group, out);

@@ -13,7 +13,7 @@ namespace tilescope {
 enum Dir { East = 0, West = 1, North = 2, South = 3 };
 
 class Mesh {
-public:
+  public:
     explicit Mesh(const Hardware& hw);
 
     int tiles() const { return m_x * m_y; }
@@ -63,7 +63,7 @@ public:
     void multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>& out) const;
     void multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out) const;
 
-private:
+  private:
     int m_x, m_y;
     std::vector<Dir> m_sides;
     std::vector<int> m_order;

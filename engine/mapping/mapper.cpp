@@ -9,7 +9,9 @@ namespace tilescope {
 
 namespace {
 
-inline Count ceilDiv(Count a, Count b) { return (a + b - 1) / b; }
+inline Count ceilDiv(Count a, Count b) {
+    return (a + b - 1) / b;
+}
 
 // Local storage next to the PE array (weight registers + partial-sum accumulators) that
 // the per-tile tiling blocks for; NVDLA-class arrays have a few tens of KiB.
@@ -45,7 +47,8 @@ const std::vector<std::array<int, 4>>& factorisations(int n) {
 Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
     // Square-ish array: input-channel lanes x output-channel lanes (32 x 32 for 1024 MACs).
     m_cLanes = 1;
-    while (m_cLanes * m_cLanes * 4 <= hw.macsPerTile) m_cLanes *= 2;
+    while (m_cLanes * m_cLanes * 4 <= hw.macsPerTile)
+        m_cLanes *= 2;
     m_kLanes = std::max(1, hw.macsPerTile / m_cLanes);
     m_npt.assign(net.layers.size(), -1.0);
     // Same rule as the generator's input geometry: an input is read as [C, H, W] windows
@@ -59,12 +62,14 @@ Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
             const LayerInput& in = ly.inputs[k];
             bool whole = false;
             if (!(ly.kind == LayerKind::MatMul && k == 1)) {
-                const bool spatial = plane > 0 && in.bytesPerSample > 0 && in.bytesPerSample % plane == 0;
+                const bool spatial =
+                    plane > 0 && in.bytesPerSample > 0 && in.bytesPerSample % plane == 0;
                 if (!spatial) {
                     whole = true;
                 } else if (in.producer >= 0) {
                     const Layer& p = net.layers[size_t(in.producer)];
-                    whole = !(p.outC == in.bytesPerSample / plane && p.outH == ly.inH && p.outW == ly.inW);
+                    whole = !(p.outC == in.bytesPerSample / plane && p.outH == ly.inH &&
+                              p.outW == ly.inW);
                 }
             }
             m_wholeInput[l].push_back(whole);
@@ -98,8 +103,10 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     const Count kT = ceilDiv(l.outC, pk), bT = ceilDiv(batch, pb);
     const Count hT = ceilDiv(l.outH, ph), wT = ceilDiv(l.outW, pw);
     // Input rows/columns a tile's output block needs (the halo of the kernel window).
-    const Count inRows = std::min<Count>(l.inH, (hT - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1);
-    const Count inCols = std::min<Count>(l.inW, (wT - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1);
+    const Count inRows =
+        std::min<Count>(l.inH, (hT - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1);
+    const Count inCols =
+        std::min<Count>(l.inW, (wT - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1);
     m.ofmapPerTile = double(kT * hT * wT * bT) * db;
     const Count spatialT = bT * hT * wT;
 
@@ -141,7 +148,8 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
 
         // Per-tile loop order and blocking: choose the order / block size with the least
         // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
-        const double I = m.ifmapPerTile, W = m.weightPerTile + m.operandBPerTile, O = m.ofmapPerTile;
+        const double I = m.ifmapPerTile, W = m.weightPerTile + m.operandBPerTile,
+                     O = m.ofmapPerTile;
         const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
         double best = std::numeric_limits<double>::max();
         std::string bestDesc;
@@ -149,21 +157,27 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         // partial sums spilled per c block.
         {
             const double acc = W + I * kb + O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
-            if (acc < best) best = acc, bestDesc = "WS k" + std::to_string(m_kLanes) + " c" + std::to_string(m_cLanes);
+            if (acc < best)
+                best = acc,
+                bestDesc = "WS k" + std::to_string(m_kLanes) + " c" + std::to_string(m_cLanes);
         }
         // Output-stationary with a spatial block of s positions in the accumulators:
         // weights re-read once per spatial block.
         for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
             if (s * m_kLanes * kPsumBytes > kLocalBytes) break;
             const double acc = W * std::ceil(double(spatialT) / s) + I * kb + O;
-            if (acc < best) best = acc, bestDesc = "OS k" + std::to_string(m_kLanes) + " s" + std::to_string(int(s));
+            if (acc < best)
+                best = acc,
+                bestDesc = "OS k" + std::to_string(m_kLanes) + " s" + std::to_string(int(s));
         }
         // Input-stationary: an input block of s positions held; weights streamed per block.
         for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
             if (s * m_cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
             const double acc = I + W * std::ceil(double(spatialT) / s) +
                                O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
-            if (acc < best) best = acc, bestDesc = "IS c" + std::to_string(m_cLanes) + " s" + std::to_string(int(s));
+            if (acc < best)
+                best = acc,
+                bestDesc = "IS c" + std::to_string(m_cLanes) + " s" + std::to_string(int(s));
         }
         m.bufferAccessBytes = best * n;
         m.tiling = bestDesc;
@@ -177,11 +191,15 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     case LayerKind::Vector: {
         const Count outs = kT * spatialT;
         Count perOut = 1;
-        if (l.kind == LayerKind::Pool) perOut = Count(l.kernelH) * l.kernelW;
-        else if (l.kind == LayerKind::Eltwise) perOut = std::max<Count>(1, Count(l.inputs.size()) - 1);
-        else perOut = 4;
+        if (l.kind == LayerKind::Pool)
+            perOut = Count(l.kernelH) * l.kernelW;
+        else if (l.kind == LayerKind::Eltwise)
+            perOut = std::max<Count>(1, Count(l.inputs.size()) - 1);
+        else
+            perOut = 4;
         m.cycles = double(ceilDiv(outs * perOut, m_hw.vectorLanes));
-        const double inputs = l.kind == LayerKind::Eltwise ? double(std::max<size_t>(1, l.inputs.size())) : 1.0;
+        const double inputs =
+            l.kind == LayerKind::Eltwise ? double(std::max<size_t>(1, l.inputs.size())) : 1.0;
         const Count cIn = ceilDiv(l.inC, pk);
         m.ifmapPerTile = double(cIn * inRows * inCols * bT) * db * inputs;
         m.inputMulticast = 1;
@@ -198,14 +216,16 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         for (size_t k = 0; k < l.inputs.size(); ++k) {
             if (l.kind == LayerKind::MatMul && k == 1) continue;
             total += double(l.inputs[k].bytesPerSample);
-            if (m_wholeInput[size_t(&l - m_net.layers.data())][k]) whole += double(l.inputs[k].bytesPerSample);
+            if (m_wholeInput[size_t(&l - m_net.layers.data())][k])
+                whole += double(l.inputs[k].bytesPerSample);
         }
         if (whole > 0 && total > 0)
             m.ifmapPerTile = m.ifmapPerTile * (1.0 - whole / total) + whole * double(bT) * db;
     }
     const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
-    m.peUtilisation = m.macs > 0 ? double(m.macs) / peak
-                                 : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
+    m.peUtilisation =
+        m.macs > 0 ? double(m.macs) / peak
+                   : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
     return m;
 }
 

@@ -16,23 +16,23 @@ namespace tilescope {
 
 struct LeafMapping {
     int pk = 1, pb = 1, ph = 1, pw = 1; // partition factors; pk*pb*ph*pw == group size
-    Cycles cycles = 0;                   // compute time of one invocation (slowest tile)
-    double peUtilisation = 0;            // useful MACs / (cycles x MACs of the group)
-    Count macs = 0;                      // MACs of one invocation (all tiles)
-    Count vectorOps = 0;                 // vector-unit element operations of one invocation
-    Bytes ifmapPerTile = 0;              // input slice resident per tile (with halo)
-    Bytes operandBPerTile = 0;           // MatMul: operand B slice per tile
-    Bytes weightPerTile = 0;             // static weights resident per tile
-    Bytes ofmapPerTile = 0;              // output slice per tile
-    Bytes bufferAccessBytes = 0;         // global-buffer reads + writes by the PE array, all tiles
-    int inputMulticast = 1;              // tiles that need the same input slice
-    int weightMulticast = 1;             // tiles that need the same weight slice
-    Bytes ioLowerBound = 0;              // red-blue pebble bound on per-tile buffer<->array traffic
-    std::string tiling;                  // human-readable: loop order and block sizes
+    Cycles cycles = 0;                  // compute time of one invocation (slowest tile)
+    double peUtilisation = 0;           // useful MACs / (cycles x MACs of the group)
+    Count macs = 0;                     // MACs of one invocation (all tiles)
+    Count vectorOps = 0;                // vector-unit element operations of one invocation
+    Bytes ifmapPerTile = 0;             // input slice resident per tile (with halo)
+    Bytes operandBPerTile = 0;          // MatMul: operand B slice per tile
+    Bytes weightPerTile = 0;            // static weights resident per tile
+    Bytes ofmapPerTile = 0;             // output slice per tile
+    Bytes bufferAccessBytes = 0;        // global-buffer reads + writes by the PE array, all tiles
+    int inputMulticast = 1;             // tiles that need the same input slice
+    int weightMulticast = 1;            // tiles that need the same weight slice
+    Bytes ioLowerBound = 0;             // red-blue pebble bound on per-tile buffer<->array traffic
+    std::string tiling;                 // human-readable: loop order and block sizes
 };
 
 class Mapper {
-public:
+  public:
     Mapper(const Network& net, const Hardware& hw);
 
     // Best mapping of `layer` for `batch` samples on `tiles` tiles (memoised).
@@ -44,7 +44,7 @@ public:
     long long hits() const { return m_hits; }
     size_t cacheSize() const { return m_cache.size(); }
 
-private:
+  private:
     LeafMapping compute(int layer, int tiles, int batch) const;
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw) const;
 

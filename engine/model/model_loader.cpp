@@ -10,7 +10,8 @@ namespace tilescope {
 
 Result<Network> loadModel(const std::string& path, const ImportOptions& opts) {
     std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     if (!std::filesystem::exists(path)) return makeError(path, "", "no such file");
     if (ext == ".onnx") return importOnnx(path, opts);
     if (ext == ".json") {

@@ -6,12 +6,18 @@ namespace tilescope {
 
 const char* toString(LayerKind k) {
     switch (k) {
-    case LayerKind::Conv: return "conv";
-    case LayerKind::Gemm: return "gemm";
-    case LayerKind::MatMul: return "matmul";
-    case LayerKind::Pool: return "pool";
-    case LayerKind::Eltwise: return "eltwise";
-    case LayerKind::Vector: return "vector";
+    case LayerKind::Conv:
+        return "conv";
+    case LayerKind::Gemm:
+        return "gemm";
+    case LayerKind::MatMul:
+        return "matmul";
+    case LayerKind::Pool:
+        return "pool";
+    case LayerKind::Eltwise:
+        return "eltwise";
+    case LayerKind::Vector:
+        return "vector";
     }
     return "?";
 }
@@ -33,25 +39,29 @@ Count Layer::macsPerSample() const {
     case LayerKind::Gemm:
     case LayerKind::MatMul:
         // out elements x reduction length per output (inC / groups x kernel window)
-        return Count(outC) * outH * outW * (Count(inC) / std::max(1, groups)) * kernelH *
-               kernelW;
-    default: return 0;
+        return Count(outC) * outH * outW * (Count(inC) / std::max(1, groups)) * kernelH * kernelW;
+    default:
+        return 0;
     }
 }
 
 Count Layer::opsPerSample() const {
     switch (kind) {
-    case LayerKind::Pool: return outputBytesPerSample() * kernelH * kernelW;
+    case LayerKind::Pool:
+        return outputBytesPerSample() * kernelH * kernelW;
     case LayerKind::Eltwise:
         return outputBytesPerSample() * std::max<Count>(1, Count(inputs.size()) - 1);
-    case LayerKind::Vector: return outputBytesPerSample() * 4; // e.g. softmax: max, sub, exp, div
-    default: return 0;
+    case LayerKind::Vector:
+        return outputBytesPerSample() * 4; // e.g. softmax: max, sub, exp, div
+    default:
+        return 0;
     }
 }
 
 Count Layer::inputBytesPerSample() const {
     Count s = 0;
-    for (const auto& in : inputs) s += in.bytesPerSample;
+    for (const auto& in : inputs)
+        s += in.bytesPerSample;
     return s;
 }
 
@@ -74,13 +84,15 @@ std::vector<std::vector<int>> Network::consumers() const {
 
 Count Network::totalMacsPerSample() const {
     Count s = 0;
-    for (const auto& l : layers) s += l.macsPerSample();
+    for (const auto& l : layers)
+        s += l.macsPerSample();
     return s;
 }
 
 Count Network::totalWeightBytes() const {
     Count s = 0;
-    for (const auto& l : layers) s += l.weightBytes;
+    for (const auto& l : layers)
+        s += l.weightBytes;
     return s;
 }
 

@@ -49,7 +49,7 @@ struct Layer {
     std::vector<LayerInput> inputs; // in order; for MatMul, inputs[1] is operand B
     Count weightBytes = 0;          // static weights + bias (0 for MatMul act x act)
 
-    Count macsPerSample() const;       // multiply-accumulates for one sample
+    Count macsPerSample() const; // multiply-accumulates for one sample
     Count outputBytesPerSample() const { return Count(outC) * outH * outW; }
     Count inputBytesPerSample() const; // sum over inputs
     Count opsPerSample() const;        // vector / pooling / eltwise element operations
@@ -64,16 +64,16 @@ struct FoldRecord {
 struct Network {
     std::string name;
     std::string sourcePath;
-    std::vector<Layer> layers;                 // topological order
-    std::vector<FoldRecord> folded;            // every node that is not a scheduled layer
-    std::vector<std::string> unsupported;      // "node (Op)" left out by a fallback
-    std::map<std::string, int> opCounts;       // ONNX op type -> nodes in the source graph
-    std::vector<std::string> outputs;          // names of layers whose output leaves the net
-    std::map<std::string, Count> inputBytes;   // network input name -> bytes per sample
-    Count paramsCount = 0;                     // weight elements (== weight bytes at 8 bit)
+    std::vector<Layer> layers;               // topological order
+    std::vector<FoldRecord> folded;          // every node that is not a scheduled layer
+    std::vector<std::string> unsupported;    // "node (Op)" left out by a fallback
+    std::map<std::string, int> opCounts;     // ONNX op type -> nodes in the source graph
+    std::vector<std::string> outputs;        // names of layers whose output leaves the net
+    std::map<std::string, Count> inputBytes; // network input name -> bytes per sample
+    Count paramsCount = 0;                   // weight elements (== weight bytes at 8 bit)
 
     int indexOf(const std::string& layerName) const; // -1 when absent
-    std::vector<std::vector<int>> consumers() const;  // per layer, consuming layers
+    std::vector<std::vector<int>> consumers() const; // per layer, consuming layers
     Count totalMacsPerSample() const;
     Count totalWeightBytes() const;
     bool isOutput(int layer) const;

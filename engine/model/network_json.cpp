@@ -1,9 +1,8 @@
 #include "model/network_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <set>
 
@@ -17,7 +16,8 @@ std::string networkToJson(const Network& net, int indent) {
         json ins = json::array();
         for (const auto& in : l.inputs) {
             if (in.producer >= 0)
-                ins.push_back({{"layer", net.layers[size_t(in.producer)].name}, {"bytes", in.bytesPerSample}});
+                ins.push_back({{"layer", net.layers[size_t(in.producer)].name},
+                               {"bytes", in.bytesPerSample}});
             else
                 ins.push_back({{"input", in.networkInput}, {"bytes", in.bytesPerSample}});
         }
@@ -35,7 +35,8 @@ std::string networkToJson(const Network& net, int indent) {
                           {"inputs", ins}});
     }
     json folded = json::array();
-    for (const auto& f : net.folded) folded.push_back({{"node", f.node}, {"op", f.op}, {"into", f.into}});
+    for (const auto& f : net.folded)
+        folded.push_back({{"node", f.node}, {"op", f.op}, {"into", f.into}});
     json j = {{"format", "tilescope-network"},
               {"version", 1},
               {"name", net.name},
@@ -75,7 +76,8 @@ struct Parser {
             if (!x.is_number_integer()) return fail(where + "." + key, "expected integers");
             const long long i = x.get<long long>();
             if (i < minValue || i > (1LL << 30))
-                return fail(where + "." + key, "value " + std::to_string(i) + " out of range (min " +
+                return fail(where + "." + key, "value " + std::to_string(i) +
+                                                   " out of range (min " +
                                                    std::to_string(minValue) + ")");
             out.push_back(int(i));
         }
@@ -95,7 +97,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         return makeError(file, "", "invalid JSON (a number out of range)");
     }
     if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
-        return makeError(file, "", "not a Tilescope network (missing \"format\": \"tilescope-network\")");
+        return makeError(file, "",
+                         "not a Tilescope network (missing \"format\": \"tilescope-network\")");
     if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
         return makeError(file, "layers", "expected a non-empty list");
     Parser p{file, {}, {}};
@@ -117,7 +120,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
             return true;
         };
         if (j.contains("inputs")) {
-            if (!j["inputs"].is_object()) return makeError(file, "inputs", "expected an object of byte counts");
+            if (!j["inputs"].is_object())
+                return makeError(file, "inputs", "expected an object of byte counts");
             for (auto it = j["inputs"].begin(); it != j["inputs"].end(); ++it) {
                 Count c = 0;
                 if (!count(*it, "inputs." + it.key(), c)) return err();
@@ -126,21 +130,25 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         }
         if (j.contains("outputs")) net.outputs = j["outputs"].get<std::vector<std::string>>();
         if (j.contains("op_counts")) {
-            if (!j["op_counts"].is_object()) return makeError(file, "op_counts", "expected an object of counts");
+            if (!j["op_counts"].is_object())
+                return makeError(file, "op_counts", "expected an object of counts");
             for (auto it = j["op_counts"].begin(); it != j["op_counts"].end(); ++it) {
                 Count c = 0;
                 if (!count(*it, "op_counts." + it.key(), c) || c > (1 << 30)) {
-                    if (p.reason.empty()) p.place = "op_counts." + it.key(), p.reason = "count out of range";
+                    if (p.reason.empty())
+                        p.place = "op_counts." + it.key(), p.reason = "count out of range";
                     return err();
                 }
                 net.opCounts[it.key()] = int(c);
             }
         }
-        if (j.contains("unsupported")) net.unsupported = j["unsupported"].get<std::vector<std::string>>();
+        if (j.contains("unsupported"))
+            net.unsupported = j["unsupported"].get<std::vector<std::string>>();
         if (j.contains("params") && !count(j["params"], "params", net.paramsCount)) return err();
         if (j.contains("folded"))
             for (const auto& f : j["folded"])
-                net.folded.push_back({f.at("node").get<std::string>(), f.at("op").get<std::string>(),
+                net.folded.push_back({f.at("node").get<std::string>(),
+                                      f.at("op").get<std::string>(),
                                       f.value("into", std::string())});
     } catch (const json::exception& e) {
         return makeError(file, "header", std::string("malformed field: ") + e.what());
@@ -160,15 +168,18 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         if (!lj.is_object()) return makeError(file, where, "expected an object");
         Raw r;
         Layer& l = r.layer;
-        if (!lj.contains("name") || !lj["name"].is_string() || lj["name"].get<std::string>().empty())
+        if (!lj.contains("name") || !lj["name"].is_string() ||
+            lj["name"].get<std::string>().empty())
             return makeError(file, where, "missing \"name\"");
         l.name = lj["name"].get<std::string>();
         if (l.name.find_first_of(" \t\n") != std::string::npos)
             return makeError(file, where, "layer name '" + l.name + "' contains white space");
         where = "layer '" + l.name + "'";
         if (byName.count(l.name)) return makeError(file, where, "duplicated layer name");
-        if (!lj.contains("kind") || !lj["kind"].is_string() || !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
-            return makeError(file, where + ".kind", "expected one of conv, gemm, matmul, pool, eltwise, vector");
+        if (!lj.contains("kind") || !lj["kind"].is_string() ||
+            !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
+            return makeError(file, where + ".kind",
+                             "expected one of conv, gemm, matmul, pool, eltwise, vector");
         if (lj.contains("op") && !lj["op"].is_string())
             return makeError(file, where + ".op", "expected a string");
         l.op = lj.value("op", std::string(toString(l.kind)));
@@ -218,15 +229,18 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
                 r.refs.emplace_back(in["layer"].get<std::string>(), true);
             } else if (in.contains("input") && in["input"].is_string()) {
                 li.networkInput = in["input"].get<std::string>();
-                if (li.bytesPerSample <= 0) return makeError(file, iw, "a network input needs \"bytes\"");
+                if (li.bytesPerSample <= 0)
+                    return makeError(file, iw, "a network input needs \"bytes\"");
                 r.refs.emplace_back(li.networkInput, false);
             } else {
-                return makeError(file, iw, "expected {\"layer\": NAME} or {\"input\": NAME, \"bytes\": N}");
+                return makeError(file, iw,
+                                 "expected {\"layer\": NAME} or {\"input\": NAME, \"bytes\": N}");
             }
             l.inputs.push_back(li);
         }
         if (l.kind == LayerKind::MatMul && l.inputs.size() < 2)
-            return makeError(file, where + ".inputs", "a matmul (activation x activation) needs two inputs");
+            return makeError(file, where + ".inputs",
+                             "a matmul (activation x activation) needs two inputs");
         byName[l.name] = int(raw.size());
         raw.push_back(std::move(r));
     }
@@ -238,9 +252,11 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
             if (!isLayer) continue;
             auto it = byName.find(name);
             if (it == byName.end())
-                return makeError(file, "layer '" + raw[i].layer.name + "'", "input names unknown layer '" + name + "'");
+                return makeError(file, "layer '" + raw[i].layer.name + "'",
+                                 "input names unknown layer '" + name + "'");
             if (it->second == int(i))
-                return makeError(file, "layer '" + raw[i].layer.name + "'", "takes its own output as input (cycle)");
+                return makeError(file, "layer '" + raw[i].layer.name + "'",
+                                 "takes its own output as input (cycle)");
             preds[i].push_back(it->second);
         }
     std::vector<int> indeg(n, 0), order;
@@ -270,7 +286,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         return makeError(file, "layers", "the graph has a cycle through " + names);
     }
     std::vector<int> newIndex(n);
-    for (size_t k = 0; k < n; ++k) newIndex[size_t(order[k])] = int(k);
+    for (size_t k = 0; k < n; ++k)
+        newIndex[size_t(order[k])] = int(k);
     for (size_t k = 0; k < n; ++k) {
         Raw& r = raw[size_t(order[k])];
         for (size_t q = 0; q < r.refs.size(); ++q) {
@@ -278,7 +295,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
             if (r.refs[q].second) {
                 li.producer = newIndex[size_t(byName[r.refs[q].first])];
                 if (li.bytesPerSample <= 0)
-                    li.bytesPerSample = raw[size_t(byName[r.refs[q].first])].layer.outputBytesPerSample();
+                    li.bytesPerSample =
+                        raw[size_t(byName[r.refs[q].first])].layer.outputBytesPerSample();
             }
         }
         net.layers.push_back(r.layer);
@@ -289,7 +307,8 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
             if (cons[i].empty()) net.outputs.push_back(net.layers[i].name);
     }
     for (const auto& o : net.outputs)
-        if (net.indexOf(o) < 0) return makeError(file, "outputs", "names unknown layer '" + o + "'");
+        if (net.indexOf(o) < 0)
+            return makeError(file, "outputs", "names unknown layer '" + o + "'");
     if (net.inputBytes.empty())
         for (const auto& l : net.layers)
             for (const auto& in : l.inputs)

@@ -2,22 +2,20 @@
 
 #include "model/onnx_shape.h"
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <memory>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 #include <optional>
 #include <queue>
 #include <set>
+#include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -50,32 +48,70 @@ struct Value {
 
 // --- op families -----------------------------------------------------------------------
 
-const std::unordered_set<std::string> kUnaryPointwise = {
-    "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
-    "Tanh", "Softplus", "Softsign", "Clip", "Erf", "Gelu", "Mish", "ThresholdedRelu", "Exp",
-    "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos",
-    "Not", "IsNaN", "IsInf", "BatchNormalization", "QuantizeLinear", "DequantizeLinear",
-    "Shrink", "Bernoulli"};
+const std::unordered_set<std::string> kUnaryPointwise = {"Relu",
+                                                         "LeakyRelu",
+                                                         "Elu",
+                                                         "Selu",
+                                                         "Celu",
+                                                         "Sigmoid",
+                                                         "HardSigmoid",
+                                                         "HardSwish",
+                                                         "Tanh",
+                                                         "Softplus",
+                                                         "Softsign",
+                                                         "Clip",
+                                                         "Erf",
+                                                         "Gelu",
+                                                         "Mish",
+                                                         "ThresholdedRelu",
+                                                         "Exp",
+                                                         "Log",
+                                                         "Sqrt",
+                                                         "Reciprocal",
+                                                         "Neg",
+                                                         "Abs",
+                                                         "Floor",
+                                                         "Ceil",
+                                                         "Round",
+                                                         "Sign",
+                                                         "Sin",
+                                                         "Cos",
+                                                         "Not",
+                                                         "IsNaN",
+                                                         "IsInf",
+                                                         "BatchNormalization",
+                                                         "QuantizeLinear",
+                                                         "DequantizeLinear",
+                                                         "Shrink",
+                                                         "Bernoulli"};
 // Pure data movement: no arithmetic, so these fold even across several producers.
-const std::unordered_set<std::string> kPassThrough = {"Identity", "Dropout", "Cast",
-                                                      "CastLike"};
+const std::unordered_set<std::string> kPassThrough = {"Identity", "Dropout", "Cast", "CastLike"};
 const std::unordered_set<std::string> kBinaryPointwise = {
-    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "PRelu",
-    "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
-    "Where", "BitShift"};
+    "Add",  "Sub", "Mul",   "Div",   "Pow",     "Max",         "Min",     "Sum",
+    "Mean", "Mod", "PRelu", "Equal", "Less",    "LessOrEqual", "Greater", "GreaterOrEqual",
+    "And",  "Or",  "Xor",   "Where", "BitShift"};
 const std::unordered_set<std::string> kMovement = {
-    "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
-    "Gather", "Expand", "Tile", "Pad", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth"};
+    "Reshape", "Flatten",  "Transpose",    "Squeeze",     "Unsqueeze", "Concat",
+    "Split",   "Slice",    "Gather",       "Expand",      "Tile",      "Pad",
+    "Resize",  "Upsample", "DepthToSpace", "SpaceToDepth"};
 const std::unordered_set<std::string> kPool = {"MaxPool", "AveragePool", "LpPool"};
 const std::unordered_set<std::string> kGlobalPool = {"GlobalAveragePool", "GlobalMaxPool",
                                                      "GlobalLpPool"};
 const std::unordered_set<std::string> kReduce = {
-    "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd", "ReduceL1",
-    "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
-const std::unordered_set<std::string> kVector = {
-    "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "InstanceNormalization",
-    "GroupNormalization", "LpNormalization", "MeanVarianceNormalization", "ArgMax",
-    "ArgMin", "CumSum", "LRN"};
+    "ReduceMean", "ReduceMax", "ReduceMin",    "ReduceSum",       "ReduceProd",
+    "ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+const std::unordered_set<std::string> kVector = {"Softmax",
+                                                 "LogSoftmax",
+                                                 "Hardmax",
+                                                 "LayerNormalization",
+                                                 "InstanceNormalization",
+                                                 "GroupNormalization",
+                                                 "LpNormalization",
+                                                 "MeanVarianceNormalization",
+                                                 "ArgMax",
+                                                 "ArgMin",
+                                                 "CumSum",
+                                                 "LRN"};
 
 // --- attribute and tensor helpers ------------------------------------------------------
 
@@ -101,8 +137,8 @@ std::vector<std::int64_t> intsOfLength(const ox::NodeProto& n, const char* name,
     auto v = attrInts(n, name);
     if (!v || v->empty()) return def;
     if (v->size() != def.size())
-        throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) + " values, expected " +
-                           std::to_string(def.size())};
+        throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
+                           " values, expected " + std::to_string(def.size())};
     return *v;
 }
 std::string attrString(const ox::NodeProto& n, const char* name, const std::string& def) {
@@ -112,7 +148,8 @@ std::string attrString(const ox::NodeProto& n, const char* name, const std::stri
 
 Shape tensorShape(const ox::TensorProto& t) {
     Shape s;
-    for (auto d : t.dims()) s.push_back(Dim::of(d));
+    for (auto d : t.dims())
+        s.push_back(Dim::of(d));
     return s;
 }
 
@@ -141,24 +178,34 @@ std::optional<std::vector<Dim>> tensorInts(const ox::TensorProto& t) {
     const bool raw = t.has_raw_data();
     switch (t.data_type()) {
     case ox::TensorProto::INT64:
-        if (raw) v = rawAs<std::int64_t>(t.raw_data());
-        else v.assign(t.int64_data().begin(), t.int64_data().end());
+        if (raw)
+            v = rawAs<std::int64_t>(t.raw_data());
+        else
+            v.assign(t.int64_data().begin(), t.int64_data().end());
         break;
     case ox::TensorProto::INT32:
-        if (raw) for (auto x : rawAs<std::int32_t>(t.raw_data())) v.push_back(x);
-        else v.assign(t.int32_data().begin(), t.int32_data().end());
+        if (raw)
+            for (auto x : rawAs<std::int32_t>(t.raw_data()))
+                v.push_back(x);
+        else
+            v.assign(t.int32_data().begin(), t.int32_data().end());
         break;
     case ox::TensorProto::UINT8:
     case ox::TensorProto::INT8:
     case ox::TensorProto::BOOL:
-        if (raw) for (unsigned char c : t.raw_data()) v.push_back(c);
-        else v.assign(t.int32_data().begin(), t.int32_data().end());
+        if (raw)
+            for (unsigned char c : t.raw_data())
+                v.push_back(c);
+        else
+            v.assign(t.int32_data().begin(), t.int32_data().end());
         break;
-    default: return std::nullopt;
+    default:
+        return std::nullopt;
     }
     if (std::int64_t(v.size()) != n) return std::nullopt;
     std::vector<Dim> out;
-    for (auto x : v) out.push_back(Dim::of(x));
+    for (auto x : v)
+        out.push_back(Dim::of(x));
     return out;
 }
 
@@ -169,11 +216,16 @@ std::optional<std::vector<double>> tensorFloats(const ox::TensorProto& t) {
     std::vector<double> v;
     const bool raw = t.has_raw_data();
     if (t.data_type() == ox::TensorProto::FLOAT) {
-        if (raw) for (float x : rawAs<float>(t.raw_data())) v.push_back(x);
-        else v.assign(t.float_data().begin(), t.float_data().end());
+        if (raw)
+            for (float x : rawAs<float>(t.raw_data()))
+                v.push_back(x);
+        else
+            v.assign(t.float_data().begin(), t.float_data().end());
     } else if (t.data_type() == ox::TensorProto::DOUBLE) {
-        if (raw) v = rawAs<double>(t.raw_data());
-        else v.assign(t.double_data().begin(), t.double_data().end());
+        if (raw)
+            v = rawAs<double>(t.raw_data());
+        else
+            v.assign(t.double_data().begin(), t.double_data().end());
     } else {
         return std::nullopt;
     }
@@ -189,7 +241,8 @@ std::string sanitize(const std::string& s) {
 }
 
 std::string lower(std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : s)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
 
@@ -221,13 +274,19 @@ struct Chw {
 Chw toChw(const std::vector<std::int64_t>& d) {
     Chw r;
     switch (d.size()) {
-    case 0: break;
-    case 1: r.c = d[0]; break;
-    case 2: r.c = d[1], r.h = d[0]; break;
+    case 0:
+        break;
+    case 1:
+        r.c = d[0];
+        break;
+    case 2:
+        r.c = d[1], r.h = d[0];
+        break;
     default:
         r.c = d[0], r.h = d[1];
         r.w = 1;
-        for (size_t i = 2; i < d.size(); ++i) r.w *= d[i];
+        for (size_t i = 2; i < d.size(); ++i)
+            r.w *= d[i];
     }
     return r;
 }
@@ -240,14 +299,13 @@ int narrow(std::int64_t v, const std::string& what) {
 // --- the importer ----------------------------------------------------------------------
 
 class Importer {
-public:
+  public:
     Importer(ox::ModelProto& model, std::string file, const ImportOptions& opts)
-        : m_model(model), m_graph(*model.mutable_graph()), m_file(std::move(file)),
-          m_opts(opts) {}
+        : m_model(model), m_graph(*model.mutable_graph()), m_file(std::move(file)), m_opts(opts) {}
 
     Result<Network> run();
 
-private:
+  private:
     void checkVersions();
     void runOnnxShapeInference();
     void readInitializersAndInputs();
@@ -264,8 +322,8 @@ private:
     void makeConv(const ox::NodeProto& n);
     void makePool(const ox::NodeProto& n, bool global);
     void makeMatMul(const ox::NodeProto& n);
-    void makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outShape,
-                     Count weights, bool unsupported = false);
+    void makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outShape, Count weights,
+                     bool unsupported = false);
     void foldPointwise(const ox::NodeProto& n);
     void foldMovement(const ox::NodeProto& n, std::vector<Value>& outs);
 
@@ -289,9 +347,9 @@ private:
     std::int64_t m_opset = 0;
 
     std::unordered_map<std::string, Value> m_values;
-    std::unordered_map<std::string, ox::TypeProto> m_onnxTypes; // from shape inference
+    std::unordered_map<std::string, ox::TypeProto> m_onnxTypes;       // from shape inference
     std::unordered_map<std::string, ox::TensorShapeProto> m_onnxData; // data propagation
-    std::set<std::string> m_batchParams; // dim_params naming the batch
+    std::set<std::string> m_batchParams;                              // dim_params naming the batch
     std::unordered_set<std::string> m_usedNames;
     int m_currentNode = -1;
     Network m_net;
@@ -307,7 +365,8 @@ std::string Importer::layerName(const ox::NodeProto& n) {
     if (base.empty() || m_usedNames.count(base))
         base = lower(n.op_type()) + "_" + std::to_string(m_currentNode);
     std::string name = base;
-    for (int k = 2; m_usedNames.count(name); ++k) name = base + "_" + std::to_string(k);
+    for (int k = 2; m_usedNames.count(name); ++k)
+        name = base + "_" + std::to_string(k);
     m_usedNames.insert(name);
     return name;
 }
@@ -351,10 +410,12 @@ std::optional<Shape> Importer::onnxShape(const std::string& name) const {
         return std::nullopt;
     Shape s;
     for (const auto& d : it->second.tensor_type().shape().dim()) {
-        if (d.has_dim_value() && d.dim_value() >= 0) s.push_back(Dim::of(d.dim_value()));
+        if (d.has_dim_value() && d.dim_value() >= 0)
+            s.push_back(Dim::of(d.dim_value()));
         else if (d.has_dim_param() && m_batchParams.count(d.dim_param()))
             s.push_back(Dim::of(1, true));
-        else s.push_back(Dim::unknown());
+        else
+            s.push_back(Dim::unknown());
     }
     return s;
 }
@@ -388,7 +449,8 @@ bool allOpsKnown(const ox::ModelProto& model) {
         for (const auto& n : g.node()) {
             const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
             const auto v = versions.find(domain);
-            if (v == versions.end() || !ox::OpSchemaRegistry::Schema(n.op_type(), v->second, domain))
+            if (v == versions.end() ||
+                !ox::OpSchemaRegistry::Schema(n.op_type(), v->second, domain))
                 return false;
             for (const auto& a : n.attribute()) {
                 if (a.has_g() && !known(a.g())) return false;
@@ -411,7 +473,7 @@ bool allOpsKnown(const ox::ModelProto& model) {
 // skipping the propagator loses nothing; propagate() reports the node if it matters.
 // Each import has its own registry: the schema copies are made on first use, unshared.
 class GuardedSchemaRegistry final : public ox::ISchemaRegistry {
-public:
+  public:
     const ox::OpSchema* GetSchema(const std::string& key, const int maxInclusiveVersion,
                                   const std::string& domain) const override {
         const ox::OpSchema* schema =
@@ -426,7 +488,7 @@ public:
         return it->second.get();
     }
 
-private:
+  private:
     static ox::DataPropagationFunction guarded(const ox::OpSchema& schema) {
         // required[i]: formal input i is not optional; inputs past the last formal one
         // belong to it (a variadic tail).
@@ -458,8 +520,10 @@ void Importer::runOnnxShapeInference() {
     } catch (const std::exception&) {
         // Keep whatever was inferred before the failure; propagate() does the rest.
     }
-    for (const auto& vi : m_graph.value_info()) m_onnxTypes[vi.name()] = vi.type();
-    for (const auto& vi : m_graph.output()) m_onnxTypes[vi.name()] = vi.type();
+    for (const auto& vi : m_graph.value_info())
+        m_onnxTypes[vi.name()] = vi.type();
+    for (const auto& vi : m_graph.output())
+        m_onnxTypes[vi.name()] = vi.type();
 }
 
 void Importer::readInitializersAndInputs() {
@@ -577,11 +641,13 @@ std::vector<int> Importer::topologicalOrder() {
 void Importer::sortNodes(const std::vector<int>& order) {
     auto* nodes = m_graph.mutable_node();
     bool sorted = true;
-    for (size_t i = 0; i < order.size(); ++i) sorted = sorted && order[i] == int(i);
+    for (size_t i = 0; i < order.size(); ++i)
+        sorted = sorted && order[i] == int(i);
     if (sorted) return;
     google::protobuf::RepeatedPtrField<ox::NodeProto> out;
     out.Reserve(nodes->size());
-    for (int idx : order) out.Add()->Swap(nodes->Mutable(idx)); // moves, no deep copy
+    for (int idx : order)
+        out.Add()->Swap(nodes->Mutable(idx)); // moves, no deep copy
     nodes->Swap(&out);
 }
 
@@ -602,10 +668,12 @@ void Importer::applyOnnxFallback(const ox::NodeProto& n, std::vector<Value>& out
             if (it != m_onnxData.end()) {
                 std::vector<Dim> d;
                 for (const auto& x : it->second.dim()) {
-                    if (x.has_dim_value()) d.push_back(Dim::of(x.dim_value()));
+                    if (x.has_dim_value())
+                        d.push_back(Dim::of(x.dim_value()));
                     else if (x.has_dim_param() && m_batchParams.count(x.dim_param()))
                         d.push_back(Dim::of(1, true));
-                    else d.push_back(Dim::unknown());
+                    else
+                        d.push_back(Dim::unknown());
                 }
                 v.data = d;
             }
@@ -638,7 +706,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
         } else if (const auto* a = attr(n, "value_ints")) {
             o.shape = Shape{Dim::of(a->ints_size())};
             std::vector<Dim> d;
-            for (auto v : a->ints()) d.push_back(Dim::of(v));
+            for (auto v : a->ints())
+                d.push_back(Dim::of(v));
             o.data = d;
         } else if (const auto* a = attr(n, "value_float")) {
             o.shape = Shape{};
@@ -666,8 +735,10 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             if (xs) {
                 Shape s = *xs;
                 const auto ax = normAxis(attrInt(n, "axis", 0), s.size(), op);
-                if (attrInt(n, "keepdims", 1)) s[size_t(ax)] = Dim::of(1);
-                else s.erase(s.begin() + ax);
+                if (attrInt(n, "keepdims", 1))
+                    s[size_t(ax)] = Dim::of(1);
+                else
+                    s.erase(s.begin() + ax);
                 o.shape = s;
             }
         } else {
@@ -678,11 +749,13 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
                 o.fdata = x.fdata;
             } else if (op == "Neg" && x.data) {
                 std::vector<Dim> d;
-                for (const Dim& v : *x.data) d.push_back(sub(Dim::of(0), v));
+                for (const Dim& v : *x.data)
+                    d.push_back(sub(Dim::of(0), v));
                 o.data = d;
             }
         }
-        for (size_t i = 1; i < outs.size(); ++i) outs[i].shape = xs; // Dropout mask etc.
+        for (size_t i = 1; i < outs.size(); ++i)
+            outs[i].shape = xs; // Dropout mask etc.
     } else if (kBinaryPointwise.count(op)) {
         std::optional<Shape> s;
         for (int i = 0; i < n.input_size(); ++i) {
@@ -709,13 +782,18 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             std::vector<Dim> d;
             for (size_t i = 0; i < len; ++i) {
                 const Dim p = (*a)[a->size() == 1 ? 0 : i], q = (*b)[b->size() == 1 ? 0 : i];
-                if (op == "Add") d.push_back(add(p, q));
-                else if (op == "Sub") d.push_back(sub(p, q));
-                else if (op == "Mul") d.push_back(mul(p, q));
-                else if (op == "Div") d.push_back(div(p, q));
+                if (op == "Add")
+                    d.push_back(add(p, q));
+                else if (op == "Sub")
+                    d.push_back(sub(p, q));
+                else if (op == "Mul")
+                    d.push_back(mul(p, q));
+                else if (op == "Div")
+                    d.push_back(div(p, q));
                 else if (p.known && q.known && !p.n && !q.n)
                     d.push_back(Dim::of(op == "Max" ? std::max(p.v, q.v) : std::min(p.v, q.v)));
-                else d.push_back(Dim::unknown());
+                else
+                    d.push_back(Dim::unknown());
             }
             o.data = d;
         }
@@ -761,12 +839,15 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
     } else if (op == "Transpose") {
         if (xs) {
             std::vector<std::int64_t> perm;
-            if (auto p = attrInts(n, "perm")) perm = *p;
+            if (auto p = attrInts(n, "perm"))
+                perm = *p;
             else
-                for (std::int64_t i = std::int64_t(xs->size()) - 1; i >= 0; --i) perm.push_back(i);
+                for (std::int64_t i = std::int64_t(xs->size()) - 1; i >= 0; --i)
+                    perm.push_back(i);
             if (perm.size() != xs->size()) throw Fail{"", "perm does not match the rank"};
             Shape s;
-            for (auto p : perm) s.push_back((*xs)[size_t(normAxis(p, xs->size(), op))]);
+            for (auto p : perm)
+                s.push_back((*xs)[size_t(normAxis(p, xs->size(), op))]);
             o.shape = s;
         } else {
             o.why = x.why;
@@ -782,7 +863,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             if (op == "Squeeze") {
                 std::set<std::int64_t> drop;
                 if (axes)
-                    for (auto a : *axes) drop.insert(normAxis(a, s.size(), op));
+                    for (auto a : *axes)
+                        drop.insert(normAxis(a, s.size(), op));
                 else
                     for (size_t i = 0; i < s.size(); ++i)
                         if (s[i].isConst(1)) drop.insert(std::int64_t(i));
@@ -793,7 +875,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             } else if (axes) {
                 const size_t rank = s.size() + axes->size();
                 std::set<std::int64_t> add;
-                for (auto a : *axes) add.insert(normAxis(a, rank, op));
+                for (auto a : *axes)
+                    add.insert(normAxis(a, rank, op));
                 Shape r;
                 size_t k = 0;
                 for (size_t i = 0; i < rank; ++i)
@@ -811,8 +894,10 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
         for (int i = 0; i < n.input_size(); ++i) {
             if (!hasIn(n, i)) continue;
             const Value& v = in(n, i);
-            if (v.data) data.insert(data.end(), v.data->begin(), v.data->end());
-            else haveData = false;
+            if (v.data)
+                data.insert(data.end(), v.data->begin(), v.data->end());
+            else
+                haveData = false;
             if (!v.shape) {
                 o.why = v.why.empty() ? "node '" + nodeName(n) + "': input shape unknown" : v.why;
                 s.reset();
@@ -844,13 +929,14 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
                 Shape s = *xs;
                 s[ax] = sizes && size_t(i) < sizes->size() ? Dim::of((*sizes)[size_t(i)])
-                                                          : Dim::unknown();
+                                                           : Dim::unknown();
                 outs[size_t(i)].shape = s;
-                if (!fullyKnown(s)) outs[size_t(i)].why = "node '" + nodeName(n) +
-                                                          "' (Split): split sizes unknown";
+                if (!fullyKnown(s))
+                    outs[size_t(i)].why = "node '" + nodeName(n) + "' (Split): split sizes unknown";
             }
         } else {
-            for (auto& v : outs) v.why = x.why;
+            for (auto& v : outs)
+                v.why = x.why;
         }
     } else if (op == "Slice") {
         std::optional<std::vector<std::int64_t>> starts, ends, axes, steps;
@@ -895,7 +981,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
                 if (data && s.size() == 1) {
                     std::vector<Dim> nd;
                     for (std::int64_t k = 0, p = b; k < len; ++k, p += step)
-                        if (p >= 0 && p < std::int64_t(data->size())) nd.push_back((*data)[size_t(p)]);
+                        if (p >= 0 && p < std::int64_t(data->size()))
+                            nd.push_back((*data)[size_t(p)]);
                     data = nd;
                 } else {
                     data.reset();
@@ -924,7 +1011,7 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
                 for (auto i : *ix) {
                     const auto k = i < 0 ? i + std::int64_t(x.data->size()) : i;
                     d.push_back(k >= 0 && k < std::int64_t(x.data->size()) ? (*x.data)[size_t(k)]
-                                                                         : Dim::unknown());
+                                                                           : Dim::unknown());
                 }
                 o.data = d;
             }
@@ -935,7 +1022,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
         auto t = inputData(1);
         if (xs && t) {
             Shape target;
-            for (const Dim& d : *t) target.push_back(d);
+            for (const Dim& d : *t)
+                target.push_back(d);
             o.shape = broadcast(*xs, target);
         } else {
             why("expand shape is not a constant");
@@ -944,7 +1032,8 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
         auto r = inputData(1);
         if (xs && r && r->size() == xs->size()) {
             Shape s = *xs;
-            for (size_t i = 0; i < s.size(); ++i) s[i] = mul(s[i], (*r)[i]);
+            for (size_t i = 0; i < s.size(); ++i)
+                s[i] = mul(s[i], (*r)[i]);
             o.shape = s;
         } else {
             why("repeats are not a constant");
@@ -973,14 +1062,14 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
         auto scales = hasIn(n, scalesIdx) ? in(n, scalesIdx).fdata : std::nullopt;
         if (xs && sizes && sizes->size() == xs->size()) {
             Shape s = *xs;
-            for (size_t i = 1; i < s.size(); ++i) s[i] = Dim::of((*sizes)[i]);
+            for (size_t i = 1; i < s.size(); ++i)
+                s[i] = Dim::of((*sizes)[i]);
             o.shape = s;
         } else if (xs && scales && scales->size() == xs->size()) {
             Shape s = *xs;
             for (size_t i = 1; i < s.size(); ++i)
-                s[i] = s[i].known && !s[i].n
-                           ? Dim::of(std::int64_t(double(s[i].v) * (*scales)[i]))
-                           : Dim::unknown();
+                s[i] = s[i].known && !s[i].n ? Dim::of(std::int64_t(double(s[i].v) * (*scales)[i]))
+                                             : Dim::unknown();
             o.shape = s;
         } else {
             why("output size is not a constant");
@@ -1007,13 +1096,17 @@ void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
             const bool keep = attrInt(n, "keepdims", 1) != 0;
             std::set<std::int64_t> red;
             if (axes)
-                for (auto a : *axes) red.insert(normAxis(a, xs->size(), op));
+                for (auto a : *axes)
+                    red.insert(normAxis(a, xs->size(), op));
             else
-                for (size_t i = 0; i < xs->size(); ++i) red.insert(std::int64_t(i));
+                for (size_t i = 0; i < xs->size(); ++i)
+                    red.insert(std::int64_t(i));
             Shape s;
             for (size_t i = 0; i < xs->size(); ++i) {
-                if (!red.count(std::int64_t(i))) s.push_back((*xs)[i]);
-                else if (keep) s.push_back(Dim::of(1));
+                if (!red.count(std::int64_t(i)))
+                    s.push_back((*xs)[i]);
+                else if (keep)
+                    s.push_back(Dim::of(1));
             }
             o.shape = s;
         } else {
@@ -1060,9 +1153,8 @@ void Importer::recordFold(const ox::NodeProto& n, const std::vector<LayerInput>&
 struct Axis {
     std::int64_t in = 1, k = 1, s = 1, d = 1, pad = 0, out = 1;
 };
-Axis spatial(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
-             std::int64_t padBegin, std::int64_t padEnd, const std::string& autoPad,
-             bool ceilMode) {
+Axis spatial(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t padBegin,
+             std::int64_t padEnd, const std::string& autoPad, bool ceilMode) {
     Axis a{in, k, s, d, padBegin + padEnd, 0};
     const std::int64_t span = d * (k - 1) + 1;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
@@ -1129,8 +1221,10 @@ void Importer::makeConv(const ox::NodeProto& n) {
     l.groups = int(g);
     l.inputs = xv.parts;
     const Value& wv = in(n, 1);
-    if (wv.isConst) l.weightBytes = perSampleElements(ws);
-    else l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
+    if (wv.isConst)
+        l.weightBytes = perSampleElements(ws);
+    else
+        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
     if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
         l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
     Shape out = twoD ? Shape{xs[0], Dim::of(m), Dim::of(ah.out), Dim::of(aw.out)}
@@ -1183,7 +1277,8 @@ void Importer::makePool(const ox::NodeProto& n, bool global) {
     Shape out = twoD ? Shape{xs[0], Dim::of(c), Dim::of(ah.out), Dim::of(aw.out)}
                      : Shape{xs[0], Dim::of(c), Dim::of(aw.out)};
     // Global pooling written as ReduceMean(keepdims=0) drops the spatial axes.
-    if (kReduce.count(n.op_type()) && attrInt(n, "keepdims", 1) == 0) out = Shape{xs[0], Dim::of(c)};
+    if (kReduce.count(n.op_type()) && attrInt(n, "keepdims", 1) == 0)
+        out = Shape{xs[0], Dim::of(c)};
     addLayer(std::move(l), n, out);
 }
 
@@ -1207,7 +1302,8 @@ void Importer::makeMatMul(const ox::NodeProto& n) {
     if (k.n || cols.n) throw Fail{"", "the batch is in a reduction or column dimension"};
     const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
     auto batch = broadcast(ab, bb);
-    if (!batch) throw Fail{"", "batch dims cannot be broadcast: " + toString(a) + " x " + toString(b)};
+    if (!batch)
+        throw Fail{"", "batch dims cannot be broadcast: " + toString(a) + " x " + toString(b)};
     const Value& av = in(n, 0);
     const Value& bv = in(n, 1);
 
@@ -1219,7 +1315,8 @@ void Importer::makeMatMul(const ox::NodeProto& n) {
         // Activation x weights: all leading dims of A are rows; batched weights are groups.
         const Dim g = product(bb);
         const Dim rows = div(product(a, 0, a.size() - 1), g);
-        if (!rows.known || g.n) throw Fail{"", "cannot split rows " + toString(a) + " into weight groups"};
+        if (!rows.known || g.n)
+            throw Fail{"", "cannot split rows " + toString(a) + " into weight groups"};
         l.kind = LayerKind::Gemm;
         l.groups = narrow(g.v, "groups");
         l.inH = l.outH = narrow(rows.v, "rows");
@@ -1242,7 +1339,8 @@ void Importer::makeMatMul(const ox::NodeProto& n) {
     } else {
         // Activation x activation (attention): heads -> groups; the batch N divides out.
         const Dim g = product(*batch);
-        if (!g.known || (g.n && m.n)) throw Fail{"", "cannot resolve batch dims of " + toString(out)};
+        if (!g.known || (g.n && m.n))
+            throw Fail{"", "cannot resolve batch dims of " + toString(out)};
         l.kind = LayerKind::MatMul;
         l.groups = narrow(g.v, "groups");
         l.inH = l.outH = narrow(m.v, "rows");
@@ -1253,23 +1351,28 @@ void Importer::makeMatMul(const ox::NodeProto& n) {
     }
     if (gemm && hasIn(n, 2)) {
         const Value& cv = in(n, 2);
-        if (cv.isConst && cv.shape) l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*cv.shape));
-        else if (!cv.isConst) l.inputs.insert(l.inputs.end(), cv.parts.begin(), cv.parts.end());
+        if (cv.isConst && cv.shape)
+            l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*cv.shape));
+        else if (!cv.isConst)
+            l.inputs.insert(l.inputs.end(), cv.parts.begin(), cv.parts.end());
     }
-    if (l.outC <= 0 || l.outH <= 0 || l.inC <= 0) throw Fail{"", "zero-sized operand " + toString(out)};
+    if (l.outC <= 0 || l.outH <= 0 || l.inC <= 0)
+        throw Fail{"", "zero-sized operand " + toString(out)};
     addLayer(std::move(l), n, out);
 }
 
 // Vector, Eltwise and fallback layers: geometry is the output's per-sample shape.
-void Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outv,
-                           Count weights, bool unsupported) {
+void Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outv, Count weights,
+                           bool unsupported) {
     if (!outv.shape || !fullyKnown(*outv.shape)) {
         std::string r = "output shape unknown";
         if (!outv.why.empty()) r += " (" + outv.why + ")";
         throw Fail{"", r};
     }
     auto od = perSampleDims(*outv.shape);
-    if (!od) throw Fail{"", "output shape " + toString(*outv.shape) + " mixes the batch into several dimensions"};
+    if (!od)
+        throw Fail{"", "output shape " + toString(*outv.shape) +
+                           " mixes the batch into several dimensions"};
     Layer l;
     l.kind = kind;
     const Chw o = toChw(*od);
@@ -1314,7 +1417,8 @@ void Importer::foldPointwise(const ox::NodeProto& n) {
         }
     std::vector<LayerInput> parts = in(n, actIdx).parts;
     Count params = 0;
-    if (op == "BatchNormalization") params = 2 * std::max<Count>(0, constElements(in(n, 1)));
+    if (op == "BatchNormalization")
+        params = 2 * std::max<Count>(0, constElements(in(n, 1)));
     else
         for (int i = 0; i < n.input_size(); ++i)
             if (hasIn(n, i) && in(n, i).isConst) params += constElements(in(n, i));
@@ -1328,7 +1432,8 @@ void Importer::foldPointwise(const ox::NodeProto& n) {
         makeGeneric(n, LayerKind::Vector, outs[0], params);
         return;
     }
-    if (producers.size() == 1 && params > 0) m_net.layers[size_t(*producers.begin())].weightBytes += params;
+    if (producers.size() == 1 && params > 0)
+        m_net.layers[size_t(*producers.begin())].weightBytes += params;
     recordFold(n, parts);
     for (int i = 0; i < n.output_size(); ++i) {
         Value v = std::move(outs[size_t(i)]);
@@ -1337,9 +1442,11 @@ void Importer::foldPointwise(const ox::NodeProto& n) {
         if (i == 0 && e >= 0) {
             // A pointwise op keeps the element count except when it broadcasts.
             Count before = 0;
-            for (const auto& p : parts) before += p.bytesPerSample;
+            for (const auto& p : parts)
+                before += p.bytesPerSample;
             if (before > 0 && e != before)
-                for (auto& p : v.parts) p.bytesPerSample = p.bytesPerSample * e / before;
+                for (auto& p : v.parts)
+                    p.bytesPerSample = p.bytesPerSample * e / before;
         }
         setOutput(n, i, std::move(v));
     }
@@ -1350,15 +1457,18 @@ void Importer::foldPointwise(const ox::NodeProto& n) {
 void Importer::foldMovement(const ox::NodeProto& n, std::vector<Value>& outs) {
     std::vector<LayerInput> parts = activationParts(n);
     Count inBytes = 0;
-    for (const auto& p : parts) inBytes += p.bytesPerSample;
+    for (const auto& p : parts)
+        inBytes += p.bytesPerSample;
     // Merge repeated producers (Concat of two slices of one tensor).
     std::vector<LayerInput> merged;
     for (const auto& p : parts) {
         auto it = std::find_if(merged.begin(), merged.end(), [&](const LayerInput& q) {
             return q.producer == p.producer && q.networkInput == p.networkInput;
         });
-        if (it == merged.end()) merged.push_back(p);
-        else it->bytesPerSample += p.bytesPerSample;
+        if (it == merged.end())
+            merged.push_back(p);
+        else
+            it->bytesPerSample += p.bytesPerSample;
     }
     recordFold(n, merged);
     for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
@@ -1368,7 +1478,8 @@ void Importer::foldMovement(const ox::NodeProto& n, std::vector<Value>& outs) {
         // Only shrinking moves (Slice, Split, Gather) cut what is read from a producer;
         // Pad / Expand / Resize replicate at the consumer, the producer still sends its own.
         if (e >= 0 && inBytes > 0 && e < inBytes)
-            for (auto& p : v.parts) p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
+            for (auto& p : v.parts)
+                p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
         setOutput(n, i, std::move(v));
     }
 }
@@ -1415,7 +1526,8 @@ void Importer::processNode(int idx) {
             if (!axes && hasIn(n, 1)) axes = concrete(in(n, 1).data);
             std::set<std::int64_t> red;
             if (axes)
-                for (auto a : *axes) red.insert(normAxis(a, 4, op));
+                for (auto a : *axes)
+                    red.insert(normAxis(a, 4, op));
             if (red == std::set<std::int64_t>{2, 3}) return makePool(n, true);
         }
         return makeGeneric(n, LayerKind::Vector, outs[0], 0);
@@ -1424,7 +1536,8 @@ void Importer::processNode(int idx) {
         Count w = 0;
         if (op == "LayerNormalization" || op == "InstanceNormalization" ||
             op == "GroupNormalization")
-            for (int i = 1; i < n.input_size(); ++i) w += constElements(in(n, i));
+            for (int i = 1; i < n.input_size(); ++i)
+                w += constElements(in(n, i));
         return makeGeneric(n, LayerKind::Vector, outs[0], w);
     } else if (kBinaryPointwise.count(op)) {
         // Two or more activation operands from different producers: an Eltwise layer.
@@ -1441,7 +1554,8 @@ void Importer::processNode(int idx) {
             return true;
         };
         bool same = true;
-        for (const auto* p : acts) same = same && sameSources(*p, *acts[0]);
+        for (const auto* p : acts)
+            same = same && sameSources(*p, *acts[0]);
         if (acts.size() >= 2 && !same) {
             propagate(n, outs);
             return makeGeneric(n, LayerKind::Eltwise, outs[0], 0);
@@ -1471,8 +1585,8 @@ void Importer::processNode(int idx) {
         return foldMovement(n, outs);
     }
     if (fb == "vector" || fb == "eltwise")
-        return makeGeneric(n, fb == "vector" ? LayerKind::Vector : LayerKind::Eltwise, outs[0],
-                           0, true);
+        return makeGeneric(n, fb == "vector" ? LayerKind::Vector : LayerKind::Eltwise, outs[0], 0,
+                           true);
     throw Fail{"", "unsupported operator (and unknown fallback '" + fb +
                        "'; expected vector, eltwise or fold)"};
 }
@@ -1487,7 +1601,8 @@ Result<Network> Importer::run() {
         const std::vector<int> order = topologicalOrder();
         sortNodes(order);
         runOnnxShapeInference();
-        for (const auto& n : m_graph.node()) ++m_net.opCounts[n.op_type()];
+        for (const auto& n : m_graph.node())
+            ++m_net.opCounts[n.op_type()];
         for (int idx = 0; idx < m_graph.node_size(); ++idx) {
             try {
                 processNode(idx);
@@ -1512,7 +1627,8 @@ Result<Network> Importer::run() {
                 if (seen.insert(name).second) m_net.outputs.push_back(name);
             }
     }
-    for (const auto& l : m_net.layers) m_net.paramsCount += l.weightBytes;
+    for (const auto& l : m_net.layers)
+        m_net.paramsCount += l.weightBytes;
     m_net.sourcePath = m_file;
     m_net.name = std::filesystem::path(m_file).stem().string();
     if (m_net.name.empty()) m_net.name = m_graph.name();

@@ -39,7 +39,8 @@ Dim sub(Dim a, Dim b) {
 
 Dim product(const std::vector<Dim>& dims, size_t from, size_t to) {
     Dim p = Dim::of(1);
-    for (size_t i = from; i < dims.size() && i < to; ++i) p = mul(p, dims[i]);
+    for (size_t i = from; i < dims.size() && i < to; ++i)
+        p = mul(p, dims[i]);
     return p;
 }
 
@@ -54,9 +55,12 @@ std::string toString(const Shape& s) {
     for (size_t i = 0; i < s.size(); ++i) {
         if (i) r += ",";
         const Dim& d = s[i];
-        if (!d.known) r += "?";
-        else if (d.n) r += (d.v == 1 ? std::string() : std::to_string(d.v) + "*") + "N";
-        else r += std::to_string(d.v);
+        if (!d.known)
+            r += "?";
+        else if (d.n)
+            r += (d.v == 1 ? std::string() : std::to_string(d.v) + "*") + "N";
+        else
+            r += std::to_string(d.v);
     }
     return r + "]";
 }
@@ -69,7 +73,8 @@ std::int64_t perSampleElements(const Shape& s) {
 std::optional<std::vector<std::int64_t>> perSampleDims(const Shape& s) {
     if (!fullyKnown(s)) return std::nullopt;
     int batchDims = 0;
-    for (const Dim& d : s) batchDims += d.n ? 1 : 0;
+    for (const Dim& d : s)
+        batchDims += d.n ? 1 : 0;
     if (batchDims > 1) return std::nullopt;
     std::vector<std::int64_t> out;
     for (size_t i = 0; i < s.size(); ++i) {
@@ -89,12 +94,18 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
     for (size_t i = 0; i < r; ++i) {
         const Dim da = i + a.size() >= r ? a[i + a.size() - r] : Dim::of(1);
         const Dim db = i + b.size() >= r ? b[i + b.size() - r] : Dim::of(1);
-        if (da.isConst(1)) out[i] = db;
-        else if (db.isConst(1)) out[i] = da;
-        else if (!da.known) out[i] = db;
-        else if (!db.known) out[i] = da;
-        else if (da == db) out[i] = da;
-        else return std::nullopt;
+        if (da.isConst(1))
+            out[i] = db;
+        else if (db.isConst(1))
+            out[i] = da;
+        else if (!da.known)
+            out[i] = db;
+        else if (!db.known)
+            out[i] = da;
+        else if (da == db)
+            out[i] = da;
+        else
+            return std::nullopt;
     }
     return out;
 }

@@ -45,7 +45,9 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
               {"objective", {e.objective.n, e.objective.m}},
               {"cost", e.cost},
               {"breakdown_pj",
-               {{"dram", e.energy.dram}, {"noc", e.energy.noc}, {"mac", e.energy.mac},
+               {{"dram", e.energy.dram},
+                {"noc", e.energy.noc},
+                {"mac", e.energy.mac},
                 {"buffer", e.energy.buffer}}},
               {"dram_bytes", e.dramBytes},
               {"noc_hop_bytes", e.nocHopBytes},
@@ -70,12 +72,19 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     const SearchConfig& c = r.config;
     json pins = c.pinned;
     j["mode"] = toString(c.mode);
-    j["config"] = {{"seed", c.seed},   {"beta", c.beta},     {"seconds", c.seconds},
-                   {"iterations", c.iterations}, {"t0", c.t0},
-                   {"alpha", c.alpha}, {"mode", toString(c.mode)},
-                   {"chains", c.chains}, {"threads", c.threads},
-                   {"batch", c.totalBatch}, {"min_utilisation", c.minUtilisation},
-                   {"objective", {c.objective.n, c.objective.m}}, {"pinned", pins}};
+    j["config"] = {{"seed", c.seed},
+                   {"beta", c.beta},
+                   {"seconds", c.seconds},
+                   {"iterations", c.iterations},
+                   {"t0", c.t0},
+                   {"alpha", c.alpha},
+                   {"mode", toString(c.mode)},
+                   {"chains", c.chains},
+                   {"threads", c.threads},
+                   {"batch", c.totalBatch},
+                   {"min_utilisation", c.minUtilisation},
+                   {"objective", {c.objective.n, c.objective.m}},
+                   {"pinned", pins}};
     j["stopped"] = r.stopped;
     // Under a time budget, what was run: replay a run of this length with --iterations.
     j["iterations_run"] = r.iterationsRun;
@@ -108,7 +117,8 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     return j;
 }
 
-Result<RATree> parseTreeDocument(const std::string& text, const Network& net, const std::string& file) {
+Result<RATree> parseTreeDocument(const std::string& text, const Network& net,
+                                 const std::string& file) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return makeError(file, "", "the tree file is empty");
     if (text[first] != '{') return parseTreeText(text, net, file);
@@ -120,7 +130,8 @@ Result<RATree> parseTreeDocument(const std::string& text, const Network& net, co
     if (j.contains("tree") && j["tree"].is_string())
         return parseTreeText(j["tree"].get<std::string>(), net, file);
     if (j.contains("root") || j.contains("type")) return parseTreeJsonValue(j, net, file);
-    return makeError(file, "", "JSON holds no tree (expected a tree JSON or a result with \"tree\")");
+    return makeError(file, "",
+                     "JSON holds no tree (expected a tree JSON or a result with \"tree\")");
 }
 
 } // namespace tilescope

@@ -9,9 +9,8 @@
 #include "tree/ratree.h"
 #include "util/result.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -44,6 +43,7 @@ nlohmann::json searchResultJson(const SearchResult& r, const Evaluation& bestDet
 // TREE arguments: tree text, a tree JSON ("format": "tilescope-ratree" or a bare root
 // node), a result JSON (its "tree_json", else its "tree" text) or a compare JSON (its "sa"
 // result). `file` names the source in errors.
-Result<RATree> parseTreeDocument(const std::string& text, const Network& net, const std::string& file);
+Result<RATree> parseTreeDocument(const std::string& text, const Network& net,
+                                 const std::string& file);
 
 } // namespace tilescope

@@ -8,13 +8,14 @@ namespace tilescope {
 namespace {
 
 std::string tileName(int t, const Hardware& hw) {
-    return "tile " + std::to_string(t) + " (" + std::to_string(t % hw.meshX) + "," + std::to_string(t / hw.meshX) + ")";
+    return "tile " + std::to_string(t) + " (" + std::to_string(t % hw.meshX) + "," +
+           std::to_string(t / hw.meshX) + ")";
 }
 
 } // namespace
 
-std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGHz, const nlohmann::json& otherData,
-                           int indent) {
+std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGHz,
+                           const nlohmann::json& otherData, int indent) {
     using nlohmann::json;
     const double usPerCycle = 1.0 / (std::max(1e-9, clockGHz) * 1000.0);
     json out = json::array();
@@ -28,38 +29,59 @@ std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGH
     }
     for (const auto& [pid, name] : processes) {
         if (!name.empty())
-            out.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", name}}}});
-        out.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+            out.push_back({{"name", "process_name"},
+                           {"ph", "M"},
+                           {"pid", pid},
+                           {"tid", 0},
+                           {"args", {{"name", name}}}});
+        out.push_back({{"name", "process_sort_index"},
+                       {"ph", "M"},
+                       {"pid", pid},
+                       {"tid", 0},
                        {"args", {{"sort_index", pid}}}});
     }
     for (const auto& [key, name] : tracks) {
         if (!name.empty())
-            out.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", key.first}, {"tid", key.second},
+            out.push_back({{"name", "thread_name"},
+                           {"ph", "M"},
+                           {"pid", key.first},
+                           {"tid", key.second},
                            {"args", {{"name", name}}}});
-        out.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", key.first}, {"tid", key.second},
+        out.push_back({{"name", "thread_sort_index"},
+                       {"ph", "M"},
+                       {"pid", key.first},
+                       {"tid", key.second},
                        {"args", {{"sort_index", key.second}}}});
     }
     for (const TraceEvent& e : events) {
-        json ev = {{"name", e.label}, {"ph", "X"}, {"ts", e.start * usPerCycle},
-                   {"dur", std::max(0.0, e.end - e.start) * usPerCycle}, {"pid", e.pid}, {"tid", e.tid},
+        json ev = {{"name", e.label},
+                   {"ph", "X"},
+                   {"ts", e.start * usPerCycle},
+                   {"dur", std::max(0.0, e.end - e.start) * usPerCycle},
+                   {"pid", e.pid},
+                   {"tid", e.tid},
                    {"args", e.args}};
         if (!e.category.empty()) ev["cat"] = e.category;
         out.push_back(std::move(ev));
     }
     json other = otherData.is_object() ? otherData : json::object();
     other["clock_ghz"] = clockGHz;
-    json doc = {{"traceEvents", std::move(out)}, {"displayTimeUnit", "ns"}, {"otherData", std::move(other)}};
+    json doc = {{"traceEvents", std::move(out)},
+                {"displayTimeUnit", "ns"},
+                {"otherData", std::move(other)}};
     return doc.dump(indent);
 }
 
-std::string traceEventJson(const Evaluation& e, const Network& net, const Hardware& hw, const RATree& tree,
-                           int indent) {
+std::string traceEventJson(const Evaluation& e, const Network& net, const Hardware& hw,
+                           const RATree& tree, int indent) {
     const std::string process = "tilescope " + net.name + " on " + hw.name;
     std::vector<TraceEvent> events;
     for (const BusyInterval& iv : e.intervals) {
-        const std::string layer =
-            iv.layer >= 0 && iv.layer < int(net.layers.size()) ? net.layers[size_t(iv.layer)].name : "?";
-        const std::string path = iv.node >= 0 && iv.node < tree.size() ? tree.pathOf(iv.node) : std::string();
+        const std::string layer = iv.layer >= 0 && iv.layer < int(net.layers.size())
+                                      ? net.layers[size_t(iv.layer)].name
+                                      : "?";
+        const std::string path =
+            iv.node >= 0 && iv.node < tree.size() ? tree.pathOf(iv.node) : std::string();
         for (int p = iv.tileBegin; p < iv.tileBegin + iv.tileCount; ++p) {
             if (p < 0 || p >= int(e.tileOrder.size())) continue;
             const int tile = e.tileOrder[size_t(p)];
@@ -68,26 +90,32 @@ std::string traceEventJson(const Evaluation& e, const Network& net, const Hardwa
             ev.process = process;
             ev.tid = tile;
             ev.track = tileName(tile, hw);
-            ev.label = layer + "[" + std::to_string(iv.firstSample) + "," + std::to_string(iv.lastSample) + "]";
+            ev.label = layer + "[" + std::to_string(iv.firstSample) + "," +
+                       std::to_string(iv.lastSample) + "]";
             ev.category = "layer";
             ev.start = iv.start;
             ev.end = iv.end;
-            ev.args = {{"layer", layer},           {"node", path},
-                       {"first_sample", iv.firstSample}, {"last_sample", iv.lastSample},
-                       {"start_cycle", iv.start},  {"end_cycle", iv.end},
+            ev.args = {{"layer", layer},
+                       {"node", path},
+                       {"first_sample", iv.firstSample},
+                       {"last_sample", iv.lastSample},
+                       {"start_cycle", iv.start},
+                       {"end_cycle", iv.end},
                        {"energy_pj", iv.energy}};
             events.push_back(std::move(ev));
         }
     }
-    const nlohmann::json other = {{"generator", "tilescope"},     {"model", net.name},
-                                  {"hardware", hw.name},          {"delay_cycles", e.delay},
-                                  {"energy_pj", e.energy.total()}, {"truncated", e.intervalsTruncated}};
+    const nlohmann::json other = {
+        {"generator", "tilescope"},      {"model", net.name},
+        {"hardware", hw.name},           {"delay_cycles", e.delay},
+        {"energy_pj", e.energy.total()}, {"truncated", e.intervalsTruncated}};
     return traceEventJson(events, hw.clockGHz, other, indent);
 }
 
 std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
     std::map<int, std::pair<int, int>> xy; // tile id -> (x, y) as the program lists them
-    for (const auto& t : p.tiles) xy[t.id] = {t.x, t.y};
+    for (const auto& t : p.tiles)
+        xy[t.id] = {t.x, t.y};
     std::vector<TraceEvent> events;
     events.reserve(r.timeline.size());
     // LOADs in flight overlap; trace viewers drop slices that overlap on one track without
@@ -99,14 +127,16 @@ std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
         ev.pid = iv.tile;
         const auto it = xy.find(iv.tile);
         ev.process = "tile " + std::to_string(iv.tile) +
-                     (it != xy.end() ? " (" + std::to_string(it->second.first) + "," + std::to_string(it->second.second) + ")"
+                     (it != xy.end() ? " (" + std::to_string(it->second.first) + "," +
+                                           std::to_string(it->second.second) + ")"
                                      : std::string());
         ev.tid = int(iv.engine);
         ev.track = toString(iv.engine);
         if (iv.engine == Engine::Load) {
             auto& lanes = laneFree[iv.tile];
             size_t lane = 0;
-            while (lane < lanes.size() && lanes[lane] > iv.start) ++lane;
+            while (lane < lanes.size() && lanes[lane] > iv.start)
+                ++lane;
             if (lane == lanes.size()) lanes.push_back(iv.end);
             lanes[lane] = iv.end;
             if (lane > 0) {
@@ -114,12 +144,14 @@ std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
                 ev.track = "load " + std::to_string(lane + 1);
             }
         }
-        const std::string layer = iv.layer >= 0 && size_t(iv.layer) < p.layers.size() ? p.layers[size_t(iv.layer)] : "";
+        const std::string layer =
+            iv.layer >= 0 && size_t(iv.layer) < p.layers.size() ? p.layers[size_t(iv.layer)] : "";
         ev.label = std::string(toString(iv.op)) + (layer.empty() ? "" : " " + layer);
         ev.category = toString(iv.op);
         ev.start = iv.start;
         ev.end = iv.end;
-        ev.args = {{"id", iv.id}, {"layer", layer}, {"start_cycle", iv.start}, {"end_cycle", iv.end}};
+        ev.args = {
+            {"id", iv.id}, {"layer", layer}, {"start_cycle", iv.start}, {"end_cycle", iv.end}};
         events.push_back(std::move(ev));
     }
     return events;

@@ -12,7 +12,6 @@
 #include "util/units.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -22,7 +21,7 @@ namespace tilescope {
 // first event that names them; tracks sort by tid inside a process, processes by pid.
 struct TraceEvent {
     int pid = 0;
-    std::string process;  // e.g. "tile 5 (1,1)"
+    std::string process; // e.g. "tile 5 (1,1)"
     int tid = 0;
     std::string track;    // e.g. "compute"
     std::string label;    // the event's name
@@ -34,7 +33,8 @@ struct TraceEvent {
 // ts and dur in microseconds: cycles / clockGHz gives nanoseconds, / 1000 microseconds.
 // otherData is copied into the document's "otherData" (clock_ghz is added).
 std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGHz,
-                           const nlohmann::json& otherData = nlohmann::json::object(), int indent = -1);
+                           const nlohmann::json& otherData = nlohmann::json::object(),
+                           int indent = -1);
 
 // The evaluator's S-T graph: pid 0, one track per tile (tid = tile id, "tile N (x,y)"), one
 // event per rectangle and tile. Needs an evaluation made with EvalOptions::detail.

@@ -13,25 +13,29 @@
 #include <deque>
 #include <mutex>
 #include <thread>
-
 #include <time.h>
 
 namespace tilescope {
 
 const char* toString(SearchMode m) {
     switch (m) {
-    case SearchMode::Set: return "set";
-    case SearchMode::LS: return "ls";
-    case SearchMode::LP: return "lp";
-    case SearchMode::Random: return "random";
-    case SearchMode::DpLp: return "dp-lp";
+    case SearchMode::Set:
+        return "set";
+    case SearchMode::LS:
+        return "ls";
+    case SearchMode::LP:
+        return "lp";
+    case SearchMode::Random:
+        return "random";
+    case SearchMode::DpLp:
+        return "dp-lp";
     }
     return "?";
 }
 
 bool parseSearchMode(const std::string& s, SearchMode& out) {
-    for (SearchMode m : {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random,
-                          SearchMode::DpLp})
+    for (SearchMode m :
+         {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random, SearchMode::DpLp})
         if (s == toString(m)) {
             out = m;
             return true;
@@ -63,16 +67,23 @@ double defaultSearchSeconds() {
     return 4.0;
 }
 
-int defaultSearchChains() { return 2; }
+int defaultSearchChains() {
+    return 2;
+}
 
-long long maxIterationsPerChain() { return 1'000'000'000'000LL; }
+long long maxIterationsPerChain() {
+    return 1'000'000'000'000LL;
+}
 
-double maxSearchSeconds() { return 7 * 24 * 3600.0; }
+double maxSearchSeconds() {
+    return 7 * 24 * 3600.0;
+}
 
 Result<long long> iterationBudget(const SearchConfig& c, size_t layers) {
     if (c.iterations > 0) {
         if (c.iterations > maxIterationsPerChain())
-            return Error{"iterations: more than " + std::to_string(maxIterationsPerChain()) + " per chain"};
+            return Error{"iterations: more than " + std::to_string(maxIterationsPerChain()) +
+                         " per chain"};
         return c.iterations;
     }
     if (!(c.beta > 0) || !std::isfinite(c.beta)) return Error{"beta must be a positive number"};
@@ -83,7 +94,9 @@ Result<long long> iterationBudget(const SearchConfig& c, size_t layers) {
     return std::max<long long>(1, (long long)n);
 }
 
-double edpOf(const Evaluation& e) { return objectiveCost(e.energy.total(), e.delay, Objective{1, 1}); }
+double edpOf(const Evaluation& e) {
+    return objectiveCost(e.energy.total(), e.delay, Objective{1, 1});
+}
 
 std::vector<SearchMode> compareModes() {
     return {SearchMode::LS, SearchMode::LP, SearchMode::DpLp, SearchMode::Set};
@@ -150,17 +163,19 @@ struct Shared {
 // Acceptance over the last kWindow valid candidates: a plot of it shows the schedule
 // cooling, which an all-run average hides.
 class AcceptanceWindow {
-public:
+  public:
     void push(bool accepted) {
-        if (m_n == kWindow) m_sum -= m_ring[m_i];
-        else ++m_n;
+        if (m_n == kWindow)
+            m_sum -= m_ring[m_i];
+        else
+            ++m_n;
         m_ring[m_i] = accepted;
         m_sum += accepted;
         m_i = (m_i + 1) % kWindow;
     }
     double rate() const { return m_n ? double(m_sum) / double(m_n) : 0.0; }
 
-private:
+  private:
     static constexpr int kWindow = 200;
     bool m_ring[kWindow] = {};
     int m_i = 0, m_n = 0, m_sum = 0;
@@ -233,8 +248,9 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     const bool timed = spec.iterations <= 0;
     const long long N = spec.iterations;
     // The chain's own deadline: its share of the budget, never past the run's.
-    const auto end = std::min(in.deadline, chainStart + std::chrono::duration_cast<Clock::duration>(
-                                                            std::chrono::duration<double>(spec.seconds)));
+    const auto end =
+        std::min(in.deadline, chainStart + std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(spec.seconds)));
     const double span = std::chrono::duration<double>(end - chainStart).count();
     // The last 10% continues from the best tree found (the reference schedule).
     const bool returns = spec.strategy->returnsToBest();
@@ -283,10 +299,12 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         }
 
         if (*shared.callback) {
-            const long long now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      Clock::now() - shared.start).count();
+            const long long now =
+                std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - shared.start)
+                    .count();
             long long next = shared.nextReportNs.load(std::memory_order_relaxed);
-            if (now >= next && shared.nextReportNs.compare_exchange_strong(next, now + shared.intervalNs)) {
+            if (now >= next &&
+                shared.nextReportNs.compare_exchange_strong(next, now + shared.intervalNs)) {
                 Progress p;
                 p.iteration = shared.done.load(std::memory_order_relaxed);
                 p.chain = k;
@@ -301,8 +319,10 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
                 if (shared.seconds > 0) {
                     p.fraction = std::min(1.0, p.elapsedSeconds / shared.seconds);
                     p.secondsLeft = std::max(0.0, shared.seconds - p.elapsedSeconds);
-                    p.total = p.fraction > 0 ? std::max(p.iteration, std::llround(double(p.iteration) / p.fraction))
-                                             : p.iteration;
+                    p.total =
+                        p.fraction > 0
+                            ? std::max(p.iteration, std::llround(double(p.iteration) / p.fraction))
+                            : p.iteration;
                     p.chainTotal = 0;
                 } else {
                     p.total = shared.total;
@@ -354,7 +374,8 @@ std::optional<std::string> checkConfig(const SearchConfig& c) {
     if (c.iterations < 0) return "iterations must not be negative";
     if (!(c.t0 >= 0) || !std::isfinite(c.t0)) return "t0 must be a non-negative number";
     if (!(c.alpha > -1) || !std::isfinite(c.alpha)) return "alpha must be greater than -1";
-    if (!(c.objective.n >= 0) || !(c.objective.m >= 0)) return "objective exponents must be non-negative";
+    if (!(c.objective.n >= 0) || !(c.objective.m >= 0))
+        return "objective exponents must be non-negative";
     if (!(c.warmupShare >= 0 && c.warmupShare < 1)) return "warm-up share must be in [0, 1)";
     return std::nullopt;
 }
@@ -421,7 +442,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         res.chains.push_back(std::move(c));
         res.elapsedSeconds = secondsSince(t0);
         res.stats.evaluations = ds.evaluations + 2;
-        res.stats.evaluationsPerSecond = res.elapsedSeconds > 0 ? double(res.stats.evaluations) / res.elapsedSeconds : 0;
+        res.stats.evaluationsPerSecond =
+            res.elapsedSeconds > 0 ? double(res.stats.evaluations) / res.elapsedSeconds : 0;
         if (progress) {
             Progress p;
             p.currentCost = p.bestCost = res.best.cost;
@@ -468,7 +490,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const auto deps = net.transitiveDeps();
     const int K = config.chains;
     const int W = std::min(config.threads, std::max(K, 2));
-    const Clock::time_point deadline = timed ? t0 + toDuration(config.seconds) : Clock::time_point::max();
+    const Clock::time_point deadline =
+        timed ? t0 + toDuration(config.seconds) : Clock::time_point::max();
     const RunInputs in{net, hw, config, deps, opt, stop, deadline};
 
     Shared shared;
@@ -497,7 +520,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const auto lsStrategy = makeStrategy(SearchMode::LS), lpStrategy = makeStrategy(SearchMode::LP);
     bool warmedUp = false;
     if (portfolio && !config.seedTrees.empty()) {
-        for (const auto& s : config.seedTrees) offer(s.name, s.tree);
+        for (const auto& s : config.seedTrees)
+            offer(s.name, s.tree);
     } else if (portfolio) {
         auto ls = layerSequentialStart(setup, config.totalBatch, opt);
         if (ls) offer("ls", std::move(ls).value());
@@ -512,12 +536,15 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         const Strategy* spaces[2] = {lsStrategy.get(), lpStrategy.get()};
         for (const Candidate& c : pool)
             for (int s = 0; s < 2; ++s)
-                if (!spaces[s]->space().check(c.tree) && (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
+                if (!spaces[s]->space().check(c.tree) &&
+                    (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
                     bestIn[s] = &c;
-        const long long warmIters = std::max<long long>(1, std::llround(config.warmupShare * double(N) * K / 2));
+        const long long warmIters =
+            std::max<long long>(1, std::llround(config.warmupShare * double(N) * K / 2));
         // Two chains: side by side on two workers, one after the other on one.
-        const double warmSeconds = std::max(0.0, config.warmupShare * config.seconds - secondsSince(t0)) /
-                                   (W >= 2 ? 1.0 : 2.0);
+        const double warmSeconds =
+            std::max(0.0, config.warmupShare * config.seconds - secondsSince(t0)) /
+            (W >= 2 ? 1.0 : 2.0);
         for (int s = 0; s < 2; ++s) {
             if (!bestIn[s]) continue;
             ChainSpec w;
@@ -534,14 +561,17 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         warmedUp = !warmSpecs.empty();
     }
 
-    const long long mainIters = warmedUp ? std::max<long long>(1, N - std::llround(config.warmupShare * double(N))) : N;
+    const long long mainIters =
+        warmedUp ? std::max<long long>(1, N - std::llround(config.warmupShare * double(N))) : N;
     shared.total = mainIters * K;
-    for (const ChainSpec& w : warmSpecs) shared.total += w.iterations;
+    for (const ChainSpec& w : warmSpecs)
+        shared.total += w.iterations;
 
     const auto searchStart = Clock::now();
     if (!warmSpecs.empty()) {
         warm = runChains(warmSpecs, K, W, in, shared);
-        for (const ChainResult& c : warm) offer(c.role, c.best);
+        for (const ChainResult& c : warm)
+            offer(c.role, c.best);
     }
 
     // Main chains. A start that is already good is not a good basin for a fresh schedule
@@ -550,16 +580,21 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     // first (cycling). With one chain it starts from the best tree. Either way some chain
     // starts from the best tree, so the result is never worse than any candidate.
     std::vector<const Candidate*> order;
-    for (const Candidate& c : pool) order.push_back(&c);
-    std::stable_sort(order.begin(), order.end(),
-                     [](const Candidate* a, const Candidate* b) { return a->eval.cost < b->eval.cost; });
+    for (const Candidate& c : pool)
+        order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
+        return a->eval.cost < b->eval.cost;
+    });
     auto startOf = [&](int k) -> const Candidate* {
         if (!portfolio) return &pool.front();
         if (K == 1) return order.front();
         return k == 0 ? &pool.front() : order[size_t(k - 1) % order.size()];
     };
     const int waves = (K + W - 1) / W;
-    const double mainSeconds = timed ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves : 0;
+    const double mainSeconds =
+        timed
+            ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves
+            : 0;
     std::vector<ChainSpec> specs;
     for (int k = 0; k < K; ++k) {
         const Candidate* c = startOf(k);
@@ -575,7 +610,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         specs.push_back(s);
     }
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
-    for (ChainResult& c : warm) chains.push_back(std::move(c));
+    for (ChainResult& c : warm)
+        chains.push_back(std::move(c));
     const double searchSeconds = secondsSince(searchStart);
 
     SearchResult res;

@@ -67,7 +67,7 @@ Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOp
 namespace {
 
 class Annealing : public Strategy {
-public:
+  public:
     Annealing(SearchMode m, SpaceRule r) : m_mode(m), m_rule(r) {}
     SearchMode mode() const override { return m_mode; }
     SpaceRule space() const override { return m_rule; }
@@ -83,7 +83,7 @@ public:
         return layerSequentialStart(ctx, totalBatch, opt);
     }
 
-private:
+  private:
     SearchMode m_mode;
     SpaceRule m_rule;
 };
@@ -91,7 +91,7 @@ private:
 // A random walk over the operators: every valid candidate becomes the current tree;
 // the best one seen is the result. The baseline that shows what the schedule buys.
 class RandomSearch : public Strategy {
-public:
+  public:
     SearchMode mode() const override { return SearchMode::Random; }
     SpaceRule space() const override { return {}; }
     bool accept(double, double, double, Rng&) const override { return true; }
@@ -106,13 +106,18 @@ public:
 
 std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
     switch (mode) {
-    case SearchMode::Set: return std::make_unique<Annealing>(mode, SpaceRule{});
-    case SearchMode::LS: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T});
-    case SearchMode::LP: return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S});
-    case SearchMode::Random: return std::make_unique<RandomSearch>();
+    case SearchMode::Set:
+        return std::make_unique<Annealing>(mode, SpaceRule{});
+    case SearchMode::LS:
+        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T});
+    case SearchMode::LP:
+        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S});
+    case SearchMode::Random:
+        return std::make_unique<RandomSearch>();
     // dp-lp is a construction, not a chain (runSearch builds it); its trees live in the
     // LP space, which is what a chain continuing from one must stay in.
-    case SearchMode::DpLp: return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S});
+    case SearchMode::DpLp:
+        return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S});
     }
     return nullptr;
 }

@@ -45,7 +45,8 @@ struct Segmentation {
     bool operator==(const Segmentation& o) const {
         if (segments.size() != o.segments.size()) return false;
         for (size_t i = 0; i < segments.size(); ++i)
-            if (segments[i].first != o.segments[i].first || segments[i].count != o.segments[i].count ||
+            if (segments[i].first != o.segments[i].first ||
+                segments[i].count != o.segments[i].count ||
                 segments[i].subBatch != o.segments[i].subBatch)
                 return false;
         return true;
@@ -115,7 +116,8 @@ Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int total
         work();
     } else {
         std::vector<std::jthread> pool;
-        for (int w = 0; w < workers; ++w) pool.emplace_back(work);
+        for (int w = 0; w < workers; ++w)
+            pool.emplace_back(work);
     }
     st.evaluations = evaluations.load() + 1;
 

@@ -6,12 +6,18 @@ namespace tilescope {
 
 const char* toString(Operator op) {
     switch (op) {
-    case Operator::SwapLeaves: return "swap";
-    case Operator::MoveLeaf: return "move";
-    case Operator::Group: return "group";
-    case Operator::Dissolve: return "dissolve";
-    case Operator::IncreaseSubBatch: return "sub-batch+";
-    case Operator::DecreaseSubBatch: return "sub-batch-";
+    case Operator::SwapLeaves:
+        return "swap";
+    case Operator::MoveLeaf:
+        return "move";
+    case Operator::Group:
+        return "group";
+    case Operator::Dissolve:
+        return "dissolve";
+    case Operator::IncreaseSubBatch:
+        return "sub-batch+";
+    case Operator::DecreaseSubBatch:
+        return "sub-batch-";
     }
     return "?";
 }
@@ -44,7 +50,9 @@ template <class T> const T& pick(const std::vector<T>& v, Rng& rng) {
     return v[size_t(randBelow(rng, int(v.size())))];
 }
 
-Error nothing(const char* what) { return Error{std::string("no place to apply ") + what}; }
+Error nothing(const char* what) {
+    return Error{std::string("no place to apply ") + what};
+}
 
 Result<RATree> swapLeaves(const RATree& t, const OperatorContext& ctx, Rng& rng) {
     std::vector<int> cand;
@@ -95,9 +103,12 @@ Result<RATree> moveLeaf(const RATree& t, const OperatorContext& ctx, Rng& rng) {
         // Out to the grandparent, just before or after the parent: the first child
         // leaves to the front, the last to the back, a middle one either way.
         const int n = int(sib.size());
-        if (xi == 0) targets.push_back({g, pi});
-        else if (xi == n - 1) targets.push_back({g, pi + 1});
-        else targets.push_back({g, pi + randBelow(rng, 2)});
+        if (xi == 0)
+            targets.push_back({g, pi});
+        else if (xi == n - 1)
+            targets.push_back({g, pi + 1});
+        else
+            targets.push_back({g, pi + randBelow(rng, 2)});
     }
     if (targets.empty()) return nothing("a move");
     const Target tg = pick(targets, rng);
@@ -160,12 +171,24 @@ Result<RATree> stepSubBatch(const RATree& t, const OperatorContext& ctx, Rng& rn
 Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext& ctx, Rng& rng) {
     Result<RATree> r = Error{"unknown operator"};
     switch (op) {
-    case Operator::SwapLeaves: r = swapLeaves(t, ctx, rng); break;
-    case Operator::MoveLeaf: r = moveLeaf(t, ctx, rng); break;
-    case Operator::Group: r = group(t, ctx, rng); break;
-    case Operator::Dissolve: r = dissolve(t, ctx, rng); break;
-    case Operator::IncreaseSubBatch: r = stepSubBatch(t, ctx, rng, +1); break;
-    case Operator::DecreaseSubBatch: r = stepSubBatch(t, ctx, rng, -1); break;
+    case Operator::SwapLeaves:
+        r = swapLeaves(t, ctx, rng);
+        break;
+    case Operator::MoveLeaf:
+        r = moveLeaf(t, ctx, rng);
+        break;
+    case Operator::Group:
+        r = group(t, ctx, rng);
+        break;
+    case Operator::Dissolve:
+        r = dissolve(t, ctx, rng);
+        break;
+    case Operator::IncreaseSubBatch:
+        r = stepSubBatch(t, ctx, rng, +1);
+        break;
+    case Operator::DecreaseSubBatch:
+        r = stepSubBatch(t, ctx, rng, -1);
+        break;
     }
     if (r.ok())
         if (auto why = ctx.rule.check(*r)) return Error{*why};

@@ -21,7 +21,9 @@ inline int randBelow(Rng& rng, int n) {
     return int((static_cast<unsigned __int128>(rng()) * static_cast<unsigned>(n)) >> 64);
 }
 // Uniform double in [0, 1) from the top 53 bits.
-inline double randUnit(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+inline double randUnit(Rng& rng) {
+    return double(rng() >> 11) * 0x1.0p-53;
+}
 
 enum class Operator {
     SwapLeaves,       // 1: swap two adjacent sibling leaves with no dependency between them

@@ -23,19 +23,19 @@ namespace tilescope {
 // random = random walk over the same operators, keeping the best valid tree;
 // dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming.
 enum class SearchMode { Set, LS, LP, Random, DpLp };
-const char* toString(SearchMode m);                   // "set", "ls", "lp", "random", "dp-lp"
+const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp"
 bool parseSearchMode(const std::string& s, SearchMode& out);
 
 struct SearchConfig {
-    std::uint64_t seed = 1;   // chain i uses seed + i
-    double beta = 100;        // N = beta x L iterations per chain
-    double t0 = 0.07;         // T0 of the temperature schedule
-    double alpha = 8;         // alpha of the temperature schedule
-    Objective objective;      // cost = E^n x D^m
+    std::uint64_t seed = 1; // chain i uses seed + i
+    double beta = 100;      // N = beta x L iterations per chain
+    double t0 = 0.07;       // T0 of the temperature schedule
+    double alpha = 8;       // alpha of the temperature schedule
+    Objective objective;    // cost = E^n x D^m
     SearchMode mode = SearchMode::Set;
-    int chains = 1;           // K independent chains
-    int threads = 1;          // T worker threads (capped at K); never changes the result
-    int totalBatch = 1;       // B_tot
+    int chains = 1;     // K independent chains
+    int threads = 1;    // T worker threads (capped at K); never changes the result
+    int totalBatch = 1; // B_tot
     double minUtilisation = 0.75;
     // Node paths ("/0/2") in the initial tree to pin before the run starts, in addition
     // to nodes already pinned in initialTree.
@@ -75,10 +75,10 @@ struct Progress {
     int chain = 0;
     long long chainIteration = 0, chainTotal = 0;
     double temperature = 0;
-    double currentCost = 0;    // the chain's current tree
-    PicoJoules energy = 0;     // of the chain's current tree
+    double currentCost = 0; // the chain's current tree
+    PicoJoules energy = 0;  // of the chain's current tree
     Cycles delay = 0;
-    double bestCost = 0;       // best over all chains so far
+    double bestCost = 0; // best over all chains so far
     PicoJoules bestEnergy = 0;
     Cycles bestDelay = 0;
     double acceptanceRate = 0; // accepted / valid candidates over the chain's last window
@@ -86,8 +86,8 @@ struct Progress {
     // Share of the budget used, in [0, 1]: elapsed / seconds for a time budget, else
     // iteration / total. Under a time budget `total` is an estimate (done / fraction).
     double fraction = 0;
-    double secondsLeft = -1;   // time budget: seconds until the deadline; -1 otherwise
-    bool final = false;        // the last callback of the run
+    double secondsLeft = -1; // time budget: seconds until the deadline; -1 otherwise
+    bool final = false;      // the last callback of the run
 };
 using ProgressCallback = std::function<void(const Progress&)>;
 
@@ -97,15 +97,15 @@ struct ChainResult {
     // What the chain was for: "set" / "ls" / "lp" / "random" for a chain of that space,
     // "warmup-ls" / "warmup-lp" for the Set portfolio's warm-up chains.
     std::string role;
-    std::string start;         // which tree it started from ("start", "ls", "dp-lp", ...)
+    std::string start; // which tree it started from ("start", "ls", "dp-lp", ...)
     RATree best;
     Evaluation bestEval;
-    long long iterations = 0;  // candidates proposed (a stopped chain may fall short)
-    long long proposals = 0;   // operator applications that produced a candidate
-    long long valid = 0;       // candidates the evaluator accepted as valid
-    long long accepted = 0;    // candidates the chain moved to
+    long long iterations = 0; // candidates proposed (a stopped chain may fall short)
+    long long proposals = 0;  // operator applications that produced a candidate
+    long long valid = 0;      // candidates the evaluator accepted as valid
+    long long accepted = 0;   // candidates the chain moved to
     long long improvements = 0;
-    double cpuSeconds = 0;     // CPU time of the chain's thread (per-core rates under load)
+    double cpuSeconds = 0; // CPU time of the chain's thread (per-core rates under load)
     EvalStats eval;
 };
 
@@ -115,14 +115,14 @@ struct SearchStats {
     // iterations / CPU seconds spent in the chains: the per-core rate, unaffected by
     // other processes competing for the cores (wall-clock rates are in evaluationsPerSecond).
     double iterationsPerSecondPerCore = 0;
-    double mapperHitRate = 0;              // intra-layer mapping memo hits / calls
-    double routeHitRate = 0;               // leaf traffic memo hits / calls (engine/eval/transfers.h)
-    double validRate = 0;                  // valid candidates / proposals
-    double acceptRate = 0;                 // accepted / valid candidates
+    double mapperHitRate = 0; // intra-layer mapping memo hits / calls
+    double routeHitRate = 0;  // leaf traffic memo hits / calls (engine/eval/transfers.h)
+    double validRate = 0;     // valid candidates / proposals
+    double acceptRate = 0;    // accepted / valid candidates
 };
 
 struct SearchResult {
-    SearchConfig config;       // as run (initialTree holds the actual start, pins applied)
+    SearchConfig config; // as run (initialTree holds the actual start, pins applied)
     std::uint64_t seed = 0;
     // Per chain (N): as configured for an iteration budget; for a time budget, the
     // iterations run over all chains divided by the chain count, so `--iterations` with
@@ -130,12 +130,12 @@ struct SearchResult {
     long long iterations = 0;
     long long iterationsRun = 0; // over all chains, warm-up chains included
     double elapsedSeconds = 0;
-    bool stopped = false;      // the stop token fired before the end
+    bool stopped = false; // the stop token fired before the end
     RATree initialTree;
     Evaluation initialEval;
-    RATree bestTree;           // best over chains, ties to the lowest chain index
+    RATree bestTree; // best over chains, ties to the lowest chain index
     Evaluation best;
-    int bestChain = 0;         // index into chains
+    int bestChain = 0;               // index into chains
     std::vector<ChainResult> chains; // the Set portfolio's warm-up chains come last
     SearchStats stats;
 };
@@ -144,8 +144,7 @@ struct SearchResult {
 // node, an initial tree that is invalid or outside the mode's space. The callback may run
 // on worker threads, one call at a time; it must not block for long.
 Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const SearchConfig& config,
-                               const ProgressCallback& progress = {},
-                               std::stop_token stop = {});
+                               const ProgressCallback& progress = {}, std::stop_token stop = {});
 
 // The objective a platform's schedules were evaluated with in the method's evaluation
 // (docs/search.md): edge and testchip E^2 x D, cloud E x D^2, any other template EDP.

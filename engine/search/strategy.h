@@ -13,7 +13,7 @@
 namespace tilescope {
 
 class Strategy {
-public:
+  public:
     virtual ~Strategy() = default;
     virtual SearchMode mode() const = 0;
     // The space the chain stays in; candidates outside it are rejected before evaluation.
@@ -46,8 +46,8 @@ Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOp
 // never changes the result. `evaluations` receives how many trees were evaluated.
 struct DpLpStats {
     long long evaluations = 0;
-    int segments = 0;          // depth-one S cuts in the result
-    int rounds = 0;            // linearisation rounds run
+    int segments = 0; // depth-one S cuts in the result
+    int rounds = 0;   // linearisation rounds run
 };
 Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
                                const EvalOptions& opt, int threads = 1, DpLpStats* stats = nullptr,

@@ -11,8 +11,8 @@ namespace tilescope {
 inline constexpr double kModelTolerance = 0.15;
 
 struct ModelAgreement {
-    double ratio = 1.0;  // simulated / estimated delay
-    bool agrees = true;  // |ratio - 1| <= kModelTolerance (or nothing to compare)
+    double ratio = 1.0; // simulated / estimated delay
+    bool agrees = true; // |ratio - 1| <= kModelTolerance (or nothing to compare)
 };
 
 inline ModelAgreement modelAgreement(double simulatedDelay, double estimatedDelay) {

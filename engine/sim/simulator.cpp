@@ -31,7 +31,8 @@ Flat flatten(const Program& p) {
 
 } // namespace
 
-std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const std::string& file) {
+std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
+                                     const std::string& file) {
     const int tiles = hw.tiles();
     auto bad = [&](std::uint32_t id, const std::string& why) {
         return makeError(file, "instruction " + std::to_string(id), why);
@@ -39,51 +40,65 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
     std::set<int> seenTiles;
     for (const auto& t : p.tiles) {
         if (t.id < 0 || t.id >= tiles)
-            return makeError(file, "tile " + std::to_string(t.id), "no such tile on a " + std::to_string(hw.meshX) +
-                                                                         "x" + std::to_string(hw.meshY) + " mesh");
-        if (!seenTiles.insert(t.id).second) return makeError(file, "tile " + std::to_string(t.id), "listed twice");
+            return makeError(file, "tile " + std::to_string(t.id),
+                             "no such tile on a " + std::to_string(hw.meshX) + "x" +
+                                 std::to_string(hw.meshY) + " mesh");
+        if (!seenTiles.insert(t.id).second)
+            return makeError(file, "tile " + std::to_string(t.id), "listed twice");
     }
     Flat f;
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
-            if (!f.index.emplace(i.id, f.ins.size()).second) return bad(i.id, "duplicate instruction id");
+            if (!f.index.emplace(i.id, f.ins.size()).second)
+                return bad(i.id, "duplicate instruction id");
             f.ins.push_back(&i);
         }
     auto inMesh = [&](std::int32_t e) { return e == kDram || (e >= 0 && e < tiles); };
     for (const Instruction* ip : f.ins) {
         const Instruction& i = *ip;
-        if (i.stages < 1 || i.stages > 4096) return bad(i.id, "stage count " + std::to_string(i.stages) + " out of range 1..4096");
+        if (i.stages < 1 || i.stages > 4096)
+            return bad(i.id, "stage count " + std::to_string(i.stages) + " out of range 1..4096");
         if (!inMesh(i.src) || !inMesh(i.dst)) return bad(i.id, "endpoint outside the mesh");
         for (auto m : i.mcast)
-            if (m < 0 || m >= tiles) return bad(i.id, "multicast destination tile:" + std::to_string(m) + " outside the mesh");
+            if (m < 0 || m >= tiles)
+                return bad(i.id,
+                           "multicast destination tile:" + std::to_string(m) + " outside the mesh");
         switch (i.op) {
         case Op::Load:
-            if (i.dst != i.tile) return bad(i.id, "LOAD must write its own tile (dst " + endpointName(i.dst) + ")");
+            if (i.dst != i.tile)
+                return bad(i.id, "LOAD must write its own tile (dst " + endpointName(i.dst) + ")");
             if (i.src == i.tile) return bad(i.id, "LOAD from its own tile");
             break;
         case Op::Store:
-            if (i.dst != kDram || i.src != i.tile) return bad(i.id, "STORE must go from its own tile to dram");
+            if (i.dst != kDram || i.src != i.tile)
+                return bad(i.id, "STORE must go from its own tile to dram");
             break;
         case Op::Send:
-            if (i.dst == kDram || i.src != i.tile) return bad(i.id, "SEND must go from its own tile to a tile");
+            if (i.dst == kDram || i.src != i.tile)
+                return bad(i.id, "SEND must go from its own tile to a tile");
             break;
-        case Op::Compute: break;
+        case Op::Compute:
+            break;
         }
         for (const auto& d : i.deps) {
             auto it = f.index.find(d.id);
-            if (it == f.index.end()) return bad(i.id, "missing dependency target " + std::to_string(d.id));
+            if (it == f.index.end())
+                return bad(i.id, "missing dependency target " + std::to_string(d.id));
             if (d.id == i.id) return bad(i.id, "depends on itself");
             const Instruction& q = *f.ins[it->second];
             if (d.stage < 1 || d.stage > q.stages)
-                return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " + std::to_string(d.stage) +
-                                     " of " + std::to_string(q.stages));
+                return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " +
+                                     std::to_string(d.stage) + " of " + std::to_string(q.stages));
         }
         for (const auto& b : i.buffers) {
-            if (b.tile < 0 || b.tile >= tiles) return bad(i.id, "buffer on tile " + std::to_string(b.tile) + " outside the mesh");
+            if (b.tile < 0 || b.tile >= tiles)
+                return bad(i.id, "buffer on tile " + std::to_string(b.tile) + " outside the mesh");
             if (double(b.offset) + double(b.bytes) > hw.bufferBytes)
-                return bad(i.id, "buffer over capacity: tile " + std::to_string(b.tile) + " region [" +
-                                     std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +
-                                     ") exceeds the " + std::to_string(std::uint64_t(hw.bufferBytes)) + "-byte buffer");
+                return bad(i.id, "buffer over capacity: tile " + std::to_string(b.tile) +
+                                     " region [" + std::to_string(b.offset) + ", " +
+                                     std::to_string(b.offset + b.bytes) + ") exceeds the " +
+                                     std::to_string(std::uint64_t(hw.bufferBytes)) +
+                                     "-byte buffer");
         }
     }
     // Every SEND destination has a consumer: an instruction on that tile that depends on
@@ -105,7 +120,9 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
             }
         }
         if (remoteLoad && !matched)
-            return bad(i.id, "LOAD from " + endpointName(i.src) + " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
+            return bad(i.id,
+                       "LOAD from " + endpointName(i.src) +
+                           " depends on no SEND of that tile to tile:" + std::to_string(i.tile));
     }
     std::sort(received.begin(), received.end());
     received.erase(std::unique(received.begin(), received.end()), received.end());
@@ -114,8 +131,8 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
         if (i.op != Op::Send) continue;
         for (auto d : i.destinations())
             if (!std::binary_search(received.begin(), received.end(), std::make_pair(i.id, int(d))))
-                return bad(i.id, "SEND without a consumer: no instruction on tile:" + std::to_string(d) +
-                                     " depends on it");
+                return bad(i.id, "SEND without a consumer: no instruction on tile:" +
+                                     std::to_string(d) + " depends on it");
     }
     // Acyclic: dependencies plus the in-order queue of each engine (a dependency on a later
     // instruction of the same queue can never be met either).
@@ -128,18 +145,22 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
         for (size_t k = 0; k < n; ++k) {
             const Instruction& i = *f.ins[k];
             const auto key = std::make_pair(i.tile, int(i.engine()));
-            if (auto it = lastOf.find(key); it != lastOf.end()) prevOnQueue[k] = it->second, ++first[it->second + 1];
+            if (auto it = lastOf.find(key); it != lastOf.end())
+                prevOnQueue[k] = it->second, ++first[it->second + 1];
             lastOf[key] = k;
-            for (const auto& d : i.deps) ++first[f.index.at(d.id) + 1];
+            for (const auto& d : i.deps)
+                ++first[f.index.at(d.id) + 1];
         }
     }
-    for (size_t k = 0; k < n; ++k) first[k + 1] += first[k];
+    for (size_t k = 0; k < n; ++k)
+        first[k + 1] += first[k];
     std::vector<std::uint32_t> succ(first[n]);
     {
         std::vector<size_t> fill(first.begin(), first.end() - 1);
         for (size_t k = 0; k < n; ++k) {
             if (prevOnQueue[k] < n) succ[fill[prevOnQueue[k]]++] = std::uint32_t(k), ++indeg[k];
-            for (const auto& d : f.ins[k]->deps) succ[fill[f.index.at(d.id)]++] = std::uint32_t(k), ++indeg[k];
+            for (const auto& d : f.ins[k]->deps)
+                succ[fill[f.index.at(d.id)]++] = std::uint32_t(k), ++indeg[k];
         }
     }
     auto successors = [&](size_t k) {
@@ -163,7 +184,8 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
             for (size_t s : successors(k))
                 if (indeg[s] > 0 && indeg[k] > 0) pred[s].push_back(k);
         size_t cur = 0;
-        while (indeg[cur] == 0) ++cur;
+        while (indeg[cur] == 0)
+            ++cur;
         std::vector<size_t> path;
         std::map<size_t, size_t> pos;
         while (!pos.count(cur)) {
@@ -172,7 +194,8 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const
             cur = pred[cur].front();
         }
         std::string cyc;
-        for (size_t q = path.size(); q-- > pos[cur];) cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
+        for (size_t q = path.size(); q-- > pos[cur];)
+            cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
         cyc += std::to_string(f.ins[path.back()]->id);
         return bad(f.ins[cur]->id, "dependency cycle (dependencies and in-order queues): " + cyc);
     }
@@ -203,17 +226,20 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
     std::vector<std::uint32_t> done(n, 0);
     // Stage end times in one array: instruction k's at stageEnd[stageAt[k] + j].
     std::vector<size_t> stageAt(n + 1, 0);
-    for (size_t k = 0; k < n; ++k) stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
+    for (size_t k = 0; k < n; ++k)
+        stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
     std::vector<Cycles> stageEnd(stageAt[n], 0);
     std::vector<Cycles> firstStart(n, -1), finish(n, 0);
     std::vector<std::vector<size_t>> waiters(n);
     std::vector<unsigned> version(queue.size(), 0);
     // Dependency targets as positions, resolved once: consider() runs once per stage.
     std::vector<size_t> depAt(n + 1, 0);
-    for (size_t k = 0; k < n; ++k) depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
+    for (size_t k = 0; k < n; ++k)
+        depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
     std::vector<std::uint32_t> depPos(depAt[n]);
     for (size_t k = 0; k < n; ++k)
-        for (size_t d = 0; d < f.ins[k]->deps.size(); ++d) depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
+        for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
+            depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
 
     // Resources, each booked first-come-first-served: 0 = DRAM (the shared total), 1 + link
     // = NoC links (DRAM port links included), then one per DRAM side (by Dir) when the
@@ -239,8 +265,10 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
             dsts.push_back(i.dst);
             dsts.insert(dsts.end(), i.mcast.begin(), i.mcast.end());
             // The multicast tree, as the evaluator builds it (Mesh, engine/hw/mesh.h).
-            if (i.op == Op::Load) mesh.multicastFromDram(dsts, tmp);
-            else mesh.multicastRoute(i.tile, dsts, tmp);
+            if (i.op == Op::Load)
+                mesh.multicastFromDram(dsts, tmp);
+            else
+                mesh.multicastRoute(i.tile, dsts, tmp);
         }
         std::sort(tmp.begin(), tmp.end());
         tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
@@ -248,7 +276,8 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         routeLen[k] = std::uint32_t(tmp.size());
         routeLinks.insert(routeLinks.end(), tmp.begin(), tmp.end());
         if (i.op != Op::Send)
-            for (Dir s : mesh.dramSidesOf(dsts)) sideMask[k] |= std::uint8_t(1u << s);
+            for (Dir s : mesh.dramSidesOf(dsts))
+                sideMask[k] |= std::uint8_t(1u << s);
     };
 
     const size_t maxLoads = size_t(std::max(1, hw.maxOutstandingLoads));
@@ -267,7 +296,8 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         for (size_t d = 0; d < i.deps.size(); ++d) {
             const size_t q = depPos[depAt[k] + d];
             const std::uint32_t np = f.ins[q]->stages;
-            const std::uint32_t need = opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
+            const std::uint32_t need =
+                opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
             if (done[q] < need) {
                 waiters[q].push_back(e);
                 return;
@@ -276,9 +306,11 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         }
         pq.push({start, e, version[e]});
     };
-    for (size_t e = 0; e < queue.size(); ++e) consider(e);
+    for (size_t e = 0; e < queue.size(); ++e)
+        consider(e);
 
-    const double dramBw = std::max(1e-9, hw.dramBytesPerCycle), linkBw = std::max(1e-9, hw.nocBytesPerCycle);
+    const double dramBw = std::max(1e-9, hw.dramBytesPerCycle),
+                 linkBw = std::max(1e-9, hw.nocBytesPerCycle);
     const double portBw = hw.dramPortBytesPerCycle;
     const Cycles latency = std::max(0.0, hw.dramLatencyCycles);
     // Links are shared, not reserved: a link interleaves the packets of the transfers
@@ -303,7 +335,8 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
             return resFree[r];
         }
         MinHeap& run = running[r];
-        while (!run.empty() && run.top() <= ready) run.pop();
+        while (!run.empty() && run.top() <= ready)
+            run.pop();
         const Cycles backlog = std::max(0.0, resFree[r] - ready);
         const Cycles end = ready + dur + std::min(backlog, double(run.size()) * dur);
         resFree[r] = std::max(ready, resFree[r]) + dur;
@@ -326,7 +359,8 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
             const std::span<const int> links(routeLinks.data() + routeAt[k], routeLen[k]);
             const double bytes = double(i.bytes) * frac;
             const bool dram = i.op != Op::Send;
-            for (int l : links) end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
+            for (int l : links)
+                end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
             if (dram) {
                 end = std::max(end, book(0, start, bytes / dramBw));
                 R.dramBusy += bytes / dramBw;
@@ -334,17 +368,21 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
                 if (portBw > 0)
                     for (int s = 0; s < 4; ++s)
                         if (sideMask[k] >> s & 1u)
-                            end = std::max(end, book(sideRes + size_t(s), start, bytes / sides / portBw));
-                if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
+                            end = std::max(
+                                end, book(sideRes + size_t(s), start, bytes / sides / portBw));
+                if (i.op == Op::Load)
+                    end += latency; // posted writes pay none (docs/hardware-format.md)
                 if (j == 0) {
                     R.dramBytes += double(i.bytes);
                     for (int s = 0; s < 4; ++s)
-                        if (sideMask[k] >> s & 1u) R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
+                        if (sideMask[k] >> s & 1u)
+                            R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
                 }
             }
             // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
             if (j == 0) {
-                for (int l : links) R.linkBytes[size_t(l)] += double(i.bytes);
+                for (int l : links)
+                    R.linkBytes[size_t(l)] += double(i.bytes);
                 R.nocHopBytes += double(i.bytes) * double(links.size());
             }
         }
@@ -353,30 +391,35 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         finish[k] = std::max(finish[k], end);
         ++done[k];
         engineFree[e] = e % 3 == loadEngine ? start : end;
-        if (end > std::max(start, busyUntil[e])) R.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
+        if (end > std::max(start, busyUntil[e]))
+            R.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
         busyUntil[e] = std::max(busyUntil[e], end);
         R.delay = std::max(R.delay, end);
         if (done[k] == i.stages) {
             ++R.completed;
             ++head[e];
             if (opt.recordTimeline)
-                R.timeline.push_back({i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], finish[k]});
+                R.timeline.push_back(
+                    {i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], finish[k]});
         }
         consider(e);
         std::vector<size_t> wake;
         wake.swap(waiters[k]);
-        for (size_t w : wake) consider(w);
+        for (size_t w : wake)
+            consider(w);
     }
     R.deadlockFree = R.completed == n;
     if (!R.deadlockFree)
         for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)
             if (head[e] < queue[e].size()) {
                 const Instruction& i = *f.ins[queue[e][head[e]]];
-                R.stuck = "instruction " + std::to_string(i.id) + " on tile " + std::to_string(i.tile) + " (" +
-                          toString(i.engine()) + ") never became ready";
+                R.stuck = "instruction " + std::to_string(i.id) + " on tile " +
+                          std::to_string(i.tile) + " (" + toString(i.engine()) +
+                          ") never became ready";
             }
-    std::sort(R.timeline.begin(), R.timeline.end(),
-              [](const SimInterval& a, const SimInterval& b) { return a.start < b.start || (a.start == b.start && a.id < b.id); });
+    std::sort(R.timeline.begin(), R.timeline.end(), [](const SimInterval& a, const SimInterval& b) {
+        return a.start < b.start || (a.start == b.start && a.id < b.id);
+    });
     return R;
 }
 

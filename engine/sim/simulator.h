@@ -22,7 +22,7 @@ namespace tilescope {
 std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const std::string& file);
 
 struct SimOptions {
-    bool fineGrained = true;   // false: every dependency waits for its whole producer
+    bool fineGrained = true; // false: every dependency waits for its whole producer
     bool recordTimeline = true;
 };
 
@@ -43,10 +43,10 @@ struct SimResult {
     // Per tile id: load, compute, store engine busy time (the load engine's overlapping
     // LOADs in flight count once: time with at least one of them under way).
     std::vector<std::array<Cycles, 3>> busy;
-    std::vector<SimInterval> timeline;       // one per instruction, by start time
-    Bytes dramBytes = 0;                     // moved by LOAD(dram) and STORE
-    Bytes nocHopBytes = 0;                   // bytes x links crossed (multicast trees once)
-    Cycles dramBusy = 0;                     // time the DRAM interface was transferring
+    std::vector<SimInterval> timeline; // one per instruction, by start time
+    Bytes dramBytes = 0;               // moved by LOAD(dram) and STORE
+    Bytes nocHopBytes = 0;             // bytes x links crossed (multicast trees once)
+    Cycles dramBusy = 0;               // time the DRAM interface was transferring
     // Bytes that crossed each link (Mesh link index, DRAM port links included); a multicast
     // counts once per link of its route union. Whole instructions: sum(linkBytes) == nocHopBytes.
     std::vector<Bytes> linkBytes;

@@ -8,9 +8,12 @@ namespace tilescope {
 
 const char* toString(NodeType t) {
     switch (t) {
-    case NodeType::Leaf: return "leaf";
-    case NodeType::S: return "S";
-    case NodeType::T: return "T";
+    case NodeType::Leaf:
+        return "leaf";
+    case NodeType::S:
+        return "S";
+    case NodeType::T:
+        return "T";
     }
     return "?";
 }
@@ -60,7 +63,9 @@ std::vector<int> RATree::leavesInOrder(int from) const {
     return out;
 }
 
-std::vector<int> RATree::layersUnder(int id) const { return leavesInOrder(id); }
+std::vector<int> RATree::layersUnder(int id) const {
+    return leavesInOrder(id);
+}
 
 int RATree::leafOf(int layer) const {
     for (int i = 0; i < size(); ++i)
@@ -70,7 +75,8 @@ int RATree::leafOf(int layer) const {
 
 int RATree::depth(int id) const {
     int d = 0;
-    for (int p = node(id).parent; p >= 0; p = node(p).parent) ++d;
+    for (int p = node(id).parent; p >= 0; p = node(p).parent)
+        ++d;
     return d;
 }
 
@@ -91,7 +97,8 @@ std::string RATree::pathOf(int id) const {
         idx.push_back(childIndex(x));
     }
     std::string s;
-    for (auto it = idx.rbegin(); it != idx.rend(); ++it) s += '/' + std::to_string(*it);
+    for (auto it = idx.rbegin(); it != idx.rend(); ++it)
+        s += '/' + std::to_string(*it);
     return s;
 }
 
@@ -154,7 +161,8 @@ void RATree::compact() {
     }
     std::vector<RANode> out;
     out.reserve(order.size());
-    for (int id : order) out.push_back(std::move(nodes[size_t(id)]));
+    for (int id : order)
+        out.push_back(std::move(nodes[size_t(id)]));
     for (auto& nd : out) {
         // Out-of-range children were never visited: drop them here so the arena stays
         // indexable; validateStructure then reports the layers they held as missing.
@@ -174,15 +182,19 @@ void RATree::compact() {
 }
 
 int RATree::pinnedAncestor(int id) const {
-    for (int x = id, guard = 0; x >= 0 && x < size() && guard <= size(); x = node(x).parent, ++guard)
+    for (int x = id, guard = 0; x >= 0 && x < size() && guard <= size();
+         x = node(x).parent, ++guard)
         if (node(x).pinned) return x;
     return -1;
 }
 
-bool RATree::frozen(int id) const { return pinnedAncestor(id) >= 0; }
+bool RATree::frozen(int id) const {
+    return pinnedAncestor(id) >= 0;
+}
 
 bool RATree::contains(int ancestor, int id) const {
-    for (int x = id, guard = 0; x >= 0 && x < size() && guard <= size(); x = node(x).parent, ++guard)
+    for (int x = id, guard = 0; x >= 0 && x < size() && guard <= size();
+         x = node(x).parent, ++guard)
         if (x == ancestor) return true;
     return false;
 }
@@ -229,7 +241,8 @@ std::optional<std::string> validateStructure(const RATree& t, const Network& net
             idx.push_back(int(std::find(c.begin(), c.end(), x) - c.begin()));
         }
         std::string s;
-        for (auto it = idx.rbegin(); it != idx.rend(); ++it) s += '/' + std::to_string(*it);
+        for (auto it = idx.rbegin(); it != idx.rend(); ++it)
+            s += '/' + std::to_string(*it);
         return s;
     };
     auto layerName = [&](int l) { return "'" + net.layers[size_t(l)].name + "'"; };
@@ -304,19 +317,21 @@ std::optional<std::string> validateStructure(const RATree& t, const Network& net
     }
 
     for (int l = 0; l < numLayers; ++l)
-        if (leafOfLayer[size_t(l)] < 0) return "missing layer: layer " + layerName(l) + " is in no leaf";
+        if (leafOfLayer[size_t(l)] < 0)
+            return "missing layer: layer " + layerName(l) + " is in no leaf";
 
     // Direct producers suffice: if every edge points left to right, so do the transitive
     // ones. O(leaves + edges), which keeps the annealer's per-candidate check linear.
     std::vector<int> pos(size_t(numLayers), 0);
-    for (size_t i = 0; i < order.size(); ++i) pos[size_t(order[i])] = int(i);
+    for (size_t i = 0; i < order.size(); ++i)
+        pos[size_t(order[i])] = int(i);
     for (int l : order)
         for (const auto& in : net.layers[size_t(l)].inputs) {
             const int p = in.producer;
             if (p >= 0 && p < numLayers && pos[size_t(p)] > pos[size_t(l)])
                 return "topological order: layer " + layerName(l) + " at " +
-                       path(leafOfLayer[size_t(l)]) + " comes before its producer " +
-                       layerName(p) + " at " + path(leafOfLayer[size_t(p)]);
+                       path(leafOfLayer[size_t(l)]) + " comes before its producer " + layerName(p) +
+                       " at " + path(leafOfLayer[size_t(p)]);
         }
     return std::nullopt;
 }
@@ -364,9 +379,11 @@ std::vector<std::string_view> splitWs(std::string_view s) {
     std::vector<std::string_view> out;
     size_t i = 0;
     while (i < s.size()) {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+            ++i;
         const size_t b = i;
-        while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+        while (i < s.size() && s[i] != ' ' && s[i] != '\t')
+            ++i;
         if (i > b) out.push_back(s.substr(b, i - b));
     }
     return out;
@@ -389,12 +406,13 @@ std::string subtreeToText(const RATree& t, const Network& net, int id) {
 Result<RATree> parseTreeText(const std::string& text, const Network& net, const std::string& file) {
     std::unordered_map<std::string_view, int> byName;
     byName.reserve(net.layers.size() * 2);
-    for (size_t i = 0; i < net.layers.size(); ++i) byName.emplace(net.layers[i].name, int(i));
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        byName.emplace(net.layers[i].name, int(i));
 
     RATree t;
-    std::vector<int> open;           // open[d]: the node last seen at depth d
+    std::vector<int> open; // open[d]: the node last seen at depth d
     std::vector<int> leafLine(net.layers.size(), 0);
-    std::vector<int> nodeLine;       // nodeLine[id]: source line, for "indented under" errors
+    std::vector<int> nodeLine; // nodeLine[id]: source line, for "indented under" errors
     auto fail = [&](int line, const std::string& reason) {
         return makeError(file, "line " + std::to_string(line), reason);
     };
@@ -411,7 +429,8 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1); // CRLF files
 
         size_t depth = 0;
-        while (depth < line.size() && line[depth] == '\t') ++depth;
+        while (depth < line.size() && line[depth] == '\t')
+            ++depth;
         const std::string_view body = line.substr(depth);
         const size_t firstNonBlank = body.find_first_not_of(" \t");
         if (firstNonBlank == std::string_view::npos) continue;
@@ -443,8 +462,8 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
         RANode nd;
         // A layer may be called "S" or "T": a cut's second token is "b/sb", a leaf's is a
         // plain number, so the '/' decides.
-        const bool isCut = (tok[0] == "S" || tok[0] == "T") &&
-                           tok[1].find('/') != std::string_view::npos;
+        const bool isCut =
+            (tok[0] == "S" || tok[0] == "T") && tok[1].find('/') != std::string_view::npos;
         size_t next = 2; // first token after the node's own ones
         if (isCut) {
             nd.type = tok[0] == "S" ? NodeType::S : NodeType::T;
@@ -482,9 +501,9 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
             }
             if (it == byName.end())
                 return fail(lineNo, "unknown layer '" + name + "'" +
-                                        (name == "S" || name == "T" ? " (a cut is written '" + name +
-                                                                          " b/sb')"
-                                                                    : ""));
+                                        (name == "S" || name == "T"
+                                             ? " (a cut is written '" + name + " b/sb')"
+                                             : ""));
             const std::string& joined = name;
             nd.layer = it->second;
             if (!parsePositive(tok[k], nd.batch))
@@ -541,7 +560,8 @@ int firstPinnedIn(const RATree& t, int id) {
         const int x = stack.back();
         stack.pop_back();
         if (t.node(x).pinned) return x;
-        for (int c : t.node(x).children) stack.push_back(c);
+        for (int c : t.node(x).children)
+            stack.push_back(c);
     }
     return -1;
 }
@@ -555,7 +575,9 @@ std::optional<Error> checkBatchChange(const RATree& t, int id, int newBatch) {
                  std::to_string(t.node(p).batch) + ")"};
 }
 
-int childBatch(const RANode& n) { return n.subBatch > 0 ? n.batch / n.subBatch : n.batch; }
+int childBatch(const RANode& n) {
+    return n.subBatch > 0 ? n.batch / n.subBatch : n.batch;
+}
 
 Result<RATree> finish(RATree w, const Network& net, int totalBatch) {
     w.compact();
@@ -588,7 +610,9 @@ std::optional<Error> tidyAfterRemoval(RATree& w, const RATree& orig, int x) {
     return std::nullopt;
 }
 
-std::string layerName(const Network& net, int l) { return "'" + net.layers[size_t(l)].name + "'"; }
+std::string layerName(const Network& net, int l) {
+    return "'" + net.layers[size_t(l)].name + "'";
+}
 
 } // namespace
 
@@ -662,7 +686,8 @@ Result<RATree> wrap(const RATree& t, const Network& net, int parent, int first, 
                     NodeType type, int subBatch) {
     if (auto e = checkNode(t, parent)) return *e;
     const RANode& p = t.node(parent);
-    if (!p.isCut()) return Error{"node " + t.pathOf(parent) + " is a leaf; it has no children to group"};
+    if (!p.isCut())
+        return Error{"node " + t.pathOf(parent) + " is a leaf; it has no children to group"};
     if (type == NodeType::Leaf) return Error{"a new cut must be of type S or T"};
     if (count < 1 || first < 0 || first + count > int(p.children.size()))
         return Error{"children [" + std::to_string(first) + ", " + std::to_string(first + count) +
@@ -671,8 +696,8 @@ Result<RATree> wrap(const RATree& t, const Network& net, int parent, int first, 
     if (const int pa = t.pinnedAncestor(parent); pa >= 0) return pinnedError(t, pa);
     const int batch = childBatch(p);
     if (subBatch < 1 || batch % subBatch != 0)
-        return Error{"sub-batch count " + std::to_string(subBatch) +
-                     " does not divide the batch " + std::to_string(batch) + " of the new cut"};
+        return Error{"sub-batch count " + std::to_string(subBatch) + " does not divide the batch " +
+                     std::to_string(batch) + " of the new cut"};
     for (int i = first; i < first + count; ++i) {
         const int c = p.children[size_t(i)];
         if (t.node(c).pinned) return pinnedError(t, c);
@@ -688,7 +713,8 @@ Result<RATree> wrap(const RATree& t, const Network& net, int parent, int first, 
     auto& kids = w.node(parent).children;
     cut.children.assign(kids.begin() + first, kids.begin() + first + count);
     const int id = w.size();
-    for (int c : cut.children) w.node(c).parent = id;
+    for (int c : cut.children)
+        w.node(c).parent = id;
     kids.erase(kids.begin() + first + 1, kids.begin() + first + count);
     kids[size_t(first)] = id;
     w.nodes.push_back(std::move(cut));
@@ -698,7 +724,8 @@ Result<RATree> wrap(const RATree& t, const Network& net, int parent, int first, 
 Result<RATree> dissolve(const RATree& t, const Network& net, int cut) {
     if (auto e = checkNode(t, cut)) return *e;
     const RANode& c = t.node(cut);
-    if (!c.isCut()) return Error{"node " + t.pathOf(cut) + " is a leaf; only cuts can be dissolved"};
+    if (!c.isCut())
+        return Error{"node " + t.pathOf(cut) + " is a leaf; only cuts can be dissolved"};
     if (cut == t.root) return Error{"the root cannot be dissolved"};
     if (const int p = t.pinnedAncestor(cut); p >= 0) return pinnedError(t, p);
     const int parent = c.parent;
@@ -711,7 +738,8 @@ Result<RATree> dissolve(const RATree& t, const Network& net, int cut) {
     auto& pk = w.node(parent).children;
     const auto at = pk.begin() + t.childIndex(cut);
     const auto moved = w.node(cut).children;
-    for (int k : moved) w.node(k).parent = parent;
+    for (int k : moved)
+        w.node(k).parent = parent;
     const auto pos = pk.erase(at);
     pk.insert(pos, moved.begin(), moved.end());
     w.node(cut).children.clear(); // unreachable now; compact() drops it
@@ -720,7 +748,8 @@ Result<RATree> dissolve(const RATree& t, const Network& net, int cut) {
 
 Result<RATree> flip(const RATree& t, const Network& net, int cut) {
     if (auto e = checkNode(t, cut)) return *e;
-    if (!t.node(cut).isCut()) return Error{"node " + t.pathOf(cut) + " is a leaf; only cuts can be flipped"};
+    if (!t.node(cut).isCut())
+        return Error{"node " + t.pathOf(cut) + " is a leaf; only cuts can be flipped"};
     if (const int p = t.pinnedAncestor(cut); p >= 0) return pinnedError(t, p);
     RATree w = t;
     w.node(cut).type = t.node(cut).type == NodeType::S ? NodeType::T : NodeType::S;
@@ -730,7 +759,8 @@ Result<RATree> flip(const RATree& t, const Network& net, int cut) {
 Result<RATree> setSubBatch(const RATree& t, const Network& net, int cut, int subBatch) {
     if (auto e = checkNode(t, cut)) return *e;
     const RANode& c = t.node(cut);
-    if (!c.isCut()) return Error{"node " + t.pathOf(cut) + " is a leaf; leaves have sub-batch count 1"};
+    if (!c.isCut())
+        return Error{"node " + t.pathOf(cut) + " is a leaf; leaves have sub-batch count 1"};
     if (const int p = t.pinnedAncestor(cut); p >= 0) return pinnedError(t, p);
     if (subBatch < 1 || c.batch % subBatch != 0)
         return Error{"sub-batch count " + std::to_string(subBatch) + " does not divide the batch " +

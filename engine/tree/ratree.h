@@ -18,10 +18,10 @@ const char* toString(NodeType t); // "leaf", "S", "T"
 
 struct RANode {
     NodeType type = NodeType::Leaf;
-    int layer = -1;        // leaf: index into Network::layers
-    int batch = 1;         // b_i: samples per invocation of this node
-    int subBatch = 1;      // sb_i: cuts split b_i into sb_i sub-batches; leaves keep 1
-    bool pinned = false;   // the search never changes a pinned node (nor its subtree)
+    int layer = -1;      // leaf: index into Network::layers
+    int batch = 1;       // b_i: samples per invocation of this node
+    int subBatch = 1;    // sb_i: cuts split b_i into sb_i sub-batches; leaves keep 1
+    bool pinned = false; // the search never changes a pinned node (nor its subtree)
     int parent = -1;
     std::vector<int> children;
 
@@ -29,7 +29,7 @@ struct RANode {
 };
 
 class RATree {
-public:
+  public:
     std::vector<RANode> nodes; // arena; after every edit nodes are in pre-order, root = 0
     int root = -1;
 
@@ -41,13 +41,13 @@ public:
     // Root T cut over every layer in network order with the given batch, sub-batch 1.
     static RATree layerSequential(const Network& net, int batch);
 
-    std::vector<int> leavesInOrder(int from = -1) const;  // layer ids, left to right
-    std::vector<int> layersUnder(int id) const;           // layer ids, left to right
-    int leafOf(int layer) const;                          // node id of the leaf, -1 if none
+    std::vector<int> leavesInOrder(int from = -1) const; // layer ids, left to right
+    std::vector<int> layersUnder(int id) const;          // layer ids, left to right
+    int leafOf(int layer) const;                         // node id of the leaf, -1 if none
     int depth(int id) const;
     // Child index path from the root, e.g. "/0/2"; the root is "/".
     std::string pathOf(int id) const;
-    int nodeAtPath(const std::string& path) const;        // -1 when no such node
+    int nodeAtPath(const std::string& path) const; // -1 when no such node
     // Recompute batches top-down: child batch = parent batch / parent sub-batch count.
     void propagateBatches();
     // Renumber in pre-order (root = 0). Call after structural edits.
@@ -79,8 +79,7 @@ std::string treeToText(const RATree& t, const Network& net);
 // The same format for the subtree at id, its first line unindented (pinned-subtree
 // comparisons, copy of a subtree in the GUI).
 std::string subtreeToText(const RATree& t, const Network& net, int id);
-Result<RATree> parseTreeText(const std::string& text, const Network& net,
-                             const std::string& file);
+Result<RATree> parseTreeText(const std::string& text, const Network& net, const std::string& file);
 
 // Edit operations shared by the search and the GUI. Each returns the new (compacted,
 // batch-propagated, structurally valid) tree or an Error whose message is the reason.

@@ -1,8 +1,7 @@
 #include "tree/tree_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 namespace tilescope {
@@ -24,7 +23,8 @@ template <class J> J nodeJson(const RATree& t, const Network& net, int id) {
     o["pinned"] = n.pinned;
     if (n.isCut()) {
         J kids = J::array();
-        for (int c : n.children) kids.push_back(nodeJson<J>(t, net, c));
+        for (int c : n.children)
+            kids.push_back(nodeJson<J>(t, net, c));
         o["children"] = std::move(kids);
     }
     return o;
@@ -68,15 +68,20 @@ struct Reader {
 
     // Recursion mirrors the document; JSON nesting depth is already bounded by the parser.
     bool readNode(const json& o, const std::string& path, int parent) {
-        if (!o.is_object()) return fail(path, "expected an object, got " + std::string(o.type_name()));
+        if (!o.is_object())
+            return fail(path, "expected an object, got " + std::string(o.type_name()));
         RANode n;
         const auto ty = o.find("type");
         if (ty == o.end() || !ty->is_string()) return fail(path, "missing string \"type\"");
         const auto& ts = ty->get_ref<const std::string&>();
-        if (ts == "leaf" || ts == "L") n.type = NodeType::Leaf;
-        else if (ts == "S") n.type = NodeType::S;
-        else if (ts == "T") n.type = NodeType::T;
-        else return fail(path, "unknown type '" + ts + "' (expected leaf, S or T)");
+        if (ts == "leaf" || ts == "L")
+            n.type = NodeType::Leaf;
+        else if (ts == "S")
+            n.type = NodeType::S;
+        else if (ts == "T")
+            n.type = NodeType::T;
+        else
+            return fail(path, "unknown type '" + ts + "' (expected leaf, S or T)");
         if (!readInt(o, "batch", path, n.batch, true)) return false;
         if (!readInt(o, "sub_batch", path, n.subBatch, false)) return false;
         if (const auto p = o.find("pinned"); p != o.end()) {
@@ -86,9 +91,11 @@ struct Reader {
         const auto kids = o.find("children");
         if (n.type == NodeType::Leaf) {
             const auto l = o.find("layer");
-            if (l == o.end() || !l->is_string()) return fail(path, "a leaf needs a string \"layer\"");
+            if (l == o.end() || !l->is_string())
+                return fail(path, "a leaf needs a string \"layer\"");
             const auto it = byName.find(l->get<std::string>());
-            if (it == byName.end()) return fail(path, "unknown layer '" + l->get<std::string>() + "'");
+            if (it == byName.end())
+                return fail(path, "unknown layer '" + l->get<std::string>() + "'");
             n.layer = it->second;
             if (kids != o.end() && !(kids->is_array() && kids->empty()))
                 return fail(path, "leaf '" + l->get<std::string>() + "' has children");
@@ -98,8 +105,10 @@ struct Reader {
         const int id = tree.size();
         n.parent = parent;
         tree.nodes.push_back(n);
-        if (parent >= 0) tree.node(parent).children.push_back(id);
-        else tree.root = id;
+        if (parent >= 0)
+            tree.node(parent).children.push_back(id);
+        else
+            tree.root = id;
         if (n.type != NodeType::Leaf) {
             const std::string prefix = path == "/" ? "" : path;
             for (size_t i = 0; i < kids->size(); ++i)
@@ -115,24 +124,30 @@ std::string treeToJson(const RATree& t, const Network& net, int indent) {
     return documentJson<nlohmann::ordered_json>(t, net).dump(indent);
 }
 
-json treeToJsonValue(const RATree& t, const Network& net) { return documentJson<json>(t, net); }
+json treeToJsonValue(const RATree& t, const Network& net) {
+    return documentJson<json>(t, net);
+}
 
 Result<RATree> parseTreeJsonValue(const json& j, const Network& net, const std::string& file) {
     if (!j.is_object()) return makeError(file, "", "expected a JSON object");
     const json* rootJson = &j;
     if (const auto r = j.find("root"); r != j.end()) {
         if (const auto f = j.find("format"); f != j.end() && *f != "tilescope-ratree")
-            return makeError(file, "", "format is " + f->dump() + ", expected \"tilescope-ratree\"");
+            return makeError(file, "",
+                             "format is " + f->dump() + ", expected \"tilescope-ratree\"");
         if (const auto v = j.find("version"); v != j.end() && *v != 1)
-            return makeError(file, "", "unsupported version " + v->dump() + " (this build reads 1)");
+            return makeError(file, "",
+                             "unsupported version " + v->dump() + " (this build reads 1)");
         rootJson = &*r;
     }
     Reader rd{net, {}, {}, {}, {}};
-    for (size_t i = 0; i < net.layers.size(); ++i) rd.byName.emplace(net.layers[i].name, int(i));
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        rd.byName.emplace(net.layers[i].name, int(i));
     if (!rd.readNode(*rootJson, "/", -1)) return makeError(file, rd.place, rd.reason);
     int total = rd.tree.node(rd.tree.root).batch;
     if (const auto tb = j.find("total_batch"); tb != j.end() && rootJson != &j) {
-        if (!tb->is_number_integer()) return makeError(file, "", "\"total_batch\" must be an integer");
+        if (!tb->is_number_integer())
+            return makeError(file, "", "\"total_batch\" must be an integer");
         total = tb->get<int>();
     }
     if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", *e);

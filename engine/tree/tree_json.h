@@ -6,7 +6,6 @@
 #include "util/result.h"
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <string>
 
 namespace tilescope {

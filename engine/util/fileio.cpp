@@ -27,8 +27,8 @@ Result<std::string> readFile(const std::string& path) {
 
 std::optional<Error> writeFileAtomic(const std::string& path, const std::string& contents) {
     std::random_device rd;
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                            std::to_string(rd() % 100000);
+    const std::string tmp =
+        path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 100000);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) return makeError(path, "", std::string("cannot write: ") + std::strerror(errno));
@@ -69,12 +69,15 @@ std::optional<Error> writeDirAtomic(const std::string& dir,
     return writeDirAtomic(dir, writers);
 }
 
-std::optional<Error> writeDirAtomic(const std::string& dir,
-                                    const std::vector<std::pair<std::string, StreamWriter>>& files) {
+std::optional<Error>
+writeDirAtomic(const std::string& dir,
+               const std::vector<std::pair<std::string, StreamWriter>>& files) {
     std::error_code ec;
     const std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
-    const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-    const std::filesystem::path tmp = parent / (target.filename().string() + ".tmp-" + randomSuffix());
+    const std::filesystem::path parent =
+        target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+    const std::filesystem::path tmp =
+        parent / (target.filename().string() + ".tmp-" + randomSuffix());
     std::filesystem::create_directories(tmp, ec);
     // Errors name the folder the user chose, not the temporary one beside it.
     if (ec) return makeError(dir, "", "cannot create it: " + ec.message());
@@ -86,7 +89,8 @@ std::optional<Error> writeDirAtomic(const std::string& dir,
             std::ofstream out;
             out.rdbuf()->pubsetbuf(buffer.data(), std::streamsize(buffer.size()));
             out.open(tmp / name, std::ios::binary | std::ios::trunc);
-            if (!out) why = std::strerror(errno);
+            if (!out)
+                why = std::strerror(errno);
             else {
                 write(out);
                 out.flush();
@@ -122,21 +126,20 @@ std::optional<Error> writeDirAtomic(const std::string& dir,
     return std::nullopt;
 }
 
-
 namespace {
 // FIPS 180-4 SHA-256, compact. Used for the model hash stored in sessions and results.
 constexpr std::array<uint32_t, 64> K = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+inline uint32_t rotr(uint32_t x, int n) {
+    return (x >> n) | (x << (32 - n));
+}
 } // namespace
 
 std::string sha256Hex(const std::string& data) {
@@ -145,8 +148,10 @@ std::string sha256Hex(const std::string& data) {
     std::string msg = data;
     const uint64_t bitLen = static_cast<uint64_t>(data.size()) * 8;
     msg.push_back(static_cast<char>(0x80));
-    while (msg.size() % 64 != 56) msg.push_back('\0');
-    for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bitLen >> (i * 8)) & 0xff));
+    while (msg.size() % 64 != 56)
+        msg.push_back('\0');
+    for (int i = 7; i >= 0; --i)
+        msg.push_back(static_cast<char>((bitLen >> (i * 8)) & 0xff));
     for (size_t off = 0; off < msg.size(); off += 64) {
         uint32_t w[64];
         for (int i = 0; i < 16; ++i) {
@@ -166,12 +171,27 @@ std::string sha256Hex(const std::string& data) {
             const uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
             const uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
             const uint32_t t2 = S0 + maj;
-            hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+            hh = g;
+            g = f;
+            f = e;
+            e = d + t1;
+            d = c;
+            c = b;
+            b = a;
+            a = t1 + t2;
         }
-        h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+        h[0] += a;
+        h[1] += b;
+        h[2] += c;
+        h[3] += d;
+        h[4] += e;
+        h[5] += f;
+        h[6] += g;
+        h[7] += hh;
     }
     char out[65];
-    for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
+    for (int i = 0; i < 8; ++i)
+        std::snprintf(out + 8 * i, 9, "%08x", h[i]);
     return std::string(out, 64);
 }
 

@@ -14,7 +14,7 @@ struct Error {
 };
 
 template <class T> class Result {
-public:
+  public:
     Result(T value) : m_v(std::move(value)) {}
     Result(Error e) : m_v(std::move(e)) {}
 
@@ -29,7 +29,7 @@ public:
     T* operator->() { return &value(); }
     const Error& error() const { return std::get<Error>(m_v); }
 
-private:
+  private:
     std::variant<T, Error> m_v;
 };
 

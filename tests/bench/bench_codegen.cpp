@@ -2,14 +2,21 @@
 // DRAM bytes against the schedule, simulated delay against the evaluator, the fine-grained
 // speed-up and the time each step takes. Prints figures; never gates.
 //
-// usage: bench_codegen [BATCH]                      layer-sequential trees (largest valid batch <= BATCH)
+// usage: bench_codegen [BATCH]                      layer-sequential trees (largest valid batch <=
+// BATCH)
 //        (--hw takes presets or meshes "8x8", with variants "+fastlinks", "+slowdram", "+4sides")
-//        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3] [--models a,b] [--hw testchip,edge]
-//                             [--segments] [--leaves]  annealed trees, as `tilescope-cli anneal` makes them
-//                                                   (one chain, EDP); --segments adds per-segment figures,
-//                                                   --leaves the leaves where the replay drifts most,
-//                                                   --critical what the replay's critical path waits for,
-//                                                   --critical-steps also each step over 5,000 cycles
+//        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3] [--models a,b] [--hw
+//        testchip,edge]
+//                             [--segments] [--leaves]  annealed trees, as `tilescope-cli anneal`
+//                             makes them
+//                                                   (one chain, EDP); --segments adds per-segment
+//                                                   figures,
+//                                                   --leaves the leaves where the replay drifts
+//                                                   most,
+//                                                   --critical what the replay's critical path
+//                                                   waits for,
+//                                                   --critical-steps also each step over 5,000
+//                                                   cycles
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -18,8 +25,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -56,7 +63,8 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     const ScheduleLayout& S = r.layout;
     const size_t nseg = S.segments.size();
     std::vector<int> segOfLayer(r.program.layers.size(), -1);
-    for (const auto& l : S.leaves) segOfLayer[size_t(l.layer)] = l.segment;
+    for (const auto& l : S.leaves)
+        segOfLayer[size_t(l.layer)] = l.segment;
     std::vector<double> first(nseg, 1e300), last(nseg, 0);
     double evalEnd = 0;
     for (const auto& iv : f.timeline) {
@@ -72,11 +80,19 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
         const double span = last[s] - first[s];
         const double evalT = nf.time * S.segInvocations;
         evalEnd += evalT;
-        std::printf("    seg %2zu %s%-3s leaves %2d  eval %10.0f (%-7s) dram %9.0f  sim span %10.0f  ratio %.3f  ends eval %10.0f sim %10.0f\n", s,
-                    nd.type == NodeType::S ? "S" : nd.type == NodeType::T ? "T" : "L",
-                    nd.isCut() ? (std::to_string(nd.batch) + "/" + std::to_string(nd.subBatch)).c_str() : "",
-                    int(std::count_if(S.leaves.begin(), S.leaves.end(), [&](const LeafLayout& l) { return l.segment == int(s); })),
-                    evalT, toString(nf.bound), nf.dramBytes, span, evalT > 0 ? span / evalT : 0.0, evalEnd, last[s]);
+        std::printf("    seg %2zu %s%-3s leaves %2d  eval %10.0f (%-7s) dram %9.0f  sim span "
+                    "%10.0f  ratio %.3f  ends eval %10.0f sim %10.0f\n",
+                    s,
+                    nd.type == NodeType::S   ? "S"
+                    : nd.type == NodeType::T ? "T"
+                                             : "L",
+                    nd.isCut()
+                        ? (std::to_string(nd.batch) + "/" + std::to_string(nd.subBatch)).c_str()
+                        : "",
+                    int(std::count_if(S.leaves.begin(), S.leaves.end(),
+                                      [&](const LeafLayout& l) { return l.segment == int(s); })),
+                    evalT, toString(nf.bound), nf.dramBytes, span, evalT > 0 ? span / evalT : 0.0,
+                    evalEnd, last[s]);
     }
 }
 
@@ -86,22 +102,28 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
 // the leaves with the largest growth are where the two models disagree.
 void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net) {
     const Evaluation& ev = r.layout.evaluation;
-    std::map<std::pair<int, int>, std::pair<double, double>> sim; // (layer, first sample) -> start, end
+    std::map<std::pair<int, int>, std::pair<double, double>>
+        sim; // (layer, first sample) -> start, end
     std::map<std::uint32_t, const Instruction*> byId;
     for (const auto& tp : r.program.tiles)
-        for (const auto& i : tp.instructions) byId[i.id] = &i;
+        for (const auto& i : tp.instructions)
+            byId[i.id] = &i;
     std::vector<const BusyInterval*> ivs;
-    for (const auto& b : ev.intervals) ivs.push_back(&b);
+    for (const auto& b : ev.intervals)
+        ivs.push_back(&b);
     std::sort(ivs.begin(), ivs.end(), [](auto* a, auto* b) { return a->start < b->start; });
     std::map<int, std::vector<const BusyInterval*>> ofLayer;
-    for (auto* b : ivs) ofLayer[b->layer].push_back(b);
+    for (auto* b : ivs)
+        ofLayer[b->layer].push_back(b);
     for (const auto& iv : f.timeline) {
         if (iv.layer < 0 || iv.op != Op::Compute) continue;
         const int s0 = byId[iv.id]->lo[0];
         for (auto* b : ofLayer[iv.layer])
             if (b->firstSample <= s0 && s0 <= b->lastSample) {
                 auto [it, fresh] = sim.try_emplace({b->layer, b->firstSample}, iv.start, iv.end);
-                if (!fresh) it->second.first = std::min(it->second.first, iv.start), it->second.second = std::max(it->second.second, iv.end);
+                if (!fresh)
+                    it->second.first = std::min(it->second.first, iv.start),
+                    it->second.second = std::max(it->second.second, iv.end);
                 break;
             }
     }
@@ -120,14 +142,18 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
         simTime[b->layer] += it->second.second - it->second.first;
     }
     std::vector<std::pair<double, int>> rows;
-    for (auto [l, g] : growth) rows.push_back({g, l});
+    for (auto [l, g] : growth)
+        rows.push_back({g, l});
     std::sort(rows.rbegin(), rows.rend());
     for (size_t i = 0; i < rows.size() && i < 15; ++i) {
         const int l = rows[i].second;
-        const auto& nf = ev.nodes[size_t(r.layout.leaves[size_t(r.layout.leafOfLayer[size_t(l)])].node)];
-        std::printf("    %-44s %-8s tiles %3d lag growth %+9.0f  eval %9.0f  sim compute span %9.0f  part %s\n",
-                    net.layers[size_t(l)].name.substr(0, 44).c_str(), toString(net.layers[size_t(l)].kind), nf.tileCount,
-                    rows[i].first, evalTime[l], simTime[l], nf.partition.c_str());
+        const auto& nf =
+            ev.nodes[size_t(r.layout.leaves[size_t(r.layout.leafOfLayer[size_t(l)])].node)];
+        std::printf("    %-44s %-8s tiles %3d lag growth %+9.0f  eval %9.0f  sim compute span "
+                    "%9.0f  part %s\n",
+                    net.layers[size_t(l)].name.substr(0, 44).c_str(),
+                    toString(net.layers[size_t(l)].kind), nf.tileCount, rows[i].first, evalTime[l],
+                    simTime[l], nf.partition.c_str());
     }
 }
 
@@ -137,7 +163,8 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
 void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
-    for (const auto& x : f.timeline) iv[x.id] = &x;
+    for (const auto& x : f.timeline)
+        iv[x.id] = &x;
     std::map<std::uint32_t, const Instruction*> ins;
     std::map<std::uint32_t, std::uint32_t> prevOnQueue;
     for (const auto& tp : r.program.tiles) {
@@ -165,51 +192,66 @@ void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
             if (!best || p->end > best->end) best = p;
         };
         if (auto q = prevOnQueue.find(i.id); q != prevOnQueue.end()) consider(q->second);
-        for (const auto& d : i.deps) consider(d.id);
+        for (const auto& d : i.deps)
+            consider(d.id);
         const double own = cur->end - (best ? std::max(best->end, cur->start) : cur->start);
-        const std::string key = std::string(toString(i.op)) + " " +
-                                (i.layer >= 0 ? r.program.layers[size_t(i.layer)] : std::string("-"));
+        const std::string key =
+            std::string(toString(i.op)) + " " +
+            (i.layer >= 0 ? r.program.layers[size_t(i.layer)] : std::string("-"));
         onPath[key] += std::max(0.0, own);
         ++steps[key];
         if (own > 5000 && dumpSteps) {
-            std::printf("      own %.0f: id %u %s tile %d layer %s bytes %llu stages %u dsts %zu [%.0f, %.0f]", own, i.id,
-                        toString(i.op), i.tile, i.layer >= 0 ? r.program.layers[size_t(i.layer)].c_str() : "-",
-                        (unsigned long long)i.bytes, i.stages, i.destinations().size(), cur->start, cur->end);
-            if (best) std::printf(" pred %u %s [%.0f, %.0f]", best->id, toString(best->op), best->start, best->end);
+            std::printf("      own %.0f: id %u %s tile %d layer %s bytes %llu stages %u dsts %zu "
+                        "[%.0f, %.0f]",
+                        own, i.id, toString(i.op), i.tile,
+                        i.layer >= 0 ? r.program.layers[size_t(i.layer)].c_str() : "-",
+                        (unsigned long long)i.bytes, i.stages, i.destinations().size(), cur->start,
+                        cur->end);
+            if (best)
+                std::printf(" pred %u %s [%.0f, %.0f]", best->id, toString(best->op), best->start,
+                            best->end);
             std::printf("\n");
         }
         cur = best;
     }
     std::vector<std::pair<double, std::string>> rows;
-    for (auto& [k, v] : onPath) rows.push_back({v, k});
+    for (auto& [k, v] : onPath)
+        rows.push_back({v, k});
     std::sort(rows.rbegin(), rows.rend());
     std::map<std::string, double> byOp;
-    for (auto& [v, k] : rows) byOp[k.substr(0, k.find(' '))] += v;
+    for (auto& [v, k] : rows)
+        byOp[k.substr(0, k.find(' '))] += v;
     std::printf("    critical path by op:");
-    for (auto& [op, v] : byOp) std::printf("  %s %.0f", op.c_str(), v);
+    for (auto& [op, v] : byOp)
+        std::printf("  %s %.0f", op.c_str(), v);
     std::printf("\n");
     for (size_t k = 0; k < rows.size() && k < 14; ++k)
-        std::printf("    %9.0f cycles on path  %4d steps  %s\n", rows[k].first, steps[rows[k].second], rows[k].second.c_str());
+        std::printf("    %9.0f cycles on path  %4d steps  %s\n", rows[k].first,
+                    steps[rows[k].second], rows[k].second.c_str());
 }
 
-void row(const char* m, const char* h, const std::string& tree, const CodegenResult& r, const SimResult& f,
-         const SimResult& c, double genS, double simS) {
+void row(const char* m, const char* h, const std::string& tree, const CodegenResult& r,
+         const SimResult& f, const SimResult& c, double genS, double simS) {
     const Evaluation& ev = r.layout.evaluation;
-    std::printf("%-14s %-9s %-22s %8zu %14.0f %14.0f %8.3f %12.0f %12.0f %7.3f %8.3f %8.2f %8.2f%s\n", m, h,
-                tree.c_str(), r.program.instructionCount(), double(r.programDramBytes), ev.dramBytes,
-                100.0 * (double(r.programDramBytes) - ev.dramBytes) / ev.dramBytes, f.delay, ev.delay,
-                f.delay / ev.delay, c.delay / f.delay, genS, simS, f.deadlockFree && c.deadlockFree ? "" : "  DEADLOCK");
+    std::printf(
+        "%-14s %-9s %-22s %8zu %14.0f %14.0f %8.3f %12.0f %12.0f %7.3f %8.3f %8.2f %8.2f%s\n", m, h,
+        tree.c_str(), r.program.instructionCount(), double(r.programDramBytes), ev.dramBytes,
+        100.0 * (double(r.programDramBytes) - ev.dramBytes) / ev.dramBytes, f.delay, ev.delay,
+        f.delay / ev.delay, c.delay / f.delay, genS, simS,
+        f.deadlockFree && c.deadlockFree ? "" : "  DEADLOCK");
 }
 
 void header() {
-    std::printf("%-14s %-9s %-22s %8s %14s %14s %8s %12s %12s %7s %8s %8s %8s\n", "model", "hw", "tree", "instr",
-                "dram_prog", "dram_sched", "diff%", "sim_delay", "eval_delay", "ratio", "speedup", "gen_s", "sim_s");
+    std::printf("%-14s %-9s %-22s %8s %14s %14s %8s %12s %12s %7s %8s %8s %8s\n", "model", "hw",
+                "tree", "instr", "dram_prog", "dram_sched", "diff%", "sim_delay", "eval_delay",
+                "ratio", "speedup", "gen_s", "sim_s");
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    std::vector<std::string> models{"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"};
+    std::vector<std::string> models{"mobilenet_v2", "resnet50", "googlenet", "inception_v3",
+                                    "transformer"};
     std::vector<std::string> chips{"testchip", "edge"};
     const bool anneal = argc > 1 && !std::strcmp(argv[1], "anneal");
     int batch = 2;
@@ -219,16 +261,30 @@ int main(int argc, char** argv) {
     for (int i = anneal ? 2 : 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-        if (a == "--batches") { batches.clear(); for (auto& s : splitList(next())) batches.push_back(std::stoi(s)); }
-        else if (a == "--seeds") { seeds.clear(); for (auto& s : splitList(next())) seeds.push_back(std::stoi(s)); }
-        else if (a == "--beta") beta = std::stod(next());
-        else if (a == "--models") models = splitList(next());
-        else if (a == "--hw") chips = splitList(next());
-        else if (a == "--segments") segments = true;
-        else if (a == "--leaves") leaves = true;
-        else if (a == "--critical") critical = true;
-        else if (a == "--critical-steps") critical = criticalSteps = true;
-        else batch = std::atoi(a.c_str());
+        if (a == "--batches") {
+            batches.clear();
+            for (auto& s : splitList(next()))
+                batches.push_back(std::stoi(s));
+        } else if (a == "--seeds") {
+            seeds.clear();
+            for (auto& s : splitList(next()))
+                seeds.push_back(std::stoi(s));
+        } else if (a == "--beta")
+            beta = std::stod(next());
+        else if (a == "--models")
+            models = splitList(next());
+        else if (a == "--hw")
+            chips = splitList(next());
+        else if (a == "--segments")
+            segments = true;
+        else if (a == "--leaves")
+            leaves = true;
+        else if (a == "--critical")
+            critical = true;
+        else if (a == "--critical-steps")
+            critical = criticalSteps = true;
+        else
+            batch = std::atoi(a.c_str());
     }
     header();
     double worst = 0;
@@ -255,11 +311,12 @@ int main(int argc, char** argv) {
                         cfg.totalBatch = b;
                         auto s = runSearch(*net, hw, cfg);
                         if (!s) {
-                            std::printf("%-14s %-9s b%d s%d: %s\n", m.c_str(), h.c_str(), b, seed, s.error().message.c_str());
+                            std::printf("%-14s %-9s b%d s%d: %s\n", m.c_str(), h.c_str(), b, seed,
+                                        s.error().message.c_str());
                             continue;
                         }
-                        trees.push_back({"SA b" + std::to_string(b) + " s" + std::to_string(seed) + " (" +
-                                             std::to_string(countS(s->bestTree)) + " S)",
+                        trees.push_back({"SA b" + std::to_string(b) + " s" + std::to_string(seed) +
+                                             " (" + std::to_string(countS(s->bestTree)) + " S)",
                                          s->bestTree});
                         treeBatch.push_back(b);
                     }
@@ -280,8 +337,8 @@ int main(int argc, char** argv) {
                 auto r = generateProgram(ctx, trees[i].second, treeBatch[i], {});
                 const auto t1 = Clock::now();
                 if (!r) {
-                    std::printf("%-14s %-9s %-22s %s\n", m.c_str(), h.c_str(), trees[i].first.c_str(),
-                                r.error().message.c_str());
+                    std::printf("%-14s %-9s %-22s %s\n", m.c_str(), h.c_str(),
+                                trees[i].first.c_str(), r.error().message.c_str());
                     continue;
                 }
                 SimOptions coarse;
@@ -290,7 +347,8 @@ int main(int argc, char** argv) {
                 const SimResult f = simulate(r->program, hw);
                 const SimResult c = simulate(r->program, hw, coarse);
                 const auto t2 = Clock::now();
-                row(m.c_str(), h.c_str(), trees[i].first, *r, f, c, std::chrono::duration<double>(t1 - t0).count(),
+                row(m.c_str(), h.c_str(), trees[i].first, *r, f, c,
+                    std::chrono::duration<double>(t1 - t0).count(),
                     std::chrono::duration<double>(t2 - t1).count());
                 worst = std::max(worst, std::abs(f.delay / r->layout.evaluation.delay - 1.0));
                 if (segments) printSegments(*r, f, trees[i].second);

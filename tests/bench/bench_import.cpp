@@ -22,11 +22,12 @@ int main(int argc, char** argv) {
         if (!std::filesystem::exists(path)) {
             const std::string script =
                 std::string(TILESCOPE_SAMPLES) + "/../scripts/make_samples.py";
-            const std::string cmd = "/usr/bin/python3 '" + script + "' --with-weights '" + path +
-                                    "' > /dev/null 2>&1";
+            const std::string cmd =
+                "/usr/bin/python3 '" + script + "' --with-weights '" + path + "' > /dev/null 2>&1";
             std::printf("generating %s ...\n", path.c_str());
             if (std::system(cmd.c_str()) != 0 || !std::filesystem::exists(path)) {
-                std::fprintf(stderr, "could not generate %s (run: %s)\n", path.c_str(), cmd.c_str());
+                std::fprintf(stderr, "could not generate %s (run: %s)\n", path.c_str(),
+                             cmd.c_str());
                 return 1;
             }
         }

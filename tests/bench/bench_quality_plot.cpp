@@ -7,11 +7,10 @@
 #include "search/search.h"
 
 #include <QApplication>
-#include <qcustomplot.h>
-
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <qcustomplot.h>
 #include <string>
 #include <vector>
 
@@ -61,11 +60,16 @@ int main(int argc, char** argv) {
     double seconds = defaultSearchSeconds();
     std::uint64_t seed = 1;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--hw") && i + 1 < argc) hwName = argv[++i];
-        else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = std::atof(argv[++i]);
-        else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) outPath = argv[++i];
-        else model = argv[i];
+        if (!std::strcmp(argv[i], "--hw") && i + 1 < argc)
+            hwName = argv[++i];
+        else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = std::atof(argv[++i]);
+        else if (!std::strcmp(argv[i], "--out") && i + 1 < argc)
+            outPath = argv[++i];
+        else
+            model = argv[i];
     }
     auto net = loadModel(model);
     auto hw = loadHardware(hwName);
@@ -85,7 +89,8 @@ int main(int argc, char** argv) {
     std::vector<SearchResult> done;
     for (SearchMode m : compareModes()) {
         std::vector<const SearchResult*> earlier;
-        for (const auto& r : done) earlier.push_back(&r);
+        for (const auto& r : done)
+            earlier.push_back(&r);
         SearchResult r;
         curves.push_back(record(m == SearchMode::Set ? "SA (compare)" : toString(m), *net, *hw,
                                 compareConfig(base, m, earlier), &r));
@@ -117,7 +122,8 @@ int main(int argc, char** argv) {
     plot.yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     plot.yAxis->setNumberFormat(QStringLiteral("eb"));
     plot.yAxis->setNumberPrecision(0);
-    plot.yAxis->setLabel(QStringLiteral("best cost E^%1 x D^%2").arg(base.objective.n).arg(base.objective.m));
+    plot.yAxis->setLabel(
+        QStringLiteral("best cost E^%1 x D^%2").arg(base.objective.n).arg(base.objective.m));
     plot.xAxis->setLabel(QStringLiteral("seconds since the mode started (2 chains, 2 threads)"));
     plot.xAxis->setRange(0, seconds);
     plot.rescaleAxes(true);
@@ -127,11 +133,13 @@ int main(int argc, char** argv) {
     plot.axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignVCenter | Qt::AlignRight);
     plot.plotLayout()->insertRow(0);
     plot.plotLayout()->addElement(
-        0, 0, new QCPTextElement(&plot, QStringLiteral("%1 on %2, batch 8, seed %3, %4 s per mode")
-                                            .arg(QString::fromStdString(net->name.empty() ? model : net->name))
-                                            .arg(QString::fromStdString(hw->name))
-                                            .arg(seed)
-                                            .arg(seconds)));
+        0, 0,
+        new QCPTextElement(&plot,
+                           QStringLiteral("%1 on %2, batch 8, seed %3, %4 s per mode")
+                               .arg(QString::fromStdString(net->name.empty() ? model : net->name))
+                               .arg(QString::fromStdString(hw->name))
+                               .arg(seed)
+                               .arg(seconds)));
     if (!plot.savePng(QString::fromStdString(outPath), 900, 520)) {
         std::fprintf(stderr, "cannot write %s\n", outPath.c_str());
         return 1;

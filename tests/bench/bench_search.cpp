@@ -9,13 +9,12 @@
 #include "model/model_loader.h"
 #include "search/search.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -55,9 +54,12 @@ int main(int argc, char** argv) {
     double beta = 20;
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--beta") && i + 1 < argc) beta = std::atof(argv[++i]);
-        else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-        else model = argv[i];
+        if (!std::strcmp(argv[i], "--beta") && i + 1 < argc)
+            beta = std::atof(argv[++i]);
+        else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = std::atoi(argv[++i]);
+        else
+            model = argv[i];
     }
     auto net = loadModel(model);
     if (!net) {
@@ -81,7 +83,8 @@ int main(int argc, char** argv) {
         run((std::string("SA 1 chain, ") + preset).c_str(), *net, hw, c);
         c.chains = threads;
         c.threads = threads;
-        run((std::string("SA ") + std::to_string(threads) + " chains, " + preset).c_str(), *net, hw, c);
+        run((std::string("SA ") + std::to_string(threads) + " chains, " + preset).c_str(), *net, hw,
+            c);
         c.portfolio = true;
         run((std::string("SA portfolio, ") + preset).c_str(), *net, hw, c);
         c.mode = SearchMode::DpLp;
@@ -102,17 +105,21 @@ int main(int argc, char** argv) {
     std::vector<Figures> figs;
     for (SearchMode m : compareModes()) {
         std::vector<const SearchResult*> earlier;
-        for (const auto& r : done) earlier.push_back(&r);
+        for (const auto& r : done)
+            earlier.push_back(&r);
         const SearchConfig mc = compareConfig(c, m, earlier);
         const std::string label = std::string("compare ") + toString(m) + " (4 chains)";
         figs.push_back(run(label.c_str(), *net, edge, mc));
         auto r = runSearch(*net, edge, mc); // the result itself, to seed SA
         if (r) done.push_back(std::move(r).value());
     }
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double sa = figs.back().cost;
     auto ratio = [&](size_t i) { return figs[i].cost > 0 ? sa / figs[i].cost : 0.0; };
-    std::printf("compare wall time %.2f s (each mode twice); EDP SA/LS %.4f  SA/LP %.4f  SA/DP-LP %.4f; "
-                "peak RSS %.0f MiB\n", wall, ratio(0), ratio(1), ratio(2), peakRssMiB());
+    std::printf(
+        "compare wall time %.2f s (each mode twice); EDP SA/LS %.4f  SA/LP %.4f  SA/DP-LP %.4f; "
+        "peak RSS %.0f MiB\n",
+        wall, ratio(0), ratio(1), ratio(2), peakRssMiB());
     return 0;
 }

@@ -11,9 +11,8 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
-#include <qcustomplot.h>
-
 #include <cstdio>
+#include <qcustomplot.h>
 #include <random>
 
 using namespace tilescope;
@@ -31,14 +30,16 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1);
     const int layers = 60;
     QStringList names;
-    for (int l = 0; l < layers; ++l) names << QStringLiteral("layer%1/conv").arg(l);
+    for (int l = 0; l < layers; ++l)
+        names << QStringLiteral("layer%1/conv").arg(l);
     std::vector<double> freeAt(16, 0.0);
     int rects = 0, sample = 0;
     while (rects < wanted) {
-        const int group = 1 << (rng() % 5);            // 1, 2, 4, 8, 16 positions
+        const int group = 1 << (rng() % 5); // 1, 2, 4, 8, 16 positions
         const int begin = int(rng() % (17 - group)) / group * group;
         double start = 0;
-        for (int p = begin; p < begin + group; ++p) start = std::max(start, freeAt[size_t(p)]);
+        for (int p = begin; p < begin + group; ++p)
+            start = std::max(start, freeAt[size_t(p)]);
         const double dur = 200 + rng() % 5000;
         BusyInterval iv;
         iv.node = rects % 500;
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
         iv.end = start + dur;
         iv.tileBegin = begin;
         iv.tileCount = group;
-        for (int p = begin; p < begin + group; ++p) freeAt[size_t(p)] = iv.end;
+        for (int p = begin; p < begin + group; ++p)
+            freeAt[size_t(p)] = iv.end;
         eval->intervals.push_back(iv);
         rects += int(StLayout::tileRuns(eval->tileOrder, begin, group).size());
         ++sample;
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
     view.showLayout(layout, tree, true);
     QCustomPlot* plot = view.plot();
     std::vector<bool> hl(500, false);
-    for (int i = 0; i < 500; i += 7) hl[size_t(i)] = true;
+    for (int i = 0; i < 500; i += 7)
+        hl[size_t(i)] = true;
 
     auto frames = [&](const char* what, int n, auto setup) {
         plot->replot(QCustomPlot::rpImmediateRefresh); // warm up
@@ -81,11 +84,13 @@ int main(int argc, char** argv) {
         }
         const double ms = double(ft.nsecsElapsed()) * 1e-6 / n;
         const auto s = view.plottable()->lastDrawStats();
-        std::printf("%-34s %7.2f ms/frame  (drawn %d, merged %d, labels %d)\n", what, ms, s.drawn, s.merged, s.labels);
+        std::printf("%-34s %7.2f ms/frame  (drawn %d, merged %d, labels %d)\n", what, ms, s.drawn,
+                    s.merged, s.labels);
     };
     const double end = layout->endCycle();
     std::printf("S-T graph benchmark: %zu rectangles (%zu intervals), %d tiles, plot %dx%d px\n",
-                layout->rects().size(), eval->intervals.size(), layout->tiles(), plot->width(), plot->height());
+                layout->rects().size(), eval->intervals.size(), layout->tiles(), plot->width(),
+                plot->height());
     std::printf("%-34s %7.2f ms\n", "layout (off the GUI thread)", layoutMs);
     frames("full view", 40, [&](int) { plot->xAxis->setRange(0, end); });
     frames("full view, 1/7 nodes highlighted", 40, [&](int i) {
@@ -93,9 +98,12 @@ int main(int argc, char** argv) {
         plot->xAxis->setRange(0, end);
     });
     view.plottable()->setHighlight({});
-    frames("zoom 5%, panning", 40, [&](int i) { plot->xAxis->setRange(end * 0.01 * i, end * (0.01 * i + 0.05)); });
-    frames("zoom 0.2%, panning", 40, [&](int i) { plot->xAxis->setRange(end * 0.02 * i, end * (0.02 * i + 0.002)); });
-    frames("zoom 0.02%, labelled, panning", 40, [&](int i) { plot->xAxis->setRange(end * 0.02 * i, end * (0.02 * i + 0.0002)); });
+    frames("zoom 5%, panning", 40,
+           [&](int i) { plot->xAxis->setRange(end * 0.01 * i, end * (0.01 * i + 0.05)); });
+    frames("zoom 0.2%, panning", 40,
+           [&](int i) { plot->xAxis->setRange(end * 0.02 * i, end * (0.02 * i + 0.002)); });
+    frames("zoom 0.02%, labelled, panning", 40,
+           [&](int i) { plot->xAxis->setRange(end * 0.02 * i, end * (0.02 * i + 0.0002)); });
     frames("zooming in (100% -> 1%)", 40, [&](int i) {
         const double w = end * std::pow(0.89, i);
         plot->xAxis->setRange(end / 2 - w / 2, end / 2 + w / 2);

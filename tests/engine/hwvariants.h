@@ -21,11 +21,16 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
     }
     for (auto p = plus; p != std::string::npos;) {
         const auto q = spec.find('+', p + 1);
-        const std::string v = spec.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1);
-        if (v == "fastlinks") hw.nocBytesPerCycle = 96;
-        else if (v == "slowdram") hw.dramBytesPerCycle /= 4;
-        else if (v == "4sides") hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
-        else return false;
+        const std::string v =
+            spec.substr(p + 1, q == std::string::npos ? std::string::npos : q - p - 1);
+        if (v == "fastlinks")
+            hw.nocBytesPerCycle = 96;
+        else if (v == "slowdram")
+            hw.dramBytesPerCycle /= 4;
+        else if (v == "4sides")
+            hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
+        else
+            return false;
         p = q;
     }
     hw.name = spec;

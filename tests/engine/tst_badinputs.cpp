@@ -9,10 +9,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
-
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -42,7 +40,7 @@ class TestBadInputs : public QObject {
 
     QTemporaryDir m_dir;
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
     // command: the CLI arguments with MODEL / HW / TREE relative to tests/data/bad/ and
@@ -54,17 +52,19 @@ private slots:
         QTest::addColumn<QStringList>("places");
 
         const QStringList evalGood{"--hw", "edge", "--tree", "good.tree", "--json", "OUT"};
-        auto evaluate = [&](const QString& model) { return QStringList{"evaluate", model} + evalGood; };
+        auto evaluate = [&](const QString& model) {
+            return QStringList{"evaluate", model} + evalGood;
+        };
         auto anneal = [](const QString& model, const QString& hw) {
-            return QStringList{"anneal", model, "--hw", hw, "--batch", "4", "--beta", "1", "--quiet",
-                               "--json", "OUT"};
+            return QStringList{"anneal", model, "--hw",    hw,       "--batch", "4",
+                               "--beta", "1",   "--quiet", "--json", "OUT"};
         };
 
         // Models.
         QTest::newRow("truncated onnx") << evaluate("truncated.onnx") << "truncated.onnx"
                                         << QStringList{"not a valid ONNX model"};
-        QTest::newRow("garbage onnx") << evaluate("garbage.onnx") << "garbage.onnx"
-                                      << QStringList{"not a valid ONNX model"};
+        QTest::newRow("garbage onnx")
+            << evaluate("garbage.onnx") << "garbage.onnx" << QStringList{"not a valid ONNX model"};
         QTest::newRow("dynamic shape blocks a conv")
             << evaluate("dynamic_shape.onnx") << "dynamic_shape.onnx"
             << QStringList{"node 'conv1' (Conv)", "dimension 2 is dynamic ('height')"};
@@ -72,22 +72,24 @@ private slots:
                                        << QStringList{"opset 99", "supported (17)"};
         QTest::newRow("zero-sized dim onnx") << evaluate("zero_dim.onnx") << "zero_dim.onnx"
                                              << QStringList{"input 'x'", "zero-sized"};
-        QTest::newRow("inspect truncated onnx") << QStringList{"inspect", "truncated.onnx"}
-                                                << "truncated.onnx" << QStringList{"not a valid ONNX model"};
-        QTest::newRow("cycle in json network") << evaluate("cycle.json") << "cycle.json"
-                                               << QStringList{"cycle", "conv1"};
-        QTest::newRow("zero-sized dim json") << evaluate("zero_dim.json") << "zero_dim.json"
-                                             << QStringList{"b1a", "zero"};
-        QTest::newRow("anneal on a cyclic network") << anneal("cycle.json", "edge") << "cycle.json"
-                                                    << QStringList{"cycle"};
+        QTest::newRow("inspect truncated onnx")
+            << QStringList{"inspect", "truncated.onnx"} << "truncated.onnx"
+            << QStringList{"not a valid ONNX model"};
+        QTest::newRow("cycle in json network")
+            << evaluate("cycle.json") << "cycle.json" << QStringList{"cycle", "conv1"};
+        QTest::newRow("zero-sized dim json")
+            << evaluate("zero_dim.json") << "zero_dim.json" << QStringList{"b1a", "zero"};
+        QTest::newRow("anneal on a cyclic network")
+            << anneal("cycle.json", "edge") << "cycle.json" << QStringList{"cycle"};
 
         // Hardware templates.
         QTest::newRow("hardware with 0 tiles")
-            << QStringList{"evaluate", "smallres.json", "--hw", "hw_zero_tiles.json", "--tree",
-                           "good.tree", "--json", "OUT"}
+            << QStringList{"evaluate", "smallres.json", "--hw",   "hw_zero_tiles.json",
+                           "--tree",   "good.tree",     "--json", "OUT"}
             << "hw_zero_tiles.json" << QStringList{"mesh"};
-        QTest::newRow("anneal, hardware with 0 tiles") << anneal("smallres.json", "hw_zero_tiles.json")
-                                                       << "hw_zero_tiles.json" << QStringList{"mesh"};
+        QTest::newRow("anneal, hardware with 0 tiles")
+            << anneal("smallres.json", "hw_zero_tiles.json") << "hw_zero_tiles.json"
+            << QStringList{"mesh"};
         QTest::newRow("negative bandwidth")
             << anneal("smallres.json", "hw_negative_bandwidth.json") << "hw_negative_bandwidth.json"
             << QStringList{"link_bytes_per_cycle"};
@@ -102,14 +104,15 @@ private slots:
 
         // Trees.
         auto tree = [](const QString& t) {
-            return QStringList{"evaluate", "smallres.json", "--hw", "edge", "--tree", t, "--json", "OUT"};
+            return QStringList{"evaluate", "smallres.json", "--hw", "edge", "--tree",
+                               t,          "--json",        "OUT"};
         };
         QTest::newRow("tree: unknown layer") << tree("unknown_layer.tree") << "unknown_layer.tree"
                                              << QStringList{"line 5", "no_such_layer"};
-        QTest::newRow("tree: duplicated layer") << tree("duplicate_layer.tree") << "duplicate_layer.tree"
-                                                << QStringList{"b1b"};
-        QTest::newRow("tree: missing layer") << tree("missing_layer.tree") << "missing_layer.tree"
-                                             << QStringList{"ds2"};
+        QTest::newRow("tree: duplicated layer")
+            << tree("duplicate_layer.tree") << "duplicate_layer.tree" << QStringList{"b1b"};
+        QTest::newRow("tree: missing layer")
+            << tree("missing_layer.tree") << "missing_layer.tree" << QStringList{"ds2"};
         QTest::newRow("tree: sub-batch does not divide the batch")
             << tree("subbatch_not_dividing.tree") << "subbatch_not_dividing.tree"
             << QStringList{"3", "4"};
@@ -124,29 +127,39 @@ private slots:
         QTest::newRow("export: batch beyond int")
             << QStringList{"export-instructions", "result_huge_batch.json", "--out", "OUT"}
             << "result_huge_batch.json" << QStringList{"batch"};
-        QTest::newRow("export: not JSON") << QStringList{"export-instructions", "good.tree", "--out", "OUT"}
-                                          << "good.tree" << QStringList{"not a result"};
+        QTest::newRow("export: not JSON")
+            << QStringList{"export-instructions", "good.tree", "--out", "OUT"} << "good.tree"
+            << QStringList{"not a result"};
     }
 
     void userError() {
         QFETCH(QStringList, command);
         QFETCH(QString, file);
         QFETCH(QStringList, places);
-        const QString out = m_dir.filePath(QString("out-%1.json").arg(QTest::currentDataTag()).replace(' ', '_'));
+        const QString out =
+            m_dir.filePath(QString("out-%1.json").arg(QTest::currentDataTag()).replace(' ', '_'));
         for (QString& a : command) {
-            if (a == "OUT") a = out;
-            else if (QFile::exists(kBad + a)) a = kBad + a;
+            if (a == "OUT")
+                a = out;
+            else if (QFile::exists(kBad + a))
+                a = kBad + a;
         }
         const Run r = cli(command);
-        QVERIFY2(r.status == 1, qPrintable(QString("exit %1, stderr: %2").arg(r.status).arg(r.err)));
+        QVERIFY2(r.status == 1,
+                 qPrintable(QString("exit %1, stderr: %2").arg(r.status).arg(r.err)));
         const QStringList lines = r.err.trimmed().split('\n');
         QVERIFY2(lines.size() == 1, qPrintable("more than one line:\n" + r.err));
-        QVERIFY2(lines[0].contains(kBad + file), qPrintable("does not name " + file + ": " + r.err));
+        QVERIFY2(lines[0].contains(kBad + file),
+                 qPrintable("does not name " + file + ": " + r.err));
         for (const QString& p : places)
-            QVERIFY2(lines[0].contains(p, Qt::CaseInsensitive), qPrintable("lacks '" + p + "': " + r.err));
+            QVERIFY2(lines[0].contains(p, Qt::CaseInsensitive),
+                     qPrintable("lacks '" + p + "': " + r.err));
         // Never a partial output file, nor a temporary one.
         QVERIFY2(!QFile::exists(out), qPrintable(out + " was written"));
-        QCOMPARE(QDir(m_dir.path()).entryList({"*.tmp*"}, QDir::Files | QDir::Dirs | QDir::Hidden).size(), 0);
+        QCOMPARE(QDir(m_dir.path())
+                     .entryList({"*.tmp*"}, QDir::Files | QDir::Dirs | QDir::Hidden)
+                     .size(),
+                 0);
     }
 
     // evaluate of a feasible tree whose buffer need exceeds the template: exit 1 with the
@@ -171,8 +184,8 @@ private slots:
         QCOMPARE(j["valid"].get<bool>(), false);
         QVERIFY(QString::fromStdString(j["reason"].get<std::string>()).contains("conv1"));
         // Without --json the figures are not printed, only the reason.
-        const Run plain = cli({"evaluate", kBad + "smallres.json", "--hw", kBad + "hw_tiny_buffer.json",
-                               "--tree", kBad + "good.tree"});
+        const Run plain = cli({"evaluate", kBad + "smallres.json", "--hw",
+                               kBad + "hw_tiny_buffer.json", "--tree", kBad + "good.tree"});
         QCOMPARE(plain.status, 1);
         QVERIFY2(plain.out.contains("invalid:"), qPrintable(plain.out));
     }
@@ -185,10 +198,11 @@ private slots:
                            kBad + "good.tree", "--json", out});
         QVERIFY2(r.status == 0, qPrintable(r.err));
         QVERIFY(QFile::exists(out));
-        const Run a = cli({"anneal", kBad + "smallres.json", "--hw", "edge", "--batch", "4", "--beta",
-                           "1", "--quiet", "--json", m_dir.filePath("anneal.json")});
+        const Run a = cli({"anneal", kBad + "smallres.json", "--hw", "edge", "--batch", "4",
+                           "--beta", "1", "--quiet", "--json", m_dir.filePath("anneal.json")});
         QVERIFY2(a.status == 0, qPrintable(a.err));
-        const Run x = cli({"export-instructions", kBad + "result_good.json", "--out", m_dir.filePath("prog")});
+        const Run x = cli(
+            {"export-instructions", kBad + "result_good.json", "--out", m_dir.filePath("prog")});
         QVERIFY2(x.status == 0, qPrintable(x.err));
         QVERIFY(QFile::exists(m_dir.filePath("prog/program.bin")));
     }

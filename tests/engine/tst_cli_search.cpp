@@ -1,16 +1,14 @@
 // tilescope-cli evaluate / anneal / compare end to end (CLI.md): exit codes, one-line
 // error messages naming the file, the result JSON fields, atomic outputs, seeded runs.
+#include "clirunner.h"
 #include "model/model_loader.h"
 #include "tree/ratree.h"
 
-#include <nlohmann/json.hpp>
-
-#include "clirunner.h"
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace tilescope;
@@ -22,7 +20,9 @@ const std::string kResnet = std::string(TILESCOPE_SAMPLES) + "/models/resnet50.o
 
 using Run = test::CliRun;
 
-Run cli(const QStringList& args) { return test::runCli(args); }
+Run cli(const QStringList& args) {
+    return test::runCli(args);
+}
 
 void writeText(const QString& path, const std::string& text) {
     std::ofstream(path.toStdString()) << text;
@@ -37,7 +37,8 @@ json readJson(const QString& path) {
 std::string lsText(const Network& net, const std::vector<int>& order, int b, int sb) {
     std::ostringstream s;
     s << "T " << b << "/" << sb << "\n";
-    for (int l : order) s << "\t" << net.layers[size_t(l)].name << " " << b / sb << "\n";
+    for (int l : order)
+        s << "\t" << net.layers[size_t(l)].name << " " << b / sb << "\n";
     return s.str();
 }
 
@@ -52,7 +53,8 @@ const Network& resnet() {
 
 std::vector<int> identity(size_t n) {
     std::vector<int> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = int(i);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = int(i);
     return v;
 }
 
@@ -66,11 +68,13 @@ void expectUserError(const Run& r, const QString& file, const QString& reason) {
 }
 
 void expectResultFields(const json& j) {
-    for (const char* k : {"valid", "reason", "energy_pj", "delay_cycles", "objective", "cost",
-                          "breakdown_pj", "dram_bytes", "noc_hop_bytes", "utilisation", "tree",
-                          "seed", "iterations", "elapsed_s", "model", "model_sha256", "hw", "batch"})
+    for (const char* k :
+         {"valid", "reason", "energy_pj", "delay_cycles", "objective", "cost", "breakdown_pj",
+          "dram_bytes", "noc_hop_bytes", "utilisation", "tree", "seed", "iterations", "elapsed_s",
+          "model", "model_sha256", "hw", "batch"})
         QVERIFY2(j.contains(k), k);
-    for (const char* k : {"dram", "noc", "mac", "buffer"}) QVERIFY2(j["breakdown_pj"].contains(k), k);
+    for (const char* k : {"dram", "noc", "mac", "buffer"})
+        QVERIFY2(j["breakdown_pj"].contains(k), k);
     QVERIFY(j["tree"].is_string());
     QCOMPARE(int(j["objective"].size()), 2);
     QCOMPARE(j["model_sha256"].get<std::string>().size(), size_t(64));
@@ -79,7 +83,8 @@ void expectResultFields(const json& j) {
     const double e = j["energy_pj"], d = j["delay_cycles"], c = j["cost"];
     QVERIFY(std::abs(c - std::pow(e, n) * std::pow(d, m)) <= 1e-9 * c);
     const auto& b = j["breakdown_pj"];
-    const double sum = double(b["dram"]) + double(b["noc"]) + double(b["mac"]) + double(b["buffer"]);
+    const double sum =
+        double(b["dram"]) + double(b["noc"]) + double(b["mac"]) + double(b["buffer"]);
     QVERIFY(std::abs(sum - e) <= 1e-9 * e);
 }
 
@@ -97,13 +102,14 @@ class TestCliSearch : public QObject {
         return p;
     }
 
-private slots:
+  private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
     void unknownLayer() {
         const QString p = path("unknown.tree");
         writeText(p, "T 8/1\n\tno_such_layer 8\n");
-        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        const Run r =
+            cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
         expectUserError(r, p, "no_such_layer");
         QVERIFY(r.out.isEmpty());
     }
@@ -113,7 +119,8 @@ private slots:
         std::swap(order[0], order[1]); // the stem's consumer before the stem
         const QString p = path("order.tree");
         writeText(p, lsText(resnet(), order, 8, 1));
-        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        const Run r =
+            cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
         expectUserError(r, p, "topological order");
         QVERIFY(r.err.contains(QString::fromStdString(resnet().layers[0].name)));
     }
@@ -123,17 +130,22 @@ private slots:
         std::string text = lsText(resnet(), identity(resnet().layers.size()), 8, 1);
         text.replace(0, text.find('\n'), "T 8/3");
         writeText(p, text);
-        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
+        const Run r =
+            cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", p});
         expectUserError(r, p, "does not divide");
     }
 
     void badArguments_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("option"); // the message names it (empty: not checked)
-        QTest::newRow("objective one number") << QStringList{"--objective", "1"} << QString("--objective");
-        QTest::newRow("objective words") << QStringList{"--objective", "a,b"} << QString("--objective");
-        QTest::newRow("objective negative") << QStringList{"--objective", "-1,1"} << QString("--objective");
-        QTest::newRow("objective three") << QStringList{"--objective", "1,1,1"} << QString("--objective");
+        QTest::newRow("objective one number")
+            << QStringList{"--objective", "1"} << QString("--objective");
+        QTest::newRow("objective words")
+            << QStringList{"--objective", "a,b"} << QString("--objective");
+        QTest::newRow("objective negative")
+            << QStringList{"--objective", "-1,1"} << QString("--objective");
+        QTest::newRow("objective three")
+            << QStringList{"--objective", "1,1,1"} << QString("--objective");
         QTest::newRow("seed not a number") << QStringList{"--seed", "abc"} << QString("--seed");
         QTest::newRow("seed negative") << QStringList{"--seed", "-3"} << QString("--seed");
         QTest::newRow("beta zero") << QStringList{"--beta", "0"} << QString("--beta");
@@ -142,18 +154,25 @@ private slots:
         QTest::newRow("chains text") << QStringList{"--chains", "two"} << QString("--chains");
         // Budgets that would silently collapse or never end.
         QTest::newRow("beta 1e30") << QStringList{"--beta", "1e30"} << QString("--beta");
-        QTest::newRow("beta below one iteration") << QStringList{"--beta", "0.001"} << QString("--beta");
+        QTest::newRow("beta below one iteration")
+            << QStringList{"--beta", "0.001"} << QString("--beta");
         QTest::newRow("beta inf") << QStringList{"--beta", "inf"} << QString("--beta");
         QTest::newRow("time zero") << QStringList{"--time", "0"} << QString("--time");
         QTest::newRow("time negative") << QStringList{"--time", "-2"} << QString("--time");
         QTest::newRow("time words") << QStringList{"--time", "soon"} << QString("--time");
         QTest::newRow("time beyond a week") << QStringList{"--time", "1e9"} << QString("--time");
-        QTest::newRow("time and beta") << QStringList{"--time", "2", "--beta", "3"} << QString("--time");
-        QTest::newRow("beta and iterations") << QStringList{"--beta", "3", "--iterations", "5"} << QString("--beta");
-        QTest::newRow("iterations fraction") << QStringList{"--iterations", "2.5"} << QString("--iterations");
-        QTest::newRow("iterations exponent") << QStringList{"--iterations", "1e3"} << QString("--iterations");
-        QTest::newRow("iterations zero") << QStringList{"--iterations", "0"} << QString("--iterations");
-        QTest::newRow("iterations beyond the cap") << QStringList{"--iterations", "9000000000000000000"} << QString("--iterations");
+        QTest::newRow("time and beta")
+            << QStringList{"--time", "2", "--beta", "3"} << QString("--time");
+        QTest::newRow("beta and iterations")
+            << QStringList{"--beta", "3", "--iterations", "5"} << QString("--beta");
+        QTest::newRow("iterations fraction")
+            << QStringList{"--iterations", "2.5"} << QString("--iterations");
+        QTest::newRow("iterations exponent")
+            << QStringList{"--iterations", "1e3"} << QString("--iterations");
+        QTest::newRow("iterations zero")
+            << QStringList{"--iterations", "0"} << QString("--iterations");
+        QTest::newRow("iterations beyond the cap")
+            << QStringList{"--iterations", "9000000000000000000"} << QString("--iterations");
         QTest::newRow("chains fraction") << QStringList{"--chains", "1.5"} << QString("--chains");
         QTest::newRow("chains zero") << QStringList{"--chains", "0"} << QString("--chains");
         QTest::newRow("unknown option") << QStringList{"--colour", "red"} << QString("");
@@ -162,11 +181,13 @@ private slots:
         QFETCH(QStringList, args);
         QFETCH(QString, option);
         for (const char* command : {"anneal", "compare"}) {
-            const Run r = cli(QStringList{command, QString::fromStdString(kResnet), "--hw", "edge"} + args);
+            const Run r =
+                cli(QStringList{command, QString::fromStdString(kResnet), "--hw", "edge"} + args);
             QCOMPARE(r.status, 2);
             QVERIFY(r.out.isEmpty());
             QVERIFY(!r.err.isEmpty());
-            QVERIFY2(r.err.trimmed().count('\n') <= 0 || r.err.contains("usage"), qPrintable(r.err));
+            QVERIFY2(r.err.trimmed().count('\n') <= 0 || r.err.contains("usage"),
+                     qPrintable(r.err));
             if (!option.isEmpty()) QVERIFY2(r.err.contains(option), qPrintable(r.err));
         }
     }
@@ -179,7 +200,8 @@ private slots:
     }
 
     void badInputFiles() {
-        expectUserError(cli({"anneal", path("missing.onnx"), "--hw", "edge"}), path("missing.onnx"), "");
+        expectUserError(cli({"anneal", path("missing.onnx"), "--hw", "edge"}), path("missing.onnx"),
+                        "");
         expectUserError(cli({"anneal", QString::fromStdString(kResnet), "--hw", path("nohw.json")}),
                         path("nohw.json"), "");
         expectUserError(cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree",
@@ -219,9 +241,14 @@ private slots:
 
     void annealIsSeededAndRoundTrips() {
         const QString a = path("a.json"), b = path("b.json"), treeOut = path("best.tree");
-        const QStringList common{"anneal", QString::fromStdString(kResnet), "--hw", "edge",
-                                 "--batch", "8", "--beta", "2", "--seed", "17", "--chains", "2"};
-        Run r = cli(common + QStringList{"--threads", "1", "--json", a, "--tree-out", treeOut, "--quiet"});
+        const QStringList common{"anneal",   QString::fromStdString(kResnet),
+                                 "--hw",     "edge",
+                                 "--batch",  "8",
+                                 "--beta",   "2",
+                                 "--seed",   "17",
+                                 "--chains", "2"};
+        Run r = cli(common +
+                    QStringList{"--threads", "1", "--json", a, "--tree-out", treeOut, "--quiet"});
         QCOMPARE(r.status, 0);
         QVERIFY2(r.err.isEmpty(), qPrintable(r.err)); // --quiet
         r = cli(common + QStringList{"--threads", "2", "--json", b});
@@ -237,15 +264,17 @@ private slots:
 
         // The tree written with --tree-out evaluates to the reported cost.
         const QString ev = path("re.json");
-        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", treeOut, "--json", ev});
+        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", treeOut,
+                 "--json", ev});
         QCOMPARE(r.status, 0);
-        QVERIFY(std::abs(double(readJson(ev)["cost"]) - double(ja["cost"])) <= 1e-9 * double(ja["cost"]));
+        QVERIFY(std::abs(double(readJson(ev)["cost"]) - double(ja["cost"])) <=
+                1e-9 * double(ja["cost"]));
         // A result JSON is accepted as TREE and as --init.
         r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", a});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains("energy"));
-        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--init", a, "--beta", "1",
-                 "--pin", "/0", "--json", path("c.json"), "--quiet"});
+        r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--init", a, "--beta",
+                 "1", "--pin", "/0", "--json", path("c.json"), "--quiet"});
         QCOMPARE(r.status, 0);
         const json jc = readJson(path("c.json"));
         QCOMPARE(double(jc["initial"]["cost"]), double(ja["cost"]));
@@ -254,15 +283,15 @@ private slots:
     }
 
     void annealWithABadPin() {
-        const Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
-                           "--beta", "1", "--pin", "/500", "--quiet"});
+        const Run r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--batch",
+                           "8", "--beta", "1", "--pin", "/500", "--quiet"});
         expectUserError(r, QString::fromStdString(kResnet), "/500");
     }
 
     void compareReportsAllFour() {
         const QString out = path("cmp.json");
-        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
-                           "--beta", "2", "--seed", "3", "--json", out, "--quiet"});
+        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch",
+                           "8", "--beta", "2", "--seed", "3", "--json", out, "--quiet"});
         QCOMPARE(r.status, 0);
         const json j = readJson(out);
         for (const char* k : {"ls", "lp", "dp-lp", "sa"}) {
@@ -281,21 +310,24 @@ private slots:
         // The edge preset's objective when none is given.
         QCOMPARE(double(j["objective"][0]), 2.0);
         QCOMPARE(double(j["objective"][1]), 1.0);
-        const double sa = j["sa"]["cost"], ls = j["ls"]["cost"], lp = j["lp"]["cost"], dp = j["dp-lp"]["cost"];
+        const double sa = j["sa"]["cost"], ls = j["ls"]["cost"], lp = j["lp"]["cost"],
+                     dp = j["dp-lp"]["cost"];
         // SA starts from the baselines' bests: it never loses to any of them.
         QVERIFY(sa <= ls && sa <= lp && sa <= dp);
         auto near = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
         QVERIFY(near(double(j["ratios"]["sa_over_ls"]), sa / ls));
         QVERIFY(near(double(j["ratios"]["sa_over_lp"]), sa / lp));
         QVERIFY(near(double(j["ratios"]["sa_over_dp_lp"]), sa / dp));
-        auto edp = [&](const char* k) { return double(j[k]["energy_pj"]) * double(j[k]["delay_cycles"]); };
+        auto edp = [&](const char* k) {
+            return double(j[k]["energy_pj"]) * double(j[k]["delay_cycles"]);
+        };
         QVERIFY(near(double(j["ratios"]["edp_sa_over_ls"]), edp("sa") / edp("ls")));
         QVERIFY(near(double(j["ratios"]["edp_sa_over_dp_lp"]), edp("sa") / edp("dp-lp")));
     }
 
     void compareTableHasEdp() {
-        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch", "8",
-                           "--iterations", "30", "--objective", "1,1", "--quiet"});
+        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch",
+                           "8", "--iterations", "30", "--objective", "1,1", "--quiet"});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains("EDP"));
         QVERIFY(r.out.contains("dp-lp"));
@@ -313,7 +345,8 @@ private slots:
         QCOMPARE(double(j["objective"][1]), 2.0);
         // evaluate agrees with the search on the default.
         const QString ev = path("cloud-eval.json");
-        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "cloud", "--tree", out, "--json", ev});
+        r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "cloud", "--tree", out,
+                 "--json", ev});
         QCOMPARE(r.status, 0);
         QCOMPARE(double(readJson(ev)["cost"]), double(j["cost"]));
         // --objective still wins.

@@ -9,7 +9,6 @@
 #include "sim/simulator.h"
 
 #include <QtTest>
-
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -18,7 +17,9 @@ using namespace tilescope;
 
 namespace {
 
-RATree parse(const std::string& text, const Network& net) { return test::parseTree(text, net); }
+RATree parse(const std::string& text, const Network& net) {
+    return test::parseTree(text, net);
+}
 
 Hardware preset(const std::string& name) {
     Hardware hw;
@@ -28,7 +29,8 @@ Hardware preset(const std::string& name) {
 
 std::string layerSequential(const Network& net, int batch) {
     std::string t = "T " + std::to_string(batch) + "/1\n";
-    for (const auto& l : net.layers) t += "\t" + l.name + " " + std::to_string(batch) + "\n";
+    for (const auto& l : net.layers)
+        t += "\t" + l.name + " " + std::to_string(batch) + "\n";
     return t;
 }
 
@@ -53,13 +55,17 @@ std::vector<double> programLinkBytes(const Program& p, const Hardware& hw) {
         for (const auto& i : tp.instructions) {
             route.clear();
             if (i.op == Op::Load && i.src == kDram)
-                for (auto d : i.destinations()) mesh.routeFromDram(d, route);
-            else if (i.op == Op::Store) mesh.routeToDram(i.tile, route);
+                for (auto d : i.destinations())
+                    mesh.routeFromDram(d, route);
+            else if (i.op == Op::Store)
+                mesh.routeToDram(i.tile, route);
             else if (i.op == Op::Send)
-                for (auto d : i.destinations()) mesh.route(i.tile, d, route);
+                for (auto d : i.destinations())
+                    mesh.route(i.tile, d, route);
             std::sort(route.begin(), route.end());
             route.erase(std::unique(route.begin(), route.end()), route.end());
-            for (int l : route) bytes[size_t(l)] += double(i.bytes);
+            for (int l : route)
+                bytes[size_t(l)] += double(i.bytes);
         }
     return bytes;
 }
@@ -69,7 +75,8 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     // The evaluator costs exactly the transfers the program makes: the same bytes on every
     // link (docs/cost-model.md §4), and its delay is never below the busiest link's time.
     const std::vector<double> links = programLinkBytes(r.program, hw);
-    if (ev.linkBytes.size() != links.size()) qFatal("link count %zu vs %zu", ev.linkBytes.size(), links.size());
+    if (ev.linkBytes.size() != links.size())
+        qFatal("link count %zu vs %zu", ev.linkBytes.size(), links.size());
     double busiest = 0;
     for (size_t l = 0; l < links.size(); ++l) {
         if (std::abs(links[l] - ev.linkBytes[l]) > 1e-6 * std::max(1.0, links[l]))
@@ -77,7 +84,8 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
         busiest = std::max(busiest, links[l]);
     }
     if (ev.delay < busiest / hw.nocBytesPerCycle * (1 - 1e-9))
-        qFatal("evaluator delay %.0f below the busiest link's %.0f cycles", ev.delay, busiest / hw.nocBytesPerCycle);
+        qFatal("evaluator delay %.0f below the busiest link's %.0f cycles", ev.delay,
+               busiest / hw.nocBytesPerCycle);
     // DRAM bytes: the program moves what the schedule counts (within 1%).
     const double dram = double(r.programDramBytes);
     if (std::abs(dram - ev.dramBytes) > 0.01 * ev.dramBytes)
@@ -85,24 +93,29 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     // Validation: dependency targets, cycles, capacity, SEND/LOAD matching.
     if (auto e = validateProgram(r.program, hw, "generated")) qFatal("%s", e->message.c_str());
     for (auto p : r.peakBufferBytes)
-        if (double(p) > hw.bufferBytes) qFatal("peak buffer %llu over capacity", (unsigned long long)p);
+        if (double(p) > hw.bufferBytes)
+            qFatal("peak buffer %llu over capacity", (unsigned long long)p);
     // No two regions of one tile overlap in address while both are live: the one written
     // later starts after the other's last reader (and waits for it, see guard()).
     std::map<int, std::vector<const BufferRegion*>> byTile;
     for (const auto& w : r.workloads)
-        for (const auto& b : w.buffers) byTile[b.tile].push_back(&b);
+        for (const auto& b : w.buffers)
+            byTile[b.tile].push_back(&b);
     for (auto& [tile, regs] : byTile) {
-        std::sort(regs.begin(), regs.end(), [](auto* a, auto* b) { return a->firstWriter < b->firstWriter; });
+        std::sort(regs.begin(), regs.end(),
+                  [](auto* a, auto* b) { return a->firstWriter < b->firstWriter; });
         for (size_t i = 0; i < regs.size(); ++i)
             for (size_t j = i + 1; j < regs.size() && j < i + 400; ++j) {
                 const BufferRegion& a = *regs[i];
                 const BufferRegion& b = *regs[j];
                 bool overlap = false;
                 for (const auto& [ao, al] : a.extents)
-                    for (const auto& [bo, bl] : b.extents) overlap = overlap || (ao < bo + bl && bo < ao + al);
+                    for (const auto& [bo, bl] : b.extents)
+                        overlap = overlap || (ao < bo + bl && bo < ao + al);
                 if (overlap && a.lastReader >= b.firstWriter && b.firstWriter != a.firstWriter)
                     qFatal("tile %d: %s (instr %u..%u) and %s (from %u) overlap while live", tile,
-                           a.what.c_str(), a.firstWriter, a.lastReader, b.what.c_str(), b.firstWriter);
+                           a.what.c_str(), a.firstWriter, a.lastReader, b.what.c_str(),
+                           b.firstWriter);
             }
     }
     SimOptions fine;
@@ -111,7 +124,8 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     coarse.fineGrained = false;
     const SimResult sc = simulate(r.program, hw, coarse);
     if (!sf.deadlockFree || !sc.deadlockFree) qFatal("replay stuck: %s", sf.stuck.c_str());
-    if (std::abs(sf.dramBytes - ev.dramBytes) > 0.01 * ev.dramBytes) qFatal("replayed DRAM bytes differ");
+    if (std::abs(sf.dramBytes - ev.dramBytes) > 0.01 * ev.dramBytes)
+        qFatal("replayed DRAM bytes differ");
     // Fine-grained dependencies do not make the replay slower (beyond the small anomalies
     // of greedy list scheduling: an earlier start can take a shared link first).
     if (sf.delay > sc.delay * 1.01) qFatal("fine %.0f slower than coarse %.0f", sf.delay, sc.delay);
@@ -122,7 +136,7 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
 
 class TestCodegen : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void boxes();
     void handBuilt_data();
     void handBuilt();
@@ -150,17 +164,23 @@ void TestCodegen::handBuilt_data() {
     QTest::addColumn<QString>("hw");
     QTest::addColumn<QString>("tree");
     QTest::addColumn<int>("batch");
-    QTest::newRow("testchip LS") << "testchip" << "" << 4;
-    QTest::newRow("edge LS") << "edge" << "" << 4;
+    QTest::newRow("testchip LS") << "testchip"
+                                 << "" << 4;
+    QTest::newRow("edge LS") << "edge"
+                             << "" << 4;
     // conv1 -> conv2 in one S cut: the feature map crosses the NoC between tile groups.
     QTest::newRow("testchip S chain") << "testchip"
-                                      << "T 4/1\n\tstem 4\n\tS 4/4\n\t\tb0_c1 1\n\t\tb0_c2 1\n\tb0_add 4\n\tb1_c1 4\n\tb1_c2 4\n\tb1_add 4\n"
+                                      << "T 4/1\n\tstem 4\n\tS 4/4\n\t\tb0_c1 1\n\t\tb0_c2 "
+                                         "1\n\tb0_add 4\n\tb1_c1 4\n\tb1_c2 4\n\tb1_add 4\n"
                                       << 4;
-    QTest::newRow("edge S block") << "edge"
-                                  << "T 4/1\n\tstem 4\n\tS 4/2\n\t\tb0_c1 2\n\t\tb0_c2 2\n\t\tb0_add 2\n\tT 4/2\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n"
-                                  << 4;
+    QTest::newRow("edge S block")
+        << "edge"
+        << "T 4/1\n\tstem 4\n\tS 4/2\n\t\tb0_c1 2\n\t\tb0_c2 2\n\t\tb0_add 2\n\tT 4/2\n\t\tb1_c1 "
+           "2\n\t\tb1_c2 2\n\t\tb1_add 2\n"
+        << 4;
     QTest::newRow("edge T sub-batched") << "edge"
-                                        << "T 4/2\n\tT 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\tb1_c1 2\n\tb1_c2 2\n\tb1_add 2\n"
+                                        << "T 4/2\n\tT 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 "
+                                           "1\n\t\tb0_add 1\n\tb1_c1 2\n\tb1_c2 2\n\tb1_add 2\n"
                                         << 4;
 }
 
@@ -177,8 +197,8 @@ void TestCodegen::handBuilt() {
     QVERIFY(r->layout.evaluation.valid);
     const SimResult s = checkProgram(*r, h);
     const double ratio = s.delay / r->layout.evaluation.delay;
-    qInfo("%s: delay %.0f vs evaluator %.0f (ratio %.3f)", qPrintable(QString(QTest::currentDataTag())), s.delay,
-          r->layout.evaluation.delay, ratio);
+    qInfo("%s: delay %.0f vs evaluator %.0f (ratio %.3f)",
+          qPrintable(QString(QTest::currentDataTag())), s.delay, r->layout.evaluation.delay, ratio);
     // The replay may beat the evaluator by more than 15% on a pipelined S cut: the
     // evaluator charges every pipeline step the slowest child's whole slot, while the
     // program's stage-granular dependencies let a consumer start on its producer's first
@@ -193,7 +213,8 @@ void TestCodegen::handBuilt() {
     // above) and there is at least one when the tree is not layer-sequential.
     size_t sends = 0;
     for (const auto& tp : r->program.tiles)
-        for (const auto& i : tp.instructions) sends += i.op == Op::Send;
+        for (const auto& i : tp.instructions)
+            sends += i.op == Op::Send;
     if (!tree.isEmpty() && tree.contains("S ")) QVERIFY(sends > 0);
 }
 
@@ -205,14 +226,16 @@ void TestCodegen::samples_data() {
         for (const char* m : {"mobilenet_v2", "transformer", "googlenet"})
             QTest::newRow((std::string(m) + " " + hw).c_str()) << m << hw << 1;
     }
-    QTest::newRow("resnet50 edge") << "resnet50" << "edge" << 1;
+    QTest::newRow("resnet50 edge") << "resnet50"
+                                   << "edge" << 1;
 }
 
 void TestCodegen::samples() {
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(int, batch);
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    auto net =
+        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     const Hardware h = preset(hw.toStdString());
     const RATree t = parse(layerSequential(*net, batch), *net);
@@ -253,7 +276,8 @@ void TestCodegen::encodingsRoundTrip() {
     // The listing names every instruction.
     const std::string txt = programToText(p);
     QVERIFY(txt.find("SEND") != std::string::npos);
-    QVERIFY(txt.find(" " + std::to_string(p.tiles[0].instructions[0].id) + " load") != std::string::npos);
+    QVERIFY(txt.find(" " + std::to_string(p.tiles[0].instructions[0].id) + " load") !=
+            std::string::npos);
 }
 
 void TestCodegen::decoderRejectsDamage() {
@@ -274,7 +298,8 @@ void TestCodegen::decoderRejectsDamage() {
     for (int k = 0; k < 300; ++k) {
         std::string bad = bin;
         const int flips = 1 + int(rng() % 4);
-        for (int f = 0; f < flips; ++f) bad[rng() % bad.size()] ^= char(1 + rng() % 255);
+        for (int f = 0; f < flips; ++f)
+            bad[rng() % bad.size()] ^= char(1 + rng() % 255);
         QVERIFY(!decodeProgram(bad, "bad.bin").ok());
     }
     // Garbage with a valid checksum must still be rejected by the structure checks.
@@ -282,11 +307,14 @@ void TestCodegen::decoderRejectsDamage() {
         std::string g = "TSCPROG";
         g.push_back('\0');
         g += std::string("\x01\x00", 2);
-        for (int i = 0, n = int(rng() % 64); i < n; ++i) g.push_back(char(rng()));
+        for (int i = 0, n = int(rng() % 64); i < n; ++i)
+            g.push_back(char(rng()));
         // Append a correct FNV-1a checksum so decoding goes past the integrity check.
         std::uint32_t hsh = 2166136261u;
-        for (char c : g) hsh = (hsh ^ std::uint8_t(c)) * 16777619u;
-        for (int i = 0; i < 4; ++i) g.push_back(char((hsh >> (8 * i)) & 0xff));
+        for (char c : g)
+            hsh = (hsh ^ std::uint8_t(c)) * 16777619u;
+        for (int i = 0; i < 4; ++i)
+            g.push_back(char((hsh >> (8 * i)) & 0xff));
         auto d = decodeProgram(g, "g.bin");
         if (d.ok()) QVERIFY(d->instructionCount() < 64); // a tiny program can be well formed
     }
@@ -306,7 +334,7 @@ void TestCodegen::irDescribesWorkloads() {
         if (net.layers[size_t(w.layer)].name != "conv2") continue;
         outVol += w.ofmap.volume();
         QCOMPARE(w.inputs.size(), size_t(1));
-        QVERIFY(!w.inputs[0].viaDram);       // adjacent in a T cut: tile to tile
+        QVERIFY(!w.inputs[0].viaDram); // adjacent in a T cut: tile to tile
         QVERIFY(!w.inputs[0].sources.empty());
         QVERIFY(w.inputs[0].sources[0] >= 0); // a tile
         QVERIFY(!w.weights.empty());
@@ -319,8 +347,10 @@ void TestCodegen::irDescribesWorkloads() {
     bool tileSource = false, dramDestination = false;
     for (const auto& w : j["workloads"]) {
         for (const auto& in : w["inputs"])
-            for (const auto& src : in["sources"]) tileSource |= src.get<std::string>().rfind("tile:", 0) == 0;
-        for (const auto& d : w["destinations"]) dramDestination |= d.get<std::string>() == "dram";
+            for (const auto& src : in["sources"])
+                tileSource |= src.get<std::string>().rfind("tile:", 0) == 0;
+        for (const auto& d : w["destinations"])
+            dramDestination |= d.get<std::string>() == "dram";
     }
     QVERIFY(tileSource && dramDestination);
     std::ostringstream streamed;
@@ -351,16 +381,20 @@ void TestCodegen::producerSliceBesideConsumer_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("treeFile");
     QTest::addColumn<QString>("consumer");
-    QTest::newRow("mobilenet_v2") << "mobilenet_v2" << "mobilenet_v2_testchip_b4_s2.tree"
+    QTest::newRow("mobilenet_v2") << "mobilenet_v2"
+                                  << "mobilenet_v2_testchip_b4_s2.tree"
                                   << "/features/features.2/conv/conv.1/conv.1.0/Conv";
-    QTest::newRow("googlenet") << "googlenet" << "googlenet_testchip_b4_s2.tree" << "/conv3/conv/Conv";
+    QTest::newRow("googlenet") << "googlenet"
+                               << "googlenet_testchip_b4_s2.tree"
+                               << "/conv3/conv/Conv";
 }
 
 void TestCodegen::producerSliceBesideConsumer() {
     QFETCH(QString, model);
     QFETCH(QString, treeFile);
     QFETCH(QString, consumer);
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    auto net =
+        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     const Hardware hw = preset("testchip");
     std::ifstream in(std::string(TILESCOPE_TESTDATA) + "/trees/" + treeFile.toStdString());
@@ -405,16 +439,21 @@ void TestCodegen::attentionOperandB() {
         const Layer& ly = net->layers[size_t(w.layer)];
         if (ly.kind != LayerKind::MatMul) continue;
         ++matmuls;
-        const LeafMapping& m = r->layout.leaves[size_t(r->layout.leafOfLayer[size_t(w.layer)])].mapping;
+        const LeafMapping& m =
+            r->layout.leaves[size_t(r->layout.leafOfLayer[size_t(w.layer)])].mapping;
         QCOMPARE(w.inputs.size(), size_t(2));
         const IrInput& b = w.inputs[1];
         overNoc += !b.viaDram && b.bytes > 0;
         QVERIFY2(double(b.bytes) <= m.operandBPerTile + 1e-9,
                  qPrintable(QString("%1 on tile %2: operand B %3 bytes, budget %4")
-                                .arg(QString::fromStdString(ly.name)).arg(w.tile).arg(b.bytes).arg(m.operandBPerTile)));
+                                .arg(QString::fromStdString(ly.name))
+                                .arg(w.tile)
+                                .arg(b.bytes)
+                                .arg(m.operandBPerTile)));
     }
     QVERIFY(matmuls > 0);
-    QVERIFY2(overNoc > 0, "the annealed tree sends no operand B over the NoC: the test needs another tree");
+    QVERIFY2(overNoc > 0,
+             "the annealed tree sends no operand B over the NoC: the test needs another tree");
     QVERIFY(checkProgram(*r, hw).deadlockFree);
 }
 

@@ -6,7 +6,6 @@
 #include "netbuilder.h"
 
 #include <QtTest>
-
 #include <functional>
 #include <random>
 
@@ -14,7 +13,9 @@ using namespace tilescope;
 
 namespace {
 
-RATree parse(const std::string& text, const Network& net) { return test::parseTree(text, net); }
+RATree parse(const std::string& text, const Network& net) {
+    return test::parseTree(text, net);
+}
 
 // The edge preset with DRAM and NoC so fast that compute always dominates.
 Hardware computeBoundEdge() {
@@ -28,7 +29,7 @@ Hardware computeBoundEdge() {
 
 class TestEvaluator : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void handDerivedTwoConvs();
     void handDerivedEnergy();
     void leafDramOnItsCriticalPath();
@@ -128,7 +129,8 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
     hw.dramBytesPerCycle = 100;
     EvalOptions opt;
     opt.detail = true;
-    const RATree t = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
+    const RATree t =
+        parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
     const Evaluation e = evaluate(net, hw, t, 4, opt);
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.dramBytes, 4 * 4 * 50176.0 + 3 * 64 * 64 * 9.0);
@@ -168,7 +170,8 @@ void TestEvaluator::allocationMatchesBruteForce() {
         const int k = 1 + int(rng() % 4);
         const int N = k + int(rng() % 9);
         std::vector<double> a(static_cast<size_t>(k));
-        for (auto& x : a) x = 1 + double(rng() % 1000);
+        for (auto& x : a)
+            x = 1 + double(rng() % 1000);
         allocateTiles(a, N, got);
         int sum = 0;
         double gotMax = 0;
@@ -185,7 +188,8 @@ void TestEvaluator::allocationMatchesBruteForce() {
             if (i == k - 1) {
                 n[size_t(i)] = left;
                 double m = 0;
-                for (int j = 0; j < k; ++j) m = std::max(m, a[size_t(j)] / n[size_t(j)]);
+                for (int j = 0; j < k; ++j)
+                    m = std::max(m, a[size_t(j)] / n[size_t(j)]);
                 best = std::min(best, m);
                 return;
             }
@@ -204,22 +208,31 @@ void TestEvaluator::allocationMatchesBruteForce() {
 void TestEvaluator::dataFlowRules() {
     const Network net = test::residual(1); // stem -> c1 -> c2 -> add(stem, c2)
     const Hardware hw = defaultHardware(4, 4, "edge");
-    const double fmap = 64.0 * 28 * 28; // bytes per sample of each feature map
+    const double fmap = 64.0 * 28 * 28;       // bytes per sample of each feature map
     const double weights = 3 * 64.0 * 64 * 9; // three 3x3 convs, 64 -> 64
     const double io = fmap /*input*/ + fmap /*add output*/;
     // All in one T segment: stem -> add skips c1, c2 (not adjacent) -> DRAM write + read.
-    auto e = evaluate(net, hw, parse("T 1/1\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net), 1, {});
+    auto e = evaluate(
+        net, hw, parse("T 1/1\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net),
+        1, {});
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.dramBytes, io + weights + 2 * fmap);
     // S cut: stem stage 0, c1 1, c2 2, add 3: stem -> add spans 3 stages -> DRAM.
-    e = evaluate(net, hw, parse("T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net), 1, {});
+    e = evaluate(net, hw,
+                 parse("T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net),
+                 1, {});
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.dramBytes, io + weights + 2 * fmap);
     // Wrap c1, c2 in a T cut: the add is the next sibling of that cut but stem is two
     // children back (T children stem, (c1 c2), add): still not adjacent -> DRAM.
     // With stem and the residual block as an S cut of two stages, stem -> add is one
     // stage -> NoC: no extra DRAM traffic.
-    e = evaluate(net, hw, parse("T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n", net), 1, {});
+    e = evaluate(
+        net, hw,
+        parse(
+            "T 1/1\n\tS 1/1\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n",
+            net),
+        1, {});
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.dramBytes, io + weights);
     // Every layer its own segment: every feature map goes through DRAM once written and
@@ -232,10 +245,20 @@ void TestEvaluator::dataFlowRules() {
 void TestEvaluator::invariants_data() {
     QTest::addColumn<QString>("tree");
     QTest::addColumn<QString>("hw");
-    QTest::newRow("sequential edge") << "T 4/1\n\tstem 4\n\tb0_c1 4\n\tb0_c2 4\n\tb0_add 4\n\tb1_c1 4\n\tb1_c2 4\n\tb1_add 4\n" << "edge";
-    QTest::newRow("pipelined edge") << "T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\tT 2/1\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n" << "edge";
-    QTest::newRow("mixed cloud") << "T 4/1\n\tS 4/4\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\tb0_add 1\n\tS 4/2\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n" << "cloud";
-    QTest::newRow("testchip") << "T 4/4\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\t\tb1_c1 1\n\t\tb1_c2 1\n\t\tb1_add 1\n" << "testchip";
+    QTest::newRow("sequential edge")
+        << "T 4/1\n\tstem 4\n\tb0_c1 4\n\tb0_c2 4\n\tb0_add 4\n\tb1_c1 4\n\tb1_c2 4\n\tb1_add 4\n"
+        << "edge";
+    QTest::newRow("pipelined edge")
+        << "T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n\tT 2/1\n\t\tb1_c1 "
+           "2\n\t\tb1_c2 2\n\t\tb1_add 2\n"
+        << "edge";
+    QTest::newRow("mixed cloud")
+        << "T 4/1\n\tS 4/4\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\tb0_add 1\n\tS "
+           "4/2\n\t\tb1_c1 2\n\t\tb1_c2 2\n\t\tb1_add 2\n"
+        << "cloud";
+    QTest::newRow("testchip") << "T 4/4\n\tT 1/1\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add "
+                                 "1\n\t\tb1_c1 1\n\t\tb1_c2 1\n\t\tb1_add 1\n"
+                              << "testchip";
 }
 
 void TestEvaluator::invariants() {
@@ -249,7 +272,8 @@ void TestEvaluator::invariants() {
     const Evaluation e = evaluate(net, h, parse(tree.toStdString(), net), 4, opt);
     QVERIFY2(e.valid, e.reason.c_str());
     // E is the sum of its breakdown; every part is positive.
-    QVERIFY(qFuzzyCompare(e.energy.total(), e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer));
+    QVERIFY(qFuzzyCompare(e.energy.total(),
+                          e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer));
     QVERIFY(e.energy.dram > 0 && e.energy.noc > 0 && e.energy.mac > 0 && e.energy.buffer > 0);
     // DRAM bytes >= weights + network input + output.
     const double floor = double(net.totalWeightBytes()) + 4.0 * (64 * 28 * 28) * 2;
@@ -261,11 +285,13 @@ void TestEvaluator::invariants() {
     QVERIFY(e.utilisation > 0 && e.utilisation <= 1.0);
     // NoC hop-bytes equal the sum of the per-link bytes, and the NoC energy follows.
     double links = 0;
-    for (double b : e.linkBytes) links += b;
+    for (double b : e.linkBytes)
+        links += b;
     QVERIFY(qFuzzyCompare(links, e.nocHopBytes));
     QVERIFY(qFuzzyCompare(e.energy.noc, e.nocHopBytes * 8 * h.energy.nocPjPerBitHop));
     double tileDram = 0;
-    for (double b : e.tileDramBytes) tileDram += b;
+    for (double b : e.tileDramBytes)
+        tileDram += b;
     QVERIFY(qFuzzyCompare(tileDram, e.dramBytes));
     QCOMPARE(e.cost, e.energy.total() * e.delay);
 }
@@ -276,7 +302,8 @@ void TestEvaluator::utilisationThreshold() {
     const Network net = test::residual(1);
     Hardware h;
     presetHardware("testchip", h);
-    const RATree t = parse("T 1/1\n\tstem 1\n\tS 1/1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net);
+    const RATree t =
+        parse("T 1/1\n\tstem 1\n\tS 1/1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add 1\n", net);
     const auto e = evaluate(net, h, t, 1, {});
     QVERIFY(!e.valid);
     QVERIFY2(QString::fromStdString(e.reason).contains("utilisation 0.5"), e.reason.c_str());
@@ -293,8 +320,10 @@ void TestEvaluator::bufferOverflowNamesNode() {
     h.bufferBytes = 64 * 1024;
     const auto e = evaluate(net, h, parse("T 64/1\n\tconv1 64\n\tconv2 64\n", net), 64, {});
     QVERIFY(!e.valid);
-    QVERIFY2(QString::fromStdString(e.reason).contains("buffer overflow at /0 (conv1)"), e.reason.c_str());
-    QVERIFY2(QString::fromStdString(e.reason).contains("over the 64.0 KiB buffer"), e.reason.c_str());
+    QVERIFY2(QString::fromStdString(e.reason).contains("buffer overflow at /0 (conv1)"),
+             e.reason.c_str());
+    QVERIFY2(QString::fromStdString(e.reason).contains("over the 64.0 KiB buffer"),
+             e.reason.c_str());
 }
 
 // T 4/1 [stem, T 4/1 [c1, c2, add]]: stem -> add is adjacent at the outer T cut, so it
@@ -307,8 +336,11 @@ void TestEvaluator::heldInputChargedToCut() {
     Hardware h = defaultHardware(4, 4, "edge");
     EvalOptions opt;
     opt.detail = true;
-    const RATree flat = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
-    const RATree nested = parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tT 4/1\n\t\t\tb0_c1 4\n\t\t\tb0_c2 4\n\t\t\tb0_add 4\n", net);
+    const RATree flat =
+        parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
+    const RATree nested = parse(
+        "T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tT 4/1\n\t\t\tb0_c1 4\n\t\t\tb0_c2 4\n\t\t\tb0_add 4\n",
+        net);
     const Evaluation ef = evaluate(net, h, flat, 4, opt);
     QVERIFY2(ef.valid, ef.reason.c_str());
     const Bytes need = ef.nodes[size_t(flat.nodeAtPath("/0"))].bufferPerTile;
@@ -316,7 +348,8 @@ void TestEvaluator::heldInputChargedToCut() {
     QVERIFY(evaluate(net, h, flat, 4, opt).valid);
     const Evaluation en = evaluate(net, h, nested, 4, opt);
     QVERIFY(!en.valid);
-    QVERIFY2(QString::fromStdString(en.reason).startsWith("buffer overflow at T cut /0:"), en.reason.c_str());
+    QVERIFY2(QString::fromStdString(en.reason).startsWith("buffer overflow at T cut /0:"),
+             en.reason.c_str());
     h.bufferBytes = need + 12544;
     const Evaluation ok = evaluate(net, h, nested, 4, opt);
     QVERIFY2(ok.valid, ok.reason.c_str());
@@ -332,7 +365,8 @@ void TestEvaluator::snakeNumbering() {
     const std::vector<int> expected = {0, 1, 4, 5, 8, 9, 12, 13, 14, 15, 10, 11, 6, 7, 2, 3};
     QCOMPARE(m.snakeOrder(), expected);
     // Consecutive positions are at most 2 hops apart with stripe 2 (row change).
-    for (int i = 1; i < 16; ++i) QVERIFY(m.hops(m.tileAt(i - 1), m.tileAt(i)) <= 2);
+    for (int i = 1; i < 16; ++i)
+        QVERIFY(m.hops(m.tileAt(i - 1), m.tileAt(i)) <= 2);
 }
 
 void TestEvaluator::xyRoutes() {
@@ -340,7 +374,8 @@ void TestEvaluator::xyRoutes() {
     std::vector<int> r;
     m.route(m.tileId(0, 0), m.tileId(2, 1), r);
     // X first: (0,0)->(1,0)->(2,0), then Y: (2,0)->(2,1).
-    const std::vector<int> expected = {m.outLink(m.tileId(0, 0), East), m.outLink(m.tileId(1, 0), East),
+    const std::vector<int> expected = {m.outLink(m.tileId(0, 0), East),
+                                       m.outLink(m.tileId(1, 0), East),
                                        m.outLink(m.tileId(2, 0), South)};
     QCOMPARE(r, expected);
     r.clear();
@@ -354,7 +389,9 @@ void TestEvaluator::detailIntervalsCoverSchedule() {
     const Hardware h = defaultHardware(4, 4, "edge");
     EvalOptions opt;
     opt.detail = true;
-    const RATree t = parse("T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n", net);
+    const RATree t = parse(
+        "T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n",
+        net);
     const auto e = evaluate(net, h, t, 4, opt);
     QVERIFY2(e.valid, e.reason.c_str());
     // 4 leaves x 2 sub-batches x 2 root sub-batches = 16 rectangles.

@@ -23,12 +23,15 @@ using namespace tilescope;
 
 namespace {
 
-const char* const kModels[] = {"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"};
-const char* const kMeshes[] = {"edge", "6x6", "8x8", "10x10", "cloud", "cloud+fastlinks", "8x8+slowdram", "6x6+4sides"};
+const char* const kModels[] = {"mobilenet_v2", "resnet50", "googlenet", "inception_v3",
+                               "transformer"};
+const char* const kMeshes[] = {
+    "edge", "6x6", "8x8", "10x10", "cloud", "cloud+fastlinks", "8x8+slowdram", "6x6+4sides"};
 
 RATree oneSegment(const Network& net, int batch) {
     std::string text = "T " + std::to_string(batch) + "/1\n\tT " + std::to_string(batch) + "/1\n";
-    for (const auto& l : net.layers) text += "\t\t" + l.name + " " + std::to_string(batch) + "\n";
+    for (const auto& l : net.layers)
+        text += "\t\t" + l.name + " " + std::to_string(batch) + "\n";
     auto r = parseTreeText(text, net, "one segment");
     if (!r) qFatal("%s", r.error().message.c_str());
     return *r;
@@ -38,7 +41,7 @@ RATree oneSegment(const Network& net, int batch) {
 
 class TestFidelity : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void agreement_data();
     void agreement();
 };
@@ -61,7 +64,8 @@ void TestFidelity::agreement() {
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(QString, tree);
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    auto net =
+        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     Hardware h;
     QVERIFY(test::hardwareVariant(hw.toStdString(), h));
@@ -76,7 +80,8 @@ void TestFidelity::agreement() {
         t = RATree::layerSequential(*net, batch);
     } else if (tree == "seg1") {
         t = oneSegment(*net, 1);
-        if (!evaluate(ctx, t, 1, {}).valid) QSKIP("every layer's weights together do not fit the buffers here");
+        if (!evaluate(ctx, t, 1, {}).valid)
+            QSKIP("every layer's weights together do not fit the buffers here");
     } else {
         batch = 8;
         SearchConfig cfg;
@@ -99,8 +104,10 @@ void TestFidelity::agreement() {
     QCOMPARE(double(r->programDramBytes), ev.dramBytes);
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
-    if (tree == "sa8" || tree == "seg1") QVERIFY2(a.ratio > 0.75 && a.ratio < 1.75, qPrintable(QString::number(a.ratio)));
-    else QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
+    if (tree == "sa8" || tree == "seg1")
+        QVERIFY2(a.ratio > 0.75 && a.ratio < 1.75, qPrintable(QString::number(a.ratio)));
+    else
+        QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

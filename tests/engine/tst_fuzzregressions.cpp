@@ -8,7 +8,6 @@
 
 #include <QDir>
 #include <QtTest>
-
 #include <functional>
 #include <map>
 
@@ -49,7 +48,7 @@ int addRows(const QString& root, const QString& kind) {
 class TestFuzzRegressions : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     // Every folder names a target, so an input is never silently skipped.
     void foldersNameTargets() {
         for (const QString& root : {kRegressions, kCorpus}) {
@@ -60,7 +59,8 @@ private slots:
         }
         // Each target has a seed corpus.
         for (const auto& [name, fn] : targets())
-            QVERIFY2(!QDir(kCorpus + "/" + name).entryList(QDir::Files).isEmpty(), qPrintable(name));
+            QVERIFY2(!QDir(kCorpus + "/" + name).entryList(QDir::Files).isEmpty(),
+                     qPrintable(name));
     }
 
     void replay_data() {
@@ -85,16 +85,26 @@ private slots:
     void goodSeedsAccepted_data() {
         QTest::addColumn<QString>("target");
         QTest::addColumn<QString>("file");
-        QTest::newRow("onnx") << "onnx" << "alexnet.onnx";
-        QTest::newRow("network_json") << "network_json" << "smallres.json";
-        QTest::newRow("hardware") << "hardware" << "edge-4x4.json";
-        QTest::newRow("tree_text") << "tree_text" << "smallres.tree";
-        QTest::newRow("tree_json") << "tree_json" << "smallres.json";
-        QTest::newRow("result_json tree") << "result_json" << "tree_smallres.json";
-        QTest::newRow("result_json evaluate") << "result_json" << "evaluate_result.json";
-        QTest::newRow("result_json anneal") << "result_json" << "anneal_result.json";
-        QTest::newRow("result_json compare") << "result_json" << "compare_result.json";
-        QTest::newRow("program_bin") << "program_bin" << "smallres_testchip.bin";
+        QTest::newRow("onnx") << "onnx"
+                              << "alexnet.onnx";
+        QTest::newRow("network_json") << "network_json"
+                                      << "smallres.json";
+        QTest::newRow("hardware") << "hardware"
+                                  << "edge-4x4.json";
+        QTest::newRow("tree_text") << "tree_text"
+                                   << "smallres.tree";
+        QTest::newRow("tree_json") << "tree_json"
+                                   << "smallres.json";
+        QTest::newRow("result_json tree") << "result_json"
+                                          << "tree_smallres.json";
+        QTest::newRow("result_json evaluate") << "result_json"
+                                              << "evaluate_result.json";
+        QTest::newRow("result_json anneal") << "result_json"
+                                            << "anneal_result.json";
+        QTest::newRow("result_json compare") << "result_json"
+                                             << "compare_result.json";
+        QTest::newRow("program_bin") << "program_bin"
+                                     << "smallres_testchip.bin";
     }
     void goodSeedsAccepted() {
         QFETCH(QString, target);

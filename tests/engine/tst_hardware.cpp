@@ -8,7 +8,7 @@ using namespace tilescope;
 
 class TestHardware : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void presetsHaveSpecDefaults_data();
     void presetsHaveSpecDefaults();
     void sampleFilesMatchPresets_data();
@@ -64,9 +64,12 @@ void TestHardware::presetsHaveSpecDefaults() {
 void TestHardware::sampleFilesMatchPresets_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("preset");
-    QTest::newRow("edge") << "edge-4x4.json" << "edge";
-    QTest::newRow("cloud") << "cloud-12x12.json" << "cloud";
-    QTest::newRow("testchip") << "testchip-2x2.json" << "testchip";
+    QTest::newRow("edge") << "edge-4x4.json"
+                          << "edge";
+    QTest::newRow("cloud") << "cloud-12x12.json"
+                           << "cloud";
+    QTest::newRow("testchip") << "testchip-2x2.json"
+                              << "testchip";
 }
 
 void TestHardware::sampleFilesMatchPresets() {
@@ -103,8 +106,9 @@ void TestHardware::jsonRoundTrip() {
 }
 
 void TestHardware::dramModelKeys() {
-    auto hw = parseHardware(R"({"dram": {"latency_cycles": 150, "max_outstanding_loads": 1, "port_bytes_per_cycle": 0}})",
-                            "hw.json");
+    auto hw = parseHardware(
+        R"({"dram": {"latency_cycles": 150, "max_outstanding_loads": 1, "port_bytes_per_cycle": 0}})",
+        "hw.json");
     QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
     QCOMPARE(hw->dramLatencyCycles, 150.0);
     QCOMPARE(hw->maxOutstandingLoads, 1);
@@ -121,30 +125,46 @@ void TestHardware::dramModelKeys() {
 void TestHardware::badTemplates_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
-    QTest::newRow("zero tiles") << R"({"mesh": {"x": 0, "y": 4}})" << "hw.json: mesh.x: must be positive (got 0)";
-    QTest::newRow("negative bandwidth") << R"({"noc": {"link_bytes_per_cycle": -24}})"
-                                        << "hw.json: noc.link_bytes_per_cycle: must be positive (got -24)";
+    QTest::newRow("zero tiles") << R"({"mesh": {"x": 0, "y": 4}})"
+                                << "hw.json: mesh.x: must be positive (got 0)";
+    QTest::newRow("negative bandwidth")
+        << R"({"noc": {"link_bytes_per_cycle": -24}})"
+        << "hw.json: noc.link_bytes_per_cycle: must be positive (got -24)";
     QTest::newRow("negative dram") << R"({"dram": {"bytes_per_cycle": -1}})"
                                    << "hw.json: dram.bytes_per_cycle: must be positive (got -1)";
-    QTest::newRow("unknown key") << R"({"mesh": {"x": 4, "y": 4, "z": 2}})" << "hw.json: mesh.z: unknown key";
-    QTest::newRow("unknown top key") << R"({"meshes": 4})" << "hw.json: meshes: unknown key";
-    QTest::newRow("bad side") << R"({"dram": {"sides": ["up"]}})" << "hw.json: dram.sides: unknown side \"up\"";
-    QTest::newRow("not json") << "{mesh" << "hw.json: byte 2: invalid JSON";
-    QTest::newRow("string number") << R"({"tile": {"macs": "1024"}})" << "hw.json: tile.macs: expected a number";
-    QTest::newRow("name not a string") << R"({"name": {"link": 25}})" << "hw.json: name: expected a string";
-    QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})" << "hw.json: tile.macs: expected a whole number (got 10.5)";
-    QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})" << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
-    QTest::newRow("negative latency") << R"({"dram": {"latency_cycles": -1}})"
-                                      << "hw.json: dram.latency_cycles: must be non-negative (got -1)";
-    QTest::newRow("zero loads in flight") << R"({"dram": {"max_outstanding_loads": 0}})"
-                                          << "hw.json: dram.max_outstanding_loads: must be positive (got 0)";
-    QTest::newRow("negative loads in flight") << R"({"dram": {"max_outstanding_loads": -2}})"
-                                              << "hw.json: dram.max_outstanding_loads: must be positive (got -2)";
-    QTest::newRow("fractional loads in flight") << R"({"dram": {"max_outstanding_loads": 1.5}})"
-                                                << "hw.json: dram.max_outstanding_loads: expected a whole number (got 1.5)";
-    QTest::newRow("negative port bandwidth") << R"({"dram": {"port_bytes_per_cycle": -4}})"
-                                             << "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)";
-    QTest::newRow("unknown dram key") << R"({"dram": {"latency": 100}})" << "hw.json: dram.latency: unknown key";
+    QTest::newRow("unknown key") << R"({"mesh": {"x": 4, "y": 4, "z": 2}})"
+                                 << "hw.json: mesh.z: unknown key";
+    QTest::newRow("unknown top key") << R"({"meshes": 4})"
+                                     << "hw.json: meshes: unknown key";
+    QTest::newRow("bad side") << R"({"dram": {"sides": ["up"]}})"
+                              << "hw.json: dram.sides: unknown side \"up\"";
+    QTest::newRow("not json") << "{mesh"
+                              << "hw.json: byte 2: invalid JSON";
+    QTest::newRow("string number") << R"({"tile": {"macs": "1024"}})"
+                                   << "hw.json: tile.macs: expected a number";
+    QTest::newRow("name not a string") << R"({"name": {"link": 25}})"
+                                       << "hw.json: name: expected a string";
+    QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})"
+                              << "hw.json: tile.macs: expected a whole number (got 10.5)";
+    QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})"
+                          << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
+    QTest::newRow("negative latency")
+        << R"({"dram": {"latency_cycles": -1}})"
+        << "hw.json: dram.latency_cycles: must be non-negative (got -1)";
+    QTest::newRow("zero loads in flight")
+        << R"({"dram": {"max_outstanding_loads": 0}})"
+        << "hw.json: dram.max_outstanding_loads: must be positive (got 0)";
+    QTest::newRow("negative loads in flight")
+        << R"({"dram": {"max_outstanding_loads": -2}})"
+        << "hw.json: dram.max_outstanding_loads: must be positive (got -2)";
+    QTest::newRow("fractional loads in flight")
+        << R"({"dram": {"max_outstanding_loads": 1.5}})"
+        << "hw.json: dram.max_outstanding_loads: expected a whole number (got 1.5)";
+    QTest::newRow("negative port bandwidth")
+        << R"({"dram": {"port_bytes_per_cycle": -4}})"
+        << "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)";
+    QTest::newRow("unknown dram key") << R"({"dram": {"latency": 100}})"
+                                      << "hw.json: dram.latency: unknown key";
     QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
                                    << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
 }
@@ -154,14 +174,16 @@ void TestHardware::badTemplates() {
     QFETCH(QString, message);
     auto hw = parseHardware(json.toStdString(), "hw.json");
     QVERIFY(!hw.ok());
-    QVERIFY2(QString::fromStdString(hw.error().message).startsWith(message), hw.error().message.c_str());
+    QVERIFY2(QString::fromStdString(hw.error().message).startsWith(message),
+             hw.error().message.c_str());
 }
 
 void TestHardware::loadNamesMissingFile() {
     auto hw = loadHardware("/nonexistent/hw.json");
     QVERIFY(!hw.ok());
-    QCOMPARE(QString::fromStdString(hw.error().message),
-             QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip)"));
+    QCOMPARE(
+        QString::fromStdString(hw.error().message),
+        QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip)"));
 }
 
 void TestHardware::sramTable() {

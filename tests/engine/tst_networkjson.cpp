@@ -1,12 +1,11 @@
 // The native JSON network format round-trips with the importer's graph, and bad network
 // files are refused with the file and the place named; plus `tilescope-cli inspect`.
+#include "clirunner.h"
 #include "model/model_loader.h"
 #include "model/network_json.h"
-#include "clirunner.h"
 #include "netbuilder.h"
 
 #include <QtTest>
-
 #include <nlohmann/json.hpp>
 
 using namespace tilescope;
@@ -51,7 +50,7 @@ const QString kSamples = TILESCOPE_SAMPLES;
 
 class TestNetworkJson : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void roundTripSamples_data();
     void roundTripSamples();
     void anyLayerOrderIsSorted();
@@ -103,31 +102,53 @@ void TestNetworkJson::badNetworks_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
     const QString head = R"({"format": "tilescope-network", "layers": [)";
-    const QString a = R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 192}]})";
-    QTest::newRow("not json") << "{" << "bad.json: byte 2: invalid JSON";
-    QTest::newRow("no format") << R"({"layers": []})" << "bad.json: not a Tilescope network";
-    QTest::newRow("cycle") << head + R"({"name": "a", "kind": "conv", "in": [4, 8, 8], "out": [4, 8, 8], "inputs": [{"layer": "b"}]},
+    const QString a =
+        R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 192}]})";
+    QTest::newRow("not json") << "{"
+                              << "bad.json: byte 2: invalid JSON";
+    QTest::newRow("no format") << R"({"layers": []})"
+                               << "bad.json: not a Tilescope network";
+    QTest::newRow("cycle")
+        << head +
+               R"({"name": "a", "kind": "conv", "in": [4, 8, 8], "out": [4, 8, 8], "inputs": [{"layer": "b"}]},
         {"name": "b", "kind": "conv", "in": [4, 8, 8], "out": [4, 8, 8], "inputs": [{"layer": "a"}]}]})"
-                           << "bad.json: layers: the graph has a cycle through a, b";
-    QTest::newRow("self loop") << head + R"({"name": "a", "kind": "conv", "in": [4, 8, 8], "out": [4, 8, 8], "inputs": [{"layer": "a"}]}]})"
-                               << "bad.json: layer 'a': takes its own output as input (cycle)";
-    QTest::newRow("unknown input") << head + a + R"(, {"name": "b", "kind": "pool", "in": [4, 8, 8], "out": [4, 4, 4], "inputs": [{"layer": "zz"}]}]})"
-                                   << "bad.json: layer 'b': input names unknown layer 'zz'";
-    QTest::newRow("duplicate") << head + a + "," + a + "]}" << "bad.json: layer 'a': duplicated layer name";
-    QTest::newRow("zero dim") << head + R"({"name": "a", "kind": "conv", "in": [3, 0, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
-                              << "bad.json: layer 'a'.in: value 0 out of range (min 1)";
-    QTest::newRow("bad kind") << head + R"({"name": "a", "kind": "lstm", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
-                              << "bad.json: layer 'a'.kind: expected one of";
-    QTest::newRow("no inputs") << head + R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": []}]})"
-                               << "bad.json: layer 'a'.inputs: expected a non-empty list";
-    QTest::newRow("groups") << head + R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "groups": 2, "inputs": [{"input": "x", "bytes": 1}]}]})"
-                            << "bad.json: layer 'a'.groups: groups must divide";
-    QTest::newRow("float count") << R"({"format": "tilescope-network", "inputs": {"x": 3.3e113}, "layers": [)" + a + "]}"
-                                 << "bad.json: inputs.x: expected a non-negative integer";
-    QTest::newRow("float op count") << R"({"format": "tilescope-network", "op_counts": {"Conv": 2.5}, "layers": [)" + a + "]}"
-                                    << "bad.json: op_counts.Conv: expected a non-negative integer";
-    QTest::newRow("space in name") << head + R"({"name": "a b", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
-                                   << "bad.json: layers[0]: layer name 'a b' contains white space";
+        << "bad.json: layers: the graph has a cycle through a, b";
+    QTest::newRow("self loop")
+        << head +
+               R"({"name": "a", "kind": "conv", "in": [4, 8, 8], "out": [4, 8, 8], "inputs": [{"layer": "a"}]}]})"
+        << "bad.json: layer 'a': takes its own output as input (cycle)";
+    QTest::newRow("unknown input")
+        << head + a +
+               R"(, {"name": "b", "kind": "pool", "in": [4, 8, 8], "out": [4, 4, 4], "inputs": [{"layer": "zz"}]}]})"
+        << "bad.json: layer 'b': input names unknown layer 'zz'";
+    QTest::newRow("duplicate") << head + a + "," + a + "]}"
+                               << "bad.json: layer 'a': duplicated layer name";
+    QTest::newRow("zero dim")
+        << head +
+               R"({"name": "a", "kind": "conv", "in": [3, 0, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
+        << "bad.json: layer 'a'.in: value 0 out of range (min 1)";
+    QTest::newRow("bad kind")
+        << head +
+               R"({"name": "a", "kind": "lstm", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
+        << "bad.json: layer 'a'.kind: expected one of";
+    QTest::newRow("no inputs")
+        << head +
+               R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": []}]})"
+        << "bad.json: layer 'a'.inputs: expected a non-empty list";
+    QTest::newRow("groups")
+        << head +
+               R"({"name": "a", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "groups": 2, "inputs": [{"input": "x", "bytes": 1}]}]})"
+        << "bad.json: layer 'a'.groups: groups must divide";
+    QTest::newRow("float count")
+        << R"({"format": "tilescope-network", "inputs": {"x": 3.3e113}, "layers": [)" + a + "]}"
+        << "bad.json: inputs.x: expected a non-negative integer";
+    QTest::newRow("float op count")
+        << R"({"format": "tilescope-network", "op_counts": {"Conv": 2.5}, "layers": [)" + a + "]}"
+        << "bad.json: op_counts.Conv: expected a non-negative integer";
+    QTest::newRow("space in name")
+        << head +
+               R"({"name": "a b", "kind": "conv", "in": [3, 8, 8], "out": [4, 8, 8], "inputs": [{"input": "x", "bytes": 1}]}]})"
+        << "bad.json: layers[0]: layer name 'a b' contains white space";
 }
 
 void TestNetworkJson::badNetworks() {
@@ -135,7 +156,8 @@ void TestNetworkJson::badNetworks() {
     QFETCH(QString, message);
     auto net = parseNetworkJson(json.toStdString(), "bad.json");
     QVERIFY(!net.ok());
-    QVERIFY2(QString::fromStdString(net.error().message).startsWith(message), net.error().message.c_str());
+    QVERIFY2(QString::fromStdString(net.error().message).startsWith(message),
+             net.error().message.c_str());
 }
 
 // CLI.md: inspect --json prints layers, macs (batch 1), params, ops, folded, unsupported.
@@ -167,12 +189,16 @@ void TestNetworkJson::inspectErrors_data() {
     QTest::addColumn<QString>("message");
     QTest::newRow("missing file") << QStringList{"inspect", "/nonexistent/m.onnx"} << 1
                                   << "tilescope-cli: /nonexistent/m.onnx: no such file";
-    QTest::newRow("wrong extension") << QStringList{"inspect", kSamples + "/hw/../../README.md"} << 1
-                                     << "unknown model format '.md'";
-    QTest::newRow("no model") << QStringList{"inspect"} << 2 << "expected exactly one MODEL argument";
-    QTest::newRow("unknown option") << QStringList{"inspect", "x.onnx", "--frobnicate"} << 2 << "unknown option '--frobnicate'";
-    QTest::newRow("unknown command") << QStringList{"frobnicate"} << 2 << "unknown command 'frobnicate'";
-    QTest::newRow("bad fallback") << QStringList{"inspect", "x.onnx", "--fallback", "gpu"} << 2 << "--fallback takes";
+    QTest::newRow("wrong extension") << QStringList{"inspect", kSamples + "/hw/../../README.md"}
+                                     << 1 << "unknown model format '.md'";
+    QTest::newRow("no model") << QStringList{"inspect"} << 2
+                              << "expected exactly one MODEL argument";
+    QTest::newRow("unknown option")
+        << QStringList{"inspect", "x.onnx", "--frobnicate"} << 2 << "unknown option '--frobnicate'";
+    QTest::newRow("unknown command")
+        << QStringList{"frobnicate"} << 2 << "unknown command 'frobnicate'";
+    QTest::newRow("bad fallback") << QStringList{"inspect", "x.onnx", "--fallback", "gpu"} << 2
+                                  << "--fallback takes";
 }
 
 void TestNetworkJson::inspectErrors() {

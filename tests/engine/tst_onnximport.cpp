@@ -3,10 +3,8 @@
 #include "model/onnx_import.h"
 #include "util/fileio.h"
 
-#include <onnx/onnx_pb.h>
-
 #include <QtTest>
-
+#include <onnx/onnx_pb.h>
 #include <random>
 #include <set>
 #include <variant>
@@ -40,7 +38,8 @@ QString importError(const onnx::ModelProto& m, const std::string& file,
 
 int countKind(const Network& n, LayerKind k) {
     int c = 0;
-    for (const auto& l : n.layers) c += l.kind == k ? 1 : 0;
+    for (const auto& l : n.layers)
+        c += l.kind == k ? 1 : 0;
     return c;
 }
 
@@ -61,11 +60,11 @@ void compareNetworks(const Network& a, const Network& b, bool sameOrder = true) 
         QCOMPARE(x.kind, y.kind);
         QCOMPARE(x.op, y.op);
         QCOMPARE(std::vector<int>({x.inC, x.inH, x.inW, x.outC, x.outH, x.outW, x.kernelH,
-                                   x.kernelW, x.strideH, x.strideW, x.padH, x.padW,
-                                   x.dilationH, x.dilationW, x.groups}),
+                                   x.kernelW, x.strideH, x.strideW, x.padH, x.padW, x.dilationH,
+                                   x.dilationW, x.groups}),
                  std::vector<int>({y.inC, y.inH, y.inW, y.outC, y.outH, y.outW, y.kernelH,
-                                   y.kernelW, y.strideH, y.strideW, y.padH, y.padW,
-                                   y.dilationH, y.dilationW, y.groups}));
+                                   y.kernelW, y.strideH, y.strideW, y.padH, y.padW, y.dilationH,
+                                   y.dilationW, y.groups}));
         QCOMPARE(x.weightBytes, y.weightBytes);
         QCOMPARE(x.inputs.size(), y.inputs.size());
         for (size_t k = 0; k < x.inputs.size(); ++k) {
@@ -105,8 +104,10 @@ struct ModelBuilder {
         auto* shape = tt->mutable_shape();
         for (const auto& d : dims) {
             auto* dim = shape->add_dim();
-            if (std::holds_alternative<std::int64_t>(d)) dim->set_dim_value(std::get<0>(d));
-            else dim->set_dim_param(std::get<1>(d));
+            if (std::holds_alternative<std::int64_t>(d))
+                dim->set_dim_value(std::get<0>(d));
+            else
+                dim->set_dim_param(std::get<1>(d));
         }
     }
     void output(const std::string& name) { g->add_output()->set_name(name); }
@@ -126,16 +127,18 @@ struct ModelBuilder {
         t->set_name(name);
         t->set_data_type(onnx::TensorProto::INT64);
         t->add_dims(std::int64_t(values.size()));
-        for (auto v : values) t->add_int64_data(v);
+        for (auto v : values)
+            t->add_int64_data(v);
     }
     onnx::NodeProto* node(const std::string& op, const std::string& name,
-                          const std::vector<std::string>& in,
-                          const std::vector<std::string>& out) {
+                          const std::vector<std::string>& in, const std::vector<std::string>& out) {
         auto* n = g->add_node();
         n->set_op_type(op);
         n->set_name(name);
-        for (const auto& s : in) n->add_input(s);
-        for (const auto& s : out) n->add_output(s);
+        for (const auto& s : in)
+            n->add_input(s);
+        for (const auto& s : out)
+            n->add_output(s);
         return n;
     }
     static void attr(onnx::NodeProto* n, const std::string& name,
@@ -143,11 +146,12 @@ struct ModelBuilder {
         auto* a = n->add_attribute();
         a->set_name(name);
         a->set_type(onnx::AttributeProto::INTS);
-        for (auto x : v) a->add_ints(x);
+        for (auto x : v)
+            a->add_ints(x);
     }
     // input [N, 3, H, W] -> 3x3 conv (pad 1) to 8 channels named `name`.
-    onnx::NodeProto* conv(const std::string& name, const std::string& in,
-                          const std::string& out, std::int64_t cin = 3, std::int64_t cout = 8) {
+    onnx::NodeProto* conv(const std::string& name, const std::string& in, const std::string& out,
+                          std::int64_t cin = 3, std::int64_t cout = 8) {
         weight(out + ".w", {cout, cin, 3, 3});
         auto* n = node("Conv", name, {in, out + ".w"}, {out});
         attr(n, "kernel_shape", {3, 3});
@@ -162,7 +166,7 @@ struct ModelBuilder {
 class TestOnnxImport : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void samples_data();
     void samples();
     void torchvisionExtras_data();
@@ -205,9 +209,8 @@ void TestOnnxImport::samples_data() {
                               << qint64(4089184256) << qint64(25530472);
     QTest::newRow("googlenet") << "googlenet.onnx" << 72 << QList<int>{57, 1, 0, 14, 0, 0}
                                << qint64(1498376192) << qint64(6617624);
-    QTest::newRow("inception_v3") << "inception_v3.onnx" << 109
-                                  << QList<int>{94, 1, 0, 14, 0, 0} << qint64(5713216096)
-                                  << qint64(23817352);
+    QTest::newRow("inception_v3") << "inception_v3.onnx" << 109 << QList<int>{94, 1, 0, 14, 0, 0}
+                                  << qint64(5713216096) << qint64(23817352);
     QTest::newRow("mobilenet_v2") << "mobilenet_v2.onnx" << 64 << QList<int>{52, 1, 0, 1, 10, 0}
                                   << qint64(300774272) << qint64(3487816);
     // 4 x (4 S d^2 + 2 S^2 d + 2 S d ffn) = 4 x 419430400 with S=128, d=512, ffn=2048.
@@ -239,7 +242,8 @@ void TestOnnxImport::samples() {
     const onnx::ModelProto m = loadProto(path);
     QCOMPARE(int(n.layers.size() + n.folded.size()), m.graph().node_size());
     int nodes = 0;
-    for (const auto& [op, c] : n.opCounts) nodes += c;
+    for (const auto& [op, c] : n.opCounts)
+        nodes += c;
     QCOMPARE(nodes, m.graph().node_size());
     // Topological order, known producers, consistent byte counts.
     for (size_t i = 0; i < n.layers.size(); ++i) {
@@ -247,8 +251,10 @@ void TestOnnxImport::samples() {
         for (const auto& in : n.layers[i].inputs) {
             QVERIFY(in.producer < int(i));
             QVERIFY(in.bytesPerSample > 0);
-            if (in.producer < 0) QVERIFY(n.inputBytes.count(in.networkInput));
-            else QVERIFY(in.bytesPerSample <= n.layers[size_t(in.producer)].outputBytesPerSample());
+            if (in.producer < 0)
+                QVERIFY(n.inputBytes.count(in.networkInput));
+            else
+                QVERIFY(in.bytesPerSample <= n.layers[size_t(in.producer)].outputBytesPerSample());
         }
     }
     QCOMPARE(n.outputs.size(), size_t(1));
@@ -260,7 +266,8 @@ void TestOnnxImport::samples() {
 void TestOnnxImport::torchvisionExtras_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<qint64>("torchMacs");
-    QTest::newRow("shufflenet_v2_x0_5 (channel shuffle)") << "shufflenet_v2_x0_5.onnx" << qint64(40476448);
+    QTest::newRow("shufflenet_v2_x0_5 (channel shuffle)")
+        << "shufflenet_v2_x0_5.onnx" << qint64(40476448);
     QTest::newRow("squeezenet1_0 (Concat)") << "squeezenet1_0.onnx" << qint64(818924576);
     QTest::newRow("densenet121 (Concat + BN)") << "densenet121.onnx" << qint64(2834161664);
     QTest::newRow("vgg11 (Flatten + Gemm)") << "vgg11.onnx" << qint64(7609090048);
@@ -282,8 +289,8 @@ void TestOnnxImport::torchvisionExtras() {
     QVERIFY2(std::abs(macs - double(torchMacs)) <= 0.005 * double(torchMacs),
              qPrintable(QString("importer %1 vs torch %2").arg(macs).arg(torchMacs)));
     for (const auto& l : r->layers) {
-        QVERIFY(l.op != "Reshape" && l.op != "Transpose" && l.op != "Concat" &&
-                l.op != "Flatten" && l.op != "Slice");
+        QVERIFY(l.op != "Reshape" && l.op != "Transpose" && l.op != "Concat" && l.op != "Flatten" &&
+                l.op != "Slice");
     }
 }
 
@@ -305,7 +312,8 @@ void TestOnnxImport::resnet50Structure() {
     QCOMPARE(n.opCounts.at("Relu"), 49);
     const Layer& fc = n.layers.back();
     QCOMPARE(fc.kind, LayerKind::Gemm);
-    QCOMPARE(std::vector<int>({fc.inC, fc.outC, fc.outH, fc.outW}), std::vector<int>({2048, 1000, 1, 1}));
+    QCOMPARE(std::vector<int>({fc.inC, fc.outC, fc.outH, fc.outW}),
+             std::vector<int>({2048, 1000, 1, 1}));
     QCOMPARE(fc.weightBytes, Count(2048 * 1000 + 1000));
     QCOMPARE(n.outputs, std::vector<std::string>{fc.name});
     // The GAP feeds the FC through the folded Flatten.
@@ -315,7 +323,8 @@ void TestOnnxImport::resnet50Structure() {
         if (l.kind == LayerKind::Eltwise) QCOMPARE(l.inputs.size(), size_t(2));
     int relusIntoAdd = 0;
     for (const auto& f : n.folded)
-        if (f.op == "Relu" && n.layers[n.indexOf(f.into)].kind == LayerKind::Eltwise) ++relusIntoAdd;
+        if (f.op == "Relu" && n.layers[n.indexOf(f.into)].kind == LayerKind::Eltwise)
+            ++relusIntoAdd;
     QCOMPARE(relusIntoAdd, 16);
 }
 
@@ -333,7 +342,8 @@ void TestOnnxImport::transformerAttention() {
     // Linear on [N, 128, 512]: rows -> outH, d -> inC, dout -> outC, weights + folded bias.
     const Layer& lq = n.layers[q];
     QCOMPARE(lq.kind, LayerKind::Gemm);
-    QCOMPARE(std::vector<int>({lq.inC, lq.outC, lq.outH, lq.outW}), std::vector<int>({512, 512, 128, 1}));
+    QCOMPARE(std::vector<int>({lq.inC, lq.outC, lq.outH, lq.outW}),
+             std::vector<int>({512, 512, 128, 1}));
     QCOMPARE(lq.weightBytes, Count(512 * 512 + 512));
     // QK^T: [N, 8, 128, 64] x [N, 8, 64, 128]: 8 groups, K = 64, 128 columns per head.
     const Layer& lqk = n.layers[qk];
@@ -411,9 +421,12 @@ void TestOnnxImport::foldingRules() {
         QVERIFY(s >= 0);
         const Layer& l = n.layers[s];
         QCOMPARE(l.inputs.size(), size_t(2));
-        QCOMPARE(n.layers[l.inputs[0].producer].name, std::string("/features/features.3/expand1x1/Conv"));
-        QCOMPARE(n.layers[l.inputs[1].producer].name, std::string("/features/features.3/expand3x3/Conv"));
-        QCOMPARE(l.inputs[0].bytesPerSample, Count(64 * 54 * 54)); // 224 -> 109 (7x7/2) -> 54 (3/2 ceil)
+        QCOMPARE(n.layers[l.inputs[0].producer].name,
+                 std::string("/features/features.3/expand1x1/Conv"));
+        QCOMPARE(n.layers[l.inputs[1].producer].name,
+                 std::string("/features/features.3/expand3x3/Conv"));
+        QCOMPARE(l.inputs[0].bytesPerSample,
+                 Count(64 * 54 * 54)); // 224 -> 109 (7x7/2) -> 54 (3/2 ceil)
         QCOMPARE(l.inC, 128);
     }
     // VGG: Flatten folds, the first FC reads 512 x 7 x 7.
@@ -465,11 +478,13 @@ void TestOnnxImport::embeddedWeightsTwin() {
         if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
         ++external;
         std::int64_t e = 1;
-        for (auto d : t.dims()) e *= d;
+        for (auto d : t.dims())
+            e *= d;
         t.clear_external_data();
         t.set_data_location(onnx::TensorProto::DEFAULT);
         std::string raw(size_t(e) * 4, '\0');
-        for (size_t i = 0; i < raw.size(); i += 4) raw[i + 3] = 0x3c; // ~0.0078f
+        for (size_t i = 0; i < raw.size(); i += 4)
+            raw[i + 3] = 0x3c; // ~0.0078f
         t.set_raw_data(std::move(raw));
     }
     QVERIFY(external > 50);
@@ -578,7 +593,8 @@ void TestOnnxImport::badFiles_data() {
     QTest::newRow("truncated by one byte") << full.left(full.size() - 1);
     std::mt19937 rng(42);
     QByteArray garbage(4096, '\0');
-    for (auto& c : garbage) c = char(rng() & 0xff);
+    for (auto& c : garbage)
+        c = char(rng() & 0xff);
     QTest::newRow("garbage") << garbage;
     QTest::newRow("text") << QByteArray("this is not a model\n");
     QTest::newRow("empty") << QByteArray();
@@ -620,8 +636,8 @@ void TestOnnxImport::badModels_data() {
         mb.input("x", {std::string("N"), 3, 8, 8});
         mb.conv("c", "x", "y");
         mb.output("y");
-        QTest::newRow("ir_version 99") << QByteArray::fromStdString(mb.bytes())
-                                       << QStringList{"ir_version 99"};
+        QTest::newRow("ir_version 99")
+            << QByteArray::fromStdString(mb.bytes()) << QStringList{"ir_version 99"};
     }
     {
         ModelBuilder mb;
@@ -630,8 +646,9 @@ void TestOnnxImport::badModels_data() {
         mb.node("FancyOp", "fancy", {"a"}, {"b"});
         mb.conv("c2", "b", "y", 8, 8);
         mb.output("y");
-        QTest::newRow("unsupported op") << QByteArray::fromStdString(mb.bytes())
-                                        << QStringList{"node 'fancy' (FancyOp): unsupported operator"};
+        QTest::newRow("unsupported op")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'fancy' (FancyOp): unsupported operator"};
     }
     {
         ModelBuilder mb;
@@ -686,8 +703,8 @@ void TestOnnxImport::badModels_data() {
         mb.input("x", {std::string("N"), 3, 8, 8});
         mb.conv("c", "nowhere", "y");
         mb.output("y");
-        QTest::newRow("dangling input") << QByteArray::fromStdString(mb.bytes())
-                                        << QStringList{"node 'c' (Conv)", "'nowhere'"};
+        QTest::newRow("dangling input")
+            << QByteArray::fromStdString(mb.bytes()) << QStringList{"node 'c' (Conv)", "'nowhere'"};
     }
     {
         ModelBuilder mb;
@@ -721,7 +738,8 @@ void TestOnnxImport::badModels() {
     QVERIFY(!r.ok());
     const QString msg = QString::fromStdString(r.error().message);
     QVERIFY2(msg.startsWith("models/bad.onnx: "), qPrintable(msg));
-    for (const auto& s : mustContain) QVERIFY2(msg.contains(s), qPrintable(msg + " lacks " + s));
+    for (const auto& s : mustContain)
+        QVERIFY2(msg.contains(s), qPrintable(msg + " lacks " + s));
 }
 
 void TestOnnxImport::unknownOpFallback() {

@@ -9,11 +9,9 @@
 #include "hw/hardware.h"
 
 #include <QtTest>
-
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -29,17 +27,19 @@ json readJson(const QString& path) {
     return json::parse(ss.str(), nullptr, false);
 }
 
-QString sample(const QString& model) { return QStringLiteral(TILESCOPE_SAMPLES "/models/") + model + ".onnx"; }
+QString sample(const QString& model) {
+    return QStringLiteral(TILESCOPE_SAMPLES "/models/") + model + ".onnx";
+}
 
 } // namespace
 
 class TestPipelineE2e : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void annealExportSimulate_data();
     void annealExportSimulate();
 
-private:
+  private:
     QTemporaryDir m_dir;
 };
 
@@ -49,12 +49,18 @@ void TestPipelineE2e::annealExportSimulate_data() {
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("seed");
     // Annealed trees with S cuts on both chips (beta 2 keeps each run well under a second).
-    QTest::newRow("resnet50 testchip b4") << "resnet50" << "testchip" << 4 << 1;
-    QTest::newRow("resnet50 edge b4") << "resnet50" << "edge" << 4 << 1;
-    QTest::newRow("resnet50 edge b2 s2") << "resnet50" << "edge" << 2 << 2;
-    QTest::newRow("transformer testchip b2") << "transformer" << "testchip" << 2 << 1;
-    QTest::newRow("transformer edge b4") << "transformer" << "edge" << 4 << 1;
-    QTest::newRow("googlenet edge b4") << "googlenet" << "edge" << 4 << 1;
+    QTest::newRow("resnet50 testchip b4") << "resnet50"
+                                          << "testchip" << 4 << 1;
+    QTest::newRow("resnet50 edge b4") << "resnet50"
+                                      << "edge" << 4 << 1;
+    QTest::newRow("resnet50 edge b2 s2") << "resnet50"
+                                         << "edge" << 2 << 2;
+    QTest::newRow("transformer testchip b2") << "transformer"
+                                             << "testchip" << 2 << 1;
+    QTest::newRow("transformer edge b4") << "transformer"
+                                         << "edge" << 4 << 1;
+    QTest::newRow("googlenet edge b4") << "googlenet"
+                                       << "edge" << 4 << 1;
 }
 
 void TestPipelineE2e::annealExportSimulate() {
@@ -63,15 +69,18 @@ void TestPipelineE2e::annealExportSimulate() {
     QFETCH(int, batch);
     QFETCH(int, seed);
     QVERIFY(m_dir.isValid());
-    const QString tag = model + "-" + hw + "-" + QString::number(batch) + "-" + QString::number(seed);
+    const QString tag =
+        model + "-" + hw + "-" + QString::number(batch) + "-" + QString::number(seed);
     const QString result = m_dir.filePath(tag + ".json"), progDir = m_dir.filePath(tag + "-prog"),
-                  simJson = m_dir.filePath(tag + "-sim.json"), trace = m_dir.filePath(tag + "-trace.json");
+                  simJson = m_dir.filePath(tag + "-sim.json"),
+                  trace = m_dir.filePath(tag + "-trace.json");
 
     // EDP and plain annealing: the trees these rows were chosen for (the presets' default
     // objectives and the Set portfolio's dp-lp starts give other trees).
-    test::CliRun r = test::runCli({"anneal", sample(model), "--hw", hw, "--batch", QString::number(batch), "--beta", "2",
-                                   "--seed", QString::number(seed), "--chains", "1", "--objective", "1,1",
-                                   "--no-portfolio", "--json", result, "--quiet"});
+    test::CliRun r =
+        test::runCli({"anneal", sample(model), "--hw", hw, "--batch", QString::number(batch),
+                      "--beta", "2", "--seed", QString::number(seed), "--chains", "1",
+                      "--objective", "1,1", "--no-portfolio", "--json", result, "--quiet"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     r = test::runCli({"export-instructions", result, "--out", progDir});
     QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
@@ -82,11 +91,15 @@ void TestPipelineE2e::annealExportSimulate() {
     QVERIFY(sim.is_object());
     QVERIFY(sim["deadlock_free"].get<bool>());
     QCOMPARE(sim["completed"].get<long long>(), sim["instructions"].get<long long>());
-    const double dram = sim["dram_bytes"].get<double>(), sched = sim["schedule_dram_bytes"].get<double>();
-    QVERIFY2(std::abs(dram - sched) <= 0.01 * sched, qPrintable(QString("DRAM %1 vs schedule %2").arg(dram).arg(sched)));
+    const double dram = sim["dram_bytes"].get<double>(),
+                 sched = sim["schedule_dram_bytes"].get<double>();
+    QVERIFY2(std::abs(dram - sched) <= 0.01 * sched,
+             qPrintable(QString("DRAM %1 vs schedule %2").arg(dram).arg(sched)));
     const double ratio = sim["delay_ratio"].get<double>();
-    qInfo("%s: sim/eval delay %.3f, %lld instructions", qPrintable(tag), ratio, sim["instructions"].get<long long>());
-    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString("sim/eval delay ratio %1").arg(ratio)));
+    qInfo("%s: sim/eval delay %.3f, %lld instructions", qPrintable(tag), ratio,
+          sim["instructions"].get<long long>());
+    QVERIFY2(ratio >= 0.85 && ratio <= 1.15,
+             qPrintable(QString("sim/eval delay ratio %1").arg(ratio)));
 
     // The program itself: every SEND destination has an instruction on that tile that
     // depends on it (the consumer's compute); every buffer reference lies inside its tile's
@@ -99,8 +112,10 @@ void TestPipelineE2e::annealExportSimulate() {
     QVERIFY(bool(hwr));
     std::map<std::uint32_t, const Instruction*> byId;
     for (const auto& t : prog->tiles)
-        for (const auto& i : t.instructions) byId[i.id] = &i;
-    std::map<std::uint32_t, std::set<int>> received; // SEND id -> tiles with an instruction waiting on it
+        for (const auto& i : t.instructions)
+            byId[i.id] = &i;
+    std::map<std::uint32_t, std::set<int>>
+        received; // SEND id -> tiles with an instruction waiting on it
     std::uint64_t programDram = 0;
     size_t sends = 0;
     for (const auto& [id, ip] : byId) {
@@ -115,20 +130,23 @@ void TestPipelineE2e::annealExportSimulate() {
             for (const auto& b : i.buffers)
                 if (b.write) written.insert(b.tile);
             for (auto d : i.destinations())
-                QVERIFY2(written.count(d), qPrintable(QString("SEND %1 writes nothing on tile %2").arg(id).arg(d)));
+                QVERIFY2(written.count(d),
+                         qPrintable(QString("SEND %1 writes nothing on tile %2").arg(id).arg(d)));
         }
         for (const auto& d : i.deps) {
             const Instruction& q = *byId.at(d.id);
             if (q.op == Op::Send) {
                 const auto dsts = q.destinations();
-                if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) received[q.id].insert(i.tile);
+                if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end())
+                    received[q.id].insert(i.tile);
             }
         }
     }
     for (const auto& [id, ip] : byId)
         if (ip->op == Op::Send)
             for (auto d : ip->destinations())
-                QVERIFY2(received[id].count(d), qPrintable(QString("SEND %1 to tile %2 has no consumer").arg(id).arg(d)));
+                QVERIFY2(received[id].count(d),
+                         qPrintable(QString("SEND %1 to tile %2 has no consumer").arg(id).arg(d)));
     QVERIFY(sends > 0); // annealed trees keep feature maps on chip somewhere
     QCOMPARE(double(programDram), dram);
 
@@ -141,13 +159,15 @@ void TestPipelineE2e::annealExportSimulate() {
     double last = 0;
     std::set<std::pair<int, int>> named;
     for (const auto& e : tr["traceEvents"]) {
-        if (e["ph"] == "M" && e["name"] == "thread_name") named.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+        if (e["ph"] == "M" && e["name"] == "thread_name")
+            named.insert({e["pid"].get<int>(), e["tid"].get<int>()});
         if (e["ph"] != "X") continue;
         ++complete;
         const int pid = e["pid"].get<int>(), tid = e["tid"].get<int>();
         QVERIFY(pid >= 0 && pid < hwr->tiles());
-        QVERIFY(tid >= 0 && tid <= 2 + (hwr->maxOutstandingLoads - 1)); // 3.. : further LOADs in flight
-        QVERIFY(named.count({pid, tid})); // metadata precedes the events
+        QVERIFY(tid >= 0 &&
+                tid <= 2 + (hwr->maxOutstandingLoads - 1)); // 3.. : further LOADs in flight
+        QVERIFY(named.count({pid, tid}));                   // metadata precedes the events
         QVERIFY(e["ts"].get<double>() >= 0 && e["dur"].get<double>() >= 0);
         last = std::max(last, e["ts"].get<double>() + e["dur"].get<double>());
     }

@@ -3,15 +3,13 @@
 #include "tree/ratree.h"
 #include "tree/tree_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include <QElapsedTimer>
 #include <QFile>
 #include <QtTest>
-
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
@@ -21,14 +19,15 @@ namespace {
 
 #define COMPARE_STR(a, b) QCOMPARE(QString::fromStdString(a), QString::fromStdString(b))
 // Checks that message m contains every fragment; prints m when it does not.
-#define VERIFY_MENTIONS(m, ...)                                                                 \
-    do {                                                                                        \
-        const std::string msg_ = (m);                                                           \
-        const std::vector<std::string> frags_{__VA_ARGS__}; /* copies: args may be temporaries */ \
-        for (const std::string& f_ : frags_)                                                    \
-            QVERIFY2(msg_.find(f_) != std::string::npos,                                        \
-                     qPrintable(QString("'%1' not in: %2")                                      \
-                                    .arg(QString::fromStdString(f_), QString::fromStdString(msg_)))); \
+#define VERIFY_MENTIONS(m, ...)                                                                    \
+    do {                                                                                           \
+        const std::string msg_ = (m);                                                              \
+        const std::vector<std::string> frags_{__VA_ARGS__}; /* copies: args may be temporaries */  \
+        for (const std::string& f_ : frags_)                                                       \
+            QVERIFY2(                                                                              \
+                msg_.find(f_) != std::string::npos,                                                \
+                qPrintable(QString("'%1' not in: %2")                                              \
+                               .arg(QString::fromStdString(f_), QString::fromStdString(msg_))));   \
     } while (0)
 
 struct NetBuilder {
@@ -54,7 +53,9 @@ Network chainNet(int n) {
     NetBuilder b;
     b.net.name = "chain";
     int prev = -1;
-    for (int i = 0; i < n; ++i) prev = b.add("c" + std::to_string(i), prev < 0 ? std::vector<int>{} : std::vector<int>{prev});
+    for (int i = 0; i < n; ++i)
+        prev =
+            b.add("c" + std::to_string(i), prev < 0 ? std::vector<int>{} : std::vector<int>{prev});
     return b.net;
 }
 
@@ -218,9 +219,13 @@ const std::vector<RuleCase>& ruleCases() {
     static const std::vector<RuleCase> cases = {
         {"valid", [](RATree&) {}, 8, {}},
         {"no root", [](RATree& t) { t.root = -1; }, 8, {"root"}},
-        {"missing layer", [](RATree& t) { t.node(0).children.pop_back(); }, 8,
+        {"missing layer",
+         [](RATree& t) { t.node(0).children.pop_back(); },
+         8,
          {"missing layer", "'out'"}},
-        {"duplicated layer", [](RATree& t) { t.node(7).layer = 0; }, 8,
+        {"duplicated layer",
+         [](RATree& t) { t.node(7).layer = 0; },
+         8,
          {"duplicated layer", "'in'", "/0/0", "/2"}},
         {"leaf with children",
          [](RATree& t) {
@@ -231,9 +236,9 @@ const std::vector<RuleCase>& ruleCases() {
              t.nodes.push_back(extra);
              t.node(7).children.push_back(t.size() - 1);
          },
-         8, {"leaf: leaf /2", "'out'", "has children"}},
-        {"leaf without layer", [](RATree& t) { t.node(7).layer = 99; }, 8,
-         {"leaf: leaf /2", "99"}},
+         8,
+         {"leaf: leaf /2", "'out'", "has children"}},
+        {"leaf without layer", [](RATree& t) { t.node(7).layer = 99; }, 8, {"leaf: leaf /2", "99"}},
         {"empty cut",
          [](RATree& t) {
              RANode cut;
@@ -243,25 +248,42 @@ const std::vector<RuleCase>& ruleCases() {
              t.nodes.push_back(cut);
              t.node(0).children.push_back(t.size() - 1);
          },
-         8, {"empty cut", "cut /3"}},
-        {"topological order", [](RATree& t) { std::swap(t.node(0).children[0], t.node(0).children[1]); },
-         8, {"topological order: layer 'b' at /0/0 comes before its producer 'in' at /1/0"}},
-        {"producer later in same cut", [](RATree& t) { std::swap(t.node(4).children[0], t.node(4).children[1]); },
-         8, {"topological order: layer 'add' at /1/0 comes before its producer 'b' at /1/1"}},
-        {"sub-batch does not divide", [](RATree& t) { t.node(1).subBatch = 3; }, 8,
+         8,
+         {"empty cut", "cut /3"}},
+        {"topological order",
+         [](RATree& t) { std::swap(t.node(0).children[0], t.node(0).children[1]); },
+         8,
+         {"topological order: layer 'b' at /0/0 comes before its producer 'in' at /1/0"}},
+        {"producer later in same cut",
+         [](RATree& t) { std::swap(t.node(4).children[0], t.node(4).children[1]); },
+         8,
+         {"topological order: layer 'add' at /1/0 comes before its producer 'b' at /1/1"}},
+        {"sub-batch does not divide",
+         [](RATree& t) { t.node(1).subBatch = 3; },
+         8,
          {"sub-batch: cut /0", "3", "batch 8"}},
         {"zero sub-batch", [](RATree& t) { t.node(4).subBatch = 0; }, 8, {"sub-batch: cut /1"}},
-        {"child batch", [](RATree& t) { t.node(5).batch = 4; }, 8,
+        {"child batch",
+         [](RATree& t) { t.node(5).batch = 4; },
+         8,
          {"child batch: node /1/0", "batch 4", "8/4 = 2"}},
-        {"leaf sub-batch", [](RATree& t) { t.node(7).subBatch = 2; }, 8,
+        {"leaf sub-batch",
+         [](RATree& t) { t.node(7).subBatch = 2; },
+         8,
          {"leaf sub-batch: leaf /2", "'out'"}},
         {"root batch", [](RATree&) {}, 16, {"root batch", "8", "16"}},
         {"non-positive batch", [](RATree& t) { t.node(1).batch = 0; }, 8, {"batch: node /0"}},
-        {"shared child", [](RATree& t) { t.node(4).children.push_back(7); }, 8,
+        {"shared child",
+         [](RATree& t) { t.node(4).children.push_back(7); },
+         8,
          {"tree shape: node /2 is also a child of /1"}},
-        {"parent link", [](RATree& t) { t.node(5).parent = 1; }, 8,
+        {"parent link",
+         [](RATree& t) { t.node(5).parent = 1; },
+         8,
          {"tree shape: node /1/0", "parent /1"}},
-        {"child id outside arena", [](RATree& t) { t.node(4).children.push_back(42); }, 8,
+        {"child id outside arena",
+         [](RATree& t) { t.node(4).children.push_back(42); },
+         8,
          {"tree shape: cut /1", "42"}},
     };
     return cases;
@@ -277,22 +299,24 @@ struct ParseCase {
 const std::vector<ParseCase>& parseErrorCases() {
     static const std::vector<ParseCase> cases = {
         {"empty text", "# nothing here\n\n", "f.tree: no tree", ""},
-        {"indentation jump", "T 8/1\n\tin 8\n\t\t\ta 8\n", "f.tree: line 3:", "jumps from depth 1 to 3"},
+        {"indentation jump", "T 8/1\n\tin 8\n\t\t\ta 8\n",
+         "f.tree: line 3:", "jumps from depth 1 to 3"},
         {"unknown layer", "T 8/1\n\tin 8\n\tnope 8\n", "f.tree: line 3:", "unknown layer 'nope'"},
-        {"duplicated layer", "T 8/1\n\tin 8\n\tin 8\n", "f.tree: line 3:",
-         "duplicated layer 'in' (already at line 2)"},
+        {"duplicated layer", "T 8/1\n\tin 8\n\tin 8\n",
+         "f.tree: line 3:", "duplicated layer 'in' (already at line 2)"},
         {"non-numeric batch", "T 8/1\n\tin eight\n", "f.tree: line 2:", "batch 'eight'"},
         {"non-numeric cut batch", "T x/1\n\tin 8\n", "f.tree: line 1:", "batch 'x'"},
         {"non-numeric sub-batch", "T 8/y\n\tin 8\n", "f.tree: line 1:", "sub-batch count 'y'"},
-        {"sub-batch not dividing", "T 8/1\n\tS 8/3\n\t\tin 8\n", "f.tree: line 2:",
-         "sub-batch count 3 does not divide batch 8"},
-        {"indented under a leaf", "T 8/1\n\tin 8\n\t\ta 8\n", "f.tree: line 3:",
-         "indented under the leaf 'in' at line 2"},
+        {"sub-batch not dividing", "T 8/1\n\tS 8/3\n\t\tin 8\n",
+         "f.tree: line 2:", "sub-batch count 3 does not divide batch 8"},
+        {"indented under a leaf", "T 8/1\n\tin 8\n\t\ta 8\n",
+         "f.tree: line 3:", "indented under the leaf 'in' at line 2"},
         {"second root", "T 8/1\n\tin 8\nT 8/1\n", "f.tree: line 3:", "second root"},
         {"indented root", "\tT 8/1\n", "f.tree: line 1:", "root"},
         {"space indentation", "T 8/1\n    in 8\n", "f.tree: line 2:", "tabs"},
         {"single token", "T 8/1\n\tin\n", "f.tree: line 2:", "expected"},
-        {"cut without sub-batch", "T 8\n\tin 8\n", "f.tree: line 1:", "unknown layer 'T' (a cut is written 'T b/sb')"},
+        {"cut without sub-batch", "T 8\n\tin 8\n",
+         "f.tree: line 1:", "unknown layer 'T' (a cut is written 'T b/sb')"},
         {"zero batch", "T 8/1\n\tin 0\n", "f.tree: line 2:", "not a positive integer"},
         // Structural rules come from validateStructure, prefixed by the file.
         {"missing layers", "T 8/1\n\tin 8\n\ta 8\n", "f.tree: missing layer", "'b'"},
@@ -309,7 +333,7 @@ const std::vector<ParseCase>& parseErrorCases() {
 class TestRATree : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void layerSequentialAndQueries() {
         const Network net = diamondNet();
         const RATree t = RATree::layerSequential(net, 4);
@@ -334,7 +358,8 @@ private slots:
         QCOMPARE(d.nodeAtPath("/1/"), -1);
         QCOMPARE(d.nodeAtPath("1/1"), -1);
         QCOMPARE(d.nodeAtPath("/x"), -1);
-        for (int i = 0; i < d.size(); ++i) QCOMPARE(d.nodeAtPath(d.pathOf(i)), i);
+        for (int i = 0; i < d.size(); ++i)
+            QCOMPARE(d.nodeAtPath(d.pathOf(i)), i);
         QCOMPARE(d.depth(0), 0);
         QCOMPARE(d.depth(6), 2);
         QCOMPARE(d.leafOf(3), 6);
@@ -366,12 +391,13 @@ private slots:
         // stored out of pre-order. compact() must restore pre-order and drop the dead node.
         RATree s;
         s.nodes.resize(size_t(d.size()) + 1);
-        s.nodes[0].type = NodeType::S; // unreachable garbage
+        s.nodes[0].type = NodeType::S;                    // unreachable garbage
         std::vector<int> perm = {3, 7, 1, 5, 2, 8, 6, 4}; // old id -> new id
         for (int i = 0; i < d.size(); ++i) {
             RANode n = d.node(i);
             if (n.parent >= 0) n.parent = perm[size_t(n.parent)];
-            for (int& c : n.children) c = perm[size_t(c)];
+            for (int& c : n.children)
+                c = perm[size_t(c)];
             s.nodes[size_t(perm[size_t(i)])] = n;
         }
         s.root = perm[0];
@@ -433,14 +459,16 @@ private slots:
             return;
         }
         QVERIFY(e.has_value());
-        for (const char* m : c.mentions) VERIFY_MENTIONS(*e, m);
+        for (const char* m : c.mentions)
+            VERIFY_MENTIONS(*e, m);
     }
 
     void textRoundTrip_data() {
         QTest::addColumn<QString>("text");
         QTest::newRow("diamond") << QString(kDiamondTree);
         QTest::newRow("sequential") << QString("T 2/1\n\tin 2\n\ta 2\n\tb 2\n\tadd 2\n\tout 2\n");
-        QTest::newRow("root S") << QString("S 4/4\n\tin 1\n\tT 1/1\n\t\ta 1\n\t\tb 1\n\tadd 1\n\tout 1\n");
+        QTest::newRow("root S") << QString(
+            "S 4/4\n\tin 1\n\tT 1/1\n\t\ta 1\n\t\tb 1\n\tadd 1\n\tout 1\n");
         QTest::newRow("pinned") << QString("T 8/1 pinned\n\tS 8/2\n\t\tin 4 pinned\n\t\ta 4\n"
                                            "\tT 8/4 pinned\n\t\tb 2\n\t\tadd 2\n\tout 8\n");
     }
@@ -500,7 +528,8 @@ private slots:
     void goldenReferenceDump() {
         const Network net = smallResNet();
         const QString dir = QStringLiteral(TILESCOPE_TESTDATA "/trees/");
-        const auto r = parseTreeText(readFile(dir + "smallres_struct.txt"), net, "smallres_struct.txt");
+        const auto r =
+            parseTreeText(readFile(dir + "smallres_struct.txt"), net, "smallres_struct.txt");
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         const std::string golden = readFile(dir + "smallres.tree");
         COMPARE_STR(treeToText(*r, net), golden);
@@ -524,8 +553,9 @@ private slots:
 
     void jsonRoundTrip() {
         for (const Network& net : {diamondNet(), smallResNet()}) {
-            RATree t = net.name == "diamond" ? parseOk(kDiamondTree, net)
-                                             : parseOk(readFile(TILESCOPE_TESTDATA "/trees/smallres.tree"), net);
+            RATree t = net.name == "diamond"
+                           ? parseOk(kDiamondTree, net)
+                           : parseOk(readFile(TILESCOPE_TESTDATA "/trees/smallres.tree"), net);
             t.node(t.size() - 1).pinned = true;
             t.node(1).pinned = true;
             const auto back = parseTreeJson(treeToJson(t, net), net, "t.json");
@@ -552,17 +582,19 @@ private slots:
         auto leaf = [](const char* l, int b) {
             return QString(R"({"type":"leaf","layer":"%1","batch":%2})").arg(l).arg(b);
         };
-        const QString okKids = leaf("a", 2) + "," + leaf("b", 2) + "," + leaf("add", 2) + "," + leaf("out", 2);
-        QTest::newRow("not json") << "{" << "j.json: not valid JSON";
-        QTest::newRow("unknown layer")
-            << head + R"({"type":"T","batch":2,"children":[)" + leaf("in", 2) + "," +
-                   leaf("zzz", 2) + "]}}"
-            << "j.json: node /1: unknown layer 'zzz'";
+        const QString okKids =
+            leaf("a", 2) + "," + leaf("b", 2) + "," + leaf("add", 2) + "," + leaf("out", 2);
+        QTest::newRow("not json") << "{"
+                                  << "j.json: not valid JSON";
+        QTest::newRow("unknown layer") << head + R"({"type":"T","batch":2,"children":[)" +
+                                              leaf("in", 2) + "," + leaf("zzz", 2) + "]}}"
+                                       << "j.json: node /1: unknown layer 'zzz'";
         QTest::newRow("bad type")
             << head + R"({"type":"T","batch":2,"children":[{"type":"Q","batch":2}]}})"
             << "j.json: node /0: unknown type 'Q'";
         QTest::newRow("batch not integer")
-            << head + R"({"type":"T","batch":2,"children":[{"type":"S","batch":"2","children":[]}]}})"
+            << head +
+                   R"({"type":"T","batch":2,"children":[{"type":"S","batch":"2","children":[]}]}})"
             << "j.json: node /0: \"batch\" must be a positive integer";
         QTest::newRow("cut without children")
             << head + R"({"type":"T","batch":2,"children":[{"type":"S","batch":2}]}})"
@@ -574,12 +606,11 @@ private slots:
         QTest::newRow("pinned not bool")
             << head + R"({"type":"T","batch":2,"pinned":1,"children":[]}})"
             << "j.json: node /: \"pinned\" must be true or false";
-        QTest::newRow("wrong format")
-            << R"({"format":"tilescope-network","root":{}})" << "format is \"tilescope-network\"";
-        QTest::newRow("structure")
-            << head + R"({"type":"T","batch":2,"sub_batch":2,"children":[)" + leaf("in", 2) + "," +
-                   okKids + "]}}"
-            << "j.json: child batch: node /0";
+        QTest::newRow("wrong format") << R"({"format":"tilescope-network","root":{}})"
+                                      << "format is \"tilescope-network\"";
+        QTest::newRow("structure") << head + R"({"type":"T","batch":2,"sub_batch":2,"children":[)" +
+                                          leaf("in", 2) + "," + okKids + "]}}"
+                                   << "j.json: child batch: node /0";
         QTest::newRow("total batch")
             << R"({"total_batch":4,"root":{"type":"T","batch":2,"children":[)" + leaf("in", 2) +
                    "," + okKids + "]}}"
@@ -608,7 +639,8 @@ private slots:
         const RATree d = parseOk(kDiamondTree, net);
         auto e = edit::swapWithNext(d, net, 1);
         QVERIFY(!e);
-        VERIFY_MENTIONS(e.error().message, "cannot swap /0 and /1", "layer 'b' depends on layer 'in'");
+        VERIFY_MENTIONS(e.error().message, "cannot swap /0 and /1",
+                        "layer 'b' depends on layer 'in'");
         // ... and with a precomputed dependency matrix the answer is the same.
         const auto deps = net.transitiveDeps();
         e = edit::swapWithNext(d, net, 1, deps);
@@ -616,10 +648,12 @@ private slots:
         VERIFY_MENTIONS(e.error().message, "layer 'b' depends on layer 'in'");
 
         // Leaves a and b are independent siblings inside a cut.
-        const RATree two = parseOk("T 4/1\n\tin 4\n\tS 4/2\n\t\ta 2\n\t\tb 2\n\tadd 4\n\tout 4\n", net);
+        const RATree two =
+            parseOk("T 4/1\n\tin 4\n\tS 4/2\n\t\ta 2\n\t\tb 2\n\tadd 4\n\tout 4\n", net);
         const auto ok = edit::swapWithNext(two, net, two.nodeAtPath("/1/0"), deps);
         QVERIFY(ok);
-        COMPARE_STR(treeToText(*ok, net), "T 4/1\n\tin 4\n\tS 4/2\n\t\tb 2\n\t\ta 2\n\tadd 4\n\tout 4\n");
+        COMPARE_STR(treeToText(*ok, net),
+                    "T 4/1\n\tin 4\n\tS 4/2\n\t\tb 2\n\t\ta 2\n\tadd 4\n\tout 4\n");
 
         // Refusals: direct dependency, no next sibling, the root.
         e = edit::swapWithNext(t, net, t.nodeAtPath("/0"));
@@ -654,7 +688,8 @@ private slots:
         // Only the cut the node left is tidied: T 4/2 keeps c2 alone and is dissolved (c2
         // gets T's batch 4); the S above, already single-child before, is left as it was.
         const RATree nested = parseOk("T 4/1\n\tc0 4\n\tS 4/1\n\t\tT 4/2\n\t\t\tc1 2\n\t\t\tc2 2\n"
-                                      "\tc3 4\n\tc4 4\n\tc5 4\n", net);
+                                      "\tc3 4\n\tc4 4\n\tc5 4\n",
+                                      net);
         r = edit::move(nested, net, nested.nodeAtPath("/1/0/0"), 0, 1);
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         COMPARE_STR(treeToText(*r, net),
@@ -662,7 +697,8 @@ private slots:
         // Moving the only child of a cut removes the emptied cut, and its parent, left
         // with one child, is dissolved in turn.
         const RATree lone = parseOk("T 4/1\n\tc0 4\n\tS 4/2\n\t\tT 2/2\n\t\t\tc1 1\n\t\tc2 2\n"
-                                    "\tc3 4\n\tc4 4\n\tc5 4\n", net);
+                                    "\tc3 4\n\tc4 4\n\tc5 4\n",
+                                    net);
         r = edit::move(lone, net, lone.nodeAtPath("/1/0/0"), 0, 1);
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         COMPARE_STR(treeToText(*r, net), "T 4/1\n\tc0 4\n\tc1 4\n\tc2 4\n\tc3 4\n\tc4 4\n\tc5 4\n");
@@ -680,7 +716,8 @@ private slots:
         QVERIFY(!e);
         VERIFY_MENTIONS(e.error().message, "node /0/1 is a leaf");
         const RATree deep = parseOk("T 4/1\n\tS 4/2\n\t\tc0 2\n\t\tT 2/1\n\t\t\tc1 2\n\t\t\tc2 2\n"
-                                    "\tc3 4\n\tc4 4\n\tc5 4\n", net);
+                                    "\tc3 4\n\tc4 4\n\tc5 4\n",
+                                    net);
         e = edit::move(deep, net, deep.nodeAtPath("/0"), deep.nodeAtPath("/0/1"), 0);
         QVERIFY(!e);
         VERIFY_MENTIONS(e.error().message, "cannot move /0 into its own subtree /0/1");
@@ -690,7 +727,8 @@ private slots:
         QVERIFY(!edit::move(t, net, 0, 0, 0));
         // A subtree whose sub-batches no longer divide its new batch: named by validation.
         const RATree sub = parseOk("T 4/1\n\tc0 4\n\tS 4/4\n\t\tc1 1\n\t\tc2 1\n\tT 4/4\n\t\tc3 1\n"
-                                   "\t\tc4 1\n\tc5 4\n", net);
+                                   "\t\tc4 1\n\tc5 4\n",
+                                   net);
         e = edit::move(sub, net, sub.nodeAtPath("/2"), sub.nodeAtPath("/1"), 2);
         QVERIFY(!e);
         VERIFY_MENTIONS(e.error().message, "sub-batch: cut /1/2");
@@ -728,8 +766,8 @@ private slots:
     void dissolveCut() {
         const Network net = chainNet(6);
         const RATree t = RATree::layerSequential(net, 8);
-        const RATree w = *edit::wrap(*edit::wrap(t, net, 0, 1, 3, NodeType::S, 2), net, 2, 0, 2,
-                                     NodeType::T, 2);
+        const RATree w =
+            *edit::wrap(*edit::wrap(t, net, 0, 1, 3, NodeType::S, 2), net, 2, 0, 2, NodeType::T, 2);
         // Dissolving the inner T: c1, c2 go back to the S cut with its child batch 4.
         auto r = edit::dissolve(w, net, w.nodeAtPath("/1/0"));
         QVERIFY2(r, r ? "" : r.error().message.c_str());
@@ -791,7 +829,8 @@ private slots:
         const RATree t = RATree::layerSequential(net, 8);
         auto r = edit::setPinned(t, 3, true);
         QVERIFY(r);
-        COMPARE_STR(treeToText(*r, net), "T 8/1\n\tc0 8\n\tc1 8\n\tc2 8 pinned\n\tc3 8\n\tc4 8\n\tc5 8\n");
+        COMPARE_STR(treeToText(*r, net),
+                    "T 8/1\n\tc0 8\n\tc1 8\n\tc2 8 pinned\n\tc3 8\n\tc4 8\n\tc5 8\n");
         r = edit::setPinned(*r, 3, false);
         QVERIFY(r && *r == t);
         QVERIFY(!edit::setPinned(t, 99, true));
@@ -801,14 +840,21 @@ private slots:
     void pinnedRefusals_data() {
         QTest::addColumn<int>("op");
         QTest::addColumn<QString>("pinned");
-        const char* names[] = {"flip pinned cut", "sub-batch of pinned cut", "dissolve pinned cut",
-                               "move a leaf out of pinned cut", "move a leaf into pinned cut",
-                               "swap inside pinned cut", "wrap inside pinned cut",
-                               "swap pinned cut with next", "swap previous with pinned cut",
-                               "root sub-batch changes pinned batch", "wrap pinned cut",
-                               "dissolve parent of pinned leaf", "move pinned leaf"};
-        const char* culprit[] = {"/1", "/1", "/1", "/1", "/1", "/1", "/1", "/1", "/1", "/1", "/1",
-                                 "/2/2", "/2/2"};
+        const char* names[] = {"flip pinned cut",
+                               "sub-batch of pinned cut",
+                               "dissolve pinned cut",
+                               "move a leaf out of pinned cut",
+                               "move a leaf into pinned cut",
+                               "swap inside pinned cut",
+                               "wrap inside pinned cut",
+                               "swap pinned cut with next",
+                               "swap previous with pinned cut",
+                               "root sub-batch changes pinned batch",
+                               "wrap pinned cut",
+                               "dissolve parent of pinned leaf",
+                               "move pinned leaf"};
+        const char* culprit[] = {"/1", "/1", "/1", "/1", "/1",   "/1",  "/1",
+                                 "/1", "/1", "/1", "/1", "/2/2", "/2/2"};
         for (int i = 0; i < int(std::size(names)); ++i)
             QTest::newRow(names[i]) << i << QString(culprit[i]);
     }
@@ -817,25 +863,52 @@ private slots:
         QFETCH(QString, pinned);
         const Network net = chainNet(8);
         // /1 is a pinned S cut; /2/1 (c6) a pinned leaf inside an unpinned T 8/2.
-        const RATree t = parseOk("T 8/1\n\tc0 8\n\tS 8/2 pinned\n\t\tc1 4\n\t\tc2 4\n\t\tc3 4\n"
-                                 "\tT 8/2\n\t\tc4 4\n\t\tT 4/1\n\t\t\tc5 4\n\t\tc6 4 pinned\n\tc7 8\n",
-                                 net);
+        const RATree t =
+            parseOk("T 8/1\n\tc0 8\n\tS 8/2 pinned\n\t\tc1 4\n\t\tc2 4\n\t\tc3 4\n"
+                    "\tT 8/2\n\t\tc4 4\n\t\tT 4/1\n\t\t\tc5 4\n\t\tc6 4 pinned\n\tc7 8\n",
+                    net);
         const int s = t.nodeAtPath("/1");
         Result<RATree> r = Error{"not run"};
         switch (op) {
-        case 0: r = edit::flip(t, net, s); break;
-        case 1: r = edit::setSubBatch(t, net, s, 4); break;
-        case 2: r = edit::dissolve(t, net, s); break;
-        case 3: r = edit::move(t, net, t.nodeAtPath("/1/2"), 0, 4); break;
-        case 4: r = edit::move(t, net, t.nodeAtPath("/0"), s, 0); break;
-        case 5: r = edit::swapWithNext(t, net, t.nodeAtPath("/1/0")); break;
-        case 6: r = edit::wrap(t, net, s, 0, 2, NodeType::T, 1); break;
-        case 7: r = edit::swapWithNext(t, net, s); break;
-        case 8: r = edit::swapWithNext(t, net, t.nodeAtPath("/0")); break;
-        case 9: r = edit::setSubBatch(t, net, 0, 2); break;
-        case 10: r = edit::wrap(t, net, 0, 1, 1, NodeType::T, 1); break;
-        case 11: r = edit::dissolve(t, net, t.nodeAtPath("/2")); break;
-        case 12: r = edit::move(t, net, t.nodeAtPath("/2/2"), t.nodeAtPath("/2"), 0); break;
+        case 0:
+            r = edit::flip(t, net, s);
+            break;
+        case 1:
+            r = edit::setSubBatch(t, net, s, 4);
+            break;
+        case 2:
+            r = edit::dissolve(t, net, s);
+            break;
+        case 3:
+            r = edit::move(t, net, t.nodeAtPath("/1/2"), 0, 4);
+            break;
+        case 4:
+            r = edit::move(t, net, t.nodeAtPath("/0"), s, 0);
+            break;
+        case 5:
+            r = edit::swapWithNext(t, net, t.nodeAtPath("/1/0"));
+            break;
+        case 6:
+            r = edit::wrap(t, net, s, 0, 2, NodeType::T, 1);
+            break;
+        case 7:
+            r = edit::swapWithNext(t, net, s);
+            break;
+        case 8:
+            r = edit::swapWithNext(t, net, t.nodeAtPath("/0"));
+            break;
+        case 9:
+            r = edit::setSubBatch(t, net, 0, 2);
+            break;
+        case 10:
+            r = edit::wrap(t, net, 0, 1, 1, NodeType::T, 1);
+            break;
+        case 11:
+            r = edit::dissolve(t, net, t.nodeAtPath("/2"));
+            break;
+        case 12:
+            r = edit::move(t, net, t.nodeAtPath("/2/2"), t.nodeAtPath("/2"), 0);
+            break;
         }
         QVERIFY(!r);
         VERIFY_MENTIONS(r.error().message, qPrintable("node " + pinned + " is pinned"));
@@ -844,16 +917,18 @@ private slots:
     // Ops next to pinned nodes that leave them intact are allowed.
     void pinnedAllowed() {
         const Network net = chainNet(8);
-        const RATree t = parseOk("T 8/1\n\tc0 8\n\tS 8/2 pinned\n\t\tc1 4\n\t\tc2 4\n\t\tc3 4\n"
-                                 "\tT 8/2\n\t\tc4 4\n\t\tT 4/1\n\t\t\tc5 4\n\t\tc6 4 pinned\n\tc7 8\n",
-                                 net);
+        const RATree t =
+            parseOk("T 8/1\n\tc0 8\n\tS 8/2 pinned\n\t\tc1 4\n\t\tc2 4\n\t\tc3 4\n"
+                    "\tT 8/2\n\t\tc4 4\n\t\tT 4/1\n\t\t\tc5 4\n\t\tc6 4 pinned\n\tc7 8\n",
+                    net);
         // Dissolving the T 4/1 (sb 1) keeps every batch; the pinned c6 keeps its parent.
         auto r = edit::dissolve(t, net, t.nodeAtPath("/2/1"));
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         // Flipping the T above the pinned leaf is fine: only an unpinned cut's type changes.
         r = edit::flip(t, net, t.nodeAtPath("/2"));
         QVERIFY2(r, r ? "" : r.error().message.c_str());
-        COMPARE_STR(subtreeToText(*r, net, r->nodeAtPath("/1")), subtreeToText(t, net, t.nodeAtPath("/1")));
+        COMPARE_STR(subtreeToText(*r, net, r->nodeAtPath("/1")),
+                    subtreeToText(t, net, t.nodeAtPath("/1")));
         // Unpinning a pinned node is always possible.
         r = edit::setPinned(t, t.nodeAtPath("/1"), false);
         QVERIFY(r && !r->frozen(r->nodeAtPath("/1/0")));
@@ -875,7 +950,8 @@ private slots:
         QVERIFY(first >= 0);
         t = *edit::wrap(t, net, 0, first, 3, NodeType::S, 4);
         t = *edit::setPinned(t, t.node(0).children[size_t(first)], true);
-        t = *edit::setPinned(t, t.leafOf(net.indexOf(which == 0 ? "blk10_conv2" : "enc2_ff1")), true);
+        t = *edit::setPinned(t, t.leafOf(net.indexOf(which == 0 ? "blk10_conv2" : "enc2_ff1")),
+                             true);
         const auto pinnedBefore = pinnedSubtrees(t, net);
         QCOMPARE(int(pinnedBefore.size()), 2);
         const auto deps = net.transitiveDeps();
@@ -906,7 +982,9 @@ private slots:
             const int n = pick(t.size());
             Result<RATree> r = Error{""};
             switch (op) {
-            case 0: r = edit::swapWithNext(t, net, n, deps); break;
+            case 0:
+                r = edit::swapWithNext(t, net, n, deps);
+                break;
             case 1: {
                 // Mostly local moves (out of the parent, into an adjacent sibling cut): the
                 // search's operator 2; uniformly random targets mostly break the order.
@@ -939,8 +1017,12 @@ private slots:
                 r = edit::wrap(t, net, p, f, c, type, sb);
                 break;
             }
-            case 3: r = edit::dissolve(t, net, randomCut()); break;
-            case 4: r = edit::flip(t, net, randomCut()); break;
+            case 3:
+                r = edit::dissolve(t, net, randomCut());
+                break;
+            case 4:
+                r = edit::flip(t, net, randomCut());
+                break;
             case 5: {
                 const int c = randomCut();
                 r = edit::setSubBatch(t, net, c, divisorOf(t.node(c).batch));
@@ -956,12 +1038,17 @@ private slots:
             t = std::move(*r);
             maxSize = std::max(maxSize, t.size());
             const auto v = validateStructure(t, net, batch);
-            QVERIFY2(!v, qPrintable(QString("step %1 (%2): %3").arg(step).arg(opNames[op]).arg(
-                             QString::fromStdString(v ? *v : std::string()))));
+            QVERIFY2(!v, qPrintable(QString("step %1 (%2): %3")
+                                        .arg(step)
+                                        .arg(opNames[op])
+                                        .arg(QString::fromStdString(v ? *v : std::string()))));
             const QString ind = independentCheck(t, net, batch);
-            QVERIFY2(ind.isEmpty(), qPrintable(QString("step %1 (%2): %3").arg(step).arg(opNames[op]).arg(ind)));
-            QVERIFY2(pinnedSubtrees(t, net) == pinnedBefore,
-                     qPrintable(QString("step %1 (%2) changed a pinned subtree").arg(step).arg(opNames[op])));
+            QVERIFY2(ind.isEmpty(),
+                     qPrintable(QString("step %1 (%2): %3").arg(step).arg(opNames[op]).arg(ind)));
+            QVERIFY2(
+                pinnedSubtrees(t, net) == pinnedBefore,
+                qPrintable(
+                    QString("step %1 (%2) changed a pinned subtree").arg(step).arg(opNames[op])));
             if (step % 250 == 0) {
                 QVERIFY(parseOk(treeToText(t, net), net) == t);
                 const auto j = parseTreeJson(treeToJson(t, net), net, "walk.json");
@@ -973,7 +1060,9 @@ private slots:
         for (int i = 0; i < 6; ++i) {
             summary += QString(" %1 %2/%3").arg(opNames[i]).arg(applied[i]).arg(tried[i]);
             // Each op must actually apply often enough for the walk to explore the space.
-            QVERIFY2(applied[i] >= 50, qPrintable(QString("%1 applied only %2 times").arg(opNames[i]).arg(applied[i])));
+            QVERIFY2(
+                applied[i] >= 50,
+                qPrintable(QString("%1 applied only %2 times").arg(opNames[i]).arg(applied[i])));
         }
         qInfo("%s: 10000 steps in %lld ms (with checks), max %d nodes;%s", net.name.c_str(), ms,
               maxSize, qPrintable(summary));

@@ -9,7 +9,6 @@
 #include "search/strategy.h"
 
 #include <QtTest>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -69,7 +68,8 @@ RATree pinnedStart(const Network& net, RATree t) {
 
 std::vector<int> subBatches(const RATree& t) {
     std::vector<int> v;
-    for (const auto& n : t.nodes) v.push_back(n.subBatch);
+    for (const auto& n : t.nodes)
+        v.push_back(n.subBatch);
     return v;
 }
 
@@ -77,7 +77,8 @@ std::vector<int> subBatches(const RATree& t) {
 bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b) {
     if (a.size() != b.size()) return false;
     size_t i = 0;
-    while (i < a.size() && a[i] == b[i]) ++i;
+    while (i < a.size() && a[i] == b[i])
+        ++i;
     if (i + 1 >= a.size()) return false;
     if (a[i] != b[i + 1] || a[i + 1] != b[i]) return false;
     return std::equal(a.begin() + long(i) + 2, a.end(), b.begin() + long(i) + 2);
@@ -88,7 +89,7 @@ bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b)
 class TestSearch : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     // ----------------------------------------------------------------------------------
     // The annealing math.
 
@@ -172,7 +173,8 @@ private slots:
             QVERIFY(x >= 0 && x < 6);
             ++hist[size_t(x)];
         }
-        for (int h : hist) QVERIFY(h > 9400 && h < 10600); // 10000 +- ~6 sigma
+        for (int h : hist)
+            QVERIFY(h > 9400 && h < 10600); // 10000 +- ~6 sigma
         for (int i = 0; i < 1000; ++i) {
             const double u = randUnit(a);
             QVERIFY(u >= 0 && u < 1);
@@ -212,9 +214,11 @@ private slots:
             if (!r) continue;
             const RATree& n = *r;
             if (auto e = validateStructure(n, net, batch))
-                QFAIL(qPrintable(QString("step %1 (%2): %3").arg(step).arg(toString(o)).arg(e->c_str())));
+                QFAIL(qPrintable(
+                    QString("step %1 (%2): %3").arg(step).arg(toString(o)).arg(e->c_str())));
             if (pinnedSubtrees(n, net) != pins)
-                QFAIL(qPrintable(QString("step %1 (%2) changed a pinned subtree").arg(step).arg(toString(o))));
+                QFAIL(qPrintable(
+                    QString("step %1 (%2) changed a pinned subtree").arg(step).arg(toString(o))));
             if (o == tested) {
                 ++applied;
                 switch (o) {
@@ -293,7 +297,8 @@ private slots:
         QCOMPARE(t->node(t->root).type, NodeType::T);
         QCOMPARE(int(t->node(t->root).children.size()), int(net.layers.size()));
         std::vector<int> order(net.layers.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = int(i);
         QCOMPARE(t->leavesInOrder(), order);
         EvalOptions opt;
         QVERIFY(evaluate(net, hw, *t, 8, opt).valid);
@@ -396,7 +401,8 @@ private slots:
         QCOMPARE(r->iterations, std::llround(6.0 * double(net.layers.size())));
         EvalOptions opt;
         opt.objective = c.objective;
-        const Evaluation start = evaluate(net, hw, *defaultInitialTree(net, hw, SearchMode::Set, 8, c.objective), 8, opt);
+        const Evaluation start = evaluate(
+            net, hw, *defaultInitialTree(net, hw, SearchMode::Set, 8, c.objective), 8, opt);
         QCOMPARE(r->initialEval.cost, start.cost);
         QVERIFY(r->best.valid);
         QVERIFY(r->best.cost <= start.cost);
@@ -458,7 +464,8 @@ private slots:
         CHECK_OK(r);
         QCOMPARE(int(pinnedSubtrees(r->initialTree, net).size()), 3);
         QCOMPARE(pinnedSubtrees(r->bestTree, net), pinnedSubtrees(r->initialTree, net));
-        for (const auto& ch : r->chains) QCOMPARE(pinnedSubtrees(ch.best, net), pinnedSubtrees(r->initialTree, net));
+        for (const auto& ch : r->chains)
+            QCOMPARE(pinnedSubtrees(ch.best, net), pinnedSubtrees(r->initialTree, net));
 
         c.pinned = {"/999"};
         auto bad = runSearch(net, edge(), c);
@@ -502,22 +509,23 @@ private slots:
         std::stop_source stop;
         std::atomic<int> calls{0}, finals{0};
         std::atomic<bool> sane{true};
-        auto r = runSearch(net, edge(), c,
-                           [&](const Progress& p) {
-                               if (p.final) ++finals;
-                               if (p.iteration > p.total || p.bestCost <= 0 ||
-                                   p.temperature < 0 || p.temperature > c.t0 ||
-                                   p.acceptanceRate < 0 || p.acceptanceRate > 1)
-                                   sane = false;
-                               if (++calls == 5) stop.request_stop();
-                           },
-                           stop.get_token());
+        auto r = runSearch(
+            net, edge(), c,
+            [&](const Progress& p) {
+                if (p.final) ++finals;
+                if (p.iteration > p.total || p.bestCost <= 0 || p.temperature < 0 ||
+                    p.temperature > c.t0 || p.acceptanceRate < 0 || p.acceptanceRate > 1)
+                    sane = false;
+                if (++calls == 5) stop.request_stop();
+            },
+            stop.get_token());
         CHECK_OK(r);
         QVERIFY(r->stopped);
         QCOMPARE(finals.load(), 1);
         QVERIFY(calls >= 5);
         QVERIFY(sane.load());
-        for (const auto& ch : r->chains) QVERIFY(ch.iterations < c.iterations);
+        for (const auto& ch : r->chains)
+            QVERIFY(ch.iterations < c.iterations);
         QVERIFY(r->best.valid);
     }
 
@@ -599,7 +607,8 @@ private slots:
         QCOMPARE(one->leavesInOrder(), RATree::layerSequential(net, 8).leavesInOrder());
         for (int c : one->node(one->root).children)
             if (one->node(c).isCut())
-                for (int g : one->node(c).children) QVERIFY(!one->node(g).isCut());
+                for (int g : one->node(c).children)
+                    QVERIFY(!one->node(g).isCut());
         // The DP's candidates include the layer-sequential tree and every round is
         // evaluated whole, so it is never worse than that start.
         EvalContext ctx(net, hw);
@@ -650,7 +659,8 @@ private slots:
         std::vector<SearchResult> done;
         for (SearchMode m : compareModes()) {
             std::vector<const SearchResult*> earlier;
-            for (const auto& r : done) earlier.push_back(&r);
+            for (const auto& r : done)
+                earlier.push_back(&r);
             const SearchConfig c = compareConfig(base, m, earlier);
             if (m == SearchMode::Set) {
                 QCOMPARE(c.seedTrees.size(), done.size());
@@ -664,11 +674,13 @@ private slots:
         }
         QCOMPARE(done.size(), size_t(4));
         const double sa = done.back().best.cost;
-        for (size_t i = 0; i + 1 < done.size(); ++i) QVERIFY(sa <= done[i].best.cost);
+        for (size_t i = 0; i + 1 < done.size(); ++i)
+            QVERIFY(sa <= done[i].best.cost);
         // Chain 0 anneals from the plain start; chain 1 holds the best seed, so it alone is
         // never worse than the baselines.
         QCOMPARE(done.back().chains[0].start, std::string("start"));
-        for (size_t i = 0; i + 1 < done.size(); ++i) QVERIFY(done.back().chains[1].bestEval.cost <= done[i].best.cost);
+        for (size_t i = 0; i + 1 < done.size(); ++i)
+            QVERIFY(done.back().chains[1].bestEval.cost <= done[i].best.cost);
         QCOMPARE(done.back().iterationsRun, base.iterations * base.chains);
     }
 
@@ -708,7 +720,8 @@ private slots:
             CHECK_OK(t);
             QVERIFY(one->best.cost <= evaluate(ctx, *t, 8, opt).cost);
         }
-        for (const auto& ch : one->chains) QVERIFY(one->best.cost <= ch.bestEval.cost);
+        for (const auto& ch : one->chains)
+            QVERIFY(one->best.cost <= ch.bestEval.cost);
         // Phases end before the next begins: two threads give the same result.
         c.threads = 2;
         auto two = runSearch(net, hw, c);
@@ -721,7 +734,8 @@ private slots:
         auto plain = runSearch(net, hw, c);
         CHECK_OK(plain);
         QCOMPARE(plain->chains.size(), size_t(2));
-        for (const auto& ch : plain->chains) QCOMPARE(ch.start, std::string("start"));
+        for (const auto& ch : plain->chains)
+            QCOMPARE(ch.start, std::string("start"));
     }
 
     void timeBudgetRecordsWhatRan() {
@@ -742,7 +756,8 @@ private slots:
         QVERIFY(r->iterationsRun > 0);
         QCOMPARE(r->iterations, std::max(1LL, r->iterationsRun / c.chains)); // replayable length
         long long sum = 0;
-        for (const auto& ch : r->chains) sum += ch.iterations;
+        for (const auto& ch : r->chains)
+            sum += ch.iterations;
         QCOMPARE(sum, r->iterationsRun);
         QVERIFY(!seen.empty());
         QVERIFY(seen.back().final);

@@ -1,11 +1,11 @@
 // The instruction-level simulator: hand-derived replays (DRAM and link bandwidth, stage
 // overlap), validation of malformed programs through the CLI (clear one-line message,
 // exit 1), and export-instructions -> simulate end to end.
+#include "clirunner.h"
 #include "codegen/program.h"
 #include "hw/mesh.h"
 #include "sim/simulator.h"
 
-#include "clirunner.h"
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -17,7 +17,9 @@ const QString kPrograms = QString(TILESCOPE_TESTDATA) + "/programs/";
 
 using Run = test::CliRun;
 
-Run cli(const QStringList& args) { return test::runCli(args); }
+Run cli(const QStringList& args) {
+    return test::runCli(args);
+}
 
 Hardware testchip() {
     Hardware hw;
@@ -25,8 +27,8 @@ Hardware testchip() {
     return hw;
 }
 
-Instruction make(std::uint32_t id, Op op, int tile, int src, int dst, std::uint64_t bytes, std::uint32_t stages,
-                 std::uint64_t cycles = 0, std::vector<Dep> deps = {}) {
+Instruction make(std::uint32_t id, Op op, int tile, int src, int dst, std::uint64_t bytes,
+                 std::uint32_t stages, std::uint64_t cycles = 0, std::vector<Dep> deps = {}) {
     Instruction i;
     i.id = id;
     i.op = op;
@@ -52,7 +54,8 @@ Program onTiles(const Hardware& hw, std::vector<std::pair<int, std::vector<Instr
     const Mesh mesh(hw);
     Program p;
     p.layers = {"l"};
-    for (auto& [t, ins] : tiles) p.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), std::move(ins)});
+    for (auto& [t, ins] : tiles)
+        p.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), std::move(ins)});
     return p;
 }
 
@@ -72,7 +75,7 @@ Cycles startOf(const SimResult& r, std::uint32_t id) {
 
 class TestSimulator : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void loadThenCompute();
     void dramIsShared();
     void sendOverOneLink();
@@ -117,7 +120,8 @@ void TestSimulator::loadThenCompute() {
 // 1600 / 4 = 400 cycles in all (not 200 as two private interfaces would give).
 void TestSimulator::dramIsShared() {
     const Hardware hw = testchip();
-    Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 800, 1)}, {make(2, Op::Load, 1, kDram, 1, 800, 1)});
+    Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 800, 1)},
+                         {make(2, Op::Load, 1, kDram, 1, 800, 1)});
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
     QCOMPARE(r.delay, 400.0);
@@ -128,7 +132,8 @@ void TestSimulator::dramIsShared() {
 void TestSimulator::sendOverOneLink() {
     const Hardware hw = testchip();
     Program p = twoTiles({make(1, Op::Send, 0, 0, 1, 2400, 1)},
-                         {make(2, Op::Load, 1, 0, 1, 2400, 1, 0, {{1, 1}}), make(3, Op::Store, 1, 1, kDram, 400, 1, 0, {{2, 1}})});
+                         {make(2, Op::Load, 1, 0, 1, 2400, 1, 0, {{1, 1}}),
+                          make(3, Op::Store, 1, 1, kDram, 400, 1, 0, {{2, 1}})});
     QVERIFY(!validateProgram(p, hw, "t"));
     const SimResult r = simulate(p, hw);
     QCOMPARE(r.delay, 200.0);
@@ -140,7 +145,8 @@ void TestSimulator::sendOverOneLink() {
     QCOMPARE(r.linkBytes[size_t(mesh.outLink(0, East))], 2400.0);
     QCOMPARE(r.linkBytes[size_t(mesh.outLink(1, East))], 400.0);
     double sum = 0;
-    for (double b : r.linkBytes) sum += b;
+    for (double b : r.linkBytes)
+        sum += b;
     QCOMPARE(sum, r.nocHopBytes);
     QCOMPARE(r.dramSideBytes[East], 400.0);
     QCOMPARE(r.dramSideBytes[West], 0.0);
@@ -178,8 +184,9 @@ void TestSimulator::sendReadByCompute() {
 void TestSimulator::loadsInFlightHideLatency() {
     Hardware hw = testchip();
     hw.dramLatencyCycles = 200;
-    const Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 100, 1), make(2, Op::Load, 0, kDram, 0, 100, 1),
-                                make(3, Op::Load, 0, kDram, 0, 100, 1), make(4, Op::Load, 0, kDram, 0, 100, 1)});
+    const Program p =
+        twoTiles({make(1, Op::Load, 0, kDram, 0, 100, 1), make(2, Op::Load, 0, kDram, 0, 100, 1),
+                  make(3, Op::Load, 0, kDram, 0, 100, 1), make(4, Op::Load, 0, kDram, 0, 100, 1)});
     QVERIFY(!validateProgram(p, hw, "t"));
     hw.maxOutstandingLoads = 1;
     SimResult r = simulate(p, hw);
@@ -225,7 +232,8 @@ void TestSimulator::cloudPortLinksInParallel() {
     QVERIFY(!validateProgram(p, hw, "t"));
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
-    for (std::uint32_t id : {1u, 2u, 3u}) QCOMPARE(endOf(r, id), 32768.0);
+    for (std::uint32_t id : {1u, 2u, 3u})
+        QCOMPARE(endOf(r, id), 32768.0);
     QCOMPARE(r.delay, 32768.0);
     QVERIFY(std::abs(r.dramBusy - 16384.0) < 1e-6);
     QCOMPARE(r.linkBytes[size_t(mesh.portInLink(mesh.tileId(0, 1), West))], double(bytes));
@@ -254,9 +262,11 @@ void TestSimulator::linkIsShared() {
     hw.dramBytesPerCycle = 1e6;
     Instruction x = make(1, Op::Send, 0, 0, 1, 2400, 1);
     x.buffers = {{1, 0, 2400, true}};
-    const Program p = onTiles(hw, {{0, {x}},
-                                   {1, {make(2, Op::Load, 1, kDram, 1, 240, 1), make(3, Op::Load, 1, kDram, 1, 2400, 1),
-                                        make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{1, 1}})}}});
+    const Program p = onTiles(
+        hw, {{0, {x}},
+             {1,
+              {make(2, Op::Load, 1, kDram, 1, 240, 1), make(3, Op::Load, 1, kDram, 1, 2400, 1),
+               make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{1, 1}})}}});
     QVERIFY(!validateProgram(p, hw, "t"));
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
@@ -271,8 +281,9 @@ void TestSimulator::linksAndDramAreIndependent() {
     Instruction x = make(1, Op::Send, 0, 0, 1, 2400, 1);
     x.buffers = {{1, 0, 2400, true}};
     const Program p = onTiles(hw, {{0, {x}},
-                                   {1, {make(2, Op::Load, 1, kDram, 1, 400, 1),
-                                        make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{1, 1}})}},
+                                   {1,
+                                    {make(2, Op::Load, 1, kDram, 1, 400, 1),
+                                     make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{1, 1}})}},
                                    {2, {make(3, Op::Load, 2, kDram, 2, 400, 1)}}});
     QVERIFY(!validateProgram(p, hw, "t"));
     const SimResult r = simulate(p, hw);
@@ -303,7 +314,8 @@ void TestSimulator::dramPortLimit() {
     QCOMPARE(mesh.dramSidesOf({0, 2}), std::vector<Dir>{West});
     QCOMPARE(mesh.dramSidesOf({1, 0, 3}), (std::vector<Dir>{East, West}));
     auto stores = [&](int a, int b) {
-        return onTiles(hw, {{a, {make(1, Op::Store, a, a, kDram, 400, 1)}}, {b, {make(2, Op::Store, b, b, kDram, 400, 1)}}});
+        return onTiles(hw, {{a, {make(1, Op::Store, a, a, kDram, 400, 1)}},
+                            {b, {make(2, Op::Store, b, b, kDram, 400, 1)}}});
     };
     SimResult r = simulate(stores(0, 2), hw);
     QCOMPARE(endOf(r, 1), 100.0);
@@ -338,7 +350,8 @@ void TestSimulator::dramPortLimit() {
 void TestSimulator::storeIsPosted() {
     Hardware hw = testchip();
     hw.dramLatencyCycles = 200;
-    const Program p = twoTiles({make(1, Op::Store, 0, 0, kDram, 400, 1), make(2, Op::Load, 0, kDram, 0, 400, 1, 0, {{1, 1}})});
+    const Program p = twoTiles({make(1, Op::Store, 0, 0, kDram, 400, 1),
+                                make(2, Op::Load, 0, kDram, 0, 400, 1, 0, {{1, 1}})});
     QVERIFY(!validateProgram(p, hw, "t"));
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
@@ -350,12 +363,14 @@ void TestSimulator::storeIsPosted() {
 void TestSimulator::validationApi() {
     const Hardware hw = testchip();
     // A dependency on a later instruction of the same in-order queue is a deadlock.
-    Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 64, 1, 0, {{2, 1}}), make(2, Op::Load, 0, kDram, 0, 64, 1)});
+    Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 64, 1, 0, {{2, 1}}),
+                          make(2, Op::Load, 0, kDram, 0, 64, 1)});
     auto e = validateProgram(p, hw, "q.json");
     QVERIFY(e);
     QVERIFY2(e->message.find("cycle") != std::string::npos, e->message.c_str());
     // A stage beyond the producer's count.
-    p = twoTiles({make(1, Op::Load, 0, kDram, 0, 64, 2), make(2, Op::Compute, 0, 0, 0, 0, 1, 5, {{1, 3}})});
+    p = twoTiles(
+        {make(1, Op::Load, 0, kDram, 0, 64, 2), make(2, Op::Compute, 0, 0, 0, 0, 1, 5, {{1, 3}})});
     e = validateProgram(p, hw, "s.json");
     QVERIFY(e);
     QVERIFY(e->message.find("instruction 2") != std::string::npos);
@@ -370,11 +385,21 @@ void TestSimulator::malformedPrograms_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("id");
     QTest::addColumn<QString>("reason");
-    QTest::newRow("missing dependency") << "missing_dependency.json" << "instruction 2" << "missing dependency target 99";
-    QTest::newRow("cycle") << "dependency_cycle.json" << "instruction " << "dependency cycle";
-    QTest::newRow("over capacity") << "over_capacity.json" << "instruction 1" << "buffer over capacity";
-    QTest::newRow("send without consumer") << "send_without_consumer.json" << "instruction 3" << "SEND without a consumer";
-    QTest::newRow("garbage binary") << "garbage.bin" << "" << "checksum mismatch";
+    QTest::newRow("missing dependency") << "missing_dependency.json"
+                                        << "instruction 2"
+                                        << "missing dependency target 99";
+    QTest::newRow("cycle") << "dependency_cycle.json"
+                           << "instruction "
+                           << "dependency cycle";
+    QTest::newRow("over capacity") << "over_capacity.json"
+                                   << "instruction 1"
+                                   << "buffer over capacity";
+    QTest::newRow("send without consumer") << "send_without_consumer.json"
+                                           << "instruction 3"
+                                           << "SEND without a consumer";
+    QTest::newRow("garbage binary") << "garbage.bin"
+                                    << ""
+                                    << "checksum mismatch";
 }
 
 void TestSimulator::malformedPrograms() {
@@ -416,20 +441,26 @@ void TestSimulator::exportThenSimulate() {
     QCOMPARE(ins.status, 0);
     const auto info = nlohmann::json::parse(ins.out.toStdString());
     std::string text = "T 2/1\n";
-    for (const auto& l : info["layer_list"]) text += "\t" + l["name"].get<std::string>() + " 2\n";
+    for (const auto& l : info["layer_list"])
+        text += "\t" + l["name"].get<std::string>() + " 2\n";
     {
         QFile f(tree);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(text.c_str());
     }
     const QString result = dir.filePath("result.json");
-    QCOMPARE(cli({"evaluate", model, "--hw", "testchip", "--tree", tree, "--batch", "2", "--json", result}).status, 0);
+    QCOMPARE(cli({"evaluate", model, "--hw", "testchip", "--tree", tree, "--batch", "2", "--json",
+                  result})
+                 .status,
+             0);
     const QString out = dir.filePath("prog");
     const Run ex = cli({"export-instructions", result, "--out", out});
     QVERIFY2(ex.status == 0, qPrintable(ex.err));
     for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
         QVERIFY2(QFile::exists(out + "/" + f), f);
-    QVERIFY(QDir(dir.path()).entryList({"prog.tmp-*"}, QDir::AllEntries).isEmpty()); // renamed into place
+    QVERIFY(QDir(dir.path())
+                .entryList({"prog.tmp-*"}, QDir::AllEntries)
+                .isEmpty()); // renamed into place
     const QString simJson = dir.filePath("sim.json");
     const Run sim = cli({"simulate", out, "--json", simJson});
     QVERIFY2(sim.status == 0, qPrintable(sim.err));

@@ -25,7 +25,8 @@ namespace tilescope::fuzz {
 
 // The fixed network the tree targets parse against: the ten-layer residual network of
 // tests/engine/tst_ratree.cpp (smallResNet), so tests/data/trees/ seeds apply as they are.
-inline const char* kSmallResJson = R"({"format": "tilescope-network", "version": 1, "name": "smallres",
+inline const char* kSmallResJson =
+    R"({"format": "tilescope-network", "version": 1, "name": "smallres",
  "inputs": {"input": 3072}, "outputs": ["fc"],
  "layers": [
   {"name": "conv1", "kind": "conv", "op": "Conv", "in": [3, 32, 32], "out": [16, 32, 32],
@@ -54,7 +55,8 @@ inline const Network& smallRes() {
     static const Network net = [] {
         auto r = parseNetworkJson(kSmallResJson, "smallres.json");
         if (!r) {
-            std::fprintf(stderr, "fuzz: the fixed network does not parse: %s\n", r.error().message.c_str());
+            std::fprintf(stderr, "fuzz: the fixed network does not parse: %s\n",
+                         r.error().message.c_str());
             std::abort();
         }
         return std::move(r).value();
@@ -143,7 +145,8 @@ inline bool programBin(const std::string& data) {
         h ^= std::uint8_t(fixed[i]);
         h *= 16777619u;
     }
-    for (int i = 0; i < 4; ++i) fixed[fixed.size() - 4 + size_t(i)] = char((h >> (8 * i)) & 0xff);
+    for (int i = 0; i < 4; ++i)
+        fixed[fixed.size() - 4 + size_t(i)] = char((h >> (8 * i)) & 0xff);
     auto r = decodeProgram(fixed, "fuzz.bin");
     if (!r) return ok;
     // A decoded program encodes back to the same bytes (the encoding is canonical except

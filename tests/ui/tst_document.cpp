@@ -12,13 +12,14 @@ using namespace tilescope::ui;
 
 class TstDocument : public QObject {
     Q_OBJECT
-private:
+  private:
     Document m_doc;
     RATree m_start;
 
     int child(int i) const { return m_doc.tree().node(m_doc.tree().root).children[size_t(i)]; }
     QString layerOf(int node) const {
-        return QString::fromStdString(m_doc.network()->layers[size_t(m_doc.tree().node(node).layer)].name);
+        return QString::fromStdString(
+            m_doc.network()->layers[size_t(m_doc.tree().node(node).layer)].name);
     }
     // Checks that undo restores the start tree and redo brings back `after`.
     void checkUndoRedo(const RATree& after) {
@@ -37,7 +38,7 @@ private:
         QCOMPARE(m_doc.undoStack()->count(), 0);
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QCOMPARE(m_doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
         QVERIFY(m_doc.hasModel());
@@ -143,9 +144,9 @@ private slots:
 
     void refusedEdits() {
         checkRefused(m_doc.dissolve(m_start.root), QString());
-        checkRefused(m_doc.flip(child(0)), QString());          // a leaf is not a cut
+        checkRefused(m_doc.flip(child(0)), QString()); // a leaf is not a cut
         checkRefused(m_doc.stepSubBatch(child(0), +1), QStringLiteral("cut"));
-        checkRefused(m_doc.swapWithNext(child(0)), QString());  // maxpool depends on conv1
+        checkRefused(m_doc.swapWithNext(child(0)), QString()); // maxpool depends on conv1
     }
 
     void refusedBecausePinned() {

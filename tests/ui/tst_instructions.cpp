@@ -29,7 +29,7 @@ using namespace tilescope::ui;
 
 class TstInstructions : public QObject {
     Q_OBJECT
-private:
+  private:
     QTemporaryDir m_dir;
 
     // resnet50 on the 2x2 test chip, batch 2: small enough for a program in seconds.
@@ -48,7 +48,7 @@ private:
         return r->current();
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
@@ -61,7 +61,8 @@ private slots:
         auto run = waitRun(w);
         QVERIFY(run && run->ok());
         ProgramModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setRun(run);
         const Program& p = run->codegen->program;
         QCOMPARE(size_t(model.rowCount()), p.instructionCount());
@@ -85,9 +86,11 @@ private slots:
         model.setLayers({layer});
         model.setFilterToLayers(true);
         size_t expect = 0;
-        for (const Instruction& ins : p.tiles[1].instructions) expect += ins.layer == layer;
+        for (const Instruction& ins : p.tiles[1].instructions)
+            expect += ins.layer == layer;
         QCOMPARE(size_t(model.rowCount()), expect);
-        for (int r = 0; r < model.rowCount(); ++r) QCOMPARE(model.data(model.index(r, 0), ProgramModel::LayerRole).toInt(), layer);
+        for (int r = 0; r < model.rowCount(); ++r)
+            QCOMPARE(model.data(model.index(r, 0), ProgramModel::LayerRole).toInt(), layer);
         model.setTile(ProgramModel::kAllTiles);
         model.setFilterToLayers(false);
         model.setLayers({});
@@ -108,10 +111,12 @@ private slots:
         const QString summary = w.instructionsPanel()->summaryText();
         QVERIFY2(summary.contains(QStringLiteral("deadlock-free")), qPrintable(summary));
         QVERIFY2(summary.contains(QStringLiteral("(+0.000%)")), qPrintable(summary));
-        QVERIFY2(summary.contains(QLocale().toString(qulonglong(run->codegen->program.instructionCount())) +
-                                  QStringLiteral(" instructions")),
+        QVERIFY2(summary.contains(
+                     QLocale().toString(qulonglong(run->codegen->program.instructionCount())) +
+                     QStringLiteral(" instructions")),
                  qPrintable(summary));
-        QCOMPARE(w.instructionsPanel()->tileSelector()->count(), 1 + w.document()->hardware()->tiles());
+        QCOMPARE(w.instructionsPanel()->tileSelector()->count(),
+                 1 + w.document()->hardware()->tiles());
 
         // Nothing changes the tree: nothing is regenerated.
         ProgramRunner* runner = w.programRunner();
@@ -141,10 +146,15 @@ private slots:
         off.fine.delay = off.evaluatorDelay * 1.30;
         QVERIFY(!InstructionsPanel::summarize(agree).contains(QStringLiteral("WARNING")));
         const QString warn = InstructionsPanel::summarize(off);
-        QVERIFY2(warn.contains(QStringLiteral("WARNING")) && warn.contains(QStringLiteral("ratio 1.300")), qPrintable(warn));
-        const QString m1 = MetricsPanel::simulatedFigure(agree), m2 = MetricsPanel::simulatedFigure(off);
-        QVERIFY2(m1.contains(QStringLiteral("1.100x")) && !m1.contains(QStringLiteral("apart")), qPrintable(m1));
-        QVERIFY2(m2.contains(QStringLiteral("1.300x")) && m2.contains(QStringLiteral("more than 15% apart")) &&
+        QVERIFY2(warn.contains(QStringLiteral("WARNING")) &&
+                     warn.contains(QStringLiteral("ratio 1.300")),
+                 qPrintable(warn));
+        const QString m1 = MetricsPanel::simulatedFigure(agree),
+                      m2 = MetricsPanel::simulatedFigure(off);
+        QVERIFY2(m1.contains(QStringLiteral("1.100x")) && !m1.contains(QStringLiteral("apart")),
+                 qPrintable(m1));
+        QVERIFY2(m2.contains(QStringLiteral("1.300x")) &&
+                     m2.contains(QStringLiteral("more than 15% apart")) &&
                      m2.contains(QString::number(off.evaluatorDelay, 'g', 4)),
                  qPrintable(m2));
         // The live panel shows the current run's figure.
@@ -168,14 +178,16 @@ private slots:
         sel->select(leaf, QString::fromStdString(tree.pathOf(leaf)));
         int highlighted = 0;
         for (int r = 0; r < model->rowCount(); ++r) {
-            const bool mine = model->data(model->index(r, 0), ProgramModel::LayerRole).toInt() == layer;
+            const bool mine =
+                model->data(model->index(r, 0), ProgramModel::LayerRole).toInt() == layer;
             QCOMPARE(model->isHighlighted(r), mine);
             highlighted += mine;
         }
         QVERIFY(highlighted > 0);
         // A cut: every layer under it.
         sel->select(tree.root, QString::fromStdString(tree.pathOf(tree.root)));
-        for (int r = 0; r < model->rowCount(); r += 97) QVERIFY(model->isHighlighted(r));
+        for (int r = 0; r < model->rowCount(); r += 97)
+            QVERIFY(model->isHighlighted(r));
         panel->filterBox()->setChecked(true);
         QCOMPARE(size_t(model->rowCount()), run->codegen->program.instructionCount());
         sel->select(leaf, QString::fromStdString(tree.pathOf(leaf)));
@@ -215,7 +227,8 @@ private slots:
         QVERIFY(prog);
         // The same tree gives the same program as the panel's.
         QCOMPARE(prog->instructionCount(), run->codegen->program.instructionCount());
-        QVERIFY(done.at(0).at(1).toString().contains(QLocale().toString(qulonglong(prog->instructionCount()))));
+        QVERIFY(done.at(0).at(1).toString().contains(
+            QLocale().toString(qulonglong(prog->instructionCount()))));
 
         // A folder that cannot be made (its parent is a file): one-line error, nothing written.
         const QString blocker = m_dir.filePath(QStringLiteral("afile"));
@@ -224,7 +237,8 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("not a folder");
         }
-        const QStringList before = QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
+        const QStringList before =
+            QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
         w.exportForTestChip(blocker + QStringLiteral("/chip"));
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
         QVERIFY(!done.at(1).at(0).toBool());
@@ -232,7 +246,9 @@ private slots:
         QVERIFY(!err.isEmpty());
         QVERIFY2(!err.contains(QLatin1Char('\n')), qPrintable(err));
         QCOMPARE(w.lastError(), err);
-        QCOMPARE(QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), before);
+        QCOMPARE(
+            QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+            before);
         QVERIFY(QFileInfo(blocker).isFile());
         QCOMPARE(QFileInfo(blocker).size(), qint64(12));
     }

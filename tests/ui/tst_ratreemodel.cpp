@@ -14,11 +14,12 @@ using namespace tilescope::ui;
 
 class TstRATreeModel : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void testerThroughEdits() {
         Document doc;
         RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
         QCOMPARE(model.rowCount(), 1);
@@ -27,10 +28,12 @@ private slots:
         QCOMPARE(root.data().toString(), QStringLiteral("T cut"));
         QCOMPARE(model.index(0, RATreeModel::Layers).data().toInt(), 72);
         QCOMPARE(model.index(0, 0, root).data().toString(), QStringLiteral("/conv1/Conv"));
-        QCOMPARE(model.index(0, 0, root).data(RATreeModel::NodePathRole).toString(), QStringLiteral("/0"));
+        QCOMPARE(model.index(0, 0, root).data(RATreeModel::NodePathRole).toString(),
+                 QStringLiteral("/0"));
         QVERIFY(!model.index(0, 0, root).data(Qt::DecorationRole).value<QIcon>().isNull());
         // Root tile group: all 16 tiles of the edge mesh.
-        QVERIFY(model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("16:")));
+        QVERIFY(
+            model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("16:")));
         QVERIFY(!model.index(0, RATreeModel::Time).data().toString().isEmpty());
 
         QCOMPARE(doc.wrap(doc.tree().root, 1, 2, NodeType::S), QString());
@@ -44,26 +47,31 @@ private slots:
         doc.undoStack()->undo();
         doc.undoStack()->redo();
         QCOMPARE(doc.openHardware(QStringLiteral("cloud")), QString());
-        QVERIFY(model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("144:")));
+        QVERIFY(
+            model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("144:")));
     }
 
     void pinnedCheckBoxGoesThroughDocument() {
         Document doc;
         RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
         const QModelIndex pin = model.index(3, RATreeModel::Pinned, model.index(0, 0));
         QCOMPARE(pin.data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
         QVERIFY(model.setData(pin, Qt::Checked, Qt::CheckStateRole));
         QVERIFY(doc.tree().node(doc.tree().nodeAtPath("/3")).pinned);
-        QCOMPARE(model.index(3, RATreeModel::Pinned, model.index(0, 0)).data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+        QCOMPARE(
+            model.index(3, RATreeModel::Pinned, model.index(0, 0)).data(Qt::CheckStateRole).toInt(),
+            int(Qt::Checked));
         QCOMPARE(doc.undoStack()->count(), 1);
     }
 
     void invalidNodeMarkedRed() {
         Document doc;
         RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(doc.openHardware(QStringLiteral("testchip")), QString());
         QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
         // Five concurrent children on a 4-tile chip cannot each get a tile.
@@ -74,7 +82,9 @@ private slots:
         const QModelIndex i = model.indexOfNode(bad);
         QVERIFY(i.isValid());
         QCOMPARE(i.data(Qt::ForegroundRole).value<QBrush>().color(), QColor(0xc6, 0x28, 0x28));
-        QVERIFY(i.data(Qt::ToolTipRole).toString().contains(QString::fromStdString(doc.evaluation()->reason)));
+        QVERIFY(i.data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QString::fromStdString(doc.evaluation()->reason)));
         // A valid node is not marked.
         QVERIFY(!model.index(0, 0, model.index(0, 0)).data(Qt::ForegroundRole).isValid());
     }
@@ -82,7 +92,8 @@ private slots:
     void dropMovesThroughDocument() {
         Document doc;
         RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
         QCOMPARE(doc.wrap(doc.tree().root, 1, 2, NodeType::S), QString());
         const QModelIndex root = model.index(0, 0);
@@ -98,7 +109,8 @@ private slots:
         QCOMPARE(int(doc.tree().node(doc.tree().nodeAtPath("/0")).children.size()), 3);
         // Dropping maxpool after its consumers is refused and changes nothing.
         const RATree before = doc.tree();
-        std::unique_ptr<QMimeData> md2(model.mimeData({model.index(1, 0, model.index(0, 0, model.index(0, 0)))}));
+        std::unique_ptr<QMimeData> md2(
+            model.mimeData({model.index(1, 0, model.index(0, 0, model.index(0, 0)))}));
         model.dropMimeData(md2.get(), Qt::MoveAction, -1, 0, model.index(0, 0));
         QVERIFY(doc.tree() == before);
     }

@@ -11,30 +11,34 @@
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDir>
-#include <QMessageBox>
-#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QMessageBox>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 using namespace tilescope;
 using namespace tilescope::ui;
 
 namespace {
 // The GUI binary sits next to the command-line tool in the build tree.
-QString guiBinary() { return QFileInfo(QStringLiteral(TILESCOPE_CLI)).dir().filePath(QStringLiteral("tilescope")); }
+QString guiBinary() {
+    return QFileInfo(QStringLiteral(TILESCOPE_CLI)).dir().filePath(QStringLiteral("tilescope"));
+}
 const char* kModel = TILESCOPE_SAMPLES "/models/resnet50.onnx";
 } // namespace
 
 class TstRecovery : public QObject {
     Q_OBJECT
-private:
+  private:
     QTemporaryDir m_dir;
     QString m_recoveryDir;
-    QString recoveryFile() const { return QDir(m_recoveryDir).filePath(QStringLiteral("recovery.tilescope.json")); }
+    QString recoveryFile() const {
+        return QDir(m_recoveryDir).filePath(QStringLiteral("recovery.tilescope.json"));
+    }
 
     static void openSmall(MainWindow& w) {
         w.setInteractive(false);
@@ -43,7 +47,7 @@ private:
         QVERIFY2(w.openModel(QString::fromLatin1(kModel)), qPrintable(w.lastError()));
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
@@ -182,7 +186,8 @@ private slots:
             Document* doc = w.document();
             QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
             treeText = treeToText(doc->tree(), *doc->network());
-            QVERIFY(treeText != treeToText(RATree::layerSequential(*doc->network(), 4), *doc->network()));
+            QVERIFY(treeText !=
+                    treeToText(RATree::layerSequential(*doc->network(), 4), *doc->network()));
         }
         const QString treeFile = m_dir.filePath(QStringLiteral("edited.tree"));
         {
@@ -199,10 +204,12 @@ private slots:
         QProcess app;
         app.setProcessEnvironment(env);
         app.setProcessChannelMode(QProcess::MergedChannels);
-        app.start(guiBinary(), {QString::fromLatin1(kModel), QStringLiteral("--hw"), QStringLiteral("testchip"),
-                                QStringLiteral("--batch"), QStringLiteral("4"), QStringLiteral("--tree"), treeFile});
+        app.start(guiBinary(), {QString::fromLatin1(kModel), QStringLiteral("--hw"),
+                                QStringLiteral("testchip"), QStringLiteral("--batch"),
+                                QStringLiteral("4"), QStringLiteral("--tree"), treeFile});
         QVERIFY(app.waitForStarted(10000));
-        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()) || app.state() == QProcess::NotRunning, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            QFile::exists(recoveryFile()) || app.state() == QProcess::NotRunning, 30000);
         QVERIFY2(app.state() == QProcess::Running, app.readAll().constData());
         app.kill(); // SIGKILL: no close event, no destructor
         QVERIFY(app.waitForFinished(10000));
@@ -223,9 +230,10 @@ private slots:
         again.start(guiBinary(), {});
         QVERIFY(again.waitForStarted(10000));
         QByteArray log;
-        QTRY_VERIFY_WITH_TIMEOUT((log += again.readAll()).contains("restored the unsaved session") ||
-                                     again.state() == QProcess::NotRunning,
-                                 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (log += again.readAll()).contains("restored the unsaved session") ||
+                again.state() == QProcess::NotRunning,
+            30000);
         QVERIFY2(log.contains("restored the unsaved session"), log.constData());
         again.kill();
         again.waitForFinished(10000);

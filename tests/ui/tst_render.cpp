@@ -15,10 +15,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
-#include <qcustomplot.h>
-
 #include <nlohmann/json.hpp>
-
+#include <qcustomplot.h>
 #include <set>
 
 using namespace tilescope;
@@ -51,11 +49,11 @@ QByteArray head(const QString& path, int n) {
 
 class TstRender : public QObject {
     Q_OBJECT
-private:
+  private:
     std::unique_ptr<MainWindow> m_w;
     QTemporaryDir m_dir;
 
-private slots:
+  private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         m_w = std::make_unique<MainWindow>();
@@ -72,12 +70,17 @@ private slots:
         QCustomPlot* plot = m_w->stGraph()->plot();
         plot->replot();
         const QImage img = m_w->grab().toImage();
-        const QRect st(plot->mapTo(m_w.get(), plot->axisRect()->rect().topLeft()), plot->axisRect()->rect().size());
-        const Ink stInk = inkIn(img, st.adjusted(2, 2, -2, -2), plot->background().isNull() ? qRgb(255, 255, 255) : qRgb(255, 255, 255));
+        const QRect st(plot->mapTo(m_w.get(), plot->axisRect()->rect().topLeft()),
+                       plot->axisRect()->rect().size());
+        const Ink stInk =
+            inkIn(img, st.adjusted(2, 2, -2, -2),
+                  plot->background().isNull() ? qRgb(255, 255, 255) : qRgb(255, 255, 255));
         // Layer-sequential ResNet-50 fills the whole tile x time plane with 72 layer colours.
         QVERIFY2(stInk.fraction > 0.6, qPrintable(QString::number(stInk.fraction)));
         QVERIFY2(stInk.colours >= 8, qPrintable(QString::number(stInk.colours)));
-        QVERIFY(m_w->stGraph()->plottable()->lastDrawStats().drawn + m_w->stGraph()->plottable()->lastDrawStats().merged > 0);
+        QVERIFY(m_w->stGraph()->plottable()->lastDrawStats().drawn +
+                    m_w->stGraph()->plottable()->lastDrawStats().merged >
+                0);
 
         NocHeatmapView* heat = m_w->heatmap();
         const QRect hr(heat->mapTo(m_w.get(), QPoint(0, 0)), heat->size());
@@ -86,7 +89,8 @@ private slots:
         QVERIFY2(heatInk.fraction > 0.1, qPrintable(QString::number(heatInk.fraction)));
         QVERIFY2(heatInk.colours >= 6, qPrintable(QString::number(heatInk.colours)));
         // Every tile of the layer-sequential schedule works during the whole run.
-        for (int t = 0; t < 16; ++t) QVERIFY(heat->tileBusy(t) > 0.5);
+        for (int t = 0; t < 16; ++t)
+            QVERIFY(heat->tileBusy(t) > 0.5);
     }
 
     void selectionHighlightsAndFilters() {
@@ -107,7 +111,8 @@ private slots:
         heat->setFilterToSelection(false);
         heat->setShowUtilisation(true);
         double maxUtil = 0;
-        for (int l = 0; l < 16 * 8; ++l) maxUtil = std::max(maxUtil, heat->linkValue(l));
+        for (int l = 0; l < 16 * 8; ++l)
+            maxUtil = std::max(maxUtil, heat->linkValue(l));
         QVERIFY(maxUtil > 0 && maxUtil <= 1.0 + 1e-9);
         heat->setShowUtilisation(false);
         m_w->selection()->clear();
@@ -120,10 +125,17 @@ private slots:
             QByteArray magic;
         };
         const Case cases[] = {
-            {"st", "st.png", "\x89PNG"},        {"st", "st.svg", "<?xml"},   {"st", "st.pdf", "%PDF"},
-            {"heatmap", "h.png", "\x89PNG"},    {"heatmap", "h.svg", "<?xml"}, {"heatmap", "h.pdf", "%PDF"},
-            {"html", "r.html", "<!DOCTYPE html>"}, {"json", "r.json", "{"},  {"tree-text", "t.tree", "T "},
-            {"tree-json", "t.json", "{"},       {"trace", "trace.json", "{"},
+            {"st", "st.png", "\x89PNG"},
+            {"st", "st.svg", "<?xml"},
+            {"st", "st.pdf", "%PDF"},
+            {"heatmap", "h.png", "\x89PNG"},
+            {"heatmap", "h.svg", "<?xml"},
+            {"heatmap", "h.pdf", "%PDF"},
+            {"html", "r.html", "<!DOCTYPE html>"},
+            {"json", "r.json", "{"},
+            {"tree-text", "t.tree", "T "},
+            {"tree-json", "t.json", "{"},
+            {"trace", "trace.json", "{"},
         };
         for (const Case& c : cases) {
             const QString p = m_dir.filePath(QString::fromLatin1(c.file));
@@ -131,7 +143,8 @@ private slots:
             QVERIFY2(head(p, c.magic.size()) == c.magic, c.file);
         }
         // No temporary files left behind by the atomic writes.
-        for (const QString& f : QDir(m_dir.path()).entryList(QDir::Files)) QVERIFY2(!f.contains(QLatin1String(".tmp-")), qPrintable(f));
+        for (const QString& f : QDir(m_dir.path()).entryList(QDir::Files))
+            QVERIFY2(!f.contains(QLatin1String(".tmp-")), qPrintable(f));
 
         // The trace: one track per tile, complete events in microseconds (1 GHz: cycles/1000).
         QFile f(m_dir.filePath(QStringLiteral("trace.json")));
@@ -149,7 +162,8 @@ private slots:
         }
         QCOMPARE(int(tids.size()), 16);
         long long expected = 0;
-        for (const auto& iv : e.intervals) expected += iv.tileCount;
+        for (const auto& iv : e.intervals)
+            expected += iv.tileCount;
         QCOMPARE(complete, int(expected));
         QVERIFY(std::abs(maxEnd - e.delay / 1000.0) < 1e-6 * e.delay);
 
@@ -165,7 +179,8 @@ private slots:
         const QString p = QStringLiteral("/nonexistent-tilescope-dir/out.png");
         QVERIFY(!m_w->exportTo(QStringLiteral("st"), p));
         QVERIFY2(m_w->lastError().contains(p), qPrintable(m_w->lastError()));
-        QVERIFY(!m_w->exportTo(QStringLiteral("trace"), QStringLiteral("/nonexistent-tilescope-dir/t.json")));
+        QVERIFY(!m_w->exportTo(QStringLiteral("trace"),
+                               QStringLiteral("/nonexistent-tilescope-dir/t.json")));
         QVERIFY(!QFile::exists(p));
     }
 

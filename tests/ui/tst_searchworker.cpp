@@ -7,7 +7,6 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
-
 #include <atomic>
 
 using namespace tilescope;
@@ -15,7 +14,7 @@ using namespace tilescope::ui;
 
 class TstSearchWorker : public QObject {
     Q_OBJECT
-private:
+  private:
     QThread m_thread;
     SearchWorker* m_worker = nullptr;
     std::shared_ptr<const Network> m_net;
@@ -42,10 +41,14 @@ private:
             if (stateOf(a) == s) return true;
         return false;
     }
-    static SnapshotPtr snap(const QSignalSpy& spy, qsizetype i) { return spy.at(i).at(0).value<SnapshotPtr>(); }
-    static OutcomePtr outcome(const QSignalSpy& spy, qsizetype i) { return spy.at(i).at(0).value<OutcomePtr>(); }
+    static SnapshotPtr snap(const QSignalSpy& spy, qsizetype i) {
+        return spy.at(i).at(0).value<SnapshotPtr>();
+    }
+    static OutcomePtr outcome(const QSignalSpy& spy, qsizetype i) {
+        return spy.at(i).at(0).value<OutcomePtr>();
+    }
 
-private slots:
+  private slots:
     void initTestCase() {
         auto net = loadModel(TILESCOPE_SAMPLES "/models/resnet50.onnx");
         QVERIFY(net.ok());
@@ -100,7 +103,8 @@ private slots:
         QVERIFY(last->final);
         QCOMPARE(last->iteration, 400);
         QCOMPARE(last->bestCost, o->result.best.cost);
-        for (const auto& a : snaps) QCOMPARE(a.at(0).value<SnapshotPtr>()->generation, r->generation);
+        for (const auto& a : snaps)
+            QCOMPARE(a.at(0).value<SnapshotPtr>()->generation, r->generation);
         QVERIFY(!m_worker->busy());
     }
 
@@ -185,7 +189,8 @@ private slots:
         QVERIFY(pinned.ok());
         const std::string frozen = subtreeToText(*pinned, *m_net, cut);
         m_worker->requestReplaceTree(*pinned);
-        QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Finished) || sawState(states, RunState::Stopped), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            sawState(states, RunState::Finished) || sawState(states, RunState::Stopped), 60000);
         const OutcomePtr last = outcome(outs, outs.count() - 1);
         QVERIFY(last->final);
         if (outs.count() < 2) QSKIP("the run ended before the pin arrived (machine too fast)");
@@ -270,7 +275,8 @@ private slots:
         }
         QCOMPARE(c->rows[2].mode, SearchMode::DpLp);
         // SA (last) was seeded with the others' bests.
-        for (size_t i = 0; i + 1 < c->rows.size(); ++i) QVERIFY(c->rows.back().eval.cost <= c->rows[i].eval.cost);
+        for (size_t i = 0; i + 1 < c->rows.size(); ++i)
+            QVERIFY(c->rows.back().eval.cost <= c->rows[i].eval.cost);
         QTRY_VERIFY(!m_worker->busy());
     }
 };

@@ -16,7 +16,7 @@ using namespace tilescope::ui;
 
 class TstSession : public QObject {
     Q_OBJECT
-private:
+  private:
     QTemporaryDir m_dir;
     QString copyModel(const QString& name) {
         const QString p = m_dir.filePath(name);
@@ -26,7 +26,7 @@ private:
         return p;
     }
 
-private slots:
+  private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
@@ -102,7 +102,8 @@ private slots:
         f.write("x");
         f.close();
         QVERIFY(!b.openSession(path));
-        QVERIFY2(b.lastError().contains(QLatin1String("sha256 mismatch")), qPrintable(b.lastError()));
+        QVERIFY2(b.lastError().contains(QLatin1String("sha256 mismatch")),
+                 qPrintable(b.lastError()));
         QVERIFY(b.lastError().contains(path));
         QVERIFY(b.document()->tree() == before);
         QCOMPARE(b.document()->modelPath(), beforePath);

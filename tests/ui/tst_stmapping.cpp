@@ -12,7 +12,7 @@ using namespace tilescope::ui;
 
 class TstStMapping : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void cyclesToPixels() {
         // 1000 cycles over 500 px starting at x = 100: 0.5 px per cycle.
         const StMapping m(0, 1000, -0.5, 15.5, QRectF(100, 20, 500, 320));
@@ -45,7 +45,7 @@ private slots:
         const QRectF r = m.rectFor(200, 400, 2, 3, 0.0);
         QCOMPARE(r.left(), 200.0);
         QCOMPARE(r.right(), 300.0);
-        QCOMPARE(r.top(), 60.0);   // top of tile 2's band
+        QCOMPARE(r.top(), 60.0);     // top of tile 2's band
         QCOMPARE(r.bottom(), 100.0); // bottom of tile 3's band
         const QRectF inset = m.rectFor(200, 400, 2, 3, 0.1);
         QCOMPARE(inset.top(), 62.0);
@@ -55,7 +55,8 @@ private slots:
         const StMapping m(5, 5, 0, 0, QRectF(0, 0, 100, 100));
         QVERIFY(std::isfinite(m.cycleToX(5)));
         QVERIFY(std::isfinite(m.tileToY(0)));
-        QCOMPARE(StMapping(0, 1, 0, 1, QRectF(0, 0, 1, 1)), StMapping(0, 1, 0, 1, QRectF(0, 0, 1, 1)));
+        QCOMPARE(StMapping(0, 1, 0, 1, QRectF(0, 0, 1, 1)),
+                 StMapping(0, 1, 0, 1, QRectF(0, 0, 1, 1)));
     }
 
     void snakeRuns() {
@@ -96,10 +97,12 @@ private slots:
     }
 
     void labels() {
-        QCOMPARE(shortLayerName(QStringLiteral("/layer1/layer1.0/conv1/Conv")), QStringLiteral("layer1.0/conv1"));
+        QCOMPARE(shortLayerName(QStringLiteral("/layer1/layer1.0/conv1/Conv")),
+                 QStringLiteral("layer1.0/conv1"));
         QCOMPARE(shortLayerName(QStringLiteral("/conv1/Conv")), QStringLiteral("conv1"));
         QCOMPARE(shortLayerName(QStringLiteral("conv1")), QStringLiteral("conv1"));
-        QCOMPARE(shortLayerName(QStringLiteral("/features/features.0/Conv")), QStringLiteral("features.0"));
+        QCOMPARE(shortLayerName(QStringLiteral("/features/features.0/Conv")),
+                 QStringLiteral("features.0"));
         QCOMPARE(rectLabel(QStringLiteral("conv1"), 0, 1), QStringLiteral("conv1[0,1]"));
     }
 };

@@ -18,7 +18,7 @@ using namespace tilescope::ui;
 
 class XvfbTstDragDrop : public QObject {
     Q_OBJECT
-private slots:
+  private slots:
     void dragLeafOntoCut() {
         if (QGuiApplication::platformName() != QLatin1String("xcb"))
             QSKIP("needs the xcb platform (run under xvfb-run with QT_QPA_PLATFORM=xcb)");
@@ -54,7 +54,12 @@ private slots:
         // release are scheduled before, and reach the xcb drag manager from inside it.
         const int dist = QGuiApplication::styleHints()->startDragDistance();
         int stepsRun = 0;
-        auto step = [&](int ms, auto fn) { QTimer::singleShot(ms, vp, [&, fn] { fn(); ++stepsRun; }); };
+        auto step = [&](int ms, auto fn) {
+            QTimer::singleShot(ms, vp, [&, fn] {
+                fn();
+                ++stepsRun;
+            });
+        };
         step(150, [&] { QTest::mouseMove(vp, from + QPoint(0, -dist)); });
         step(300, [&] { QTest::mouseMove(vp, (from + to) / 2); });
         step(450, [&] { QTest::mouseMove(vp, to + QPoint(0, 1)); });
@@ -71,7 +76,8 @@ private slots:
         QCOMPARE(t.node(newCut).type, NodeType::S);
         QCOMPARE(int(t.node(newCut).children.size()), 3);
         const int moved = t.node(newCut).children[2];
-        QCOMPARE(doc.network()->layers[size_t(t.node(moved).layer)].name, std::string("/layer1/layer1.0/conv1/Conv"));
+        QCOMPARE(doc.network()->layers[size_t(t.node(moved).layer)].name,
+                 std::string("/layer1/layer1.0/conv1/Conv"));
         QCOMPARE(doc.undoStack()->count(), 1);
         QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Move"));
         doc.undoStack()->undo();

@@ -6,8 +6,8 @@
 
 namespace tilescope::ui {
 
-AutoSaver::AutoSaver(std::function<std::optional<Error>(const QString&)> save, std::function<bool()> isModified,
-                     QObject* parent)
+AutoSaver::AutoSaver(std::function<std::optional<Error>(const QString&)> save,
+                     std::function<bool()> isModified, QObject* parent)
     : QObject(parent), m_save(std::move(save)), m_isModified(std::move(isModified)) {
     m_timer.setInterval(defaultIntervalMs());
     connect(&m_timer, &QTimer::timeout, this, &AutoSaver::tick);
@@ -30,9 +30,13 @@ QString AutoSaver::recoveryPath() const {
     return QDir(recoveryDir()).filePath(QStringLiteral("recovery.tilescope.json"));
 }
 
-bool AutoSaver::hasRecovery() const { return QFile::exists(recoveryPath()); }
+bool AutoSaver::hasRecovery() const {
+    return QFile::exists(recoveryPath());
+}
 
-void AutoSaver::documentChanged() { m_pending = true; }
+void AutoSaver::documentChanged() {
+    m_pending = true;
+}
 
 bool AutoSaver::tick() {
     if (!m_isModified()) {

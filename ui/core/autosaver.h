@@ -10,7 +10,6 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
-
 #include <functional>
 #include <optional>
 
@@ -18,19 +17,19 @@ namespace tilescope::ui {
 
 class AutoSaver : public QObject {
     Q_OBJECT
-public:
+  public:
     // save writes the session to the given path atomically; isModified says whether there
     // is anything a crash would lose.
-    AutoSaver(std::function<std::optional<Error>(const QString&)> save, std::function<bool()> isModified,
-              QObject* parent = nullptr);
+    AutoSaver(std::function<std::optional<Error>(const QString&)> save,
+              std::function<bool()> isModified, QObject* parent = nullptr);
 
-    static QString recoveryDir();  // TILESCOPE_RECOVERY_DIR, else the app data location
+    static QString recoveryDir();   // TILESCOPE_RECOVERY_DIR, else the app data location
     static int defaultIntervalMs(); // TILESCOPE_AUTOSAVE_MS, else 30 s
     QString recoveryPath() const;
     bool hasRecovery() const;
     int intervalMs() const { return m_timer.interval(); }
 
-public slots:
+  public slots:
     void documentChanged(); // something changed since the last autosave
     // Writes now if there is something to save, removes the file if there is nothing;
     // returns false only when a write failed.
@@ -41,11 +40,11 @@ public slots:
     void release();
     void takeOver() { m_owns = true; } // the recovery file was restored into this process
 
-signals:
+  signals:
     void saved(const QString& path);
     void failed(const QString& message);
 
-private:
+  private:
     std::function<std::optional<Error>(const QString&)> m_save;
     std::function<bool()> m_isModified;
     QTimer m_timer;

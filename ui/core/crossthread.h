@@ -9,7 +9,6 @@
 
 #include <QEvent>
 #include <QObject>
-
 #include <functional>
 
 #if defined(__SANITIZE_THREAD__) // gcc
@@ -40,7 +39,7 @@ inline void tsanAcquire([[maybe_unused]] void* addr) {
 }
 
 class CallEvent final : public QEvent {
-public:
+  public:
     explicit CallEvent(std::function<void()> fn);
     Q_DISABLE_COPY_MOVE(CallEvent)
     // Undelivered events (receiver destroyed first) are deleted on another thread too.
@@ -51,7 +50,7 @@ public:
     // (Qt's own events from other threads would be read unsynchronised, as before).
     static bool deliver(QEvent* e);
 
-private:
+  private:
     std::function<void()> m_fn;
 };
 
@@ -63,10 +62,10 @@ void postCall(QObject* target, std::function<void()> fn);
 // A plain receiver for postCall() on the thread that creates it.
 class CallReceiver : public QObject {
     Q_OBJECT
-public:
+  public:
     using QObject::QObject;
 
-protected:
+  protected:
     bool event(QEvent* e) override;
 };
 

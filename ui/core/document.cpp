@@ -7,13 +7,14 @@
 #include "util/fileio.h"
 
 #include <QFileInfo>
-
 #include <algorithm>
 
 namespace tilescope::ui {
 
 namespace {
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
 } // namespace
 
 Document::Document(QObject* parent) : QObject(parent) {
@@ -153,12 +154,14 @@ QString Document::move(int node, int newParent, int position) {
 }
 
 QString Document::wrap(int parent, int first, int count, NodeType type) {
-    return applyEdit(type == NodeType::S ? tr("Wrap in S cut") : tr("Wrap in T cut"),
-                     [&](const RATree& t) { return edit::wrap(t, *m_net, parent, first, count, type, 1); });
+    return applyEdit(
+        type == NodeType::S ? tr("Wrap in S cut") : tr("Wrap in T cut"),
+        [&](const RATree& t) { return edit::wrap(t, *m_net, parent, first, count, type, 1); });
 }
 
 QString Document::dissolve(int cut) {
-    return applyEdit(tr("Dissolve cut"), [&](const RATree& t) { return edit::dissolve(t, *m_net, cut); });
+    return applyEdit(tr("Dissolve cut"),
+                     [&](const RATree& t) { return edit::dissolve(t, *m_net, cut); });
 }
 
 QString Document::flip(int cut) {
@@ -178,7 +181,8 @@ QString Document::stepSubBatch(int cut, int direction) {
                          const RANode& n = t.node(cut);
                          const auto ds = divisorsOf(n.batch);
                          auto it = std::find(ds.begin(), ds.end(), n.subBatch);
-                         if (it == ds.end()) return Error{"sub-batch count is not a divisor of the batch"};
+                         if (it == ds.end())
+                             return Error{"sub-batch count is not a divisor of the batch"};
                          if (direction > 0 && std::next(it) == ds.end())
                              return Error{"already " + std::to_string(n.subBatch) +
                                           " sub-batches of one sample each"};

@@ -12,7 +12,6 @@
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
-
 #include <functional>
 #include <memory>
 
@@ -22,7 +21,7 @@ class Session;
 
 class Document : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit Document(QObject* parent = nullptr);
     ~Document() override;
 
@@ -67,13 +66,13 @@ public:
     // Called by EditCommand::redo/undo only.
     void restoreTree(const RATree& tree);
 
-signals:
-    void documentReset();           // network / hardware / batch changed: new everything
-    void treeChanged();             // tree and evaluation changed (edit, undo, redo, adopt)
+  signals:
+    void documentReset(); // network / hardware / batch changed: new everything
+    void treeChanged();   // tree and evaluation changed (edit, undo, redo, adopt)
     void editRefused(const QString& reason);
     void objectiveChanged();
 
-private:
+  private:
     QString applyEdit(const QString& label, const std::function<Result<RATree>(const RATree&)>& op);
     RATree startTree(const Network& net, const Hardware& hw, int batch) const;
     void reevaluate();

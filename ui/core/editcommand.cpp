@@ -7,7 +7,11 @@ namespace tilescope::ui {
 EditCommand::EditCommand(Document* doc, const QString& text, RATree before, RATree after)
     : QUndoCommand(text), m_doc(doc), m_before(std::move(before)), m_after(std::move(after)) {}
 
-void EditCommand::redo() { m_doc->restoreTree(m_after); }
-void EditCommand::undo() { m_doc->restoreTree(m_before); }
+void EditCommand::redo() {
+    m_doc->restoreTree(m_after);
+}
+void EditCommand::undo() {
+    m_doc->restoreTree(m_before);
+}
 
 } // namespace tilescope::ui

@@ -11,12 +11,12 @@ namespace tilescope::ui {
 class Document;
 
 class EditCommand : public QUndoCommand {
-public:
+  public:
     EditCommand(Document* doc, const QString& text, RATree before, RATree after);
     void redo() override;
     void undo() override;
 
-private:
+  private:
     Document* m_doc;
     RATree m_before, m_after;
 };

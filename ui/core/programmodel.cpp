@@ -6,13 +6,14 @@
 #include <QColor>
 #include <QFont>
 #include <QLocale>
-
 #include <algorithm>
 
 namespace tilescope::ui {
 
 namespace {
-QString endpoint(std::int32_t e) { return e == kDram ? QStringLiteral("DRAM") : QStringLiteral("T%1").arg(e); }
+QString endpoint(std::int32_t e) {
+    return e == kDram ? QStringLiteral("DRAM") : QStringLiteral("T%1").arg(e);
+}
 } // namespace
 
 ProgramModel::ProgramModel(QObject* parent) : QAbstractItemModel(parent) {}
@@ -27,7 +28,8 @@ void ProgramModel::setRun(std::shared_ptr<const ProgramRun> run) {
             m_layerNames << shortLayerName(QString::fromStdString(n));
         const auto& tl = m_run->fine.timeline;
         m_simIndex.reserve(tl.size());
-        for (size_t i = 0; i < tl.size(); ++i) m_simIndex.emplace(tl[i].id, i);
+        for (size_t i = 0; i < tl.size(); ++i)
+            m_simIndex.emplace(tl[i].id, i);
     }
     rebuildRows();
     endResetModel();
@@ -52,7 +54,8 @@ void ProgramModel::setLayers(const QSet<int>& layers) {
     }
     // Same rows, other highlight: repaint rather than reset so the view keeps its scroll.
     m_layers = layers;
-    if (!m_rows.empty()) emit dataChanged(index(0, 0), index(int(m_rows.size()) - 1, ColumnCount - 1));
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(int(m_rows.size()) - 1, ColumnCount - 1));
 }
 
 void ProgramModel::setFilterToLayers(bool on) {
@@ -73,7 +76,8 @@ void ProgramModel::rebuildRows() {
     }
     // All tiles: one listing in id order (the generator's issue order across tiles).
     if (m_tile == kAllTiles)
-        std::sort(m_rows.begin(), m_rows.end(), [](const Instruction* a, const Instruction* b) { return a->id < b->id; });
+        std::sort(m_rows.begin(), m_rows.end(),
+                  [](const Instruction* a, const Instruction* b) { return a->id < b->id; });
 }
 
 int ProgramModel::rowOfInstruction(quint32 id) const {
@@ -92,23 +96,33 @@ bool ProgramModel::isHighlighted(int row) const {
 }
 
 QModelIndex ProgramModel::index(int row, int column, const QModelIndex& parent) const {
-    if (parent.isValid() || row < 0 || row >= int(m_rows.size()) || column < 0 || column >= ColumnCount) return {};
+    if (parent.isValid() || row < 0 || row >= int(m_rows.size()) || column < 0 ||
+        column >= ColumnCount)
+        return {};
     return createIndex(row, column);
 }
 
-QModelIndex ProgramModel::parent(const QModelIndex&) const { return {}; }
+QModelIndex ProgramModel::parent(const QModelIndex&) const {
+    return {};
+}
 
-int ProgramModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
+int ProgramModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
 
-int ProgramModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int ProgramModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
-    if (!checkIndex(idx, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    if (!checkIndex(idx, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
     const Instruction& ins = *m_rows[size_t(idx.row())];
     if (role == LayerRole) return ins.layer;
     if (role == InstructionIdRole) return ins.id;
     if (role == Qt::BackgroundRole)
-        return m_layers.contains(ins.layer) && !m_filter ? QBrush(QColor(255, 236, 160)) : QVariant();
+        return m_layers.contains(ins.layer) && !m_filter ? QBrush(QColor(255, 236, 160))
+                                                         : QVariant();
     if (role == Qt::TextAlignmentRole) {
         const int c = idx.column();
         if (c == Id || c == Tile || c == Bytes || c == SimStart || c == SimEnd)
@@ -119,35 +133,48 @@ QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
     const auto sim = m_simIndex.find(ins.id);
     const SimInterval* iv = sim == m_simIndex.end() ? nullptr : &m_run->fine.timeline[sim->second];
     switch (idx.column()) {
-    case Id: return ins.id;
-    case Tile: return ins.tile;
-    case EngineCol: return QString::fromLatin1(toString(ins.engine()));
-    case OpCol: return QString::fromLatin1(toString(ins.op));
+    case Id:
+        return ins.id;
+    case Tile:
+        return ins.tile;
+    case EngineCol:
+        return QString::fromLatin1(toString(ins.engine()));
+    case OpCol:
+        return QString::fromLatin1(toString(ins.op));
     case Layer:
-        if (role == Qt::ToolTipRole && ins.layer >= 0 && ins.layer < int(m_run->codegen->program.layers.size()))
+        if (role == Qt::ToolTipRole && ins.layer >= 0 &&
+            ins.layer < int(m_run->codegen->program.layers.size()))
             return QString::fromStdString(m_run->codegen->program.layers[size_t(ins.layer)]);
-        return ins.layer >= 0 && ins.layer < m_layerNames.size() ? m_layerNames[ins.layer] : QStringLiteral("-");
-    case Bytes: return role == Qt::DisplayRole ? QLocale().toString(qulonglong(ins.bytes)) : QVariant(qulonglong(ins.bytes));
+        return ins.layer >= 0 && ins.layer < m_layerNames.size() ? m_layerNames[ins.layer]
+                                                                 : QStringLiteral("-");
+    case Bytes:
+        return role == Qt::DisplayRole ? QLocale().toString(qulonglong(ins.bytes))
+                                       : QVariant(qulonglong(ins.bytes));
     case Route: {
         if (ins.op == Op::Compute) return QStringLiteral("-");
         QStringList dst;
-        for (std::int32_t d : ins.destinations()) dst << endpoint(d);
+        for (std::int32_t d : ins.destinations())
+            dst << endpoint(d);
         return endpoint(ins.src) + QStringLiteral(" \u2192 ") + dst.join(QLatin1Char(','));
     }
     case Deps: {
         QStringList deps;
-        for (const Dep& d : ins.deps) deps << QStringLiteral("%1@%2").arg(d.id).arg(d.stage);
+        for (const Dep& d : ins.deps)
+            deps << QStringLiteral("%1@%2").arg(d.id).arg(d.stage);
         return deps.join(QStringLiteral(", "));
     }
-    case SimStart: return iv ? QVariant(iv->start) : QVariant();
-    case SimEnd: return iv ? QVariant(iv->end) : QVariant();
+    case SimStart:
+        return iv ? QVariant(iv->start) : QVariant();
+    case SimEnd:
+        return iv ? QVariant(iv->end) : QVariant();
     }
     return {};
 }
 
 QVariant ProgramModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = {"id", "tile", "engine", "op", "layer", "bytes", "src \u2192 dst", "deps (id@stage)",
+    static const char* names[] = {"id",        "tile",   "engine",         "op",
+                                  "layer",     "bytes",  "src \u2192 dst", "deps (id@stage)",
                                   "sim start", "sim end"};
     return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }

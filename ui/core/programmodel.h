@@ -7,7 +7,6 @@
 
 #include <QAbstractItemModel>
 #include <QSet>
-
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -16,8 +15,20 @@ namespace tilescope::ui {
 
 class ProgramModel : public QAbstractItemModel {
     Q_OBJECT
-public:
-    enum Column { Id, Tile, EngineCol, OpCol, Layer, Bytes, Route, Deps, SimStart, SimEnd, ColumnCount };
+  public:
+    enum Column {
+        Id,
+        Tile,
+        EngineCol,
+        OpCol,
+        Layer,
+        Bytes,
+        Route,
+        Deps,
+        SimStart,
+        SimEnd,
+        ColumnCount
+    };
     enum Role { LayerRole = Qt::UserRole + 1, InstructionIdRole };
     static constexpr int kAllTiles = -1;
 
@@ -43,7 +54,7 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
-private:
+  private:
     void rebuildRows();
 
     std::shared_ptr<const ProgramRun> m_run;

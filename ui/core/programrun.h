@@ -8,18 +8,17 @@
 #include "sim/simulator.h"
 
 #include <QString>
-
 #include <memory>
 
 namespace tilescope::ui {
 
 class ProgramRun {
-public:
-    quint64 revision = 0;  // the document revision the program was generated from
-    QString error;         // one line; empty when the program was generated and replayed
+  public:
+    quint64 revision = 0; // the document revision the program was generated from
+    QString error;        // one line; empty when the program was generated and replayed
     std::shared_ptr<const CodegenResult> codegen;
-    SimResult fine;        // stage-granular dependencies, with the timeline
-    SimResult coarse;      // whole-instruction dependencies (no timeline): the speed-up's base
+    SimResult fine;            // stage-granular dependencies, with the timeline
+    SimResult coarse;          // whole-instruction dependencies (no timeline): the speed-up's base
     double evaluatorDelay = 0; // the schedule's own figures, from the evaluation codegen ran
     double scheduleDramBytes = 0;
 

@@ -49,18 +49,19 @@ void ProgramRunner::start() {
     const int batch = m_doc->batch();
     const Objective obj = m_doc->objective();
     const quint64 rev = m_doc->revision();
-    QtConcurrent::run([ctx, net, hw, tree, batch, obj, rev] { return ProgramRun::build(*ctx, tree, batch, obj, rev); })
-        .then(this, [this](std::shared_ptr<const ProgramRun> run) {
-            m_busy = false;
-            if (m_again || run->revision != m_doc->revision()) {
-                // Overtaken by an edit: drop it and regenerate for the tree shown now.
-                m_again = false;
-                if (!m_debounce.isActive()) start();
-                return;
-            }
-            m_last = std::move(run);
-            emit runReady(m_last);
-        });
+    QtConcurrent::run([ctx, net, hw, tree, batch, obj, rev] {
+        return ProgramRun::build(*ctx, tree, batch, obj, rev);
+    }).then(this, [this](std::shared_ptr<const ProgramRun> run) {
+        m_busy = false;
+        if (m_again || run->revision != m_doc->revision()) {
+            // Overtaken by an edit: drop it and regenerate for the tree shown now.
+            m_again = false;
+            if (!m_debounce.isActive()) start();
+            return;
+        }
+        m_last = std::move(run);
+        emit runReady(m_last);
+    });
 }
 
 } // namespace tilescope::ui

@@ -8,13 +8,12 @@
 
 #include <QObject>
 #include <QTimer>
-
 #include <memory>
 
 namespace tilescope {
 struct Network;
 struct Hardware;
-}
+} // namespace tilescope
 
 namespace tilescope::ui {
 
@@ -22,7 +21,7 @@ class Document;
 
 class ProgramRunner : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit ProgramRunner(Document* doc, QObject* parent = nullptr);
 
     // The run for the document's current revision, or null (none yet, or being built).
@@ -32,11 +31,11 @@ public:
     int jobsStarted() const { return m_jobs; } // tests: nothing is regenerated needlessly
     void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
 
-signals:
+  signals:
     void runReady(std::shared_ptr<const tilescope::ui::ProgramRun> run);
     void runStarted(); // a regeneration is under way (views may grey out)
 
-private:
+  private:
     void schedule();
     void start();
 

@@ -19,7 +19,10 @@ QString engFormat(double v, const char* unit) {
         v /= 1000;
         ++p;
     }
-    return QStringLiteral("%1 %2%3").arg(v, 0, 'f', v < 10 ? 2 : (v < 100 ? 1 : 0)).arg(prefixes[p]).arg(unit);
+    return QStringLiteral("%1 %2%3")
+        .arg(v, 0, 'f', v < 10 ? 2 : (v < 100 ? 1 : 0))
+        .arg(prefixes[p])
+        .arg(unit);
 }
 } // namespace
 
@@ -74,13 +77,16 @@ int RATreeModel::rowCount(const QModelIndex& parent) const {
     return int(m_tree.node(nodeId(parent)).children.size());
 }
 
-int RATreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+int RATreeModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
 
 QString RATreeModel::tileText(int node) const {
     if (!m_eval || size_t(node) >= m_eval->nodes.size()) return {};
     const NodeFigures& f = m_eval->nodes[size_t(node)];
     QStringList ids;
-    for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size()); ++p)
+    for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size());
+         ++p)
         ids << QString::number(m_eval->tileOrder[size_t(p)]);
     if (ids.size() > 12) ids = ids.mid(0, 12) << QStringLiteral("...");
     return QStringLiteral("%1: %2").arg(f.tileCount).arg(ids.join(QLatin1Char(',')));
@@ -95,19 +101,24 @@ QIcon RATreeModel::typeIcon(NodeType t) const {
     pm.fill(Qt::transparent);
     QPainter p(&pm);
     p.setRenderHint(QPainter::Antialiasing);
-    const QColor c = t == NodeType::S ? QColor(0x2e, 0x7d, 0x32) : t == NodeType::T ? QColor(0x15, 0x65, 0xc0)
-                                                                                 : QColor(0x75, 0x75, 0x75);
+    const QColor c = t == NodeType::S   ? QColor(0x2e, 0x7d, 0x32)
+                     : t == NodeType::T ? QColor(0x15, 0x65, 0xc0)
+                                        : QColor(0x75, 0x75, 0x75);
     p.setBrush(c);
     p.setPen(Qt::NoPen);
-    if (t == NodeType::Leaf) p.drawEllipse(QRectF(4, 4, 24, 24));
-    else p.drawRoundedRect(QRectF(2, 2, 28, 28), 6, 6);
+    if (t == NodeType::Leaf)
+        p.drawEllipse(QRectF(4, 4, 24, 24));
+    else
+        p.drawRoundedRect(QRectF(2, 2, 28, 28), 6, 6);
     QFont f;
     f.setBold(true);
     f.setPixelSize(20);
     p.setFont(f);
     p.setPen(Qt::white);
     p.drawText(QRectF(0, 0, 32, 32), Qt::AlignCenter,
-               t == NodeType::S ? QStringLiteral("S") : t == NodeType::T ? QStringLiteral("T") : QStringLiteral("L"));
+               t == NodeType::S   ? QStringLiteral("S")
+               : t == NodeType::T ? QStringLiteral("T")
+                                  : QStringLiteral("L"));
     p.end();
     icon = QIcon(pm);
     return icon;
@@ -122,8 +133,10 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     const bool invalidHere = m_eval && !m_eval->valid && m_eval->invalidNode == id;
 
     switch (role) {
-    case NodeIdRole: return id;
-    case NodePathRole: return QString::fromStdString(m_tree.pathOf(id));
+    case NodeIdRole:
+        return id;
+    case NodePathRole:
+        return QString::fromStdString(m_tree.pathOf(id));
     case Qt::ForegroundRole:
         if (invalidHere) return QBrush(QColor(0xc6, 0x28, 0x28));
         return {};
@@ -148,23 +161,32 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (index.column() >= Layers && index.column() <= Energy && index.column() != Tiles)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
-    case Qt::DisplayRole: break;
-    default: return {};
+    case Qt::DisplayRole:
+        break;
+    default:
+        return {};
     }
 
     switch (index.column()) {
     case Name:
-        if (n.type == NodeType::Leaf) return QString::fromStdString(m_net->layers[size_t(n.layer)].name);
+        if (n.type == NodeType::Leaf)
+            return QString::fromStdString(m_net->layers[size_t(n.layer)].name);
         return n.type == NodeType::S ? tr("S cut") : tr("T cut");
-    case Layers: return int(m_tree.layersUnder(id).size());
-    case Tiles: return tileText(id);
+    case Layers:
+        return int(m_tree.layersUnder(id).size());
+    case Tiles:
+        return tileText(id);
     case Batch:
         if (n.isCut()) return QStringLiteral("%1/%2").arg(n.batch).arg(n.subBatch);
         return QString::number(n.batch);
-    case Npt: return f ? engFormat(f->npt, "c") : QVariant();
-    case Time: return f ? engFormat(f->time, "c") : QVariant();
-    case Energy: return f ? engFormat(f->energy * 1e-12, "J") : QVariant();
-    case Pinned: return {};
+    case Npt:
+        return f ? engFormat(f->npt, "c") : QVariant();
+    case Time:
+        return f ? engFormat(f->time, "c") : QVariant();
+    case Energy:
+        return f ? engFormat(f->energy * 1e-12, "J") : QVariant();
+    case Pinned:
+        return {};
     }
     return {};
 }
@@ -172,14 +194,22 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
 QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-    case Name: return tr("Node");
-    case Layers: return tr("Layers");
-    case Tiles: return tr("Tiles");
-    case Batch: return tr("Batch/sb");
-    case Npt: return tr("NPT");
-    case Time: return tr("Time");
-    case Energy: return tr("Energy");
-    case Pinned: return tr("Pin");
+    case Name:
+        return tr("Node");
+    case Layers:
+        return tr("Layers");
+    case Tiles:
+        return tr("Tiles");
+    case Batch:
+        return tr("Batch/sb");
+    case Npt:
+        return tr("NPT");
+    case Time:
+        return tr("Time");
+    case Energy:
+        return tr("Energy");
+    case Pinned:
+        return tr("Pin");
     }
     return {};
 }
@@ -201,17 +231,24 @@ bool RATreeModel::setData(const QModelIndex& index, const QVariant& value, int r
     return m_doc->setPinned(nodeId(index), pin).isEmpty();
 }
 
-Qt::DropActions RATreeModel::supportedDropActions() const { return Qt::MoveAction; }
-Qt::DropActions RATreeModel::supportedDragActions() const { return Qt::MoveAction; }
+Qt::DropActions RATreeModel::supportedDropActions() const {
+    return Qt::MoveAction;
+}
+Qt::DropActions RATreeModel::supportedDragActions() const {
+    return Qt::MoveAction;
+}
 
-QStringList RATreeModel::mimeTypes() const { return {QString::fromLatin1(kMimeType)}; }
+QStringList RATreeModel::mimeTypes() const {
+    return {QString::fromLatin1(kMimeType)};
+}
 
 QMimeData* RATreeModel::mimeData(const QModelIndexList& indexes) const {
     // One node per drag: the engine's move takes one subtree.
     for (const QModelIndex& i : indexes) {
         if (!i.isValid()) continue;
         auto* md = new QMimeData;
-        md->setData(QString::fromLatin1(kMimeType), QByteArray::fromStdString(m_tree.pathOf(nodeId(i))));
+        md->setData(QString::fromLatin1(kMimeType),
+                    QByteArray::fromStdString(m_tree.pathOf(nodeId(i))));
         return md;
     }
     return nullptr;
@@ -219,7 +256,8 @@ QMimeData* RATreeModel::mimeData(const QModelIndexList& indexes) const {
 
 bool RATreeModel::canDropMimeData(const QMimeData* data, Qt::DropAction action, int, int,
                                   const QModelIndex& parent) const {
-    if (!data || !data->hasFormat(QString::fromLatin1(kMimeType)) || action != Qt::MoveAction) return false;
+    if (!data || !data->hasFormat(QString::fromLatin1(kMimeType)) || action != Qt::MoveAction)
+        return false;
     if (!parent.isValid()) return false;
     const int target = nodeId(parent);
     const int node = m_tree.nodeAtPath(data->data(QString::fromLatin1(kMimeType)).toStdString());

@@ -9,7 +9,6 @@
 
 #include <QAbstractItemModel>
 #include <QIcon>
-
 #include <memory>
 
 namespace tilescope::ui {
@@ -18,7 +17,7 @@ class Document;
 
 class RATreeModel : public QAbstractItemModel {
     Q_OBJECT
-public:
+  public:
     enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, ColumnCount };
     enum Roles { NodeIdRole = Qt::UserRole + 1, NodePathRole };
     static constexpr const char* kMimeType = "application/x-tilescope-node-path";
@@ -47,10 +46,10 @@ public:
     QModelIndex indexOfNode(int node, int column = 0) const;
     const RATree& tree() const { return m_tree; }
 
-public slots:
+  public slots:
     void refresh(); // copy the document's tree and evaluation again
 
-private:
+  private:
     QString tileText(int node) const;
     QIcon typeIcon(NodeType t) const;
 

@@ -26,7 +26,8 @@ json ReportBuilder::json() const {
         sc.seed = m_search->result.seed;
         sc.iterations = m_search->result.iterations;
         sc.elapsedSeconds = m_search->result.elapsedSeconds;
-        j["last_search"] = searchResultJson(m_search->result, m_search->result.best, *m_search->net, sc);
+        j["last_search"] =
+            searchResultJson(m_search->result, m_search->result.best, *m_search->net, sc);
     }
     if (m_compare) {
         nlohmann::json rows = nlohmann::json::object();
@@ -36,8 +37,10 @@ json ReportBuilder::json() const {
                 rows[key] = {{"error", r.error.toStdString()}};
                 continue;
             }
-            rows[key] = {{"energy_pj", r.eval.energy.total()}, {"delay_cycles", r.eval.delay},
-                         {"cost", r.eval.cost}, {"seconds", r.seconds},
+            rows[key] = {{"energy_pj", r.eval.energy.total()},
+                         {"delay_cycles", r.eval.delay},
+                         {"cost", r.eval.cost},
+                         {"seconds", r.seconds},
                          {"tree", treeToText(r.best, *m_doc.network())}};
         }
         j["compare"] = rows;
@@ -46,23 +49,30 @@ json ReportBuilder::json() const {
 }
 
 namespace {
-QString esc(const QString& s) { return s.toHtmlEscaped(); }
-QString num(double v) { return QString::number(v, 'g', 5); }
+QString esc(const QString& s) {
+    return s.toHtmlEscaped();
+}
+QString num(double v) {
+    return QString::number(v, 'g', 5);
+}
 } // namespace
 
 QString ReportBuilder::html() const {
     QString h;
-    h += QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Tilescope report</title>"
-                        "<style>body{font-family:sans-serif;margin:2em;max-width:70em}"
-                        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-                        "th{background:#eee}td.l,th.l{text-align:left}pre{background:#f6f6f6;padding:1em}"
-                        ".bad{color:#c62828}</style></head><body>\n");
+    h += QStringLiteral(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Tilescope report</title>"
+        "<style>body{font-family:sans-serif;margin:2em;max-width:70em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px "
+        "8px;text-align:right}"
+        "th{background:#eee}td.l,th.l{text-align:left}pre{background:#f6f6f6;padding:1em}"
+        ".bad{color:#c62828}</style></head><body>\n");
     h += QStringLiteral("<h1>Tilescope report</h1>\n");
     if (!m_doc.hasModel()) return h + QStringLiteral("<p>No model loaded.</p></body></html>\n");
     const Evaluation& e = *m_doc.evaluation();
     const Network& net = *m_doc.network();
     const Hardware& hw = *m_doc.hardware();
-    h += QStringLiteral("<p>Model <code>%1</code> (sha256 <code>%2</code>), %3 layers; hardware %4 (%5x%6 tiles, %7 GHz); "
+    h += QStringLiteral("<p>Model <code>%1</code> (sha256 <code>%2</code>), %3 layers; hardware %4 "
+                        "(%5x%6 tiles, %7 GHz); "
                         "batch %8; objective E<sup>%9</sup> D<sup>%10</sup>; generated %11.</p>\n")
              .arg(esc(m_doc.modelPath()), m_doc.modelSha256().left(16))
              .arg(net.layers.size())
@@ -74,7 +84,9 @@ QString ReportBuilder::html() const {
              .arg(m_doc.objective().n)
              .arg(m_doc.objective().m)
              .arg(QDateTime::currentDateTime().toString(Qt::ISODate));
-    if (!e.valid) h += QStringLiteral("<p class=\"bad\">Invalid schedule: %1</p>\n").arg(esc(QString::fromStdString(e.reason)));
+    if (!e.valid)
+        h += QStringLiteral("<p class=\"bad\">Invalid schedule: %1</p>\n")
+                 .arg(esc(QString::fromStdString(e.reason)));
     h += QStringLiteral("<h2>Figures</h2><table>\n");
     auto row = [&](const QString& k, const QString& v) {
         h += QStringLiteral("<tr><th class=\"l\">%1</th><td>%2</td></tr>\n").arg(k, v);
@@ -92,45 +104,63 @@ QString ReportBuilder::html() const {
     h += QStringLiteral("</table>\n");
 
     const RATree& t = m_doc.tree();
-    h += QStringLiteral("<h2>Segments</h2><table><tr><th class=\"l\">segment</th><th class=\"l\">type</th>"
-                        "<th>layers</th><th>time (cycles)</th><th>energy (pJ)</th><th>DRAM bytes</th><th class=\"l\">bound</th></tr>\n");
+    h += QStringLiteral(
+        "<h2>Segments</h2><table><tr><th class=\"l\">segment</th><th class=\"l\">type</th>"
+        "<th>layers</th><th>time (cycles)</th><th>energy (pJ)</th><th>DRAM bytes</th><th "
+        "class=\"l\">bound</th></tr>\n");
     for (int c : t.node(t.root).children) {
         const NodeFigures* f = size_t(c) < e.nodes.size() ? &e.nodes[size_t(c)] : nullptr;
         const RANode& n = t.node(c);
-        h += QStringLiteral("<tr><td class=\"l\">%1</td><td class=\"l\">%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td class=\"l\">%7</td></tr>\n")
+        h += QStringLiteral("<tr><td class=\"l\">%1</td><td "
+                            "class=\"l\">%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td "
+                            "class=\"l\">%7</td></tr>\n")
                  .arg(QString::fromStdString(t.pathOf(c)),
-                      n.type == NodeType::Leaf ? esc(QString::fromStdString(net.layers[size_t(n.layer)].name))
-                                               : QString::fromLatin1(toString(n.type)))
+                      n.type == NodeType::Leaf
+                          ? esc(QString::fromStdString(net.layers[size_t(n.layer)].name))
+                          : QString::fromLatin1(toString(n.type)))
                  .arg(t.layersUnder(c).size())
                  .arg(f ? num(f->time) : QString(), f ? num(f->energy) : QString(),
-                      f ? num(f->dramBytes) : QString(), f ? QString::fromLatin1(toString(f->bound)) : QString());
+                      f ? num(f->dramBytes) : QString(),
+                      f ? QString::fromLatin1(toString(f->bound)) : QString());
     }
     h += QStringLiteral("</table>\n");
 
     if (m_compare && !m_compare->rows.empty()) {
-        h += QStringLiteral("<h2>SA versus LS, LP and DP-LP</h2><table><tr><th class=\"l\">space</th><th>energy (pJ)</th>"
-                            "<th>delay (cycles)</th><th>objective</th><th>EDP</th><th>vs SA</th></tr>\n");
+        h += QStringLiteral(
+            "<h2>SA versus LS, LP and DP-LP</h2><table><tr><th class=\"l\">space</th><th>energy "
+            "(pJ)</th>"
+            "<th>delay (cycles)</th><th>objective</th><th>EDP</th><th>vs SA</th></tr>\n");
         double sa = 0;
         for (const auto& r : m_compare->rows)
             if (r.ok && r.mode == SearchMode::Set) sa = r.eval.cost;
         for (const auto& r : m_compare->rows) {
-            const QString name = r.mode == SearchMode::Set ? QStringLiteral("SA") : QString::fromLatin1(toString(r.mode)).toUpper();
+            const QString name = r.mode == SearchMode::Set
+                                     ? QStringLiteral("SA")
+                                     : QString::fromLatin1(toString(r.mode)).toUpper();
             if (!r.ok) {
-                h += QStringLiteral("<tr><td class=\"l\">%1</td><td class=\"l\" colspan=\"5\">%2</td></tr>\n").arg(name, esc(r.error));
+                h += QStringLiteral(
+                         "<tr><td class=\"l\">%1</td><td class=\"l\" colspan=\"5\">%2</td></tr>\n")
+                         .arg(name, esc(r.error));
                 continue;
             }
-            h += QStringLiteral("<tr><td class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td></tr>\n")
-                     .arg(name, num(r.eval.energy.total()), num(r.eval.delay), num(r.eval.cost), num(edpOf(r.eval)),
-                          sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString());
+            h += QStringLiteral("<tr><td "
+                                "class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</"
+                                "td><td>%6</td></tr>\n")
+                     .arg(name, num(r.eval.energy.total()), num(r.eval.delay), num(r.eval.cost),
+                          num(edpOf(r.eval)),
+                          sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3)
+                                 : QString());
         }
         h += QStringLiteral("</table>\n");
     }
     if (m_search) {
         const SearchResult& r = m_search->result;
-        const QString budget = r.config.seconds > 0 ? QStringLiteral("time budget %1 s").arg(r.config.seconds)
-                                                    : QStringLiteral("beta %1").arg(r.config.beta);
-        h += QStringLiteral("<h2>Last search</h2><p>mode %1, seed %2, %3, T0 %4, alpha %5, %6 chain(s), "
-                            "%7 iterations per chain, %8 s; start cost %9, best %10.</p>\n")
+        const QString budget = r.config.seconds > 0
+                                   ? QStringLiteral("time budget %1 s").arg(r.config.seconds)
+                                   : QStringLiteral("beta %1").arg(r.config.beta);
+        h += QStringLiteral(
+                 "<h2>Last search</h2><p>mode %1, seed %2, %3, T0 %4, alpha %5, %6 chain(s), "
+                 "%7 iterations per chain, %8 s; start cost %9, best %10.</p>\n")
                  .arg(QString::fromLatin1(toString(r.config.mode)))
                  .arg(r.seed)
                  .arg(budget)
@@ -141,7 +171,8 @@ QString ReportBuilder::html() const {
                  .arg(r.elapsedSeconds, 0, 'f', 2)
                  .arg(num(r.initialEval.cost), num(r.best.cost));
     }
-    h += QStringLiteral("<h2>RA tree</h2><pre>%1</pre>\n").arg(esc(QString::fromStdString(treeToText(t, net))));
+    h += QStringLiteral("<h2>RA tree</h2><pre>%1</pre>\n")
+             .arg(esc(QString::fromStdString(treeToText(t, net))));
     h += QStringLiteral("</body></html>\n");
     return h;
 }

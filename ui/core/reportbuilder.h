@@ -5,7 +5,6 @@
 #include "core/searchsnapshot.h"
 
 #include <QString>
-
 #include <nlohmann/json.hpp>
 
 namespace tilescope::ui {
@@ -13,13 +12,13 @@ namespace tilescope::ui {
 class Document;
 
 class ReportBuilder {
-public:
+  public:
     ReportBuilder(const Document& doc, OutcomePtr lastSearch, ComparePtr compare);
 
     nlohmann::json json() const;
     QString html() const;
 
-private:
+  private:
     const Document& m_doc;
     OutcomePtr m_search;
     ComparePtr m_compare;

@@ -11,7 +11,6 @@
 
 #include <QMetaType>
 #include <QString>
-
 #include <memory>
 #include <vector>
 
@@ -33,10 +32,10 @@ struct SearchSnapshot {
     double currentCost = 0, energy = 0, delay = 0;
     double bestCost = 0, bestEnergy = 0, bestDelay = 0;
     double acceptanceRate = 0;
-    double activeSeconds = 0;           // elapsed minus time spent paused
-    double etaSeconds = -1;             // -1 while unknown
-    double secondsLeft = -1;            // time budget: seconds left of it; -1 for an iteration budget
-    bool final = false;                 // the run ended (finished, stopped or failed)
+    double activeSeconds = 0; // elapsed minus time spent paused
+    double etaSeconds = -1;   // -1 while unknown
+    double secondsLeft = -1;  // time budget: seconds left of it; -1 for an iteration budget
+    bool final = false;       // the run ended (finished, stopped or failed)
 };
 
 enum class RunState { Idle, Running, Paused, Finished, Stopped, Failed };
@@ -45,11 +44,11 @@ enum class RunState { Idle, Running, Paused, Finished, Stopped, Failed };
 // "adopt best" request, which the worker honours by continuing from that best tree).
 struct SearchOutcome {
     quint64 generation = 0;
-    bool final = false;        // no more segments follow
-    bool adopt = false;        // the user asked to adopt this best tree
+    bool final = false; // no more segments follow
+    bool adopt = false; // the user asked to adopt this best tree
     bool stopped = false;
     std::shared_ptr<const Network> net;
-    SearchResult result;       // config, seed, best tree and evaluation, chains, stats
+    SearchResult result; // config, seed, best tree and evaluation, chains, stats
 };
 
 struct CompareOutcome {

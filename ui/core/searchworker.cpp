@@ -12,7 +12,7 @@ namespace detail {
 // thread, and once the worker is gone its connections are gone with it.
 class SearchWorkerRelay : public CallReceiver {
     Q_OBJECT
-signals:
+  signals:
     void snapshotReady(tilescope::ui::SnapshotPtr snapshot);
     void outcomeReady(tilescope::ui::OutcomePtr outcome);
     void compareReady(tilescope::ui::ComparePtr outcome);
@@ -158,7 +158,9 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     clock.start();
     sendState(gen, RunState::Running, tr("Running"));
 
-    auto activeSeconds_locked = [&] { return double(clock.nsecsElapsed()) * 1e-9 - m_pausedSeconds; };
+    auto activeSeconds_locked = [&] {
+        return double(clock.nsecsElapsed()) * 1e-9 - m_pausedSeconds;
+    };
     auto activeSeconds = [&] {
         std::lock_guard lock(m_mutex);
         return activeSeconds_locked();
@@ -171,8 +173,10 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     // continues from its best for the time left once resumed.
     std::atomic<bool> pausedOut{false};
     while (true) {
-        if (timed) cfg.seconds = std::max(0.05, budgetSeconds - activeSeconds());
-        else cfg.iterations = perChain - donePerChain;
+        if (timed)
+            cfg.seconds = std::max(0.05, budgetSeconds - activeSeconds());
+        else
+            cfg.iterations = perChain - donePerChain;
         pausedOut = false;
         std::stop_source src;
         {
@@ -211,7 +215,8 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
                 s->secondsLeft = std::max(0.0, budgetSeconds - s->activeSeconds);
                 s->etaSeconds = s->secondsLeft;
             } else if (s->iteration > 0) {
-                s->etaSeconds = s->activeSeconds * double(total - s->iteration) / double(s->iteration);
+                s->etaSeconds =
+                    s->activeSeconds * double(total - s->iteration) / double(s->iteration);
             }
             sendSnapshot(s);
         };
@@ -219,7 +224,9 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         if (!res) {
             endState = RunState::Failed;
             endMessage = QString::fromStdString(res.error().message);
-            if (segment > 0) endMessage = tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
+            if (segment > 0)
+                endMessage =
+                    tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
             break;
         }
         doneAll += res->iterationsRun;
@@ -261,7 +268,8 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             sendStopped();
             break;
         }
-        const bool budgetLeft = timed ? activeSeconds_locked() < budgetSeconds - 0.05 : donePerChain < perChain;
+        const bool budgetLeft =
+            timed ? activeSeconds_locked() < budgetSeconds - 0.05 : donePerChain < perChain;
         if (timed && pausedOut && !m_pending && !adopt) {
             // Paused: wait here (not inside the engine, whose clock would run on), then
             // continue from the best with the time left.
@@ -329,9 +337,13 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
             if (m_stopAll) break;
         }
         sendState(gen, RunState::Running,
-                  tr("Compare: %1 (%2/%3)").arg(QString::fromLatin1(toString(m))).arg(i).arg(modes.size()));
+                  tr("Compare: %1 (%2/%3)")
+                      .arg(QString::fromLatin1(toString(m)))
+                      .arg(i)
+                      .arg(modes.size()));
         std::vector<const SearchResult*> earlier;
-        for (const SearchResult& r : done) earlier.push_back(&r);
+        for (const SearchResult& r : done)
+            earlier.push_back(&r);
         SearchConfig cfg = compareConfig(req->config, m, earlier);
         cfg.progressInterval = 0.25;
         auto progress = [&](const Progress&) { waitWhilePaused(gen); };

@@ -16,7 +16,6 @@
 
 #include <QElapsedTimer>
 #include <QObject>
-
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -30,7 +29,7 @@ class SearchWorkerRelay;
 
 class SearchWorker : public QObject {
     Q_OBJECT
-public:
+  public:
     // Create it on the thread that receives its signals, then move it to its own thread;
     // destroy it there once that thread's event loop has ended (QThread::finished ->
     // deleteLater, as MainWindow does). Results still queued for the GUI are then dropped.
@@ -54,16 +53,16 @@ public:
     void requestAdoptBest();
     bool busy() const;
 
-signals:
+  signals:
     void snapshotReady(tilescope::ui::SnapshotPtr snapshot);
     void outcomeReady(tilescope::ui::OutcomePtr outcome);
     void compareReady(tilescope::ui::ComparePtr outcome);
     void stateChanged(quint64 generation, tilescope::ui::RunState state, const QString& message);
 
-protected:
+  protected:
     bool event(QEvent* e) override;
 
-private:
+  private:
     // On the worker thread; return when the run ends.
     void run(std::shared_ptr<const RunRequest> request);
     void compare(std::shared_ptr<const RunRequest> request);

@@ -11,7 +11,9 @@ void SelectionState::select(int node, const QString& path) {
     emit changed(m_node);
 }
 
-void SelectionState::clear() { select(-1, QString()); }
+void SelectionState::clear() {
+    select(-1, QString());
+}
 
 void SelectionState::remap(const RATree& tree) {
     if (m_path.isEmpty()) return;

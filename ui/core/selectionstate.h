@@ -12,22 +12,22 @@ namespace tilescope::ui {
 
 class SelectionState : public QObject {
     Q_OBJECT
-public:
+  public:
     explicit SelectionState(QObject* parent = nullptr);
 
     int node() const { return m_node; }     // node id in the document's current tree, or -1
     QString path() const { return m_path; } // "/0/2", empty when nothing is selected
 
-public slots:
+  public slots:
     void select(int node, const QString& path);
     void clear();
     // The document's tree changed: find the same path again (or drop the selection).
     void remap(const tilescope::RATree& tree);
 
-signals:
+  signals:
     void changed(int node);
 
-private:
+  private:
     int m_node = -1;
     QString m_path;
 };

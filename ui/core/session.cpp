@@ -23,11 +23,13 @@ std::string Session::toJson(const QString& sessionPath) const {
     j["objective"] = {{"n", objective.n}, {"m", objective.m}};
     j["tree"] = treeText;
     json pins = json::array();
-    for (const QString& p : pinned) pins.push_back(p.toStdString());
+    for (const QString& p : pinned)
+        pins.push_back(p.toStdString());
     j["pinned"] = pins;
-    j["search"] = {{"seed", search.seed},   {"beta", search.beta}, {"seconds", search.seconds},
-                   {"t0", search.t0},       {"alpha", search.alpha},
-                   {"mode", toString(search.mode)}, {"chains", search.chains}};
+    j["search"] = {{"seed", search.seed},       {"beta", search.beta},
+                   {"seconds", search.seconds}, {"t0", search.t0},
+                   {"alpha", search.alpha},     {"mode", toString(search.mode)},
+                   {"chains", search.chains}};
     j["results"] = results.is_null() ? json::object() : results;
     return j.dump(2) + "\n";
 }
@@ -41,7 +43,8 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
         return makeError(file, "byte " + std::to_string(e.byte), "not valid JSON");
     }
     if (!j.is_object() || j.value("format", "") != "tilescope-session")
-        return makeError(file, "", "not a Tilescope session (\"format\": \"tilescope-session\" missing)");
+        return makeError(file, "",
+                         "not a Tilescope session (\"format\": \"tilescope-session\" missing)");
     Session s;
     try {
         const json& m = j.at("model");
@@ -49,8 +52,10 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
         s.modelSha256 = QString::fromStdString(m.at("sha256").get<std::string>());
         // Moved folders: a session next to its model still finds it.
         if (!QFileInfo::exists(s.modelPath) && m.contains("relative_path")) {
-            const QString rel = QFileInfo(sessionPath).absoluteDir().absoluteFilePath(
-                QString::fromStdString(m["relative_path"].get<std::string>()));
+            const QString rel = QFileInfo(sessionPath)
+                                    .absoluteDir()
+                                    .absoluteFilePath(QString::fromStdString(
+                                        m["relative_path"].get<std::string>()));
             if (QFileInfo::exists(rel)) s.modelPath = QDir::cleanPath(rel);
         }
         s.hardwareJson = j.at("hardware").dump();
@@ -59,7 +64,8 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
         s.objective.n = j.at("objective").at("n").get<double>();
         s.objective.m = j.at("objective").at("m").get<double>();
         s.treeText = j.at("tree").get<std::string>();
-        for (const auto& p : j.value("pinned", json::array())) s.pinned << QString::fromStdString(p.get<std::string>());
+        for (const auto& p : j.value("pinned", json::array()))
+            s.pinned << QString::fromStdString(p.get<std::string>());
         if (j.contains("search")) {
             const json& c = j["search"];
             s.search.seed = c.value("seed", std::uint64_t(1));

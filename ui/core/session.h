@@ -9,17 +9,15 @@
 
 #include <QString>
 #include <QStringList>
-
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 
 namespace tilescope::ui {
 
 class Session {
-public:
-    QString modelPath;     // absolute
+  public:
+    QString modelPath; // absolute
     QString modelSha256;
     std::string hardwareJson;
     QString hardwareSource; // preset name or file the hardware came from (informative)

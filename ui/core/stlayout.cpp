@@ -15,8 +15,10 @@ std::vector<std::pair<int, int>> StLayout::tileRuns(const std::vector<int>& tile
     std::sort(ids.begin(), ids.end());
     std::vector<std::pair<int, int>> runs;
     for (int id : ids) {
-        if (!runs.empty() && runs.back().second + 1 == id) runs.back().second = id;
-        else runs.emplace_back(id, id);
+        if (!runs.empty() && runs.back().second + 1 == id)
+            runs.back().second = id;
+        else
+            runs.emplace_back(id, id);
     }
     return runs;
 }
@@ -39,8 +41,9 @@ std::shared_ptr<const StLayout> StLayout::build(std::shared_ptr<const Evaluation
     return l;
 }
 
-std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const ProgramRun> run, int tiles,
-                                                         QStringList shortNames, const RATree& tree) {
+std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const ProgramRun> run,
+                                                         int tiles, QStringList shortNames,
+                                                         const RATree& tree) {
     auto l = std::make_shared<StLayout>();
     l->m_run = std::move(run);
     l->m_tiles = tiles;
@@ -48,11 +51,15 @@ std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const P
     const auto& tl = l->m_run->fine.timeline;
     l->m_rects.reserve(tl.size());
     for (const SimInterval& iv : tl) {
-        StRect r{iv.start, iv.end, iv.tile, iv.tile, iv.layer, iv.layer >= 0 ? tree.leafOf(iv.layer) : -1, -1};
+        StRect r{iv.start, iv.end,   iv.tile,
+                 iv.tile,  iv.layer, iv.layer >= 0 ? tree.leafOf(iv.layer) : -1,
+                 -1};
         r.instruction = iv.id;
         // Transfers share the row with compute: thin bars keep compute readable.
-        if (iv.engine == Engine::Load) r.y1 = 0.2f;
-        else if (iv.engine == Engine::Store) r.y0 = 0.8f;
+        if (iv.engine == Engine::Load)
+            r.y1 = 0.2f;
+        else if (iv.engine == Engine::Store)
+            r.y0 = 0.8f;
         l->m_rects.push_back(r);
     }
     l->finish();
@@ -64,7 +71,8 @@ void StLayout::finish() {
         m_end = std::max(m_end, r.end);
         m_longest = std::max(m_longest, r.end - r.start);
     }
-    std::stable_sort(m_rects.begin(), m_rects.end(), [](const StRect& a, const StRect& b) { return a.start < b.start; });
+    std::stable_sort(m_rects.begin(), m_rects.end(),
+                     [](const StRect& a, const StRect& b) { return a.start < b.start; });
 }
 
 size_t StLayout::firstVisible(double c) const {
@@ -79,7 +87,8 @@ int StLayout::hit(double cycle, int tile) const {
     int found = -1;
     for (size_t i = firstVisible(cycle); i < m_rects.size() && m_rects[i].start <= cycle; ++i) {
         const StRect& r = m_rects[i];
-        if (cycle >= r.start && cycle <= r.end && tile >= r.tile0 && tile <= r.tile1) found = int(i);
+        if (cycle >= r.start && cycle <= r.end && tile >= r.tile0 && tile <= r.tile1)
+            found = int(i);
     }
     return found;
 }

@@ -8,7 +8,6 @@
 
 #include <QString>
 #include <QStringList>
-
 #include <memory>
 #include <vector>
 
@@ -18,16 +17,16 @@ struct StRect {
     double start = 0, end = 0; // cycles
     int tile0 = 0, tile1 = 0;  // contiguous tile ids [tile0, tile1]
     int layer = -1;
-    int node = -1;             // leaf node id in the evaluated tree
-    int interval = -1;         // index into Evaluation::intervals; -1 for a simulated one
-    float y0 = 0, y1 = 1;      // the part of the rows' height it covers (thin transfer bars)
-    quint32 instruction = 0;   // simulated: the instruction id
+    int node = -1;           // leaf node id in the evaluated tree
+    int interval = -1;       // index into Evaluation::intervals; -1 for a simulated one
+    float y0 = 0, y1 = 1;    // the part of the rows' height it covers (thin transfer bars)
+    quint32 instruction = 0; // simulated: the instruction id
 };
 
 class ProgramRun;
 
 class StLayout {
-public:
+  public:
     // Rectangles sorted by start; `shortNames` (per layer) feed the labels.
     static std::shared_ptr<const StLayout> build(std::shared_ptr<const Evaluation> eval, int tiles,
                                                  QStringList shortNames);
@@ -35,8 +34,9 @@ public:
     // The simulator's replay of a generated program on the same axes: COMPUTE as full
     // rows, LOAD as a thin bar at the top of the row and STORE / SEND at the bottom. Nodes
     // are the leaves of `tree` (the tree the program was generated from).
-    static std::shared_ptr<const StLayout> fromSimulation(std::shared_ptr<const ProgramRun> run, int tiles,
-                                                          QStringList shortNames, const RATree& tree);
+    static std::shared_ptr<const StLayout> fromSimulation(std::shared_ptr<const ProgramRun> run,
+                                                          int tiles, QStringList shortNames,
+                                                          const RATree& tree);
 
     const std::vector<StRect>& rects() const { return m_rects; }
     bool simulated() const { return m_run != nullptr; }
@@ -54,7 +54,7 @@ public:
     static std::vector<std::pair<int, int>> tileRuns(const std::vector<int>& tileOrder, int begin,
                                                      int count);
 
-private:
+  private:
     void finish(); // sorts by start, computes the end and the longest rectangle
     std::shared_ptr<const Evaluation> m_eval;
     std::shared_ptr<const ProgramRun> m_run;

@@ -8,7 +8,7 @@
 namespace tilescope::ui {
 
 class StMapping {
-public:
+  public:
     StMapping() = default;
     // Visible cycles [cycleLo, cycleHi] span the pixel columns [left, right]; visible tile
     // coordinates [tileLo, tileHi] span the rows from bottom (tileLo) to top (tileHi)
@@ -34,7 +34,7 @@ public:
 
     bool operator==(const StMapping&) const = default;
 
-private:
+  private:
     double m_c0 = 0, m_c1 = 1, m_t0 = -0.5, m_t1 = 0.5;
     QRectF m_pixels{0, 0, 1, 1};
     bool m_down = true;

@@ -19,13 +19,17 @@
 namespace tilescope::ui {
 
 namespace {
-double pct(double a, double b) { return b > 0 ? 100.0 * (a - b) / b : 0.0; }
+double pct(double a, double b) {
+    return b > 0 ? 100.0 * (a - b) / b : 0.0;
+}
 } // namespace
 
-InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection, ProgramRunner* runner, QWidget* parent)
-    : QWidget(parent), m_doc(doc), m_selection(selection), m_runner(runner), m_model(new ProgramModel(this)),
-      m_tiles(new QComboBox(this)), m_filter(new QCheckBox(tr("Only the selected node"), this)),
-      m_view(new QTableView(this)), m_summary(new QLabel(this)) {
+InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
+                                     ProgramRunner* runner, QWidget* parent)
+    : QWidget(parent), m_doc(doc), m_selection(selection), m_runner(runner),
+      m_model(new ProgramModel(this)), m_tiles(new QComboBox(this)),
+      m_filter(new QCheckBox(tr("Only the selected node"), this)), m_view(new QTableView(this)),
+      m_summary(new QLabel(this)) {
     setObjectName(QStringLiteral("instructionsPanel"));
     m_tiles->setObjectName(QStringLiteral("instructionsTile"));
     m_filter->setObjectName(QStringLiteral("instructionsFilter"));
@@ -57,7 +61,8 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection, P
     m_view->setWordWrap(false);
     const int w = m_view->fontMetrics().horizontalAdvance(QLatin1Char('0'));
     const int widths[] = {7, 5, 8, 8, 16, 11, 14, 20, 10, 10};
-    for (int c = 0; c < ProgramModel::ColumnCount; ++c) m_view->setColumnWidth(c, widths[c] * w + 12);
+    for (int c = 0; c < ProgramModel::ColumnCount; ++c)
+        m_view->setColumnWidth(c, widths[c] * w + 12);
 
     m_tiles->addItem(tr("All tiles"), ProgramModel::kAllTiles);
     connect(m_tiles, &QComboBox::currentIndexChanged, this,
@@ -67,10 +72,13 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection, P
             [this](const QModelIndex& cur) { rowActivated(cur.row()); });
     connect(m_runner, &ProgramRunner::runReady, this, &InstructionsPanel::showRun);
     connect(m_runner, &ProgramRunner::runStarted, this, [this] {
-        if (!m_model->run()) m_summary->setText(tr("Generating the program..."));
-        else m_summary->setText(summarize(*m_model->run()) + tr("  (regenerating...)"));
+        if (!m_model->run())
+            m_summary->setText(tr("Generating the program..."));
+        else
+            m_summary->setText(summarize(*m_model->run()) + tr("  (regenerating...)"));
     });
-    connect(m_doc, &Document::documentReset, this, [this] { rebuildTileSelector(m_doc->hardware()->tiles()); });
+    connect(m_doc, &Document::documentReset, this,
+            [this] { rebuildTileSelector(m_doc->hardware()->tiles()); });
     connect(m_selection, &SelectionState::changed, this, &InstructionsPanel::selectionChanged);
     rebuildTileSelector(m_doc->hardware() ? m_doc->hardware()->tiles() : 0);
     m_summary->setText(tr("No program yet: open a model"));
@@ -83,7 +91,8 @@ void InstructionsPanel::rebuildTileSelector(int tiles) {
     const int keep = m_tiles->currentData().toInt();
     m_tiles->clear();
     m_tiles->addItem(tr("All tiles"), ProgramModel::kAllTiles);
-    for (int t = 0; t < tiles; ++t) m_tiles->addItem(tr("Tile %1").arg(t), t);
+    for (int t = 0; t < tiles; ++t)
+        m_tiles->addItem(tr("Tile %1").arg(t), t);
     const int i = m_tiles->findData(keep);
     m_tiles->setCurrentIndex(i < 0 ? 0 : i);
     m_model->setTile(m_tiles->currentData().toInt());
@@ -98,27 +107,36 @@ QString InstructionsPanel::summarize(const ProgramRun& run) {
                     .arg(p.tiles.size())
                     .arg(loc.toString(qulonglong(run.codegen->programDramBytes)))
                     .arg(loc.toString(run.scheduleDramBytes, 'f', 0))
-                    .arg(QString::asprintf("%+.3f", pct(double(run.codegen->programDramBytes), run.scheduleDramBytes)));
-    if (!run.error.isEmpty()) return s + QStringLiteral(" | ") + tr("not replayed: %1").arg(run.error);
+                    .arg(QString::asprintf("%+.3f", pct(double(run.codegen->programDramBytes),
+                                                        run.scheduleDramBytes)));
+    if (!run.error.isEmpty())
+        return s + QStringLiteral(" | ") + tr("not replayed: %1").arg(run.error);
     const ModelAgreement agree = modelAgreement(run.fine.delay, run.evaluatorDelay);
     s += tr(" | delay: simulated %1 vs evaluator %2 cycles (ratio %3)")
              .arg(loc.toString(run.fine.delay, 'f', 0))
              .arg(loc.toString(run.evaluatorDelay, 'f', 0))
              .arg(run.evaluatorDelay > 0 ? QString::number(agree.ratio, 'f', 3) : tr("n/a"));
-    if (!agree.agrees) s += tr(" | WARNING: the program and the estimate differ by more than %1%").arg(100 * kModelTolerance, 0, 'f', 0);
-    s += run.fine.deadlockFree ? tr(" | deadlock-free") : tr(" | DEADLOCK: %1").arg(QString::fromStdString(run.fine.stuck));
+    if (!agree.agrees)
+        s += tr(" | WARNING: the program and the estimate differ by more than %1%")
+                 .arg(100 * kModelTolerance, 0, 'f', 0);
+    s += run.fine.deadlockFree ? tr(" | deadlock-free")
+                               : tr(" | DEADLOCK: %1").arg(QString::fromStdString(run.fine.stuck));
     s += tr(" | fine vs coarse dependencies: speed-up %1x").arg(run.speedUp(), 0, 'f', 3);
     return s;
 }
 
-QString InstructionsPanel::summaryText() const { return m_summary->text(); }
+QString InstructionsPanel::summaryText() const {
+    return m_summary->text();
+}
 
 void InstructionsPanel::showRun(std::shared_ptr<const ProgramRun> run) {
     if (run->codegen) rebuildTileSelector(int(run->codegen->program.tiles.size()));
     m_model->setRun(run);
     m_summary->setText(summarize(*run));
     const bool agrees = !run->ok() || modelAgreement(run->fine.delay, run->evaluatorDelay).agrees;
-    m_summary->setStyleSheet(run->ok() && run->fine.deadlockFree && agrees ? QString() : QStringLiteral("color: #b00020"));
+    m_summary->setStyleSheet(run->ok() && run->fine.deadlockFree && agrees
+                                 ? QString()
+                                 : QStringLiteral("color: #b00020"));
     selectionChanged(m_selection->node());
 }
 
@@ -126,7 +144,8 @@ void InstructionsPanel::selectionChanged(int node) {
     QSet<int> layers;
     const RATree& tree = m_doc->tree();
     if (node >= 0 && node < tree.size())
-        for (int l : tree.layersUnder(node)) layers.insert(l);
+        for (int l : tree.layersUnder(node))
+            layers.insert(l);
     m_model->setLayers(layers);
     if (m_selecting || layers.isEmpty()) return;
     // Bring the node's first instruction into view without making it the current row

@@ -8,7 +8,6 @@
 #include "core/programrun.h"
 
 #include <QWidget>
-
 #include <memory>
 
 class QCheckBox;
@@ -25,8 +24,9 @@ class ProgramModel;
 
 class InstructionsPanel : public QWidget {
     Q_OBJECT
-public:
-    InstructionsPanel(Document* doc, SelectionState* selection, ProgramRunner* runner, QWidget* parent = nullptr);
+  public:
+    InstructionsPanel(Document* doc, SelectionState* selection, ProgramRunner* runner,
+                      QWidget* parent = nullptr);
 
     ProgramModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
@@ -37,7 +37,7 @@ public:
     // The summary line of a run (also used by the status bar after an export).
     static QString summarize(const ProgramRun& run);
 
-private:
+  private:
     void showRun(std::shared_ptr<const ProgramRun> run);
     void selectionChanged(int node);
     void rowActivated(int row);

@@ -26,11 +26,11 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
-#include <QDateTime>
 #include <QLabel>
 #include <QLocale>
 #include <QMenuBar>
@@ -44,13 +44,17 @@
 
 // Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
 // run outside any namespace.
-static void initTilescopeResources() { Q_INIT_RESOURCE(resources); }
+static void initTilescopeResources() {
+    Q_INIT_RESOURCE(resources);
+}
 
 namespace tilescope::ui {
 
 namespace {
 constexpr int kMaxRecent = 10;
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
 
 // What the off-thread test-chip export reports back.
 struct TestChipExport {
@@ -67,7 +71,8 @@ MainWindow::MainWindow(QWidget* parent)
     initTilescopeResources();
     setObjectName(QStringLiteral("mainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/tilescope.svg")));
-    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
+                   QMainWindow::AllowNestedDocks);
 
     m_st = new StGraphView(m_doc, m_selection, this);
     setCentralWidget(m_st);
@@ -81,8 +86,9 @@ MainWindow::MainWindow(QWidget* parent)
     m_metrics->setProgramRunner(m_programs);
     m_autosave = new AutoSaver([this](const QString& p) { return makeSession().save(p); },
                                [this] { return isModified(); }, this);
-    connect(m_autosave, &AutoSaver::failed, this,
-            [this](const QString& msg) { statusBar()->showMessage(tr("Autosave failed: %1").arg(msg), 15000); });
+    connect(m_autosave, &AutoSaver::failed, this, [this](const QString& msg) {
+        statusBar()->showMessage(tr("Autosave failed: %1").arg(msg), 15000);
+    });
     buildDocks();
     buildMenus();
     statusBar()->addPermanentWidget(m_inputsLabel);
@@ -108,8 +114,10 @@ MainWindow::MainWindow(QWidget* parent)
         modifiedChanged();
         updateTitle();
     });
-    connect(m_doc, &Document::editRefused, this, [this](const QString& r) { statusBar()->showMessage(r, 10000); });
-    connect(m_tree, &TreePanel::message, this, [this](const QString& r) { statusBar()->showMessage(r, 10000); });
+    connect(m_doc, &Document::editRefused, this,
+            [this](const QString& r) { statusBar()->showMessage(r, 10000); });
+    connect(m_tree, &TreePanel::message, this,
+            [this](const QString& r) { statusBar()->showMessage(r, 10000); });
     // Every accepted edit, undo and redo moves the undo index: that is what a running
     // search must hear about (it continues from the edited tree, pins included).
     connect(m_doc->undoStack(), &QUndoStack::indexChanged, this, [this] {
@@ -150,7 +158,8 @@ MainWindow::~MainWindow() {
 bool MainWindow::saveToSessionFile() {
     QString p = m_sessionPath;
     if (p.isEmpty())
-        p = QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
+        p = QFileDialog::getSaveFileName(this, tr("Save session"), {},
+                                         tr("Tilescope sessions (*.tilescope.json)"));
     return !p.isEmpty() && saveSession(p);
 }
 
@@ -159,9 +168,11 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     if (m_interactive && isModified()) {
         const auto answer = QMessageBox::question(
             this, tr("Unsaved changes"),
-            tr("The schedule has changes that are not saved in a session. Save them before closing?"),
+            tr("The schedule has changes that are not saved in a session. Save them before "
+               "closing?"),
             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !saveToSessionFile())) {
+        if (answer == QMessageBox::Cancel ||
+            (answer == QMessageBox::Save && !saveToSessionFile())) {
             e->ignore();
             return;
         }
@@ -174,7 +185,8 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 }
 
 void MainWindow::buildDocks() {
-    auto dock = [&](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+    auto dock = [&](const QString& title, const QString& name, QWidget* w,
+                    Qt::DockWidgetArea area) {
         auto* d = new QDockWidget(title, this);
         d->setObjectName(name);
         d->setWidget(w);
@@ -196,13 +208,17 @@ void MainWindow::buildDocks() {
     hl->addWidget(m_heatmap, 1);
     hl->addWidget(util);
     hl->addWidget(filter);
-    auto* heatDock = dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
+    auto* heatDock =
+        dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
     // SPEC §6: tree | S-T graph | heatmap on top; metrics and the live search plot under them.
-    auto* searchDock = dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
-    auto* metricsDock = dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::BottomDockWidgetArea);
+    auto* searchDock =
+        dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
+    auto* metricsDock =
+        dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::BottomDockWidgetArea);
     splitDockWidget(searchDock, metricsDock, Qt::Horizontal);
     // The listing shares the metrics' place as a tab: both are read beside the search plot.
-    auto* instrDock = dock(tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions, Qt::BottomDockWidgetArea);
+    auto* instrDock = dock(tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions,
+                           Qt::BottomDockWidgetArea);
     tabifyDockWidget(metricsDock, instrDock);
     metricsDock->raise();
     // First start (no saved geometry): most of the screen.
@@ -221,8 +237,9 @@ void MainWindow::buildMenus() {
         if (!p.isEmpty()) openModel(p);
     });
     file->addAction(tr("Open &hardware template..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open hardware template"), {},
-                                                       tr("Hardware templates (*.json);;All files (*)"));
+        const QString p =
+            QFileDialog::getOpenFileName(this, tr("Open hardware template"), {},
+                                         tr("Hardware templates (*.json);;All files (*)"));
         if (!p.isEmpty()) openHardware(p);
     });
     QMenu* presets = file->addMenu(tr("Hardware &preset"));
@@ -232,42 +249,58 @@ void MainWindow::buildMenus() {
     }
     file->addAction(tr("Set &batch..."), this, [this] {
         bool ok = false;
-        const int b = QInputDialog::getInt(this, tr("Batch"), tr("Batch size B:"), m_doc->batch(), 1, 4096, 1, &ok);
+        const int b = QInputDialog::getInt(this, tr("Batch"), tr("Batch size B:"), m_doc->batch(),
+                                           1, 4096, 1, &ok);
         if (ok) setBatch(b);
     });
     file->addAction(tr("&Import tree..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Import tree"), {},
-                                                       tr("Trees (*.tree *.txt *.json);;All files (*)"));
+        const QString p = QFileDialog::getOpenFileName(
+            this, tr("Import tree"), {}, tr("Trees (*.tree *.txt *.json);;All files (*)"));
         if (!p.isEmpty()) importTree(p);
     });
     file->addSeparator();
     file->addAction(tr("Open &session..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open session"), {},
-                                                       tr("Tilescope sessions (*.tilescope.json *.json)"));
+        const QString p = QFileDialog::getOpenFileName(
+            this, tr("Open session"), {}, tr("Tilescope sessions (*.tilescope.json *.json)"));
         if (!p.isEmpty()) openSession(p);
     });
     file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveToSessionFile(); });
     file->addAction(tr("Save session &as..."), QKeySequence::SaveAs, this, [this] {
-        const QString p =
-            QFileDialog::getSaveFileName(this, tr("Save session"), {}, tr("Tilescope sessions (*.tilescope.json)"));
+        const QString p = QFileDialog::getSaveFileName(this, tr("Save session"), {},
+                                                       tr("Tilescope sessions (*.tilescope.json)"));
         if (!p.isEmpty()) saveSession(p);
     });
     m_recentMenu = file->addMenu(tr("&Recent files"));
     QMenu* exp = file->addMenu(tr("&Export"));
-    exp->addAction(tr("S-T graph (PNG, SVG, PDF)..."), this,
-                   [this] { exportDialog(QStringLiteral("st"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png")); });
-    exp->addAction(tr("NoC heatmap (PNG, SVG, PDF)..."), this,
-                   [this] { exportDialog(QStringLiteral("heatmap"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png")); });
+    exp->addAction(tr("S-T graph (PNG, SVG, PDF)..."), this, [this] {
+        exportDialog(QStringLiteral("st"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"),
+                     QStringLiteral("png"));
+    });
+    exp->addAction(tr("NoC heatmap (PNG, SVG, PDF)..."), this, [this] {
+        exportDialog(QStringLiteral("heatmap"), tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"),
+                     QStringLiteral("png"));
+    });
     exp->addSeparator();
-    exp->addAction(tr("Report (HTML)..."), this, [this] { exportDialog(QStringLiteral("html"), tr("HTML (*.html)"), QStringLiteral("html")); });
-    exp->addAction(tr("Report (JSON)..."), this, [this] { exportDialog(QStringLiteral("json"), tr("JSON (*.json)"), QStringLiteral("json")); });
-    exp->addAction(tr("Tree (text)..."), this, [this] { exportDialog(QStringLiteral("tree-text"), tr("Tree text (*.tree *.txt)"), QStringLiteral("tree")); });
-    exp->addAction(tr("Tree (JSON)..."), this, [this] { exportDialog(QStringLiteral("tree-json"), tr("JSON (*.json)"), QStringLiteral("json")); });
-    exp->addAction(tr("Timeline (Chrome trace / Perfetto)..."), this,
-                   [this] { exportDialog(QStringLiteral("trace"), tr("Trace events (*.json)"), QStringLiteral("json")); });
+    exp->addAction(tr("Report (HTML)..."), this, [this] {
+        exportDialog(QStringLiteral("html"), tr("HTML (*.html)"), QStringLiteral("html"));
+    });
+    exp->addAction(tr("Report (JSON)..."), this, [this] {
+        exportDialog(QStringLiteral("json"), tr("JSON (*.json)"), QStringLiteral("json"));
+    });
+    exp->addAction(tr("Tree (text)..."), this, [this] {
+        exportDialog(QStringLiteral("tree-text"), tr("Tree text (*.tree *.txt)"),
+                     QStringLiteral("tree"));
+    });
+    exp->addAction(tr("Tree (JSON)..."), this, [this] {
+        exportDialog(QStringLiteral("tree-json"), tr("JSON (*.json)"), QStringLiteral("json"));
+    });
+    exp->addAction(tr("Timeline (Chrome trace / Perfetto)..."), this, [this] {
+        exportDialog(QStringLiteral("trace"), tr("Trace events (*.json)"), QStringLiteral("json"));
+    });
     file->addAction(tr("Export for &test chip..."), this, [this] {
-        const QString dir = QFileDialog::getSaveFileName(this, tr("Export for test chip: program folder"), {}, {}, nullptr,
-                                                         QFileDialog::DontConfirmOverwrite);
+        const QString dir =
+            QFileDialog::getSaveFileName(this, tr("Export for test chip: program folder"), {}, {},
+                                         nullptr, QFileDialog::DontConfirmOverwrite);
         if (!dir.isEmpty()) exportForTestChip(dir);
     });
     file->addSeparator();
@@ -284,24 +317,29 @@ void MainWindow::buildMenus() {
     edit->addActions(m_tree->editActions());
 
     m_viewMenu = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* d : m_docks) m_viewMenu->addAction(d->toggleViewAction());
+    for (QDockWidget* d : m_docks)
+        m_viewMenu->addAction(d->toggleViewAction());
     m_viewMenu->addSeparator();
-    m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st, &StGraphView::resetZoom);
+    m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st,
+                          &StGraphView::resetZoom);
 
     QMenu* search = menuBar()->addMenu(tr("&Search"));
     search->addAction(tr("&Start"), QKeySequence(Qt::Key_F5), this, &MainWindow::startSearch);
-    search->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this, [this] { pauseSearch(!m_search->property("paused").toBool()); });
-    search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this, &MainWindow::stopSearch);
+    search->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this,
+                      [this] { pauseSearch(!m_search->property("paused").toBool()); });
+    search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
+                      &MainWindow::stopSearch);
     search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
     search->addSeparator();
     search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Tilescope"), this, [this] {
-        QMessageBox::about(this, tr("About Tilescope"),
-                           tr("<b>Tilescope %1</b><br>Schedule explorer for DNN inference on tiled accelerators "
-                              "(RA-tree inter-layer scheduling).")
-                               .arg(QCoreApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About Tilescope"),
+            tr("<b>Tilescope %1</b><br>Schedule explorer for DNN inference on tiled accelerators "
+               "(RA-tree inter-layer scheduling).")
+                .arg(QCoreApplication::applicationVersion()));
     });
 }
 
@@ -321,22 +359,28 @@ void MainWindow::connectWorker() {
             m_forwardEdits = true;
         }
     });
-    connect(m_worker, &SearchWorker::stateChanged, this, [this](quint64 gen, RunState s, const QString& msg) {
-        if (gen != m_generation) return;
-        if (m_comparing) {
-            statusBar()->showMessage(msg, 5000);
-            return;
-        }
-        m_search->setProperty("paused", s == RunState::Paused);
-        m_search->setRunState(s, msg);
-        const bool wasRunning = m_running;
-        m_running = s == RunState::Running || s == RunState::Paused;
-        if (wasRunning && !m_running) {
-            if (s == RunState::Failed) showError(tr("Search"), msg);
-            else statusBar()->showMessage(tr("Search %1; \"Adopt best\" makes its best tree the document's").arg(msg.toLower()), 8000);
-            emit searchFinished();
-        }
-    });
+    connect(m_worker, &SearchWorker::stateChanged, this,
+            [this](quint64 gen, RunState s, const QString& msg) {
+                if (gen != m_generation) return;
+                if (m_comparing) {
+                    statusBar()->showMessage(msg, 5000);
+                    return;
+                }
+                m_search->setProperty("paused", s == RunState::Paused);
+                m_search->setRunState(s, msg);
+                const bool wasRunning = m_running;
+                m_running = s == RunState::Running || s == RunState::Paused;
+                if (wasRunning && !m_running) {
+                    if (s == RunState::Failed)
+                        showError(tr("Search"), msg);
+                    else
+                        statusBar()->showMessage(
+                            tr("Search %1; \"Adopt best\" makes its best tree the document's")
+                                .arg(msg.toLower()),
+                            8000);
+                    emit searchFinished();
+                }
+            });
     connect(m_worker, &SearchWorker::compareReady, this, [this](ComparePtr c) {
         if (c->generation != m_generation) return;
         m_comparing = false;
@@ -367,7 +411,8 @@ void MainWindow::startSearch() {
     auto req = makeRequest();
     // Continue from the document's tree when it is a valid start in this space (the
     // restricted LS / LP spaces start from their own default trees).
-    if (m_doc->evaluation()->valid && (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random))
+    if (m_doc->evaluation()->valid &&
+        (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random))
         req->config.initialTree = m_doc->tree();
     m_search->clearHistory();
     m_search->setAdoptEnabled(false);
@@ -433,7 +478,8 @@ bool MainWindow::openModel(const QString& path) {
     m_dirtyInputs = false;
     modifiedChanged();
     addRecent(QStringLiteral("model"), QFileInfo(path).absoluteFilePath());
-    statusBar()->showMessage(tr("Loaded %1: %2 layers").arg(path).arg(m_doc->network()->layers.size()), 5000);
+    statusBar()->showMessage(
+        tr("Loaded %1: %2 layers").arg(path).arg(m_doc->network()->layers.size()), 5000);
     return true;
 }
 
@@ -515,7 +561,9 @@ Session MainWindow::makeSession() const {
     return s;
 }
 
-bool MainWindow::openSession(const QString& path) { return loadSession(path, true); }
+bool MainWindow::openSession(const QString& path) {
+    return loadSession(path, true);
+}
 
 bool MainWindow::loadSession(const QString& path, bool remember) {
     auto s = Session::load(path);
@@ -538,13 +586,15 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
         const int id = t.nodeAtPath(p.toStdString());
         if (id < 0) return fail(path.toStdString() + ": pinned: no node at " + p.toStdString());
         auto r = edit::setPinned(t, id, true);
-        if (!r) return fail(path.toStdString() + ": pinned " + p.toStdString() + ": " + r.error().message);
+        if (!r)
+            return fail(path.toStdString() + ": pinned " + p.toStdString() + ": " +
+                        r.error().message);
         t = std::move(r).value();
     }
     auto shared = std::make_shared<const Network>(std::move(net).value());
-    const QString err = m_doc->restore(shared, s->modelPath, s->modelSha256, *hw,
-                                       s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource, s->batch,
-                                       s->objective, t);
+    const QString err = m_doc->restore(
+        shared, s->modelPath, s->modelSha256, *hw,
+        s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource, s->batch, s->objective, t);
     if (!err.isEmpty()) return fail(path.toStdString() + ": tree: " + err.toStdString());
     m_search->setSettings(s->search);
     m_search->setObjective(s->objective);
@@ -562,7 +612,9 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
     return true;
 }
 
-bool MainWindow::isModified() const { return m_doc->hasModel() && (m_dirtyInputs || !m_doc->undoStack()->isClean()); }
+bool MainWindow::isModified() const {
+    return m_doc->hasModel() && (m_dirtyInputs || !m_doc->undoStack()->isClean());
+}
 
 void MainWindow::modifiedChanged() {
     m_autosave->documentChanged();
@@ -586,11 +638,12 @@ bool MainWindow::offerRecovery() {
     if (mode.isEmpty()) {
         if (!m_interactive) return false; // leave it for an interactive start
         const QFileInfo fi(m_autosave->recoveryPath());
-        accept = QMessageBox::question(this, tr("Restore unsaved work?"),
-                                       tr("Tilescope did not exit cleanly last time. Restore the unsaved session "
-                                          "autosaved at %1?\n\n(Discard deletes it.)")
-                                           .arg(QLocale().toString(fi.lastModified(), QLocale::ShortFormat)),
-                                       QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes) == QMessageBox::Yes;
+        accept = QMessageBox::question(
+                     this, tr("Restore unsaved work?"),
+                     tr("Tilescope did not exit cleanly last time. Restore the unsaved session "
+                        "autosaved at %1?\n\n(Discard deletes it.)")
+                         .arg(QLocale().toString(fi.lastModified(), QLocale::ShortFormat)),
+                     QMessageBox::Yes | QMessageBox::Discard, QMessageBox::Yes) == QMessageBox::Yes;
     }
     if (!accept) {
         m_autosave->discard();
@@ -646,11 +699,14 @@ void MainWindow::exportForTestChip(const QString& dir) {
             return;
         }
         const QLocale loc;
-        const QString msg = tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
-                                .arg(dir, loc.toString(qulonglong(r.instructions)), loc.toString(qulonglong(r.programDram)),
-                                     loc.toString(r.scheduleDram, 'f', 0))
-                                .arg(r.scheduleDram > 0 ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram : 0.0,
-                                     0, 'f', 3);
+        const QString msg =
+            tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
+                .arg(dir, loc.toString(qulonglong(r.instructions)),
+                     loc.toString(qulonglong(r.programDram)), loc.toString(r.scheduleDram, 'f', 0))
+                .arg(r.scheduleDram > 0
+                         ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
+                         : 0.0,
+                     0, 'f', 3);
         statusBar()->showMessage(msg, 15000);
         emit testChipExported(true, msg);
     });
@@ -663,20 +719,27 @@ bool MainWindow::exportTo(const QString& kind, const QString& path) {
     }
     QString err;
     const Network& net = *m_doc->network();
-    if (kind == QLatin1String("st")) err = m_st->exportTo(path);
-    else if (kind == QLatin1String("heatmap")) err = m_heatmap->exportTo(path);
+    if (kind == QLatin1String("st"))
+        err = m_st->exportTo(path);
+    else if (kind == QLatin1String("heatmap"))
+        err = m_heatmap->exportTo(path);
     else if (kind == QLatin1String("html"))
-        err = writeTextFile(path, ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).html().toUtf8());
+        err =
+            writeTextFile(path, ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).html().toUtf8());
     else if (kind == QLatin1String("json"))
-        err = writeTextFile(path, QByteArray::fromStdString(ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).json().dump(2) + "\n"));
+        err = writeTextFile(
+            path, QByteArray::fromStdString(
+                      ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).json().dump(2) + "\n"));
     else if (kind == QLatin1String("tree-text"))
         err = writeTextFile(path, QByteArray::fromStdString(treeToText(m_doc->tree(), net)));
     else if (kind == QLatin1String("tree-json"))
         err = writeTextFile(path, QByteArray::fromStdString(treeToJson(m_doc->tree(), net) + "\n"));
     else if (kind == QLatin1String("trace"))
-        err = writeTextFile(path, QByteArray::fromStdString(
-                                      traceEventJson(*m_doc->evaluation(), net, *m_doc->hardware(), m_doc->tree())));
-    else err = tr("unknown export kind '%1'").arg(kind);
+        err =
+            writeTextFile(path, QByteArray::fromStdString(traceEventJson(
+                                    *m_doc->evaluation(), net, *m_doc->hardware(), m_doc->tree())));
+    else
+        err = tr("unknown export kind '%1'").arg(kind);
     if (!err.isEmpty()) {
         showError(tr("Export"), err);
         return false;
@@ -706,7 +769,8 @@ void MainWindow::addRecent(const QString& kind, const QString& path) {
     const QString entry = kind + QLatin1Char(':') + path;
     list.removeAll(entry);
     list.prepend(entry);
-    while (list.size() > kMaxRecent) list.removeLast();
+    while (list.size() > kMaxRecent)
+        list.removeLast();
     settings.setValue(QStringLiteral("recentFiles"), list);
     rebuildRecentMenu();
     updateTitle();
@@ -719,11 +783,14 @@ void MainWindow::rebuildRecentMenu() {
     for (const QString& entry : list) {
         const int colon = entry.indexOf(QLatin1Char(':'));
         const QString kind = entry.left(colon), path = entry.mid(colon + 1);
-        QAction* a = m_recentMenu->addAction(QStringLiteral("%1  (%2)").arg(QFileInfo(path).fileName(), kind));
+        QAction* a = m_recentMenu->addAction(
+            QStringLiteral("%1  (%2)").arg(QFileInfo(path).fileName(), kind));
         a->setToolTip(path);
         connect(a, &QAction::triggered, this, [this, kind, path] {
-            if (kind == QLatin1String("session")) openSession(path);
-            else openModel(path);
+            if (kind == QLatin1String("session"))
+                openSession(path);
+            else
+                openModel(path);
         });
     }
     m_recentMenu->setEnabled(!list.isEmpty());
@@ -738,14 +805,16 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::updateTitle() {
     const auto& hw = *m_doc->hardware();
-    const QString hwText = QStringLiteral("%1 (%2x%3)").arg(qs(hw.name)).arg(hw.meshX).arg(hw.meshY);
+    const QString hwText =
+        QStringLiteral("%1 (%2x%3)").arg(qs(hw.name)).arg(hw.meshX).arg(hw.meshY);
     if (!m_doc->hasModel()) {
         setWindowTitle(tr("Tilescope[*]"));
         m_inputsLabel->setText(tr("no model | %1 | batch %2").arg(hwText).arg(m_doc->batch()));
         return;
     }
     const QString model = QFileInfo(m_doc->modelPath()).fileName();
-    setWindowTitle(tr("%1[*] - Tilescope").arg(m_sessionPath.isEmpty() ? model : QFileInfo(m_sessionPath).fileName()));
+    setWindowTitle(tr("%1[*] - Tilescope")
+                       .arg(m_sessionPath.isEmpty() ? model : QFileInfo(m_sessionPath).fileName()));
     m_inputsLabel->setText(tr("%1 (%2 layers) | %3 | batch %4")
                                .arg(model)
                                .arg(m_doc->network()->layers.size())

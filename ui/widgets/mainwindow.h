@@ -31,7 +31,7 @@ class Session;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
-public:
+  public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -55,7 +55,7 @@ public:
     // Crash recovery: true when a recovery file was found and restored. Asks the user unless
     // TILESCOPE_RECOVERY_AUTO is "accept" or "reject" (tests, scripted starts).
     bool offerRecovery();
-    bool restoreRecovery(); // restores without asking
+    bool restoreRecovery();  // restores without asking
     bool isModified() const; // unsaved changes a crash would lose
     AutoSaver* autoSaver() const { return m_autosave; }
     // Export by kind: "st" / "heatmap" (png, svg, pdf by suffix), "html", "json",
@@ -75,22 +75,22 @@ public:
     bool searchRunning() const { return m_running; }
     OutcomePtr lastSearch() const { return m_lastSearch; }
 
-public slots:
+  public slots:
     void startSearch();
     void pauseSearch(bool paused);
     void stopSearch();
     void adoptBest();
     void runCompare();
 
-signals:
+  signals:
     void searchFinished(); // the worker reported the end of a search (tests)
     void compareFinished();
     void testChipExported(bool ok, const QString& message);
 
-protected:
+  protected:
     void closeEvent(QCloseEvent* e) override;
 
-private:
+  private:
     void buildMenus();
     void buildDocks();
     void connectWorker();
@@ -123,7 +123,8 @@ private:
     quint64 m_generation = 0;
     bool m_running = false;
     bool m_comparing = false;
-    bool m_forwardEdits = true; // false while adopting a best tree the worker already continues from
+    bool m_forwardEdits =
+        true; // false while adopting a best tree the worker already continues from
     OutcomePtr m_lastSearch;
     ComparePtr m_lastCompare;
     QString m_sessionPath;

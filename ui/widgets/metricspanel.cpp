@@ -10,15 +10,17 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QTableWidget>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
 
 namespace {
-QString sci(double v) { return QString::number(v, 'g', 4); }
+QString sci(double v) {
+    return QString::number(v, 'g', 4);
+}
 QTableWidgetItem* item(const QString& s, bool right = false) {
     auto* it = new QTableWidgetItem(s);
     if (right) it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -38,7 +40,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
 
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    for (const char* key : {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation", "DRAM bytes", "NoC hop-bytes"}) {
+    for (const char* key : {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation",
+                            "DRAM bytes", "NoC hop-bytes"}) {
         auto* l = new QLabel(QStringLiteral("-"), this);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
@@ -64,7 +67,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("metricsTabs"));
     m_segments = new QTableWidget(0, 4, this);
-    m_segments->setHorizontalHeaderLabels({tr("Segment"), tr("Layers"), tr("Time (cycles)"), tr("Bound")});
+    m_segments->setHorizontalHeaderLabels(
+        {tr("Segment"), tr("Layers"), tr("Time (cycles)"), tr("Bound")});
     m_segments->verticalHeader()->hide();
     m_segments->horizontalHeader()->setStretchLastSection(true);
     m_segments->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -76,12 +80,14 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     auto* cl = new QVBoxLayout(cmp);
     cl->setContentsMargins(2, 2, 2, 2);
     m_compareButton = new QPushButton(tr("Compare LS / LP / DP-LP / SA"), cmp);
-    m_compareButton->setToolTip(tr("Run the layer-sequential and layer-pipeline baselines and SA with the search settings"));
+    m_compareButton->setToolTip(tr(
+        "Run the layer-sequential and layer-pipeline baselines and SA with the search settings"));
     connect(m_compareButton, &QPushButton::clicked, this, &MetricsPanel::compareRequested);
     cl->addWidget(m_compareButton, 0, Qt::AlignLeft);
     m_compare = new QTableWidget(0, 6, cmp);
     m_compare->setObjectName(QStringLiteral("compareTable"));
-    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"), tr("Objective"), tr("EDP"), tr("vs SA")});
+    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"),
+                                          tr("Objective"), tr("EDP"), tr("vs SA")});
     m_compare->verticalHeader()->hide();
     m_compare->horizontalHeader()->setStretchLastSection(true);
     m_compare->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -90,7 +96,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     tabs->addTab(cmp, tr("LS / LP / SA"));
     tabs->setMinimumWidth(300);
     outer->addWidget(tabs, 1);
-    connect(this, &MetricsPanel::compareRequested, tabs, [tabs, cmp] { tabs->setCurrentWidget(cmp); });
+    connect(this, &MetricsPanel::compareRequested, tabs,
+            [tabs, cmp] { tabs->setCurrentWidget(cmp); });
 
     connect(doc, &Document::treeChanged, this, &MetricsPanel::refresh);
     connect(doc, &Document::documentReset, this, [this] {
@@ -118,7 +125,8 @@ void MetricsPanel::refreshSimulated() {
         return;
     }
     if (!run) {
-        l->setText(m_programs && m_programs->busy() ? tr("replaying the program...") : QStringLiteral("-"));
+        l->setText(m_programs && m_programs->busy() ? tr("replaying the program...")
+                                                    : QStringLiteral("-"));
         return;
     }
     if (!run->ok()) {
@@ -128,18 +136,22 @@ void MetricsPanel::refreshSimulated() {
     l->setText(simulatedFigure(*run));
     // The dock is narrow at small window sizes: the whole sentence stays one hover away.
     const ModelAgreement a = modelAgreement(run->fine.delay, run->evaluatorDelay);
-    l->setToolTip(tr("Simulated program: %1 cycles; evaluator estimate: %2 cycles (ratio %3)%4")
-                      .arg(sci(run->fine.delay), sci(run->evaluatorDelay))
-                      .arg(a.ratio, 0, 'f', 3)
-                      .arg(a.agrees ? QString() : tr(": more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0)));
+    l->setToolTip(
+        tr("Simulated program: %1 cycles; evaluator estimate: %2 cycles (ratio %3)%4")
+            .arg(sci(run->fine.delay), sci(run->evaluatorDelay))
+            .arg(a.ratio, 0, 'f', 3)
+            .arg(a.agrees ? QString()
+                          : tr(": more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0)));
 }
 
 QString MetricsPanel::simulatedFigure(const ProgramRun& run) {
     const ModelAgreement a = modelAgreement(run.fine.delay, run.evaluatorDelay);
-    const QString text = tr("%1 cycles, %2x the estimate").arg(sci(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
+    const QString text =
+        tr("%1 cycles, %2x the estimate").arg(sci(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
     if (a.agrees) return text;
     return QStringLiteral("<span style='color:#c62828'>%1 (%2 cycles): %3</span>")
-        .arg(text, sci(run.evaluatorDelay), tr("more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0));
+        .arg(text, sci(run.evaluatorDelay),
+             tr("more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0));
 }
 
 QString MetricsPanel::figureText(const QString& key) const {
@@ -162,7 +174,10 @@ void MetricsPanel::setCompare(ComparePtr compare) {
     for (const auto& r : compare->rows) {
         const int i = m_compare->rowCount();
         m_compare->insertRow(i);
-        m_compare->setItem(i, 0, item(r.mode == SearchMode::Set ? QStringLiteral("SA") : QString::fromLatin1(toString(r.mode)).toUpper()));
+        m_compare->setItem(i, 0,
+                           item(r.mode == SearchMode::Set
+                                    ? QStringLiteral("SA")
+                                    : QString::fromLatin1(toString(r.mode)).toUpper()));
         if (!r.ok) {
             m_compare->setItem(i, 1, item(r.error));
             continue;
@@ -171,7 +186,10 @@ void MetricsPanel::setCompare(ComparePtr compare) {
         m_compare->setItem(i, 2, item(sci(r.eval.delay), true));
         m_compare->setItem(i, 3, item(sci(r.eval.cost), true));
         m_compare->setItem(i, 4, item(sci(edpOf(r.eval)), true));
-        m_compare->setItem(i, 5, item(sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString(), true));
+        m_compare->setItem(
+            i, 5,
+            item(sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3) : QString(),
+                 true));
     }
     m_compare->resizeColumnsToContents();
 }
@@ -179,27 +197,37 @@ void MetricsPanel::setCompare(ComparePtr compare) {
 void MetricsPanel::refresh() {
     auto e = m_doc->evaluation();
     const bool have = m_doc->hasModel() && e;
-    auto set = [&](const char* k, const QString& v) { m_figures[QString::fromLatin1(k)]->setText(v); };
+    auto set = [&](const char* k, const QString& v) {
+        m_figures[QString::fromLatin1(k)]->setText(v);
+    };
     if (!have) {
-        for (auto* l : m_figures) l->setText(QStringLiteral("-"));
+        for (auto* l : m_figures)
+            l->setText(QStringLiteral("-"));
         m_bars->data()->clear();
         m_segments->setRowCount(0);
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    set("Validity", e->valid ? tr("valid") : QStringLiteral("<span style='color:#c62828'>%1</span>")
-                                                 .arg(QString::fromStdString(e->reason).toHtmlEscaped()));
+    set("Validity", e->valid ? tr("valid")
+                             : QStringLiteral("<span style='color:#c62828'>%1</span>")
+                                   .arg(QString::fromStdString(e->reason).toHtmlEscaped()));
     set("Energy", QStringLiteral("%1 mJ").arg(e->energy.total() * 1e-9, 0, 'f', 3));
     const double ghz = m_doc->hardware()->clockGHz;
-    set("Delay", QStringLiteral("%1 cycles (%2 ms)").arg(sci(e->delay)).arg(e->delay / ghz * 1e-6, 0, 'f', 3));
+    set("Delay", QStringLiteral("%1 cycles (%2 ms)")
+                     .arg(sci(e->delay))
+                     .arg(e->delay / ghz * 1e-6, 0, 'f', 3));
     refreshSimulated();
-    set("Objective", QStringLiteral("%1  (E^%2 D^%3)").arg(sci(e->cost)).arg(e->objective.n).arg(e->objective.m));
+    set("Objective", QStringLiteral("%1  (E^%2 D^%3)")
+                         .arg(sci(e->cost))
+                         .arg(e->objective.n)
+                         .arg(e->objective.m));
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));
     set("NoC hop-bytes", bytesText(e->nocHopBytes));
 
     const QVector<double> keys{1, 2, 3, 4};
-    const QVector<double> vals{e->energy.dram * 1e-9, e->energy.noc * 1e-9, e->energy.mac * 1e-9, e->energy.buffer * 1e-9};
+    const QVector<double> vals{e->energy.dram * 1e-9, e->energy.noc * 1e-9, e->energy.mac * 1e-9,
+                               e->energy.buffer * 1e-9};
     m_bars->setData(keys, vals, true);
     m_plot->yAxis->setRange(0, std::max(1e-9, *std::max_element(vals.begin(), vals.end()) * 1.12));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -212,12 +240,19 @@ void MetricsPanel::refresh() {
         const int c = kids[size_t(i)];
         const RANode& n = t.node(c);
         const NodeFigures* f = size_t(c) < e->nodes.size() ? &e->nodes[size_t(c)] : nullptr;
-        const QString name = n.type == NodeType::Leaf ? shortLayerName(QString::fromStdString(net.layers[size_t(n.layer)].name))
-                                                      : QStringLiteral("%1 %2").arg(QString::fromStdString(t.pathOf(c)))
-                                                            .arg(QLatin1String(toString(n.type)));
+        const QString name =
+            n.type == NodeType::Leaf
+                ? shortLayerName(QString::fromStdString(net.layers[size_t(n.layer)].name))
+                : QStringLiteral("%1 %2")
+                      .arg(QString::fromStdString(t.pathOf(c)))
+                      .arg(QLatin1String(toString(n.type)));
         m_segments->setItem(i, 0, item(name));
         m_segments->setItem(i, 1, item(QString::number(t.layersUnder(c).size()), true));
-        m_segments->setItem(i, 2, item(f ? sci(f->time * (n.batch > 0 ? double(t.node(t.root).batch) / n.batch : 1)) : QString(), true));
+        m_segments->setItem(
+            i, 2,
+            item(f ? sci(f->time * (n.batch > 0 ? double(t.node(t.root).batch) / n.batch : 1))
+                   : QString(),
+                 true));
         m_segments->setItem(i, 3, item(f ? QString::fromLatin1(toString(f->bound)) : QString()));
     }
     m_segments->resizeColumnsToContents();

@@ -22,7 +22,7 @@ class ProgramRun;
 
 class MetricsPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit MetricsPanel(Document* doc, QWidget* parent = nullptr);
 
     void setCompare(ComparePtr compare);
@@ -34,10 +34,10 @@ public:
     QCustomPlot* energyPlot() const { return m_plot; }
     QString figureText(const QString& key) const; // a label's text (tests)
 
-signals:
+  signals:
     void compareRequested();
 
-private:
+  private:
     void refresh();
     void refreshSimulated();
 

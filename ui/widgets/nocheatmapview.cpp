@@ -11,7 +11,6 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
 
@@ -22,7 +21,8 @@ constexpr double kLegendHeight = 58;
 QColor busyColor(double t) {
     // White (idle) to a warm orange (always busy): distinct from the links' viridis scale.
     t = std::clamp(t, 0.0, 1.0);
-    return QColor(int(255 - t * (255 - 230)), int(255 - t * (255 - 110)), int(255 - t * (255 - 20)));
+    return QColor(int(255 - t * (255 - 230)), int(255 - t * (255 - 110)),
+                  int(255 - t * (255 - 20)));
 }
 } // namespace
 
@@ -66,7 +66,8 @@ void NocHeatmapView::recompute() {
     std::vector<bool> leafInSel;
     if (haveSel) {
         const NodeFigures& f = m_eval->nodes[size_t(sel)];
-        for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size()); ++p)
+        for (int p = f.tileBegin;
+             p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size()); ++p)
             m_inGroup[size_t(m_eval->tileOrder[size_t(p)])] = true;
         leafInSel.assign(size_t(m_tree.size()), false);
         for (int layer : m_tree.layersUnder(sel))
@@ -74,25 +75,31 @@ void NocHeatmapView::recompute() {
     }
     std::vector<std::vector<std::pair<int, double>>> perTileLeaf(static_cast<size_t>(tiles));
     for (const BusyInterval& iv : m_eval->intervals) {
-        const bool counted = !(m_filter && haveSel) ||
-                             (iv.node >= 0 && size_t(iv.node) < leafInSel.size() && leafInSel[size_t(iv.node)]);
+        const bool counted =
+            !(m_filter && haveSel) ||
+            (iv.node >= 0 && size_t(iv.node) < leafInSel.size() && leafInSel[size_t(iv.node)]);
         const double d = iv.end - iv.start;
-        for (int p = iv.tileBegin; p < iv.tileBegin + iv.tileCount && p < int(m_eval->tileOrder.size()); ++p) {
+        for (int p = iv.tileBegin;
+             p < iv.tileBegin + iv.tileCount && p < int(m_eval->tileOrder.size()); ++p) {
             const int t = m_eval->tileOrder[size_t(p)];
             if (counted) m_busy[size_t(t)] += d;
             auto& v = perTileLeaf[size_t(t)];
             auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == iv.node; });
-            if (it == v.end()) v.emplace_back(iv.node, d);
-            else it->second += d;
+            if (it == v.end())
+                v.emplace_back(iv.node, d);
+            else
+                it->second += d;
         }
     }
     for (int t = 0; t < tiles; ++t) {
         m_busy[size_t(t)] = m_eval->delay > 0 ? m_busy[size_t(t)] / m_eval->delay : 0;
         const auto& v = perTileLeaf[size_t(t)];
-        auto it = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+        auto it = std::max_element(v.begin(), v.end(),
+                                   [](auto& a, auto& b) { return a.second < b.second; });
         if (it != v.end()) m_dominantLeaf[size_t(t)] = it->first;
     }
-    for (size_t l = 0; l < m_eval->linkBytes.size(); ++l) m_maxLink = std::max(m_maxLink, linkValue(int(l)));
+    for (size_t l = 0; l < m_eval->linkBytes.size(); ++l)
+        m_maxLink = std::max(m_maxLink, linkValue(int(l)));
     update();
 }
 
@@ -139,8 +146,8 @@ std::vector<NocHeatmapView::LinkShape> NocHeatmapView::linkShapes(const Geometry
     std::vector<LinkShape> out;
     if (!m_hw || !m_eval) return out;
     const Mesh mesh(*m_hw);
-    const double gap = (g.cell - g.tileSize);   // space between neighbouring tiles
-    const double lane = g.tileSize * 0.16;       // half the distance between the two directions
+    const double gap = (g.cell - g.tileSize); // space between neighbouring tiles
+    const double lane = g.tileSize * 0.16;    // half the distance between the two directions
     const double thick = std::max(2.0, g.tileSize * 0.11);
     auto arrow = [&](QPointF a, QPointF b) {
         // A thin arrow from a to b: a quadrilateral plus a head.
@@ -160,23 +167,33 @@ std::vector<NocHeatmapView::LinkShape> NocHeatmapView::linkShapes(const Geometry
         const QPointF c = r.center();
         const bool port = mesh.isPortLink(link);
         if (port && std::find(m_hw->dramSides.begin(), m_hw->dramSides.end(),
-                              info.dir == West ? MeshSide::West : info.dir == East ? MeshSide::East
-                                                   : info.dir == North ? MeshSide::North : MeshSide::South) ==
-                        m_hw->dramSides.end())
+                              info.dir == West    ? MeshSide::West
+                              : info.dir == East  ? MeshSide::East
+                              : info.dir == North ? MeshSide::North
+                                                  : MeshSide::South) == m_hw->dramSides.end())
             continue; // an edge link towards a side without DRAM carries nothing
         if (info.fromDram) {
-            const bool onEdge = (info.dir == West && x == 0) || (info.dir == East && x == mesh.width() - 1) ||
-                                (info.dir == North && y == 0) || (info.dir == South && y == mesh.height() - 1);
+            const bool onEdge =
+                (info.dir == West && x == 0) || (info.dir == East && x == mesh.width() - 1) ||
+                (info.dir == North && y == 0) || (info.dir == South && y == mesh.height() - 1);
             if (!onEdge) continue;
         }
         // Direction vector and the lane offset: the two directions of one physical link sit
         // side by side (to the right of travel).
         QPointF u, n;
         switch (info.dir) {
-        case East: u = {1, 0}; break;
-        case West: u = {-1, 0}; break;
-        case North: u = {0, -1}; break;
-        case South: u = {0, 1}; break;
+        case East:
+            u = {1, 0};
+            break;
+        case West:
+            u = {-1, 0};
+            break;
+        case North:
+            u = {0, -1};
+            break;
+        case South:
+            u = {0, 1};
+            break;
         }
         n = QPointF(-u.y(), u.x());
         const double half = g.tileSize / 2;
@@ -206,10 +223,22 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         QRectF bar;
         const double t = 14, d = (g.cell - g.tileSize) + 4;
         switch (s) {
-        case MeshSide::West: bar = QRectF(g.mesh.left() - d - t + (g.cell - g.tileSize) / 2, g.mesh.top(), t, g.mesh.height()); break;
-        case MeshSide::East: bar = QRectF(g.mesh.right() + d - (g.cell - g.tileSize) / 2, g.mesh.top(), t, g.mesh.height()); break;
-        case MeshSide::North: bar = QRectF(g.mesh.left(), g.mesh.top() - d - t + (g.cell - g.tileSize) / 2, g.mesh.width(), t); break;
-        case MeshSide::South: bar = QRectF(g.mesh.left(), g.mesh.bottom() + d - (g.cell - g.tileSize) / 2, g.mesh.width(), t); break;
+        case MeshSide::West:
+            bar = QRectF(g.mesh.left() - d - t + (g.cell - g.tileSize) / 2, g.mesh.top(), t,
+                         g.mesh.height());
+            break;
+        case MeshSide::East:
+            bar = QRectF(g.mesh.right() + d - (g.cell - g.tileSize) / 2, g.mesh.top(), t,
+                         g.mesh.height());
+            break;
+        case MeshSide::North:
+            bar = QRectF(g.mesh.left(), g.mesh.top() - d - t + (g.cell - g.tileSize) / 2,
+                         g.mesh.width(), t);
+            break;
+        case MeshSide::South:
+            bar = QRectF(g.mesh.left(), g.mesh.bottom() + d - (g.cell - g.tileSize) / 2,
+                         g.mesh.width(), t);
+            break;
         }
         p.setBrush(QColor(96, 96, 110));
         p.drawRoundedRect(bar, 3, 3);
@@ -221,7 +250,8 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         if (s == MeshSide::West || s == MeshSide::East) {
             p.translate(bar.center());
             p.rotate(-90);
-            p.drawText(QRectF(-bar.height() / 2, -bar.width() / 2, bar.height(), bar.width()), Qt::AlignCenter, tr("DRAM"));
+            p.drawText(QRectF(-bar.height() / 2, -bar.width() / 2, bar.height(), bar.width()),
+                       Qt::AlignCenter, tr("DRAM"));
         } else {
             p.drawText(bar, Qt::AlignCenter, tr("DRAM"));
         }
@@ -242,7 +272,8 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         p.drawRect(r);
         p.setPen(QColor(40, 40, 40));
         if (g.tileSize >= 22)
-            p.drawText(r, Qt::AlignCenter, QStringLiteral("%1\n%2%").arg(t).arg(m_busy[size_t(t)] * 100, 0, 'f', 0));
+            p.drawText(r, Qt::AlignCenter,
+                       QStringLiteral("%1\n%2%").arg(t).arg(m_busy[size_t(t)] * 100, 0, 'f', 0));
     }
 
     // Links.
@@ -261,9 +292,11 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
 
     // Colour scales.
     const double ly = size.height() - kLegendHeight + 8, lw = std::min(220.0, size.width() * 0.4);
-    auto gradientBar = [&](double x, const QString& title, const QString& lo, const QString& hi, auto colorAt) {
+    auto gradientBar = [&](double x, const QString& title, const QString& lo, const QString& hi,
+                           auto colorAt) {
         QLinearGradient grad(x, 0, x + lw, 0);
-        for (int i = 0; i <= 10; ++i) grad.setColorAt(i / 10.0, colorAt(i / 10.0));
+        for (int i = 0; i <= 10; ++i)
+            grad.setColorAt(i / 10.0, colorAt(i / 10.0));
         p.setPen(QColor(80, 80, 80));
         p.setBrush(grad);
         p.drawRect(QRectF(x, ly + 16, lw, 10));
@@ -273,10 +306,13 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         p.drawText(QRectF(x, ly + 28, lw, 14), Qt::AlignRight | Qt::AlignVCenter, hi);
     };
     const double x0 = 12;
-    gradientBar(x0, m_utilisation ? tr("link bandwidth utilisation") : tr("link bytes"), QStringLiteral("0"),
-                m_utilisation ? QStringLiteral("100%") : bytesText(m_maxLink, -1), [](double t) { return heatColor(t); });
-    gradientBar(x0 + lw + 24, dim ? tr("tile busy (selection only)") : tr("tile busy"), QStringLiteral("0%"),
-                QStringLiteral("100%"), [](double t) { return busyColor(t); });
+    gradientBar(x0, m_utilisation ? tr("link bandwidth utilisation") : tr("link bytes"),
+                QStringLiteral("0"),
+                m_utilisation ? QStringLiteral("100%") : bytesText(m_maxLink, -1),
+                [](double t) { return heatColor(t); });
+    gradientBar(x0 + lw + 24, dim ? tr("tile busy (selection only)") : tr("tile busy"),
+                QStringLiteral("0%"), QStringLiteral("100%"),
+                [](double t) { return busyColor(t); });
 }
 
 void NocHeatmapView::paintEvent(QPaintEvent*) {
@@ -309,14 +345,17 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
         const int leaf = m_dominantLeaf[size_t(t)];
         QString who;
         if (leaf >= 0 && leaf < m_tree.size() && m_tree.node(leaf).layer >= 0)
-            who = QString::fromStdString(m_doc->network()->layers[size_t(m_tree.node(leaf).layer)].name);
+            who = QString::fromStdString(
+                m_doc->network()->layers[size_t(m_tree.node(leaf).layer)].name);
         QToolTip::showText(e->globalPosition().toPoint(),
                            tr("tile %1 (%2,%3)\nbusy %4%\nDRAM bytes %5\nmost time: %6")
                                .arg(t)
                                .arg(mesh.tileX(t))
                                .arg(mesh.tileY(t))
                                .arg(m_busy[size_t(t)] * 100, 0, 'f', 1)
-                               .arg(size_t(t) < m_eval->tileDramBytes.size() ? bytesText(m_eval->tileDramBytes[size_t(t)], -1) : QStringLiteral("-"))
+                               .arg(size_t(t) < m_eval->tileDramBytes.size()
+                                        ? bytesText(m_eval->tileDramBytes[size_t(t)], -1)
+                                        : QStringLiteral("-"))
                                .arg(who),
                            this);
         return;
@@ -324,15 +363,20 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
     if (int l = linkAt(e->position()); l >= 0) {
         const auto info = mesh.linkInfo(l);
         static const char* dirs[] = {"east", "west", "north", "south"};
-        const QString what = info.fromDram ? tr("DRAM -> tile %1 (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
-                             : mesh.isPortLink(l) ? tr("tile %1 -> DRAM (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
-                                                  : tr("tile %1 -> %2").arg(info.tile).arg(QLatin1String(dirs[info.dir]));
+        const QString what =
+            info.fromDram
+                ? tr("DRAM -> tile %1 (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
+            : mesh.isPortLink(l)
+                ? tr("tile %1 -> DRAM (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
+                : tr("tile %1 -> %2").arg(info.tile).arg(QLatin1String(dirs[info.dir]));
         const bool util = m_utilisation;
         const double bytes = m_eval->linkBytes[size_t(l)];
-        QToolTip::showText(e->globalPosition().toPoint(),
-                           tr("%1\n%2%3").arg(what, bytesText(bytes, -1),
-                                              util ? tr("\nutilisation %1%").arg(linkValue(l) * 100, 0, 'f', 1) : QString()),
-                           this);
+        QToolTip::showText(
+            e->globalPosition().toPoint(),
+            tr("%1\n%2%3")
+                .arg(what, bytesText(bytes, -1),
+                     util ? tr("\nutilisation %1%").arg(linkValue(l) * 100, 0, 'f', 1) : QString()),
+            this);
         return;
     }
     QToolTip::hideText();
@@ -344,7 +388,8 @@ void NocHeatmapView::mouseReleaseEvent(QMouseEvent* e) {
     if (t < 0) return;
     // A tile runs many nodes over time; a click picks the leaf that keeps it busy longest.
     const int leaf = m_dominantLeaf[size_t(t)];
-    if (leaf >= 0 && leaf < m_tree.size()) m_selection->select(leaf, QString::fromStdString(m_tree.pathOf(leaf)));
+    if (leaf >= 0 && leaf < m_tree.size())
+        m_selection->select(leaf, QString::fromStdString(m_tree.pathOf(leaf)));
 }
 
 QString NocHeatmapView::exportTo(const QString& path) {

@@ -9,7 +9,6 @@
 #include "tree/ratree.h"
 
 #include <QWidget>
-
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,7 +20,7 @@ class SelectionState;
 
 class NocHeatmapView : public QWidget {
     Q_OBJECT
-public:
+  public:
     NocHeatmapView(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
 
     void setShowUtilisation(bool on);
@@ -37,15 +36,15 @@ public:
 
     QSize sizeHint() const override { return {420, 380}; }
 
-protected:
+  protected:
     void paintEvent(QPaintEvent*) override;
     void mouseMoveEvent(QMouseEvent* e) override;
     void mouseReleaseEvent(QMouseEvent* e) override;
 
-private:
+  private:
     struct Geometry {
-        QRectF mesh;        // tile area
-        double cell = 0;    // tile pitch
+        QRectF mesh;     // tile area
+        double cell = 0; // tile pitch
         double tileSize = 0;
         QRectF tileRect(int x, int y) const;
     };

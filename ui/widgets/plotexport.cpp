@@ -46,7 +46,8 @@ QString exportPainting(const QString& path, QSize size,
         pdf.setCreator(QStringLiteral("Tilescope"));
         paint(&pdf, size);
     } else {
-        return path + QStringLiteral(": unknown export format '%1' (use .png, .svg or .pdf)").arg(suffix);
+        return path +
+               QStringLiteral(": unknown export format '%1' (use .png, .svg or .pdf)").arg(suffix);
     }
     buffer.close();
     if (bytes.isEmpty()) return path + QStringLiteral(": nothing was rendered");

@@ -59,11 +59,13 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
     m_chains->setValue(defaultSearchChains());
-    m_seed->setToolTip(tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed"));
+    m_seed->setToolTip(
+        tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed"));
     m_beta->setToolTip(tr("Iterations per chain N = beta x layers, when the time budget is off"));
-    m_seconds->setToolTip(tr("Time budget in seconds (the temperature follows the time used); results "
-                             "then depend on machine speed. Off: beta sets an iteration count, "
-                             "reproducible for a seed"));
+    m_seconds->setToolTip(
+        tr("Time budget in seconds (the temperature follows the time used); results "
+           "then depend on machine speed. Off: beta sets an iteration count, "
+           "reproducible for a seed"));
     m_t0->setToolTip(tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N"));
     m_n->setToolTip(tr("Objective E^n x D^m: energy exponent"));
     m_m->setToolTip(tr("Objective E^n x D^m: delay exponent"));
@@ -72,11 +74,20 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
         grid->addWidget(new QLabel(label, this), r, col);
         grid->addWidget(w, r, col + 1);
     };
-    add(tr("Seed"), m_seed, 0); add(tr("Mode"), m_mode, 2); ++r;
-    add(tr("Seconds"), m_seconds, 0); add(tr("beta"), m_beta, 2); ++r;
-    add(tr("Chains"), m_chains, 0); ++r;
-    add(tr("T0"), m_t0, 0); add(tr("alpha"), m_alpha, 2); ++r;
-    add(tr("E exponent n"), m_n, 0); add(tr("D exponent m"), m_m, 2); ++r;
+    add(tr("Seed"), m_seed, 0);
+    add(tr("Mode"), m_mode, 2);
+    ++r;
+    add(tr("Seconds"), m_seconds, 0);
+    add(tr("beta"), m_beta, 2);
+    ++r;
+    add(tr("Chains"), m_chains, 0);
+    ++r;
+    add(tr("T0"), m_t0, 0);
+    add(tr("alpha"), m_alpha, 2);
+    ++r;
+    add(tr("E exponent n"), m_n, 0);
+    add(tr("D exponent m"), m_m, 2);
+    ++r;
     left->addLayout(grid);
 
     auto* buttons = new QHBoxLayout;
@@ -88,8 +99,10 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_pause->setObjectName(QStringLiteral("pauseButton"));
     m_stop->setObjectName(QStringLiteral("stopButton"));
     m_adopt->setObjectName(QStringLiteral("adoptButton"));
-    m_adopt->setToolTip(tr("Make the best tree found the document's tree (undoable); a running search continues from it"));
-    for (auto* b : {m_start, m_pause, m_stop, m_adopt}) buttons->addWidget(b);
+    m_adopt->setToolTip(tr("Make the best tree found the document's tree (undoable); a running "
+                           "search continues from it"));
+    for (auto* b : {m_start, m_pause, m_stop, m_adopt})
+        buttons->addWidget(b);
     left->addLayout(buttons);
     m_progress = new QProgressBar(this);
     m_progress->setObjectName(QStringLiteral("searchProgress"));
@@ -162,11 +175,16 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     rects[2]->axis(QCPAxis::atRight)->setRange(0, 1);
     // Each strip is short: three ticks per value axis keep the labels readable.
     for (auto* rc : rects)
-        for (auto t : {QCPAxis::atLeft, QCPAxis::atRight}) rc->axis(t)->ticker()->setTickCount(3);
+        for (auto t : {QCPAxis::atLeft, QCPAxis::atRight})
+            rc->axis(t)->ticker()->setTickCount(3);
     rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
-    for (int i = 0; i < 2; ++i) rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
+    for (int i = 0; i < 2; ++i)
+        rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
     // Legends per rect would eat room; a one-line text legend says which colour is what.
-    auto* legend = new QCPTextElement(m_plot, tr("objective: grey current, blue best | green E, red D | orange T, purple acceptance"), small);
+    auto* legend = new QCPTextElement(
+        m_plot,
+        tr("objective: grey current, blue best | green E, red D | orange T, purple acceptance"),
+        small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -174,7 +192,9 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     setRunState(RunState::Idle, {});
 }
 
-int SearchPanel::pointCount() const { return m_best->dataCount(); }
+int SearchPanel::pointCount() const {
+    return m_best->dataCount();
+}
 
 SearchConfig SearchPanel::settings() const {
     SearchConfig c;
@@ -192,7 +212,8 @@ SearchConfig SearchPanel::settings() const {
 }
 
 void SearchPanel::setSettings(const SearchConfig& c) {
-    m_seed->setValue(int(std::min<std::uint64_t>(c.seed, std::uint64_t(std::numeric_limits<int>::max()))));
+    m_seed->setValue(
+        int(std::min<std::uint64_t>(c.seed, std::uint64_t(std::numeric_limits<int>::max()))));
     m_seconds->setValue(c.seconds);
     m_beta->setValue(c.beta);
     m_t0->setValue(c.t0);
@@ -202,7 +223,9 @@ void SearchPanel::setSettings(const SearchConfig& c) {
     setObjective(c.objective);
 }
 
-Objective SearchPanel::objective() const { return Objective{m_n->value(), m_m->value()}; }
+Objective SearchPanel::objective() const {
+    return Objective{m_n->value(), m_m->value()};
+}
 
 void SearchPanel::setObjective(const Objective& o) {
     m_settingObjective = true;
@@ -211,10 +234,13 @@ void SearchPanel::setObjective(const Objective& o) {
     m_settingObjective = false;
 }
 
-void SearchPanel::setAdoptEnabled(bool on) { m_adopt->setEnabled(on); }
+void SearchPanel::setAdoptEnabled(bool on) {
+    m_adopt->setEnabled(on);
+}
 
 void SearchPanel::clearHistory() {
-    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp, m_accept}) g->data()->clear();
+    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp, m_accept})
+        g->data()->clear();
     m_progress->setValue(0);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -227,11 +253,15 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     m_pause->setEnabled(active);
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
     m_stop->setEnabled(active);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha, m_mode, m_chains}) w->setEnabled(!active);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha,
+                                                      m_mode, m_chains})
+        w->setEnabled(!active);
     if (!message.isEmpty()) m_status->setText(message);
     if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));
     if (s == RunState::Finished || s == RunState::Stopped || s == RunState::Failed)
-        m_progress->setFormat(s == RunState::Finished ? tr("done") : s == RunState::Stopped ? tr("stopped at %p%") : tr("failed"));
+        m_progress->setFormat(s == RunState::Finished  ? tr("done")
+                              : s == RunState::Stopped ? tr("stopped at %p%")
+                                                       : tr("failed"));
 }
 
 void SearchPanel::addSnapshot(const SearchSnapshot& s) {
@@ -244,27 +274,32 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
         m_temp->addData(x, s.temperature);
         m_accept->addData(x, s.acceptanceRate);
     }
-    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp}) g->rescaleValueAxis(false, false);
+    for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp})
+        g->rescaleValueAxis(false, false);
     m_best->rescaleValueAxis(true, false); // both objective curves in view
     m_cur->rescaleValueAxis(true, false);
-    for (auto* g : {m_best, m_energy, m_temp}) g->keyAxis()->setRange(0, std::max<double>(1, double(s.total)));
+    for (auto* g : {m_best, m_energy, m_temp})
+        g->keyAxis()->setRange(0, std::max<double>(1, double(s.total)));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 
     m_progress->setValue(s.total > 0 ? int(1000.0 * double(s.iteration) / double(s.total)) : 0);
     if (!s.final && m_state == RunState::Running)
-        m_progress->setFormat(s.secondsLeft >= 0 ? tr("%p%  -  %1 left").arg(duration(s.secondsLeft))
-                                                 : tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
-    m_status->setText(tr("iteration %1 / %2, best %3 (E %4 pJ, D %5 cycles), T %6, acceptance %7%, %8 s%9")
-                          .arg(s.iteration)
-                          .arg(s.total)
-                          .arg(s.bestCost, 0, 'g', 4)
-                          .arg(s.bestEnergy, 0, 'g', 4)
-                          .arg(s.bestDelay, 0, 'g', 4)
-                          .arg(s.temperature, 0, 'g', 3)
-                          .arg(s.acceptanceRate * 100, 0, 'f', 0)
-                          .arg(s.activeSeconds, 0, 'f', 1)
-                          .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString())
-                      + (s.secondsLeft >= 0 && !s.final ? tr(", %1 left").arg(duration(s.secondsLeft)) : QString()));
+        m_progress->setFormat(s.secondsLeft >= 0
+                                  ? tr("%p%  -  %1 left").arg(duration(s.secondsLeft))
+                                  : tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
+    m_status->setText(
+        tr("iteration %1 / %2, best %3 (E %4 pJ, D %5 cycles), T %6, acceptance %7%, %8 s%9")
+            .arg(s.iteration)
+            .arg(s.total)
+            .arg(s.bestCost, 0, 'g', 4)
+            .arg(s.bestEnergy, 0, 'g', 4)
+            .arg(s.bestDelay, 0, 'g', 4)
+            .arg(s.temperature, 0, 'g', 3)
+            .arg(s.acceptanceRate * 100, 0, 'f', 0)
+            .arg(s.activeSeconds, 0, 'f', 1)
+            .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString()) +
+        (s.secondsLeft >= 0 && !s.final ? tr(", %1 left").arg(duration(s.secondsLeft))
+                                        : QString()));
 }
 
 } // namespace tilescope::ui

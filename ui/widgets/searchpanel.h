@@ -22,7 +22,7 @@ namespace tilescope::ui {
 
 class SearchPanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     explicit SearchPanel(QWidget* parent = nullptr);
 
     // seed, seconds, beta, t0, alpha, objective, mode, chains
@@ -38,14 +38,14 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     int pointCount() const;
 
-signals:
+  signals:
     void startRequested();
     void pauseRequested(bool paused);
     void stopRequested();
     void adoptRequested();
     void objectiveEdited(const tilescope::Objective& o);
 
-private:
+  private:
     QSpinBox* m_seed;
     QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;

@@ -21,7 +21,8 @@ void StGraphPlottable::setLayout(std::shared_ptr<const StLayout> layout) {
     if (m_layout) {
         const int layers = int(m_layout->shortNames().size());
         m_colors.reserve(size_t(layers));
-        for (int l = 0; l < layers; ++l) m_colors.push_back(layerColor(l));
+        for (int l = 0; l < layers; ++l)
+            m_colors.push_back(layerColor(l));
         m_labelWidth.assign(size_t(layers), -1);
     }
 }
@@ -53,7 +54,8 @@ int StGraphPlottable::rectAt(const QPointF& pos) const {
     return m_layout->hit(m.xToCycle(pos.x()), tile);
 }
 
-double StGraphPlottable::selectTest(const QPointF& pos, bool onlySelectable, QVariant* details) const {
+double StGraphPlottable::selectTest(const QPointF& pos, bool onlySelectable,
+                                    QVariant* details) const {
     if (onlySelectable && !selectable()) return -1;
     const int i = rectAt(pos);
     if (i < 0) return -1;
@@ -98,11 +100,14 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     std::vector<int> lod(size_t(tiles) * size_t(K) * size_t(W), 0);
     constexpr int kHighlightBit = 1 << 30;
     auto highlighted = [&](const StRect& r) {
-        return m_anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() && m_highlight[size_t(r.node)];
+        return m_anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() &&
+               m_highlight[size_t(r.node)];
     };
     auto fillFor = [&](int layer, bool hl) {
-        QColor c = layer >= 0 && size_t(layer) < m_colors.size() ? m_colors[size_t(layer)] : QColor(150, 150, 150);
-        if (m_anyHighlight && !hl) c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
+        QColor c = layer >= 0 && size_t(layer) < m_colors.size() ? m_colors[size_t(layer)]
+                                                                 : QColor(150, 150, 150);
+        if (m_anyHighlight && !hl)
+            c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
         return c;
     };
 
@@ -136,7 +141,8 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                 QRectF row = m.rectFor(r.start, r.end, t, t);
                 row.setTop(row.top() + row.height() * f0);
                 row.setHeight(row.height() * (f1 - f0));
-                painter->fillRect(row.intersected(area.adjusted(-2, -2, 2, 2)), fillFor(r.layer, hl));
+                painter->fillRect(row.intersected(area.adjusted(-2, -2, 2, 2)),
+                                  fillFor(r.layer, hl));
             }
             px = m.rectFor(r.start, r.end, r.tile0, r.tile0);
         }
@@ -154,7 +160,8 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         }
         ++m_stats.drawn;
         // A label only where it fits; the rectangle's own colour decides the text colour.
-        if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 && r.layer < m_layout->shortNames().size()) {
+        if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
+            r.layer < m_layout->shortNames().size()) {
             QString label = m_layout->shortNames()[r.layer];
             if (r.interval >= 0) {
                 const BusyInterval& iv = m_layout->evaluation().intervals[size_t(r.interval)];

@@ -7,16 +7,15 @@
 #include "core/stlayout.h"
 #include "core/stmapping.h"
 
-#include <qcustomplot.h>
-
 #include <memory>
+#include <qcustomplot.h>
 #include <vector>
 
 namespace tilescope::ui {
 
 class StGraphPlottable : public QCPAbstractPlottable {
     Q_OBJECT
-public:
+  public:
     explicit StGraphPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
 
     void setLayout(std::shared_ptr<const StLayout> layout);
@@ -36,21 +35,23 @@ public:
     };
     DrawStats lastDrawStats() const { return m_stats; }
 
-    double selectTest(const QPointF& pos, bool onlySelectable, QVariant* details = nullptr) const override;
-    QCPRange getKeyRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
+    double selectTest(const QPointF& pos, bool onlySelectable,
+                      QVariant* details = nullptr) const override;
+    QCPRange getKeyRange(bool& foundRange,
+                         QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
     QCPRange getValueRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
                            const QCPRange& inKeyRange = QCPRange()) const override;
 
-protected:
+  protected:
     void draw(QCPPainter* painter) override;
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
-private:
+  private:
     std::shared_ptr<const StLayout> m_layout;
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;
     double m_bandLo = 0, m_bandHi = 1;
-    std::vector<QColor> m_colors; // per layer
+    std::vector<QColor> m_colors;  // per layer
     std::vector<int> m_labelWidth; // per layer, -1 until measured
     DrawStats m_stats;
 };

@@ -33,8 +33,9 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_timelineBox->addItem(tr("Evaluator"));
     m_timelineBox->addItem(tr("Simulated program"));
     m_timelineBox->addItem(tr("Both (evaluator above, simulator below)"));
-    m_timelineBox->setToolTip(tr("The simulator replays the generated instructions: compute as full rows, "
-                                 "loads as thin bars at the top of a row, stores / sends at the bottom"));
+    m_timelineBox->setToolTip(
+        tr("The simulator replays the generated instructions: compute as full rows, "
+           "loads as thin bars at the top of a row, stores / sends at the bottom"));
     m_timelineBox->setEnabled(false); // until a program runner is attached
     bar->addWidget(m_timelineBox);
     bar->addStretch(1);
@@ -55,11 +56,13 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_rects = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim->setVisible(false);
-    connect(m_timelineBox, &QComboBox::currentIndexChanged, this, [this](int i) { setTimeline(Timeline(i)); });
+    connect(m_timelineBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setTimeline(Timeline(i)); });
     m_plot->installEventFilter(this);
 
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover(e->pos()); });
-    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { m_pressPos = e->pos(); });
+    connect(m_plot, &QCustomPlot::mousePress, this,
+            [this](QMouseEvent* e) { m_pressPos = e->pos(); });
     connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
         if ((e->pos() - m_pressPos).manhattanLength() > 4 || e->button() != Qt::LeftButton) return;
         StGraphPlottable* which = nullptr;
@@ -79,7 +82,9 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     documentChanged(true);
 }
 
-bool StGraphView::hasLayout() const { return m_rects->layout() != nullptr; }
+bool StGraphView::hasLayout() const {
+    return m_rects->layout() != nullptr;
+}
 
 void StGraphView::documentChanged(bool reset) {
     if (reset) m_rescalePending = true;
@@ -91,17 +96,20 @@ void StGraphView::documentChanged(bool reset) {
     auto eval = m_doc->evaluation();
     const int tiles = m_doc->hardware()->tiles();
     QStringList names;
-    for (const Layer& l : m_doc->network()->layers) names << shortLayerName(QString::fromStdString(l.name));
+    for (const Layer& l : m_doc->network()->layers)
+        names << shortLayerName(QString::fromStdString(l.name));
     RATree tree = m_doc->tree();
-    QtConcurrent::run([eval, tiles, names] { return StLayout::build(eval, tiles, names); })
-        .then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
-            if (rev != m_pendingRevision) return;
-            showLayout(std::move(layout), tree, m_rescalePending);
-            m_rescalePending = false;
-        });
+    QtConcurrent::run([eval, tiles, names] {
+        return StLayout::build(eval, tiles, names);
+    }).then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
+        if (rev != m_pendingRevision) return;
+        showLayout(std::move(layout), tree, m_rescalePending);
+        m_rescalePending = false;
+    });
 }
 
-void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree, bool rescale) {
+void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree,
+                             bool rescale) {
     m_tree = tree;
     const int tiles = layout->tiles();
     m_rects->setLayout(std::move(layout));
@@ -135,16 +143,18 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
     const quint64 rev = run->revision;
     const int tiles = m_doc->hardware()->tiles();
     QStringList names;
-    for (const Layer& l : m_doc->network()->layers) names << shortLayerName(QString::fromStdString(l.name));
+    for (const Layer& l : m_doc->network()->layers)
+        names << shortLayerName(QString::fromStdString(l.name));
     RATree tree = m_doc->tree();
-    QtConcurrent::run([run, tiles, names, tree] { return StLayout::fromSimulation(run, tiles, names, tree); })
-        .then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
-            if (rev != m_doc->revision()) return;
-            m_simTree = tree;
-            m_sim->setLayout(std::move(layout));
-            selectionChanged(m_selection->node());
-            emit simulatedLayoutReady();
-        });
+    QtConcurrent::run([run, tiles, names, tree] {
+        return StLayout::fromSimulation(run, tiles, names, tree);
+    }).then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
+        if (rev != m_doc->revision()) return;
+        m_simTree = tree;
+        m_sim->setLayout(std::move(layout));
+        selectionChanged(m_selection->node());
+        emit simulatedLayoutReady();
+    });
 }
 
 void StGraphView::setTimeline(Timeline t) {
@@ -159,12 +169,11 @@ void StGraphView::setTimeline(Timeline t) {
 
 int StGraphView::hitAt(const QPoint& pos, StGraphPlottable** which) const {
     // In "both" each row's lower half belongs to the simulator.
-    const bool lower = m_timeline == Timeline::Both && m_rects->layout() &&
-                       [&] {
-                           const StMapping m = m_rects->mapping();
-                           const double t = m.yToTile(pos.y());
-                           return t - std::floor(t + 0.5) >= 0;
-                       }();
+    const bool lower = m_timeline == Timeline::Both && m_rects->layout() && [&] {
+        const StMapping m = m_rects->mapping();
+        const double t = m.yToTile(pos.y());
+        return t - std::floor(t + 0.5) >= 0;
+    }();
     StGraphPlottable* p = m_timeline == Timeline::Simulated || lower ? m_sim : m_rects;
     *which = p;
     return p->layout() ? p->rectAt(pos) : -1;
@@ -176,9 +185,11 @@ void StGraphView::resetZoom() {
     bool simFound = false;
     if (m_sim->visible()) {
         const QCPRange s = m_sim->getKeyRange(simFound);
-        if (simFound) k = found ? QCPRange(std::min(k.lower, s.lower), std::max(k.upper, s.upper)) : s;
+        if (simFound)
+            k = found ? QCPRange(std::min(k.lower, s.lower), std::max(k.upper, s.upper)) : s;
     }
-    if (found || simFound) m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
+    if (found || simFound)
+        m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
     const QCPRange v = m_rects->getValueRange(found);
     if (found) m_plot->yAxis->setRange(v);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -214,8 +225,9 @@ void StGraphView::hover(const QPoint& pos) {
     const StRect& r = layout.rects()[size_t(i)];
     if (layout.simulated()) {
         const auto& names = layout.run()->codegen->program.layers;
-        const QString layer = r.layer >= 0 && r.layer < int(names.size()) ? QString::fromStdString(names[size_t(r.layer)])
-                                                                          : QStringLiteral("-");
+        const QString layer = r.layer >= 0 && r.layer < int(names.size())
+                                  ? QString::fromStdString(names[size_t(r.layer)])
+                                  : QStringLiteral("-");
         const SimInterval* iv = nullptr;
         for (const SimInterval& s : layout.run()->fine.timeline)
             if (s.id == r.instruction) iv = &s;
@@ -236,17 +248,19 @@ void StGraphView::hover(const QPoint& pos) {
                               ? QString::fromStdString(net->layers[size_t(r.layer)].name)
                               : QString::number(r.layer);
     QStringList tiles;
-    for (auto [a, b] : StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
+    for (auto [a, b] :
+         StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
-    const QString text = tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5 (%6)<br>tiles %7<br>energy %8 pJ")
-                             .arg(layer.toHtmlEscaped())
-                             .arg(iv.firstSample)
-                             .arg(iv.lastSample)
-                             .arg(iv.start, 0, 'f', 0)
-                             .arg(iv.end, 0, 'f', 0)
-                             .arg(iv.end - iv.start, 0, 'f', 0)
-                             .arg(tiles.join(QStringLiteral(", ")))
-                             .arg(iv.energy, 0, 'g', 4);
+    const QString text =
+        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5 (%6)<br>tiles %7<br>energy %8 pJ")
+            .arg(layer.toHtmlEscaped())
+            .arg(iv.firstSample)
+            .arg(iv.lastSample)
+            .arg(iv.start, 0, 'f', 0)
+            .arg(iv.end, 0, 'f', 0)
+            .arg(iv.end - iv.start, 0, 'f', 0)
+            .arg(tiles.join(QStringLiteral(", ")))
+            .arg(iv.energy, 0, 'g', 4);
     QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
 }
 
@@ -266,18 +280,31 @@ bool StGraphView::eventFilter(QObject* watched, QEvent* event) {
         auto* k = static_cast<QKeyEvent*>(event);
         switch (k->key()) {
         case Qt::Key_Plus:
-        case Qt::Key_Equal: zoomBy(0.7); return true;
-        case Qt::Key_Minus: zoomBy(1 / 0.7); return true;
-        case Qt::Key_Left: panBy(-0.15); return true;
-        case Qt::Key_Right: panBy(0.15); return true;
+        case Qt::Key_Equal:
+            zoomBy(0.7);
+            return true;
+        case Qt::Key_Minus:
+            zoomBy(1 / 0.7);
+            return true;
+        case Qt::Key_Left:
+            panBy(-0.15);
+            return true;
+        case Qt::Key_Right:
+            panBy(0.15);
+            return true;
         case Qt::Key_Home:
-        case Qt::Key_0: resetZoom(); return true;
-        default: break;
+        case Qt::Key_0:
+            resetZoom();
+            return true;
+        default:
+            break;
         }
     }
     return QWidget::eventFilter(watched, event);
 }
 
-QString StGraphView::exportTo(const QString& path) { return exportPlot(m_plot, path); }
+QString StGraphView::exportTo(const QString& path) {
+    return exportPlot(m_plot, path);
+}
 
 } // namespace tilescope::ui

@@ -7,7 +7,6 @@
 #include "tree/ratree.h"
 
 #include <QWidget>
-
 #include <memory>
 
 class QCustomPlot;
@@ -23,7 +22,7 @@ class ProgramRun;
 
 class StGraphView : public QWidget {
     Q_OBJECT
-public:
+  public:
     StGraphView(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
 
     QCustomPlot* plot() const { return m_plot; }
@@ -41,17 +40,17 @@ public:
     bool hasLayout() const;
     QString exportTo(const QString& path);
 
-public slots:
+  public slots:
     void resetZoom();
 
-signals:
+  signals:
     void layoutReady(); // a new layout is on screen (tests wait for it)
     void simulatedLayoutReady();
 
-protected:
+  protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-private:
+  private:
     void documentChanged(bool reset);
     void selectionChanged(int node);
     void hover(const QPoint& pos);
@@ -68,7 +67,7 @@ private:
     QComboBox* m_timelineBox;
     Timeline m_timeline = Timeline::Evaluator;
     RATree m_simTree; // the tree the simulated program was generated from
-    RATree m_tree; // the tree the current layout was made from (node ids of its rects)
+    RATree m_tree;    // the tree the current layout was made from (node ids of its rects)
     quint64 m_pendingRevision = 0;
     bool m_rescalePending = true;
     QPoint m_pressPos;

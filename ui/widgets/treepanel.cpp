@@ -9,7 +9,6 @@
 #include <QMenu>
 #include <QTreeView>
 #include <QVBoxLayout>
-
 #include <algorithm>
 #include <functional>
 
@@ -37,7 +36,8 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->header()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->header()->resizeSection(RATreeModel::Name, 250);
     m_view->header()->resizeSection(RATreeModel::Tiles, 110);
-    for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned}) m_view->header()->resizeSection(c, 56);
+    for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned})
+        m_view->header()->resizeSection(c, 56);
 
     auto add = [&](const QString& text, const QKeySequence& key, const QString& tip, auto fn) {
         auto* a = new QAction(text, this);
@@ -49,25 +49,32 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
         m_actions << a;
         return a;
     };
-    add(tr("Wrap in S cut"), QKeySequence(Qt::Key_S), tr("Group the selected consecutive siblings under a new S cut"),
+    add(tr("Wrap in S cut"), QKeySequence(Qt::Key_S),
+        tr("Group the selected consecutive siblings under a new S cut"),
         [this] { wrapSelection(true); });
-    add(tr("Wrap in T cut"), QKeySequence(Qt::Key_T), tr("Group the selected consecutive siblings under a new T cut"),
+    add(tr("Wrap in T cut"), QKeySequence(Qt::Key_T),
+        tr("Group the selected consecutive siblings under a new T cut"),
         [this] { wrapSelection(false); });
-    add(tr("Dissolve cut"), QKeySequence(Qt::Key_D), tr("Remove the cut; its children take its place"),
-        [this] { dissolveSelected(); });
-    add(tr("Flip S/T"), QKeySequence(Qt::Key_F), tr("Turn an S cut into a T cut or back"), [this] { flipSelected(); });
-    add(tr("More sub-batches"), QKeySequence(Qt::Key_BracketRight), tr("Next divisor of the cut's batch"),
-        [this] { stepSubBatchSelected(+1); });
-    add(tr("Fewer sub-batches"), QKeySequence(Qt::Key_BracketLeft), tr("Previous divisor of the cut's batch"),
-        [this] { stepSubBatchSelected(-1); });
-    add(tr("Pin / unpin"), QKeySequence(Qt::Key_P), tr("The search never changes a pinned node or its subtree"),
+    add(tr("Dissolve cut"), QKeySequence(Qt::Key_D),
+        tr("Remove the cut; its children take its place"), [this] { dissolveSelected(); });
+    add(tr("Flip S/T"), QKeySequence(Qt::Key_F), tr("Turn an S cut into a T cut or back"),
+        [this] { flipSelected(); });
+    add(tr("More sub-batches"), QKeySequence(Qt::Key_BracketRight),
+        tr("Next divisor of the cut's batch"), [this] { stepSubBatchSelected(+1); });
+    add(tr("Fewer sub-batches"), QKeySequence(Qt::Key_BracketLeft),
+        tr("Previous divisor of the cut's batch"), [this] { stepSubBatchSelected(-1); });
+    add(tr("Pin / unpin"), QKeySequence(Qt::Key_P),
+        tr("The search never changes a pinned node or its subtree"),
         [this] { togglePinSelected(); });
 
-    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& cur) {
-        if (m_syncing) return;
-        const int node = m_model->nodeId(cur);
-        m_selection->select(node, cur.isValid() ? cur.data(RATreeModel::NodePathRole).toString() : QString());
-    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& cur) {
+                if (m_syncing) return;
+                const int node = m_model->nodeId(cur);
+                m_selection->select(node, cur.isValid()
+                                              ? cur.data(RATreeModel::NodePathRole).toString()
+                                              : QString());
+            });
     connect(m_selection, &SelectionState::changed, this, &TreePanel::followSelection);
     // A reset (every edit) collapses the view; keep what the user had open.
     connect(m_model, &QAbstractItemModel::modelAboutToBeReset, this, [this] {
@@ -94,7 +101,10 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
             }
         }
     });
-    connect(m_doc, &Document::documentReset, this, [this] { m_firstReset = true; m_view->expandToDepth(0); });
+    connect(m_doc, &Document::documentReset, this, [this] {
+        m_firstReset = true;
+        m_view->expandToDepth(0);
+    });
     m_view->expandToDepth(0);
 }
 
@@ -103,8 +113,10 @@ void TreePanel::followSelection(int node) {
     if (m_view->currentIndex() == i) return;
     m_syncing = true;
     if (i.isValid()) {
-        for (QModelIndex p = i.parent(); p.isValid(); p = p.parent()) m_view->setExpanded(p, true);
-        m_view->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        for (QModelIndex p = i.parent(); p.isValid(); p = p.parent())
+            m_view->setExpanded(p, true);
+        m_view->selectionModel()->setCurrentIndex(i, QItemSelectionModel::ClearAndSelect |
+                                                         QItemSelectionModel::Rows);
         m_view->scrollTo(i);
     } else {
         m_view->selectionModel()->clearSelection();
@@ -114,8 +126,10 @@ void TreePanel::followSelection(int node) {
 
 QList<int> TreePanel::selectedNodes() const {
     QList<int> out;
-    for (const QModelIndex& i : m_view->selectionModel()->selectedRows(0)) out << m_model->nodeId(i);
-    if (out.isEmpty() && m_view->currentIndex().isValid()) out << m_model->nodeId(m_view->currentIndex());
+    for (const QModelIndex& i : m_view->selectionModel()->selectedRows(0))
+        out << m_model->nodeId(i);
+    if (out.isEmpty() && m_view->currentIndex().isValid())
+        out << m_model->nodeId(m_view->currentIndex());
     return out;
 }
 
@@ -132,12 +146,14 @@ QString TreePanel::report(const QString& reason) {
 QString TreePanel::wrapSelection(bool sCut) {
     QList<int> nodes = selectedNodes();
     const RATree& t = m_doc->tree();
-    if (nodes.isEmpty()) return report(tr("Wrap: select one node or a run of consecutive siblings"));
+    if (nodes.isEmpty())
+        return report(tr("Wrap: select one node or a run of consecutive siblings"));
     const int parent = t.node(nodes.front()).parent;
     if (parent < 0) return report(tr("Wrap refused: the root cannot be wrapped"));
     std::vector<int> idx;
     for (int n : nodes) {
-        if (t.node(n).parent != parent) return report(tr("Wrap refused: the selected nodes are not siblings"));
+        if (t.node(n).parent != parent)
+            return report(tr("Wrap refused: the selected nodes are not siblings"));
         idx.push_back(t.childIndex(n));
     }
     std::sort(idx.begin(), idx.end());

@@ -18,7 +18,7 @@ class SelectionState;
 
 class TreePanel : public QWidget {
     Q_OBJECT
-public:
+  public:
     TreePanel(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
 
     QTreeView* view() const { return m_view; }
@@ -32,10 +32,10 @@ public:
     QString stepSubBatchSelected(int direction);
     QString togglePinSelected();
 
-signals:
+  signals:
     void message(const QString& text); // refusals and hints for the status bar
 
-private:
+  private:
     QList<int> selectedNodes() const;
     int currentNode() const;
     void followSelection(int node);
