@@ -63,14 +63,15 @@ struct EvalContext::Impl {
     std::string keyScratch;
     size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations (the link vectors are all zero between uses).
-    std::vector<double> linkScratch;
-    std::vector<int> touchedScratch;
+    std::vector<double> linkScratch, weightScratch;
+    std::vector<int> touchedScratch, weightTouched;
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
     Impl(const Network& n, const Hardware& h)
         : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
         linkScratch.assign(size_t(mesh.linkCount()), 0.0);
+        weightScratch.assign(size_t(mesh.linkCount()), 0.0);
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
         auto cons = net.consumers();
@@ -165,6 +166,9 @@ namespace {
 // into at most 8 stages (CodegenOptions::maxStages) and streams a weight-heavy compute by
 // output channel, so a leaf can start on its first weight slice.
 constexpr double kWeightStages = 8;
+// The exposed share of a NoC input that streams in its producer's coordinates
+// (docs/cost-model.md §5).
+constexpr double kStreamedExposure = 0.25;
 
 struct NodeWork {
     int lo = 0, hi = 0; // leaf positions covered
@@ -574,7 +578,16 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             if (portBw > 0)
                 for (double b : T.actSide)
                     sideTime = std::max(sideTime, b / inv / portBw);
-            nw.time = std::max({nw.compute + latency, nw.dram / dramBw + latency, sideTime,
+            // Its inputs received over the NoC arrive between its producers' compute and
+            // its own: that exchange is on the chain of the segment, not under its compute.
+            // Inputs in the producer's own coordinates stream stage by stage (the consumer's
+            // first stage waits for about the first stages of the producer's, docs/isa.md),
+            // so a quarter of their exchange is exposed; re-partitioned inputs (a window on
+            // the producer's channels or a folded reshape) wait for all of it.
+            const double exposed =
+                (T.nocInMaxLink + kStreamedExposure * T.nocSameMaxLink) / inv / linkBw;
+            nw.time = std::max({nw.compute + latency + std::min(nw.compute, exposed),
+                                nw.dram / dramBw + latency, sideTime,
                                 std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
             continue;
         }
@@ -740,12 +753,18 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             std::stable_sort(byStart.begin(), byStart.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; });
             double cumDram = 0, linkMax = 0;
+            std::vector<double>& wl = C.weightScratch; // all zero between uses
+            std::vector<int>& wTouched = C.weightTouched;
             for (const auto& [start, lw] : byStart) {
                 cumDram += lw->traffic->weightDram;
-                // Each leaf's weights cross their busiest link at link bandwidth; different
-                // leaves' weight trees are not added up per link here (the segment's link
-                // bound below has every byte), which keeps this O(leaves).
-                linkMax = std::max(linkMax, lw->traffic->weightMaxLink);
+                // The weights of every leaf so far cross the links together: the busiest
+                // link of their sum bounds their arrival.
+                for (const auto& [link, b] : lw->traffic->weightLinks) {
+                    double& x = wl[size_t(link)];
+                    if (x == 0.0) wTouched.push_back(link);
+                    x += b;
+                    linkMax = std::max(linkMax, x);
+                }
                 const Cycles arrival =
                     hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
                 // The leaf streams its weights in kWeightStages slices (by output channel,
@@ -759,6 +778,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
                     std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
                               arrival + rest / kWeightStages});
             }
+            for (int l : wTouched)
+                wl[size_t(l)] = 0.0;
+            wTouched.clear();
         }
         Cycles dramTime = dram / dramBw;
         if (hw.dramPortBytesPerCycle > 0)

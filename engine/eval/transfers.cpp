@@ -440,6 +440,17 @@ class LinkTally {
         m_touched.clear();
         return mx;
     }
+    // Clears the tally; returns its busiest link's bytes.
+    double takeMax() {
+        double mx = 0;
+        for (int l : m_touched) {
+            mx = std::max(mx, m_bytes[size_t(l)]);
+            m_bytes[size_t(l)] = 0.0;
+            m_seen[size_t(l)] = 0;
+        }
+        m_touched.clear();
+        return mx;
+    }
 
   private:
     std::vector<double> m_bytes;
@@ -456,9 +467,11 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     const Layer& ly = net.layers[size_t(leaf.layer)];
     const LeafMapping& m = *leaf.mapping;
     LeafTraffic T;
-    thread_local LinkTally act, wgt;
+    thread_local LinkTally act, wgt, noc, nocSame;
     act.ensure(mesh.linkCount());
     wgt.ensure(mesh.linkCount());
+    noc.ensure(mesh.linkCount());
+    nocSame.ensure(mesh.linkCount());
     thread_local std::vector<int> route;
     auto fromDram = [&](const std::vector<int>& tiles) {
         route.clear();
@@ -567,6 +580,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         dst.push_back(actTiles[a]);
                     mesh.multicastRoute(slices[pc.slice].tile, dst, route);
                     act.add(route, bytes);
+                    (g.sameAsProducer ? nocSame : noc).add(route, bytes);
                     egress[size_t(slices[pc.slice].tile)] += bytes;
                     actDelivered += bytes * double(pc.to.size());
                 }
@@ -587,6 +601,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     T.delivered = T.weightDelivered + actDelivered;
     T.maxEgress = *std::max_element(egress.begin(), egress.end());
     T.weightMaxLink = wgt.take(T.weightLinks);
+    T.nocInMaxLink = noc.takeMax();
+    T.nocSameMaxLink = nocSame.takeMax();
     return T;
 }
 
@@ -597,6 +613,8 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     for (auto& [link, bytes] : T.actLinks)
         bytes *= scale;
     T.actMaxLink *= scale;
+    T.nocInMaxLink *= scale;
+    T.nocSameMaxLink *= scale;
     T.maxEgress *= scale;
     for (double& b : T.actSide)
         b *= scale;

@@ -119,6 +119,10 @@ struct LeafTraffic {
     double weightDelivered = 0;               // of which weights
     double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
     double maxLink = 0;                       // busiest link of both together
+    // Busiest link of the inputs received over the NoC alone: re-partitioned ones (a
+    // consumer waits for all of them) and ones in the producer's coordinates (streamed
+    // stage by stage), separately.
+    double nocInMaxLink = 0, nocSameMaxLink = 0;
     // Bytes the busiest tile sends for this leaf (its inputs to the consumer tiles, its
     // outputs to DRAM): a tile's STORE/SEND engine moves one transfer at a time, each at
     // most at a link's bandwidth, so these serialise however many links they use.

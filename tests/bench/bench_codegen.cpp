@@ -16,7 +16,7 @@
 //                                                   --critical what the replay's critical path
 //                                                   waits for,
 //                                                   --critical-steps also each step over 5,000
-//                                                   cycles
+//                                                   cycles (--step-min N: over N)
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -161,6 +161,9 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // goes to the predecessor (the previous instruction of the same engine queue, or a
 // dependency) that ended latest before this one started (stage overlap aside, the one that
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
+bool whatIf = false;   // --what-if: replays with one resource class made free
+double gStepMin = 5000; // --step-min: the smallest step --critical-steps prints
+
 void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
     for (const auto& x : f.timeline)
@@ -200,7 +203,7 @@ void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
             (i.layer >= 0 ? r.program.layers[size_t(i.layer)] : std::string("-"));
         onPath[key] += std::max(0.0, own);
         ++steps[key];
-        if (own > 5000 && dumpSteps) {
+        if (own > gStepMin && dumpSteps) {
             std::printf("      own %.0f: id %u %s tile %d layer %s bytes %llu stages %u dsts %zu "
                         "[%.0f, %.0f]",
                         own, i.id, toString(i.op), i.tile,
@@ -283,6 +286,10 @@ int main(int argc, char** argv) {
             critical = true;
         else if (a == "--critical-steps")
             critical = criticalSteps = true;
+        else if (a == "--what-if")
+            whatIf = true;
+        else if (a == "--step-min")
+            gStepMin = std::stod(next());
         else
             batch = std::atoi(a.c_str());
     }
@@ -354,6 +361,26 @@ int main(int argc, char** argv) {
                 if (segments) printSegments(*r, f, trees[i].second);
                 if (leaves) printLeaves(*r, f, *net);
                 if (critical) printCritical(*r, f, criticalSteps);
+                if (whatIf) {
+                    // The same program replayed on hardware with one resource made free: how
+                    // much of the delay each resource class accounts for.
+                    SimOptions quiet;
+                    quiet.recordTimeline = false;
+                    const double ev = r->layout.evaluation.delay;
+                    auto replay = [&](const char* what, auto change) {
+                        Hardware h2 = hw;
+                        change(h2);
+                        const SimResult w = simulate(r->program, h2, quiet);
+                        std::printf("    what-if %-22s sim %10.0f  sim/eval %.3f\n", what, w.delay,
+                                    w.delay / ev);
+                    };
+                    replay("links x100", [](Hardware& x) { x.nocBytesPerCycle *= 100; });
+                    replay("dram x100", [](Hardware& x) { x.dramBytesPerCycle *= 100; });
+                    replay("links+dram x100", [](Hardware& x) {
+                        x.nocBytesPerCycle *= 100;
+                        x.dramBytesPerCycle *= 100;
+                    });
+                }
                 std::fflush(stdout);
             }
         }
