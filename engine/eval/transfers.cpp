@@ -139,17 +139,22 @@ Box TransferGeometry::window(int l, size_t k, const Box& o) const {
 // the producer's output in [c, h, w] order. Any other input takes the producer's whole
 // output of those samples.
 std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) const {
+    std::vector<Box> out;
+    producerWants(l, k, o, out);
+    return out;
+}
+
+void TransferGeometry::producerWants(int l, size_t k, const Box& o, std::vector<Box>& out) const {
     const Layer& ly = m_net.layers[size_t(l)];
     const Layer& p = m_net.layers[size_t(ly.inputs[k].producer)];
     const InputGeom& g = m_geom[size_t(l)][k];
-    std::vector<Box> out;
     Box whole;
     whole.lo = {o.lo[0], 0, 0, 0};
     whole.hi = {o.hi[0], p.outC, p.outH, p.outW};
     const long long elems = (long long)p.outC * p.outH * p.outW;
     if (!g.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
         out.push_back(whole);
-        return out;
+        return;
     }
     const int groups = std::max(1, ly.groups);
     const long long K = ly.inC / groups, cols = ly.outC / groups, rows = (long long)p.outH * p.outW;
@@ -166,7 +171,7 @@ std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) 
             out.push_back(b);
             c += r1 - r0;
         }
-        return out;
+        return;
     }
     // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
     const long long f0 = (long long)o.lo[1] * elems / ly.outC;
@@ -202,7 +207,7 @@ std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) 
             }
         };
     cut(f0, std::min(f1, elems), 0, {0, 0, 0});
-    return out;
+    return;
 }
 
 long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
@@ -275,10 +280,9 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     return cells;
 }
 
-void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
-               const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
-               std::vector<std::vector<size_t>>& local) {
-    local.resize(consumerTiles.size());
+void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
+                     const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
+                     const NocLocalFn& onLocal) {
     // Slices of a partition form a grid: index them by their distinct extent per axis, so
     // each want meets only the slices whose extents overlap it (a tile group of 144 has
     // 144 x 144 slice-consumer pairs, of which a handful meet).
@@ -375,27 +379,64 @@ void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& cons
                 if (!x.empty()) found.push_back({sl, {a, x}});
             }
         }
-    // Stable by slice: within a slice the scan order (consumer, want) stays.
-    std::stable_sort(found.begin(), found.end(),
-                     [](const SliceHit& p, const SliceHit& q) { return p.slice < q.slice; });
+    // Bucketed by slice (a counting sort, stable): within a slice the scan order
+    // (consumer, want) stays.
+    thread_local std::vector<size_t> bucketAt;
+    thread_local std::vector<SliceHit> sorted;
+    bucketAt.assign(slices.size() + 1, 0);
+    for (const SliceHit& f : found)
+        ++bucketAt[f.slice + 1];
+    for (size_t i = 1; i < bucketAt.size(); ++i)
+        bucketAt[i] += bucketAt[i - 1];
+    sorted.resize(found.size());
+    for (const SliceHit& f : found)
+        sorted[bucketAt[f.slice]++] = f;
+    found.swap(sorted);
+    // Per slice: its distinct intersections in first-hit order, each sent once to every
+    // consumer that hit it (in hit order); hits on the slice's own tile are read in place.
+    thread_local std::vector<Box> boxes;
+    thread_local std::vector<size_t> pieceOf, to;
     for (size_t h = 0; h < found.size();) {
         const size_t sl = found[h].slice;
-        const size_t first = pieces.size(); // this slice's pieces start here
+        size_t end = h;
+        while (end < found.size() && found[end].slice == sl)
+            ++end;
+        boxes.clear();
+        pieceOf.clear();
         size_t lastLocal = consumerTiles.size();
-        for (; h < found.size() && found[h].slice == sl; ++h) {
-            const Hit& hit = found[h].hit;
+        for (size_t i = h; i < end; ++i) {
+            const Hit& hit = found[i].hit;
             if (slices[sl].tile == consumerTiles[hit.consumer]) {
-                if (lastLocal != hit.consumer)
-                    local[hit.consumer].push_back(sl), lastLocal = hit.consumer;
+                if (lastLocal != hit.consumer) onLocal(hit.consumer, sl), lastLocal = hit.consumer;
+                pieceOf.push_back(size_t(-1));
                 continue;
             }
-            size_t p = first;
-            while (p < pieces.size() && !(pieces[p].box == hit.x))
+            size_t p = 0;
+            while (p < boxes.size() && !(boxes[p] == hit.x))
                 ++p;
-            if (p == pieces.size()) pieces.push_back({sl, hit.x, {}});
-            pieces[p].to.push_back(hit.consumer);
+            if (p == boxes.size()) boxes.push_back(hit.x);
+            pieceOf.push_back(p);
         }
+        for (size_t p = 0; p < boxes.size(); ++p) {
+            to.clear();
+            for (size_t i = h; i < end; ++i)
+                if (pieceOf[i - h] == p) to.push_back(found[i].hit.consumer);
+            onPiece(sl, boxes[p], std::span<const size_t>(to.data(), to.size()));
+        }
+        h = end;
     }
+}
+
+void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
+               const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
+               std::vector<std::vector<size_t>>& local) {
+    local.resize(consumerTiles.size());
+    forEachNocPiece(
+        slices, consumerTiles, wants,
+        [&](size_t sl, const Box& box, std::span<const size_t> consumers) {
+            pieces.push_back({sl, box, std::vector<size_t>(consumers.begin(), consumers.end())});
+        },
+        [&](size_t consumer, size_t sl) { local[consumer].push_back(sl); });
 }
 
 } // namespace tilescope
@@ -514,13 +555,10 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             period = std::lcm(period, std::lcm(b, pb) / b);
         }
     T.invocations = period;
-    std::vector<int> actTiles;
-    std::vector<Box> boxes, win;
-    std::vector<std::vector<Box>> wants;
-    std::vector<int> dst;
-    std::vector<SliceRef> slices;
-    std::vector<NocPiece> pieces;
-    std::vector<std::vector<size_t>> local;
+    thread_local std::vector<int> actTiles, dst;
+    thread_local std::vector<Box> boxes, win;
+    thread_local std::vector<std::vector<Box>> wants;
+    thread_local std::vector<SliceRef> slices;
     thread_local std::vector<double> egress;
     egress.assign(size_t(mesh.tiles()), 0.0);
     double actDelivered = 0;
@@ -557,10 +595,14 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 }
                 continue;
             }
-            wants.assign(boxes.size(), {});
-            for (size_t a = 0; a < boxes.size(); ++a)
-                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]}
-                                            : geo.producerWants(leaf.layer, k, boxes[a]);
+            wants.resize(boxes.size()); // keeps each consumer's capacity
+            for (size_t a = 0; a < boxes.size(); ++a) {
+                wants[a].clear();
+                if (g.sameAsProducer)
+                    wants[a].push_back(win[a]);
+                else
+                    geo.producerWants(leaf.layer, k, boxes[a], wants[a]);
+            }
             // The producer invocations whose samples overlap [s0, s1).
             const int pb = std::max(1, p->batch);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
@@ -569,21 +611,21 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                     const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
                     if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
                 }
-                pieces.clear();
-                local.clear();
-                nocPieces(slices, actTiles, wants, pieces, local);
-                for (const NocPiece& pc : pieces) {
-                    const double bytes = double(geo.bytesOf(pc.box.volume()));
-                    route.clear();
-                    dst.clear();
-                    for (size_t a : pc.to)
-                        dst.push_back(actTiles[a]);
-                    mesh.multicastRoute(slices[pc.slice].tile, dst, route);
-                    act.add(route, bytes);
-                    (g.sameAsProducer ? nocSame : noc).add(route, bytes);
-                    egress[size_t(slices[pc.slice].tile)] += bytes;
-                    actDelivered += bytes * double(pc.to.size());
-                }
+                forEachNocPiece(
+                    slices, actTiles, wants,
+                    [&](size_t sl, const Box& box, std::span<const size_t> to) {
+                        const double bytes = double(geo.bytesOf(box.volume()));
+                        route.clear();
+                        dst.clear();
+                        for (size_t a : to)
+                            dst.push_back(actTiles[a]);
+                        mesh.multicastRoute(slices[sl].tile, dst, route);
+                        act.add(route, bytes);
+                        (g.sameAsProducer ? nocSame : noc).add(route, bytes);
+                        egress[size_t(slices[sl].tile)] += bytes;
+                        actDelivered += bytes * double(to.size());
+                    },
+                    [](size_t, size_t) {});
             }
         }
         if (writesDram)

@@ -10,6 +10,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 namespace tilescope {
@@ -55,6 +57,7 @@ class TransferGeometry {
     // What output box o needs of a producer whose output is not in the input's own
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfers.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
+    void producerWants(int layer, size_t k, const Box& o, std::vector<Box>& out) const; // appends
     // Weight elements of output channels [k0, k1): the layer's weights (bias included)
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.
     long long weightElems(int layer, int k0, int k1) const;
@@ -91,6 +94,15 @@ struct NocPiece {
 void nocPieces(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
                const std::vector<std::vector<Box>>& wants, std::vector<NocPiece>& pieces,
                std::vector<std::vector<size_t>>& local);
+// The same pieces in the same order, handed to onPiece(slice, box, consumers) one at a time
+// (the consumer list lives until the next call), and the in-place reads to
+// onLocal(consumer, slice); allocates nothing once its per-thread scratch has grown (the
+// evaluator costs pieces this way on every memo miss).
+using NocPieceFn = std::function<void(size_t, const Box&, std::span<const size_t>)>;
+using NocLocalFn = std::function<void(size_t, size_t)>;
+void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
+                     const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
+                     const NocLocalFn& onLocal);
 
 } // namespace tilescope
 
