@@ -166,9 +166,8 @@ namespace {
 // into at most 8 stages (CodegenOptions::maxStages) and streams a weight-heavy compute by
 // output channel, so a leaf can start on its first weight slice.
 constexpr double kWeightStages = 8;
-// The exposed share of a NoC input that streams in its producer's coordinates
-// (docs/cost-model.md §5).
-constexpr double kStreamedExposure = 0.25;
+// Stages the generator cuts a compute and its transfers into (docs/isa.md).
+constexpr double kStages = 8;
 
 struct NodeWork {
     int lo = 0, hi = 0; // leaf positions covered
@@ -579,13 +578,27 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 for (double b : T.actSide)
                     sideTime = std::max(sideTime, b / inv / portBw);
             // Its inputs received over the NoC arrive between its producers' compute and
-            // its own: that exchange is on the chain of the segment, not under its compute.
-            // Inputs in the producer's own coordinates stream stage by stage (the consumer's
-            // first stage waits for about the first stages of the producer's, docs/isa.md),
-            // so a quarter of their exchange is exposed; re-partitioned inputs (a window on
-            // the producer's channels or a folded reshape) wait for all of it.
+            // its own (docs/cost-model.md §5). The producer sends stage by stage as it
+            // computes, so an exchange x overlaps the producer's compute c_p but for its last
+            // stage: what is left after the producer ends is max(x / S, x - c_p (S-1) / S).
+            // Inputs in the producer's coordinates stream on into the consumer's stages
+            // (one stage of lag); re-partitioned ones (a window on the producer's channels,
+            // a folded reshape) are waited for whole.
+            double producerCompute = std::numeric_limits<double>::infinity();
+            for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
+                if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
+                    const NodeWork& pw = w[size_t(leafNode[size_t(prod)])];
+                    const double perConsumer = pw.compute * double(nd.batch) /
+                                               std::max(1, tree.node(leafNode[size_t(prod)]).batch);
+                    producerCompute = std::min(producerCompute, perConsumer);
+                }
+            const double xFull = T.nocInMaxLink / inv / linkBw,
+                         xSame = T.nocSameMaxLink / inv / linkBw;
             const double exposed =
-                (T.nocInMaxLink + kStreamedExposure * T.nocSameMaxLink) / inv / linkBw;
+                (xFull > 0
+                     ? std::max(xFull / kStages, xFull - producerCompute * (1 - 1.0 / kStages))
+                     : 0.0) +
+                xSame / kStages;
             nw.time = std::max({nw.compute + latency + std::min(nw.compute, exposed),
                                 nw.dram / dramBw + latency, sideTime,
                                 std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});

@@ -161,7 +161,7 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // goes to the predecessor (the previous instruction of the same engine queue, or a
 // dependency) that ended latest before this one started (stage overlap aside, the one that
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
-bool whatIf = false;   // --what-if: replays with one resource class made free
+bool whatIf = false;    // --what-if: replays with one resource class made free
 double gStepMin = 5000; // --step-min: the smallest step --critical-steps prints
 
 void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
