@@ -1,0 +1,422 @@
+// Scheduled layers and folds of the ONNX importer: Conv, Pool, matrix products, vector /
+// element-wise layers, pointwise and data-movement folds.
+#include "model/onnx_importer.h"
+
+#include <algorithm>
+
+namespace tilescope::onnximport {
+
+Status Importer::addLayer(Layer layer, const ox::NodeProto& n, const Shape& outShape) {
+    layer.name = layerName(n);
+    layer.op = n.op_type();
+    if (layer.outputBytesPerSample() <= 0) return fail("zero-sized output");
+    const int idx = int(m_net.layers.size());
+    Value out;
+    out.shape = outShape;
+    out.parts = {LayerInput{idx, "", layer.outputBytesPerSample()}};
+    m_net.layers.push_back(std::move(layer));
+    setOutput(n, 0, std::move(out));
+    // Secondary outputs (MaxPool indices, LayerNorm mean / inv-std) come from the same layer.
+    for (int i = 1; i < n.output_size(); ++i) {
+        Value extra;
+        extra.shape = onnxShape(n.output(i));
+        extra.parts = {LayerInput{idx, "", m_net.layers.back().outputBytesPerSample()}};
+        setOutput(n, i, std::move(extra));
+    }
+    return {};
+}
+
+void Importer::recordFold(const ox::NodeProto& n, const std::vector<LayerInput>& parts) {
+    std::string into;
+    for (const auto& p : parts)
+        if (p.producer >= 0) {
+            into = m_net.layers[size_t(p.producer)].name;
+            break;
+        }
+    m_net.folded.push_back(FoldRecord{nodeName(n), n.op_type(), into});
+}
+
+namespace {
+
+// Spatial geometry shared by Conv and Pool: output extent from input, kernel, stride,
+// dilation and padding (explicit pads or auto_pad), floor or ceil.
+struct Axis {
+    std::int64_t in = 1, k = 1, s = 1, d = 1, pad = 0, out = 1;
+};
+Axis spatial(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t padBegin,
+             std::int64_t padEnd, const std::string& autoPad, bool ceilMode) {
+    Axis a{in, k, s, d, padBegin + padEnd, 0};
+    const std::int64_t span = d * (k - 1) + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        a.out = (in + s - 1) / s;
+        a.pad = std::max<std::int64_t>(0, (a.out - 1) * s + span - in);
+        return a;
+    }
+    if (autoPad == "VALID") a.pad = 0;
+    const std::int64_t room = in + a.pad - span;
+    if (room < 0) {
+        a.out = 0;
+        return a;
+    }
+    a.out = (ceilMode ? (room + s - 1) / s : room / s) + 1;
+    // With ceil_mode the last window must still start inside the (begin-padded) input.
+    if (ceilMode && (a.out - 1) * s >= in + padBegin) --a.out;
+    return a;
+}
+
+// Strides, dilations and pads of a 1-D or 2-D window (sd spatial dims).
+struct Window {
+    std::vector<std::int64_t> strides, dil, pads;
+    std::string autoPad;
+};
+Result<Window> windowAttrs(const ox::NodeProto& n, size_t sd) {
+    Window w;
+    auto strides = intsOfLength(n, "strides", std::vector<std::int64_t>(sd, 1));
+    if (!strides) return strides.error();
+    auto dil = intsOfLength(n, "dilations", std::vector<std::int64_t>(sd, 1));
+    if (!dil) return dil.error();
+    auto pads = intsOfLength(n, "pads", std::vector<std::int64_t>(2 * sd, 0));
+    if (!pads) return pads.error();
+    w.strides = *strides, w.dil = *dil, w.pads = *pads;
+    w.autoPad = attrString(n, "auto_pad", "NOTSET");
+    return w;
+}
+
+// Sets l's geometry fields from per-axis values, each checked to fit an int.
+Status setGeometry(Layer& l, std::int64_t inC, std::int64_t outC, const Axis& ah, const Axis& aw) {
+    const std::pair<int*, std::pair<std::int64_t, const char*>> fields[] = {
+        {&l.inC, {inC, "channels"}},        {&l.inH, {ah.in, "height"}},
+        {&l.inW, {aw.in, "width"}},         {&l.outC, {outC, "output channels"}},
+        {&l.outH, {ah.out, "height"}},      {&l.outW, {aw.out, "width"}},
+        {&l.kernelH, {ah.k, "kernel"}},     {&l.kernelW, {aw.k, "kernel"}},
+        {&l.strideH, {ah.s, "stride"}},     {&l.strideW, {aw.s, "stride"}},
+        {&l.padH, {ah.pad, "padding"}},     {&l.padW, {aw.pad, "padding"}},
+        {&l.dilationH, {ah.d, "dilation"}}, {&l.dilationW, {aw.d, "dilation"}},
+    };
+    for (const auto& [field, v] : fields) {
+        auto r = narrow(v.first, v.second);
+        if (!r) return fail(r);
+        *field = *r;
+    }
+    return {};
+}
+
+} // namespace
+
+Status Importer::makeConv(const ox::NodeProto& n) {
+    const Value& xv = in(n, 0);
+    const auto xr = needShape(n, 0, "input");
+    if (!xr) return fail(xr);
+    const Shape& xs = *xr;
+    if (xs.size() != 4 && xs.size() != 3)
+        return fail("only 1-D and 2-D convolutions are supported (input rank " +
+                    std::to_string(xs.size()) + ")");
+    const auto wr = needShape(n, 1, "weight");
+    if (!wr) return fail(wr);
+    const Shape& ws = *wr;
+    if (ws.size() != xs.size()) return fail("weight rank does not match the input");
+    for (size_t i = 1; i < xs.size(); ++i)
+        if (xs[i].n) return fail("the batch is not the leading dimension of the input");
+    const bool twoD = xs.size() == 4;
+    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
+    const std::int64_t m = ws[0].v, cpg = ws[1].v;
+    const std::int64_t kh = twoD ? ws[2].v : 1, kw = ws.back().v;
+    const std::int64_t g = attrInt(n, "group", 1);
+    if (g <= 0 || cpg * g != c)
+        return fail("weight expects " + std::to_string(cpg) + " input channels per group x " +
+                    std::to_string(g) + " groups, input has " + std::to_string(c));
+    const size_t sd = twoD ? 2 : 1;
+    const auto win = windowAttrs(n, sd);
+    if (!win) return fail(win);
+    const auto& [strides, dil, pads, autoPad] = *win;
+    // A folded zero Pad in front is the conv's own padding (inception's avg-pool pattern).
+    const std::int64_t ph = xv.padH, pw = xv.padW;
+    Axis ah = twoD ? spatial(h - ph, kh, strides[0], dil[0], pads[0] + ph, pads[2], autoPad, false)
+                   : Axis{};
+    Axis aw = spatial(w - pw, kw, strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw, pads.back(),
+                      autoPad, false);
+    if (ah.out <= 0 || aw.out <= 0)
+        return fail("zero-sized output (kernel larger than the padded input)");
+
+    Layer l;
+    l.kind = LayerKind::Conv;
+    if (auto f = setGeometry(l, c, m, ah, aw)) return f;
+    auto gi = narrow(g, "groups");
+    if (!gi) return fail(gi);
+    l.groups = *gi;
+    l.inputs = xv.parts;
+    const Value& wv = in(n, 1);
+    if (wv.isConst)
+        l.weightBytes = perSampleElements(ws);
+    else
+        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
+    if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
+        l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
+    Shape out = twoD ? Shape{xs[0], Dim::of(m), Dim::of(ah.out), Dim::of(aw.out)}
+                     : Shape{xs[0], Dim::of(m), Dim::of(aw.out)};
+    return addLayer(std::move(l), n, out);
+}
+
+Status Importer::makePool(const ox::NodeProto& n) {
+    return makePoolLayer(n, false);
+}
+Status Importer::makeGlobalPool(const ox::NodeProto& n) {
+    return makePoolLayer(n, true);
+}
+
+Status Importer::makePoolLayer(const ox::NodeProto& n, bool global) {
+    const Value& xv = in(n, 0);
+    const auto xr = needShape(n, 0, "input");
+    if (!xr) return fail(xr);
+    const Shape& xs = *xr;
+    if (xs.size() != 4 && xs.size() != 3)
+        return fail("only 1-D and 2-D pooling is supported (input rank " +
+                    std::to_string(xs.size()) + ")");
+    for (size_t i = 1; i < xs.size(); ++i)
+        if (xs[i].n) return fail("the batch is not the leading dimension of the input");
+    const bool twoD = xs.size() == 4;
+    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
+    Axis ah{h, h, 1, 1, 0, 1}, aw{w, w, 1, 1, 0, 1};
+    if (!global) {
+        const size_t sd = twoD ? 2 : 1;
+        auto k = attrInts(n, "kernel_shape");
+        if (!k || k->size() != sd) return fail("kernel_shape missing or of the wrong rank");
+        const auto win = windowAttrs(n, sd);
+        if (!win) return fail(win);
+        const auto& [strides, dil, pads, autoPad] = *win;
+        const bool ceilMode = attrInt(n, "ceil_mode", 0) != 0;
+        const std::int64_t ph = xv.padH, pw = xv.padW;
+        ah = twoD ? spatial(h - ph, (*k)[0], strides[0], dil[0], pads[0] + ph, pads[2], autoPad,
+                            ceilMode)
+                  : Axis{};
+        aw = spatial(w - pw, k->back(), strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw,
+                     pads.back(), autoPad, ceilMode);
+    }
+    if (ah.out <= 0 || aw.out <= 0)
+        return fail("zero-sized output (window larger than the padded input)");
+    Layer l;
+    l.kind = LayerKind::Pool;
+    if (auto f = setGeometry(l, c, c, ah, aw)) return f;
+    l.groups = l.inC; // channel-wise: every channel has its own window
+    l.inputs = xv.parts;
+    Shape out = twoD ? Shape{xs[0], Dim::of(c), Dim::of(ah.out), Dim::of(aw.out)}
+                     : Shape{xs[0], Dim::of(c), Dim::of(aw.out)};
+    // Global pooling written as ReduceMean(keepdims=0) drops the spatial axes.
+    if (kReduce.count(n.op_type()) && attrInt(n, "keepdims", 1) == 0)
+        out = Shape{xs[0], Dim::of(c)};
+    return addLayer(std::move(l), n, out);
+}
+
+namespace {
+
+// Matrix-product geometry (rows, reduction, columns, groups) checked to fit an int.
+Status setMatrix(Layer& l, std::int64_t groups, std::int64_t rows, std::int64_t k,
+                 std::int64_t cols) {
+    auto g = narrow(groups, "groups");
+    if (!g) return fail(g);
+    auto r = narrow(rows, "rows");
+    if (!r) return fail(r);
+    auto kk = narrow(groups * k, "reduction");
+    if (!kk) return fail(kk);
+    auto c = narrow(groups * cols, "columns");
+    if (!c) return fail(c);
+    l.groups = *g;
+    l.inH = l.outH = *r;
+    l.inC = *kk;
+    l.outC = *c;
+    return {};
+}
+
+} // namespace
+
+// Matrix products in conv geometry: rows M -> outH (outW = 1), reduction K -> inC/groups,
+// columns -> outC/groups, broadcast batch dims (per sample) -> groups.
+Status Importer::makeMatMul(const ox::NodeProto& n) {
+    const bool gemm = n.op_type() == "Gemm";
+    const auto ar = needShape(n, 0, "operand A");
+    if (!ar) return fail(ar);
+    const auto br = needShape(n, 1, "operand B");
+    if (!br) return fail(br);
+    Shape a = *ar, b = *br;
+    if (a.empty() || b.empty()) return fail("scalar operand");
+    if (gemm) {
+        if (a.size() != 2 || b.size() != 2) return fail("Gemm operands must be 2-D");
+        if (attrInt(n, "transA", 0)) std::swap(a[0], a[1]);
+        if (attrInt(n, "transB", 0)) std::swap(b[0], b[1]);
+    }
+    const bool aVec = a.size() == 1, bVec = b.size() == 1;
+    if (aVec) a.insert(a.begin(), Dim::of(1));
+    if (bVec) b.push_back(Dim::of(1));
+    const Dim m = a[a.size() - 2], k = a.back(), k2 = b[b.size() - 2], cols = b.back();
+    if (!(k == k2)) return fail("reduction dims differ: " + toString(a) + " x " + toString(b));
+    if (k.n || cols.n) return fail("the batch is in a reduction or column dimension");
+    const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+    auto batch = broadcast(ab, bb);
+    if (!batch) return fail("batch dims cannot be broadcast: " + toString(a) + " x " + toString(b));
+    const Value& av = in(n, 0);
+    const Value& bv = in(n, 1);
+
+    Layer l;
+    Shape out = *batch;
+    if (!aVec) out.push_back(m);
+    if (!bVec) out.push_back(cols);
+    if (bv.isConst && !av.isConst) {
+        // Activation x weights: all leading dims of A are rows; batched weights are groups.
+        const Dim g = product(bb);
+        const Dim rows = div(product(a, 0, a.size() - 1), g);
+        if (!rows.known || g.n)
+            return fail("cannot split rows " + toString(a) + " into weight groups");
+        l.kind = LayerKind::Gemm;
+        if (auto f = setMatrix(l, g.v, rows.v, k.v, cols.v)) return f;
+        l.weightBytes = perSampleElements(*bv.shape);
+        l.inputs = av.parts;
+    } else if (av.isConst && !bv.isConst) {
+        // Weights x activation (Y = W X): W's rows are the output channels, X's columns
+        // (and batch dims) the positions.
+        if (a.size() != 2) return fail("batched constant left operand is not supported");
+        const Dim pos = mul(product(bb), cols);
+        if (!pos.known) return fail("cannot resolve columns of " + toString(b));
+        l.kind = LayerKind::Gemm;
+        if (auto f = setMatrix(l, 1, pos.v, k.v, m.v)) return f;
+        l.weightBytes = perSampleElements(*av.shape);
+        l.inputs = bv.parts;
+    } else {
+        // Activation x activation (attention): heads -> groups; the batch N divides out.
+        const Dim g = product(*batch);
+        if (!g.known || (g.n && m.n)) return fail("cannot resolve batch dims of " + toString(out));
+        l.kind = LayerKind::MatMul;
+        if (auto f = setMatrix(l, g.v, m.v, k.v, cols.v)) return f;
+        l.inputs = av.parts;
+        l.inputs.insert(l.inputs.end(), bv.parts.begin(), bv.parts.end());
+    }
+    if (gemm && hasIn(n, 2)) {
+        const Value& cv = in(n, 2);
+        if (cv.isConst && cv.shape)
+            l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*cv.shape));
+        else if (!cv.isConst)
+            l.inputs.insert(l.inputs.end(), cv.parts.begin(), cv.parts.end());
+    }
+    if (l.outC <= 0 || l.outH <= 0 || l.inC <= 0)
+        return fail("zero-sized operand " + toString(out));
+    return addLayer(std::move(l), n, out);
+}
+
+// Vector, Eltwise and fallback layers: geometry is the output's per-sample shape.
+Status Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outv,
+                             Count weights, bool unsupported) {
+    if (!outv.shape || !fullyKnown(*outv.shape)) {
+        std::string r = "output shape unknown";
+        if (!outv.why.empty()) r += " (" + outv.why + ")";
+        return fail(r);
+    }
+    auto od = perSampleDims(*outv.shape);
+    if (!od)
+        return fail("output shape " + toString(*outv.shape) +
+                    " mixes the batch into several dimensions");
+    Chw i = toChw(*od);
+    const Chw o = i;
+    for (int k = 0; k < n.input_size(); ++k) {
+        const Value& v = in(n, k);
+        if (!hasIn(n, k) || v.isConst || !v.shape) continue;
+        if (auto d = perSampleDims(*v.shape)) i = toChw(*d);
+        break;
+    }
+    Layer l;
+    l.kind = kind;
+    const Axis ah{i.h, 1, 1, 1, 0, o.h}, aw{i.w, 1, 1, 1, 0, o.w};
+    if (auto f = setGeometry(l, i.c, o.c, ah, aw)) return f;
+    l.inputs = activationParts(n);
+    l.weightBytes = weights;
+    if (auto f = addLayer(std::move(l), n, *outv.shape)) return f;
+    for (int k = 1; k < n.output_size(); ++k) {
+        // keep the propagated shapes of secondary outputs where we have them
+        if (auto s = onnxShape(n.output(k))) m_values[n.output(k)].shape = s;
+    }
+    if (unsupported)
+        m_net.unsupported.push_back(m_net.layers.back().name + " (" + n.op_type() + ")");
+    return {};
+}
+
+// A per-element function of one tensor: fold it into that tensor's producer. Its constant
+// operands (bias, per-channel scale, BN's folded scale + shift) become producer weights.
+Status Importer::foldPointwise(const ox::NodeProto& n) {
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f;
+    const std::string& op = n.op_type();
+    int actIdx = -1;
+    for (int i = 0; i < n.input_size(); ++i)
+        if (hasIn(n, i) && !in(n, i).isConst) {
+            actIdx = i;
+            break;
+        }
+    std::vector<LayerInput> parts = in(n, actIdx).parts;
+    Count params = 0;
+    if (op == "BatchNormalization")
+        params = 2 * std::max<Count>(0, constElements(in(n, 1)));
+    else
+        for (int i = 0; i < n.input_size(); ++i)
+            if (hasIn(n, i) && in(n, i).isConst) params += constElements(in(n, i));
+
+    std::set<int> producers;
+    for (const auto& p : parts)
+        if (p.producer >= 0) producers.insert(p.producer);
+    if (producers.size() > 1 && !kPassThrough.count(op)) {
+        // Several producers (a folded Concat in front): no single layer can absorb the
+        // arithmetic, so it runs on its own on the vector unit (DenseNet's BN after concat).
+        return makeGeneric(n, LayerKind::Vector, outs[0], params);
+    }
+    if (producers.size() == 1 && params > 0)
+        m_net.layers[size_t(*producers.begin())].weightBytes += params;
+    recordFold(n, parts);
+    for (int i = 0; i < n.output_size(); ++i) {
+        Value v = std::move(outs[size_t(i)]);
+        v.parts = parts;
+        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
+        if (i == 0 && e >= 0) {
+            // A pointwise op keeps the element count except when it broadcasts.
+            Count before = 0;
+            for (const auto& p : parts)
+                before += p.bytesPerSample;
+            if (before > 0 && e != before)
+                for (auto& p : v.parts)
+                    p.bytesPerSample = p.bytesPerSample * e / before;
+        }
+        setOutput(n, i, std::move(v));
+    }
+    return {};
+}
+
+// Data movement (Reshape, Concat, Slice, ...): consumers read the producers directly, each
+// producer's bytes scaled by the fraction of the data that comes through.
+Status Importer::foldMovement(const ox::NodeProto& n, Outs& outs) {
+    std::vector<LayerInput> parts = activationParts(n);
+    Count inBytes = 0;
+    for (const auto& p : parts)
+        inBytes += p.bytesPerSample;
+    // Merge repeated producers (Concat of two slices of one tensor).
+    std::vector<LayerInput> merged;
+    for (const auto& p : parts) {
+        auto it = std::find_if(merged.begin(), merged.end(), [&](const LayerInput& q) {
+            return q.producer == p.producer && q.networkInput == p.networkInput;
+        });
+        if (it == merged.end())
+            merged.push_back(p);
+        else
+            it->bytesPerSample += p.bytesPerSample;
+    }
+    recordFold(n, merged);
+    for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
+        Value v = std::move(outs[size_t(i)]);
+        v.parts = merged;
+        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
+        // Only shrinking moves (Slice, Split, Gather) cut what is read from a producer;
+        // Pad / Expand / Resize replicate at the consumer, the producer still sends its own.
+        if (e >= 0 && inBytes > 0 && e < inBytes)
+            for (auto& p : v.parts)
+                p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
+        setOutput(n, i, std::move(v));
+    }
+    return {};
+}
+
+} // namespace tilescope::onnximport
