@@ -129,6 +129,9 @@ class Importer {
     Status propagate(const ox::NodeProto& n, Outs& outs);
     static ShapeRule shapeRule(const std::string& op);
     void applyOnnxFallback(const ox::NodeProto& n, Outs& outs);
+    // The shape evaluator (onnx_evaluate.cpp): contents of small tensors computed from
+    // known dimensions, whatever op sequence computes them.
+    void evaluate(const ox::NodeProto& n, Outs& outs);
     std::optional<Shape> onnxShape(const std::string& name) const;
     void setWhy(const ox::NodeProto& n, Value& o, const std::string& reason) const;
     std::optional<std::vector<Dim>> inputData(const ox::NodeProto& n, int i) const;

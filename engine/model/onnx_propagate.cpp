@@ -105,6 +105,7 @@ Importer::ShapeRule Importer::shapeRule(const std::string& op) {
 Status Importer::propagate(const ox::NodeProto& n, Outs& outs) {
     if (const ShapeRule rule = shapeRule(n.op_type()))
         if (Status f = (this->*rule)(n, outs)) return f;
+    evaluate(n, outs);
     applyOnnxFallback(n, outs);
     return {};
 }
