@@ -574,6 +574,7 @@ Importer::NodeHandler Importer::nodeHandler(const std::string& op) {
     static const std::unordered_map<std::string, NodeHandler> kHandlers = [] {
         std::unordered_map<std::string, NodeHandler> h = {
             {"Conv", &Importer::makeConv},
+            {"ConvTranspose", &Importer::makeConvTranspose},
             {"Gemm", &Importer::makeMatMul},
             {"MatMul", &Importer::makeMatMul},
         };

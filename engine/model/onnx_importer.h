@@ -160,6 +160,7 @@ class Importer {
 
     // Scheduled layers and folds (onnx_layers.cpp).
     Status makeConv(const ox::NodeProto& n);
+    Status makeConvTranspose(const ox::NodeProto& n);
     Status makePool(const ox::NodeProto& n);
     Status makeGlobalPool(const ox::NodeProto& n);
     Status makePoolLayer(const ox::NodeProto& n, bool global);

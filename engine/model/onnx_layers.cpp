@@ -103,13 +103,33 @@ Status setGeometry(Layer& l, std::int64_t inC, std::int64_t outC, const Axis& ah
 
 } // namespace
 
+namespace {
+
+// Folds per-axis geometry into the Layer's two spatial axes: 1-D -> W, 2-D -> H x W, 3-D ->
+// (D x H) x W: depth and height become one axis of D*H rows with a kd*kh kernel, so MACs,
+// input and output sizes are exact; the halo of a row block is approximate (docs/import.md).
+std::pair<Axis, Axis> foldAxes(const std::vector<Axis>& a) {
+    if (a.size() == 1) return {Axis{}, a[0]};
+    if (a.size() == 2) return {a[0], a[1]};
+    Axis h;
+    h.in = a[0].in * a[1].in;
+    h.k = a[0].k * a[1].k;
+    h.s = a[1].s;
+    h.d = 1;
+    h.out = a[0].out * a[1].out;
+    h.pad = std::max<std::int64_t>(0, (h.out - 1) * h.s + h.k - h.in);
+    return {h, a[2]};
+}
+
+} // namespace
+
 Status Importer::makeConv(const ox::NodeProto& n) {
     const Value& xv = in(n, 0);
     const auto xr = needShape(n, 0, "input");
     if (!xr) return fail(xr);
     const Shape& xs = *xr;
-    if (xs.size() != 4 && xs.size() != 3)
-        return fail("only 1-D and 2-D convolutions are supported (input rank " +
+    if (xs.size() < 3 || xs.size() > 5)
+        return fail("only 1-D, 2-D and 3-D convolutions are supported (input rank " +
                     std::to_string(xs.size()) + ")");
     const auto wr = needShape(n, 1, "weight");
     if (!wr) return fail(wr);
@@ -117,27 +137,28 @@ Status Importer::makeConv(const ox::NodeProto& n) {
     if (ws.size() != xs.size()) return fail("weight rank does not match the input");
     for (size_t i = 1; i < xs.size(); ++i)
         if (xs[i].n) return fail("the batch is not the leading dimension of the input");
-    const bool twoD = xs.size() == 4;
-    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
-    const std::int64_t m = ws[0].v, cpg = ws[1].v;
-    const std::int64_t kh = twoD ? ws[2].v : 1, kw = ws.back().v;
+    const std::int64_t c = xs[1].v, m = ws[0].v, cpg = ws[1].v;
     const std::int64_t g = attrInt(n, "group", 1);
     if (g <= 0 || cpg * g != c)
         return fail("weight expects " + std::to_string(cpg) + " input channels per group x " +
                     std::to_string(g) + " groups, input has " + std::to_string(c));
-    const size_t sd = twoD ? 2 : 1;
+    const size_t sd = xs.size() - 2;
     const auto win = windowAttrs(n, sd);
     if (!win) return fail(win);
     const auto& [strides, dil, pads, autoPad] = *win;
-    // A folded zero Pad in front is the conv's own padding (inception's avg-pool pattern).
-    const std::int64_t ph = xv.padH, pw = xv.padW;
-    Axis ah = twoD ? spatial(h - ph, kh, strides[0], dil[0], pads[0] + ph, pads[2], autoPad, false)
-                   : Axis{};
-    Axis aw = spatial(w - pw, kw, strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw, pads.back(),
-                      autoPad, false);
-    if (ah.out <= 0 || aw.out <= 0)
-        return fail("zero-sized output (kernel larger than the padded input)");
-
+    std::vector<Axis> axes;
+    Shape out{xs[0], Dim::of(m)};
+    for (size_t a = 0; a < sd; ++a) {
+        // A folded zero Pad in front is the conv's own padding (inception's avg-pool
+        // pattern); it is recorded for the last two axes of a 2-D map.
+        const std::int64_t p = sd != 2 ? 0 : (a == 0 ? xv.padH : xv.padW);
+        axes.push_back(spatial(xs[2 + a].v - p, ws[2 + a].v, strides[a], dil[a], pads[a] + p,
+                               pads[sd + a], autoPad, false));
+        if (axes.back().out <= 0)
+            return fail("zero-sized output (kernel larger than the padded input)");
+        out.push_back(Dim::of(axes.back().out));
+    }
+    const auto [ah, aw] = foldAxes(axes);
     Layer l;
     l.kind = LayerKind::Conv;
     if (auto f = setGeometry(l, c, m, ah, aw)) return f;
@@ -152,8 +173,90 @@ Status Importer::makeConv(const ox::NodeProto& n) {
         l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
     if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
         l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
-    Shape out = twoD ? Shape{xs[0], Dim::of(m), Dim::of(ah.out), Dim::of(aw.out)}
-                     : Shape{xs[0], Dim::of(m), Dim::of(aw.out)};
+    return addLayer(std::move(l), n, out);
+}
+
+namespace {
+
+// Output extent of a transposed convolution along one axis (ONNX ConvTranspose).
+std::int64_t transposedExtent(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
+                              std::int64_t padBegin, std::int64_t padEnd, std::int64_t outPad,
+                              const std::string& autoPad) {
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") return in * s;
+    return s * (in - 1) + outPad + (k - 1) * d + 1 - padBegin - padEnd;
+}
+
+} // namespace
+
+// ConvTranspose as its sub-pixel (phase) decomposition: with stride s, output position
+// o = s*q + r reads input q - j for the taps j of phase r, so the layer is s^2 ordinary
+// stride-1 convolutions over the *input*, each with ceil(k/s) taps per axis, whose outputs
+// interleave (a DepthToSpace, folded). Geometry: inC = Cin, outC = Cout * sH * sW,
+// out = ceil(outExtent / s), kernel ceil(k / s). MACs are exactly input elements x
+// Cout/groups x kernel area when s divides k and the output is s x the input (the usual
+// k = 2s, pad (k - s)/2 and k = s upsamplings); otherwise the partial phases are rounded up.
+Status Importer::makeConvTranspose(const ox::NodeProto& n) {
+    const Value& xv = in(n, 0);
+    const auto xr = needShape(n, 0, "input");
+    if (!xr) return fail(xr);
+    const Shape& xs = *xr;
+    if (xs.size() < 3 || xs.size() > 5)
+        return fail("only 1-D, 2-D and 3-D transposed convolutions are supported (input rank " +
+                    std::to_string(xs.size()) + ")");
+    const auto wr = needShape(n, 1, "weight");
+    if (!wr) return fail(wr);
+    const Shape& ws = *wr;
+    if (ws.size() != xs.size()) return fail("weight rank does not match the input");
+    for (size_t i = 1; i < xs.size(); ++i)
+        if (xs[i].n) return fail("the batch is not the leading dimension of the input");
+    const std::int64_t c = xs[1].v, g = attrInt(n, "group", 1);
+    if (g <= 0 || ws[0].v != c)
+        return fail("weight expects " + std::to_string(ws[0].v) + " input channels, input has " +
+                    std::to_string(c));
+    const std::int64_t m = ws[1].v * g; // output channels
+    const size_t sd = xs.size() - 2;
+    const auto win = windowAttrs(n, sd);
+    if (!win) return fail(win);
+    const auto& [strides, dil, pads, autoPad] = *win;
+    auto outPad = intsOfLength(n, "output_padding", std::vector<std::int64_t>(sd, 0));
+    if (!outPad) return fail(outPad);
+    const auto outShape = attrInts(n, "output_shape");
+    std::vector<Axis> axes;
+    Shape out{xs[0], Dim::of(m)};
+    std::int64_t phases = 1;
+    for (size_t a = 0; a < sd; ++a) {
+        const std::int64_t x = xs[2 + a].v, k = ws[2 + a].v, s = strides[a];
+        std::int64_t e =
+            transposedExtent(x, k, s, dil[a], pads[a], pads[sd + a], (*outPad)[a], autoPad);
+        if (outShape && outShape->size() >= sd) e = (*outShape)[outShape->size() - sd + a];
+        if (e <= 0 || k <= 0 || s <= 0) return fail("zero-sized output");
+        if (dil[a] != 1 && s != 1)
+            return fail("dilated strided transposed convolution is not supported; nearest "
+                        "supported: Resize (nearest) followed by a dilated Conv");
+        Axis ax;
+        ax.in = x, ax.s = 1, ax.d = dil[a];
+        ax.k = (k + s - 1) / s;
+        ax.out = (e + s - 1) / s;
+        ax.pad = std::max<std::int64_t>(0, ax.out - 1 + (ax.k - 1) * ax.d + 1 - x);
+        axes.push_back(ax);
+        phases *= s;
+        out.push_back(Dim::of(e));
+    }
+    const auto [ah, aw] = foldAxes(axes);
+    Layer l;
+    l.kind = LayerKind::Conv;
+    if (auto f = setGeometry(l, c, m * phases, ah, aw)) return f;
+    auto gi = narrow(g, "groups");
+    if (!gi) return fail(gi);
+    l.groups = *gi;
+    l.inputs = xv.parts;
+    const Value& wv = in(n, 1);
+    if (wv.isConst)
+        l.weightBytes = perSampleElements(ws);
+    else
+        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
+    if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
+        l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
     return addLayer(std::move(l), n, out);
 }
 
@@ -169,38 +272,42 @@ Status Importer::makePoolLayer(const ox::NodeProto& n, bool global) {
     const auto xr = needShape(n, 0, "input");
     if (!xr) return fail(xr);
     const Shape& xs = *xr;
-    if (xs.size() != 4 && xs.size() != 3)
-        return fail("only 1-D and 2-D pooling is supported (input rank " +
+    if (xs.size() < 3 || xs.size() > 5)
+        return fail("only 1-D, 2-D and 3-D pooling is supported (input rank " +
                     std::to_string(xs.size()) + ")");
     for (size_t i = 1; i < xs.size(); ++i)
         if (xs[i].n) return fail("the batch is not the leading dimension of the input");
-    const bool twoD = xs.size() == 4;
-    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
-    Axis ah{h, h, 1, 1, 0, 1}, aw{w, w, 1, 1, 0, 1};
-    if (!global) {
-        const size_t sd = twoD ? 2 : 1;
+    const std::int64_t c = xs[1].v;
+    const size_t sd = xs.size() - 2;
+    std::vector<Axis> axes;
+    Shape out{xs[0], Dim::of(c)};
+    if (global) {
+        for (size_t a = 0; a < sd; ++a) {
+            axes.push_back(Axis{xs[2 + a].v, xs[2 + a].v, 1, 1, 0, 1});
+            out.push_back(Dim::of(1));
+        }
+    } else {
         auto k = attrInts(n, "kernel_shape");
         if (!k || k->size() != sd) return fail("kernel_shape missing or of the wrong rank");
         const auto win = windowAttrs(n, sd);
         if (!win) return fail(win);
         const auto& [strides, dil, pads, autoPad] = *win;
         const bool ceilMode = attrInt(n, "ceil_mode", 0) != 0;
-        const std::int64_t ph = xv.padH, pw = xv.padW;
-        ah = twoD ? spatial(h - ph, (*k)[0], strides[0], dil[0], pads[0] + ph, pads[2], autoPad,
-                            ceilMode)
-                  : Axis{};
-        aw = spatial(w - pw, k->back(), strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw,
-                     pads.back(), autoPad, ceilMode);
+        for (size_t a = 0; a < sd; ++a) {
+            const std::int64_t p = sd != 2 ? 0 : (a == 0 ? xv.padH : xv.padW);
+            axes.push_back(spatial(xs[2 + a].v - p, (*k)[a], strides[a], dil[a], pads[a] + p,
+                                   pads[sd + a], autoPad, ceilMode));
+            out.push_back(Dim::of(axes.back().out));
+        }
     }
-    if (ah.out <= 0 || aw.out <= 0)
-        return fail("zero-sized output (window larger than the padded input)");
+    for (const Axis& a : axes)
+        if (a.out <= 0) return fail("zero-sized output (window larger than the padded input)");
+    const auto [ah, aw] = foldAxes(axes);
     Layer l;
     l.kind = LayerKind::Pool;
     if (auto f = setGeometry(l, c, c, ah, aw)) return f;
     l.groups = l.inC; // channel-wise: every channel has its own window
     l.inputs = xv.parts;
-    Shape out = twoD ? Shape{xs[0], Dim::of(c), Dim::of(ah.out), Dim::of(aw.out)}
-                     : Shape{xs[0], Dim::of(c), Dim::of(aw.out)};
     // Global pooling written as ReduceMean(keepdims=0) drops the spatial axes.
     if (kReduce.count(n.op_type()) && attrInt(n, "keepdims", 1) == 0)
         out = Shape{xs[0], Dim::of(c)};
