@@ -573,10 +573,10 @@ void Importer::sortNodes(const std::vector<int>& order) {
 Importer::NodeHandler Importer::nodeHandler(const std::string& op) {
     static const std::unordered_map<std::string, NodeHandler> kHandlers = [] {
         std::unordered_map<std::string, NodeHandler> h = {
-            {"Conv", &Importer::makeConv},
-            {"ConvTranspose", &Importer::makeConvTranspose},
-            {"Gemm", &Importer::makeMatMul},
-            {"MatMul", &Importer::makeMatMul},
+            {"Conv", &Importer::makeConv},     {"ConvTranspose", &Importer::makeConvTranspose},
+            {"Gemm", &Importer::makeMatMul},   {"MatMul", &Importer::makeMatMul},
+            {"Einsum", &Importer::makeEinsum}, {"LSTM", &Importer::makeRecurrent},
+            {"GRU", &Importer::makeRecurrent}, {"RNN", &Importer::makeRecurrent},
         };
         auto family = [&h](const std::unordered_set<std::string>& ops, NodeHandler f) {
             for (const auto& op : ops)
@@ -686,13 +686,52 @@ Status Importer::handleMovement(const ox::NodeProto& n) {
     return foldMovement(n, outs);
 }
 
+namespace {
+
+// What to use instead of an op the importer does not schedule (the refusal names it).
+std::string nearestSupported(const std::string& op) {
+    static const std::unordered_map<std::string, std::string> kNearest = {
+        {"If", "export with the branch taken (torch.jit.trace) so the graph has no control flow"},
+        {"Loop", "an unrolled export (fixed trip count, torch.jit.trace)"},
+        {"Scan", "an unrolled export (fixed sequence length) or LSTM / GRU / RNN"},
+        {"ConvInteger", "Conv (export the float model)"},
+        {"QLinearConv", "Conv (export the float model)"},
+        {"MatMulInteger", "MatMul (export the float model)"},
+        {"QLinearMatMul", "MatMul (export the float model)"},
+        {"DeformConv", "Conv"},
+        {"GridSample", "Resize"},
+        {"RoiAlign", "MaxPool / AveragePool"},
+        {"MaxRoiPool", "MaxPool"},
+        {"MaxUnpool", "Resize (nearest) or ConvTranspose"},
+        {"NonMaxSuppression", "cut the graph before post-processing"},
+        {"TopK", "ArgMax / ReduceMax"},
+        {"Unique", "cut the graph before post-processing"},
+        {"NonZero", "cut the graph before post-processing"},
+        {"ScatterND", "Concat / Slice (static indices)"},
+        {"ScatterElements", "Concat / Slice (static indices)"},
+        {"GatherND", "Gather"},
+        {"GatherElements", "Gather"},
+        {"Compress", "Slice"},
+        {"ReverseSequence", "Slice with a negative step"},
+        {"STFT", "Conv (1-D)"},
+        {"DFT", "MatMul with a constant DFT matrix"},
+    };
+    auto it = kNearest.find(op);
+    return it != kNearest.end() ? it->second : "the same computation with default-domain ops";
+}
+
+} // namespace
+
 Status Importer::handleUnknown(const ox::NodeProto& n) {
     const std::string& op = n.op_type();
     const bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
     const std::string& fb = m_opts.unknownOpFallback;
     if (fb.empty())
         return fail(std::string("unsupported operator") +
-                    (defaultDomain ? "" : " (domain '" + n.domain() + "')"));
+                    (defaultDomain ? "" : " (domain '" + n.domain() + "')") +
+                    "; nearest supported: " + nearestSupported(op) +
+                    "; or import with the fallback 'vector' (inspect --fallback vector) to "
+                    "schedule it as a vector op of its output size");
     Outs outs(size_t(std::max(1, n.output_size())));
     if (auto f = propagate(n, outs)) return f; // falls back to ONNX's inferred shapes
     const Value& x = in(n, 0);
@@ -761,6 +800,7 @@ void Importer::finish() {
     }
     for (const auto& l : m_net.layers)
         m_net.paramsCount += l.weightBytes;
+    m_net.paramsCount -= m_sharedWeightBytes;
     m_net.sourcePath = m_file;
     m_net.name = std::filesystem::path(m_file).stem().string();
     if (m_net.name.empty()) m_net.name = m_graph.name();

@@ -8,6 +8,7 @@
 #include "model/onnx_shape.h"
 #include "util/result.h"
 
+#include <map>
 #include <onnx/onnx_pb.h>
 #include <optional>
 #include <set>
@@ -43,6 +44,9 @@ struct Value {
     std::optional<std::vector<double>> fdata; // small float contents (Resize scales)
     std::vector<LayerInput> parts;            // scheduled producers of an activation
     int padH = 0, padW = 0; // spatial zero padding of a folded Pad, absorbed by Conv / Pool
+    // A recurrent layer's Y: the producers of each time step, so that a stacked recurrent
+    // layer's step t reads step t (kept through reshapes that move no data between steps).
+    std::optional<std::vector<std::vector<LayerInput>>> steps;
 };
 
 // --- op families (onnx_import.cpp) -----------------------------------------------------
@@ -165,6 +169,10 @@ class Importer {
     Status makeGlobalPool(const ox::NodeProto& n);
     Status makePoolLayer(const ox::NodeProto& n, bool global);
     Status makeMatMul(const ox::NodeProto& n);
+    Status makeProduct(const ox::NodeProto& n, const Shape& a, const Shape& b, bool aVec, bool bVec,
+                       const std::optional<Shape>& outShape);
+    Status makeEinsum(const ox::NodeProto& n);
+    Status makeRecurrent(const ox::NodeProto& n); // onnx_recurrent.cpp
     Status makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outShape, Count weights,
                        bool unsupported = false);
     Status foldPointwise(const ox::NodeProto& n);
@@ -195,6 +203,7 @@ class Importer {
     std::set<std::string> m_batchParams;                              // dim_params naming the batch
     std::unordered_set<std::string> m_usedNames;
     int m_currentNode = -1;
+    Count m_sharedWeightBytes = 0; // weights repeated by unrolled recurrent steps
     Network m_net;
 };
 

@@ -354,6 +354,14 @@ Status Importer::makeMatMul(const ox::NodeProto& n) {
     const bool aVec = a.size() == 1, bVec = b.size() == 1;
     if (aVec) a.insert(a.begin(), Dim::of(1));
     if (bVec) b.push_back(Dim::of(1));
+    return makeProduct(n, a, b, aVec, bVec, std::nullopt);
+}
+
+// a = [batch..., M, K] x b = [batch..., K, cols]; outShape overrides the natural output shape
+// (Einsum's output order).
+Status Importer::makeProduct(const ox::NodeProto& n, const Shape& a, const Shape& b, bool aVec,
+                             bool bVec, const std::optional<Shape>& outShape) {
+    const bool gemm = n.op_type() == "Gemm";
     const Dim m = a[a.size() - 2], k = a.back(), k2 = b[b.size() - 2], cols = b.back();
     if (!(k == k2)) return fail("reduction dims differ: " + toString(a) + " x " + toString(b));
     if (k.n || cols.n) return fail("the batch is in a reduction or column dimension");
@@ -405,7 +413,66 @@ Status Importer::makeMatMul(const ox::NodeProto& n) {
     }
     if (l.outC <= 0 || l.outH <= 0 || l.inC <= 0)
         return fail("zero-sized operand " + toString(out));
-    return addLayer(std::move(l), n, out);
+    return addLayer(std::move(l), n, outShape ? *outShape : out);
+}
+
+// Einsum of two operands whose equation is a (batched) matrix product: letters in both
+// operands and the output are batch dims, in both operands only the reduction, in one
+// operand and the output its free dims (rows of A, columns of B). Anything else (a
+// trace, a sum over one operand's own letter, more than two operands) is refused.
+Status Importer::makeEinsum(const ox::NodeProto& n) {
+    std::string eq;
+    for (char c : attrString(n, "equation", ""))
+        if (c != ' ') eq += c;
+    const auto arrow = eq.find("->"), comma = eq.find(',');
+    const std::string hint = "; nearest supported: MatMul / Transpose (export the product as "
+                             "torch.matmul)";
+    if (n.input_size() != 2 || arrow == std::string::npos || comma == std::string::npos ||
+        comma > arrow || eq.find("...") != std::string::npos)
+        return fail("Einsum '" + eq +
+                    "' is not a two-operand matrix product with an explicit "
+                    "output" +
+                    hint);
+    const std::string sa = eq.substr(0, comma), sb = eq.substr(comma + 1, arrow - comma - 1),
+                      so = eq.substr(arrow + 2);
+    const auto ar = needShape(n, 0, "operand A");
+    if (!ar) return fail(ar);
+    const auto br = needShape(n, 1, "operand B");
+    if (!br) return fail(br);
+    if (ar->size() != sa.size() || br->size() != sb.size())
+        return fail("Einsum '" + eq + "' does not match the operand ranks");
+    std::map<char, Dim> dim;
+    for (size_t i = 0; i < sa.size(); ++i)
+        dim[sa[i]] = (*ar)[i];
+    for (size_t i = 0; i < sb.size(); ++i) {
+        if (dim.count(sb[i]) && !(dim[sb[i]] == (*br)[i]))
+            return fail("Einsum '" + eq + "': dimension '" + std::string(1, sb[i]) + "' differs");
+        dim[sb[i]] = (*br)[i];
+    }
+    Shape batch, out;
+    Dim rows = Dim::of(1), k = Dim::of(1), cols = Dim::of(1);
+    for (char c : so) {
+        if (!dim.count(c)) return fail("Einsum '" + eq + "': output letter not in the inputs");
+        out.push_back(dim[c]);
+    }
+    for (const auto& [c, d] : dim) {
+        const bool inA = sa.find(c) != std::string::npos, inB = sb.find(c) != std::string::npos,
+                   inO = so.find(c) != std::string::npos;
+        if (inA && inB && inO)
+            batch.push_back(d);
+        else if (inA && inB)
+            k = mul(k, d);
+        else if (inA && inO)
+            rows = mul(rows, d);
+        else if (inB && inO)
+            cols = mul(cols, d);
+        else
+            return fail("Einsum '" + eq + "' sums over a letter of one operand" + hint);
+    }
+    Shape a = batch, b = batch;
+    a.insert(a.end(), {rows, k});
+    b.insert(b.end(), {k, cols});
+    return makeProduct(n, a, b, false, false, out);
 }
 
 // Vector, Eltwise and fallback layers: geometry is the output's per-sample shape.
@@ -521,6 +588,10 @@ Status Importer::foldMovement(const ox::NodeProto& n, Outs& outs) {
         if (e >= 0 && inBytes > 0 && e < inBytes)
             for (auto& p : v.parts)
                 p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
+        // Reshapes of a recurrent layer's Y (same elements) keep its per-step producers.
+        static const std::unordered_set<std::string> kKeepSteps = {
+            "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+        if (e >= 0 && e == inBytes && kKeepSteps.count(n.op_type())) v.steps = in(n, 0).steps;
         setOutput(n, i, std::move(v));
     }
     return {};
