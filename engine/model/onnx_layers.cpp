@@ -3,6 +3,7 @@
 #include "model/onnx_importer.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace tilescope::onnximport {
 
@@ -194,7 +195,8 @@ std::int64_t transposedExtent(std::int64_t in, std::int64_t k, std::int64_t s, s
 // interleave (a DepthToSpace, folded). Geometry: inC = Cin, outC = Cout * sH * sW,
 // out = ceil(outExtent / s), kernel ceil(k / s). MACs are exactly input elements x
 // Cout/groups x kernel area when s divides k and the output is s x the input (the usual
-// k = 2s, pad (k - s)/2 and k = s upsamplings); otherwise the partial phases are rounded up.
+// k = 2s, pad (k - s)/2 and k = s upsamplings); otherwise the partial phases are rounded up,
+// or, if that costs more than 0.5%, the layer takes the scatter form below.
 Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     const Value& xv = in(n, 0);
     const auto xr = needShape(n, 0, "input");
@@ -242,10 +244,28 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
         phases *= s;
         out.push_back(Dim::of(e));
     }
-    const auto [ah, aw] = foldAxes(axes);
+    auto [ah, aw] = foldAxes(axes);
+    std::int64_t outC = m * phases;
+    // The sub-pixel form also multiplies the zero padding around a small input (DCGAN's
+    // 1x1 -> 4x4 projection): when it would count more than 0.5% beyond the true MACs,
+    // use the scatter form instead, a 1x1 convolution of each input pixel to its
+    // Cout x kernel-area patch (exact MACs; overlapping patches are summed downstream).
+    std::int64_t inElems = 1, kArea = 1;
+    for (size_t a = 0; a < sd; ++a)
+        inElems *= xs[2 + a].v, kArea *= ws[2 + a].v;
+    const double exact = double(c / g) * double(inElems) * double(m) * double(kArea);
+    const double subPixel =
+        double(c / g) * double(outC) * double(ah.out * aw.out) * double(ah.k * aw.k);
+    if (subPixel > 1.005 * exact) {
+        std::vector<Axis> flat;
+        for (size_t a = 0; a < sd; ++a)
+            flat.push_back(Axis{xs[2 + a].v, 1, 1, 1, 0, xs[2 + a].v});
+        std::tie(ah, aw) = foldAxes(flat);
+        outC = m * kArea;
+    }
     Layer l;
     l.kind = LayerKind::Conv;
-    if (auto f = setGeometry(l, c, m * phases, ah, aw)) return f;
+    if (auto f = setGeometry(l, c, outC, ah, aw)) return f;
     auto gi = narrow(g, "groups");
     if (!gi) return fail(gi);
     l.groups = *gi;
