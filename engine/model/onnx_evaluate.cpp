@@ -74,13 +74,16 @@ std::vector<std::int64_t> strides(const std::vector<std::int64_t>& dims) {
     return st;
 }
 
-// Elements gathered by a per-output-index function of the output coordinates.
-Small build(const Small& like, std::vector<std::int64_t> dims,
-            const std::function<std::int64_t(const std::vector<std::int64_t>&)>& source) {
+// Elements gathered by a per-output-index function of the output coordinates; nothing
+// when the result would be larger than the evaluator handles.
+std::optional<Small>
+build(const Small& like, std::vector<std::int64_t> dims,
+      const std::function<std::int64_t(const std::vector<std::int64_t>&)>& source) {
     Small out;
     out.isFloat = like.isFloat;
     out.dims = std::move(dims);
     const std::int64_t c = count(out.dims);
+    if (c < 0 || c > kMaxEvalElements) return std::nullopt;
     std::vector<std::int64_t> idx(out.dims.size(), 0);
     for (std::int64_t e = 0; e < c; ++e) {
         const std::int64_t k = source(idx);
@@ -119,6 +122,7 @@ std::optional<std::int64_t> axisOf(std::int64_t a, size_t rank) {
 
 Dim mod(Dim a, Dim b, bool fmod) {
     if (!a.known || !b.known || b.n || b.v == 0) return Dim::unknown();
+    if (b.v == -1) return Dim::of(0);
     if (a.n) return a.v % b.v == 0 ? Dim::of(0) : Dim::unknown();
     std::int64_t r = a.v % b.v;
     if (!fmod && r != 0 && ((r < 0) != (b.v < 0))) r += b.v;
@@ -171,6 +175,10 @@ std::optional<Small> elementwise(const ox::NodeProto& n, const In& in, std::int6
     const std::string& op = n.op_type();
     for (const auto& s : in)
         if (!s) return std::nullopt;
+    static const std::unordered_set<std::string> kUnary = {
+        "Neg", "Abs", "Floor", "Ceil", "Round", "Sqrt", "Reciprocal", "Sign", "Not", "Identity"};
+    const size_t arity = op == "Where" ? 3 : (kUnary.count(op) ? 1 : 2);
+    if (in.size() != arity) return std::nullopt; // a malformed node: not evaluated
     auto dims = broadcastDims(in);
     if (!dims) return std::nullopt;
     bool anyFloat = false;
@@ -179,6 +187,7 @@ std::optional<Small> elementwise(const ox::NodeProto& n, const In& in, std::int6
     const bool compareOp = op == "Equal" || op == "Less" || op == "Greater" ||
                            op == "LessOrEqual" || op == "GreaterOrEqual";
     const bool logic = op == "And" || op == "Or" || op == "Xor" || op == "Not";
+    if (count(*dims) < 0 || count(*dims) > kMaxEvalElements) return std::nullopt;
     Small out;
     out.dims = *dims;
     out.isFloat = anyFloat && !compareOp && op != "Where" && !logic;
@@ -318,9 +327,14 @@ std::optional<Small> cast(const ox::NodeProto& n, const In& in, std::int64_t) {
         s.i.clear();
         s.isFloat = true;
     } else if (!toFloat && s.isFloat) {
-        for (double x : s.f)
-            s.i.push_back(to == ox::TensorProto::BOOL ? Dim::of(x != 0)
-                                                      : Dim::of(std::int64_t(std::trunc(x))));
+        for (double x : s.f) {
+            if (to == ox::TensorProto::BOOL)
+                s.i.push_back(Dim::of(x != 0));
+            else if (std::isfinite(x) && std::fabs(x) < 9e18)
+                s.i.push_back(Dim::of(std::int64_t(std::trunc(x))));
+            else
+                s.i.push_back(Dim::unknown());
+        }
         s.f.clear();
         s.isFloat = false;
     }
@@ -402,9 +416,11 @@ std::optional<Small> slice(const ox::NodeProto& n, const In& in, std::int64_t op
     std::vector<std::int64_t> b(r, 0), st(r, 1), dims = x.dims;
     for (size_t k = 0; k < starts->size(); ++k) {
         const auto ax = axisOf(axes && k < axes->size() ? (*axes)[k] : std::int64_t(k), r);
-        const std::int64_t step = steps && k < steps->size() ? (*steps)[k] : 1;
+        std::int64_t step = steps && k < steps->size() ? (*steps)[k] : 1;
         if (!ax || step == 0) return std::nullopt;
         const std::int64_t d = x.dims[size_t(*ax)];
+        // One step past the axis is as good as any larger one (and cannot overflow).
+        step = std::clamp(step, -(d + 1), d + 1);
         auto clampIdx = [&](std::int64_t v) {
             if (v < 0) v += d;
             return step > 0 ? std::clamp(v, std::int64_t(0), d)
@@ -468,8 +484,9 @@ std::optional<Small> range(const ox::NodeProto&, const In& in, std::int64_t) {
     if (in.size() < 3 || !in[0] || !in[1] || !in[2]) return std::nullopt;
     auto st = asDouble(*in[0], 0), li = asDouble(*in[1], 0), de = asDouble(*in[2], 0);
     if (!st || !li || !de || *de == 0 || in[0]->size() != 1) return std::nullopt;
-    const auto len = std::int64_t(std::max(0.0, std::ceil((*li - *st) / *de)));
-    if (len > kMaxEvalElements) return std::nullopt;
+    const double steps = std::ceil((*li - *st) / *de);
+    if (!std::isfinite(steps) || steps > double(kMaxEvalElements)) return std::nullopt;
+    const auto len = std::int64_t(std::max(0.0, steps));
     Small s;
     s.dims = {len};
     s.isFloat = in[0]->isFloat;
@@ -519,7 +536,6 @@ std::optional<Small> expand(const ox::NodeProto&, const In& in, std::int64_t) {
         if (a != b && a != 1 && b != 1) return std::nullopt;
         dims[k] = a == 1 ? b : a;
     }
-    if (count(dims) > kMaxEvalElements) return std::nullopt;
     const Small& x = *in[0];
     return build(x, dims,
                  [&](const std::vector<std::int64_t>& idx) { return sourceIndex(x, idx); });
