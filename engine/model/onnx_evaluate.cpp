@@ -171,6 +171,106 @@ std::int64_t sourceIndex(const Small& s, const std::vector<std::int64_t>& idx) {
     return k;
 }
 
+double floatOp(const std::string& op, const std::vector<double>& v) {
+    static const std::unordered_map<std::string, double (*)(const std::vector<double>&)> kOps = {
+        {"Add", [](const std::vector<double>& v) { return v[0] + v[1]; }},
+        {"Sub", [](const std::vector<double>& v) { return v[0] - v[1]; }},
+        {"Mul", [](const std::vector<double>& v) { return v[0] * v[1]; }},
+        {"Div", [](const std::vector<double>& v) { return v[1] != 0 ? v[0] / v[1] : 0.0; }},
+        {"Max", [](const std::vector<double>& v) { return std::max(v[0], v[1]); }},
+        {"Min", [](const std::vector<double>& v) { return std::min(v[0], v[1]); }},
+        {"Mod", [](const std::vector<double>& v) { return std::fmod(v[0], v[1]); }},
+        {"Pow", [](const std::vector<double>& v) { return std::pow(v[0], v[1]); }},
+        {"Floor", [](const std::vector<double>& v) { return std::floor(v[0]); }},
+        {"Ceil", [](const std::vector<double>& v) { return std::ceil(v[0]); }},
+        {"Round", [](const std::vector<double>& v) { return std::nearbyint(v[0]); }},
+        {"Neg", [](const std::vector<double>& v) { return -v[0]; }},
+        {"Abs", [](const std::vector<double>& v) { return std::fabs(v[0]); }},
+        {"Sqrt", [](const std::vector<double>& v) { return std::sqrt(v[0]); }},
+        {"Reciprocal", [](const std::vector<double>& v) { return v[0] != 0 ? 1 / v[0] : 0.0; }},
+        {"Sign", [](const std::vector<double>& v) { return double((v[0] > 0) - (v[0] < 0)); }},
+    };
+    auto it = kOps.find(op);
+    return it == kOps.end() ? v[0] : it->second(v);
+}
+
+Dim intOp(const std::string& op, Dim a, Dim b, bool fmod) {
+    if (op == "Add") return add(a, b);
+    if (op == "Sub") return sub(a, b);
+    if (op == "Mul") return mul(a, b);
+    if (op == "Div") return div(a, b); // ONNX integer Div truncates
+    if (op == "Mod") return mod(a, b, fmod);
+    if (op == "Max" || op == "Min") {
+        const auto c3 = compare(a, b);
+        return !c3 ? Dim::unknown() : ((op == "Max") == (*c3 >= 0) ? a : b);
+    }
+    if (op == "Neg") return sub(Dim::of(0), a);
+    if (op == "Abs") return a.known && a.v < 0 ? sub(Dim::of(0), a) : a;
+    if (op == "Floor" || op == "Ceil" || op == "Round" || op == "Identity") return a;
+    if (op == "Sign" && a.known) return Dim::of((a.v > 0) - (a.v < 0));
+    return Dim::unknown();
+}
+
+// Comparisons and logic give 0 / 1 (unknown when N's value would decide).
+std::optional<int> predicate(const std::string& op, const In& in, const std::vector<size_t>& k,
+                             bool anyFloat) {
+    if (op == "And" || op == "Or" || op == "Xor" || op == "Not") {
+        auto a = asDouble(*in[0], k[0]);
+        auto b = in.size() > 1 ? asDouble(*in[1], k[1]) : std::optional<double>(0.0);
+        if (!a || !b) return std::nullopt;
+        const bool x = *a != 0, y = *b != 0;
+        return op == "And" ? (x && y) : op == "Or" ? (x || y) : op == "Xor" ? (x != y) : !x;
+    }
+    std::optional<int> c3;
+    if (anyFloat) {
+        auto a = asDouble(*in[0], k[0]), b = asDouble(*in[1], k[1]);
+        if (a && b) c3 = *a < *b ? -1 : (*a > *b ? 1 : 0);
+    } else {
+        c3 = compare(in[0]->i[k[0]], in[1]->i[k[1]]);
+    }
+    if (!c3) return std::nullopt;
+    return op == "Equal"         ? *c3 == 0
+           : op == "Less"        ? *c3 < 0
+           : op == "Greater"     ? *c3 > 0
+           : op == "LessOrEqual" ? *c3 <= 0
+                                 : *c3 >= 0;
+}
+
+// One output element of Where / arithmetic / a predicate from its source elements k.
+bool elementOf(const ox::NodeProto& n, const In& in, const std::vector<size_t>& k, bool anyFloat,
+               Small& out) {
+    const std::string& op = n.op_type();
+    if (op == "Where") {
+        const auto cond = asDouble(*in[0], k[0]);
+        const size_t pick = cond ? (*cond != 0 ? 1 : 2) : 0;
+        if (!out.isFloat) {
+            out.i.push_back(pick ? in[pick]->i[k[pick]] : Dim::unknown());
+            return true;
+        }
+        const auto v = pick ? asDouble(*in[pick], k[pick]) : std::nullopt;
+        if (v) out.f.push_back(*v);
+        return v.has_value();
+    }
+    static const std::unordered_set<std::string> kPredicates = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"};
+    if (kPredicates.count(op)) {
+        const auto r = predicate(op, in, k, anyFloat);
+        out.i.push_back(r ? Dim::of(*r) : Dim::unknown());
+    } else if (out.isFloat) {
+        std::vector<double> v;
+        for (size_t a = 0; a < in.size(); ++a) {
+            auto x = asDouble(*in[a], k[a]);
+            if (!x) return false;
+            v.push_back(*x);
+        }
+        out.f.push_back(floatOp(op, v));
+    } else {
+        const Dim b = in.size() > 1 ? in[1]->i[k[1]] : Dim::of(0);
+        out.i.push_back(intOp(op, in[0]->i[k[0]], b, attrInt(n, "fmod", 0) != 0));
+    }
+    return true;
+}
+
 std::optional<Small> elementwise(const ox::NodeProto& n, const In& in, std::int64_t) {
     const std::string& op = n.op_type();
     for (const auto& s : in)
@@ -180,129 +280,23 @@ std::optional<Small> elementwise(const ox::NodeProto& n, const In& in, std::int6
     const size_t arity = op == "Where" ? 3 : (kUnary.count(op) ? 1 : 2);
     if (in.size() != arity) return std::nullopt; // a malformed node: not evaluated
     auto dims = broadcastDims(in);
-    if (!dims) return std::nullopt;
+    if (!dims || count(*dims) < 0 || count(*dims) > kMaxEvalElements) return std::nullopt;
     bool anyFloat = false;
     for (const auto& s : in)
         anyFloat = anyFloat || s->isFloat;
-    const bool compareOp = op == "Equal" || op == "Less" || op == "Greater" ||
-                           op == "LessOrEqual" || op == "GreaterOrEqual";
-    const bool logic = op == "And" || op == "Or" || op == "Xor" || op == "Not";
-    if (count(*dims) < 0 || count(*dims) > kMaxEvalElements) return std::nullopt;
+    static const std::unordered_set<std::string> kIntResult = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not"};
     Small out;
     out.dims = *dims;
-    out.isFloat = anyFloat && !compareOp && op != "Where" && !logic;
-    if (op == "Where") out.isFloat = in[1]->isFloat || in[2]->isFloat;
+    out.isFloat =
+        op == "Where" ? in[1]->isFloat || in[2]->isFloat : anyFloat && !kIntResult.count(op);
     const std::int64_t c = count(out.dims);
     std::vector<std::int64_t> idx(out.dims.size(), 0);
+    std::vector<size_t> k(in.size());
     for (std::int64_t e = 0; e < c; ++e) {
-        std::vector<size_t> k;
-        for (const auto& s : in)
-            k.push_back(size_t(sourceIndex(*s, idx)));
-        if (op == "Where") {
-            const auto cond = asDouble(*in[0], k[0]);
-            const int pick = cond ? (*cond != 0 ? 1 : 2) : 0;
-            if (out.isFloat) {
-                const auto v = pick ? asDouble(*in[size_t(pick)], k[size_t(pick)]) : std::nullopt;
-                if (!v) return std::nullopt;
-                out.f.push_back(*v);
-            } else {
-                out.i.push_back(pick ? in[size_t(pick)]->i[k[size_t(pick)]] : Dim::unknown());
-            }
-        } else if (out.isFloat) {
-            std::vector<double> v;
-            for (size_t a = 0; a < in.size(); ++a) {
-                auto x = asDouble(*in[a], k[a]);
-                if (!x) return std::nullopt;
-                v.push_back(*x);
-            }
-            double r = v[0];
-            if (op == "Add")
-                r = v[0] + v[1];
-            else if (op == "Sub")
-                r = v[0] - v[1];
-            else if (op == "Mul")
-                r = v[0] * v[1];
-            else if (op == "Div")
-                r = v[1] != 0 ? v[0] / v[1] : 0;
-            else if (op == "Max")
-                r = std::max(v[0], v[1]);
-            else if (op == "Min")
-                r = std::min(v[0], v[1]);
-            else if (op == "Mod")
-                r = std::fmod(v[0], v[1]);
-            else if (op == "Pow")
-                r = std::pow(v[0], v[1]);
-            else if (op == "Floor")
-                r = std::floor(v[0]);
-            else if (op == "Ceil")
-                r = std::ceil(v[0]);
-            else if (op == "Round")
-                r = std::nearbyint(v[0]);
-            else if (op == "Neg")
-                r = -v[0];
-            else if (op == "Abs")
-                r = std::fabs(v[0]);
-            else if (op == "Sqrt")
-                r = std::sqrt(v[0]);
-            else if (op == "Reciprocal")
-                r = v[0] != 0 ? 1 / v[0] : 0;
-            else if (op == "Sign")
-                r = (v[0] > 0) - (v[0] < 0);
-            out.f.push_back(r);
-        } else if (compareOp || logic) {
-            std::optional<int> r;
-            if (logic) {
-                auto a = asDouble(*in[0], k[0]);
-                auto b = in.size() > 1 ? asDouble(*in[1], k[1]) : std::optional<double>(0.0);
-                if (a && b) {
-                    const bool x = *a != 0, y = *b != 0;
-                    r = op == "And"   ? (x && y)
-                        : op == "Or"  ? (x || y)
-                        : op == "Xor" ? (x != y)
-                                      : !x;
-                }
-            } else if (anyFloat) {
-                auto a = asDouble(*in[0], k[0]), b = asDouble(*in[1], k[1]);
-                if (a && b) r = *a < *b ? -1 : (*a > *b ? 1 : 0);
-            } else {
-                r = compare(in[0]->i[k[0]], in[1]->i[k[1]]);
-            }
-            if (r && !logic) {
-                const int c3 = *r;
-                r = op == "Equal"         ? c3 == 0
-                    : op == "Less"        ? c3 < 0
-                    : op == "Greater"     ? c3 > 0
-                    : op == "LessOrEqual" ? c3 <= 0
-                                          : c3 >= 0;
-            }
-            out.i.push_back(r ? Dim::of(*r) : Dim::unknown());
-        } else {
-            const Dim a = in[0]->i[k[0]];
-            const Dim b = in.size() > 1 ? in[1]->i[k[1]] : Dim::of(0);
-            Dim r = Dim::unknown();
-            if (op == "Add")
-                r = add(a, b);
-            else if (op == "Sub")
-                r = sub(a, b);
-            else if (op == "Mul")
-                r = mul(a, b);
-            else if (op == "Div")
-                r = div(a, b); // ONNX integer Div truncates
-            else if (op == "Mod")
-                r = mod(a, b, attrInt(n, "fmod", 0) != 0);
-            else if (op == "Max" || op == "Min") {
-                const auto c3 = compare(a, b);
-                if (c3) r = (op == "Max") == (*c3 >= 0) ? a : b;
-            } else if (op == "Neg")
-                r = sub(Dim::of(0), a);
-            else if (op == "Abs")
-                r = a.known && a.v < 0 ? sub(Dim::of(0), a) : a;
-            else if (op == "Floor" || op == "Ceil" || op == "Round" || op == "Identity")
-                r = a;
-            else if (op == "Sign" && a.known)
-                r = Dim::of((a.v > 0) - (a.v < 0));
-            out.i.push_back(r);
-        }
+        for (size_t a = 0; a < in.size(); ++a)
+            k[a] = size_t(sourceIndex(*in[a], idx));
+        if (!elementOf(n, in, k, anyFloat, out)) return std::nullopt;
         for (size_t a = out.dims.size(); a-- > 0;) {
             if (++idx[a] < out.dims[a]) break;
             idx[a] = 0;
