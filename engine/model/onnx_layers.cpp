@@ -212,9 +212,9 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     for (size_t i = 1; i < xs.size(); ++i)
         if (xs[i].n) return fail("the batch is not the leading dimension of the input");
     const std::int64_t c = xs[1].v, g = attrInt(n, "group", 1);
-    if (g <= 0 || ws[0].v != c)
-        return fail("weight expects " + std::to_string(ws[0].v) + " input channels, input has " +
-                    std::to_string(c));
+    if (g <= 0 || ws[0].v != c || c % g != 0)
+        return fail("weight expects " + std::to_string(ws[0].v) + " input channels in " +
+                    std::to_string(g) + " groups, input has " + std::to_string(c));
     const std::int64_t m = ws[1].v * g; // output channels
     const size_t sd = xs.size() - 2;
     const auto win = windowAttrs(n, sd);
@@ -461,6 +461,9 @@ Status Importer::makeEinsum(const ox::NodeProto& n) {
     if (!br) return fail(br);
     if (ar->size() != sa.size() || br->size() != sb.size())
         return fail("Einsum '" + eq + "' does not match the operand ranks");
+    for (const std::string* s : {&sa, &sb, &so})
+        if (std::set<char>(s->begin(), s->end()).size() != s->size())
+            return fail("Einsum '" + eq + "' repeats a letter within a term (a diagonal)" + hint);
     std::map<char, Dim> dim;
     for (size_t i = 0; i < sa.size(); ++i)
         dim[sa[i]] = (*ar)[i];

@@ -24,6 +24,7 @@ Status Importer::makeRecurrent(const ox::NodeProto& n) {
     if (xs.size() != 3 || ws.size() != 3) return fail("X and W must be 3-D");
     const bool batchFirst = attrInt(n, "layout", 0) != 0;
     const Dim seq = xs[batchFirst ? 1 : 0], batch = xs[batchFirst ? 0 : 1], inDim = xs[2];
+    if (seq.v <= 0 || inDim.v <= 0) return fail("zero-sized input X " + toString(xs));
     if (seq.n || inDim.n)
         return fail("the batch is not where the layout puts it (X " + toString(xs) + ")");
     if (!(batch.n || batch.isConst(1)))
