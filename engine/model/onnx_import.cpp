@@ -271,7 +271,9 @@ Result<int> narrow(std::int64_t v, const std::string& what) {
 Count constElements(const Value& v) {
     if (!v.isConst || !v.shape) return 0;
     const auto e = perSampleElements(*v.shape);
-    return e > 1 ? e : 0; // scalars (epsilon, 1/sqrt(dk)) are not parameters
+    // Scalars (epsilon, 1/sqrt(dk)) are not parameters; absurd dims of a malformed file are
+    // capped so that sums of weights cannot overflow.
+    return e > 1 ? std::min<Count>(e, kMaxTensorElements) : 0;
 }
 
 // --- names and values ------------------------------------------------------------------
@@ -385,17 +387,64 @@ class GuardedSchemaRegistry final : public ox::ISchemaRegistry {
                                   const std::string& domain) const override {
         const ox::OpSchema* schema =
             ox::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
-        if (!schema || !schema->has_data_propagation_function()) return schema;
+        static const std::unordered_set<std::string> kWindowOps = {
+            "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+        const bool window = kWindowOps.count(key) && (domain.empty() || domain == "ai.onnx");
+        if (!schema || (!schema->has_data_propagation_function() && !window)) return schema;
         auto it = m_guarded.find(schema);
         if (it == m_guarded.end()) {
             auto copy = std::make_unique<ox::OpSchema>(*schema);
-            copy->PartialDataPropagationFunction(guarded(*schema));
+            if (schema->has_data_propagation_function())
+                copy->PartialDataPropagationFunction(guarded(*schema));
+            if (window)
+                copy->TypeAndShapeInferenceFunction(
+                    guardedWindow(*schema, key == "Conv" || key == "ConvTranspose"));
             it = m_guarded.emplace(schema, std::move(copy)).first;
         }
         return it->second.get();
     }
 
   private:
+    // libonnx 1.12's Conv / ConvTranspose / pooling inference reads its int-list attributes
+    // without checking their lengths against the input rank (ConvTranspose: a SEGV) and
+    // divides by the strides (a zero stride: SIGFPE), found by structured fuzzing: it runs
+    // only when every list fits and every value is in range (strides, dilations and kernel
+    // at least 1). The importer reports the node itself otherwise.
+    static ox::InferenceFunction guardedWindow(const ox::OpSchema& schema, bool hasWeight) {
+        return [infer = schema.GetTypeAndShapeInferenceFunction(),
+                hasWeight](ox::InferenceContext& ctx) {
+            for (std::size_t i = 0; i < (hasWeight ? 2u : 1u); ++i) {
+                const ox::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+                if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+            }
+            const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+            if (rank < 3 ||
+                (hasWeight && ctx.getInputType(1)->tensor_type().shape().dim_size() != rank))
+                return;
+            const std::int64_t sd = rank - 2;
+            const std::pair<const char*, std::int64_t> lists[] = {
+                {"kernel_shape", sd}, {"strides", sd},        {"dilations", sd},
+                {"pads", 2 * sd},     {"output_padding", sd}, {"output_shape", sd}};
+            for (const auto& [name, length] : lists) {
+                const ox::AttributeProto* a = ctx.getAttribute(name);
+                if (!a) continue;
+                if (a->ints_size() != length &&
+                    !(std::string(name) == "output_shape" && a->ints_size() == length + 2))
+                    return;
+                const std::int64_t least = std::string(name) == "pads" ||
+                                                   std::string(name) == "output_padding" ||
+                                                   std::string(name) == "output_shape"
+                                               ? 0
+                                               : 1;
+                for (auto v : a->ints())
+                    if (v < least || v > (std::int64_t(1) << 30)) return;
+            }
+            const ox::AttributeProto* g = ctx.getAttribute("group");
+            if (g && (g->i() < 1 || g->i() > (std::int64_t(1) << 30))) return;
+            infer(ctx);
+        };
+    }
+
     static ox::DataPropagationFunction guarded(const ox::OpSchema& schema) {
         // required[i]: formal input i is not optional; inputs past the last formal one
         // belong to it (a variadic tail).
@@ -499,6 +548,9 @@ Status Importer::readInput(const ox::ValueInfoProto& gi) {
         v.shape = s;
     }
     const std::int64_t e = v.shape ? perSampleElements(*v.shape) : -1;
+    if (e > kMaxTensorElements)
+        return Failure{place, std::to_string(e) + " elements per sample is more than supported (" +
+                                  std::to_string(kMaxTensorElements) + ")"};
     v.parts = {LayerInput{-1, gi.name(), std::max<std::int64_t>(e, 0)}};
     if (e >= 0) m_net.inputBytes[gi.name()] = e;
     m_values[gi.name()] = std::move(v);

@@ -8,6 +8,7 @@
 #include "model/onnx_shape.h"
 #include "util/result.h"
 
+#include <algorithm>
 #include <map>
 #include <onnx/onnx_pb.h>
 #include <optional>
@@ -90,6 +91,16 @@ struct Chw {
     std::int64_t c = 1, h = 1, w = 1;
 };
 Chw toChw(const std::vector<std::int64_t>& d);
+
+// Elements per sample of any one tensor the importer accepts (2^40): byte sums stay far
+// from overflowing.
+constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 40;
+
+// Elements of a shape, 0 when unknown, capped at kMaxTensorElements.
+inline Count cappedElements(const Shape& s) {
+    const auto e = perSampleElements(s);
+    return e < 0 ? 0 : std::min<Count>(e, kMaxTensorElements);
+}
 
 // Weight elements of a constant operand (scalars such as epsilon or 1/sqrt(dk) are not).
 Count constElements(const Value& v);

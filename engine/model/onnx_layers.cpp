@@ -46,6 +46,11 @@ struct Axis {
 };
 Axis spatial(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t padBegin,
              std::int64_t padEnd, const std::string& autoPad, bool ceilMode) {
+    constexpr std::int64_t kMax = std::int64_t(1) << 30;
+    auto inRange = [&](std::int64_t v, std::int64_t lo) { return v >= lo && v <= kMax; };
+    if (!inRange(in, 0) || !inRange(k, 1) || !inRange(s, 1) || !inRange(d, 1) ||
+        !inRange(padBegin, -kMax) || !inRange(padEnd, -kMax))
+        return Axis{in, k, s, d, 0, -1}; // out -1: out of range (found by structured fuzzing)
     Axis a{in, k, s, d, padBegin + padEnd, 0};
     const std::int64_t span = d * (k - 1) + 1;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
@@ -113,6 +118,11 @@ std::pair<Axis, Axis> foldAxes(const std::vector<Axis>& a) {
     if (a.size() == 1) return {Axis{}, a[0]};
     if (a.size() == 2) return {a[0], a[1]};
     Axis h;
+    const auto big = [](std::int64_t x, std::int64_t y) { return __int128(x) * y > INT32_MAX; };
+    if (big(a[0].in, a[1].in) || big(a[0].k, a[1].k) || big(a[0].out, a[1].out)) {
+        h.out = -1; // rejected by setGeometry
+        return {h, a[2]};
+    }
     h.in = a[0].in * a[1].in;
     h.k = a[0].k * a[1].k;
     h.s = a[1].s;
@@ -140,7 +150,8 @@ Status Importer::makeConv(const ox::NodeProto& n) {
         if (xs[i].n) return fail("the batch is not the leading dimension of the input");
     const std::int64_t c = xs[1].v, m = ws[0].v, cpg = ws[1].v;
     const std::int64_t g = attrInt(n, "group", 1);
-    if (g <= 0 || cpg * g != c)
+    std::int64_t total = 0;
+    if (g <= 0 || __builtin_mul_overflow(cpg, g, &total) || total != c)
         return fail("weight expects " + std::to_string(cpg) + " input channels per group x " +
                     std::to_string(g) + " groups, input has " + std::to_string(c));
     const size_t sd = xs.size() - 2;
@@ -155,7 +166,8 @@ Status Importer::makeConv(const ox::NodeProto& n) {
         const std::int64_t p = sd != 2 ? 0 : (a == 0 ? xv.padH : xv.padW);
         axes.push_back(spatial(xs[2 + a].v - p, ws[2 + a].v, strides[a], dil[a], pads[a] + p,
                                pads[sd + a], autoPad, false));
-        if (axes.back().out <= 0)
+        if (axes.back().out < 0) return fail("kernel, stride, dilation or padding out of range");
+        if (axes.back().out == 0)
             return fail("zero-sized output (kernel larger than the padded input)");
         out.push_back(Dim::of(axes.back().out));
     }
@@ -169,11 +181,11 @@ Status Importer::makeConv(const ox::NodeProto& n) {
     l.inputs = xv.parts;
     const Value& wv = in(n, 1);
     if (wv.isConst)
-        l.weightBytes = perSampleElements(ws);
+        l.weightBytes = cappedElements(ws);
     else
         l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
     if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
-        l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
+        l.weightBytes += cappedElements(*in(n, 2).shape);
     return addLayer(std::move(l), n, out);
 }
 
@@ -215,7 +227,9 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     if (g <= 0 || ws[0].v != c || c % g != 0)
         return fail("weight expects " + std::to_string(ws[0].v) + " input channels in " +
                     std::to_string(g) + " groups, input has " + std::to_string(c));
-    const std::int64_t m = ws[1].v * g; // output channels
+    std::int64_t m = 0; // output channels
+    if (ws[1].v <= 0 || __builtin_mul_overflow(ws[1].v, g, &m) || m > INT32_MAX)
+        return fail("output channels out of range");
     const size_t sd = xs.size() - 2;
     const auto win = windowAttrs(n, sd);
     if (!win) return fail(win);
@@ -228,10 +242,15 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     std::int64_t phases = 1;
     for (size_t a = 0; a < sd; ++a) {
         const std::int64_t x = xs[2 + a].v, k = ws[2 + a].v, s = strides[a];
+        constexpr std::int64_t kMax = std::int64_t(1) << 30;
+        for (std::int64_t v : {x, k, s, dil[a], pads[a], pads[sd + a], (*outPad)[a]})
+            if (v < 0 || v > kMax) return fail("kernel, stride, dilation or padding out of range");
         std::int64_t e =
             transposedExtent(x, k, s, dil[a], pads[a], pads[sd + a], (*outPad)[a], autoPad);
         if (outShape && outShape->size() >= sd) e = (*outShape)[outShape->size() - sd + a];
         if (e <= 0 || k <= 0 || s <= 0) return fail("zero-sized output");
+        if (e > kMax || __builtin_mul_overflow(phases, s, &phases) || phases > INT32_MAX)
+            return fail("output extent or stride out of range");
         if (dil[a] != 1 && s != 1)
             return fail("dilated strided transposed convolution is not supported; nearest "
                         "supported: Resize (nearest) followed by a dilated Conv");
@@ -241,27 +260,28 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
         ax.out = (e + s - 1) / s;
         ax.pad = std::max<std::int64_t>(0, ax.out - 1 + (ax.k - 1) * ax.d + 1 - x);
         axes.push_back(ax);
-        phases *= s;
         out.push_back(Dim::of(e));
     }
     auto [ah, aw] = foldAxes(axes);
-    std::int64_t outC = m * phases;
+    std::int64_t outC = m * phases; // both <= INT32_MAX
+    if (ah.out < 0) return fail("output extent out of range");
     // The sub-pixel form also multiplies the zero padding around a small input (DCGAN's
     // 1x1 -> 4x4 projection): when it would count more than 0.5% beyond the true MACs,
     // use the scatter form instead, a 1x1 convolution of each input pixel to its
     // Cout x kernel-area patch (exact MACs; overlapping patches are summed downstream).
-    std::int64_t inElems = 1, kArea = 1;
+    double inElems = 1, kArea = 1;
     for (size_t a = 0; a < sd; ++a)
-        inElems *= xs[2 + a].v, kArea *= ws[2 + a].v;
-    const double exact = double(c / g) * double(inElems) * double(m) * double(kArea);
-    const double subPixel =
-        double(c / g) * double(outC) * double(ah.out * aw.out) * double(ah.k * aw.k);
+        inElems *= double(xs[2 + a].v), kArea *= double(ws[2 + a].v);
+    const double exact = double(c / g) * inElems * double(m) * kArea;
+    const double subPixel = double(c / g) * double(outC) * double(ah.out) * double(aw.out) *
+                            double(ah.k) * double(aw.k);
     if (subPixel > 1.005 * exact) {
         std::vector<Axis> flat;
         for (size_t a = 0; a < sd; ++a)
             flat.push_back(Axis{xs[2 + a].v, 1, 1, 1, 0, xs[2 + a].v});
         std::tie(ah, aw) = foldAxes(flat);
-        outC = m * kArea;
+        if (double(m) * kArea > double(INT32_MAX)) return fail("output channels out of range");
+        outC = m * std::int64_t(kArea);
     }
     Layer l;
     l.kind = LayerKind::Conv;
@@ -272,11 +292,11 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     l.inputs = xv.parts;
     const Value& wv = in(n, 1);
     if (wv.isConst)
-        l.weightBytes = perSampleElements(ws);
+        l.weightBytes = cappedElements(ws);
     else
         l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
     if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
-        l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
+        l.weightBytes += cappedElements(*in(n, 2).shape);
     return addLayer(std::move(l), n, out);
 }
 
@@ -321,7 +341,10 @@ Status Importer::makePoolLayer(const ox::NodeProto& n, bool global) {
         }
     }
     for (const Axis& a : axes)
-        if (a.out <= 0) return fail("zero-sized output (window larger than the padded input)");
+        if (a.out < 0)
+            return fail("kernel, stride, dilation or padding out of range");
+        else if (a.out == 0)
+            return fail("zero-sized output (window larger than the padded input)");
     const auto [ah, aw] = foldAxes(axes);
     Layer l;
     l.kind = LayerKind::Pool;
@@ -403,7 +426,7 @@ Status Importer::makeProduct(const ox::NodeProto& n, const Shape& a, const Shape
             return fail("cannot split rows " + toString(a) + " into weight groups");
         l.kind = LayerKind::Gemm;
         if (auto f = setMatrix(l, g.v, rows.v, k.v, cols.v)) return f;
-        l.weightBytes = perSampleElements(*bv.shape);
+        l.weightBytes = cappedElements(*bv.shape);
         l.inputs = av.parts;
     } else if (av.isConst && !bv.isConst) {
         // Weights x activation (Y = W X): W's rows are the output channels, X's columns
@@ -413,7 +436,7 @@ Status Importer::makeProduct(const ox::NodeProto& n, const Shape& a, const Shape
         if (!pos.known) return fail("cannot resolve columns of " + toString(b));
         l.kind = LayerKind::Gemm;
         if (auto f = setMatrix(l, 1, pos.v, k.v, m.v)) return f;
-        l.weightBytes = perSampleElements(*av.shape);
+        l.weightBytes = cappedElements(*av.shape);
         l.inputs = bv.parts;
     } else {
         // Activation x activation (attention): heads -> groups; the batch N divides out.
@@ -427,7 +450,7 @@ Status Importer::makeProduct(const ox::NodeProto& n, const Shape& a, const Shape
     if (gemm && hasIn(n, 2)) {
         const Value& cv = in(n, 2);
         if (cv.isConst && cv.shape)
-            l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*cv.shape));
+            l.weightBytes += cappedElements(*cv.shape);
         else if (!cv.isConst)
             l.inputs.insert(l.inputs.end(), cv.parts.begin(), cv.parts.end());
     }
@@ -568,7 +591,8 @@ Status Importer::foldPointwise(const ox::NodeProto& n) {
     for (int i = 0; i < n.output_size(); ++i) {
         Value v = std::move(outs[size_t(i)]);
         v.parts = parts;
-        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
+        const auto e =
+            v.shape ? std::min<Count>(perSampleElements(*v.shape), kMaxTensorElements) : -1;
         if (i == 0 && e >= 0) {
             // A pointwise op keeps the element count except when it broadcasts.
             Count before = 0;
@@ -576,7 +600,7 @@ Status Importer::foldPointwise(const ox::NodeProto& n) {
                 before += p.bytesPerSample;
             if (before > 0 && e != before)
                 for (auto& p : v.parts)
-                    p.bytesPerSample = p.bytesPerSample * e / before;
+                    p.bytesPerSample = Count(__int128(p.bytesPerSample) * e / before);
         }
         setOutput(n, i, std::move(v));
     }
@@ -605,12 +629,14 @@ Status Importer::foldMovement(const ox::NodeProto& n, Outs& outs) {
     for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
         Value v = std::move(outs[size_t(i)]);
         v.parts = merged;
-        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
+        const auto e =
+            v.shape ? std::min<Count>(perSampleElements(*v.shape), kMaxTensorElements) : -1;
         // Only shrinking moves (Slice, Split, Gather) cut what is read from a producer;
         // Pad / Expand / Resize replicate at the consumer, the producer still sends its own.
         if (e >= 0 && inBytes > 0 && e < inBytes)
             for (auto& p : v.parts)
-                p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
+                p.bytesPerSample =
+                    std::max<Count>(1, Count(__int128(p.bytesPerSample) * e / inBytes));
         // Reshapes of a recurrent layer's Y (same elements) keep its per-step producers.
         static const std::unordered_set<std::string> kKeepSteps = {
             "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"};

@@ -220,7 +220,9 @@ Status Importer::shapeBinary(const ox::NodeProto& n, Outs& outs) {
     o.shape = s;
     // Integer shape arithmetic: element-wise with scalar broadcasting.
     auto a = inputData(n, 0), b = inputData(n, 1);
-    if (!a || !b || !(a->size() == b->size() || a->size() == 1 || b->size() == 1)) return {};
+    if (!a || !b || a->empty() || b->empty() ||
+        !(a->size() == b->size() || a->size() == 1 || b->size() == 1))
+        return {};
     if (op != "Add" && op != "Sub" && op != "Mul" && op != "Div" && op != "Max" && op != "Min")
         return {};
     const size_t len = std::max(a->size(), b->size());
