@@ -28,6 +28,7 @@ import onnx
 import torch
 import torch.nn as nn
 import torchvision.models as tvm
+import torchvision.models.video  # noqa: F401  (tvm.video.r3d_18)
 
 OPSET = 17
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,15 +105,220 @@ class TorchEncoder(nn.Module):
         return self.enc(x.transpose(0, 1)).transpose(0, 1)
 
 
+# --- Inception-ResNet-v1 (FaceNet; the layout of facenet-pytorch's InceptionResnetV1) ---
+
+class BasicConv2d(nn.Module):
+    def __init__(self, cin, cout, k, stride=1, padding=0):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride=stride, padding=padding, bias=False)
+        self.bn = nn.BatchNorm2d(cout, eps=0.001)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.bn(self.conv(x)))
+
+
+class Block35(nn.Module):
+    def __init__(self, scale=0.17):
+        super().__init__()
+        self.scale = scale
+        self.branch0 = BasicConv2d(256, 32, 1)
+        self.branch1 = nn.Sequential(BasicConv2d(256, 32, 1), BasicConv2d(32, 32, 3, padding=1))
+        self.branch2 = nn.Sequential(BasicConv2d(256, 32, 1), BasicConv2d(32, 32, 3, padding=1),
+                                     BasicConv2d(32, 32, 3, padding=1))
+        self.conv2d = nn.Conv2d(96, 256, 1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        out = torch.cat((self.branch0(x), self.branch1(x), self.branch2(x)), 1)
+        return self.relu(self.conv2d(out) * self.scale + x)
+
+
+class Block17(nn.Module):
+    def __init__(self, scale=0.10):
+        super().__init__()
+        self.scale = scale
+        self.branch0 = BasicConv2d(896, 128, 1)
+        self.branch1 = nn.Sequential(BasicConv2d(896, 128, 1),
+                                     BasicConv2d(128, 128, (1, 7), padding=(0, 3)),
+                                     BasicConv2d(128, 128, (7, 1), padding=(3, 0)))
+        self.conv2d = nn.Conv2d(256, 896, 1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        out = torch.cat((self.branch0(x), self.branch1(x)), 1)
+        return self.relu(self.conv2d(out) * self.scale + x)
+
+
+class Block8(nn.Module):
+    def __init__(self, scale=0.20, no_relu=False):
+        super().__init__()
+        self.scale, self.no_relu = scale, no_relu
+        self.branch0 = BasicConv2d(1792, 192, 1)
+        self.branch1 = nn.Sequential(BasicConv2d(1792, 192, 1),
+                                     BasicConv2d(192, 192, (1, 3), padding=(0, 1)),
+                                     BasicConv2d(192, 192, (3, 1), padding=(1, 0)))
+        self.conv2d = nn.Conv2d(384, 1792, 1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        out = self.conv2d(torch.cat((self.branch0(x), self.branch1(x)), 1)) * self.scale + x
+        return out if self.no_relu else self.relu(out)
+
+
+class Mixed6a(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branch0 = BasicConv2d(256, 384, 3, stride=2)
+        self.branch1 = nn.Sequential(BasicConv2d(256, 192, 1), BasicConv2d(192, 192, 3, padding=1),
+                                     BasicConv2d(192, 256, 3, stride=2))
+        self.branch2 = nn.MaxPool2d(3, stride=2)
+
+    def forward(self, x):
+        return torch.cat((self.branch0(x), self.branch1(x), self.branch2(x)), 1)
+
+
+class Mixed7a(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.branch0 = nn.Sequential(BasicConv2d(896, 256, 1), BasicConv2d(256, 384, 3, stride=2))
+        self.branch1 = nn.Sequential(BasicConv2d(896, 256, 1), BasicConv2d(256, 256, 3, stride=2))
+        self.branch2 = nn.Sequential(BasicConv2d(896, 256, 1), BasicConv2d(256, 256, 3, padding=1),
+                                     BasicConv2d(256, 256, 3, stride=2))
+        self.branch3 = nn.MaxPool2d(3, stride=2)
+
+    def forward(self, x):
+        return torch.cat((self.branch0(x), self.branch1(x), self.branch2(x), self.branch3(x)), 1)
+
+
+class InceptionResnetV1(nn.Module):
+    """FaceNet's Inception-ResNet-v1 (160x160 faces -> 512-d embedding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(
+            BasicConv2d(3, 32, 3, stride=2), BasicConv2d(32, 32, 3),
+            BasicConv2d(32, 64, 3, padding=1), nn.MaxPool2d(3, stride=2), BasicConv2d(64, 80, 1),
+            BasicConv2d(80, 192, 3), BasicConv2d(192, 256, 3, stride=2))
+        self.repeat_1 = nn.Sequential(*[Block35(0.17) for _ in range(5)])
+        self.mixed_6a = Mixed6a()
+        self.repeat_2 = nn.Sequential(*[Block17(0.10) for _ in range(10)])
+        self.mixed_7a = Mixed7a()
+        self.repeat_3 = nn.Sequential(*[Block8(0.20) for _ in range(5)])
+        self.block8 = Block8(no_relu=True)
+        self.avgpool_1a = nn.AdaptiveAvgPool2d(1)
+        self.last_linear = nn.Linear(1792, 512, bias=False)
+        self.last_bn = nn.BatchNorm1d(512, eps=0.001)
+
+    def forward(self, x):
+        x = self.block8(self.repeat_3(self.mixed_7a(self.repeat_2(self.mixed_6a(
+            self.repeat_1(self.stem(x)))))))
+        x = self.last_bn(self.last_linear(self.avgpool_1a(x).flatten(1)))
+        return nn.functional.normalize(x, p=2, dim=1)
+
+
+# --- small hand-built architectures for the importer's new operators ---
+
+class UNetDecoder(nn.Module):
+    """Encoder-decoder with ConvTranspose2d upsampling (k=2,s=2 and k=4,s=2,p=1) and skips."""
+
+    def __init__(self):
+        super().__init__()
+        def block(cin, cout):
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout),
+                                 nn.ReLU())
+        self.e1, self.e2, self.e3 = block(3, 16), block(16, 32), block(32, 64)
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.d2 = block(64, 32)
+        self.up1 = nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1)
+        self.d1 = block(32, 16)
+        self.out = nn.Conv2d(16, 2, 1)
+
+    def forward(self, x):
+        x1 = self.e1(x)
+        x2 = self.e2(self.pool(x1))
+        x3 = self.e3(self.pool(x2))
+        y = self.d2(torch.cat((self.up2(x3), x2), 1))
+        y = self.d1(torch.cat((self.up1(y), x1), 1))
+        return self.out(y)
+
+
+class DCGANGenerator(nn.Module):
+    """DCGAN's generator: a 1x1 latent projected by ConvTranspose2d(k4, s1) then k4/s2/p1."""
+
+    def __init__(self, nz=64, ngf=32):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 4),
+            nn.ReLU(), nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf * 2), nn.ReLU(),
+            nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(),
+            nn.ConvTranspose2d(ngf, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Recurrent(nn.Module):
+    """Embedding Linear, a 2-layer bidirectional LSTM or GRU (batch first), a Linear head."""
+
+    def __init__(self, cell, seq=12):
+        super().__init__()
+        self.emb = nn.Linear(16, 32)
+        self.rnn = cell(32, 48, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(96, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(self.emb(x))
+        return self.head(y[:, -1])
+
+
+class Einsum(nn.Module):
+    """torch.einsum as a module, so the MAC-counting hook sees the product."""
+
+    def __init__(self, equation):
+        super().__init__()
+        self.equation = equation
+
+    def forward(self, a, b):
+        return torch.einsum(self.equation, a, b)
+
+
+class EinsumAttention(nn.Module):
+    """Multi-head self-attention written with einsum (d=64, 4 heads)."""
+
+    def __init__(self, d=64, heads=4):
+        super().__init__()
+        self.h = heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.qk, self.av = Einsum("nqhd,nkhd->nhqk"), Einsum("nhqk,nkhd->nqhd")
+
+    def forward(self, x):
+        n, s, d = x.shape
+        q, k, v = (p(x).reshape(n, s, self.h, d // self.h) for p in (self.q, self.k, self.v))
+        a = self.qk(q, k).softmax(-1)
+        return self.o(self.av(a, v).reshape(n, s, d))
+
+
+def swin_small():
+    """torchvision's Swin Transformer cut to two stages of two blocks (plain and shifted
+    windows, a patch merging between), embed dim 48: small enough for tests/data."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer([4, 4], 48, [2, 2], [3, 6], [7, 7])
+
+
 # --- independent MAC count (per sample) from module hooks ---
 
 def count_macs(model, example):
     total = [0]
     n = example.shape[0]
 
-    def conv(m, inp, out):
-        per_out = (m.in_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
-        total[0] += out.numel() // n * per_out
+    def conv(m, inp, out):  # Conv1d / 2d / 3d: out elements x in/groups x kernel volume
+        total[0] += out.numel() // n * (m.in_channels // m.groups) * math.prod(m.kernel_size)
+
+    def conv_transpose(m, inp, out):  # input elements x Cout/groups x kernel volume
+        total[0] += inp[0].numel() // n * (m.out_channels // m.groups) * math.prod(m.kernel_size)
 
     def linear(m, inp, out):
         total[0] += out.numel() // n * m.in_features
@@ -120,24 +326,57 @@ def count_macs(model, example):
     def matmul(m, inp, out):
         total[0] += out.numel() // n * inp[0].shape[-1]
 
+    def einsum(m, inp, out):  # a matrix product: out elements x the summed letters' sizes
+        lhs, rhs = m.equation.replace(" ", "").split("->")
+        a, b = lhs.split(",")
+        dims = dict(zip(a, inp[0].shape))
+        dims.update(zip(b, inp[1].shape))
+        total[0] += out.numel() // n * math.prod(dims[c] for c in set(a) & set(b) - set(rhs))
+
     def mha(m, inp, out):
         # packed in-projection (3 d^2 per token), QK^T and AV (S^2 d each), out-projection
         # (d^2 per token): F.multi_head_attention_forward calls these functionally, so no
         # Linear hook fires for them.
-        s, d = inp[0].shape[0], m.embed_dim  # sequence-first input [S, N, d]
+        s, d = inp[0].shape[1 if m.batch_first else 0], m.embed_dim
         total[0] += 4 * s * d * d + 2 * s * s * d
 
+    def recurrent(m, inp, out):
+        # gates x H x (I + H) per step, layer and direction: [x_t, h_t-1] x [W; R]
+        gates = {nn.LSTM: 4, nn.GRU: 3, nn.RNN: 1}[type(m)]
+        steps = inp[0].shape[1 if m.batch_first else 0]
+        dirs = 2 if m.bidirectional else 1
+        for layer in range(m.num_layers):
+            i = m.input_size if layer == 0 else m.hidden_size * dirs
+            total[0] += steps * dirs * gates * m.hidden_size * (i + m.hidden_size)
+
+    def window_attention(m, inp, out):
+        # torchvision's ShiftedWindowAttention calls F.linear on its qkv / proj weights:
+        # 4 T C^2 for the projections and 2 T w^2 C for QK^T and AV over T (padded) tokens.
+        _, h, w, c = inp[0].shape
+        wh, ww = m.window_size
+        t = math.ceil(h / wh) * wh * math.ceil(w / ww) * ww
+        total[0] += 4 * t * c * c + 2 * t * wh * ww * c
+
+    from torchvision.models.swin_transformer import ShiftedWindowAttention
     hooks = []
     for m in model.modules():
-        if isinstance(m, nn.Conv2d):
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
             hooks.append(m.register_forward_hook(conv))
+        elif isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
+            hooks.append(m.register_forward_hook(conv_transpose))
         elif isinstance(m, nn.Linear) and not isinstance(
                 m, nn.modules.linear.NonDynamicallyQuantizableLinear):
             hooks.append(m.register_forward_hook(linear))
         elif isinstance(m, MatMul):
             hooks.append(m.register_forward_hook(matmul))
+        elif isinstance(m, Einsum):
+            hooks.append(m.register_forward_hook(einsum))
         elif isinstance(m, nn.MultiheadAttention):
             hooks.append(m.register_forward_hook(mha))
+        elif isinstance(m, (nn.LSTM, nn.GRU, nn.RNN)):
+            hooks.append(m.register_forward_hook(recurrent))
+        elif isinstance(m, ShiftedWindowAttention):
+            hooks.append(m.register_forward_hook(window_attention))
     with torch.no_grad():
         model(example)
     for h in hooks:
@@ -162,14 +401,19 @@ def export(model, example, keep_value_info=True):
 
 
 def strip_weights(m, missing_file):
-    """Turn every float initializer of more than 16 elements into a reference to a missing
-    external file; dims stay, data goes. Integer shape constants stay inline."""
+    """Turn every float initializer of more than 16 elements (and int64 one of more than 64)
+    into a reference to a missing external file; dims stay, data goes. Integer shape
+    constants stay inline."""
     for t in m.graph.initializer:
         elems = 1
         for d in t.dims:
             elems *= d
-        if t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16) and elems > 16:
-            size = elems * (4 if t.data_type == onnx.TensorProto.FLOAT else 2)
+        is_float = t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)
+        # Integer tables (Swin's relative-position index) above the importer's 64-element
+        # read limit go too.
+        if (is_float and elems > 16) or (t.data_type == onnx.TensorProto.INT64 and elems > 64):
+            size = elems * {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.FLOAT16: 2}.get(
+                t.data_type, 8)
             t.ClearField("raw_data")
             t.ClearField("float_data")
             del t.external_data[:]
@@ -178,6 +422,28 @@ def strip_weights(m, missing_file):
                 entry = t.external_data.add()
                 entry.key, entry.value = key, value
             t.data_location = onnx.TensorProto.EXTERNAL
+    return m
+
+
+def shorten_names(m):
+    """Rename every internal tensor to t<i> and every node to <op>_<i>: a graph of a few
+    thousand shape-arithmetic nodes (Swin) is mostly its names."""
+    keep = {v.name for v in list(m.graph.input) + list(m.graph.output)}
+    names = {}
+
+    def short(name):
+        if not name or name in keep:
+            return name
+        return names.setdefault(name, "t%d" % len(names))
+
+    for t in m.graph.initializer:
+        t.name = short(t.name)
+    for i, node in enumerate(m.graph.node):
+        node.name = "%s_%d" % (node.op_type, i)
+        for k, name in enumerate(node.input):
+            node.input[k] = short(name)
+        for k, name in enumerate(node.output):
+            node.output[k] = short(name)
     return m
 
 
@@ -202,6 +468,11 @@ SAMPLES = {
                                               init_weights=False), lambda: image(299)),
     "mobilenet_v2": (lambda: tvm.mobilenet_v2(weights=None), image),
     "transformer": (lambda: Encoder(), lambda: torch.randn(1, 128, 512)),
+    # The method's own evaluation: FaceNet's Inception-ResNet-v1 (its case study uses two of
+    # its blocks) and a 24-layer, d=1024, 16-head encoder at a static sequence length of 128.
+    "inception_resnet_v1": (InceptionResnetV1, lambda: image(160)),
+    "transformer_large": (lambda: Encoder(layers=24, d=1024, heads=16, ffn=4096),
+                          lambda: torch.randn(1, 128, 1024)),
 }
 
 # Small architectures not among the samples, exported the way torch does it, to exercise
@@ -217,7 +488,24 @@ TESTDATA = {
     "mnasnet0_5": (lambda: tvm.mnasnet0_5(weights=None), image),
     "efficientnet_b0": (lambda: tvm.efficientnet_b0(weights=None), image),
     "torch_encoder": (lambda: TorchEncoder(), lambda: torch.randn(1, 16, 64)),
+    # Operators added for issue 19: window attention (computed pads, cyclic shifts), transposed
+    # convolutions, 3-D convolution, recurrent layers, einsum; plus three more torchvision
+    # families (hard-swish + SE, RegNet's grouped convs + SE, ConvNeXt's LayerNorm + 7x7
+    # depthwise).
+    "swin_small": (swin_small, lambda: image(112)),
+    "unet_decoder": (UNetDecoder, lambda: image(64)),
+    "dcgan_generator": (DCGANGenerator, lambda: torch.randn(1, 64, 1, 1)),
+    "r3d_18": (lambda: tvm.video.r3d_18(weights=None), lambda: torch.randn(1, 3, 8, 56, 56)),
+    "lstm": (lambda: Recurrent(nn.LSTM), lambda: torch.randn(1, 12, 16)),
+    "gru": (lambda: Recurrent(nn.GRU), lambda: torch.randn(1, 12, 16)),
+    "einsum_attention": (EinsumAttention, lambda: torch.randn(1, 32, 64)),
+    "mobilenet_v3_small": (lambda: tvm.mobilenet_v3_small(weights=None), image),
+    "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(weights=None), image),
+    "convnext_tiny": (lambda: tvm.convnext_tiny(weights=None), image),
 }
+
+# Exported with short tensor and node names (tests/data size).
+SHORT_NAMES = {"swin_small"}
 
 # The scale case of tests/bench/bench_scale.sh (--scale): a BERT-base-sized encoder,
 # 12 layers, d_model 768, 12 heads, FFN 3072, sequence 128 -- a few hundred scheduled layers.
@@ -238,8 +526,11 @@ def build(table, outdir, keep_value_info, only):
         # Parameters once every BatchNorm is folded into the conv before it (what torch's
         # export does): the BN's scale merges into the weights, its shift becomes a bias.
         params = sum(p.numel() for p in model.parameters()) - sum(
-            m.weight.numel() for m in model.modules() if isinstance(m, nn.BatchNorm2d))
+            m.weight.numel() for m in model.modules()
+            if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d)))
         m = strip_weights(export(model, example, keep_value_info), name + ".weights.bin")
+        if name in SHORT_NAMES:
+            m = shorten_names(m)
         size = write(m, os.path.join(outdir, name + ".onnx"), name)
         print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes, "
               f"MACs per sample (torch hooks) = {macs}, params (BN folded) = {params}")

@@ -1,6 +1,6 @@
 #include "model/onnx_import.h"
 
-#include "model/onnx_shape.h"
+#include "model/onnx_importer.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,41 +10,18 @@
 #include <functional>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <memory>
-#include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
-#include <optional>
 #include <queue>
-#include <set>
 #include <unistd.h>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tilescope {
+namespace onnximport {
+
 namespace {
-
-using namespace onnximport;
-namespace ox = ONNX_NAMESPACE;
-
 constexpr std::int64_t kMaxOpset = 17;
 // Integer tensors up to this size are read for shape arithmetic; weights never are.
 constexpr std::int64_t kMaxDataElements = 64;
-
-// Thrown inside the importer only; run() turns it into an Error naming file and place.
-struct Fail {
-    std::string place;
-    std::string reason;
-};
-
-// What the importer knows about one tensor name.
-struct Value {
-    std::optional<Shape> shape;               // rank known; dims may still be unknown
-    std::string why;                          // why (part of) the shape is unknown
-    bool isConst = false;                     // derived from initializers / Constants only
-    std::optional<std::vector<Dim>> data;     // small integer contents (shape arithmetic)
-    std::optional<std::vector<double>> fdata; // small float contents (Resize scales)
-    std::vector<LayerInput> parts;            // scheduled producers of an activation
-    int padH = 0, padW = 0; // spatial zero padding of a folded Pad, absorbed by Conv / Pool
-};
+} // namespace
 
 // --- op families -----------------------------------------------------------------------
 
@@ -130,15 +107,13 @@ std::optional<std::vector<std::int64_t>> attrInts(const ox::NodeProto& n, const 
     return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
 }
 
-// An int-list attribute (strides, dilations, pads) or its default. A list of the wrong
-// length (a malformed file, found by fuzzing) is an error, never an out-of-bounds read.
-std::vector<std::int64_t> intsOfLength(const ox::NodeProto& n, const char* name,
-                                       std::vector<std::int64_t> def) {
+Result<std::vector<std::int64_t>> intsOfLength(const ox::NodeProto& n, const char* name,
+                                               std::vector<std::int64_t> def) {
     auto v = attrInts(n, name);
     if (!v || v->empty()) return def;
     if (v->size() != def.size())
-        throw Fail{"", std::string(name) + " has " + std::to_string(v->size()) +
-                           " values, expected " + std::to_string(def.size())};
+        return Error{std::string(name) + " has " + std::to_string(v->size()) +
+                     " values, expected " + std::to_string(def.size())};
     return *v;
 }
 std::string attrString(const ox::NodeProto& n, const char* name, const std::string& def) {
@@ -152,6 +127,8 @@ Shape tensorShape(const ox::TensorProto& t) {
         s.push_back(Dim::of(d));
     return s;
 }
+
+namespace {
 
 // Element count of a tensor; a negative dimension or a product that overflows int64
 // (a malformed file, found by fuzzing) gives -1, which callers treat as "not usable".
@@ -168,6 +145,8 @@ template <class T> std::vector<T> rawAs(const std::string& raw) {
     if (!v.empty()) std::memcpy(v.data(), raw.data(), v.size() * sizeof(T));
     return v;
 }
+
+} // namespace
 
 // Small integer contents of a tensor, for shape arithmetic. Never touches external data.
 std::optional<std::vector<Dim>> tensorInts(const ox::TensorProto& t) {
@@ -246,16 +225,14 @@ std::string lower(std::string s) {
     return s;
 }
 
-// Normalises a possibly negative axis; throws on out-of-range.
-std::int64_t normAxis(std::int64_t a, size_t rank, const std::string& what) {
+Result<std::int64_t> normAxis(std::int64_t a, size_t rank, const std::string& what) {
     const std::int64_t r = std::int64_t(rank);
     if (a < -r || a >= r)
-        throw Fail{"", what + " axis " + std::to_string(a) + " out of range for rank " +
-                           std::to_string(r)};
+        return Error{what + " axis " + std::to_string(a) + " out of range for rank " +
+                     std::to_string(r)};
     return a < 0 ? a + r : a;
 }
 
-// Concrete values of a data vector (no unknowns, no N).
 std::optional<std::vector<std::int64_t>> concrete(const std::optional<std::vector<Dim>>& d) {
     if (!d) return std::nullopt;
     std::vector<std::int64_t> v;
@@ -266,11 +243,6 @@ std::optional<std::vector<std::int64_t>> concrete(const std::optional<std::vecto
     return v;
 }
 
-// Per-sample (C, H, W) of a feature map for the conv-shaped Layer geometry: NCHW-like
-// tensors keep their axes, matrices [rows, cols] become C = cols, H = rows (as Gemm does).
-struct Chw {
-    std::int64_t c = 1, h = 1, w = 1;
-};
 Chw toChw(const std::vector<std::int64_t>& d) {
     Chw r;
     switch (d.size()) {
@@ -291,69 +263,20 @@ Chw toChw(const std::vector<std::int64_t>& d) {
     return r;
 }
 
-int narrow(std::int64_t v, const std::string& what) {
-    if (v < 0 || v > std::int64_t(INT32_MAX)) throw Fail{"", what + " out of range"};
+Result<int> narrow(std::int64_t v, const std::string& what) {
+    if (v < 0 || v > std::int64_t(INT32_MAX)) return Error{what + " out of range"};
     return int(v);
 }
 
-// --- the importer ----------------------------------------------------------------------
+Count constElements(const Value& v) {
+    if (!v.isConst || !v.shape) return 0;
+    const auto e = perSampleElements(*v.shape);
+    // Scalars (epsilon, 1/sqrt(dk)) are not parameters; absurd dims of a malformed file are
+    // capped so that sums of weights cannot overflow.
+    return e > 1 ? std::min<Count>(e, kMaxTensorElements) : 0;
+}
 
-class Importer {
-  public:
-    Importer(ox::ModelProto& model, std::string file, const ImportOptions& opts)
-        : m_model(model), m_graph(*model.mutable_graph()), m_file(std::move(file)), m_opts(opts) {}
-
-    Result<Network> run();
-
-  private:
-    void checkVersions();
-    void runOnnxShapeInference();
-    void readInitializersAndInputs();
-    std::vector<int> topologicalOrder();
-    void sortNodes(const std::vector<int>& order);
-    void processNode(int idx);
-
-    // Shape and data propagation for everything that is not a scheduled layer.
-    void propagate(const ox::NodeProto& n, std::vector<Value>& outs);
-    void applyOnnxFallback(const ox::NodeProto& n, std::vector<Value>& outs);
-    std::optional<Shape> onnxShape(const std::string& name) const;
-
-    // Scheduled layers.
-    void makeConv(const ox::NodeProto& n);
-    void makePool(const ox::NodeProto& n, bool global);
-    void makeMatMul(const ox::NodeProto& n);
-    void makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outShape, Count weights,
-                     bool unsupported = false);
-    void foldPointwise(const ox::NodeProto& n);
-    void foldMovement(const ox::NodeProto& n, std::vector<Value>& outs);
-
-    int addLayer(Layer layer, const ox::NodeProto& n, const Shape& outShape);
-    void recordFold(const ox::NodeProto& n, const std::vector<LayerInput>& parts);
-    std::string layerName(const ox::NodeProto& n);
-    std::string nodeName(const ox::NodeProto& n) const;
-
-    const Value& in(const ox::NodeProto& n, int i) const;
-    bool hasIn(const ox::NodeProto& n, int i) const {
-        return i < n.input_size() && !n.input(i).empty();
-    }
-    Shape needShape(const ox::NodeProto& n, int i, const std::string& role) const;
-    std::vector<LayerInput> activationParts(const ox::NodeProto& n) const;
-    void setOutput(const ox::NodeProto& n, int i, Value v);
-
-    ox::ModelProto& m_model;
-    ox::GraphProto& m_graph;
-    std::string m_file;
-    const ImportOptions& m_opts;
-    std::int64_t m_opset = 0;
-
-    std::unordered_map<std::string, Value> m_values;
-    std::unordered_map<std::string, ox::TypeProto> m_onnxTypes;       // from shape inference
-    std::unordered_map<std::string, ox::TensorShapeProto> m_onnxData; // data propagation
-    std::set<std::string> m_batchParams;                              // dim_params naming the batch
-    std::unordered_set<std::string> m_usedNames;
-    int m_currentNode = -1;
-    Network m_net;
-};
+// --- names and values ------------------------------------------------------------------
 
 std::string Importer::nodeName(const ox::NodeProto& n) const {
     if (!n.name().empty()) return sanitize(n.name());
@@ -378,14 +301,14 @@ const Value& Importer::in(const ox::NodeProto& n, int i) const {
     return it == m_values.end() ? kEmpty : it->second;
 }
 
-Shape Importer::needShape(const ox::NodeProto& n, int i, const std::string& role) const {
+Result<Shape> Importer::needShape(const ox::NodeProto& n, int i, const std::string& role) const {
     const Value& v = in(n, i);
-    if (!hasIn(n, i)) throw Fail{"", "missing " + role};
+    if (!hasIn(n, i)) return Error{"missing " + role};
     if (!v.shape || !fullyKnown(*v.shape)) {
         std::string r = role + " '" + n.input(i) + "' has unknown shape";
         if (v.shape) r += " " + toString(*v.shape);
         if (!v.why.empty()) r += " (" + v.why + ")";
-        throw Fail{"", r};
+        return Error{r};
     }
     return *v.shape;
 }
@@ -403,42 +326,28 @@ void Importer::setOutput(const ox::NodeProto& n, int i, Value v) {
     if (i < n.output_size() && !n.output(i).empty()) m_values[n.output(i)] = std::move(v);
 }
 
-std::optional<Shape> Importer::onnxShape(const std::string& name) const {
-    auto it = m_onnxTypes.find(name);
-    if (it == m_onnxTypes.end() || !it->second.has_tensor_type() ||
-        !it->second.tensor_type().has_shape())
-        return std::nullopt;
-    Shape s;
-    for (const auto& d : it->second.tensor_type().shape().dim()) {
-        if (d.has_dim_value() && d.dim_value() >= 0)
-            s.push_back(Dim::of(d.dim_value()));
-        else if (d.has_dim_param() && m_batchParams.count(d.dim_param()))
-            s.push_back(Dim::of(1, true));
-        else
-            s.push_back(Dim::unknown());
-    }
-    return s;
-}
-
 // --- versions, ONNX shape inference, inputs -------------------------------------------
 
-void Importer::checkVersions() {
+Status Importer::checkVersions() {
     if (!m_model.has_graph() || m_model.ir_version() <= 0)
-        throw Fail{"", "not a valid ONNX model (no graph or ir_version)"};
+        return fail("not a valid ONNX model (no graph or ir_version)");
     if (m_model.ir_version() < 3)
-        throw Fail{"", "ir_version " + std::to_string(m_model.ir_version()) +
-                           " predates opset imports (need 3 or later)"};
+        return fail("ir_version " + std::to_string(m_model.ir_version()) +
+                    " predates opset imports (need 3 or later)");
     if (m_model.ir_version() > ox::Version::IR_VERSION)
-        throw Fail{"", "ir_version " + std::to_string(m_model.ir_version()) +
-                           " is newer than supported (" +
-                           std::to_string(int(ox::Version::IR_VERSION)) + ")"};
+        return fail("ir_version " + std::to_string(m_model.ir_version()) +
+                    " is newer than supported (" + std::to_string(int(ox::Version::IR_VERSION)) +
+                    ")");
     for (const auto& o : m_model.opset_import())
         if (o.domain().empty() || o.domain() == "ai.onnx") m_opset = o.version();
-    if (m_opset <= 0) throw Fail{"", "no opset import for the default ONNX domain"};
+    if (m_opset <= 0) return fail("no opset import for the default ONNX domain");
     if (m_opset > kMaxOpset)
-        throw Fail{"", "opset " + std::to_string(m_opset) + " is newer than supported (" +
-                           std::to_string(kMaxOpset) + ")"};
+        return fail("opset " + std::to_string(m_opset) + " is newer than supported (" +
+                    std::to_string(kMaxOpset) + ")");
+    return {};
 }
+
+namespace {
 
 // True when every node, subgraphs included, has a schema for the model's opset imports.
 bool allOpsKnown(const ox::ModelProto& model) {
@@ -478,17 +387,64 @@ class GuardedSchemaRegistry final : public ox::ISchemaRegistry {
                                   const std::string& domain) const override {
         const ox::OpSchema* schema =
             ox::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
-        if (!schema || !schema->has_data_propagation_function()) return schema;
+        static const std::unordered_set<std::string> kWindowOps = {
+            "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+        const bool window = kWindowOps.count(key) && (domain.empty() || domain == "ai.onnx");
+        if (!schema || (!schema->has_data_propagation_function() && !window)) return schema;
         auto it = m_guarded.find(schema);
         if (it == m_guarded.end()) {
             auto copy = std::make_unique<ox::OpSchema>(*schema);
-            copy->PartialDataPropagationFunction(guarded(*schema));
+            if (schema->has_data_propagation_function())
+                copy->PartialDataPropagationFunction(guarded(*schema));
+            if (window)
+                copy->TypeAndShapeInferenceFunction(
+                    guardedWindow(*schema, key == "Conv" || key == "ConvTranspose"));
             it = m_guarded.emplace(schema, std::move(copy)).first;
         }
         return it->second.get();
     }
 
   private:
+    // libonnx 1.12's Conv / ConvTranspose / pooling inference reads its int-list attributes
+    // without checking their lengths against the input rank (ConvTranspose: a SEGV) and
+    // divides by the strides (a zero stride: SIGFPE), found by structured fuzzing: it runs
+    // only when every list fits and every value is in range (strides, dilations and kernel
+    // at least 1). The importer reports the node itself otherwise.
+    static ox::InferenceFunction guardedWindow(const ox::OpSchema& schema, bool hasWeight) {
+        return [infer = schema.GetTypeAndShapeInferenceFunction(),
+                hasWeight](ox::InferenceContext& ctx) {
+            for (std::size_t i = 0; i < (hasWeight ? 2u : 1u); ++i) {
+                const ox::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+                if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+            }
+            const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+            if (rank < 3 ||
+                (hasWeight && ctx.getInputType(1)->tensor_type().shape().dim_size() != rank))
+                return;
+            const std::int64_t sd = rank - 2;
+            const std::pair<const char*, std::int64_t> lists[] = {
+                {"kernel_shape", sd}, {"strides", sd},        {"dilations", sd},
+                {"pads", 2 * sd},     {"output_padding", sd}, {"output_shape", sd}};
+            for (const auto& [name, length] : lists) {
+                const ox::AttributeProto* a = ctx.getAttribute(name);
+                if (!a) continue;
+                if (a->ints_size() != length &&
+                    !(std::string(name) == "output_shape" && a->ints_size() == length + 2))
+                    return;
+                const std::int64_t least = std::string(name) == "pads" ||
+                                                   std::string(name) == "output_padding" ||
+                                                   std::string(name) == "output_shape"
+                                               ? 0
+                                               : 1;
+                for (auto v : a->ints())
+                    if (v < least || v > (std::int64_t(1) << 30)) return;
+            }
+            const ox::AttributeProto* g = ctx.getAttribute("group");
+            if (g && (g->i() < 1 || g->i() > (std::int64_t(1) << 30))) return;
+            infer(ctx);
+        };
+    }
+
     static ox::DataPropagationFunction guarded(const ox::OpSchema& schema) {
         // required[i]: formal input i is not optional; inputs past the last formal one
         // belong to it (a variadic tail).
@@ -505,6 +461,8 @@ class GuardedSchemaRegistry final : public ox::ISchemaRegistry {
 
     mutable std::unordered_map<const ox::OpSchema*, std::unique_ptr<ox::OpSchema>> m_guarded;
 };
+
+} // namespace
 
 void Importer::runOnnxShapeInference() {
     // Data propagation resolves Shape -> Gather -> Concat -> Reshape chains with concrete
@@ -526,7 +484,7 @@ void Importer::runOnnxShapeInference() {
         m_onnxTypes[vi.name()] = vi.type();
 }
 
-void Importer::readInitializersAndInputs() {
+Status Importer::readInitializersAndInputs() {
     for (const auto& t : m_graph.initializer()) {
         Value v;
         v.isConst = true;
@@ -545,52 +503,61 @@ void Importer::readInitializersAndInputs() {
     }
     for (const auto& gi : m_graph.input()) {
         if (m_values.count(gi.name())) continue;
-        const std::string place = "input '" + gi.name() + "'";
-        Value v;
-        const auto& tt = gi.type().tensor_type();
-        if (!gi.type().has_tensor_type() || !tt.has_shape()) {
-            v.why = place + " has no shape";
-        } else {
-            Shape s;
-            const auto& dims = tt.shape().dim();
-            for (int i = 0; i < dims.size(); ++i) {
-                const auto& d = dims[i];
-                if (i == 0 && dims.size() == 1 && d.has_dim_value() && d.dim_value() > 0) {
-                    s.push_back(Dim::of(d.dim_value())); // a fixed vector, not a batch
-                } else if (i == 0 && d.has_dim_value() && d.dim_value() > 1) {
-                    // A fixed batch > 1 is baked into every Reshape constant after it; we
-                    // cannot tell it apart from the other dims, so refuse it plainly.
-                    throw Fail{place, "fixed batch size " + std::to_string(d.dim_value()) +
-                                          "; export with batch 1 or a dynamic batch dim"};
-                } else if (i == 0 && d.has_dim_value() && d.dim_value() == 1) {
-                    // A batch-1 export: constants after it say 1 where the batch is, so
-                    // the batch stays a plain 1 and per-sample shapes drop it.
-                    s.push_back(Dim::of(1));
-                } else if (i == 0) {
-                    // Symbolic, -1, 0 or missing: the batch N, tracked through every shape.
-                    s.push_back(Dim::of(1, true));
-                } else if (d.has_dim_value() && d.dim_value() > 0) {
-                    s.push_back(Dim::of(d.dim_value()));
-                } else if (d.has_dim_value() && d.dim_value() == 0) {
-                    throw Fail{place, "dimension " + std::to_string(i) + " is zero-sized"};
-                } else {
-                    s.push_back(Dim::unknown());
-                    if (v.why.empty())
-                        v.why = place + " dimension " + std::to_string(i) +
-                                (d.has_dim_param() ? " is dynamic ('" + d.dim_param() + "')"
-                                                   : " is unknown");
-                }
-            }
-            v.shape = s;
-        }
-        const std::int64_t e = v.shape ? perSampleElements(*v.shape) : -1;
-        v.parts = {LayerInput{-1, gi.name(), std::max<std::int64_t>(e, 0)}};
-        if (e >= 0) m_net.inputBytes[gi.name()] = e;
-        m_values[gi.name()] = std::move(v);
+        if (auto f = readInput(gi)) return f;
     }
+    return {};
 }
 
-std::vector<int> Importer::topologicalOrder() {
+Status Importer::readInput(const ox::ValueInfoProto& gi) {
+    const std::string place = "input '" + gi.name() + "'";
+    Value v;
+    const auto& tt = gi.type().tensor_type();
+    if (!gi.type().has_tensor_type() || !tt.has_shape()) {
+        v.why = place + " has no shape";
+    } else {
+        Shape s;
+        const auto& dims = tt.shape().dim();
+        for (int i = 0; i < dims.size(); ++i) {
+            const auto& d = dims[i];
+            if (i == 0 && dims.size() == 1 && d.has_dim_value() && d.dim_value() > 0) {
+                s.push_back(Dim::of(d.dim_value())); // a fixed vector, not a batch
+            } else if (i == 0 && d.has_dim_value() && d.dim_value() > 1) {
+                // A fixed batch > 1 is baked into every Reshape constant after it; we
+                // cannot tell it apart from the other dims, so refuse it plainly.
+                return Failure{place, "fixed batch size " + std::to_string(d.dim_value()) +
+                                          "; export with batch 1 or a dynamic batch dim"};
+            } else if (i == 0 && d.has_dim_value() && d.dim_value() == 1) {
+                // A batch-1 export: constants after it say 1 where the batch is, so
+                // the batch stays a plain 1 and per-sample shapes drop it.
+                s.push_back(Dim::of(1));
+            } else if (i == 0) {
+                // Symbolic, -1, 0 or missing: the batch N, tracked through every shape.
+                s.push_back(Dim::of(1, true));
+            } else if (d.has_dim_value() && d.dim_value() > 0) {
+                s.push_back(Dim::of(d.dim_value()));
+            } else if (d.has_dim_value() && d.dim_value() == 0) {
+                return Failure{place, "dimension " + std::to_string(i) + " is zero-sized"};
+            } else {
+                s.push_back(Dim::unknown());
+                if (v.why.empty())
+                    v.why = place + " dimension " + std::to_string(i) +
+                            (d.has_dim_param() ? " is dynamic ('" + d.dim_param() + "')"
+                                               : " is unknown");
+            }
+        }
+        v.shape = s;
+    }
+    const std::int64_t e = v.shape ? perSampleElements(*v.shape) : -1;
+    if (e > kMaxTensorElements)
+        return Failure{place, std::to_string(e) + " elements per sample is more than supported (" +
+                                  std::to_string(kMaxTensorElements) + ")"};
+    v.parts = {LayerInput{-1, gi.name(), std::max<std::int64_t>(e, 0)}};
+    if (e >= 0) m_net.inputBytes[gi.name()] = e;
+    m_values[gi.name()] = std::move(v);
+    return {};
+}
+
+Status Importer::topologicalOrder(std::vector<int>& order) {
     const int count = m_graph.node_size();
     std::unordered_map<std::string, int> producer;
     for (int i = 0; i < count; ++i)
@@ -608,9 +575,9 @@ std::vector<int> Importer::topologicalOrder() {
                 ++indeg[size_t(i)];
             } else if (!m_values.count(name)) {
                 m_currentNode = i;
-                throw Fail{"node '" + nodeName(n) + "' (" + n.op_type() + ")",
-                           "input '" + name +
-                               "' is produced by no node, initializer or graph input"};
+                return Failure{"node '" + nodeName(n) + "' (" + n.op_type() + ")",
+                               "input '" + name +
+                                   "' is produced by no node, initializer or graph input"};
             }
         }
     }
@@ -618,7 +585,7 @@ std::vector<int> Importer::topologicalOrder() {
     std::priority_queue<int, std::vector<int>, std::greater<>> ready;
     for (int i = 0; i < count; ++i)
         if (indeg[size_t(i)] == 0) ready.push(i);
-    std::vector<int> order;
+    order.clear();
     while (!ready.empty()) {
         const int i = ready.top();
         ready.pop();
@@ -631,11 +598,11 @@ std::vector<int> Importer::topologicalOrder() {
             if (indeg[size_t(i)] > 0) {
                 m_currentNode = i;
                 const auto& n = m_graph.node(i);
-                throw Fail{"node '" + nodeName(n) + "' (" + n.op_type() + ")",
-                           "the graph has a cycle through this node"};
+                return Failure{"node '" + nodeName(n) + "' (" + n.op_type() + ")",
+                               "the graph has a cycle through this node"};
             }
     }
-    return order;
+    return {};
 }
 
 void Importer::sortNodes(const std::vector<int>& order) {
@@ -651,929 +618,174 @@ void Importer::sortNodes(const std::vector<int>& order) {
     nodes->Swap(&out);
 }
 
-// --- propagation of shapes and small integer data ---------------------------------------
+// --- dispatch ----------------------------------------------------------------------------
 
-void Importer::applyOnnxFallback(const ox::NodeProto& n, std::vector<Value>& outs) {
-    for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
-        Value& v = outs[size_t(i)];
-        const bool mineKnown = v.shape && fullyKnown(*v.shape);
-        if (!mineKnown) {
-            if (auto s = onnxShape(n.output(i)); s && (fullyKnown(*s) || !v.shape)) {
-                v.shape = s;
-                if (fullyKnown(*s)) v.why.clear();
-            }
-        }
-        if (!v.data) {
-            auto it = m_onnxData.find(n.output(i));
-            if (it != m_onnxData.end()) {
-                std::vector<Dim> d;
-                for (const auto& x : it->second.dim()) {
-                    if (x.has_dim_value())
-                        d.push_back(Dim::of(x.dim_value()));
-                    else if (x.has_dim_param() && m_batchParams.count(x.dim_param()))
-                        d.push_back(Dim::of(1, true));
-                    else
-                        d.push_back(Dim::unknown());
-                }
-                v.data = d;
-            }
-        }
-        if (v.why.empty() && (!v.shape || !fullyKnown(*v.shape)))
-            v.why = "node '" + nodeName(n) + "' (" + n.op_type() + ") output shape unknown";
-    }
+// The handler of a node with at least one activation input, by op type; nullptr for an
+// op the importer does not know (handleUnknown).
+Importer::NodeHandler Importer::nodeHandler(const std::string& op) {
+    static const std::unordered_map<std::string, NodeHandler> kHandlers = [] {
+        std::unordered_map<std::string, NodeHandler> h = {
+            {"Conv", &Importer::makeConv},     {"ConvTranspose", &Importer::makeConvTranspose},
+            {"Gemm", &Importer::makeMatMul},   {"MatMul", &Importer::makeMatMul},
+            {"Einsum", &Importer::makeEinsum}, {"LSTM", &Importer::makeRecurrent},
+            {"GRU", &Importer::makeRecurrent}, {"RNN", &Importer::makeRecurrent},
+        };
+        auto family = [&h](const std::unordered_set<std::string>& ops, NodeHandler f) {
+            for (const auto& op : ops)
+                h.emplace(op, f);
+        };
+        family(kPool, &Importer::makePool);
+        family(kGlobalPool, &Importer::makeGlobalPool);
+        family(kReduce, &Importer::handleReduce);
+        family(kVector, &Importer::handleVector);
+        family(kBinaryPointwise, &Importer::handleBinary);
+        family(kUnaryPointwise, &Importer::foldPointwise);
+        family(kPassThrough, &Importer::foldPointwise);
+        family(kMovement, &Importer::handleMovement);
+        return h;
+    }();
+    auto it = kHandlers.find(op);
+    return it == kHandlers.end() ? nullptr : it->second;
 }
 
-void Importer::propagate(const ox::NodeProto& n, std::vector<Value>& outs) {
-    const std::string& op = n.op_type();
-    const Value& x = in(n, 0);
-    const std::optional<Shape>& xs = x.shape;
-    Value& o = outs[0];
-    auto why = [&](const std::string& r) {
-        o.why = "node '" + nodeName(n) + "' (" + op + "): " + r;
-    };
-    auto inputData = [&](int i) -> std::optional<std::vector<Dim>> {
-        return hasIn(n, i) ? in(n, i).data : std::nullopt;
-    };
-
-    if (op == "Constant") {
-        if (const auto* a = attr(n, "value")) {
-            o.shape = tensorShape(a->t());
-            o.data = tensorInts(a->t());
-            o.fdata = tensorFloats(a->t());
-        } else if (const auto* a = attr(n, "value_int")) {
-            o.shape = Shape{};
-            o.data = std::vector<Dim>{Dim::of(a->i())};
-        } else if (const auto* a = attr(n, "value_ints")) {
-            o.shape = Shape{Dim::of(a->ints_size())};
-            std::vector<Dim> d;
-            for (auto v : a->ints())
-                d.push_back(Dim::of(v));
-            o.data = d;
-        } else if (const auto* a = attr(n, "value_float")) {
-            o.shape = Shape{};
-            o.fdata = std::vector<double>{a->f()};
-        } else if (const auto* a = attr(n, "value_floats")) {
-            o.shape = Shape{Dim::of(a->floats_size())};
-            o.fdata = std::vector<double>(a->floats().begin(), a->floats().end());
-        }
-    } else if (op == "Shape") {
-        if (xs) {
-            const auto r = std::int64_t(xs->size());
-            std::int64_t b = attrInt(n, "start", 0), e = attrInt(n, "end", r);
-            b = std::clamp(b < 0 ? b + r : b, std::int64_t(0), r);
-            e = std::clamp(e < 0 ? e + r : e, std::int64_t(0), r);
-            o.data = std::vector<Dim>(xs->begin() + b, xs->begin() + std::max(b, e));
-            o.shape = Shape{Dim::of(std::int64_t(o.data->size()))};
-        }
-    } else if (op == "Size") {
-        o.shape = Shape{};
-        if (xs) o.data = std::vector<Dim>{product(*xs)};
-    } else if (op == "ConstantOfShape") {
-        if (auto d = inputData(0)) o.shape = *d;
-    } else if (kPassThrough.count(op) || kUnaryPointwise.count(op) || kVector.count(op)) {
-        if (op == "ArgMax" || op == "ArgMin") {
-            if (xs) {
-                Shape s = *xs;
-                const auto ax = normAxis(attrInt(n, "axis", 0), s.size(), op);
-                if (attrInt(n, "keepdims", 1))
-                    s[size_t(ax)] = Dim::of(1);
-                else
-                    s.erase(s.begin() + ax);
-                o.shape = s;
-            }
-        } else {
-            o.shape = xs;
-            o.why = x.why;
-            if (kPassThrough.count(op) || op == "Floor" || op == "Ceil" || op == "Round") {
-                o.data = x.data;
-                o.fdata = x.fdata;
-            } else if (op == "Neg" && x.data) {
-                std::vector<Dim> d;
-                for (const Dim& v : *x.data)
-                    d.push_back(sub(Dim::of(0), v));
-                o.data = d;
-            }
-        }
-        for (size_t i = 1; i < outs.size(); ++i)
-            outs[i].shape = xs; // Dropout mask etc.
-    } else if (kBinaryPointwise.count(op)) {
-        std::optional<Shape> s;
-        for (int i = 0; i < n.input_size(); ++i) {
-            if (!hasIn(n, i)) continue;
-            const Value& v = in(n, i);
-            if (!v.shape) {
-                s.reset();
-                o.why = v.why;
-                break;
-            }
-            s = s ? broadcast(*s, *v.shape) : v.shape;
-            if (!s) {
-                why("shapes cannot be broadcast");
-                break;
-            }
-        }
-        o.shape = s;
-        // Integer shape arithmetic: element-wise with scalar broadcasting.
-        auto a = inputData(0), b = inputData(1);
-        if (a && b && (a->size() == b->size() || a->size() == 1 || b->size() == 1) &&
-            (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" ||
-             op == "Min")) {
-            const size_t len = std::max(a->size(), b->size());
-            std::vector<Dim> d;
-            for (size_t i = 0; i < len; ++i) {
-                const Dim p = (*a)[a->size() == 1 ? 0 : i], q = (*b)[b->size() == 1 ? 0 : i];
-                if (op == "Add")
-                    d.push_back(add(p, q));
-                else if (op == "Sub")
-                    d.push_back(sub(p, q));
-                else if (op == "Mul")
-                    d.push_back(mul(p, q));
-                else if (op == "Div")
-                    d.push_back(div(p, q));
-                else if (p.known && q.known && !p.n && !q.n)
-                    d.push_back(Dim::of(op == "Max" ? std::max(p.v, q.v) : std::min(p.v, q.v)));
-                else
-                    d.push_back(Dim::unknown());
-            }
-            o.data = d;
-        }
-    } else if (op == "Reshape") {
-        auto target = inputData(1);
-        if (!target) {
-            why("target shape is not a constant");
-        } else if (!xs) {
-            o.why = x.why;
-        } else {
-            const bool allowZero = attrInt(n, "allowzero", 0) != 0;
-            Shape s;
-            int minus = -1;
-            for (size_t i = 0; i < target->size(); ++i) {
-                const Dim t = (*target)[i];
-                if (t.isConst(-1)) {
-                    minus = int(i);
-                    s.push_back(Dim::unknown());
-                } else if (t.isConst(0) && !allowZero) {
-                    s.push_back(i < xs->size() ? (*xs)[i] : Dim::unknown());
-                } else {
-                    s.push_back(t);
-                }
-            }
-            if (minus >= 0) {
-                Dim known = Dim::of(1);
-                for (size_t i = 0; i < s.size(); ++i)
-                    if (int(i) != minus) known = mul(known, s[i]);
-                s[size_t(minus)] = div(product(*xs), known);
-            }
-            o.shape = s;
-            if (!fullyKnown(s)) why("cannot resolve target shape " + toString(s));
-        }
-        o.data = x.data;
-    } else if (op == "Flatten") {
-        if (xs) {
-            const auto ax = attrInt(n, "axis", 1);
-            const auto a = size_t(ax < 0 ? ax + std::int64_t(xs->size()) : ax);
-            o.shape = Shape{product(*xs, 0, a), product(*xs, a)};
-        } else {
-            o.why = x.why;
-        }
-    } else if (op == "Transpose") {
-        if (xs) {
-            std::vector<std::int64_t> perm;
-            if (auto p = attrInts(n, "perm"))
-                perm = *p;
-            else
-                for (std::int64_t i = std::int64_t(xs->size()) - 1; i >= 0; --i)
-                    perm.push_back(i);
-            if (perm.size() != xs->size()) throw Fail{"", "perm does not match the rank"};
-            Shape s;
-            for (auto p : perm)
-                s.push_back((*xs)[size_t(normAxis(p, xs->size(), op))]);
-            o.shape = s;
-        } else {
-            o.why = x.why;
-        }
-    } else if (op == "Squeeze" || op == "Unsqueeze") {
-        std::optional<std::vector<std::int64_t>> axes =
-            m_opset >= 13 ? concrete(inputData(1)) : attrInts(n, "axes");
-        const bool haveAxesInput = m_opset >= 13 ? hasIn(n, 1) : bool(attr(n, "axes"));
-        if (haveAxesInput && !axes) {
-            why("axes are not a constant");
-        } else if (xs) {
-            Shape s = *xs;
-            if (op == "Squeeze") {
-                std::set<std::int64_t> drop;
-                if (axes)
-                    for (auto a : *axes)
-                        drop.insert(normAxis(a, s.size(), op));
-                else
-                    for (size_t i = 0; i < s.size(); ++i)
-                        if (s[i].isConst(1)) drop.insert(std::int64_t(i));
-                Shape r;
-                for (size_t i = 0; i < s.size(); ++i)
-                    if (!drop.count(std::int64_t(i))) r.push_back(s[i]);
-                o.shape = r;
-            } else if (axes) {
-                const size_t rank = s.size() + axes->size();
-                std::set<std::int64_t> add;
-                for (auto a : *axes)
-                    add.insert(normAxis(a, rank, op));
-                Shape r;
-                size_t k = 0;
-                for (size_t i = 0; i < rank; ++i)
-                    r.push_back(add.count(std::int64_t(i)) ? Dim::of(1) : s[k++]);
-                o.shape = r;
-            }
-        } else {
-            o.why = x.why;
-        }
-        o.data = x.data;
-    } else if (op == "Concat") {
-        std::optional<Shape> s;
-        std::vector<Dim> data;
-        bool haveData = true;
-        for (int i = 0; i < n.input_size(); ++i) {
-            if (!hasIn(n, i)) continue;
-            const Value& v = in(n, i);
-            if (v.data)
-                data.insert(data.end(), v.data->begin(), v.data->end());
-            else
-                haveData = false;
-            if (!v.shape) {
-                o.why = v.why.empty() ? "node '" + nodeName(n) + "': input shape unknown" : v.why;
-                s.reset();
-                break;
-            }
-            if (!s) {
-                s = v.shape;
-                continue;
-            }
-            const auto ax = size_t(normAxis(attrInt(n, "axis", 0), s->size(), op));
-            if (v.shape->size() != s->size()) throw Fail{"", "inputs differ in rank"};
-            (*s)[ax] = add((*s)[ax], (*v.shape)[ax]);
-        }
-        o.shape = s;
-        if (haveData) o.data = data;
-    } else if (op == "Split") {
-        if (xs) {
-            const auto ax = size_t(normAxis(attrInt(n, "axis", 0), xs->size(), op));
-            std::optional<std::vector<std::int64_t>> sizes =
-                m_opset >= 13 ? concrete(inputData(1)) : attrInts(n, "split");
-            const Dim total = (*xs)[ax];
-            const auto k = std::int64_t(n.output_size());
-            if (!sizes && total.known && !total.n && k > 0) {
-                const std::int64_t part = (total.v + k - 1) / k; // last part may be smaller
-                sizes = std::vector<std::int64_t>();
-                for (std::int64_t i = 0; i < k; ++i)
-                    sizes->push_back(std::min(part, total.v - i * part));
-            }
-            for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
-                Shape s = *xs;
-                s[ax] = sizes && size_t(i) < sizes->size() ? Dim::of((*sizes)[size_t(i)])
-                                                           : Dim::unknown();
-                outs[size_t(i)].shape = s;
-                if (!fullyKnown(s))
-                    outs[size_t(i)].why = "node '" + nodeName(n) + "' (Split): split sizes unknown";
-            }
-        } else {
-            for (auto& v : outs)
-                v.why = x.why;
-        }
-    } else if (op == "Slice") {
-        std::optional<std::vector<std::int64_t>> starts, ends, axes, steps;
-        if (m_opset >= 10) {
-            starts = concrete(inputData(1));
-            ends = concrete(inputData(2));
-            if (hasIn(n, 3)) axes = concrete(inputData(3));
-            if (hasIn(n, 4)) steps = concrete(inputData(4));
-            if ((hasIn(n, 3) && !axes) || (hasIn(n, 4) && !steps)) starts.reset();
-        } else {
-            starts = attrInts(n, "starts");
-            ends = attrInts(n, "ends");
-            axes = attrInts(n, "axes");
-        }
-        if (!starts || !ends || starts->size() != ends->size()) {
-            why("slice bounds are not constants");
-        } else if (xs) {
-            Shape s = *xs;
-            std::optional<std::vector<Dim>> data = x.data;
-            bool ok = true;
-            for (size_t i = 0; i < starts->size(); ++i) {
-                const auto ax = size_t(normAxis(axes ? (*axes)[i] : std::int64_t(i), s.size(), op));
-                const std::int64_t step = steps ? (*steps)[i] : 1;
-                const Dim d = s[ax];
-                if (!d.known || d.n || step == 0) {
-                    // Slicing the batch (or an unknown dim) is only fine when it is a no-op.
-                    if ((*starts)[i] == 0 && (*ends)[i] >= INT32_MAX && step == 1) continue;
-                    ok = false;
-                    break;
-                }
-                auto clampIdx = [&](std::int64_t v, bool isEnd) {
-                    if (v < 0) v += d.v;
-                    return step > 0 ? std::clamp(v, std::int64_t(0), d.v)
-                                    : std::clamp(v, std::int64_t(-1), d.v - 1 + (isEnd ? 0 : 0));
-                };
-                const std::int64_t b = clampIdx((*starts)[i], false);
-                const std::int64_t e = clampIdx((*ends)[i], true);
-                const std::int64_t len =
-                    step > 0 ? std::max<std::int64_t>(0, (e - b + step - 1) / step)
-                             : std::max<std::int64_t>(0, (b - e + (-step) - 1) / (-step));
-                s[ax] = Dim::of(len);
-                if (data && s.size() == 1) {
-                    std::vector<Dim> nd;
-                    for (std::int64_t k = 0, p = b; k < len; ++k, p += step)
-                        if (p >= 0 && p < std::int64_t(data->size()))
-                            nd.push_back((*data)[size_t(p)]);
-                    data = nd;
-                } else {
-                    data.reset();
-                }
-            }
-            if (ok) {
-                o.shape = s;
-                o.data = data;
-            } else {
-                why("slices an unknown or batch dimension");
-            }
-        } else {
-            o.why = x.why;
-        }
-    } else if (op == "Gather") {
-        const Value& idx = in(n, 1);
-        if (xs && idx.shape) {
-            const auto ax = size_t(normAxis(attrInt(n, "axis", 0), xs->size(), op));
-            Shape s(xs->begin(), xs->begin() + std::ptrdiff_t(ax));
-            s.insert(s.end(), idx.shape->begin(), idx.shape->end());
-            s.insert(s.end(), xs->begin() + std::ptrdiff_t(ax) + 1, xs->end());
-            o.shape = s;
-            auto ix = concrete(idx.data);
-            if (x.data && ix && xs->size() == 1) {
-                std::vector<Dim> d;
-                for (auto i : *ix) {
-                    const auto k = i < 0 ? i + std::int64_t(x.data->size()) : i;
-                    d.push_back(k >= 0 && k < std::int64_t(x.data->size()) ? (*x.data)[size_t(k)]
-                                                                           : Dim::unknown());
-                }
-                o.data = d;
-            }
-        } else {
-            o.why = xs ? idx.why : x.why;
-        }
-    } else if (op == "Expand") {
-        auto t = inputData(1);
-        if (xs && t) {
-            Shape target;
-            for (const Dim& d : *t)
-                target.push_back(d);
-            o.shape = broadcast(*xs, target);
-        } else {
-            why("expand shape is not a constant");
-        }
-    } else if (op == "Tile") {
-        auto r = inputData(1);
-        if (xs && r && r->size() == xs->size()) {
-            Shape s = *xs;
-            for (size_t i = 0; i < s.size(); ++i)
-                s[i] = mul(s[i], (*r)[i]);
-            o.shape = s;
-        } else {
-            why("repeats are not a constant");
-        }
-    } else if (op == "Pad") {
-        auto pads = m_opset >= 11 ? concrete(inputData(1)) : attrInts(n, "pads");
-        if (xs && pads && pads->size() == 2 * xs->size()) {
-            Shape s = *xs;
-            const size_t r = s.size();
-            for (size_t i = 0; i < r; ++i)
-                s[i] = add(s[i], Dim::of((*pads)[i] + (*pads)[i + r]));
-            o.shape = s;
-            bool onlySpatial = r == 4 && attrString(n, "mode", "constant") == "constant";
-            for (size_t i = 0; i < 2 && onlySpatial; ++i)
-                onlySpatial = (*pads)[i] == 0 && (*pads)[i + r] == 0;
-            if (onlySpatial) {
-                o.padH = int((*pads)[2] + (*pads)[2 + r]);
-                o.padW = int((*pads)[3] + (*pads)[3 + r]);
-            }
-        } else {
-            why("pads are not a constant");
-        }
-    } else if (op == "Resize" || op == "Upsample") {
-        const int scalesIdx = op == "Upsample" ? 1 : (m_opset >= 11 ? 2 : 1);
-        auto sizes = op == "Resize" && m_opset >= 11 ? concrete(inputData(3)) : std::nullopt;
-        auto scales = hasIn(n, scalesIdx) ? in(n, scalesIdx).fdata : std::nullopt;
-        if (xs && sizes && sizes->size() == xs->size()) {
-            Shape s = *xs;
-            for (size_t i = 1; i < s.size(); ++i)
-                s[i] = Dim::of((*sizes)[i]);
-            o.shape = s;
-        } else if (xs && scales && scales->size() == xs->size()) {
-            Shape s = *xs;
-            for (size_t i = 1; i < s.size(); ++i)
-                s[i] = s[i].known && !s[i].n ? Dim::of(std::int64_t(double(s[i].v) * (*scales)[i]))
-                                             : Dim::unknown();
-            o.shape = s;
-        } else {
-            why("output size is not a constant");
-        }
-    } else if (op == "DepthToSpace" || op == "SpaceToDepth") {
-        const auto b = attrInt(n, "blocksize", 1);
-        if (xs && xs->size() == 4) {
-            Shape s = *xs;
-            if (op == "DepthToSpace") {
-                s[1] = div(s[1], Dim::of(b * b));
-                s[2] = mul(s[2], Dim::of(b));
-                s[3] = mul(s[3], Dim::of(b));
-            } else {
-                s[1] = mul(s[1], Dim::of(b * b));
-                s[2] = div(s[2], Dim::of(b));
-                s[3] = div(s[3], Dim::of(b));
-            }
-            o.shape = s;
-        }
-    } else if (kReduce.count(op)) {
-        if (xs) {
-            std::optional<std::vector<std::int64_t>> axes = attrInts(n, "axes");
-            if (!axes && hasIn(n, 1)) axes = concrete(inputData(1)); // ReduceSum 13, opset 18
-            const bool keep = attrInt(n, "keepdims", 1) != 0;
-            std::set<std::int64_t> red;
-            if (axes)
-                for (auto a : *axes)
-                    red.insert(normAxis(a, xs->size(), op));
-            else
-                for (size_t i = 0; i < xs->size(); ++i)
-                    red.insert(std::int64_t(i));
-            Shape s;
-            for (size_t i = 0; i < xs->size(); ++i) {
-                if (!red.count(std::int64_t(i)))
-                    s.push_back((*xs)[i]);
-                else if (keep)
-                    s.push_back(Dim::of(1));
-            }
-            o.shape = s;
-        } else {
-            o.why = x.why;
-        }
-    }
-    applyOnnxFallback(n, outs);
-}
-
-// --- layers ------------------------------------------------------------------------------
-
-int Importer::addLayer(Layer layer, const ox::NodeProto& n, const Shape& outShape) {
-    layer.name = layerName(n);
-    layer.op = n.op_type();
-    if (layer.outputBytesPerSample() <= 0) throw Fail{"", "zero-sized output"};
-    const int idx = int(m_net.layers.size());
-    Value out;
-    out.shape = outShape;
-    out.parts = {LayerInput{idx, "", layer.outputBytesPerSample()}};
-    m_net.layers.push_back(std::move(layer));
-    setOutput(n, 0, std::move(out));
-    // Secondary outputs (MaxPool indices, LayerNorm mean / inv-std) come from the same layer.
-    for (int i = 1; i < n.output_size(); ++i) {
-        Value extra;
-        extra.shape = onnxShape(n.output(i));
-        extra.parts = {LayerInput{idx, "", m_net.layers.back().outputBytesPerSample()}};
-        setOutput(n, i, std::move(extra));
-    }
-    return idx;
-}
-
-void Importer::recordFold(const ox::NodeProto& n, const std::vector<LayerInput>& parts) {
-    std::string into;
-    for (const auto& p : parts)
-        if (p.producer >= 0) {
-            into = m_net.layers[size_t(p.producer)].name;
-            break;
-        }
-    m_net.folded.push_back(FoldRecord{nodeName(n), n.op_type(), into});
-}
-
-// Spatial geometry shared by Conv and Pool: output extent from input, kernel, stride,
-// dilation and padding (explicit pads or auto_pad), floor or ceil.
-struct Axis {
-    std::int64_t in = 1, k = 1, s = 1, d = 1, pad = 0, out = 1;
-};
-Axis spatial(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t padBegin,
-             std::int64_t padEnd, const std::string& autoPad, bool ceilMode) {
-    Axis a{in, k, s, d, padBegin + padEnd, 0};
-    const std::int64_t span = d * (k - 1) + 1;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-        a.out = (in + s - 1) / s;
-        a.pad = std::max<std::int64_t>(0, (a.out - 1) * s + span - in);
-        return a;
-    }
-    if (autoPad == "VALID") a.pad = 0;
-    const std::int64_t room = in + a.pad - span;
-    if (room < 0) {
-        a.out = 0;
-        return a;
-    }
-    a.out = (ceilMode ? (room + s - 1) / s : room / s) + 1;
-    // With ceil_mode the last window must still start inside the (begin-padded) input.
-    if (ceilMode && (a.out - 1) * s >= in + padBegin) --a.out;
-    return a;
-}
-
-void Importer::makeConv(const ox::NodeProto& n) {
-    const Value& xv = in(n, 0);
-    const Shape xs = needShape(n, 0, "input");
-    if (xs.size() != 4 && xs.size() != 3)
-        throw Fail{"", "only 1-D and 2-D convolutions are supported (input rank " +
-                           std::to_string(xs.size()) + ")"};
-    const Shape ws = needShape(n, 1, "weight");
-    if (ws.size() != xs.size()) throw Fail{"", "weight rank does not match the input"};
-    for (size_t i = 1; i < xs.size(); ++i)
-        if (xs[i].n) throw Fail{"", "the batch is not the leading dimension of the input"};
-    const bool twoD = xs.size() == 4;
-    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
-    const std::int64_t m = ws[0].v, cpg = ws[1].v;
-    const std::int64_t kh = twoD ? ws[2].v : 1, kw = ws.back().v;
-    const std::int64_t g = attrInt(n, "group", 1);
-    if (g <= 0 || cpg * g != c)
-        throw Fail{"", "weight expects " + std::to_string(cpg) + " input channels per group x " +
-                           std::to_string(g) + " groups, input has " + std::to_string(c)};
-    const size_t sd = twoD ? 2 : 1;
-    auto strides = intsOfLength(n, "strides", std::vector<std::int64_t>(sd, 1));
-    auto dil = intsOfLength(n, "dilations", std::vector<std::int64_t>(sd, 1));
-    auto pads = intsOfLength(n, "pads", std::vector<std::int64_t>(2 * sd, 0));
-    const std::string autoPad = attrString(n, "auto_pad", "NOTSET");
-    // A folded zero Pad in front is the conv's own padding (inception's avg-pool pattern).
-    const std::int64_t ph = xv.padH, pw = xv.padW;
-    Axis ah = twoD ? spatial(h - ph, kh, strides[0], dil[0], pads[0] + ph, pads[2], autoPad, false)
-                   : Axis{};
-    Axis aw = spatial(w - pw, kw, strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw, pads.back(),
-                      autoPad, false);
-    if (ah.out <= 0 || aw.out <= 0)
-        throw Fail{"", "zero-sized output (kernel larger than the padded input)"};
-
-    Layer l;
-    l.kind = LayerKind::Conv;
-    l.inC = narrow(c, "channels");
-    l.inH = narrow(ah.in, "height");
-    l.inW = narrow(aw.in, "width");
-    l.outC = narrow(m, "output channels");
-    l.outH = narrow(ah.out, "height");
-    l.outW = narrow(aw.out, "width");
-    l.kernelH = int(kh), l.kernelW = int(kw);
-    l.strideH = int(ah.s), l.strideW = int(aw.s);
-    l.padH = int(ah.pad), l.padW = int(aw.pad);
-    l.dilationH = int(ah.d), l.dilationW = int(aw.d);
-    l.groups = int(g);
-    l.inputs = xv.parts;
-    const Value& wv = in(n, 1);
-    if (wv.isConst)
-        l.weightBytes = perSampleElements(ws);
-    else
-        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
-    if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
-        l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*in(n, 2).shape));
-    Shape out = twoD ? Shape{xs[0], Dim::of(m), Dim::of(ah.out), Dim::of(aw.out)}
-                     : Shape{xs[0], Dim::of(m), Dim::of(aw.out)};
-    addLayer(std::move(l), n, out);
-}
-
-void Importer::makePool(const ox::NodeProto& n, bool global) {
-    const Value& xv = in(n, 0);
-    const Shape xs = needShape(n, 0, "input");
-    if (xs.size() != 4 && xs.size() != 3)
-        throw Fail{"", "only 1-D and 2-D pooling is supported (input rank " +
-                           std::to_string(xs.size()) + ")"};
-    for (size_t i = 1; i < xs.size(); ++i)
-        if (xs[i].n) throw Fail{"", "the batch is not the leading dimension of the input"};
-    const bool twoD = xs.size() == 4;
-    const std::int64_t c = xs[1].v, h = twoD ? xs[2].v : 1, w = xs.back().v;
-    Axis ah{h, h, 1, 1, 0, 1}, aw{w, w, 1, 1, 0, 1};
-    if (!global) {
-        const size_t sd = twoD ? 2 : 1;
-        auto k = attrInts(n, "kernel_shape");
-        if (!k || k->size() != sd) throw Fail{"", "kernel_shape missing or of the wrong rank"};
-        auto strides = intsOfLength(n, "strides", std::vector<std::int64_t>(sd, 1));
-        auto dil = intsOfLength(n, "dilations", std::vector<std::int64_t>(sd, 1));
-        auto pads = intsOfLength(n, "pads", std::vector<std::int64_t>(2 * sd, 0));
-        const std::string autoPad = attrString(n, "auto_pad", "NOTSET");
-        const bool ceilMode = attrInt(n, "ceil_mode", 0) != 0;
-        const std::int64_t ph = xv.padH, pw = xv.padW;
-        ah = twoD ? spatial(h - ph, (*k)[0], strides[0], dil[0], pads[0] + ph, pads[2], autoPad,
-                            ceilMode)
-                  : Axis{};
-        aw = spatial(w - pw, k->back(), strides[sd - 1], dil[sd - 1], pads[sd - 1] + pw,
-                     pads.back(), autoPad, ceilMode);
-    }
-    if (ah.out <= 0 || aw.out <= 0)
-        throw Fail{"", "zero-sized output (window larger than the padded input)"};
-    Layer l;
-    l.kind = LayerKind::Pool;
-    l.inC = l.outC = narrow(c, "channels");
-    l.groups = l.inC; // channel-wise: every channel has its own window
-    l.inH = narrow(ah.in, "height");
-    l.inW = narrow(aw.in, "width");
-    l.outH = narrow(ah.out, "height");
-    l.outW = narrow(aw.out, "width");
-    l.kernelH = int(ah.k), l.kernelW = int(aw.k);
-    l.strideH = int(ah.s), l.strideW = int(aw.s);
-    l.padH = int(ah.pad), l.padW = int(aw.pad);
-    l.dilationH = int(ah.d), l.dilationW = int(aw.d);
-    l.inputs = xv.parts;
-    Shape out = twoD ? Shape{xs[0], Dim::of(c), Dim::of(ah.out), Dim::of(aw.out)}
-                     : Shape{xs[0], Dim::of(c), Dim::of(aw.out)};
-    // Global pooling written as ReduceMean(keepdims=0) drops the spatial axes.
-    if (kReduce.count(n.op_type()) && attrInt(n, "keepdims", 1) == 0)
-        out = Shape{xs[0], Dim::of(c)};
-    addLayer(std::move(l), n, out);
-}
-
-// Matrix products in conv geometry: rows M -> outH (outW = 1), reduction K -> inC/groups,
-// columns -> outC/groups, broadcast batch dims (per sample) -> groups.
-void Importer::makeMatMul(const ox::NodeProto& n) {
-    const bool gemm = n.op_type() == "Gemm";
-    Shape a = needShape(n, 0, "operand A");
-    Shape b = needShape(n, 1, "operand B");
-    if (a.empty() || b.empty()) throw Fail{"", "scalar operand"};
-    if (gemm) {
-        if (a.size() != 2 || b.size() != 2) throw Fail{"", "Gemm operands must be 2-D"};
-        if (attrInt(n, "transA", 0)) std::swap(a[0], a[1]);
-        if (attrInt(n, "transB", 0)) std::swap(b[0], b[1]);
-    }
-    const bool aVec = a.size() == 1, bVec = b.size() == 1;
-    if (aVec) a.insert(a.begin(), Dim::of(1));
-    if (bVec) b.push_back(Dim::of(1));
-    const Dim m = a[a.size() - 2], k = a.back(), k2 = b[b.size() - 2], cols = b.back();
-    if (!(k == k2)) throw Fail{"", "reduction dims differ: " + toString(a) + " x " + toString(b)};
-    if (k.n || cols.n) throw Fail{"", "the batch is in a reduction or column dimension"};
-    const Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-    auto batch = broadcast(ab, bb);
-    if (!batch)
-        throw Fail{"", "batch dims cannot be broadcast: " + toString(a) + " x " + toString(b)};
-    const Value& av = in(n, 0);
-    const Value& bv = in(n, 1);
-
-    Layer l;
-    Shape out = *batch;
-    if (!aVec) out.push_back(m);
-    if (!bVec) out.push_back(cols);
-    if (bv.isConst && !av.isConst) {
-        // Activation x weights: all leading dims of A are rows; batched weights are groups.
-        const Dim g = product(bb);
-        const Dim rows = div(product(a, 0, a.size() - 1), g);
-        if (!rows.known || g.n)
-            throw Fail{"", "cannot split rows " + toString(a) + " into weight groups"};
-        l.kind = LayerKind::Gemm;
-        l.groups = narrow(g.v, "groups");
-        l.inH = l.outH = narrow(rows.v, "rows");
-        l.inC = narrow(g.v * k.v, "reduction");
-        l.outC = narrow(g.v * cols.v, "columns");
-        l.weightBytes = perSampleElements(*bv.shape);
-        l.inputs = av.parts;
-    } else if (av.isConst && !bv.isConst) {
-        // Weights x activation (Y = W X): W's rows are the output channels, X's columns
-        // (and batch dims) the positions.
-        if (a.size() != 2) throw Fail{"", "batched constant left operand is not supported"};
-        const Dim pos = mul(product(bb), cols);
-        if (!pos.known) throw Fail{"", "cannot resolve columns of " + toString(b)};
-        l.kind = LayerKind::Gemm;
-        l.inH = l.outH = narrow(pos.v, "columns");
-        l.inC = narrow(k.v, "reduction");
-        l.outC = narrow(m.v, "rows");
-        l.weightBytes = perSampleElements(*av.shape);
-        l.inputs = bv.parts;
-    } else {
-        // Activation x activation (attention): heads -> groups; the batch N divides out.
-        const Dim g = product(*batch);
-        if (!g.known || (g.n && m.n))
-            throw Fail{"", "cannot resolve batch dims of " + toString(out)};
-        l.kind = LayerKind::MatMul;
-        l.groups = narrow(g.v, "groups");
-        l.inH = l.outH = narrow(m.v, "rows");
-        l.inC = narrow(g.v * k.v, "reduction");
-        l.outC = narrow(g.v * cols.v, "columns");
-        l.inputs = av.parts;
-        l.inputs.insert(l.inputs.end(), bv.parts.begin(), bv.parts.end());
-    }
-    if (gemm && hasIn(n, 2)) {
-        const Value& cv = in(n, 2);
-        if (cv.isConst && cv.shape)
-            l.weightBytes += std::max<std::int64_t>(0, perSampleElements(*cv.shape));
-        else if (!cv.isConst)
-            l.inputs.insert(l.inputs.end(), cv.parts.begin(), cv.parts.end());
-    }
-    if (l.outC <= 0 || l.outH <= 0 || l.inC <= 0)
-        throw Fail{"", "zero-sized operand " + toString(out)};
-    addLayer(std::move(l), n, out);
-}
-
-// Vector, Eltwise and fallback layers: geometry is the output's per-sample shape.
-void Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outv, Count weights,
-                           bool unsupported) {
-    if (!outv.shape || !fullyKnown(*outv.shape)) {
-        std::string r = "output shape unknown";
-        if (!outv.why.empty()) r += " (" + outv.why + ")";
-        throw Fail{"", r};
-    }
-    auto od = perSampleDims(*outv.shape);
-    if (!od)
-        throw Fail{"", "output shape " + toString(*outv.shape) +
-                           " mixes the batch into several dimensions"};
-    Layer l;
-    l.kind = kind;
-    const Chw o = toChw(*od);
-    l.outC = narrow(o.c, "channels"), l.outH = narrow(o.h, "height"), l.outW = narrow(o.w, "width");
-    Chw i = o;
-    for (int k = 0; k < n.input_size(); ++k) {
-        const Value& v = in(n, k);
-        if (!hasIn(n, k) || v.isConst || !v.shape) continue;
-        if (auto d = perSampleDims(*v.shape)) i = toChw(*d);
-        break;
-    }
-    l.inC = narrow(i.c, "channels"), l.inH = narrow(i.h, "height"), l.inW = narrow(i.w, "width");
-    l.inputs = activationParts(n);
-    l.weightBytes = weights;
-    const int idx = addLayer(std::move(l), n, *outv.shape);
-    (void)idx;
-    for (int k = 1; k < n.output_size(); ++k) {
-        // keep the propagated shapes of secondary outputs where we have them
-        if (auto s = onnxShape(n.output(k))) m_values[n.output(k)].shape = s;
-    }
-    if (unsupported)
-        m_net.unsupported.push_back(m_net.layers.back().name + " (" + n.op_type() + ")");
-}
-
-Count constElements(const Value& v) {
-    if (!v.isConst || !v.shape) return 0;
-    const auto e = perSampleElements(*v.shape);
-    return e > 1 ? e : 0; // scalars (epsilon, 1/sqrt(dk)) are not parameters
-}
-
-// A per-element function of one tensor: fold it into that tensor's producer. Its constant
-// operands (bias, per-channel scale, BN's folded scale + shift) become producer weights.
-void Importer::foldPointwise(const ox::NodeProto& n) {
-    std::vector<Value> outs(size_t(std::max(1, n.output_size())));
-    propagate(n, outs);
-    const std::string& op = n.op_type();
-    int actIdx = -1;
-    for (int i = 0; i < n.input_size(); ++i)
-        if (hasIn(n, i) && !in(n, i).isConst) {
-            actIdx = i;
-            break;
-        }
-    std::vector<LayerInput> parts = in(n, actIdx).parts;
-    Count params = 0;
-    if (op == "BatchNormalization")
-        params = 2 * std::max<Count>(0, constElements(in(n, 1)));
-    else
-        for (int i = 0; i < n.input_size(); ++i)
-            if (hasIn(n, i) && in(n, i).isConst) params += constElements(in(n, i));
-
-    std::set<int> producers;
-    for (const auto& p : parts)
-        if (p.producer >= 0) producers.insert(p.producer);
-    if (producers.size() > 1 && !kPassThrough.count(op)) {
-        // Several producers (a folded Concat in front): no single layer can absorb the
-        // arithmetic, so it runs on its own on the vector unit (DenseNet's BN after concat).
-        makeGeneric(n, LayerKind::Vector, outs[0], params);
-        return;
-    }
-    if (producers.size() == 1 && params > 0)
-        m_net.layers[size_t(*producers.begin())].weightBytes += params;
-    recordFold(n, parts);
-    for (int i = 0; i < n.output_size(); ++i) {
-        Value v = std::move(outs[size_t(i)]);
-        v.parts = parts;
-        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
-        if (i == 0 && e >= 0) {
-            // A pointwise op keeps the element count except when it broadcasts.
-            Count before = 0;
-            for (const auto& p : parts)
-                before += p.bytesPerSample;
-            if (before > 0 && e != before)
-                for (auto& p : v.parts)
-                    p.bytesPerSample = p.bytesPerSample * e / before;
-        }
-        setOutput(n, i, std::move(v));
-    }
-}
-
-// Data movement (Reshape, Concat, Slice, ...): consumers read the producers directly, each
-// producer's bytes scaled by the fraction of the data that comes through.
-void Importer::foldMovement(const ox::NodeProto& n, std::vector<Value>& outs) {
-    std::vector<LayerInput> parts = activationParts(n);
-    Count inBytes = 0;
-    for (const auto& p : parts)
-        inBytes += p.bytesPerSample;
-    // Merge repeated producers (Concat of two slices of one tensor).
-    std::vector<LayerInput> merged;
-    for (const auto& p : parts) {
-        auto it = std::find_if(merged.begin(), merged.end(), [&](const LayerInput& q) {
-            return q.producer == p.producer && q.networkInput == p.networkInput;
-        });
-        if (it == merged.end())
-            merged.push_back(p);
-        else
-            it->bytesPerSample += p.bytesPerSample;
-    }
-    recordFold(n, merged);
-    for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
-        Value v = std::move(outs[size_t(i)]);
-        v.parts = merged;
-        const auto e = v.shape ? perSampleElements(*v.shape) : -1;
-        // Only shrinking moves (Slice, Split, Gather) cut what is read from a producer;
-        // Pad / Expand / Resize replicate at the consumer, the producer still sends its own.
-        if (e >= 0 && inBytes > 0 && e < inBytes)
-            for (auto& p : v.parts)
-                p.bytesPerSample = std::max<Count>(1, p.bytesPerSample * e / inBytes);
-        setOutput(n, i, std::move(v));
-    }
-}
-
-void Importer::processNode(int idx) {
+Status Importer::processNode(int idx) {
     m_currentNode = idx;
     const auto& n = m_graph.node(idx);
     const std::string& op = n.op_type();
-    const bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
-
     bool anyActivation = false;
     for (int i = 0; i < n.input_size(); ++i)
         if (hasIn(n, i) && !in(n, i).isConst) anyActivation = true;
-
-    std::vector<Value> outs(size_t(std::max(1, n.output_size())));
     // Constant subgraphs (weights, shape arithmetic) and Shape/Size of activations fold
     // away whatever their op: they are evaluated before the accelerator runs.
-    if (op == "Constant" || op == "Shape" || op == "Size" || !anyActivation) {
-        propagate(n, outs);
-        for (int i = 0; i < n.output_size(); ++i) {
-            outs[size_t(i)].isConst = true;
-            setOutput(n, i, std::move(outs[size_t(i)]));
-        }
-        m_net.folded.push_back(FoldRecord{nodeName(n), op, ""});
-        return;
-    }
-    if (!defaultDomain) {
-        // Handled like an unknown op below.
-    } else if (op == "Conv") {
-        return makeConv(n);
-    } else if (op == "Gemm" || op == "MatMul") {
-        return makeMatMul(n);
-    } else if (kPool.count(op)) {
-        return makePool(n, false);
-    } else if (kGlobalPool.count(op)) {
-        return makePool(n, true);
-    } else if (kReduce.count(op)) {
-        propagate(n, outs);
-        const Value& x = in(n, 0);
-        // Mean / max over H and W of an NCHW map is global pooling (torchvision's
-        // x.mean([2, 3])); any other reduction runs on the vector unit.
-        if ((op == "ReduceMean" || op == "ReduceMax") && x.shape && x.shape->size() == 4) {
-            std::optional<std::vector<std::int64_t>> axes = attrInts(n, "axes");
-            if (!axes && hasIn(n, 1)) axes = concrete(in(n, 1).data);
-            std::set<std::int64_t> red;
-            if (axes)
-                for (auto a : *axes)
-                    red.insert(normAxis(a, 4, op));
-            if (red == std::set<std::int64_t>{2, 3}) return makePool(n, true);
-        }
-        return makeGeneric(n, LayerKind::Vector, outs[0], 0);
-    } else if (kVector.count(op)) {
-        propagate(n, outs);
-        Count w = 0;
-        if (op == "LayerNormalization" || op == "InstanceNormalization" ||
-            op == "GroupNormalization")
-            for (int i = 1; i < n.input_size(); ++i)
-                w += constElements(in(n, i));
-        return makeGeneric(n, LayerKind::Vector, outs[0], w);
-    } else if (kBinaryPointwise.count(op)) {
-        // Two or more activation operands from different producers: an Eltwise layer.
-        // If they all come from the same producers it is a function of one tensor
-        // (x * sigmoid(x), GELU's x * erf(x)): fold it.
-        std::vector<const std::vector<LayerInput>*> acts;
-        for (int i = 0; i < n.input_size(); ++i)
-            if (hasIn(n, i) && !in(n, i).isConst) acts.push_back(&in(n, i).parts);
-        auto sameSources = [](const std::vector<LayerInput>& a, const std::vector<LayerInput>& b) {
-            if (a.size() != b.size()) return false;
-            for (size_t i = 0; i < a.size(); ++i)
-                if (a[i].producer != b[i].producer || a[i].networkInput != b[i].networkInput)
-                    return false;
-            return true;
-        };
-        bool same = true;
-        for (const auto* p : acts)
-            same = same && sameSources(*p, *acts[0]);
-        if (acts.size() >= 2 && !same) {
-            propagate(n, outs);
-            return makeGeneric(n, LayerKind::Eltwise, outs[0], 0);
-        }
-        return foldPointwise(n);
-    } else if (kUnaryPointwise.count(op) || kPassThrough.count(op)) {
-        return foldPointwise(n);
-    } else if (kMovement.count(op)) {
-        propagate(n, outs);
-        return foldMovement(n, outs);
-    }
+    if (op == "Constant" || op == "Shape" || op == "Size" || !anyActivation) return foldConstant(n);
+    const bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
+    const NodeHandler h = defaultDomain ? nodeHandler(op) : nullptr;
+    return h ? (this->*h)(n) : handleUnknown(n);
+}
 
-    // Unknown operator.
+Status Importer::foldConstant(const ox::NodeProto& n) {
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f;
+    for (int i = 0; i < n.output_size(); ++i) {
+        outs[size_t(i)].isConst = true;
+        setOutput(n, i, std::move(outs[size_t(i)]));
+    }
+    m_net.folded.push_back(FoldRecord{nodeName(n), n.op_type(), ""});
+    return {};
+}
+
+Status Importer::handleReduce(const ox::NodeProto& n) {
+    const std::string& op = n.op_type();
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f;
+    const Value& x = in(n, 0);
+    // Mean / max over H and W of an NCHW map is global pooling (torchvision's
+    // x.mean([2, 3])); any other reduction runs on the vector unit.
+    if ((op == "ReduceMean" || op == "ReduceMax") && x.shape && x.shape->size() == 4) {
+        std::optional<std::vector<std::int64_t>> axes = attrInts(n, "axes");
+        if (!axes && hasIn(n, 1)) axes = concrete(in(n, 1).data);
+        std::set<std::int64_t> red;
+        if (axes)
+            for (auto a : *axes) {
+                auto ax = normAxis(a, 4, op);
+                if (!ax) return fail(ax);
+                red.insert(*ax);
+            }
+        if (red == std::set<std::int64_t>{2, 3}) return makeGlobalPool(n);
+    }
+    return makeGeneric(n, LayerKind::Vector, outs[0], 0);
+}
+
+Status Importer::handleVector(const ox::NodeProto& n) {
+    const std::string& op = n.op_type();
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f;
+    Count w = 0;
+    if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization")
+        for (int i = 1; i < n.input_size(); ++i)
+            w += constElements(in(n, i));
+    return makeGeneric(n, LayerKind::Vector, outs[0], w);
+}
+
+// Two or more activation operands from different producers: an Eltwise layer. If they all
+// come from the same producers it is a function of one tensor (x * sigmoid(x), GELU's
+// x * erf(x)): fold it.
+Status Importer::handleBinary(const ox::NodeProto& n) {
+    std::vector<const std::vector<LayerInput>*> acts;
+    for (int i = 0; i < n.input_size(); ++i)
+        if (hasIn(n, i) && !in(n, i).isConst) acts.push_back(&in(n, i).parts);
+    auto sameSources = [](const std::vector<LayerInput>& a, const std::vector<LayerInput>& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i].producer != b[i].producer || a[i].networkInput != b[i].networkInput)
+                return false;
+        return true;
+    };
+    bool same = true;
+    for (const auto* p : acts)
+        same = same && sameSources(*p, *acts[0]);
+    if (acts.size() >= 2 && !same) {
+        Outs outs(size_t(std::max(1, n.output_size())));
+        if (auto f = propagate(n, outs)) return f;
+        return makeGeneric(n, LayerKind::Eltwise, outs[0], 0);
+    }
+    return foldPointwise(n);
+}
+
+Status Importer::handleMovement(const ox::NodeProto& n) {
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f;
+    return foldMovement(n, outs);
+}
+
+namespace {
+
+// What to use instead of an op the importer does not schedule (the refusal names it).
+std::string nearestSupported(const std::string& op) {
+    static const std::unordered_map<std::string, std::string> kNearest = {
+        {"If", "export with the branch taken (torch.jit.trace) so the graph has no control flow"},
+        {"Loop", "an unrolled export (fixed trip count, torch.jit.trace)"},
+        {"Scan", "an unrolled export (fixed sequence length) or LSTM / GRU / RNN"},
+        {"ConvInteger", "Conv (export the float model)"},
+        {"QLinearConv", "Conv (export the float model)"},
+        {"MatMulInteger", "MatMul (export the float model)"},
+        {"QLinearMatMul", "MatMul (export the float model)"},
+        {"DeformConv", "Conv"},
+        {"GridSample", "Resize"},
+        {"RoiAlign", "MaxPool / AveragePool"},
+        {"MaxRoiPool", "MaxPool"},
+        {"MaxUnpool", "Resize (nearest) or ConvTranspose"},
+        {"NonMaxSuppression", "cut the graph before post-processing"},
+        {"TopK", "ArgMax / ReduceMax"},
+        {"Unique", "cut the graph before post-processing"},
+        {"NonZero", "cut the graph before post-processing"},
+        {"ScatterND", "Concat / Slice (static indices)"},
+        {"ScatterElements", "Concat / Slice (static indices)"},
+        {"GatherND", "Gather"},
+        {"GatherElements", "Gather"},
+        {"Compress", "Slice"},
+        {"ReverseSequence", "Slice with a negative step"},
+        {"STFT", "Conv (1-D)"},
+        {"DFT", "MatMul with a constant DFT matrix"},
+    };
+    auto it = kNearest.find(op);
+    return it != kNearest.end() ? it->second : "the same computation with default-domain ops";
+}
+
+} // namespace
+
+Status Importer::handleUnknown(const ox::NodeProto& n) {
+    const std::string& op = n.op_type();
+    const bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
     const std::string& fb = m_opts.unknownOpFallback;
     if (fb.empty())
-        throw Fail{"", std::string("unsupported operator") +
-                           (defaultDomain ? "" : " (domain '" + n.domain() + "')")};
-    propagate(n, outs); // falls back to ONNX's inferred shapes
+        return fail(std::string("unsupported operator") +
+                    (defaultDomain ? "" : " (domain '" + n.domain() + "')") +
+                    "; nearest supported: " + nearestSupported(op) +
+                    "; or import with the fallback 'vector' (inspect --fallback vector) to "
+                    "schedule it as a vector op of its output size");
+    Outs outs(size_t(std::max(1, n.output_size())));
+    if (auto f = propagate(n, outs)) return f; // falls back to ONNX's inferred shapes
     const Value& x = in(n, 0);
     for (auto& v : outs)
         if (!v.shape || !fullyKnown(*v.shape)) {
@@ -1587,36 +799,47 @@ void Importer::processNode(int idx) {
     if (fb == "vector" || fb == "eltwise")
         return makeGeneric(n, fb == "vector" ? LayerKind::Vector : LayerKind::Eltwise, outs[0], 0,
                            true);
-    throw Fail{"", "unsupported operator (and unknown fallback '" + fb +
-                       "'; expected vector, eltwise or fold)"};
+    return fail("unsupported operator (and unknown fallback '" + fb +
+                "'; expected vector, eltwise or fold)");
 }
 
+// --- the pipeline --------------------------------------------------------------------------
+
 Result<Network> Importer::run() {
+    // Nothing in the importer throws; libonnx and protobuf may (bad_alloc, libonnx's own
+    // checks), and the engine never lets an exception cross its API.
     try {
-        checkVersions();
-        // Our own inputs first: their dim_params name the batch for ONNX's shapes.
-        readInitializersAndInputs();
-        // libonnx's shape inference expects sorted nodes (it crashes on some unsorted
-        // graphs), so the graph is put in topological order first.
-        const std::vector<int> order = topologicalOrder();
-        sortNodes(order);
-        runOnnxShapeInference();
-        for (const auto& n : m_graph.node())
-            ++m_net.opCounts[n.op_type()];
-        for (int idx = 0; idx < m_graph.node_size(); ++idx) {
-            try {
-                processNode(idx);
-            } catch (Fail& f) {
-                const auto& n = m_graph.node(idx);
-                if (f.place.empty()) f.place = "node '" + nodeName(n) + "' (" + n.op_type() + ")";
-                throw;
-            }
-        }
-    } catch (const Fail& f) {
-        return makeError(m_file, f.place, f.reason);
+        return runSteps();
     } catch (const std::exception& e) {
         return makeError(m_file, "", std::string("import failed: ") + e.what());
     }
+}
+
+Result<Network> Importer::runSteps() {
+    Status st = checkVersions();
+    // Our own inputs first: their dim_params name the batch for ONNX's shapes.
+    if (!st) st = readInitializersAndInputs();
+    // libonnx's shape inference expects sorted nodes (it crashes on some unsorted graphs),
+    // so the graph is put in topological order first.
+    std::vector<int> order;
+    if (!st) st = topologicalOrder(order);
+    if (st) return makeError(m_file, st->place, st->reason);
+    sortNodes(order);
+    runOnnxShapeInference();
+    for (const auto& n : m_graph.node())
+        ++m_net.opCounts[n.op_type()];
+    for (int idx = 0; idx < m_graph.node_size(); ++idx) {
+        if (Status f = processNode(idx)) {
+            const auto& n = m_graph.node(idx);
+            if (f->place.empty()) f->place = "node '" + nodeName(n) + "' (" + n.op_type() + ")";
+            return makeError(m_file, f->place, f->reason);
+        }
+    }
+    finish();
+    return std::move(m_net);
+}
+
+void Importer::finish() {
     std::set<std::string> seen;
     for (const auto& o : m_graph.output()) {
         auto it = m_values.find(o.name());
@@ -1629,13 +852,16 @@ Result<Network> Importer::run() {
     }
     for (const auto& l : m_net.layers)
         m_net.paramsCount += l.weightBytes;
+    m_net.paramsCount -= m_sharedWeightBytes;
     m_net.sourcePath = m_file;
     m_net.name = std::filesystem::path(m_file).stem().string();
     if (m_net.name.empty()) m_net.name = m_graph.name();
-    return std::move(m_net);
 }
 
-} // namespace
+} // namespace onnximport
+
+using onnximport::Importer;
+namespace ox = ONNX_NAMESPACE;
 
 Result<Network> importOnnxBytes(const std::string& bytes, const std::string& file,
                                 const ImportOptions& opts) {

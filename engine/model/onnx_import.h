@@ -1,6 +1,7 @@
 // ONNX import: libonnx parses the protobuf and runs shape inference (data propagation
-// on); shapes it leaves unknown are propagated here for the common ops. Nodes become
-// scheduled layers or are folded (SPEC §1), every folding recorded in Network::folded.
+// on); shapes it leaves unknown are propagated here, and shape sub-graphs are evaluated on
+// known dimensions. Nodes become scheduled layers or are folded (docs/import.md), every
+// folding recorded in Network::folded.
 #pragma once
 
 #include "model/network.h"

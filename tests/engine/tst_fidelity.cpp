@@ -44,6 +44,11 @@ class TestFidelity : public QObject {
   private slots:
     void agreement_data();
     void agreement();
+    void newKinds_data();
+    void newKinds();
+
+  private:
+    void check(const std::string& path, const QString& hw, const QString& tree);
 };
 
 void TestFidelity::agreement_data() {
@@ -64,8 +69,28 @@ void TestFidelity::agreement() {
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(QString, tree);
-    auto net =
-        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
+}
+
+// The layer kinds the importer gained for issue 19 (ConvTranspose in both forms, 3-D conv,
+// unrolled LSTM / GRU, Einsum, window attention), on the edge mesh.
+void TestFidelity::newKinds_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("tree");
+    for (const char* m : {"unet_decoder", "dcgan_generator", "r3d_18", "lstm", "gru",
+                          "einsum_attention", "swin_small"})
+        for (const char* tree : {"ls1", "ls8", "sa8"})
+            QTest::newRow((std::string(m) + " " + tree).c_str()) << m << tree;
+}
+
+void TestFidelity::newKinds() {
+    QFETCH(QString, model);
+    QFETCH(QString, tree);
+    check(std::string(TILESCOPE_TESTDATA) + "/" + model.toStdString() + ".onnx", "edge", tree);
+}
+
+void TestFidelity::check(const std::string& path, const QString& hw, const QString& tree) {
+    auto net = loadModel(path);
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     Hardware h;
     QVERIFY(test::hardwareVariant(hw.toStdString(), h));

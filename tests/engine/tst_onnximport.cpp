@@ -185,6 +185,10 @@ class TestOnnxImport : public QObject {
     void badModels_data();
     void badModels();
     void unknownOpFallback();
+    void transposedAnd3dConv();
+    void shapeEvaluator();
+    void recurrentUnrolled();
+    void refusalsNameAlternatives();
 };
 
 // Expected figures per sample at batch 1.
@@ -216,6 +220,15 @@ void TestOnnxImport::samples_data() {
     // 4 x (4 S d^2 + 2 S^2 d + 2 S d ffn) = 4 x 419430400 with S=128, d=512, ffn=2048.
     QTest::newRow("transformer") << "transformer.onnx" << 52 << QList<int>{0, 24, 8, 0, 8, 12}
                                  << qint64(1677721600) << qint64(12609536);
+    // 160 x 160: 132 conv (6 stem + 5 x 7 + 4 + 10 x 5 + 7 + 6 x 5) + 4 pools (3 max + GAP)
+    // + 21 residual Add + F.normalize's Div (Eltwise) and ReduceL2 (Vector) + 1 FC.
+    QTest::newRow("inception_resnet_v1")
+        << "inception_resnet_v1.onnx" << 160 << QList<int>{132, 1, 0, 4, 22, 1}
+        << qint64(1417662304) << qint64(23468336);
+    // 24 x (4 S d^2 + 2 S^2 d + 2 S d ffn) with S=128, d=1024, 16 heads, ffn=4096.
+    QTest::newRow("transformer_large")
+        << "transformer_large.onnx" << 312 << QList<int>{0, 144, 48, 0, 48, 72}
+        << qint64(39460012032) << qint64(302309376);
 }
 
 void TestOnnxImport::samples() {
@@ -276,6 +289,22 @@ void TestOnnxImport::torchvisionExtras_data() {
     QTest::newRow("efficientnet_b0 (SE, SiLU)") << "efficientnet_b0.onnx" << qint64(385814752);
     // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=16, d=64, ffn=128.
     QTest::newRow("torch TransformerEncoder") << "torch_encoder.onnx" << qint64(1114112);
+    // Issue 19's operators (torch hooks + formulas for the products no module hook sees).
+    QTest::newRow("swin (window attention, shifted windows)")
+        << "swin_small.onnx" << qint64(103282944);
+    QTest::newRow("U-Net decoder (ConvTranspose k2s2, k4s2p1)")
+        << "unet_decoder.onnx" << qint64(59572224);
+    QTest::newRow("DCGAN generator (ConvTranspose from 1x1)")
+        << "dcgan_generator.onnx" << qint64(4718592);
+    QTest::newRow("r3d_18 (3-D conv)") << "r3d_18.onnx" << qint64(5180637184);
+    QTest::newRow("LSTM (2 layers, bidirectional)") << "lstm.onnx" << qint64(1039296);
+    QTest::newRow("GRU (2 layers, bidirectional)") << "gru.onnx" << qint64(781248);
+    QTest::newRow("einsum attention") << "einsum_attention.onnx" << qint64(655360);
+    QTest::newRow("mobilenet_v3_small (hard-swish, SE)")
+        << "mobilenet_v3_small.onnx" << qint64(56510400);
+    QTest::newRow("regnet_y_400mf (grouped, SE)") << "regnet_y_400mf.onnx" << qint64(401842848);
+    QTest::newRow("convnext_tiny (LayerNorm, 7x7 depthwise)")
+        << "convnext_tiny.onnx" << qint64(4455531264);
 }
 
 void TestOnnxImport::torchvisionExtras() {
@@ -781,6 +810,169 @@ void TestOnnxImport::unknownOpFallback() {
         auto r = importOnnxBytes(bytes, "f.onnx", o);
         QVERIFY(!r.ok());
         QVERIFY(QString::fromStdString(r.error().message).contains("node 'fancy' (FancyOp)"));
+    }
+}
+
+void TestOnnxImport::transposedAnd3dConv() {
+    // ConvTranspose k2 s2: the sub-pixel form, 4 phases of a 1x1 conv over the input.
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 8, 5, 5});
+        mb.weight("w", {8, 4, 2, 2});
+        auto* n = mb.node("ConvTranspose", "up", {"x", "w"}, {"y"});
+        ModelBuilder::attr(n, "strides", {2, 2});
+        mb.output("y");
+        const Network net = mustImport(mb.bytes(), "t.onnx");
+        QCOMPARE(net.layers.size(), size_t(1));
+        const Layer& l = net.layers[0];
+        QCOMPARE(l.kind, LayerKind::Conv);
+        QCOMPARE(std::vector<int>({l.inC, l.inH, l.outC, l.outH, l.outW, l.kernelH}),
+                 std::vector<int>({8, 5, 16, 5, 5, 1}));
+        QCOMPARE(l.macsPerSample(), Count(8 * 25 * 4 * 4)); // in elements x Cout x k^2
+        QCOMPARE(l.outputBytesPerSample(), Count(4 * 10 * 10));
+        QCOMPARE(l.weightBytes, Count(8 * 4 * 2 * 2));
+    }
+    // From a 1x1 latent (k4 s1): the scatter form (1x1 conv to Cout x 16), exact MACs.
+    {
+        ModelBuilder mb;
+        mb.input("z", {std::string("N"), 16, 1, 1});
+        mb.weight("w", {16, 8, 4, 4});
+        mb.node("ConvTranspose", "proj", {"z", "w"}, {"y"});
+        mb.output("y");
+        const Network net = mustImport(mb.bytes(), "t.onnx");
+        QCOMPARE(net.layers.size(), size_t(1));
+        QCOMPARE(net.layers[0].macsPerSample(), Count(16 * 8 * 16));
+        QCOMPARE(net.layers[0].outputBytesPerSample(), Count(8 * 4 * 4));
+    }
+    // Conv 3-D, 3x3x3, pad 1: depth folds into the height axis.
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 2, 4, 6, 6});
+        mb.weight("w", {3, 2, 3, 3, 3});
+        auto* n = mb.node("Conv", "c3", {"x", "w"}, {"y"});
+        ModelBuilder::attr(n, "pads", {1, 1, 1, 1, 1, 1});
+        mb.node("Relu", "r", {"y"}, {"z"});
+        mb.output("z");
+        const Network net = mustImport(mb.bytes(), "t.onnx");
+        QCOMPARE(net.layers.size(), size_t(1));
+        const Layer& l = net.layers[0];
+        QCOMPARE(std::vector<int>({l.inH, l.inW, l.outH, l.outW, l.kernelH, l.kernelW}),
+                 std::vector<int>({24, 6, 24, 6, 9, 3}));
+        QCOMPARE(l.macsPerSample(), Count(3 * 4 * 6 * 6 * 2 * 27));
+    }
+}
+
+void TestOnnxImport::shapeEvaluator() {
+    // torch's F.pad with computed pads: [0,0, 0,0, 0,1, 0,1] built as a Concat, reversed in
+    // pairs (Reshape [-1,2], Slice step -1, Transpose, Reshape [-1]), then a Reshape whose
+    // target is [N, 4, H / 7 * 7 ... ] computed from Shape -> Gather -> Div -> Mul.
+    ModelBuilder mb;
+    mb.input("x", {std::string("N"), 4, 6, 6});
+    mb.ints("p0", {0, 1, 0, 1}); // F.pad's (w0, w1, h0, h1), padded to 8 with zeros
+    mb.ints("p1", {0, 0, 0, 0});
+    mb.node("Concat", "cat", {"p0", "p1"}, {"pl"})->add_attribute()->CopyFrom([] {
+        onnx::AttributeProto a;
+        a.set_name("axis");
+        a.set_type(onnx::AttributeProto::INT);
+        a.set_i(0);
+        return a;
+    }());
+    mb.ints("m12", {-1, 2});
+    mb.node("Reshape", "r1", {"pl", "m12"}, {"pairs"});
+    mb.ints("s", {-1});
+    mb.ints("e", {-9223372036854775807LL});
+    mb.ints("a", {0});
+    mb.ints("st", {-1});
+    mb.node("Slice", "rev", {"pairs", "s", "e", "a", "st"}, {"rpairs"});
+    ModelBuilder::attr(mb.node("Transpose", "tr", {"rpairs"}, {"tpairs"}), "perm", {1, 0});
+    mb.ints("m1", {-1});
+    mb.node("Reshape", "r2", {"tpairs", "m1"}, {"pads"});
+    mb.node("Pad", "pad", {"x", "pads"}, {"xp"}); // -> [N, 4, 7, 7]
+    // target [N, 4, 7 / 7, 49]: Shape -> Gather(2) -> Div 7 -> Unsqueeze -> Concat
+    mb.node("Shape", "sh", {"xp"}, {"shp"});
+    mb.ints("i0", {0});
+    mb.ints("i1", {1});
+    mb.ints("i2", {2});
+    mb.node("Gather", "g0", {"shp", "i0"}, {"n"});
+    mb.node("Gather", "g1", {"shp", "i1"}, {"c"});
+    mb.node("Gather", "g2", {"shp", "i2"}, {"h"});
+    mb.ints("seven", {7});
+    mb.node("Div", "dv", {"h", "seven"}, {"hw"});
+    mb.node("Mul", "ml", {"seven", "seven"}, {"w49"});
+    mb.node("Concat", "tgt", {"n", "c", "hw", "w49"}, {"target"})->add_attribute()->CopyFrom([] {
+        onnx::AttributeProto a;
+        a.set_name("axis");
+        a.set_type(onnx::AttributeProto::INT);
+        a.set_i(0);
+        return a;
+    }());
+    mb.node("Reshape", "rs", {"xp", "target"}, {"y"});
+    mb.node("Softmax", "sm", {"y"}, {"out"});
+    mb.output("out");
+    auto r = importOnnxBytes(mb.bytes(), "e.onnx");
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QCOMPARE(r->layers.size(), size_t(1));
+    const Layer& l = r->layers[0];
+    QCOMPARE(l.kind, LayerKind::Vector);
+    QCOMPARE(l.outputBytesPerSample(), Count(4 * 49)); // [4, 1, 49] per sample
+}
+
+void TestOnnxImport::recurrentUnrolled() {
+    auto r = importOnnx((kData + "lstm.onnx").toStdString());
+    QVERIFY(r.ok());
+    const Network& n = *r;
+    // emb + 2 layers x 2 directions x 12 steps + head; torch's parameter count (shared
+    // step weights counted once).
+    QCOMPARE(n.layers.size(), size_t(50));
+    QCOMPARE(n.paramsCount, Count(89066));
+    const int t1 = n.indexOf("/rnn/LSTM/d0/t1"), t0 = n.indexOf("/rnn/LSTM/d0/t0");
+    QVERIFY(t0 >= 0 && t1 > t0);
+    const Layer& s = n.layers[size_t(t1)];
+    QCOMPARE(s.kind, LayerKind::Gemm);
+    QCOMPARE(std::vector<int>({s.inC, s.outC, s.outH}), std::vector<int>({32 + 48, 4 * 48, 1}));
+    QCOMPARE(s.inputs.back().producer, t0); // the recurrence
+    // The backward direction runs from the last step.
+    const int b0 = n.indexOf("/rnn/LSTM/d1/t0"), b1 = n.indexOf("/rnn/LSTM/d1/t1");
+    QVERIFY(b1 >= 0 && b0 > b1);
+    // The stacked layer's step 3 reads step 3 of both directions below.
+    const Layer& up = n.layers[size_t(n.indexOf("/rnn/LSTM_1/d0/t3"))];
+    std::set<std::string> from;
+    for (const auto& in : up.inputs)
+        from.insert(n.layers[size_t(in.producer)].name);
+    QVERIFY(from.count("/rnn/LSTM/d0/t3") && from.count("/rnn/LSTM/d1/t3"));
+    QCOMPARE(up.inC, 96 + 48);
+}
+
+void TestOnnxImport::refusalsNameAlternatives() {
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.conv("c1", "x", "a");
+        mb.node("TopK", "top", {"a"}, {"b"});
+        mb.output("b");
+        auto r = importOnnxBytes(mb.bytes(), "f.onnx");
+        QVERIFY(!r.ok());
+        const QString msg = QString::fromStdString(r.error().message);
+        QVERIFY2(msg.contains("f.onnx: node 'top' (TopK): unsupported operator; nearest supported: "
+                              "ArgMax / ReduceMax") &&
+                     msg.contains("fallback"),
+                 qPrintable(msg));
+    }
+    {
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 8, 8});
+        mb.input("y", {std::string("N"), 8, 8});
+        auto* n = mb.node("Einsum", "tr", {"x", "y"}, {"z"});
+        auto* a = n->add_attribute();
+        a->set_name("equation");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("nij,njk->nk"); // sums over A's own i: not a product
+        mb.output("z");
+        auto r = importOnnxBytes(mb.bytes(), "f.onnx");
+        QVERIFY(!r.ok());
+        const QString msg = QString::fromStdString(r.error().message);
+        QVERIFY2(msg.contains("node 'tr' (Einsum)") && msg.contains("nearest supported: MatMul"),
+                 qPrintable(msg));
     }
 }
 
