@@ -1,5 +1,5 @@
 // The hardware template: mesh of hw-tiles (MAC array + global buffer + router), NoC and
-// DRAM bandwidths, DRAM port sides, clock and unit energies. SPEC §1 gives the defaults.
+// DRAM bandwidths, DRAM port sides, clock and unit energies. docs/method.md §1 gives the defaults.
 #pragma once
 
 #include "util/result.h"
@@ -30,7 +30,7 @@ struct EnergyModel {
 
 enum class MeshSide { West, East, North, South };
 
-struct CimParams {                    // compute-in-memory tiles (SPEC §7)
+struct CimParams {                    // compute-in-memory tiles (docs/method.md §7)
     Count crossbarBytes = 256 * 1024; // weights that fit programmed at once
     Cycles reprogramCyclesPerKiB = 64;
     double reprogramPjPerByte = 2.0;
@@ -62,7 +62,7 @@ struct Hardware {
     double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
 };
 
-// SPEC defaults for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
+// Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
 // "edge" 4x4, "cloud" 12x12, "testchip" 2x2; empty when unknown.
 bool presetHardware(const std::string& name, Hardware& out);

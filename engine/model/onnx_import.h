@@ -1,6 +1,6 @@
 // ONNX import: libonnx parses the protobuf and runs shape inference (data propagation
 // on); shapes it leaves unknown are propagated here for the common ops. Nodes become
-// scheduled layers or are folded (SPEC §1), every folding recorded in Network::folded.
+// scheduled layers or are folded (docs/method.md §1), every folding recorded in Network::folded.
 #pragma once
 
 #include "model/network.h"

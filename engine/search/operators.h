@@ -1,4 +1,4 @@
-// The six tree-mutation operators of SPEC §4, built on the shared edit operations of
+// The six tree-mutation operators of docs/method.md §4, built on the shared edit operations of
 // tree/ratree.h so that the search and the GUI agree on what an edit means and on pins.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Hardware templates: presets with SPEC defaults, the sample files, and clear errors.
+// Hardware templates: presets with the defaults of docs/method.md §1, the sample files, and clear
+// errors.
 #include "hw/hardware.h"
 #include "util/fileio.h"
 

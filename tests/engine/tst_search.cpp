@@ -1,4 +1,4 @@
-// Search (SPEC §4): the annealing math against hand values, the six operators over long
+// Search (docs/method.md §4): the annealing math against hand values, the six operators over long
 // random walks on the ResNet-50 and transformer samples, reproducibility across thread
 // counts, LS/LP restrictions, pins, the stop token and continuing from a given tree.
 #include "eval/evaluator.h"

@@ -210,7 +210,8 @@ void MainWindow::buildDocks() {
     hl->addWidget(filter);
     auto* heatDock =
         dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
-    // SPEC §6: tree | S-T graph | heatmap on top; metrics and the live search plot under them.
+    // docs/method.md §6: tree | S-T graph | heatmap on top; metrics and the live search plot under
+    // them.
     auto* searchDock =
         dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
     auto* metricsDock =
