@@ -3,9 +3,9 @@
 // such a program with the summary a chip bring-up engineer checks first.
 #include "cli_commands.h"
 #include "codegen/codegen.h"
-#include "codegen/export.h"
 #include "hw/mesh.h"
 #include "model/model_loader.h"
+#include "pipeline/export.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "sim/fidelity.h"

@@ -1,6 +1,5 @@
 #include "widgets/mainwindow.h"
 
-#include "codegen/export.h"
 #include "core/autosaver.h"
 #include "core/document.h"
 #include "core/programrunner.h"
@@ -9,6 +8,7 @@
 #include "core/selectionstate.h"
 #include "core/session.h"
 #include "model/model_loader.h"
+#include "pipeline/export.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "tree/tree_json.h"

@@ -1,4 +1,4 @@
-#include "codegen/export.h"
+#include "pipeline/export.h"
 
 #include "sim/simulator.h"
 #include "util/fileio.h"
