@@ -9,6 +9,7 @@
 #include "core/session.h"
 #include "model/model_loader.h"
 #include "pipeline/export.h"
+#include "pipeline/program.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
@@ -678,12 +679,11 @@ void MainWindow::exportForTestChip(const QString& dir) {
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
         eo.objective = obj;
-        auto gen = generateProgram(ctx, tree, batch, eo);
+        auto gen = buildProgram(ctx, tree, batch, eo, model);
         if (!gen) {
             r.error = qs(out + ": " + gen.error().message);
             return r;
         }
-        gen->program.schedule["model"] = model;
         if (auto e = exportProgram(out, *gen, *net, *hw)) {
             r.error = qs(e->message);
             return r;
