@@ -69,8 +69,8 @@ int runExportInstructions(const Args& a) {
 
     auto net = loadModel(model);
     if (!net) return userError(net.error().message);
-    Result<Hardware> hw = hwj.is_string() ? loadHardware(hwj.get<std::string>())
-                                          : parseHardware(hwj.dump(), path + " (hw)");
+    Result<Hardware> hw =
+        hwj.is_string() ? loadHardware(hwj.get<std::string>()) : parseHardware(hwj, path + " (hw)");
     if (!hw) return userError(hw.error().message);
     Result<RATree> tree =
         doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()

@@ -470,12 +470,10 @@ int runCompare(const Args& a) {
     if (status) return status;
 
     Interruptible stop;
-    json out = {{"model", in->modelPath},
-                {"model_sha256", in->modelSha},
-                {"hw", json::parse(hardwareToJson(in->hw))},
-                {"batch", so.cfg.totalBatch},
-                {"seed", so.cfg.seed},
-                {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
+    json out = {
+        {"model", in->modelPath},       {"model_sha256", in->modelSha},
+        {"hw", hardwareToJson(in->hw)}, {"batch", so.cfg.totalBatch},
+        {"seed", so.cfg.seed},          {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
     struct Row {
         SearchMode mode;
         std::string key, label;

@@ -5,7 +5,9 @@
 #include "util/result.h"
 #include "util/units.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tilescope {
@@ -68,11 +70,21 @@ Hardware defaultHardware(int meshX, int meshY, const std::string& name);
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 
-// Parse a hardware template (JSON text). `file` names the source in error messages.
-// Unknown keys, non-positive sizes and negative bandwidths are errors naming the key.
+// Parse a hardware template (JSON text, or a value already parsed). `file` names the source
+// in error messages. Unknown keys, non-positive sizes and negative bandwidths are errors
+// naming the key.
 Result<Hardware> parseHardware(const std::string& jsonText, const std::string& file);
+Result<Hardware> parseHardwareValue(const nlohmann::json& j, const std::string& file);
+// parseHardware(a json value, file) reads the value (never its conversion to a string),
+// while a string literal still goes to the text overload.
+template <class J, std::enable_if_t<std::is_same_v<J, nlohmann::json>, int> = 0>
+Result<Hardware> parseHardware(const J& j, const std::string& file) {
+    return parseHardwareValue(j, file);
+}
 // A file path, or a preset name when no such file exists.
 Result<Hardware> loadHardware(const std::string& pathOrPreset);
-std::string hardwareToJson(const Hardware& hw, int indent = 2);
+// The template as a JSON value (every key, so parseHardware gives hw back); documents embed
+// it as it is, files write hardwareToJson(hw).dump(2).
+nlohmann::json hardwareToJson(const Hardware& hw);
 
 } // namespace tilescope

@@ -1,5 +1,7 @@
 #include "model/network_json.h"
 
+#include "util/json.h"
+
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -88,14 +90,9 @@ struct Parser {
 } // namespace
 
 Result<Network> parseNetworkJson(const std::string& text, const std::string& file) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
-    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
-        return makeError(file, "", "invalid JSON (a number out of range)");
-    }
+    auto parsed = parseJson(text, file);
+    if (!parsed) return parsed.error();
+    json& j = *parsed;
     if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
         return makeError(file, "",
                          "not a Tilescope network (missing \"format\": \"tilescope-network\")");

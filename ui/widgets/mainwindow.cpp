@@ -550,7 +550,7 @@ Session MainWindow::makeSession() const {
     Session s;
     s.modelPath = m_doc->modelPath();
     s.modelSha256 = m_doc->modelSha256();
-    s.hardwareJson = hardwareToJson(*m_doc->hardware());
+    s.hardware = hardwareToJson(*m_doc->hardware());
     s.hardwareSource = m_doc->hardwareSource();
     s.batch = m_doc->batch();
     s.objective = m_doc->objective();
@@ -579,7 +579,7 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
     };
     auto net = loadModel(s->modelPath.toStdString());
     if (!net) return fail(net.error().message);
-    auto hw = parseHardware(s->hardwareJson, path.toStdString() + ": hardware");
+    auto hw = parseHardware(s->hardware, path.toStdString() + ": hardware");
     if (!hw) return fail(hw.error().message);
     auto tree = parseTreeText(s->treeText, *net, path.toStdString() + ": tree");
     if (!tree) return fail(tree.error().message);
