@@ -354,7 +354,7 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         // Without --batch the initial tree's root batch is the batch.
         if (!batch) c.totalBatch = s.init->node(s.init->root).batch;
         if (auto e = validateStructure(*s.init, in.net, c.totalBatch)) {
-            status = userError(s.initPath + ": " + *e);
+            status = userError(s.initPath + ": " + e->message);
             return s;
         }
         c.initialTree = s.init;
@@ -397,7 +397,8 @@ int runEvaluate(const Args& a) {
     auto tree = loadTree(treePath, in->net);
     if (!tree) return userError(tree.error().message);
     const int batch = batchOpt.value_or(tree->node(tree->root).batch);
-    if (auto e = validateStructure(*tree, in->net, batch)) return userError(treePath + ": " + *e);
+    if (auto e = validateStructure(*tree, in->net, batch))
+        return userError(treePath + ": " + e->message);
 
     const auto t0 = std::chrono::steady_clock::now();
     const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75);

@@ -467,7 +467,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         start = *config.initialTree;
         if (start.empty()) return Error{"initial tree: the tree is empty"};
         if (auto e = validateStructure(start, net, config.totalBatch))
-            return Error{"initial tree: " + *e};
+            return Error{"initial tree: " + e->message};
     } else {
         auto s = strategy->initialTree(setup, config.totalBatch, opt);
         if (!s) return Error{"initial tree: " + s.error().message};
@@ -483,7 +483,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const SpaceRule rule = strategy->space();
     if (auto why = rule.check(start))
         return Error{std::string("initial tree is outside the ") + toString(config.mode) +
-                     " space: " + *why};
+                     " space: " + why->message};
     const Evaluation startEval = evaluate(setup, start, config.totalBatch, opt);
     if (!startEval.valid) return Error{"initial tree is invalid: " + startEval.reason};
 

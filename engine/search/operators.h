@@ -41,7 +41,7 @@ const char* toString(Operator op);
 struct SpaceRule {
     std::optional<NodeType> depthOneCut;
     // Why t is outside the space (naming the node), or nullopt.
-    std::optional<std::string> check(const RATree& t) const;
+    std::optional<Error> check(const RATree& t) const;
 };
 
 // Inputs every operator needs; deps is Network::transitiveDeps(), computed once per run.

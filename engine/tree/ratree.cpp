@@ -225,7 +225,10 @@ bool RATree::operator==(const RATree& o) const {
 // ---------------------------------------------------------------------------------------
 // Validation
 
-std::optional<std::string> validateStructure(const RATree& t, const Network& net, int totalBatch) {
+namespace {
+
+// The first broken rule, in the words validateStructure reports.
+std::optional<std::string> structureProblem(const RATree& t, const Network& net, int totalBatch) {
     const int n = t.size();
     const int numLayers = int(net.layers.size());
     if (t.root < 0 || t.root >= n) return std::string("root: the tree has no root node");
@@ -333,6 +336,13 @@ std::optional<std::string> validateStructure(const RATree& t, const Network& net
                        path(leafOfLayer[size_t(l)]) + " comes before its producer " + layerName(p) +
                        " at " + path(leafOfLayer[size_t(p)]);
         }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> validateStructure(const RATree& t, const Network& net, int totalBatch) {
+    if (auto why = structureProblem(t, net, totalBatch)) return Error{std::move(*why)};
     return std::nullopt;
 }
 
@@ -534,7 +544,8 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
     }
 
     if (t.empty()) return makeError(file, "", "no tree: the text holds no node");
-    if (auto e = validateStructure(t, net, t.node(t.root).batch)) return makeError(file, "", *e);
+    if (auto e = validateStructure(t, net, t.node(t.root).batch))
+        return makeError(file, "", e->message);
     return t;
 }
 
@@ -582,7 +593,7 @@ int childBatch(const RANode& n) {
 Result<RATree> finish(RATree w, const Network& net, int totalBatch) {
     w.compact();
     w.propagateBatches();
-    if (auto e = validateStructure(w, net, totalBatch)) return Error{*e};
+    if (auto e = validateStructure(w, net, totalBatch)) return *e;
     return w;
 }
 

@@ -69,7 +69,7 @@ class RATree {
 
 // Validity rules of docs/method.md §2 that need only the network (tile allocation and buffers are
 // checked by the analyzer). Returns the broken rule naming the node, or nullopt.
-std::optional<std::string> validateStructure(const RATree& t, const Network& net, int totalBatch);
+std::optional<Error> validateStructure(const RATree& t, const Network& net, int totalBatch);
 
 // Tree text format of the reference code: one node per line, tab-indented by depth;
 // cuts "S b/sb" or "T b/sb", leaves "<layer name> b". Extra tokens after these (the

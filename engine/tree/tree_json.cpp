@@ -152,7 +152,7 @@ Result<RATree> parseTreeJsonValue(const json& j, const Network& net, const std::
             return makeError(file, "", "\"total_batch\" must be an integer");
         total = tb->get<int>();
     }
-    if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", *e);
+    if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", e->message);
     return std::move(rd.tree);
 }
 
