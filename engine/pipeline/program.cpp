@@ -3,9 +3,10 @@
 namespace tilescope {
 
 Result<CodegenResult> buildProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
-                                   const EvalOptions& evalOpt, const std::string& model) {
+                                   const EvalOptions& evalOpt,
+                                   const std::optional<std::string>& model) {
     auto gen = generateProgram(ctx, tree, totalBatch, evalOpt);
-    if (gen && !model.empty()) gen->program.schedule["model"] = model;
+    if (gen && model) gen->program.schedule["model"] = *model;
     return gen;
 }
 

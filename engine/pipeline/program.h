@@ -7,15 +7,17 @@
 #include "sim/simulator.h"
 #include "util/result.h"
 
+#include <optional>
 #include <string>
 
 namespace tilescope {
 
-// generateProgram(), then `model` (when not empty) recorded in the program's schedule
-// block. ctx must not be used by another thread meanwhile (its memo caches are not
-// synchronised).
+// generateProgram(), then `model` (when given) recorded in the program's schedule block as
+// the model the program was built from. ctx must not be used by another thread meanwhile
+// (its memo caches are not synchronised).
 Result<CodegenResult> buildProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
-                                   const EvalOptions& evalOpt, const std::string& model = {});
+                                   const EvalOptions& evalOpt,
+                                   const std::optional<std::string>& model = std::nullopt);
 
 struct ProgramReplay {
     SimResult fine;   // stage-granular dependencies, with the timeline
