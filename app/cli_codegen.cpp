@@ -2,14 +2,13 @@
 // directory (program.json, program.bin, program.txt, ir.json, hw.json), and the replay of
 // such a program with the summary a chip bring-up engineer checks first.
 #include "cli_commands.h"
-#include "codegen/codegen.h"
-#include "codegen/export.h"
 #include "hw/mesh.h"
 #include "model/model_loader.h"
+#include "pipeline/export.h"
+#include "pipeline/program.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "sim/fidelity.h"
-#include "sim/simulator.h"
 #include "util/fileio.h"
 
 #include <algorithm>
@@ -70,8 +69,8 @@ int runExportInstructions(const Args& a) {
 
     auto net = loadModel(model);
     if (!net) return userError(net.error().message);
-    Result<Hardware> hw = hwj.is_string() ? loadHardware(hwj.get<std::string>())
-                                          : parseHardware(hwj.dump(), path + " (hw)");
+    Result<Hardware> hw =
+        hwj.is_string() ? loadHardware(hwj.get<std::string>()) : parseHardware(hwj, path + " (hw)");
     if (!hw) return userError(hw.error().message);
     Result<RATree> tree =
         doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
@@ -95,10 +94,9 @@ int runExportInstructions(const Args& a) {
         eo.minUtilisation = u.get<double>();
     }
     EvalContext ctx(*net, *hw);
-    auto gen = generateProgram(ctx, *tree, batch, eo);
+    auto gen = buildProgram(ctx, *tree, batch, eo, model);
     if (!gen) return userError(path + ": " + gen.error().message);
-    CodegenResult& r = *gen;
-    r.program.schedule["model"] = model;
+    const CodegenResult& r = *gen;
     if (auto e = exportProgram(out, r, *net, *hw)) return userError(e->message);
 
     const double sched = r.layout.evaluation.dramBytes;
@@ -149,18 +147,14 @@ int runSimulate(const Args& a) {
     }
     auto hw = parseHardware(hwText, hwFile);
     if (!hw) return userError(hw.error().message);
-    if (auto err = validateProgram(*prog, *hw, file)) return userError(err->message);
-
-    SimOptions fine;
-    const SimResult rf = simulate(*prog, *hw, fine);
-    SimOptions coarseOpt;
-    coarseOpt.fineGrained = false;
-    coarseOpt.recordTimeline = false;
-    const SimResult rc = simulate(*prog, *hw, coarseOpt);
+    auto replay = replayProgram(*prog, *hw, file);
+    if (!replay) return userError(replay.error().message);
+    const SimResult& rf = replay->fine;
+    const SimResult& rc = replay->coarse;
     const json& s = prog->schedule;
     const double evalDelay = s.contains("delay_cycles") ? s["delay_cycles"].get<double>() : 0.0;
     const double schedDram = s.contains("dram_bytes") ? s["dram_bytes"].get<double>() : 0.0;
-    const double speedup = rf.delay > 0 ? rc.delay / rf.delay : 1.0;
+    const double speedup = replay->speedUp();
     const bool ok = rf.deadlockFree && rc.deadlockFree;
     const ModelAgreement agree = modelAgreement(rf.delay, evalDelay);
     const double busiestLink =

@@ -3,6 +3,7 @@
 #include "cli_commands.h"
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
+#include "pipeline/compare.h"
 #include "report/result_json.h"
 #include "search/search.h"
 #include "util/fileio.h"
@@ -353,7 +354,7 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         // Without --batch the initial tree's root batch is the batch.
         if (!batch) c.totalBatch = s.init->node(s.init->root).batch;
         if (auto e = validateStructure(*s.init, in.net, c.totalBatch)) {
-            status = userError(s.initPath + ": " + *e);
+            status = userError(s.initPath + ": " + e->message);
             return s;
         }
         c.initialTree = s.init;
@@ -396,7 +397,8 @@ int runEvaluate(const Args& a) {
     auto tree = loadTree(treePath, in->net);
     if (!tree) return userError(tree.error().message);
     const int batch = batchOpt.value_or(tree->node(tree->root).batch);
-    if (auto e = validateStructure(*tree, in->net, batch)) return userError(treePath + ": " + *e);
+    if (auto e = validateStructure(*tree, in->net, batch))
+        return userError(treePath + ": " + e->message);
 
     const auto t0 = std::chrono::steady_clock::now();
     const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75);
@@ -469,55 +471,52 @@ int runCompare(const Args& a) {
     if (status) return status;
 
     Interruptible stop;
-    json out = {{"model", in->modelPath},
-                {"model_sha256", in->modelSha},
-                {"hw", json::parse(hardwareToJson(in->hw))},
-                {"batch", so.cfg.totalBatch},
-                {"seed", so.cfg.seed},
-                {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
+    json out = {
+        {"model", in->modelPath},       {"model_sha256", in->modelSha},
+        {"hw", hardwareToJson(in->hw)}, {"batch", so.cfg.totalBatch},
+        {"seed", so.cfg.seed},          {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
     struct Row {
         SearchMode mode;
         std::string key, label;
         double cost = 0, energy = 0, delay = 0, edp = 0, seconds = 0;
         bool valid = false;
     };
+    auto keyOf = [](SearchMode m) { return m == SearchMode::Set ? "sa" : toString(m); };
+    std::optional<ProgressPrinter> printer;
+    CompareHooks hooks;
+    // Ctrl-C stops the running mode and ends the comparison after it.
+    hooks.beforeMode = [&](SearchMode m, std::size_t, std::size_t) {
+        printer.emplace(keyOf(m), a.has("--quiet"));
+        return stop.poll() ? std::nullopt : std::optional(stop.source.get_token());
+    };
+    hooks.progress = [&](SearchMode, const Progress& p) {
+        stop.poll();
+        (*printer)(p);
+    };
     std::vector<Row> rows;
-    std::vector<SearchResult> results;
-    results.reserve(compareModes().size());
-    for (SearchMode m : compareModes()) {
-        std::vector<const SearchResult*> earlier;
-        for (const SearchResult& r : results)
-            earlier.push_back(&r);
-        const SearchConfig cfg = compareConfig(so.cfg, m, earlier);
+    for (const CompareRun& run : compareStrategies(in->net, in->hw, so.cfg, hooks)) {
         Row row;
-        row.mode = m;
-        row.key = m == SearchMode::Set ? "sa" : toString(m);
+        row.mode = run.mode;
+        row.key = keyOf(run.mode);
         row.label = row.key;
-        ProgressPrinter printer(row.key, a.has("--quiet"));
-        auto res = runSearch(
-            in->net, in->hw, cfg,
-            [&](const Progress& p) {
-                stop.poll();
-                printer(p);
-            },
-            stop.source.get_token());
-        if (!res) return userError(in->modelPath + ": " + row.key + ": " + res.error().message);
+        if (!run.result)
+            return userError(in->modelPath + ": " + row.key + ": " + run.error.message);
+        const SearchResult& res = *run.result;
+        const SearchConfig& cfg = res.config;
         const Evaluation detail =
-            detailOf(*in, res->bestTree, cfg.totalBatch, cfg.objective, cfg.minUtilisation);
+            detailOf(*in, res.bestTree, cfg.totalBatch, cfg.objective, cfg.minUtilisation);
         ResultContext ctx = resultContext(*in, cfg.totalBatch);
-        ctx.seed = res->seed;
-        ctx.iterations = res->iterations;
-        ctx.elapsedSeconds = res->elapsedSeconds;
-        out[row.key] = searchResultJson(*res, detail, in->net, ctx);
+        ctx.seed = res.seed;
+        ctx.iterations = res.iterations;
+        ctx.elapsedSeconds = res.elapsedSeconds;
+        out[row.key] = searchResultJson(res, detail, in->net, ctx);
         row.valid = detail.valid;
         row.cost = detail.cost;
         row.energy = detail.energy.total();
         row.delay = detail.delay;
         row.edp = edpOf(detail);
-        row.seconds = res->elapsedSeconds;
+        row.seconds = res.elapsedSeconds;
         rows.push_back(row);
-        results.push_back(std::move(res).value());
-        if (stop.poll()) break;
     }
     if (stop.poll()) {
         std::fprintf(stderr, "tilescope-cli: interrupted; nothing written\n");

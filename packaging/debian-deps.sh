@@ -11,6 +11,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev
   xvfb xauth imagemagick
+  clang-format-14
 )
 # Only needed to regenerate samples/models (scripts/make_samples.py); not for building.
 SAMPLE_PACKAGES=(python3-onnx python3-torch python3-torchvision)

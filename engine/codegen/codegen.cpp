@@ -1003,7 +1003,7 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     }
 
     // ---- Program: the per-tile streams are complete.
-    P.hardwareJson = hardwareToJson(hw, -1);
+    P.hardwareJson = hardwareToJson(hw).dump();
     for (const auto& l : net.layers)
         P.layers.push_back(l.name);
     for (auto& tp : P.tiles) {

@@ -1,4 +1,4 @@
-// The instruction generator (SPEC §5): from an evaluated RA tree to the IR (per-tile
+// The instruction generator (docs/method.md §5): from an evaluated RA tree to the IR (per-tile
 // workloads with data ranges, buffer allocations, sources and destinations, compute
 // parameters) and to the per-tile LOAD / COMPUTE / STORE program with stage-granular
 // dependencies. It follows the evaluator's decisions exactly (analyseSchedule) so the

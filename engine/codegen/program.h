@@ -1,4 +1,4 @@
-// The instruction program for a tiled chip (SPEC §5): per-tile streams for the LOAD,
+// The instruction program for a tiled chip (docs/method.md §5): per-tile streams for the LOAD,
 // COMPUTE and STORE engines with stage-granular dependencies, and its three encodings
 // (program.json, the compact program.bin of docs/isa.md, the readable program.txt).
 #pragma once

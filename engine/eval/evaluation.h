@@ -1,7 +1,7 @@
-// Evaluation of a schedule (SPEC §3): validity + reason, energy with its breakdown, delay,
-// objective E^n D^m, DRAM and NoC figures, per-tile busy intervals (the S-T graph),
-// per-link bytes (the NoC heatmap) and per-node figures. Infeasible trees are normal
-// results (valid = false with a reason naming the node), never exceptions.
+// Evaluation of a schedule (docs/method.md §3): validity + reason, energy with its breakdown,
+// delay, objective E^n D^m, DRAM and NoC figures, per-tile busy intervals (the S-T graph), per-link
+// bytes (the NoC heatmap) and per-node figures. Infeasible trees are normal results (valid = false
+// with a reason naming the node), never exceptions.
 #pragma once
 
 #include "util/units.h"

@@ -218,7 +218,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         ev.reason = std::move(reason);
         return false;
     };
-    if (auto err = validateStructure(tree, net, totalBatch)) return invalid(-1, *err);
+    if (auto err = validateStructure(tree, net, totalBatch)) return invalid(-1, err->message);
 
     const int n = tree.size();
     const int L = int(net.layers.size());

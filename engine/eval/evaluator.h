@@ -15,7 +15,7 @@ namespace tilescope {
 
 struct EvalOptions {
     Objective objective;
-    double minUtilisation = 0.75; // S-cut allocations below this are invalid (SPEC §2)
+    double minUtilisation = 0.75; // S-cut allocations below this are invalid (docs/method.md §2)
     bool detail = false;          // per-node figures, intervals, per-link bytes
     size_t maxIntervals = 250000; // S-T rectangles kept in detail mode
 };
@@ -50,7 +50,7 @@ Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, 
 
 double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o);
 
-// Exact min-max tile allocation at an S cut (SPEC §2): n_i >= 1, sum n_i = N, minimising
+// Exact min-max tile allocation at an S cut (docs/method.md §2): n_i >= 1, sum n_i = N, minimising
 // max_i a_i / n_i, where a_i is child i's NPT. Requires N >= a.size().
 void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out);
 

@@ -1,12 +1,11 @@
 #include "hw/hardware.h"
 
 #include "util/fileio.h"
+#include "util/json.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <set>
 
 namespace tilescope {
 
@@ -76,63 +75,16 @@ const char* sideName(MeshSide s) {
     return "?";
 }
 
-// Reads one object level, reporting keys it does not know: a typo in a template must not
-// silently fall back to a default.
-struct Reader {
-    const std::string& file;
-    std::string error;
-
-    bool checkKeys(const json& obj, const std::string& where, const std::set<std::string>& known) {
-        if (!obj.is_object()) {
-            error = where + ": expected an object";
-            return false;
-        }
-        for (auto it = obj.begin(); it != obj.end(); ++it)
-            if (!known.count(it.key())) {
-                error = where + (where.empty() ? "" : ".") + it.key() + ": unknown key";
-                return false;
-            }
-        return true;
-    }
-    template <class T>
-    bool num(const json& obj, const std::string& where, const char* key, T& out, bool positive,
-             bool allowZero = false) {
-        if (!obj.contains(key)) return true;
-        const json& v = obj[key];
-        const std::string place = (where.empty() ? "" : where + ".") + key;
-        if (!v.is_number()) {
-            error = place + ": expected a number";
-            return false;
-        }
-        const double d = v.get<double>();
-        if (!std::isfinite(d) || d < 0 || (positive && d == 0 && !allowZero)) {
-            error = place + ": must be " + (positive && !allowZero ? "positive" : "non-negative") +
-                    " (got " + v.dump() + ")";
-            return false;
-        }
-        if constexpr (std::is_integral_v<T>) {
-            if (d != std::floor(d) || d > 1e9) {
-                error = place + ": expected a whole number (got " + v.dump() + ")";
-                return false;
-            }
-        }
-        out = static_cast<T>(d);
-        return true;
-    }
-};
-
 } // namespace
 
 Result<Hardware> parseHardware(const std::string& jsonText, const std::string& file) {
-    json j;
-    try {
-        j = json::parse(jsonText);
-    } catch (const json::parse_error& e) {
-        return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
-    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
-        return makeError(file, "", "invalid JSON (a number out of range)");
-    }
-    Reader r{file, {}};
+    auto parsed = parseJson(jsonText, file);
+    if (!parsed) return parsed.error();
+    return parseHardwareValue(*parsed, file);
+}
+
+Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
+    JsonReader r;
     auto fail = [&]() { return makeError(file, "", r.error); };
     if (!r.checkKeys(j, "",
                      {"name", "mesh", "tile", "noc", "dram", "clock_ghz", "data_bits", "energy",
@@ -269,7 +221,7 @@ Result<Hardware> loadHardware(const std::string& pathOrPreset) {
     return parseHardware(*text, pathOrPreset);
 }
 
-std::string hardwareToJson(const Hardware& hw, int indent) {
+json hardwareToJson(const Hardware& hw) {
     json sram = json::array();
     for (const auto& p : hw.energy.sram)
         sram.push_back({p.bufferBytes, p.pjPerByte});
@@ -304,7 +256,7 @@ std::string hardwareToJson(const Hardware& hw, int indent) {
         j["cim"] = {{"crossbar_bytes", hw.cim.crossbarBytes},
                     {"reprogram_cycles_per_kib", hw.cim.reprogramCyclesPerKiB},
                     {"reprogram_pj_per_byte", hw.cim.reprogramPjPerByte}};
-    return j.dump(indent);
+    return j;
 }
 
 } // namespace tilescope

@@ -1,11 +1,13 @@
 // The hardware template: mesh of hw-tiles (MAC array + global buffer + router), NoC and
-// DRAM bandwidths, DRAM port sides, clock and unit energies. SPEC §1 gives the defaults.
+// DRAM bandwidths, DRAM port sides, clock and unit energies. docs/method.md §1 gives the defaults.
 #pragma once
 
 #include "util/result.h"
 #include "util/units.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tilescope {
@@ -30,7 +32,7 @@ struct EnergyModel {
 
 enum class MeshSide { West, East, North, South };
 
-struct CimParams {                    // compute-in-memory tiles (SPEC §7)
+struct CimParams {                    // compute-in-memory tiles (docs/method.md §7)
     Count crossbarBytes = 256 * 1024; // weights that fit programmed at once
     Cycles reprogramCyclesPerKiB = 64;
     double reprogramPjPerByte = 2.0;
@@ -62,17 +64,27 @@ struct Hardware {
     double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
 };
 
-// SPEC defaults for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
+// Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
 // "edge" 4x4, "cloud" 12x12, "testchip" 2x2; empty when unknown.
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 
-// Parse a hardware template (JSON text). `file` names the source in error messages.
-// Unknown keys, non-positive sizes and negative bandwidths are errors naming the key.
+// Parse a hardware template (JSON text, or a value already parsed). `file` names the source
+// in error messages. Unknown keys, non-positive sizes and negative bandwidths are errors
+// naming the key.
 Result<Hardware> parseHardware(const std::string& jsonText, const std::string& file);
+Result<Hardware> parseHardwareValue(const nlohmann::json& j, const std::string& file);
+// parseHardware(a json value, file) reads the value (never its conversion to a string),
+// while a string literal still goes to the text overload.
+template <class J, std::enable_if_t<std::is_same_v<J, nlohmann::json>, int> = 0>
+Result<Hardware> parseHardware(const J& j, const std::string& file) {
+    return parseHardwareValue(j, file);
+}
 // A file path, or a preset name when no such file exists.
 Result<Hardware> loadHardware(const std::string& pathOrPreset);
-std::string hardwareToJson(const Hardware& hw, int indent = 2);
+// The template as a JSON value (every key, so parseHardware gives hw back); documents embed
+// it as it is, files write hardwareToJson(hw).dump(2).
+nlohmann::json hardwareToJson(const Hardware& hw);
 
 } // namespace tilescope

@@ -6,7 +6,9 @@
 
 namespace tilescope {
 
-Mesh::Mesh(const Hardware& hw) : m_x(hw.meshX), m_y(hw.meshY) {
+Mesh::Mesh(const Hardware& hw)
+    : m_x(hw.meshX), m_y(hw.meshY), m_nocBytesPerCycle(hw.nocBytesPerCycle),
+      m_dramBytesPerCycle(hw.dramBytesPerCycle) {
     for (MeshSide s : hw.dramSides) {
         switch (s) {
         case MeshSide::West:
@@ -49,6 +51,14 @@ bool Mesh::isPortLink(int link) const {
     const int x = tileX(i.tile), y = tileY(i.tile);
     return (i.dir == West && x == 0) || (i.dir == East && x == m_x - 1) ||
            (i.dir == North && y == 0) || (i.dir == South && y == m_y - 1);
+}
+
+double Mesh::linkCapacity(int link) const {
+    if (!isPortLink(link)) return m_nocBytesPerCycle;
+    const Dir side = linkInfo(link).dir;
+    const int portTiles = (side == West || side == East) ? m_y : m_x;
+    const int sides = std::max<int>(1, int(m_sides.size()));
+    return m_dramBytesPerCycle / sides / std::max(1, portTiles);
 }
 
 int Mesh::hops(int a, int b) const {

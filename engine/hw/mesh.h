@@ -42,6 +42,10 @@ class Mesh {
     };
     LinkInfo linkInfo(int link) const;
     bool isPortLink(int link) const;
+    // Bytes per cycle the link carries at most: a mesh link the NoC link bandwidth; a port
+    // link (isPortLink) its share of the DRAM bandwidth, which the DRAM sides split evenly
+    // and each side evenly again among the edge tiles along it.
+    double linkCapacity(int link) const;
 
     int hops(int a, int b) const;
     // Links of the X-then-Y route from tile a to tile b, appended to out.
@@ -65,6 +69,7 @@ class Mesh {
 
   private:
     int m_x, m_y;
+    double m_nocBytesPerCycle, m_dramBytesPerCycle;
     std::vector<Dir> m_sides;
     std::vector<int> m_order;
 };

@@ -1,4 +1,4 @@
-// Intra-layer engine (SPEC §3): partitions a layer over a tile group (factors over output
+// Intra-layer engine (docs/method.md §3): partitions a layer over a tile group (factors over output
 // channels K, batch B, output rows H and columns W whose product is the group size) and,
 // per tile, chooses the PE-array tiling and loop order that minimise buffer traffic.
 // Results are memoised by (layer, group size, batch): the annealer revisits them constantly.
@@ -37,7 +37,7 @@ class Mapper {
 
     // Best mapping of `layer` for `batch` samples on `tiles` tiles (memoised).
     const LeafMapping& map(int layer, int tiles, int batch);
-    // Normalised processing time: one sample on one tile (SPEC §2 NPT of a leaf).
+    // Normalised processing time: one sample on one tile (docs/method.md §2 NPT of a leaf).
     double npt(int layer);
 
     long long calls() const { return m_calls; }

@@ -10,7 +10,7 @@
 
 namespace tilescope {
 
-// Scheduled layer kinds (SPEC §1). Everything else is folded into a neighbour.
+// Scheduled layer kinds (docs/method.md §1). Everything else is folded into a neighbour.
 enum class LayerKind {
     Conv,    // convolution incl. grouped / depthwise
     Gemm,    // FC / Gemm / MatMul with a static weight operand

@@ -1,5 +1,7 @@
 #include "model/network_json.h"
 
+#include "util/json.h"
+
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -85,27 +87,17 @@ struct Parser {
     }
 };
 
-} // namespace
+// A layer as read, before its references are resolved: (name, isLayer) per input.
+struct RawLayer {
+    Layer layer;
+    std::vector<std::pair<std::string, bool>> refs;
+};
 
-Result<Network> parseNetworkJson(const std::string& text, const std::string& file) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return makeError(file, "byte " + std::to_string(e.byte), "invalid JSON");
-    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
-        return makeError(file, "", "invalid JSON (a number out of range)");
-    }
-    if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
-        return makeError(file, "",
-                         "not a Tilescope network (missing \"format\": \"tilescope-network\")");
-    if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
-        return makeError(file, "layers", "expected a non-empty list");
+// The document's header fields: name, inputs, outputs, op counts, unsupported ops, params
+// and foldings.
+std::optional<Error> readHeader(json& j, const std::string& file, Network& net) {
     Parser p{file, {}, {}};
     auto err = [&]() { return makeError(file, p.place, p.reason); };
-
-    Network net;
-    net.sourcePath = file;
     try {
         net.name = j.value("name", std::string());
         // Counts are read as checked integers: a float such as 3e113 converted to an
@@ -154,97 +146,99 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
         return makeError(file, "header", std::string("malformed field: ") + e.what());
     }
 
-    // Read layers in file order, then sort topologically (a file may list them in any
-    // order); a cycle is an error naming a layer on it.
-    struct Raw {
-        Layer layer;
-        std::vector<std::pair<std::string, bool>> refs; // (name, isLayer)
-    };
-    std::vector<Raw> raw;
-    std::map<std::string, int> byName;
-    for (size_t i = 0; i < j["layers"].size(); ++i) {
-        const json& lj = j["layers"][i];
-        std::string where = "layers[" + std::to_string(i) + "]";
-        if (!lj.is_object()) return makeError(file, where, "expected an object");
-        Raw r;
-        Layer& l = r.layer;
-        if (!lj.contains("name") || !lj["name"].is_string() ||
-            lj["name"].get<std::string>().empty())
-            return makeError(file, where, "missing \"name\"");
-        l.name = lj["name"].get<std::string>();
-        if (l.name.find_first_of(" \t\n") != std::string::npos)
-            return makeError(file, where, "layer name '" + l.name + "' contains white space");
-        where = "layer '" + l.name + "'";
-        if (byName.count(l.name)) return makeError(file, where, "duplicated layer name");
-        if (!lj.contains("kind") || !lj["kind"].is_string() ||
-            !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
-            return makeError(file, where + ".kind",
-                             "expected one of conv, gemm, matmul, pool, eltwise, vector");
-        if (lj.contains("op") && !lj["op"].is_string())
-            return makeError(file, where + ".op", "expected a string");
-        l.op = lj.value("op", std::string(toString(l.kind)));
-        std::vector<int> v;
-        if (!p.intVec(lj, where, "in", v, 3, 1, true)) return err();
-        l.inC = v[0], l.inH = v[1], l.inW = v[2];
-        if (!p.intVec(lj, where, "out", v, 3, 1, true)) return err();
-        l.outC = v[0], l.outH = v[1], l.outW = v[2];
-        v = {1, 1};
-        if (!p.intVec(lj, where, "kernel", v, 2, 1, false)) return err();
-        l.kernelH = v[0], l.kernelW = v[1];
-        v = {1, 1};
-        if (!p.intVec(lj, where, "stride", v, 2, 1, false)) return err();
-        l.strideH = v[0], l.strideW = v[1];
-        v = {0, 0};
-        if (!p.intVec(lj, where, "pad", v, 2, 0, false)) return err();
-        l.padH = v[0], l.padW = v[1];
-        v = {1, 1};
-        if (!p.intVec(lj, where, "dilation", v, 2, 1, false)) return err();
-        l.dilationH = v[0], l.dilationW = v[1];
-        if (lj.contains("groups")) {
-            if (!lj["groups"].is_number_integer() || lj["groups"].get<long long>() < 1 ||
-                lj["groups"].get<long long>() > (1LL << 30))
-                return makeError(file, where + ".groups", "expected a positive integer");
-            l.groups = lj["groups"].get<int>();
-        }
-        if (l.inC % l.groups != 0 || l.outC % l.groups != 0)
-            return makeError(file, where + ".groups", "groups must divide in and out channels");
-        if (lj.contains("weight_bytes")) {
-            if (!lj["weight_bytes"].is_number_integer() || lj["weight_bytes"].get<long long>() < 0)
-                return makeError(file, where + ".weight_bytes", "expected a non-negative integer");
-            l.weightBytes = lj["weight_bytes"].get<Count>();
-        }
-        if (!lj.contains("inputs") || !lj["inputs"].is_array() || lj["inputs"].empty())
-            return makeError(file, where + ".inputs", "expected a non-empty list");
-        for (size_t k = 0; k < lj["inputs"].size(); ++k) {
-            const json& in = lj["inputs"][k];
-            const std::string iw = where + ".inputs[" + std::to_string(k) + "]";
-            LayerInput li;
-            if (!in.is_object()) return makeError(file, iw, "expected an object");
-            if (in.contains("bytes")) {
-                if (!in["bytes"].is_number_integer() || in["bytes"].get<long long>() <= 0)
-                    return makeError(file, iw + ".bytes", "expected a positive integer");
-                li.bytesPerSample = in["bytes"].get<Count>();
-            }
-            if (in.contains("layer") && in["layer"].is_string()) {
-                r.refs.emplace_back(in["layer"].get<std::string>(), true);
-            } else if (in.contains("input") && in["input"].is_string()) {
-                li.networkInput = in["input"].get<std::string>();
-                if (li.bytesPerSample <= 0)
-                    return makeError(file, iw, "a network input needs \"bytes\"");
-                r.refs.emplace_back(li.networkInput, false);
-            } else {
-                return makeError(file, iw,
-                                 "expected {\"layer\": NAME} or {\"input\": NAME, \"bytes\": N}");
-            }
-            l.inputs.push_back(li);
-        }
-        if (l.kind == LayerKind::MatMul && l.inputs.size() < 2)
-            return makeError(file, where + ".inputs",
-                             "a matmul (activation x activation) needs two inputs");
-        byName[l.name] = int(raw.size());
-        raw.push_back(std::move(r));
+    return std::nullopt;
+}
+
+// layers[i], checked; byName holds the names of the layers read before it.
+Result<RawLayer> readLayer(const json& lj, size_t i, const std::map<std::string, int>& byName,
+                           const std::string& file) {
+    Parser p{file, {}, {}};
+    auto err = [&]() { return makeError(file, p.place, p.reason); };
+    RawLayer r;
+    Layer& l = r.layer;
+    std::string where = "layers[" + std::to_string(i) + "]";
+    if (!lj.is_object()) return makeError(file, where, "expected an object");
+    if (!lj.contains("name") || !lj["name"].is_string() || lj["name"].get<std::string>().empty())
+        return makeError(file, where, "missing \"name\"");
+    l.name = lj["name"].get<std::string>();
+    if (l.name.find_first_of(" \t\n") != std::string::npos)
+        return makeError(file, where, "layer name '" + l.name + "' contains white space");
+    where = "layer '" + l.name + "'";
+    if (byName.count(l.name)) return makeError(file, where, "duplicated layer name");
+    if (!lj.contains("kind") || !lj["kind"].is_string() ||
+        !parseLayerKind(lj["kind"].get<std::string>(), l.kind))
+        return makeError(file, where + ".kind",
+                         "expected one of conv, gemm, matmul, pool, eltwise, vector");
+    if (lj.contains("op") && !lj["op"].is_string())
+        return makeError(file, where + ".op", "expected a string");
+    l.op = lj.value("op", std::string(toString(l.kind)));
+    std::vector<int> v;
+    if (!p.intVec(lj, where, "in", v, 3, 1, true)) return err();
+    l.inC = v[0], l.inH = v[1], l.inW = v[2];
+    if (!p.intVec(lj, where, "out", v, 3, 1, true)) return err();
+    l.outC = v[0], l.outH = v[1], l.outW = v[2];
+    v = {1, 1};
+    if (!p.intVec(lj, where, "kernel", v, 2, 1, false)) return err();
+    l.kernelH = v[0], l.kernelW = v[1];
+    v = {1, 1};
+    if (!p.intVec(lj, where, "stride", v, 2, 1, false)) return err();
+    l.strideH = v[0], l.strideW = v[1];
+    v = {0, 0};
+    if (!p.intVec(lj, where, "pad", v, 2, 0, false)) return err();
+    l.padH = v[0], l.padW = v[1];
+    v = {1, 1};
+    if (!p.intVec(lj, where, "dilation", v, 2, 1, false)) return err();
+    l.dilationH = v[0], l.dilationW = v[1];
+    if (lj.contains("groups")) {
+        if (!lj["groups"].is_number_integer() || lj["groups"].get<long long>() < 1 ||
+            lj["groups"].get<long long>() > (1LL << 30))
+            return makeError(file, where + ".groups", "expected a positive integer");
+        l.groups = lj["groups"].get<int>();
     }
-    // Resolve references and sort (Kahn). Input bytes default to the producer's output.
+    if (l.inC % l.groups != 0 || l.outC % l.groups != 0)
+        return makeError(file, where + ".groups", "groups must divide in and out channels");
+    if (lj.contains("weight_bytes")) {
+        if (!lj["weight_bytes"].is_number_integer() || lj["weight_bytes"].get<long long>() < 0)
+            return makeError(file, where + ".weight_bytes", "expected a non-negative integer");
+        l.weightBytes = lj["weight_bytes"].get<Count>();
+    }
+    if (!lj.contains("inputs") || !lj["inputs"].is_array() || lj["inputs"].empty())
+        return makeError(file, where + ".inputs", "expected a non-empty list");
+    for (size_t k = 0; k < lj["inputs"].size(); ++k) {
+        const json& in = lj["inputs"][k];
+        const std::string iw = where + ".inputs[" + std::to_string(k) + "]";
+        LayerInput li;
+        if (!in.is_object()) return makeError(file, iw, "expected an object");
+        if (in.contains("bytes")) {
+            if (!in["bytes"].is_number_integer() || in["bytes"].get<long long>() <= 0)
+                return makeError(file, iw + ".bytes", "expected a positive integer");
+            li.bytesPerSample = in["bytes"].get<Count>();
+        }
+        if (in.contains("layer") && in["layer"].is_string()) {
+            r.refs.emplace_back(in["layer"].get<std::string>(), true);
+        } else if (in.contains("input") && in["input"].is_string()) {
+            li.networkInput = in["input"].get<std::string>();
+            if (li.bytesPerSample <= 0)
+                return makeError(file, iw, "a network input needs \"bytes\"");
+            r.refs.emplace_back(li.networkInput, false);
+        } else {
+            return makeError(file, iw,
+                             "expected {\"layer\": NAME} or {\"input\": NAME, \"bytes\": N}");
+        }
+        l.inputs.push_back(li);
+    }
+    if (l.kind == LayerKind::MatMul && l.inputs.size() < 2)
+        return makeError(file, where + ".inputs",
+                         "a matmul (activation x activation) needs two inputs");
+    return r;
+}
+
+// Resolves the references and appends the layers to net in a topological order (a file
+// may list them in any order); a cycle is an error naming a layer on it.
+std::optional<Error> linkLayers(std::vector<RawLayer>& raw,
+                                const std::map<std::string, int>& byName, const std::string& file,
+                                Network& net) {
+    // Kahn. Input bytes default to the producer's output.
     const size_t n = raw.size();
     std::vector<std::vector<int>> preds(n);
     for (size_t i = 0; i < n; ++i)
@@ -289,18 +283,45 @@ Result<Network> parseNetworkJson(const std::string& text, const std::string& fil
     for (size_t k = 0; k < n; ++k)
         newIndex[size_t(order[k])] = int(k);
     for (size_t k = 0; k < n; ++k) {
-        Raw& r = raw[size_t(order[k])];
+        RawLayer& r = raw[size_t(order[k])];
         for (size_t q = 0; q < r.refs.size(); ++q) {
             LayerInput& li = r.layer.inputs[q];
             if (r.refs[q].second) {
-                li.producer = newIndex[size_t(byName[r.refs[q].first])];
+                li.producer = newIndex[size_t(byName.at(r.refs[q].first))];
                 if (li.bytesPerSample <= 0)
                     li.bytesPerSample =
-                        raw[size_t(byName[r.refs[q].first])].layer.outputBytesPerSample();
+                        raw[size_t(byName.at(r.refs[q].first))].layer.outputBytesPerSample();
             }
         }
         net.layers.push_back(r.layer);
     }
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<Network> parseNetworkJson(const std::string& text, const std::string& file) {
+    auto parsed = parseJson(text, file);
+    if (!parsed) return parsed.error();
+    json& j = *parsed;
+    if (!j.is_object() || !j.contains("format") || j["format"] != "tilescope-network")
+        return makeError(file, "",
+                         "not a Tilescope network (missing \"format\": \"tilescope-network\")");
+    if (!j.contains("layers") || !j["layers"].is_array() || j["layers"].empty())
+        return makeError(file, "layers", "expected a non-empty list");
+
+    Network net;
+    net.sourcePath = file;
+    if (auto e = readHeader(j, file, net)) return *e;
+    std::vector<RawLayer> raw;
+    std::map<std::string, int> byName;
+    for (size_t i = 0; i < j["layers"].size(); ++i) {
+        auto r = readLayer(j["layers"][i], i, byName, file);
+        if (!r) return r.error();
+        byName[r->layer.name] = int(raw.size());
+        raw.push_back(std::move(r).value());
+    }
+    if (auto e = linkLayers(raw, byName, file, net)) return *e;
     if (net.outputs.empty()) {
         auto cons = net.consumers();
         for (size_t i = 0; i < net.layers.size(); ++i)

@@ -1,7 +1,7 @@
 // ONNX import: libonnx parses the protobuf and runs shape inference (data propagation
 // on); shapes it leaves unknown are propagated here, and shape sub-graphs are evaluated on
-// known dimensions. Nodes become scheduled layers or are folded (docs/import.md), every
-// folding recorded in Network::folded.
+// known dimensions. Nodes become scheduled layers or are folded (docs/import.md,
+// docs/method.md §1), every folding recorded in Network::folded.
 #pragma once
 
 #include "model/network.h"

@@ -1,6 +1,7 @@
 #include "report/result_json.h"
 
 #include "tree/tree_json.h"
+#include "util/json.h"
 
 namespace tilescope {
 
@@ -37,7 +38,7 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
 
 json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network& net,
                           const ResultContext& ctx) {
-    json hw = ctx.hw ? json::parse(hardwareToJson(*ctx.hw)) : json(nullptr);
+    json hw = ctx.hw ? hardwareToJson(*ctx.hw) : json(nullptr);
     json j = {{"valid", e.valid},
               {"reason", e.reason},
               {"energy_pj", e.energy.total()},
@@ -122,8 +123,9 @@ Result<RATree> parseTreeDocument(const std::string& text, const Network& net,
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return makeError(file, "", "the tree file is empty");
     if (text[first] != '{') return parseTreeText(text, net, file);
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return makeError(file, "", "not valid JSON");
+    auto parsed = parseJsonText(text);
+    if (!std::holds_alternative<json>(parsed)) return makeError(file, "", "not valid JSON");
+    json j = std::move(std::get<json>(parsed));
     if (j.contains("sa") && j["sa"].is_object()) j = j["sa"]; // a compare result
     if (j.contains("tree_json") && j["tree_json"].is_object())
         return parseTreeJsonValue(j["tree_json"], net, file);

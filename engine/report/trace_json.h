@@ -1,6 +1,6 @@
-// Timelines as Chrome trace-event JSON (SPEC §5), which Perfetto and chrome://tracing open:
-// a generic writer over a list of complete events, and the two timelines Tilescope has,
-// the evaluator's S-T graph and the instruction-level simulator's per-engine replay.
+// Timelines as Chrome trace-event JSON (docs/method.md §5), which Perfetto and chrome://tracing
+// open: a generic writer over a list of complete events, and the two timelines Tilescope has, the
+// evaluator's S-T graph and the instruction-level simulator's per-engine replay.
 #pragma once
 
 #include "codegen/program.h"

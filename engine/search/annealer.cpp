@@ -395,6 +395,181 @@ Clock::duration toDuration(double seconds) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// dp-lp is a construction, not a chain: one result with the layer-sequential tree as its
+// start for reference.
+Result<SearchResult> runDpLp(const Network& net, const Hardware& hw, const SearchConfig& config,
+                             const EvalOptions& opt, const ProgressCallback& progress,
+                             std::stop_token stop, Clock::time_point t0) {
+    const bool timed = config.seconds > 0;
+    if (config.initialTree) return Error{"dp-lp builds its own tree; it takes no initial tree"};
+    if (!config.pinned.empty()) return Error{"dp-lp builds its own tree; it takes no pins"};
+    DpLpStats ds;
+    const double cpu0 = threadCpuSeconds();
+    auto t = dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
+    if (!t) return Error{"initial tree: " + t.error().message};
+    EvalContext ctx(net, hw);
+    SearchResult res;
+    res.config = config;
+    res.seed = config.seed;
+    res.stopped = stop.stop_requested();
+    auto ls = layerSequentialStart(ctx, config.totalBatch, opt);
+    res.initialTree = ls ? std::move(ls).value() : *t;
+    res.initialEval = evaluate(ctx, res.initialTree, config.totalBatch, opt);
+    res.bestTree = *t;
+    res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
+    res.config.initialTree = res.initialTree;
+    ChainResult c;
+    c.role = "dp-lp";
+    c.start = "ls";
+    c.seed = config.seed;
+    c.best = res.bestTree;
+    c.bestEval = res.best;
+    c.cpuSeconds = threadCpuSeconds() - cpu0;
+    c.eval = ctx.stats();
+    c.eval.evaluations = ds.evaluations + 2;
+    res.chains.push_back(std::move(c));
+    res.elapsedSeconds = secondsSince(t0);
+    res.stats.evaluations = ds.evaluations + 2;
+    res.stats.evaluationsPerSecond =
+        res.elapsedSeconds > 0 ? double(res.stats.evaluations) / res.elapsedSeconds : 0;
+    if (progress) {
+        Progress p;
+        p.currentCost = p.bestCost = res.best.cost;
+        p.energy = p.bestEnergy = res.best.energy.total();
+        p.delay = p.bestDelay = res.best.delay;
+        p.elapsedSeconds = res.elapsedSeconds;
+        p.fraction = 1;
+        p.secondsLeft = timed ? 0 : -1;
+        p.final = true;
+        progress(p);
+    }
+    return res;
+}
+
+// The start: given (a continued run) or the strategy's own; then the pins.
+Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy& strategy,
+                         const SearchConfig& config, const EvalOptions& opt) {
+    RATree start;
+    if (config.initialTree) {
+        start = *config.initialTree;
+        if (start.empty()) return Error{"initial tree: the tree is empty"};
+        if (auto e = validateStructure(start, net, config.totalBatch))
+            return Error{"initial tree: " + e->message};
+    } else {
+        auto s = strategy.initialTree(setup, config.totalBatch, opt);
+        if (!s) return Error{"initial tree: " + s.error().message};
+        start = std::move(s).value();
+    }
+    for (const std::string& path : config.pinned) {
+        const int id = start.nodeAtPath(path);
+        if (id < 0) return Error{"pin: no node at path " + path + " in the initial tree"};
+        auto p = edit::setPinned(start, id, true);
+        if (!p) return Error{"pin " + path + ": " + p.error().message};
+        start = std::move(p).value();
+    }
+    return start;
+}
+
+// The run's totals over its chains (warm-up chains included) into res.
+void addChainStats(SearchResult& res, std::vector<ChainResult> chains, bool timed, long long N,
+                   int K, double searchSeconds) {
+    long long iters = 0, proposals = 0, valid = 0, accepted = 0;
+    double cpu = 0;
+    EvalStats es;
+    for (const auto& c : chains) {
+        iters += c.iterations;
+        proposals += c.proposals;
+        valid += c.valid;
+        accepted += c.accepted;
+        cpu += c.cpuSeconds;
+        es.evaluations += c.eval.evaluations;
+        es.mapperCalls += c.eval.mapperCalls;
+        es.mapperHits += c.eval.mapperHits;
+        es.routeCalls += c.eval.routeCalls;
+        es.routeHits += c.eval.routeHits;
+    }
+    res.iterationsRun = iters;
+    res.iterations = timed ? std::max<long long>(1, iters / K) : N;
+    res.chains = std::move(chains);
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    res.stats.evaluations = es.evaluations;
+    res.stats.evaluationsPerSecond = ratio(double(es.evaluations), searchSeconds);
+    res.stats.iterationsPerSecondPerCore = ratio(double(iters), cpu);
+    res.stats.mapperHitRate = ratio(double(es.mapperHits), double(es.mapperCalls));
+    res.stats.routeHitRate = ratio(double(es.routeHits), double(es.routeCalls));
+    res.stats.validRate = ratio(double(valid), double(proposals));
+    res.stats.acceptRate = ratio(double(accepted), double(valid));
+}
+
+// The main chains' specs. A start that is already good is not a good basin for a fresh
+// schedule (docs/search.md, ablation): with two or more chains, chain 0 anneals from the
+// mode's start as the plain annealer does, and chains 1.. start from the pool's trees, best
+// first (cycling). With one chain it starts from the best tree. Either way some chain starts
+// from the best tree, so the result is never worse than any candidate.
+std::vector<ChainSpec> mainChainSpecs(const std::deque<Candidate>& pool, bool portfolio,
+                                      const Strategy& strategy, const SearchConfig& config,
+                                      long long iterations, double seconds) {
+    const int K = config.chains;
+    const bool timed = config.seconds > 0;
+    std::vector<const Candidate*> order;
+    for (const Candidate& c : pool)
+        order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
+        return a->eval.cost < b->eval.cost;
+    });
+    auto startOf = [&](int k) -> const Candidate* {
+        if (!portfolio) return &pool.front();
+        if (K == 1) return order.front();
+        return k == 0 ? &pool.front() : order[size_t(k - 1) % order.size()];
+    };
+    std::vector<ChainSpec> specs;
+    for (int k = 0; k < K; ++k) {
+        const Candidate* c = startOf(k);
+        ChainSpec s;
+        s.strategy = &strategy;
+        s.role = toString(config.mode);
+        s.startName = c->name;
+        s.seed = config.seed + std::uint64_t(k);
+        s.start = &c->tree;
+        s.startEval = &c->eval;
+        s.iterations = timed ? 0 : iterations;
+        s.seconds = seconds;
+        specs.push_back(s);
+    }
+    return specs;
+}
+
+// Best over chains; strict < keeps the lowest chain index on ties.
+int bestChainOf(const std::vector<ChainResult>& chains) {
+    int bestK = 0;
+    for (int k = 1; k < int(chains.size()); ++k)
+        if (chains[size_t(k)].bestEval.cost < chains[size_t(bestK)].bestEval.cost) bestK = k;
+    return bestK;
+}
+
+// The run's last progress callback: the best over all chains, the budget used up.
+void reportFinal(const ProgressCallback& progress, const SearchResult& res, int bestK,
+                 long long iters, bool timed, Shared& shared) {
+    if (!progress) return;
+    Progress p;
+    p.total = timed ? iters : shared.total;
+    p.iteration = iters;
+    p.chain = bestK;
+    p.chainIteration = res.chains[size_t(bestK)].iterations;
+    p.chainTotal = timed ? p.chainIteration : res.chains[size_t(bestK)].iterations;
+    p.temperature = 0;
+    p.currentCost = p.bestCost = res.best.cost;
+    p.energy = p.bestEnergy = res.best.energy.total();
+    p.delay = p.bestDelay = res.best.delay;
+    p.acceptanceRate = res.stats.acceptRate;
+    p.elapsedSeconds = res.elapsedSeconds;
+    p.fraction = 1;
+    p.secondsLeft = timed ? 0 : -1;
+    p.final = true;
+    std::lock_guard lock(shared.mutex);
+    progress(p);
+}
+
 } // namespace
 
 Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const SearchConfig& config,
@@ -412,78 +587,18 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     opt.objective = config.objective;
     opt.minUtilisation = config.minUtilisation;
 
-    if (config.mode == SearchMode::DpLp) {
-        if (config.initialTree) return Error{"dp-lp builds its own tree; it takes no initial tree"};
-        if (!config.pinned.empty()) return Error{"dp-lp builds its own tree; it takes no pins"};
-        DpLpStats ds;
-        const double cpu0 = threadCpuSeconds();
-        auto t = dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
-        if (!t) return Error{"initial tree: " + t.error().message};
-        EvalContext ctx(net, hw);
-        SearchResult res;
-        res.config = config;
-        res.seed = config.seed;
-        res.stopped = stop.stop_requested();
-        auto ls = layerSequentialStart(ctx, config.totalBatch, opt);
-        res.initialTree = ls ? std::move(ls).value() : *t;
-        res.initialEval = evaluate(ctx, res.initialTree, config.totalBatch, opt);
-        res.bestTree = *t;
-        res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
-        res.config.initialTree = res.initialTree;
-        ChainResult c;
-        c.role = "dp-lp";
-        c.start = "ls";
-        c.seed = config.seed;
-        c.best = res.bestTree;
-        c.bestEval = res.best;
-        c.cpuSeconds = threadCpuSeconds() - cpu0;
-        c.eval = ctx.stats();
-        c.eval.evaluations = ds.evaluations + 2;
-        res.chains.push_back(std::move(c));
-        res.elapsedSeconds = secondsSince(t0);
-        res.stats.evaluations = ds.evaluations + 2;
-        res.stats.evaluationsPerSecond =
-            res.elapsedSeconds > 0 ? double(res.stats.evaluations) / res.elapsedSeconds : 0;
-        if (progress) {
-            Progress p;
-            p.currentCost = p.bestCost = res.best.cost;
-            p.energy = p.bestEnergy = res.best.energy.total();
-            p.delay = p.bestDelay = res.best.delay;
-            p.elapsedSeconds = res.elapsedSeconds;
-            p.fraction = 1;
-            p.secondsLeft = timed ? 0 : -1;
-            p.final = true;
-            progress(p);
-        }
-        return res;
-    }
+    if (config.mode == SearchMode::DpLp) return runDpLp(net, hw, config, opt, progress, stop, t0);
 
     const auto strategy = makeStrategy(config.mode);
 
-    // The start: given (a continued run) or the strategy's own; then the pins.
-    RATree start;
     EvalContext setup(net, hw);
-    if (config.initialTree) {
-        start = *config.initialTree;
-        if (start.empty()) return Error{"initial tree: the tree is empty"};
-        if (auto e = validateStructure(start, net, config.totalBatch))
-            return Error{"initial tree: " + *e};
-    } else {
-        auto s = strategy->initialTree(setup, config.totalBatch, opt);
-        if (!s) return Error{"initial tree: " + s.error().message};
-        start = std::move(s).value();
-    }
-    for (const std::string& path : config.pinned) {
-        const int id = start.nodeAtPath(path);
-        if (id < 0) return Error{"pin: no node at path " + path + " in the initial tree"};
-        auto p = edit::setPinned(start, id, true);
-        if (!p) return Error{"pin " + path + ": " + p.error().message};
-        start = std::move(p).value();
-    }
+    auto started = startTree(setup, net, *strategy, config, opt);
+    if (!started) return started.error();
+    const RATree start = std::move(started).value();
     const SpaceRule rule = strategy->space();
     if (auto why = rule.check(start))
         return Error{std::string("initial tree is outside the ") + toString(config.mode) +
-                     " space: " + *why};
+                     " space: " + why->message};
     const Evaluation startEval = evaluate(setup, start, config.totalBatch, opt);
     if (!startEval.valid) return Error{"initial tree is invalid: " + startEval.reason};
 
@@ -574,41 +689,14 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
             offer(c.role, c.best);
     }
 
-    // Main chains. A start that is already good is not a good basin for a fresh schedule
-    // (docs/search.md, ablation): with two or more chains, chain 0 anneals from the mode's
-    // start as the plain annealer does, and chains 1.. start from the pool's trees, best
-    // first (cycling). With one chain it starts from the best tree. Either way some chain
-    // starts from the best tree, so the result is never worse than any candidate.
-    std::vector<const Candidate*> order;
-    for (const Candidate& c : pool)
-        order.push_back(&c);
-    std::stable_sort(order.begin(), order.end(), [](const Candidate* a, const Candidate* b) {
-        return a->eval.cost < b->eval.cost;
-    });
-    auto startOf = [&](int k) -> const Candidate* {
-        if (!portfolio) return &pool.front();
-        if (K == 1) return order.front();
-        return k == 0 ? &pool.front() : order[size_t(k - 1) % order.size()];
-    };
+    // Main chains (mainChainSpecs says where each starts).
     const int waves = (K + W - 1) / W;
     const double mainSeconds =
         timed
             ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves
             : 0;
-    std::vector<ChainSpec> specs;
-    for (int k = 0; k < K; ++k) {
-        const Candidate* c = startOf(k);
-        ChainSpec s;
-        s.strategy = strategy.get();
-        s.role = toString(config.mode);
-        s.startName = c->name;
-        s.seed = config.seed + std::uint64_t(k);
-        s.start = &c->tree;
-        s.startEval = &c->eval;
-        s.iterations = timed ? 0 : mainIters;
-        s.seconds = mainSeconds;
-        specs.push_back(s);
-    }
+    const std::vector<ChainSpec> specs =
+        mainChainSpecs(pool, portfolio, *strategy, config, mainIters, mainSeconds);
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
     for (ChainResult& c : warm)
         chains.push_back(std::move(c));
@@ -621,61 +709,16 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     res.initialTree = start;
     res.initialEval = startEval;
     res.stopped = stop.stop_requested();
-    // Best over chains; strict < keeps the lowest chain index on ties.
-    int bestK = 0;
-    for (int k = 1; k < int(chains.size()); ++k)
-        if (chains[size_t(k)].bestEval.cost < chains[size_t(bestK)].bestEval.cost) bestK = k;
+    const int bestK = bestChainOf(chains);
     res.bestChain = bestK;
     res.bestTree = chains[size_t(bestK)].best;
     res.best = chains[size_t(bestK)].bestEval;
 
-    long long iters = 0, proposals = 0, valid = 0, accepted = 0;
-    double cpu = 0;
-    EvalStats es;
-    for (const auto& c : chains) {
-        iters += c.iterations;
-        proposals += c.proposals;
-        valid += c.valid;
-        accepted += c.accepted;
-        cpu += c.cpuSeconds;
-        es.evaluations += c.eval.evaluations;
-        es.mapperCalls += c.eval.mapperCalls;
-        es.mapperHits += c.eval.mapperHits;
-        es.routeCalls += c.eval.routeCalls;
-        es.routeHits += c.eval.routeHits;
-    }
-    res.iterationsRun = iters;
-    res.iterations = timed ? std::max<long long>(1, iters / K) : N;
-    res.chains = std::move(chains);
-    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    res.stats.evaluations = es.evaluations;
-    res.stats.evaluationsPerSecond = ratio(double(es.evaluations), searchSeconds);
-    res.stats.iterationsPerSecondPerCore = ratio(double(iters), cpu);
-    res.stats.mapperHitRate = ratio(double(es.mapperHits), double(es.mapperCalls));
-    res.stats.routeHitRate = ratio(double(es.routeHits), double(es.routeCalls));
-    res.stats.validRate = ratio(double(valid), double(proposals));
-    res.stats.acceptRate = ratio(double(accepted), double(valid));
+    addChainStats(res, std::move(chains), timed, N, K, searchSeconds);
+    const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 
-    if (progress) {
-        Progress p;
-        p.total = timed ? iters : shared.total;
-        p.iteration = iters;
-        p.chain = bestK;
-        p.chainIteration = res.chains[size_t(bestK)].iterations;
-        p.chainTotal = timed ? p.chainIteration : res.chains[size_t(bestK)].iterations;
-        p.temperature = 0;
-        p.currentCost = p.bestCost = res.best.cost;
-        p.energy = p.bestEnergy = res.best.energy.total();
-        p.delay = p.bestDelay = res.best.delay;
-        p.acceptanceRate = res.stats.acceptRate;
-        p.elapsedSeconds = res.elapsedSeconds;
-        p.fraction = 1;
-        p.secondsLeft = timed ? 0 : -1;
-        p.final = true;
-        std::lock_guard lock(shared.mutex);
-        progress(p);
-    }
+    reportFinal(progress, res, bestK, iters, timed, shared);
     return res;
 }
 

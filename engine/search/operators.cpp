@@ -33,13 +33,13 @@ std::vector<int> divisorsOf(int n) {
     return lo;
 }
 
-std::optional<std::string> SpaceRule::check(const RATree& t) const {
+std::optional<Error> SpaceRule::check(const RATree& t) const {
     if (!depthOneCut || t.empty()) return std::nullopt;
     for (int c : t.node(t.root).children) {
         const RANode& n = t.node(c);
         if (n.isCut() && n.type != *depthOneCut)
-            return "node " + t.pathOf(c) + " is a depth-one " + toString(n.type) +
-                   " cut; this space allows only " + toString(*depthOneCut) + " cuts there";
+            return Error{"node " + t.pathOf(c) + " is a depth-one " + toString(n.type) +
+                         " cut; this space allows only " + toString(*depthOneCut) + " cuts there"};
     }
     return std::nullopt;
 }
@@ -191,7 +191,7 @@ Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext
         break;
     }
     if (r.ok())
-        if (auto why = ctx.rule.check(*r)) return Error{*why};
+        if (auto why = ctx.rule.check(*r)) return *why;
     return r;
 }
 

@@ -1,4 +1,4 @@
-// The six tree-mutation operators of SPEC §4, built on the shared edit operations of
+// The six tree-mutation operators of docs/method.md §4, built on the shared edit operations of
 // tree/ratree.h so that the search and the GUI agree on what an edit means and on pins.
 #pragma once
 
@@ -41,7 +41,7 @@ const char* toString(Operator op);
 struct SpaceRule {
     std::optional<NodeType> depthOneCut;
     // Why t is outside the space (naming the node), or nullopt.
-    std::optional<std::string> check(const RATree& t) const;
+    std::optional<Error> check(const RATree& t) const;
 };
 
 // Inputs every operator needs; deps is Network::transitiveDeps(), computed once per run.

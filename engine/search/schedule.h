@@ -1,4 +1,4 @@
-// The annealing math of SPEC §4: the temperature schedule and the Metropolis acceptance
+// The annealing math of docs/method.md §4: the temperature schedule and the Metropolis acceptance
 // rule. Small, pure and unit-tested (tests/engine/tst_search.cpp) so the loop stays plain.
 #pragma once
 

@@ -20,7 +20,7 @@ class Strategy {
     virtual SpaceRule space() const = 0;
     // Whether the chain moves from a tree of cost `current` to a valid candidate.
     virtual bool accept(double current, double candidate, double temperature, Rng& rng) const = 0;
-    // Annealing continues from its best tree for the last 10% of the run (SPEC §4).
+    // Annealing continues from its best tree for the last 10% of the run (docs/method.md §4).
     virtual bool returnsToBest() const = 0;
     // The start of every chain when the config gives none; valid and inside space().
     virtual Result<RATree> initialTree(EvalContext& ctx, int totalBatch,

@@ -1,6 +1,6 @@
-// The Resource Allocation tree (SPEC §2): leaves are layers, S cuts split their tile group
-// among the children, T cuts run the children one after another on the whole group.
-// A value type (an arena of nodes) so the search can copy and mutate candidates cheaply.
+// The Resource Allocation tree (docs/method.md §2): leaves are layers, S cuts split their tile
+// group among the children, T cuts run the children one after another on the whole group. A value
+// type (an arena of nodes) so the search can copy and mutate candidates cheaply.
 #pragma once
 
 #include "model/network.h"
@@ -67,9 +67,9 @@ class RATree {
     bool operator==(const RATree& o) const;
 };
 
-// Validity rules of SPEC §2 that need only the network (tile allocation and buffers are
+// Validity rules of docs/method.md §2 that need only the network (tile allocation and buffers are
 // checked by the analyzer). Returns the broken rule naming the node, or nullopt.
-std::optional<std::string> validateStructure(const RATree& t, const Network& net, int totalBatch);
+std::optional<Error> validateStructure(const RATree& t, const Network& net, int totalBatch);
 
 // Tree text format of the reference code: one node per line, tab-indented by depth;
 // cuts "S b/sb" or "T b/sb", leaves "<layer name> b". Extra tokens after these (the

@@ -1,5 +1,7 @@
 #include "tree/tree_json.h"
 
+#include "util/json.h"
+
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -150,20 +152,18 @@ Result<RATree> parseTreeJsonValue(const json& j, const Network& net, const std::
             return makeError(file, "", "\"total_batch\" must be an integer");
         total = tb->get<int>();
     }
-    if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", *e);
+    if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", e->message);
     return std::move(rd.tree);
 }
 
 Result<RATree> parseTreeJson(const std::string& text, const Network& net, const std::string& file) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return makeError(file, "", std::string("not valid JSON: ") + e.what());
-    } catch (const json::exception&) { // out_of_range 406: a number too large for a double
-        return makeError(file, "", "invalid JSON (a number out of range)");
-    }
-    return parseTreeJsonValue(j, net, file);
+    // The tree format's own words for a syntax error (the parser's message in full).
+    auto parsed = parseJsonText(text);
+    if (const auto* e = std::get_if<JsonSyntaxError>(&parsed))
+        return makeError(file, "",
+                         e->numberOutOfRange ? "invalid JSON (a number out of range)"
+                                             : "not valid JSON: " + e->detail);
+    return parseTreeJsonValue(std::get<json>(parsed), net, file);
 }
 
 } // namespace tilescope

@@ -1,5 +1,8 @@
 // Result<T>: a value or an Error with a message naming the file, the place and the reason.
 // The engine never throws across its API and never prints; callers decide what to show.
+// The one error type of the engine and ui/core: a function with a value returns Result<T>;
+// one without returns std::optional<Error> (nullopt = done). An infeasible schedule is not
+// an error but a result: Evaluation::valid with its reason (eval/evaluation.h).
 #pragma once
 
 #include <optional>

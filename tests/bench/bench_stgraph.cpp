@@ -1,4 +1,4 @@
-// Frame time of the S-T graph with 50,000 rectangles (SPEC §6: fluid zoom and pan).
+// Frame time of the S-T graph with 50,000 rectangles (docs/method.md §6: fluid zoom and pan).
 // Prints ms per frame for the full view (every rectangle sub-pixel: level of detail
 // merges them), a 5%, 0.2% and 0.02% zoom (rectangles drawn, then labelled, one by one), and a
 // pan sequence; plus the off-thread layout time. Run: QT_QPA_PLATFORM=offscreen

@@ -236,7 +236,7 @@ void TestEvaluator::allocationMatchesBruteForce() {
     }
 }
 
-// SPEC §2: a feature map goes through DRAM between segments, between non-adjacent T
+// docs/method.md §2: a feature map goes through DRAM between segments, between non-adjacent T
 // children, and across more than one pipeline stage; otherwise over the NoC.
 void TestEvaluator::dataFlowRules() {
     const Network net = test::residual(1); // stem -> c1 -> c2 -> add(stem, c2)

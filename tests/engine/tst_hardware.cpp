@@ -1,5 +1,8 @@
-// Hardware templates: presets with SPEC defaults, the sample files, and clear errors.
+// Hardware templates: presets with the defaults of docs/method.md §1, the sample files, and clear
+// errors.
+#include "eval/linkload.h"
 #include "hw/hardware.h"
+#include "hw/mesh.h"
 #include "util/fileio.h"
 
 #include <QtTest>
@@ -19,6 +22,7 @@ class TestHardware : public QObject {
     void badTemplates();
     void loadNamesMissingFile();
     void sramTable();
+    void linkCapacityAndUtilisation();
 };
 
 void TestHardware::presetsHaveSpecDefaults_data() {
@@ -194,6 +198,36 @@ void TestHardware::sramTable() {
     QCOMPARE(hw.energy.sramPjPerByte(1024), 0.18);
     QCOMPARE(hw.energy.sramPjPerByte(1e9), 2.0);
     QVERIFY(qFuzzyCompare(hw.energy.sramPjPerByte(512 * 1024), 0.80));
+}
+
+// Link capacity by hand for the edge preset: NoC links 24 B/cycle; DRAM 16 B/cycle split
+// over its two sides (west, east), each side over its 4 edge tiles: 16 / 2 / 4 = 2.
+void TestHardware::linkCapacityAndUtilisation() {
+    Hardware hw;
+    QVERIFY(presetHardware("edge", hw));
+    const Mesh mesh(hw);
+    const int inner = mesh.outLink(mesh.tileId(1, 1), East);
+    const int westOut = mesh.outLink(mesh.tileId(0, 2), West);
+    const int eastIn = mesh.portInLink(mesh.tileId(3, 0), East);
+    QVERIFY(!mesh.isPortLink(inner));
+    QVERIFY(mesh.isPortLink(westOut) && mesh.isPortLink(eastIn));
+    QCOMPARE(mesh.linkCapacity(inner), 24.0);
+    QCOMPARE(mesh.linkCapacity(westOut), 2.0);
+    QCOMPARE(mesh.linkCapacity(eastIn), 2.0);
+
+    Evaluation e;
+    e.delay = 100;
+    e.linkBytes.assign(size_t(mesh.linkCount()), 0.0);
+    e.linkBytes[size_t(inner)] = 1200;  // 1200 / (24 x 100)
+    e.linkBytes[size_t(westOut)] = 100; // 100 / (2 x 100)
+    const std::vector<double> u = linkUtilisation(e, hw);
+    QCOMPARE(u.size(), e.linkBytes.size());
+    QCOMPARE(u[size_t(inner)], 0.5);
+    QCOMPARE(u[size_t(westOut)], 0.5);
+    QCOMPARE(u[size_t(eastIn)], 0.0);
+    QCOMPARE(linkUtilisation(e, mesh, -1), 0.0);
+    e.delay = 0;
+    QCOMPARE(linkUtilisation(e, mesh, inner), 0.0);
 }
 
 QTEST_APPLESS_MAIN(TestHardware)

@@ -422,7 +422,7 @@ class TestRATree : public QObject {
         QCOMPARE(p.node(7).batch, 2);
         const auto e = validateStructure(p, net, 8);
         QVERIFY(e);
-        VERIFY_MENTIONS(*e, "sub-batch: cut /1");
+        VERIFY_MENTIONS(e->message, "sub-batch: cut /1");
     }
 
     void equality() {
@@ -455,12 +455,12 @@ class TestRATree : public QObject {
         c.mutate(t);
         const auto e = validateStructure(t, net, c.totalBatch);
         if (c.mentions.empty()) {
-            QVERIFY2(!e, e ? e->c_str() : "");
+            QVERIFY2(!e, e ? e->message.c_str() : "");
             return;
         }
         QVERIFY(e.has_value());
         for (const char* m : c.mentions)
-            VERIFY_MENTIONS(*e, m);
+            VERIFY_MENTIONS(e->message, m);
     }
 
     void textRoundTrip_data() {
@@ -1038,10 +1038,11 @@ class TestRATree : public QObject {
             t = std::move(*r);
             maxSize = std::max(maxSize, t.size());
             const auto v = validateStructure(t, net, batch);
-            QVERIFY2(!v, qPrintable(QString("step %1 (%2): %3")
-                                        .arg(step)
-                                        .arg(opNames[op])
-                                        .arg(QString::fromStdString(v ? *v : std::string()))));
+            QVERIFY2(!v,
+                     qPrintable(QString("step %1 (%2): %3")
+                                    .arg(step)
+                                    .arg(opNames[op])
+                                    .arg(QString::fromStdString(v ? v->message : std::string()))));
             const QString ind = independentCheck(t, net, batch);
             QVERIFY2(ind.isEmpty(),
                      qPrintable(QString("step %1 (%2): %3").arg(step).arg(opNames[op]).arg(ind)));

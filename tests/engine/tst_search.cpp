@@ -1,4 +1,4 @@
-// Search (SPEC §4): the annealing math against hand values, the six operators over long
+// Search (docs/method.md §4): the annealing math against hand values, the six operators over long
 // random walks on the ResNet-50 and transformer samples, reproducibility across thread
 // counts, LS/LP restrictions, pins, the stop token and continuing from a given tree.
 #include "eval/evaluator.h"
@@ -214,8 +214,10 @@ class TestSearch : public QObject {
             if (!r) continue;
             const RATree& n = *r;
             if (auto e = validateStructure(n, net, batch))
-                QFAIL(qPrintable(
-                    QString("step %1 (%2): %3").arg(step).arg(toString(o)).arg(e->c_str())));
+                QFAIL(qPrintable(QString("step %1 (%2): %3")
+                                     .arg(step)
+                                     .arg(toString(o))
+                                     .arg(e->message.c_str())));
             if (pinnedSubtrees(n, net) != pins)
                 QFAIL(qPrintable(
                     QString("step %1 (%2) changed a pinned subtree").arg(step).arg(toString(o))));

@@ -1,4 +1,4 @@
-// The Document's edits (SPEC §6): each accepted edit changes the tree, re-evaluates and
+// The Document's edits (docs/method.md §6): each accepted edit changes the tree, re-evaluates and
 // is undoable; refused edits leave tree and undo stack alone and report the reason.
 #include "core/document.h"
 #include "tree/ratree.h"

@@ -1,4 +1,4 @@
-// The GUI thread stays responsive during a ResNet-50 search (SPEC §6): a 5 ms heartbeat
+// The GUI thread stays responsive during a ResNet-50 search (docs/method.md §6): a 5 ms heartbeat
 // timer measures the longest gap between its ticks while the search runs with live plots,
 // an edit is handed to the worker mid-run and the best tree is adopted at the end.
 #include "core/document.h"
@@ -62,7 +62,8 @@ class TstResponsiveness : public QObject {
         QVERIFY(w.searchPanel()->pointCount() >= 5);
         QCOMPARE(doc->undoStack()->text(doc->undoStack()->index() - 1),
                  QStringLiteral("Adopt best"));
-        // SPEC: never blocked for more than 50 ms; twice that absorbs a loaded CI machine.
+        // docs/method.md §6: never blocked for more than 50 ms; twice that absorbs a loaded CI
+        // machine.
         QVERIFY2(maxGap < 100'000'000,
                  qPrintable(QStringLiteral("max gap %1 ms").arg(double(maxGap) * 1e-6)));
     }

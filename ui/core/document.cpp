@@ -104,7 +104,7 @@ QString Document::restore(std::shared_ptr<const Network> net, const QString& mod
                           const QString& sha256, const Hardware& hw, const QString& hwSource,
                           int batch, const Objective& o, const RATree& tree) {
     if (!net) return QStringLiteral("no model");
-    if (auto why = validateStructure(tree, *net, batch)) return qs(*why);
+    if (auto why = validateStructure(tree, *net, batch)) return qs(why->message);
     // Only now is anything replaced: a failed open above keeps the current document.
     m_ctx.reset();
     m_net = std::move(net);
@@ -205,7 +205,7 @@ QString Document::swapWithNext(int node) {
 
 QString Document::adoptTree(const RATree& tree, const QString& label) {
     return applyEdit(label, [&](const RATree&) -> Result<RATree> {
-        if (auto why = validateStructure(tree, *m_net, m_batch)) return Error{*why};
+        if (auto why = validateStructure(tree, *m_net, m_batch)) return *why;
         return tree;
     });
 }

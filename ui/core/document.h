@@ -51,7 +51,7 @@ class Document : public QObject {
                     const QString& sha256, const Hardware& hw, const QString& hwSource, int batch,
                     const Objective& o, const RATree& tree);
 
-    // Tree edits (SPEC §6); node ids refer to tree(). Empty string = accepted.
+    // Tree edits (docs/method.md §6); node ids refer to tree(). Empty string = accepted.
     QString move(int node, int newParent, int position);
     QString wrap(int parent, int first, int count, NodeType type);
     QString dissolve(int cut);

@@ -10,7 +10,7 @@ namespace tilescope::ui {
 // that only repeats the prefix of the second ("layer1" before "layer1.0").
 QString shortLayerName(const QString& name);
 
-// "conv1[0,1]": the rectangle label of SPEC §2 (samples first..last).
+// "conv1[0,1]": the rectangle label of docs/method.md §2 (samples first..last).
 QString rectLabel(const QString& shortName, int firstSample, int lastSample);
 
 } // namespace tilescope::ui

@@ -1,5 +1,7 @@
 #include "core/programrun.h"
 
+#include "pipeline/program.h"
+
 namespace tilescope::ui {
 
 std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATree& tree, int batch,
@@ -8,7 +10,7 @@ std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATr
     run->revision = revision;
     EvalOptions eo;
     eo.objective = objective;
-    auto gen = generateProgram(ctx, tree, batch, eo);
+    auto gen = buildProgram(ctx, tree, batch, eo);
     if (!gen) {
         run->error = QString::fromStdString(gen.error().message);
         return run;
@@ -17,13 +19,14 @@ std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATr
     run->evaluatorDelay = cg->layout.evaluation.delay;
     run->scheduleDramBytes = cg->layout.evaluation.dramBytes;
     // A program the simulator would refuse is a generator bug; say so rather than replay it.
-    if (auto bad = validateProgram(cg->program, ctx.hardware(), "program")) {
-        run->error = QString::fromStdString(bad->message);
+    auto replay = replayProgram(cg->program, ctx.hardware(), "program");
+    if (!replay) {
+        run->error = QString::fromStdString(replay.error().message);
         run->codegen = std::move(cg);
         return run;
     }
-    run->fine = simulate(cg->program, ctx.hardware(), SimOptions{true, true});
-    run->coarse = simulate(cg->program, ctx.hardware(), SimOptions{false, false});
+    run->fine = std::move(replay->fine);
+    run->coarse = std::move(replay->coarse);
     run->codegen = std::move(cg);
     return run;
 }

@@ -1,5 +1,7 @@
 #include "core/searchworker.h"
 
+#include "pipeline/compare.h"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -324,42 +326,38 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
     const quint64 gen = req->generation;
     auto out = std::make_shared<CompareOutcome>();
     out->generation = gen;
-    const std::vector<SearchMode> modes = compareModes();
-    std::vector<SearchResult> done; // the baselines' results seed SA (compareConfig)
-    done.reserve(modes.size());
-    int i = 0;
-    for (SearchMode m : modes) {
-        ++i;
+    CompareHooks hooks;
+    // A stop source per mode: an edit or "adopt" during a comparison ends the running mode
+    // only; Stop ends the comparison.
+    hooks.beforeMode = [&](SearchMode m, std::size_t i,
+                           std::size_t n) -> std::optional<std::stop_token> {
         std::stop_source src;
         {
             std::lock_guard lock(m_mutex);
             m_segmentStop = src;
-            if (m_stopAll) break;
+            if (m_stopAll) return std::nullopt;
         }
         sendState(gen, RunState::Running,
                   tr("Compare: %1 (%2/%3)")
                       .arg(QString::fromLatin1(toString(m)))
-                      .arg(i)
-                      .arg(modes.size()));
-        std::vector<const SearchResult*> earlier;
-        for (const SearchResult& r : done)
-            earlier.push_back(&r);
-        SearchConfig cfg = compareConfig(req->config, m, earlier);
-        cfg.progressInterval = 0.25;
-        auto progress = [&](const Progress&) { waitWhilePaused(gen); };
-        QElapsedTimer t;
-        t.start();
-        auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
+                      .arg(qulonglong(i + 1))
+                      .arg(qulonglong(n)));
+        return src.get_token();
+    };
+    hooks.progress = [&](SearchMode, const Progress&) { waitWhilePaused(gen); };
+    CompareOptions options;
+    options.stopAtFirstError = false; // a failed baseline is a row of its own
+    options.progressInterval = 0.25;
+    for (CompareRun& run : compareStrategies(*req->net, *req->hw, req->config, hooks, options)) {
         CompareOutcome::Row row;
-        row.mode = m;
-        row.seconds = double(t.nsecsElapsed()) * 1e-9;
-        if (res) {
+        row.mode = run.mode;
+        row.seconds = run.wallSeconds;
+        if (run.result) {
             row.ok = true;
-            row.best = res->bestTree;
-            row.eval = res->best;
-            done.push_back(std::move(res).value());
+            row.best = run.result->bestTree;
+            row.eval = run.result->best;
         } else {
-            row.error = QString::fromStdString(res.error().message);
+            row.error = QString::fromStdString(run.error.message);
         }
         out->rows.push_back(std::move(row));
     }

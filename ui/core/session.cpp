@@ -1,6 +1,7 @@
 #include "core/session.h"
 
 #include "util/fileio.h"
+#include "util/json.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -17,7 +18,7 @@ std::string Session::toJson(const QString& sessionPath) const {
     j["model"] = {{"path", modelPath.toStdString()},
                   {"relative_path", dir.relativeFilePath(modelPath).toStdString()},
                   {"sha256", modelSha256.toStdString()}};
-    j["hardware"] = json::parse(hardwareJson);
+    j["hardware"] = hardware;
     j["hardware_source"] = hardwareSource.toStdString();
     j["batch"] = batch;
     j["objective"] = {{"n", objective.n}, {"m", objective.m}};
@@ -36,12 +37,9 @@ std::string Session::toJson(const QString& sessionPath) const {
 
 Result<Session> Session::fromJson(const std::string& text, const QString& sessionPath) {
     const std::string file = sessionPath.toStdString();
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return makeError(file, "byte " + std::to_string(e.byte), "not valid JSON");
-    }
+    auto parsed = parseJson(text, file);
+    if (!parsed) return parsed.error();
+    const json& j = *parsed;
     if (!j.is_object() || j.value("format", "") != "tilescope-session")
         return makeError(file, "",
                          "not a Tilescope session (\"format\": \"tilescope-session\" missing)");
@@ -58,7 +56,7 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
                                         m["relative_path"].get<std::string>()));
             if (QFileInfo::exists(rel)) s.modelPath = QDir::cleanPath(rel);
         }
-        s.hardwareJson = j.at("hardware").dump();
+        s.hardware = j.at("hardware");
         s.hardwareSource = QString::fromStdString(j.value("hardware_source", ""));
         s.batch = j.at("batch").get<int>();
         s.objective.n = j.at("objective").at("n").get<double>();

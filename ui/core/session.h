@@ -19,8 +19,8 @@ class Session {
   public:
     QString modelPath; // absolute
     QString modelSha256;
-    std::string hardwareJson;
-    QString hardwareSource; // preset name or file the hardware came from (informative)
+    nlohmann::json hardware; // the template as hardwareToJson writes it
+    QString hardwareSource;  // preset name or file the hardware came from (informative)
     int batch = 1;
     Objective objective;
     std::string treeText;

@@ -1,4 +1,4 @@
-// The Instructions panel (SPEC §5, §6): the program generated for the document's current
+// The Instructions panel (docs/method.md §5, §6): the program generated for the document's current
 // tree, per tile or for all tiles, with its simulated start / end, and a summary comparing
 // the replay with the evaluator (instructions, DRAM bytes, delay, deadlock freedom,
 // fine- vs coarse-grained speed-up). It follows the shared ProgramRunner and

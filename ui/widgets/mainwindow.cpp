@@ -1,6 +1,5 @@
 #include "widgets/mainwindow.h"
 
-#include "codegen/export.h"
 #include "core/autosaver.h"
 #include "core/document.h"
 #include "core/programrunner.h"
@@ -9,6 +8,8 @@
 #include "core/selectionstate.h"
 #include "core/session.h"
 #include "model/model_loader.h"
+#include "pipeline/export.h"
+#include "pipeline/program.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
@@ -210,7 +211,8 @@ void MainWindow::buildDocks() {
     hl->addWidget(filter);
     auto* heatDock =
         dock(tr("NoC heatmap"), QStringLiteral("heatmapDock"), heat, Qt::RightDockWidgetArea);
-    // SPEC §6: tree | S-T graph | heatmap on top; metrics and the live search plot under them.
+    // docs/method.md §6: tree | S-T graph | heatmap on top; metrics and the live search plot under
+    // them.
     auto* searchDock =
         dock(tr("Search"), QStringLiteral("searchDock"), m_search, Qt::BottomDockWidgetArea);
     auto* metricsDock =
@@ -548,7 +550,7 @@ Session MainWindow::makeSession() const {
     Session s;
     s.modelPath = m_doc->modelPath();
     s.modelSha256 = m_doc->modelSha256();
-    s.hardwareJson = hardwareToJson(*m_doc->hardware());
+    s.hardware = hardwareToJson(*m_doc->hardware());
     s.hardwareSource = m_doc->hardwareSource();
     s.batch = m_doc->batch();
     s.objective = m_doc->objective();
@@ -577,7 +579,7 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
     };
     auto net = loadModel(s->modelPath.toStdString());
     if (!net) return fail(net.error().message);
-    auto hw = parseHardware(s->hardwareJson, path.toStdString() + ": hardware");
+    auto hw = parseHardware(s->hardware, path.toStdString() + ": hardware");
     if (!hw) return fail(hw.error().message);
     auto tree = parseTreeText(s->treeText, *net, path.toStdString() + ": tree");
     if (!tree) return fail(tree.error().message);
@@ -677,12 +679,11 @@ void MainWindow::exportForTestChip(const QString& dir) {
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
         eo.objective = obj;
-        auto gen = generateProgram(ctx, tree, batch, eo);
+        auto gen = buildProgram(ctx, tree, batch, eo, model);
         if (!gen) {
             r.error = qs(out + ": " + gen.error().message);
             return r;
         }
-        gen->program.schedule["model"] = model;
         if (auto e = exportProgram(out, *gen, *net, *hw)) {
             r.error = qs(e->message);
             return r;

@@ -1,4 +1,4 @@
-#include "codegen/export.h"
+#include "pipeline/export.h"
 
 #include "sim/simulator.h"
 #include "util/fileio.h"
@@ -14,7 +14,7 @@ programFiles(const CodegenResult& r, const Network& net, const Hardware& hw) {
         {"program.bin", [&](std::ostream& o) { writeProgramBin(o, r.program); }},
         {"program.txt", [&](std::ostream& o) { writeProgramText(o, r.program); }},
         {"ir.json", [&](std::ostream& o) { writeIrJson(o, r, net); }},
-        {"hw.json", [&](std::ostream& o) { o << hardwareToJson(hw) << "\n"; }},
+        {"hw.json", [&](std::ostream& o) { o << hardwareToJson(hw).dump(2) << "\n"; }},
     };
 }
 
