@@ -1,0 +1,61 @@
+// BackgroundJob (ui/core/backgroundjob.h): results come back on the owner's thread with
+// their stamp; a job overtaken by a newer run() or a drop() is dropped, whatever the order
+// in which the pool finishes them.
+#include "core/backgroundjob.h"
+
+#include <QSemaphore>
+#include <QTest>
+#include <QThread>
+
+using namespace tilescope::ui;
+
+class TstBackgroundJob : public QObject {
+    Q_OBJECT
+  private slots:
+    void newestWins() {
+        BackgroundJob job(this);
+        QSemaphore gate;
+        QList<int> got;
+        QList<quint64> stamps;
+        bool onOwnerThread = true;
+        auto done = [&](int v, quint64 stamp) {
+            got << v;
+            stamps << stamp;
+            onOwnerThread = onOwnerThread && QThread::currentThread() == thread();
+        };
+        // The first job finishes last: it must still be dropped.
+        job.run(
+            1,
+            [&gate] {
+                gate.acquire();
+                return 1;
+            },
+            done);
+        job.run(
+            2, [] { return 2; }, done);
+        job.run(
+            3, [] { return 3; }, done);
+        QCOMPARE(job.stamp(), quint64(3));
+        QTRY_COMPARE(got, QList<int>{3});
+        QVERIFY(job.busy()); // job 1 still waits at the gate
+        gate.release();
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(got, QList<int>{3});
+        QCOMPARE(stamps, QList<quint64>{3});
+        QCOMPARE(job.droppedCount(), 2);
+        QVERIFY(onOwnerThread);
+    }
+    void dropDiscardsRunning() {
+        BackgroundJob job(this);
+        int calls = 0;
+        job.run(
+            7, [] { return 7; }, [&](int, quint64) { ++calls; });
+        job.drop();
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(calls, 0);
+        QCOMPARE(job.droppedCount(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstBackgroundJob)
+#include "tst_backgroundjob.moc"
