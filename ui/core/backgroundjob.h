@@ -25,7 +25,8 @@ class BackgroundJob {
     ~BackgroundJob() { drop(); }
 
     // work() -> R runs on the thread pool; done(R, stamp) runs on the owner's thread if
-    // this is still the newest job.
+    // this is still the newest job (possibly before run() returns when the work is done by
+    // then: Qt runs a finished future's continuation at once).
     template <class Work, class Done> void run(quint64 stamp, Work work, Done done) {
         using R = std::invoke_result_t<Work>;
         const quint64 ticket = ++m_state->ticket;

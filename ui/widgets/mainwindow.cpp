@@ -41,11 +41,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -86,7 +88,13 @@ MainWindow::MainWindow(QWidget* parent)
     // The welcome page stands in for the S-T graph until a model is open.
     m_welcome = new WelcomePage(this);
     m_central = new QStackedWidget(this);
-    m_central->addWidget(m_welcome);
+    // In a scroll area: a stacked widget is as wide as its widest page's minimum, and the
+    // welcome page's would squeeze the tree and heatmap docks at 1280x800.
+    auto* welcomeScroll = new QScrollArea(this);
+    welcomeScroll->setWidget(m_welcome);
+    welcomeScroll->setWidgetResizable(true);
+    welcomeScroll->setFrameShape(QFrame::NoFrame);
+    m_central->addWidget(welcomeScroll);
     m_central->addWidget(m_st);
     setCentralWidget(m_central);
     connect(m_welcome, &WelcomePage::openSampleRequested, this,
@@ -155,7 +163,7 @@ MainWindow::MainWindow(QWidget* parent)
         m_tradeoff->clear();
         m_search->setObjective(m_doc->objective());
         m_search->setCanStart(m_doc->hasModel());
-        m_central->setCurrentWidget(m_doc->hasModel() ? static_cast<QWidget*>(m_st) : m_welcome);
+        m_central->setCurrentIndex(m_doc->hasModel() ? 1 : 0);
         // Opening a model or session resets this flag after the fact. A batch or hardware
         // change is an undo step (the undo stack's clean state tracks it), except without a
         // model, where there is nothing to undo.
@@ -202,7 +210,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_restoredLayout = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     rebuildRecentMenu();
     m_search->setCanStart(m_doc->hasModel());
     updateTitle();
@@ -292,14 +300,28 @@ void MainWindow::buildDocks() {
     metricsDock->raise();
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
-    resize(std::min(1600, avail.width() * 19 / 20), std::min(1000, avail.height() * 19 / 20));
-    // Shares of the width, so 1280x800 keeps the tree's figures and the metrics readable
-    // (issue 16, item 6) and 1920x1080 gives the S-T graph the rest.
+    resize(std::min(2400, avail.width() * 19 / 20), std::min(1500, avail.height() * 19 / 20));
+    m_searchDock = searchDock;
+    m_metricsDock = metricsDock;
+    m_heatDock = heatDock;
+}
+
+void MainWindow::applyDefaultDockSizes() {
+    // Shares of the width, applied once the window has its real size: 1280x800 keeps the
+    // tree's time and energy and the metrics readable (issue 16, item 6) and 1920x1080
+    // gives the S-T graph the rest.
     const int w = width();
-    resizeDocks({m_docks[0], heatDock}, {std::max(300, w * 27 / 100), std::max(260, w / 4)},
+    resizeDocks({m_docks[0], m_heatDock}, {std::max(310, w * 26 / 100), std::max(260, w / 5)},
                 Qt::Horizontal);
-    resizeDocks({searchDock, metricsDock}, {w * 50 / 100, w * 50 / 100}, Qt::Horizontal);
-    resizeDocks({searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);
+    resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
+    resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+    QMainWindow::showEvent(e);
+    // Only the first time, and only without a saved layout (restoreState wins).
+    if (!std::exchange(m_shownOnce, true) && !m_restoredLayout)
+        QTimer::singleShot(0, this, &MainWindow::applyDefaultDockSizes);
 }
 
 void MainWindow::buildMenus() {
@@ -408,7 +430,7 @@ void MainWindow::buildMenus() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, &MainWindow::showGuide);
     help->addAction(tr("&Welcome page"), this, [this] {
-        m_central->setCurrentWidget(m_welcome);
+        m_central->setCurrentIndex(0);
         statusBar()->showMessage(tr("Opening a model returns to the S-T graph"), 5000);
     });
     help->addSeparator();
@@ -777,7 +799,7 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
 }
 
 bool MainWindow::welcomeShown() const {
-    return m_central->currentWidget() == m_welcome;
+    return m_central->currentIndex() == 0;
 }
 
 bool MainWindow::isModified() const {

@@ -104,6 +104,7 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 
   private:
     void buildMenus();
@@ -119,6 +120,7 @@ class MainWindow : public QMainWindow {
     bool loadSession(const QString& path, bool remember);
     void modifiedChanged();
     void inputsChangedMessage();
+    void applyDefaultDockSizes();
     QString reportHtml();
 
     Document* m_doc;
@@ -132,6 +134,9 @@ class MainWindow : public QMainWindow {
     InstructionsPanel* m_instructions;
     AutoSaver* m_autosave;
     QList<QDockWidget*> m_docks;
+    QDockWidget *m_searchDock = nullptr, *m_metricsDock = nullptr, *m_heatDock = nullptr;
+    bool m_shownOnce = false;
+    bool m_restoredLayout = false;
     WelcomePage* m_welcome = nullptr;
     TradeoffView* m_tradeoff = nullptr;
     DiffPanel* m_diff = nullptr;

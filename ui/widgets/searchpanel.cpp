@@ -174,6 +174,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     rects[0]->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     rects[0]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
     rects[0]->axis(QCPAxis::atLeft)->setNumberPrecision(0);
+    // A log axis over one or two decades: two labels, not three stacked ones.
+    rects[0]->axis(QCPAxis::atLeft)->ticker()->setTickCount(2);
     rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E (pJ)"));
     rects[1]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("gb"));
     rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D (cyc)"));
@@ -184,7 +186,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     // Each strip is short: three ticks per value axis keep the labels readable.
     for (auto* rc : rects)
         for (auto t : {QCPAxis::atLeft, QCPAxis::atRight})
-            rc->axis(t)->ticker()->setTickCount(3);
+            rc->axis(t)->ticker()->setTickCount(rc == rects[0] && t == QCPAxis::atLeft ? 2 : 3);
     // Iterations run into the millions: "1.5·10⁶" with few ticks never overlap.
     for (auto* rc : rects) {
         rc->axis(QCPAxis::atBottom)->ticker()->setTickCount(4);

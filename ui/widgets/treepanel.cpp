@@ -41,9 +41,9 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     int to = h->visualIndex(RATreeModel::Name);
     for (int c : {RATreeModel::Time, RATreeModel::Energy, RATreeModel::Pinned, RATreeModel::Batch})
         h->moveSection(h->visualIndex(c), ++to);
-    h->resizeSection(RATreeModel::Name, 170);
-    h->resizeSection(RATreeModel::Time, 100);
-    h->resizeSection(RATreeModel::Energy, 72);
+    h->resizeSection(RATreeModel::Name, 140);
+    h->resizeSection(RATreeModel::Time, 96);
+    h->resizeSection(RATreeModel::Energy, 70);
     h->resizeSection(RATreeModel::Tiles, 110);
     for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned})
         h->resizeSection(c, 56);
@@ -115,6 +115,14 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
         m_view->expandToDepth(0);
     });
     m_view->expandToDepth(0);
+}
+
+void TreePanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    QHeaderView* h = m_view->header();
+    const int rest = h->sectionSize(RATreeModel::Time) + h->sectionSize(RATreeModel::Energy) +
+                     h->sectionSize(RATreeModel::Pinned) + 4;
+    h->resizeSection(RATreeModel::Name, std::max(140, m_view->viewport()->width() - rest));
 }
 
 void TreePanel::followSelection(int node) {

@@ -43,7 +43,9 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     title->setWordWrap(true);
     outer->addWidget(title);
 
-    auto* row = new QHBoxLayout;
+    // Start and Recent in one column, the shortcuts beside them: fits the centre of a
+    // 1280x800 window next to the docks.
+    auto* row = new QGridLayout;
     outer->addLayout(row, 1);
 
     // 1. Start: a sample with a preset, one click.
@@ -89,7 +91,7 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     sl->addWidget(openModel, 4, 0);
     sl->addWidget(openSession, 4, 1);
     sl->setRowStretch(5, 1);
-    row->addWidget(start, 3);
+    row->addWidget(start, 0, 0);
 
     // 2. Recent files.
     auto* recent = new QGroupBox(tr("Recent"), this);
@@ -101,33 +103,35 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
                              it->data(Qt::UserRole + 1).toString());
     });
     rl->addWidget(m_recent);
-    row->addWidget(recent, 3);
+    row->addWidget(recent, 1, 0);
 
     // 3. The shortcuts.
     auto* keys = new QGroupBox(tr("Shortcuts"), this);
     auto* kl = new QVBoxLayout(keys);
-    auto* sheet = new QLabel(
-        tr("<table cellspacing='3'>"
-           "<tr><td><b>F5</b></td><td>start the search</td></tr>"
-           "<tr><td><b>F6</b></td><td>pause / resume</td></tr>"
-           "<tr><td><b>Shift+F5</b></td><td>stop</td></tr>"
-           "<tr><td colspan='2'><i>in the RA tree:</i></td></tr>"
-           "<tr><td><b>S</b> / <b>T</b></td><td>wrap the selection in an S / T cut</td></tr>"
-           "<tr><td><b>D</b></td><td>dissolve a cut</td></tr>"
-           "<tr><td><b>F</b></td><td>flip S / T</td></tr>"
-           "<tr><td><b>]</b> / <b>[</b></td><td>more / fewer sub-batches</td></tr>"
-           "<tr><td><b>P</b></td><td>pin / unpin</td></tr>"
-           "<tr><td><b>Ctrl+Z</b></td><td>undo (also hardware and batch changes)</td></tr>"
-           "<tr><td><b>Ctrl+0</b></td><td>reset the S-T zoom</td></tr>"
-           "<tr><td><b>F1</b></td><td>the user guide</td></tr></table>"),
-        keys);
+    auto* sheet =
+        new QLabel(tr("<table cellspacing='3'>"
+                      "<tr><td><b>F5</b></td><td>start the search</td></tr>"
+                      "<tr><td><b>F6</b></td><td>pause / resume</td></tr>"
+                      "<tr><td><b>Shift+F5</b></td><td>stop</td></tr>"
+                      "<tr><td colspan='2'><i>in the RA tree:</i></td></tr>"
+                      "<tr><td><b>S</b> / <b>T</b></td><td>wrap in an S / T cut</td></tr>"
+                      "<tr><td><b>D</b></td><td>dissolve a cut</td></tr>"
+                      "<tr><td><b>F</b></td><td>flip S / T</td></tr>"
+                      "<tr><td><b>]</b> / <b>[</b></td><td>more / fewer sub-batches</td></tr>"
+                      "<tr><td><b>P</b></td><td>pin / unpin</td></tr>"
+                      "<tr><td><b>Ctrl+Z</b></td><td>undo (also hardware, batch)</td></tr>"
+                      "<tr><td><b>Ctrl+0</b></td><td>reset the S-T zoom</td></tr>"
+                      "<tr><td><b>F1</b></td><td>the user guide</td></tr></table>"),
+                   keys);
     sheet->setObjectName(QStringLiteral("welcomeShortcuts"));
     kl->addWidget(sheet);
     kl->addStretch();
     auto* guide = new QPushButton(tr("User guide (F1)"), keys);
     connect(guide, &QPushButton::clicked, this, &WelcomePage::guideRequested);
     kl->addWidget(guide);
-    row->addWidget(keys, 4);
+    row->addWidget(keys, 0, 1, 2, 1);
+    row->setColumnStretch(0, 1);
+    row->setColumnStretch(1, 1);
 }
 
 void WelcomePage::setRecent(const QStringList& entries) {
