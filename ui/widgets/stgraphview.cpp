@@ -1,6 +1,7 @@
 #include "widgets/stgraphview.h"
 
 #include "core/backgroundjob.h"
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
 #include "core/programrun.h"
@@ -267,14 +268,14 @@ void StGraphView::hover(const QPoint& pos) {
         const SimInterval* iv = nullptr;
         for (const SimInterval& s : layout.run()->fine.timeline)
             if (s.id == r.instruction) iv = &s;
-        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6 (%7)")
+        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
                                  .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
                                  .arg(r.instruction)
                                  .arg(layer.toHtmlEscaped())
                                  .arg(r.tile0)
                                  .arg(r.start, 0, 'f', 0)
                                  .arg(r.end, 0, 'f', 0)
-                                 .arg(r.end - r.start, 0, 'f', 0);
+                                 .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
         QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
         return;
     }
@@ -288,15 +289,14 @@ void StGraphView::hover(const QPoint& pos) {
          StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
     const QString text =
-        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5 (%6)<br>tiles %7<br>energy %8 pJ")
+        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
             .arg(layer.toHtmlEscaped())
             .arg(iv.firstSample)
             .arg(iv.lastSample)
             .arg(iv.start, 0, 'f', 0)
             .arg(iv.end, 0, 'f', 0)
-            .arg(iv.end - iv.start, 0, 'f', 0)
-            .arg(tiles.join(QStringLiteral(", ")))
-            .arg(iv.energy, 0, 'g', 4);
+            .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
+                 tiles.join(QStringLiteral(", ")), energyText(iv.energy));
     QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
 }
 
