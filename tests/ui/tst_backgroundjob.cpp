@@ -23,8 +23,14 @@ class TstBackgroundJob : public QObject {
     }
     void newestWins() {
         BackgroundJob job(this);
-        QSemaphore gate;
-        const auto open = qScopeGuard([&gate] { gate.release(); }); // also when a check fails
+        // Every job waits at its own gate: a job that is done before the next run() starts
+        // is delivered (nothing newer existed yet), so the order is forced here.
+        QSemaphore g1, g2, g3;
+        const auto open = qScopeGuard([&] {
+            g1.release();
+            g2.release();
+            g3.release();
+        }); // also when a check fails
         QList<int> got;
         QList<quint64> stamps;
         bool onOwnerThread = true;
@@ -33,22 +39,20 @@ class TstBackgroundJob : public QObject {
             stamps << stamp;
             onOwnerThread = onOwnerThread && QThread::currentThread() == thread();
         };
-        // The first job finishes last: it must still be dropped.
-        job.run(
-            1,
-            [&gate] {
-                gate.acquire();
-                return 1;
-            },
-            done);
-        job.run(
-            2, [] { return 2; }, done);
-        job.run(
-            3, [] { return 3; }, done);
+        auto gated = [](QSemaphore& g, int v) {
+            return [&g, v] {
+                g.acquire();
+                return v;
+            };
+        };
+        job.run(1, gated(g1, 1), done);
+        job.run(2, gated(g2, 2), done);
+        job.run(3, gated(g3, 3), done);
         QCOMPARE(job.stamp(), quint64(3));
+        g3.release(); // the newest finishes first, the older ones after it
         QTRY_COMPARE(got, QList<int>{3});
-        QVERIFY(job.busy()); // job 1 still waits at the gate
-        gate.release();
+        g2.release();
+        g1.release();
         QTRY_VERIFY(!job.busy());
         QCOMPARE(got, QList<int>{3});
         QCOMPARE(stamps, QList<quint64>{3});
