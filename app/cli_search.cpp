@@ -5,6 +5,7 @@
 #include "model/model_loader.h"
 #include "pipeline/compare.h"
 #include "report/result_json.h"
+#include "report/segments.h"
 #include "search/search.h"
 #include "util/fileio.h"
 
@@ -177,28 +178,31 @@ void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
         std::printf("invalid: %s\n", e.reason.c_str());
         return;
     }
+    // The units policy of engine/util/units.h, as the GUI and the HTML report show them.
     const auto& b = e.energy;
-    std::printf("energy      %.6g pJ (DRAM %.4g, NoC %.4g, MAC %.4g, buffer %.4g)\n", b.total(),
-                b.dram, b.noc, b.mac, b.buffer);
-    std::printf("delay       %.6g cycles (%.4g ms at %.3g GHz)\n", e.delay,
-                e.delay / (in.hw.clockGHz * 1e6), in.hw.clockGHz);
+    std::printf("energy      %s (DRAM %s, NoC %s, MAC %s, buffer %s)\n",
+                formatEnergy(b.total()).c_str(), formatEnergy(b.dram).c_str(),
+                formatEnergy(b.noc).c_str(), formatEnergy(b.mac).c_str(),
+                formatEnergy(b.buffer).c_str());
+    std::printf("delay       %s at %.3g GHz\n", formatTime(e.delay, in.hw.clockGHz).c_str(),
+                in.hw.clockGHz);
     std::printf("cost        %.6g\n", e.cost);
-    std::printf("DRAM bytes  %.6g\nNoC hop-bytes %.6g\nutilisation %.1f%%\n", e.dramBytes,
-                e.nocHopBytes, 100.0 * e.utilisation);
+    std::printf("DRAM bytes  %s\nNoC hop-bytes %s\nutilisation %.1f%%\n",
+                formatBytes(e.dramBytes).c_str(), formatBytes(e.nocHopBytes).c_str(),
+                100.0 * e.utilisation);
 }
 
-void printSegments(const Evaluation& e, const RATree& t, const Network& net) {
-    if (e.nodes.size() != size_t(t.size())) return;
-    std::printf("%-7s %-4s %6s %12s %12s %8s  %s\n", "segment", "type", "layers", "cycles",
-                "DRAM bytes", "bound", "layers");
-    for (int c : t.node(t.root).children) {
-        const auto layers = t.layersUnder(c);
-        const NodeFigures& f = e.nodes[size_t(c)];
-        std::string span = net.layers[size_t(layers.front())].name;
-        if (layers.size() > 1) span += " .. " + net.layers[size_t(layers.back())].name;
-        std::printf("%-7s %-4s %6zu %12.4g %12.4g %8s  %s\n", t.pathOf(c).c_str(),
-                    toString(t.node(c).type), layers.size(), f.time, f.dramBytes, toString(f.bound),
-                    span.c_str());
+void printSegments(const Evaluation& e, const RATree& t, const Network& net, double clockGHz) {
+    const auto segs = segmentFigures(e, t, net);
+    if (segs.empty()) return;
+    std::printf("%-7s %-4s %6s %26s %12s %12s %8s  %s\n", "segment", "type", "layers", "time",
+                "energy", "DRAM", "bound", "layers");
+    for (const SegmentFigures& s : segs) {
+        std::string span = s.firstLayer;
+        if (s.layers > 1) span += " .. " + s.lastLayer;
+        std::printf("%-7s %-4s %6zu %26s %12s %12s %8s  %s\n", s.path.c_str(), toString(s.type),
+                    s.layers, formatTime(s.time, clockGHz).c_str(), formatEnergy(s.energy).c_str(),
+                    formatBytes(s.dramBytes).c_str(), toString(s.bound), span.c_str());
     }
 }
 
@@ -378,7 +382,7 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
     std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
                 r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
                 100 * r.stats.mapperHitRate);
-    printSegments(detail, r.bestTree, in.net);
+    printSegments(detail, r.bestTree, in.net, in.hw.clockGHz);
     std::printf("tree:\n%s", treeToText(r.bestTree, in.net).c_str());
 }
 
@@ -412,7 +416,7 @@ int runEvaluate(const Args& a) {
             return s;
     } else {
         printEvaluation(e, *in, batch);
-        if (e.valid) printSegments(e, *tree, in->net);
+        if (e.valid) printSegments(e, *tree, in->net, in->hw.clockGHz);
     }
     if (!e.valid) return userError(treePath + ": invalid schedule: " + e.reason);
     return 0;
@@ -542,11 +546,12 @@ int runCompare(const Args& a) {
                     in->modelPath.c_str(), in->hw.name.c_str(), in->hw.meshX, in->hw.meshY,
                     so.cfg.totalBatch, objectiveName(so.cfg.objective).c_str(),
                     (unsigned long long)so.cfg.seed);
-        std::printf("%-5s %14s %14s %14s %14s %8s\n", "mode", "energy pJ", "delay cycles", "cost",
-                    "EDP", "time s");
+        std::printf("%-5s %12s %28s %14s %14s %8s\n", "mode", "energy", "delay", "cost", "EDP",
+                    "time s");
         for (const Row& r : rows)
-            std::printf("%-5s %14.6g %14.6g %14.6g %14.6g %8.2f\n", r.key.c_str(), r.energy,
-                        r.delay, r.cost, r.edp, r.seconds);
+            std::printf("%-5s %12s %28s %14.6g %14.6g %8.2f\n", r.key.c_str(),
+                        formatEnergy(r.energy).c_str(),
+                        formatTime(r.delay, in->hw.clockGHz).c_str(), r.cost, r.edp, r.seconds);
         for (const Row& r : rows) {
             if (r.mode == SearchMode::Set) continue;
             std::string upper = r.key;

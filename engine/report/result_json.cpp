@@ -1,5 +1,6 @@
 #include "report/result_json.h"
 
+#include "report/segments.h"
 #include "tree/tree_json.h"
 #include "util/json.h"
 
@@ -11,21 +12,25 @@ namespace {
 
 json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
     json segs = json::array();
-    if (e.nodes.size() != size_t(tree.size()) || tree.empty()) return segs;
-    for (int c : tree.node(tree.root).children) {
-        const RANode& n = tree.node(c);
-        const NodeFigures& f = e.nodes[size_t(c)];
-        const auto layers = tree.layersUnder(c);
-        json j = {{"path", tree.pathOf(c)},
+    // The figures every view shows (report/segments.h); time_cycles, energy_pj and
+    // dram_bytes stay per invocation as before, the total_* fields cover all invocations.
+    for (const SegmentFigures& s : segmentFigures(e, tree, net)) {
+        const RANode& n = tree.node(s.node);
+        const NodeFigures& f = e.nodes[size_t(s.node)];
+        json j = {{"path", s.path},
                   {"type", toString(n.type)},
-                  {"first_layer", net.layers[size_t(layers.front())].name},
-                  {"last_layer", net.layers[size_t(layers.back())].name},
-                  {"layers", layers.size()},
+                  {"first_layer", s.firstLayer},
+                  {"last_layer", s.lastLayer},
+                  {"layers", s.layers},
                   {"batch", n.batch},
                   {"sub_batch", n.subBatch},
+                  {"invocations", s.invocations},
                   {"time_cycles", f.time},
                   {"energy_pj", f.energy},
                   {"dram_bytes", f.dramBytes},
+                  {"total_time_cycles", s.time},
+                  {"total_energy_pj", s.energy},
+                  {"total_dram_bytes", s.dramBytes},
                   {"buffer_bytes_per_tile", f.bufferPerTile},
                   {"utilisation", f.utilisation},
                   {"bound", toString(f.bound)}};

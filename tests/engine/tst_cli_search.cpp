@@ -3,6 +3,7 @@
 #include "clirunner.h"
 #include "model/model_loader.h"
 #include "tree/ratree.h"
+#include "util/units.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -273,6 +274,20 @@ class TestCliSearch : public QObject {
         r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "edge", "--tree", a});
         QCOMPARE(r.status, 0);
         QVERIFY(r.out.contains("energy"));
+        // The units policy (engine/util/units.h), as the GUI and the HTML report write them:
+        // the delay and the segments' times in cycles and ms at the clock, energy in J.
+        {
+            const json je = readJson(ev);
+            const std::string delay = formatTime(double(je["delay_cycles"]), 1.0);
+            QVERIFY2(r.out.contains(QString::fromStdString(delay)), qPrintable(r.out));
+            QVERIFY2(r.out.contains(QString::fromStdString(formatEnergy(double(je["energy_pj"])))),
+                     qPrintable(r.out));
+            const json& s0 = je["segments"][0];
+            QVERIFY(r.out.contains(
+                QString::fromStdString(formatTime(double(s0["total_time_cycles"]), 1.0))));
+            QCOMPARE(double(s0["total_time_cycles"]),
+                     double(s0["time_cycles"]) * double(s0["invocations"]));
+        }
         r = cli({"anneal", QString::fromStdString(kResnet), "--hw", "edge", "--init", a, "--beta",
                  "1", "--pin", "/0", "--json", path("c.json"), "--quiet"});
         QCOMPARE(r.status, 0);

@@ -160,12 +160,53 @@ class TstDocument : public QObject {
         QCOMPARE(m_doc.undoStack()->count(), count);
     }
 
-    void batchChangeResetsTree() {
+    // Issue 16, item 1: a batch change starts from the default tree for the new batch but is
+    // one undo step; the hand edit before it stays one more Undo away.
+    void batchChangeIsUndoable() {
+        QCOMPARE(m_doc.wrap(m_doc.tree().root, 0, 2, NodeType::S), QString());
+        const RATree edited = m_doc.tree();
         QCOMPARE(m_doc.setBatch(4), QString());
         QCOMPARE(m_doc.tree().node(m_doc.tree().root).batch, 4);
-        QCOMPARE(m_doc.undoStack()->count(), 0);
+        QCOMPARE(m_doc.batch(), 4);
+        QCOMPARE(m_doc.undoStack()->count(), 2);
         QVERIFY(!m_doc.setBatch(0).isEmpty());
-        QCOMPARE(m_doc.setBatch(8), QString());
+        QCOMPARE(m_doc.undoStack()->count(), 2);
+        m_doc.undoStack()->undo();
+        QCOMPARE(m_doc.batch(), 8);
+        QVERIFY(m_doc.tree() == edited);
+        m_doc.undoStack()->undo();
+        QVERIFY(m_doc.tree() == m_start);
+        m_doc.undoStack()->redo();
+        m_doc.undoStack()->redo();
+        QCOMPARE(m_doc.batch(), 4);
+        m_doc.undoStack()->undo();
+        m_doc.undoStack()->undo();
+        QCOMPARE(m_doc.batch(), 8);
+    }
+
+    // Issue 16, item 1: switching the hardware preset used to discard the edits and the
+    // undo history silently. Now it is an undo step that brings back hardware, objective,
+    // tree and the edits before it.
+    void hardwareSwitchIsUndoable() {
+        QCOMPARE(m_doc.wrap(m_doc.tree().root, 0, 2, NodeType::S), QString());
+        const RATree edited = m_doc.tree();
+        const Objective before = m_doc.objective();
+        const double editedCost = m_doc.evaluation()->cost;
+        QSignalSpy reset(&m_doc, &Document::documentReset);
+        QCOMPARE(m_doc.openHardware(QStringLiteral("cloud")), QString());
+        QCOMPARE(m_doc.hardware()->meshX, 12);
+        QCOMPARE(reset.count(), 1);
+        QCOMPARE(reset.front().front().toBool(), true); // undoable: not a new document
+        QVERIFY(m_doc.undoStack()->canUndo());
+        QCOMPARE(m_doc.undoStack()->count(), 2);
+        m_doc.undoStack()->undo();
+        QCOMPARE(m_doc.hardware()->meshX, 4);
+        QCOMPARE(m_doc.hardwareSource(), QStringLiteral("edge"));
+        QCOMPARE(m_doc.objective().n, before.n);
+        QCOMPARE(m_doc.objective().m, before.m);
+        QVERIFY(m_doc.tree() == edited);
+        QCOMPARE(m_doc.evaluation()->cost, editedCost); // re-evaluated on edge again
+        m_doc.undoStack()->undo();
         QVERIFY(m_doc.tree() == m_start);
     }
 };

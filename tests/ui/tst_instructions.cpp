@@ -3,6 +3,7 @@
 // bytes equal to the document's own evaluation), regeneration only when the tree changes,
 // selection linking both ways, and the export folder (written whole, or not at all).
 #include "codegen/program.h"
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/programmodel.h"
 #include "core/programrun.h"
@@ -155,7 +156,7 @@ class TstInstructions : public QObject {
                  qPrintable(m1));
         QVERIFY2(m2.contains(QStringLiteral("1.300x")) &&
                      m2.contains(QStringLiteral("more than 15% apart")) &&
-                     m2.contains(QString::number(off.evaluatorDelay, 'g', 4)),
+                     m2.contains(cyclesText(off.evaluatorDelay)), // the units policy
                  qPrintable(m2));
         // The live panel shows the current run's figure.
         QTRY_COMPARE_WITH_TIMEOUT(w.metrics()->figureText(QStringLiteral("Simulated")),

@@ -206,6 +206,40 @@ class TstSearchWorker : public QObject {
         QVERIFY(found);
     }
 
+    // Issue 16, item 4: an edit (or a pin) restarts the engine from the edited tree, which
+    // starts worse than the best found so far; the run's best must survive the restart in
+    // the snapshots and in every later outcome.
+    void editKeepsBestSoFar() {
+        QSignalSpy snaps(m_worker, &SearchWorker::snapshotReady);
+        QSignalSpy outs(m_worker, &SearchWorker::outcomeReady);
+        QSignalSpy states(m_worker, &SearchWorker::stateChanged);
+        start(request(100000000));
+        QTRY_VERIFY_WITH_TIMEOUT(snaps.count() >= 5, 20000);
+        // Hand back the (much worse) start tree with a pin, as pressing P on it does.
+        auto pinned = edit::setPinned(m_start, m_start.node(m_start.root).children[2], true);
+        QVERIFY(pinned.ok());
+        m_worker->requestReplaceTree(*pinned);
+        QTRY_VERIFY_WITH_TIMEOUT(outs.count() >= 1, 10000);
+        const OutcomePtr seg = outcome(outs, 0);
+        const double before = seg->best.cost;
+        QVERIFY(seg->best.valid);
+        QVERIFY(before < seg->result.initialEval.cost); // the first segment improved
+        const qsizetype firstAfter = snaps.count();
+        QTRY_VERIFY_WITH_TIMEOUT(snaps.count() >= firstAfter + 3, 10000);
+        m_worker->requestStop();
+        QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Stopped), 10000);
+        for (qsizetype i = firstAfter; i < snaps.count(); ++i)
+            QVERIFY2(snap(snaps, i)->bestCost <= before * (1 + 1e-12),
+                     qPrintable(QStringLiteral("snapshot %1: best %2 > %3")
+                                    .arg(i)
+                                    .arg(snap(snaps, i)->bestCost)
+                                    .arg(before)));
+        const OutcomePtr last = outcome(outs, outs.count() - 1);
+        QVERIFY(last->final);
+        QVERIFY(last->best.cost <= before);
+        QVERIFY(last->result.initialTree == *pinned); // the restart used the edited tree
+    }
+
     void adoptBestContinues() {
         QSignalSpy snaps(m_worker, &SearchWorker::snapshotReady);
         QSignalSpy outs(m_worker, &SearchWorker::outcomeReady);
@@ -222,7 +256,7 @@ class TstSearchWorker : public QObject {
         m_worker->requestStop();
         QTRY_VERIFY_WITH_TIMEOUT(sawState(states, RunState::Stopped), 10000);
         // The next segment started from the adopted best.
-        QVERIFY(outcome(outs, outs.count() - 1)->result.initialTree == o->result.bestTree);
+        QVERIFY(outcome(outs, outs.count() - 1)->result.initialTree == o->bestTree);
     }
 
     void timedRunCountsDownAndPauses() {

@@ -4,7 +4,9 @@
 #include "core/stlayout.h"
 #include "core/stmapping.h"
 #include "hw/mesh.h"
+#include "model/model_loader.h"
 
+#include <QSet>
 #include <QTest>
 
 using namespace tilescope;
@@ -104,6 +106,38 @@ class TstStMapping : public QObject {
         QCOMPARE(shortLayerName(QStringLiteral("/features/features.0/Conv")),
                  QStringLiteral("features.0"));
         QCOMPARE(rectLabel(QStringLiteral("conv1"), 0, 1), QStringLiteral("conv1[0,1]"));
+        // A part repeating the start of the next one goes too (issue 16, item 7).
+        QCOMPARE(shortLayerName(QStringLiteral("/layer2/layer2.0/downsample/downsample.0/Conv")),
+                 QStringLiteral("layer2.0/downsample.0"));
+        QCOMPARE(shortLayerNames({QStringLiteral("/layers.0/attn/q/MatMul"),
+                                  QStringLiteral("/layers.1/attn/q/MatMul"),
+                                  QStringLiteral("/head/Gemm")}),
+                 QStringList({QStringLiteral("layers.0/attn/q"), QStringLiteral("layers.1/attn/q"),
+                              QStringLiteral("head")}));
+    }
+
+    // Issue 16, item 7: "attn/q" named every transformer block's query projection and
+    // "downsample/downsample.0" every ResNet stage's shortcut. The names the views show must
+    // be as distinct as the layers' own names.
+    void shortNamesAreUnique_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("resnet50") << QStringLiteral("resnet50.onnx");
+        QTest::newRow("transformer12") << QStringLiteral("transformer12.onnx");
+        QTest::newRow("googlenet") << QStringLiteral("googlenet.onnx");
+    }
+    void shortNamesAreUnique() {
+        QFETCH(QString, model);
+        auto net = loadModel((QStringLiteral(TILESCOPE_SAMPLES "/models/") + model).toStdString());
+        QVERIFY(net.ok());
+        const QStringList names = displayLayerNames(*net);
+        QCOMPARE(names.size(), qsizetype(net->layers.size()));
+        QSet<QString> seen;
+        for (int i = 0; i < names.size(); ++i) {
+            QVERIFY2(!seen.contains(names[i]),
+                     qPrintable(names[i] + QStringLiteral(" is shown for two layers")));
+            seen.insert(names[i]);
+            QVERIFY(names[i].size() <= int(net->layers[size_t(i)].name.size()));
+        }
     }
 };
 

@@ -1,20 +1,41 @@
-// Byte counts for people: decimal units (B, KB, MB, GB, TB) as the charts and panels show
-// them. decimals < 0 picks 2 below 10 and 1 above, for tight labels.
+// The units policy (engine/util/units.h) as QStrings for the views: one formatter for
+// energy, time (cycles and wall time at the template clock) and bytes, shared with the
+// HTML report and the CLI tables.
 #pragma once
+
+#include "util/units.h"
 
 #include <QString>
 
 namespace tilescope::ui {
 
-inline QString bytesText(double b, int decimals = 2) {
-    static const char* u[] = {"B", "KB", "MB", "GB", "TB"};
-    int i = 0;
-    while (b >= 1000 && i < 4) {
-        b /= 1000;
-        ++i;
-    }
-    const int d = decimals >= 0 ? decimals : (b < 10 ? 2 : 1);
-    return QStringLiteral("%1 %2").arg(b, 0, 'f', d).arg(QLatin1String(u[i]));
+// `decimals` is kept for old callers; the significant digits are the policy's.
+inline QString bytesText(double b, int /*decimals*/ = 2) {
+    return QString::fromStdString(formatBytes(b));
+}
+inline QString energyText(PicoJoules e, bool sign = false) {
+    return QString::fromStdString(formatEnergy(e, sign));
+}
+inline QString cyclesText(Cycles c, bool sign = false) {
+    return QString::fromStdString(formatCycles(c, sign));
+}
+inline QString durationText(Cycles c, double clockGHz) {
+    return QString::fromStdString(formatDuration(c, clockGHz));
+}
+inline QString timeText(Cycles c, double clockGHz, bool sign = false) {
+    return QString::fromStdString(formatTime(c, clockGHz, sign));
+}
+inline QString engText(double v, const char* unit = "", int significant = 4) {
+    return QString::fromStdString(formatEngineering(v, unit, significant));
+}
+
+struct EnergyScale {
+    double factor; // pJ -> the shown unit
+    QString unit;  // "mJ"
+};
+inline EnergyScale energyScale(PicoJoules maxValue) {
+    const UnitScale s = tilescope::energyScale(maxValue);
+    return {s.factor, QString::fromStdString(s.unit)};
 }
 
 } // namespace tilescope::ui

@@ -27,10 +27,11 @@ Document::Document(QObject* parent) : QObject(parent) {
 
 Document::~Document() = default;
 
-RATree Document::startTree(const Network& net, const Hardware& hw, int batch) const {
+RATree Document::startTree(const Network& net, const Hardware& hw, int batch,
+                           const Objective& objective) const {
     // The search's own start (layer-sequential, batch halved until valid); when nothing is
     // valid the plain layer-sequential tree is shown with the evaluator's reason in red.
-    auto t = defaultInitialTree(net, hw, SearchMode::Set, batch, m_objective);
+    auto t = defaultInitialTree(net, hw, SearchMode::Set, batch, objective);
     if (t) return std::move(t).value();
     return RATree::layerSequential(net, batch);
 }
@@ -45,6 +46,26 @@ void Document::reevaluate() {
     opt.objective = m_objective;
     opt.detail = true;
     m_eval = std::make_shared<const Evaluation>(evaluate(*m_ctx, m_tree, m_batch, opt));
+    if (m_eval->valid) {
+        m_lastValid = m_eval;
+        m_lastValidTree = m_tree;
+    }
+}
+
+Evaluation Document::evaluateOther(const RATree& tree) const {
+    Evaluation e;
+    if (!m_net || !m_ctx || tree.empty()) {
+        e.reason = "no model loaded";
+        return e;
+    }
+    if (auto why = validateStructure(tree, *m_net, m_batch)) {
+        e.reason = *why;
+        return e;
+    }
+    EvalOptions opt;
+    opt.objective = m_objective;
+    opt.detail = true;
+    return evaluate(*m_ctx, tree, m_batch, opt);
 }
 
 QString Document::openModel(const QString& path) {
@@ -53,7 +74,7 @@ QString Document::openModel(const QString& path) {
     auto sha = sha256File(path.toStdString());
     if (!sha) return qs(sha.error().message);
     auto shared = std::make_shared<const Network>(std::move(net).value());
-    const RATree tree = startTree(*shared, *m_hw, m_batch);
+    const RATree tree = startTree(*shared, *m_hw, m_batch, m_objective);
     return restore(shared, QFileInfo(path).absoluteFilePath(), qs(*sha), *m_hw, m_hwSource, m_batch,
                    m_objective, tree);
 }
@@ -70,8 +91,8 @@ QString Document::setHardware(const Hardware& hw, const QString& source) {
         emit documentReset();
         return {};
     }
-    const RATree tree = startTree(*m_net, hw, m_batch);
-    return restore(m_net, m_modelPath, m_modelSha, hw, source, m_batch, objective, tree);
+    return pushInputs(tr("Hardware %1").arg(source), std::make_shared<const Hardware>(hw), source,
+                      m_batch, objective);
 }
 
 QString Document::openHardware(const QString& pathOrPreset) {
@@ -88,8 +109,36 @@ QString Document::setBatch(int batch) {
         emit documentReset();
         return {};
     }
-    const RATree tree = startTree(*m_net, *m_hw, batch);
-    return restore(m_net, m_modelPath, m_modelSha, *m_hw, m_hwSource, batch, m_objective, tree);
+    return pushInputs(tr("Batch %1").arg(batch), m_hw, m_hwSource, batch, m_objective);
+}
+
+QString Document::pushInputs(const QString& label, const std::shared_ptr<const Hardware>& hw,
+                             const QString& source, int batch, const Objective& objective) {
+    // The new inputs start from the search's default tree; the change is one undo step, so
+    // the edits and the history before it stay one Undo away (issue 16, item 1).
+    DocumentInputs after{hw, source, batch, objective, startTree(*m_net, *hw, batch, objective)};
+    if (auto why = validateStructure(after.tree, *m_net, batch)) return qs(*why);
+    DocumentInputs before{m_hw, m_hwSource, m_batch, m_objective, m_tree};
+    m_undo.push(new InputsCommand(this, label, std::move(before), std::move(after)));
+    return {};
+}
+
+void Document::restoreInputs(const DocumentInputs& in) {
+    const bool newContext = !m_ctx || in.hw != m_hw;
+    if (newContext) m_ctx.reset();
+    m_hw = in.hw;
+    m_hwSource = in.hwSource;
+    m_batch = in.batch;
+    const bool objectiveChange = in.objective.n != m_objective.n || in.objective.m != m_objective.m;
+    m_objective = in.objective;
+    m_tree = in.tree;
+    if (newContext) m_ctx = std::make_unique<EvalContext>(*m_net, *m_hw);
+    m_lastValid.reset();
+    m_lastValidTree = RATree{};
+    reevaluate();
+    emit documentReset(true);
+    if (objectiveChange) emit objectiveChanged();
+    emit treeChanged();
 }
 
 void Document::setObjective(const Objective& o) {
@@ -117,6 +166,8 @@ QString Document::restore(std::shared_ptr<const Network> net, const QString& mod
     m_objective = o;
     m_tree = tree;
     m_undo.clear();
+    m_lastValid.reset();
+    m_lastValidTree = RATree{};
     reevaluate();
     emit documentReset();
     emit treeChanged();

@@ -19,6 +19,15 @@ namespace tilescope::ui {
 
 class Session;
 
+// What an InputsCommand swaps: everything a hardware or batch change replaces.
+struct DocumentInputs {
+    std::shared_ptr<const Hardware> hw;
+    QString hwSource;
+    int batch = 1;
+    Objective objective;
+    RATree tree;
+};
+
 class Document : public QObject {
     Q_OBJECT
   public:
@@ -60,21 +69,37 @@ class Document : public QObject {
     QString setSubBatch(int cut, int subBatch);
     QString setPinned(int node, bool pinned);
     QString swapWithNext(int node);
+    // The detailed evaluation of another tree of this document's inputs (a search's best,
+    // a tree file), with the document's memo caches; invalid with the reason when `tree`
+    // does not fit the inputs.
+    Evaluation evaluateOther(const RATree& tree) const;
     // Adopts a tree found elsewhere (search best, a tree file) as one undoable step.
     QString adoptTree(const RATree& tree, const QString& label);
 
     // Called by EditCommand::redo/undo only.
     void restoreTree(const RATree& tree);
+    // Called by InputsCommand::redo/undo only: hardware, batch, objective and tree at once.
+    void restoreInputs(const DocumentInputs& state);
+    // The last valid evaluation of this document's inputs and its tree: views keep showing
+    // it (faded, with the reason) while the current tree is invalid. Null when there was
+    // none since the inputs last changed.
+    std::shared_ptr<const Evaluation> lastValidEvaluation() const { return m_lastValid; }
+    const RATree& lastValidTree() const { return m_lastValidTree; }
 
   signals:
-    void documentReset(); // network / hardware / batch changed: new everything
-    void treeChanged();   // tree and evaluation changed (edit, undo, redo, adopt)
+    // Network / hardware / batch changed: new everything. `undoable`: by an InputsCommand
+    // (the undo stack records it), not a new model or session.
+    void documentReset(bool undoable = false);
+    void treeChanged(); // tree and evaluation changed (edit, undo, redo, adopt)
     void editRefused(const QString& reason);
     void objectiveChanged();
 
   private:
     QString applyEdit(const QString& label, const std::function<Result<RATree>(const RATree&)>& op);
-    RATree startTree(const Network& net, const Hardware& hw, int batch) const;
+    RATree startTree(const Network& net, const Hardware& hw, int batch,
+                     const Objective& objective) const;
+    QString pushInputs(const QString& label, const std::shared_ptr<const Hardware>& hw,
+                       const QString& source, int batch, const Objective& objective);
     void reevaluate();
 
     std::shared_ptr<const Network> m_net;
@@ -85,6 +110,8 @@ class Document : public QObject {
     Objective m_objective;
     RATree m_tree;
     std::shared_ptr<const Evaluation> m_eval;
+    std::shared_ptr<const Evaluation> m_lastValid;
+    RATree m_lastValidTree;
     QUndoStack m_undo;
     quint64 m_revision = 0;
 };

@@ -14,4 +14,14 @@ void EditCommand::undo() {
     m_doc->restoreTree(m_before);
 }
 
+InputsCommand::InputsCommand(Document* doc, const QString& text, State before, State after)
+    : QUndoCommand(text), m_doc(doc), m_before(std::move(before)), m_after(std::move(after)) {}
+
+void InputsCommand::redo() {
+    m_doc->restoreInputs(m_after);
+}
+void InputsCommand::undo() {
+    m_doc->restoreInputs(m_before);
+}
+
 } // namespace tilescope::ui

@@ -2,6 +2,7 @@
 // values and the engine's edits renumber nodes, so a snapshot is simpler and exact.
 #pragma once
 
+#include "core/document.h"
 #include "tree/ratree.h"
 
 #include <QUndoCommand>
@@ -19,6 +20,21 @@ class EditCommand : public QUndoCommand {
   private:
     Document* m_doc;
     RATree m_before, m_after;
+};
+
+// A change of the inputs (hardware, batch): the document's inputs and tree before and after,
+// so switching a preset or the batch is one undo step instead of discarding the edits and
+// the history before it (issue 16, item 1).
+class InputsCommand : public QUndoCommand {
+  public:
+    using State = DocumentInputs;
+    InputsCommand(Document* doc, const QString& text, State before, State after);
+    void redo() override;
+    void undo() override;
+
+  private:
+    Document* m_doc;
+    State m_before, m_after;
 };
 
 } // namespace tilescope::ui

@@ -24,8 +24,10 @@ void ProgramModel::setRun(std::shared_ptr<const ProgramRun> run) {
     m_simIndex.clear();
     m_layerNames.clear();
     if (m_run && m_run->codegen) {
+        QStringList full;
         for (const std::string& n : m_run->codegen->program.layers)
-            m_layerNames << shortLayerName(QString::fromStdString(n));
+            full << QString::fromStdString(n);
+        m_layerNames = shortLayerNames(full);
         const auto& tl = m_run->fine.timeline;
         m_simIndex.reserve(tl.size());
         for (size_t i = 0; i < tl.size(); ++i)

@@ -1,6 +1,8 @@
 #include "core/ratreemodel.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
+#include "core/layernames.h"
 
 #include <QBrush>
 #include <QColor>
@@ -10,21 +12,6 @@
 #include <QPixmap>
 
 namespace tilescope::ui {
-
-namespace {
-QString engFormat(double v, const char* unit) {
-    static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
-    int p = 0;
-    while (std::abs(v) >= 1000 && p < 5) {
-        v /= 1000;
-        ++p;
-    }
-    return QStringLiteral("%1 %2%3")
-        .arg(v, 0, 'f', v < 10 ? 2 : (v < 100 ? 1 : 0))
-        .arg(prefixes[p])
-        .arg(unit);
-}
-} // namespace
 
 RATreeModel::RATreeModel(Document* doc, QObject* parent) : QAbstractItemModel(parent), m_doc(doc) {
     connect(doc, &Document::treeChanged, this, &RATreeModel::refresh);
@@ -37,6 +24,7 @@ void RATreeModel::refresh() {
     m_net = m_doc->network();
     m_eval = m_doc->evaluation();
     m_tree = m_net ? m_doc->tree() : RATree{};
+    m_names = m_net ? displayLayerNames(*m_net) : QStringList();
     endResetModel();
 }
 
@@ -144,6 +132,10 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (invalidHere) return QBrush(QColor(0xff, 0xeb, 0xee));
         return {};
     case Qt::ToolTipRole:
+        if (f && index.column() == Time)
+            return tr("%1 per invocation of %2 samples")
+                .arg(timeText(f->time, m_doc->hardware()->clockGHz))
+                .arg(n.batch);
         if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
             return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
         if (f && n.type == NodeType::Leaf)
@@ -169,8 +161,9 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
 
     switch (index.column()) {
     case Name:
-        if (n.type == NodeType::Leaf)
-            return QString::fromStdString(m_net->layers[size_t(n.layer)].name);
+        // The short unique name (layernames.h): the whole ONNX path does not fit a narrow
+        // dock and its informative part is in the middle; the tooltip has it all.
+        if (n.type == NodeType::Leaf) return m_names.value(n.layer);
         return n.type == NodeType::S ? tr("S cut") : tr("T cut");
     case Layers:
         return int(m_tree.layersUnder(id).size());
@@ -180,11 +173,11 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (n.isCut()) return QStringLiteral("%1/%2").arg(n.batch).arg(n.subBatch);
         return QString::number(n.batch);
     case Npt:
-        return f ? engFormat(f->npt, "c") : QVariant();
+        return f ? cyclesText(f->npt) : QVariant();
     case Time:
-        return f ? engFormat(f->time, "c") : QVariant();
+        return f ? cyclesText(f->time) : QVariant();
     case Energy:
-        return f ? engFormat(f->energy * 1e-12, "J") : QVariant();
+        return f ? energyText(f->energy) : QVariant();
     case Pinned:
         return {};
     }

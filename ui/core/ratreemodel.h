@@ -53,6 +53,7 @@ class RATreeModel : public QAbstractItemModel {
     QString tileText(int node) const;
     QIcon typeIcon(NodeType t) const;
 
+    QStringList m_names; // short unique layer names (layernames.h)
     Document* m_doc;
     std::shared_ptr<const Network> m_net;
     std::shared_ptr<const Evaluation> m_eval;

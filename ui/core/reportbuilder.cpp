@@ -1,7 +1,10 @@
 #include "core/reportbuilder.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
+#include "core/layernames.h"
 #include "report/result_json.h"
+#include "report/segments.h"
 
 #include <QDateTime>
 
@@ -57,6 +60,11 @@ QString num(double v) {
 }
 } // namespace
 
+void ReportBuilder::addFigure(const QString& caption, const QByteArray& bytes,
+                              const QString& mimeType) {
+    m_figures.push_back({caption, bytes, mimeType});
+}
+
 QString ReportBuilder::html() const {
     QString h;
     h += QStringLiteral(
@@ -87,49 +95,55 @@ QString ReportBuilder::html() const {
     if (!e.valid)
         h += QStringLiteral("<p class=\"bad\">Invalid schedule: %1</p>\n")
                  .arg(esc(QString::fromStdString(e.reason)));
+    // The units policy (engine/util/units.h): the same text as the metrics panel shows.
     h += QStringLiteral("<h2>Figures</h2><table>\n");
     auto row = [&](const QString& k, const QString& v) {
         h += QStringLiteral("<tr><th class=\"l\">%1</th><td>%2</td></tr>\n").arg(k, v);
     };
-    row(QStringLiteral("Energy (pJ)"), num(e.energy.total()));
-    row(QStringLiteral("&nbsp;DRAM"), num(e.energy.dram));
-    row(QStringLiteral("&nbsp;NoC"), num(e.energy.noc));
-    row(QStringLiteral("&nbsp;MAC"), num(e.energy.mac));
-    row(QStringLiteral("&nbsp;Buffers"), num(e.energy.buffer));
-    row(QStringLiteral("Delay (cycles)"), num(e.delay));
+    const double ghz = hw.clockGHz;
+    row(QStringLiteral("Energy"), energyText(e.energy.total()));
+    row(QStringLiteral("&nbsp;DRAM"), energyText(e.energy.dram));
+    row(QStringLiteral("&nbsp;NoC"), energyText(e.energy.noc));
+    row(QStringLiteral("&nbsp;MAC"), energyText(e.energy.mac));
+    row(QStringLiteral("&nbsp;Buffers"), energyText(e.energy.buffer));
+    row(QStringLiteral("Delay"), timeText(e.delay, ghz));
     row(QStringLiteral("Objective E^n D^m"), num(e.cost));
     row(QStringLiteral("Utilisation"), QStringLiteral("%1 %").arg(e.utilisation * 100, 0, 'f', 1));
-    row(QStringLiteral("DRAM bytes"), num(e.dramBytes));
-    row(QStringLiteral("NoC hop-bytes"), num(e.nocHopBytes));
+    row(QStringLiteral("DRAM bytes"), bytesText(e.dramBytes));
+    row(QStringLiteral("NoC hop-bytes"), bytesText(e.nocHopBytes));
     h += QStringLiteral("</table>\n");
 
+    for (const Figure& f : m_figures)
+        h += QStringLiteral("<figure><img alt=\"%1\" style=\"max-width:100%\" "
+                            "src=\"data:%2;base64,%3\"><figcaption>%1</figcaption></figure>\n")
+                 .arg(esc(f.caption), f.mime, QString::fromLatin1(f.bytes.toBase64()));
+
     const RATree& t = m_doc.tree();
+    const QStringList names = displayLayerNames(net);
     h += QStringLiteral(
-        "<h2>Segments</h2><table><tr><th class=\"l\">segment</th><th class=\"l\">type</th>"
-        "<th>layers</th><th>time (cycles)</th><th>energy (pJ)</th><th>DRAM bytes</th><th "
-        "class=\"l\">bound</th></tr>\n");
-    for (int c : t.node(t.root).children) {
-        const NodeFigures* f = size_t(c) < e.nodes.size() ? &e.nodes[size_t(c)] : nullptr;
-        const RANode& n = t.node(c);
+        "<h2>Segments</h2><table id=\"segments\"><tr><th class=\"l\">segment</th>"
+        "<th class=\"l\">type</th><th>layers</th><th>time</th><th>energy</th><th>DRAM</th>"
+        "<th class=\"l\">bound</th></tr>\n");
+    for (const SegmentFigures& sg : segmentFigures(e, t, net)) {
+        const RANode& n = t.node(sg.node);
+        const QString name = n.type == NodeType::Leaf ? names.value(n.layer)
+                                                      : QStringLiteral("%1 %2")
+                                                            .arg(QString::fromStdString(sg.path))
+                                                            .arg(QLatin1String(toString(n.type)));
         h += QStringLiteral("<tr><td class=\"l\">%1</td><td "
                             "class=\"l\">%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td "
                             "class=\"l\">%7</td></tr>\n")
-                 .arg(QString::fromStdString(t.pathOf(c)),
-                      n.type == NodeType::Leaf
-                          ? esc(QString::fromStdString(net.layers[size_t(n.layer)].name))
-                          : QString::fromLatin1(toString(n.type)))
-                 .arg(t.layersUnder(c).size())
-                 .arg(f ? num(f->time) : QString(), f ? num(f->energy) : QString(),
-                      f ? num(f->dramBytes) : QString(),
-                      f ? QString::fromLatin1(toString(f->bound)) : QString());
+                 .arg(esc(name), QString::fromLatin1(toString(n.type)))
+                 .arg(sg.layers)
+                 .arg(timeText(sg.time, ghz), energyText(sg.energy), bytesText(sg.dramBytes),
+                      QString::fromLatin1(toString(sg.bound)));
     }
     h += QStringLiteral("</table>\n");
 
     if (m_compare && !m_compare->rows.empty()) {
         h += QStringLiteral(
-            "<h2>SA versus LS, LP and DP-LP</h2><table><tr><th class=\"l\">space</th><th>energy "
-            "(pJ)</th>"
-            "<th>delay (cycles)</th><th>objective</th><th>EDP</th><th>vs SA</th></tr>\n");
+            "<h2>SA versus LS, LP and DP-LP</h2><table><tr><th class=\"l\">space</th>"
+            "<th>energy</th><th>delay</th><th>objective</th><th>EDP</th><th>vs SA</th></tr>\n");
         double sa = 0;
         for (const auto& r : m_compare->rows)
             if (r.ok && r.mode == SearchMode::Set) sa = r.eval.cost;
@@ -146,8 +160,8 @@ QString ReportBuilder::html() const {
             h += QStringLiteral("<tr><td "
                                 "class=\"l\">%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</"
                                 "td><td>%6</td></tr>\n")
-                     .arg(name, num(r.eval.energy.total()), num(r.eval.delay), num(r.eval.cost),
-                          num(edpOf(r.eval)),
+                     .arg(name, energyText(r.eval.energy.total()), cyclesText(r.eval.delay),
+                          num(r.eval.cost), num(edpOf(r.eval)),
                           sa > 0 ? QStringLiteral("%1x").arg(r.eval.cost / sa, 0, 'f', 3)
                                  : QString());
         }

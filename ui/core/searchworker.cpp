@@ -174,6 +174,11 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     // The engine's deadline is wall time: a timed segment is ended by a pause and the run
     // continues from its best for the time left once resumed.
     std::atomic<bool> pausedOut{false};
+    // The best over all segments: an edit or a pin restarts the engine from the edited tree,
+    // whose own best starts worse; the run's best so far must not be lost (issue 16,
+    // item 4). Written between segments only, read by the progress callback.
+    std::optional<RATree> runBestTree;
+    Evaluation runBest;
     while (true) {
         if (timed)
             cfg.seconds = std::max(0.05, budgetSeconds - activeSeconds());
@@ -184,7 +189,9 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         {
             std::lock_guard lock(m_mutex);
             m_segmentStop = src;
-            if (m_stopAll) src.request_stop();
+            // An adopt or an edit that arrived between two segments (e.g. right after a
+            // resume) stopped the previous stop source: honour it now, not at the run's end.
+            if (m_stopAll || m_adopt || m_pending) src.request_stop();
         }
         const long long offset = doneAll;
         auto progress = [&](const Progress& p) {
@@ -211,6 +218,11 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             s->bestCost = p.bestCost;
             s->bestEnergy = p.bestEnergy;
             s->bestDelay = p.bestDelay;
+            if (runBestTree && (p.bestCost <= 0 || runBest.cost < p.bestCost)) {
+                s->bestCost = runBest.cost;
+                s->bestEnergy = runBest.energy.total();
+                s->bestDelay = runBest.delay;
+            }
             s->acceptanceRate = p.acceptanceRate;
             s->activeSeconds = activeSeconds();
             if (timed) {
@@ -231,6 +243,10 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
                     tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
             break;
         }
+        if (res->best.valid && (!runBestTree || res->best.cost < runBest.cost)) {
+            runBestTree = res->bestTree;
+            runBest = res->best;
+        }
         doneAll += res->iterationsRun;
         donePerChain += res->iterationsRun / std::max(1, cfg.chains);
         if (timed) total = doneAll;
@@ -239,15 +255,17 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         out->generation = gen;
         out->net = req->net;
         out->stopped = res->stopped;
+        out->bestTree = runBestTree ? *runBestTree : res->bestTree;
+        out->best = runBestTree ? runBest : res->best;
 
         auto snap = std::make_shared<SearchSnapshot>();
         snap->generation = gen;
         snap->iteration = doneAll;
         snap->total = total;
         snap->segment = segment;
-        snap->currentCost = snap->bestCost = res->best.cost;
-        snap->energy = snap->bestEnergy = res->best.energy.total();
-        snap->delay = snap->bestDelay = res->best.delay;
+        snap->currentCost = snap->bestCost = out->best.cost;
+        snap->energy = snap->bestEnergy = out->best.energy.total();
+        snap->delay = snap->bestDelay = out->best.delay;
         snap->acceptanceRate = res->stats.acceptRate;
         snap->activeSeconds = activeSeconds();
         snap->etaSeconds = 0;
@@ -292,7 +310,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         }
         if (budgetLeft && (m_pending || adopt)) {
             // Continue from the user's tree, or from the best when adopting it.
-            cfg.initialTree = m_pending ? *m_pending : res->bestTree;
+            cfg.initialTree = m_pending ? *m_pending : out->bestTree;
             cfg.pinned.clear(); // pins travel inside the tree
             m_pending.reset();
             lock.unlock();

@@ -1,6 +1,6 @@
 // The selection shared by every linked view (tree, S-T graph, NoC heatmap): views write
-// it and follow its signal, never each other. The node is kept by path too, so the
-// selection survives an edit that renumbers the tree.
+// it and follow its signal, never each other. The node is kept by its layers and path too,
+// so the selection survives an edit that renumbers the tree.
 #pragma once
 
 #include "tree/ratree.h"
@@ -21,7 +21,9 @@ class SelectionState : public QObject {
   public slots:
     void select(int node, const QString& path);
     void clear();
-    // The document's tree changed: find the same path again (or drop the selection).
+    // The document's tree changed: find the same node again, by the layers under it (a
+    // moved or wrapped node keeps them; issue 16, item 8: the selection used to jump to
+    // whatever took its old path), else by path, else drop the selection.
     void remap(const tilescope::RATree& tree);
 
   signals:
@@ -30,6 +32,7 @@ class SelectionState : public QObject {
   private:
     int m_node = -1;
     QString m_path;
+    RATree m_tree; // the tree m_node refers to (the last one remap() saw)
 };
 
 } // namespace tilescope::ui

@@ -1,5 +1,6 @@
 #include "widgets/instructionspanel.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/programmodel.h"
 #include "core/programrunner.h"
@@ -112,9 +113,8 @@ QString InstructionsPanel::summarize(const ProgramRun& run) {
     if (!run.error.isEmpty())
         return s + QStringLiteral(" | ") + tr("not replayed: %1").arg(run.error);
     const ModelAgreement agree = modelAgreement(run.fine.delay, run.evaluatorDelay);
-    s += tr(" | delay: simulated %1 vs evaluator %2 cycles (ratio %3)")
-             .arg(loc.toString(run.fine.delay, 'f', 0))
-             .arg(loc.toString(run.evaluatorDelay, 'f', 0))
+    s += tr(" | delay: simulated %1 vs evaluator %2 (ratio %3)")
+             .arg(cyclesText(run.fine.delay), cyclesText(run.evaluatorDelay))
              .arg(run.evaluatorDelay > 0 ? QString::number(agree.ratio, 'f', 3) : tr("n/a"));
     if (!agree.agrees)
         s += tr(" | WARNING: the program and the estimate differ by more than %1%")

@@ -14,13 +14,16 @@
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
 #include "util/fileio.h"
+#include "widgets/diffpanel.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/metricspanel.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/plotexport.h"
 #include "widgets/searchpanel.h"
 #include "widgets/stgraphview.h"
+#include "widgets/tradeoffview.h"
 #include "widgets/treepanel.h"
+#include "widgets/welcomepage.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -28,7 +31,9 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QDateTime>
+#include <QDialog>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -37,8 +42,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -76,13 +86,56 @@ MainWindow::MainWindow(QWidget* parent)
                    QMainWindow::AllowNestedDocks);
 
     m_st = new StGraphView(m_doc, m_selection, this);
-    setCentralWidget(m_st);
+    // The welcome page stands in for the S-T graph until a model is open.
+    m_welcome = new WelcomePage(this);
+    m_central = new QStackedWidget(this);
+    // In a scroll area: a stacked widget is as wide as its widest page's minimum, and the
+    // welcome page's would squeeze the tree and heatmap docks at 1280x800.
+    auto* welcomeScroll = new QScrollArea(this);
+    welcomeScroll->setWidget(m_welcome);
+    welcomeScroll->setWidgetResizable(true);
+    welcomeScroll->setFrameShape(QFrame::NoFrame);
+    m_central->addWidget(welcomeScroll);
+    m_central->addWidget(m_st);
+    setCentralWidget(m_central);
+    connect(m_welcome, &WelcomePage::openSampleRequested, this,
+            [this](const QString& model, const QString& preset, bool run) {
+                openSample(model, preset, run);
+            });
+    connect(m_welcome, &WelcomePage::openModelRequested, this, &MainWindow::openModelDialog);
+    connect(m_welcome, &WelcomePage::openSessionRequested, this, &MainWindow::openSessionDialog);
+    connect(m_welcome, &WelcomePage::recentRequested, this,
+            [this](const QString& kind, const QString& path) {
+                if (kind == QLatin1String("session"))
+                    openSession(path);
+                else
+                    openModel(path);
+            });
+    connect(m_welcome, &WelcomePage::guideRequested, this, &MainWindow::showGuide);
     m_tree = new TreePanel(m_doc, m_selection, this);
     m_heatmap = new NocHeatmapView(m_doc, m_selection, this);
     m_metrics = new MetricsPanel(m_doc, this);
     m_search = new SearchPanel(this);
     m_programs = new ProgramRunner(m_doc, this);
     m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
+    m_diff = new DiffPanel(m_doc, this);
+    m_tradeoff = new TradeoffView(this);
+    auto adoptOther = [this](const RATree& tree, const QString& label) {
+        const QString err = m_doc->adoptTree(tree, label);
+        if (err.isEmpty())
+            statusBar()->showMessage(tr("%1: Undo (Ctrl+Z) goes back").arg(label), 5000);
+    };
+    connect(m_diff, &DiffPanel::adoptRequested, this, adoptOther);
+    connect(m_tradeoff, &TradeoffView::adoptRequested, this,
+            [this](const RATree& tree, const QString& label) {
+                const QString err = m_doc->adoptTree(tree, label);
+                if (err.isEmpty())
+                    statusBar()->showMessage(tr("%1: Undo (Ctrl+Z) goes back").arg(label), 5000);
+            });
+    connect(m_doc, &Document::treeChanged, this, [this] {
+        const auto e = m_doc->evaluation();
+        m_tradeoff->setCurrent(e->energy.total(), e->delay, e->valid);
+    });
     m_st->setProgramRunner(m_programs);
     m_metrics->setProgramRunner(m_programs);
     m_autosave = new AutoSaver([this](const QString& p) { return makeSession().save(p); },
@@ -96,7 +149,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Views follow the document; the selection follows the tree across renumbering edits.
     connect(m_doc, &Document::treeChanged, this, [this] { m_selection->remap(m_doc->tree()); });
-    connect(m_doc, &Document::documentReset, this, [this] {
+    connect(m_doc, &Document::documentReset, this, [this](bool undoable) {
         m_selection->clear();
         // A new model, hardware or batch makes every search result meaningless.
         if (m_running || m_comparing) {
@@ -108,17 +161,32 @@ MainWindow::MainWindow(QWidget* parent)
         }
         m_lastSearch.reset();
         m_lastCompare.reset();
+        m_tradeoff->clear();
         m_search->setObjective(m_doc->objective());
-        // Opening a model or session resets this flag after the fact; a batch or hardware
-        // change by hand is an unsaved change.
-        m_dirtyInputs = true;
+        m_search->setCanStart(m_doc->hasModel());
+        m_central->setCurrentIndex(m_doc->hasModel() ? 1 : 0);
+        // Opening a model or session resets this flag after the fact. A batch or hardware
+        // change is an undo step (the undo stack's clean state tracks it), except without a
+        // model, where there is nothing to undo.
+        if (!undoable) m_dirtyInputs = true;
         modifiedChanged();
         updateTitle();
     });
-    connect(m_doc, &Document::editRefused, this,
-            [this](const QString& r) { statusBar()->showMessage(r, 10000); });
-    connect(m_tree, &TreePanel::message, this,
-            [this](const QString& r) { statusBar()->showMessage(r, 10000); });
+    // A refusal stays until the next accepted edit or selection, not for a fixed time
+    // after it stopped being true (issue 16, item 8).
+    auto refusal = [this](const QString& r) {
+        m_refusal = r;
+        statusBar()->showMessage(r, 10000);
+    };
+    connect(m_doc, &Document::editRefused, this, refusal);
+    connect(m_tree, &TreePanel::message, this, refusal);
+    auto clearRefusal = [this] {
+        if (!m_refusal.isEmpty() && statusBar()->currentMessage() == m_refusal)
+            statusBar()->clearMessage();
+        m_refusal.clear();
+    };
+    connect(m_doc, &Document::treeChanged, this, clearRefusal);
+    connect(m_selection, &SelectionState::changed, this, clearRefusal);
     // Every accepted edit, undo and redo moves the undo index: that is what a running
     // search must hear about (it continues from the edited tree, pins included).
     connect(m_doc->undoStack(), &QUndoStack::indexChanged, this, [this] {
@@ -143,8 +211,9 @@ MainWindow::MainWindow(QWidget* parent)
 
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_restoredLayout = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     rebuildRecentMenu();
+    m_search->setCanStart(m_doc->hasModel());
     updateTitle();
 }
 
@@ -200,7 +269,9 @@ void MainWindow::buildDocks() {
     auto* heat = new QWidget(this);
     auto* hl = new QVBoxLayout(heat);
     hl->setContentsMargins(2, 2, 2, 2);
-    auto* util = new QCheckBox(tr("Bandwidth utilisation (bytes / (link bw x delay))"), heat);
+    auto* util = new QCheckBox(tr("Link utilisation"), heat);
+    util->setToolTip(tr("Colour links by bandwidth utilisation = bytes / (link bandwidth x "
+                        "delay) instead of bytes"));
     auto* filter = new QCheckBox(tr("Only the selected node"), heat);
     util->setObjectName(QStringLiteral("heatUtilisation"));
     filter->setObjectName(QStringLiteral("heatFilter"));
@@ -222,22 +293,42 @@ void MainWindow::buildDocks() {
     auto* instrDock = dock(tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions,
                            Qt::BottomDockWidgetArea);
     tabifyDockWidget(metricsDock, instrDock);
+    auto* tradeDock =
+        dock(tr("Trade-off"), QStringLiteral("tradeoffDock"), m_tradeoff, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(metricsDock, tradeDock);
+    auto* diffDock =
+        dock(tr("Diff A/B"), QStringLiteral("diffDock"), m_diff, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(metricsDock, diffDock);
     metricsDock->raise();
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
-    resize(std::min(1600, avail.width() * 19 / 20), std::min(1000, avail.height() * 19 / 20));
-    resizeDocks({m_docks[0], heatDock}, {430, 420}, Qt::Horizontal);
-    resizeDocks({searchDock, metricsDock}, {880, 700}, Qt::Horizontal);
-    resizeDocks({searchDock}, {330}, Qt::Vertical);
+    resize(std::min(2400, avail.width() * 19 / 20), std::min(1500, avail.height() * 19 / 20));
+    m_searchDock = searchDock;
+    m_metricsDock = metricsDock;
+    m_heatDock = heatDock;
+}
+
+void MainWindow::applyDefaultDockSizes() {
+    // Shares of the width, applied once the window has its real size: 1280x800 keeps the
+    // tree's time and energy and the metrics readable (issue 16, item 6) and 1920x1080
+    // gives the S-T graph the rest.
+    const int w = width();
+    resizeDocks({m_docks[0], m_heatDock}, {std::max(310, w * 26 / 100), std::max(260, w / 5)},
+                Qt::Horizontal);
+    resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
+    resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+    QMainWindow::showEvent(e);
+    // Only the first time, and only without a saved layout (restoreState wins).
+    if (!std::exchange(m_shownOnce, true) && !m_restoredLayout)
+        QTimer::singleShot(0, this, &MainWindow::applyDefaultDockSizes);
 }
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open model..."), QKeySequence::Open, this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open model"), {},
-                                                       tr("Models (*.onnx *.json);;All files (*)"));
-        if (!p.isEmpty()) openModel(p);
-    });
+    file->addAction(tr("&Open model..."), QKeySequence::Open, this, &MainWindow::openModelDialog);
     file->addAction(tr("Open &hardware template..."), this, [this] {
         const QString p =
             QFileDialog::getOpenFileName(this, tr("Open hardware template"), {},
@@ -260,12 +351,14 @@ void MainWindow::buildMenus() {
             this, tr("Import tree"), {}, tr("Trees (*.tree *.txt *.json);;All files (*)"));
         if (!p.isEmpty()) importTree(p);
     });
-    file->addSeparator();
-    file->addAction(tr("Open &session..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(
-            this, tr("Open session"), {}, tr("Tilescope sessions (*.tilescope.json *.json)"));
-        if (!p.isEmpty()) openSession(p);
+    file->addAction(tr("&Compare with tree file (A/B)..."), this, [this] {
+        const QString p =
+            QFileDialog::getOpenFileName(this, tr("Compare with tree file"), {},
+                                         tr("Trees (*.tree *.txt *.json);;All files (*)"));
+        if (!p.isEmpty()) compareWithTreeFile(p);
     });
+    file->addSeparator();
+    file->addAction(tr("Open &session..."), this, &MainWindow::openSessionDialog);
     file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveToSessionFile(); });
     file->addAction(tr("Save session &as..."), QKeySequence::SaveAs, this, [this] {
         const QString p = QFileDialog::getSaveFileName(this, tr("Save session"), {},
@@ -300,9 +393,10 @@ void MainWindow::buildMenus() {
         exportDialog(QStringLiteral("trace"), tr("Trace events (*.json)"), QStringLiteral("json"));
     });
     file->addAction(tr("Export for &test chip..."), this, [this] {
-        const QString dir =
-            QFileDialog::getSaveFileName(this, tr("Export for test chip: program folder"), {}, {},
-                                         nullptr, QFileDialog::DontConfirmOverwrite);
+        // A folder chooser, not a save-file dialog (issue 16, item 9); "Create New Folder"
+        // makes a fresh one. Its contents are replaced as a whole.
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Export for test chip: choose or create the program folder"));
         if (!dir.isEmpty()) exportForTestChip(dir);
     });
     file->addSeparator();
@@ -336,6 +430,12 @@ void MainWindow::buildMenus() {
     search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, &MainWindow::showGuide);
+    help->addAction(tr("&Welcome page"), this, [this] {
+        m_central->setCurrentIndex(0);
+        statusBar()->showMessage(tr("Opening a model returns to the S-T graph"), 5000);
+    });
+    help->addSeparator();
     help->addAction(tr("&About Tilescope"), this, [this] {
         QMessageBox::about(
             this, tr("About Tilescope"),
@@ -345,19 +445,64 @@ void MainWindow::buildMenus() {
     });
 }
 
+void MainWindow::openModelDialog() {
+    const QString p = QFileDialog::getOpenFileName(this, tr("Open model"), {},
+                                                   tr("Models (*.onnx *.json);;All files (*)"));
+    if (!p.isEmpty()) openModel(p);
+}
+
+void MainWindow::openSessionDialog() {
+    const QString p = QFileDialog::getOpenFileName(
+        this, tr("Open session"), {}, tr("Tilescope sessions (*.tilescope.json *.json)"));
+    if (!p.isEmpty()) openSession(p);
+}
+
+bool MainWindow::openSample(const QString& model, const QString& preset, bool run) {
+    // The preset first (no model yet: nothing to undo), then the model, evaluated once.
+    if (!m_doc->hasModel() && !openHardware(preset)) return false;
+    if (!openModel(model)) return false;
+    if (m_doc->hardwareSource() != preset && !openHardware(preset)) return false;
+    m_central->setCurrentWidget(m_st);
+    if (run) startSearch();
+    return true;
+}
+
+void MainWindow::showGuide() {
+    // docs/gui.md ships inside the binary (resources.qrc): no browser, no network.
+    QFile f(QStringLiteral(":/docs/gui.md"));
+    if (!f.open(QIODevice::ReadOnly)) return;
+    auto* dlg = new QDialog(this);
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    dlg->setObjectName(QStringLiteral("userGuide"));
+    dlg->setWindowTitle(tr("Tilescope user guide"));
+    auto* lay = new QVBoxLayout(dlg);
+    auto* text = new QTextBrowser(dlg);
+    text->setMarkdown(QString::fromUtf8(f.readAll()));
+    text->setOpenExternalLinks(true);
+    lay->addWidget(text);
+    dlg->resize(std::min(900, width() * 4 / 5), std::min(800, height() * 9 / 10));
+    dlg->show();
+}
+
 void MainWindow::connectWorker() {
     connect(m_worker, &SearchWorker::snapshotReady, this, [this](SnapshotPtr s) {
         if (s->generation != m_generation) return; // a run we no longer show
         m_search->addSnapshot(*s);
+        if (!s->final) m_tradeoff->addHistory(s->energy, s->delay);
     });
     connect(m_worker, &SearchWorker::outcomeReady, this, [this](OutcomePtr o) {
         if (o->generation != m_generation || o->net != m_doc->network()) return;
         m_lastSearch = o;
         m_search->setAdoptEnabled(true);
+        // Preview before adopting: the diff against the best so far.
+        if (o->best.valid && !o->adopt) m_diff->setOther(o->bestTree, tr("search best"));
+        if (o->best.valid)
+            m_tradeoff->setCandidate(tr("search best (seed %1)").arg(o->result.seed), o->bestTree,
+                                     o->best.energy.total(), o->best.delay);
         if (o->adopt) {
             // The worker already continues from this tree: do not send it back.
             m_forwardEdits = false;
-            m_doc->adoptTree(o->result.bestTree, tr("Adopt best"));
+            m_doc->adoptTree(o->bestTree, tr("Adopt best"));
             m_forwardEdits = true;
         }
     });
@@ -388,6 +533,12 @@ void MainWindow::connectWorker() {
         m_comparing = false;
         m_lastCompare = c;
         m_metrics->setCompare(c);
+        for (const auto& r : c->rows)
+            if (r.ok && r.eval.valid)
+                m_tradeoff->setCandidate(r.mode == SearchMode::Set
+                                             ? QStringLiteral("SA")
+                                             : QString::fromLatin1(toString(r.mode)).toUpper(),
+                                         r.best, r.eval.energy.total(), r.eval.delay);
         m_metrics->setCompareRunning(false);
         emit compareFinished();
     });
@@ -417,6 +568,7 @@ void MainWindow::startSearch() {
         (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random))
         req->config.initialTree = m_doc->tree();
     m_search->clearHistory();
+    m_tradeoff->clearHistory();
     m_search->setAdoptEnabled(false);
     m_lastSearch.reset();
     m_running = true;
@@ -441,7 +593,7 @@ void MainWindow::adoptBest() {
         statusBar()->showMessage(tr("No search result to adopt yet"), 5000);
         return;
     }
-    m_doc->adoptTree(m_lastSearch->result.bestTree, tr("Adopt best"));
+    m_doc->adoptTree(m_lastSearch->bestTree, tr("Adopt best"));
 }
 
 void MainWindow::runCompare() {
@@ -491,7 +643,16 @@ bool MainWindow::openHardware(const QString& pathOrPreset) {
         showError(tr("Open hardware"), err);
         return false;
     }
+    inputsChangedMessage();
     return true;
+}
+
+void MainWindow::inputsChangedMessage() {
+    if (!m_doc->hasModel()) return;
+    statusBar()->showMessage(tr("%1: the schedule restarts from the default tree; Undo (Ctrl+Z) "
+                                "brings back the previous inputs, tree and edits")
+                                 .arg(m_doc->undoStack()->undoText()),
+                             10000);
 }
 
 bool MainWindow::setBatch(int batch) {
@@ -500,6 +661,7 @@ bool MainWindow::setBatch(int batch) {
         showError(tr("Batch"), err);
         return false;
     }
+    inputsChangedMessage();
     updateTitle();
     return true;
 }
@@ -524,6 +686,30 @@ bool MainWindow::importTree(const QString& path) {
         showError(tr("Import tree"), path + QStringLiteral(": ") + err);
         return false;
     }
+    return true;
+}
+
+bool MainWindow::compareWithTreeFile(const QString& path) {
+    if (!m_doc->hasModel()) {
+        showError(tr("Compare with tree file"), tr("Open a model first"));
+        return false;
+    }
+    auto text = readFile(path.toStdString());
+    if (!text) {
+        showError(tr("Compare with tree file"), qs(text.error().message));
+        return false;
+    }
+    auto tree = parseTreeDocument(*text, *m_doc->network(), path.toStdString());
+    if (!tree) {
+        showError(tr("Compare with tree file"), qs(tree.error().message));
+        return false;
+    }
+    m_diff->setOther(*tree, QFileInfo(path).fileName());
+    for (QDockWidget* d : std::as_const(m_docks))
+        if (d->widget() == m_diff) {
+            d->show();
+            d->raise();
+        }
     return true;
 }
 
@@ -612,6 +798,10 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
     addRecent(QStringLiteral("session"), QFileInfo(path).absoluteFilePath());
     statusBar()->showMessage(tr("Opened session %1").arg(path), 5000);
     return true;
+}
+
+bool MainWindow::welcomeShown() const {
+    return m_central->currentIndex() == 0;
 }
 
 bool MainWindow::isModified() const {
@@ -725,8 +915,7 @@ bool MainWindow::exportTo(const QString& kind, const QString& path) {
     else if (kind == QLatin1String("heatmap"))
         err = m_heatmap->exportTo(path);
     else if (kind == QLatin1String("html"))
-        err =
-            writeTextFile(path, ReportBuilder(*m_doc, m_lastSearch, m_lastCompare).html().toUtf8());
+        err = writeTextFile(path, reportHtml().toUtf8());
     else if (kind == QLatin1String("json"))
         err = writeTextFile(
             path, QByteArray::fromStdString(
@@ -747,6 +936,28 @@ bool MainWindow::exportTo(const QString& kind, const QString& path) {
     }
     statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
     return true;
+}
+
+QString MainWindow::reportHtml() {
+    // The report carries the S-T graph and the heatmap as the views draw them (issue 16,
+    // item 10), rendered through the export path (2x PNG, no selection) into a scratch
+    // folder and embedded.
+    ReportBuilder report(*m_doc, m_lastSearch, m_lastCompare);
+    QTemporaryDir tmp;
+    if (tmp.isValid()) {
+        auto embed = [&](const QString& caption, const QString& file, auto render) {
+            const QString p = tmp.filePath(file);
+            if (!render(p).isEmpty()) return;
+            QFile f(p);
+            if (f.open(QIODevice::ReadOnly))
+                report.addFigure(caption, f.readAll(), QStringLiteral("image/png"));
+        };
+        embed(tr("S-T graph: time (cycles) against tile id"), QStringLiteral("st.png"),
+              [this](const QString& p) { return m_st->exportTo(p); });
+        embed(tr("NoC heatmap: tile busy fraction and link traffic"), QStringLiteral("noc.png"),
+              [this](const QString& p) { return m_heatmap->exportTo(p); });
+    }
+    return report.html();
 }
 
 void MainWindow::exportDialog(const QString& kind, const QString& filter, const QString& suffix) {
@@ -781,6 +992,7 @@ void MainWindow::rebuildRecentMenu() {
     if (!m_recentMenu) return;
     m_recentMenu->clear();
     const QStringList list = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    m_welcome->setRecent(list);
     for (const QString& entry : list) {
         const int colon = entry.indexOf(QLatin1Char(':'));
         const QString kind = entry.left(colon), path = entry.mid(colon + 1);

@@ -13,6 +13,7 @@ class QDockWidget;
 class QLabel;
 class QMenu;
 class QCheckBox;
+class QStackedWidget;
 
 namespace tilescope::ui {
 
@@ -28,6 +29,9 @@ class ProgramRunner;
 class InstructionsPanel;
 class AutoSaver;
 class Session;
+class WelcomePage;
+class TradeoffView;
+class DiffPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -49,6 +53,14 @@ class MainWindow : public QMainWindow {
     // user cancelled or the save failed (the error was shown).
     bool saveToSessionFile();
     bool importTree(const QString& path);
+    // The welcome page's one click: preset, model, and optionally the search.
+    bool openSample(const QString& modelPath, const QString& preset, bool run);
+    WelcomePage* welcomePage() const { return m_welcome; }
+    TradeoffView* tradeoff() const { return m_tradeoff; }
+    DiffPanel* diffPanel() const { return m_diff; }
+    // A/B compare: the diff of the document's tree against a tree file.
+    bool compareWithTreeFile(const QString& path);
+    bool welcomeShown() const;
     // Generates the program for the current tree off the GUI thread and writes the test-chip
     // folder (exportProgram: atomic, validated); testChipExported reports the outcome.
     void exportForTestChip(const QString& dir);
@@ -77,6 +89,9 @@ class MainWindow : public QMainWindow {
 
   public slots:
     void startSearch();
+    void showGuide();
+    void openModelDialog();
+    void openSessionDialog();
     void pauseSearch(bool paused);
     void stopSearch();
     void adoptBest();
@@ -89,6 +104,7 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 
   private:
     void buildMenus();
@@ -103,6 +119,9 @@ class MainWindow : public QMainWindow {
     Session makeSession() const;
     bool loadSession(const QString& path, bool remember);
     void modifiedChanged();
+    void inputsChangedMessage();
+    void applyDefaultDockSizes();
+    QString reportHtml();
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -115,6 +134,13 @@ class MainWindow : public QMainWindow {
     InstructionsPanel* m_instructions;
     AutoSaver* m_autosave;
     QList<QDockWidget*> m_docks;
+    QDockWidget *m_searchDock = nullptr, *m_metricsDock = nullptr, *m_heatDock = nullptr;
+    bool m_shownOnce = false;
+    bool m_restoredLayout = false;
+    WelcomePage* m_welcome = nullptr;
+    TradeoffView* m_tradeoff = nullptr;
+    DiffPanel* m_diff = nullptr;
+    QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_recentMenu = nullptr;
     QLabel* m_inputsLabel;
@@ -129,6 +155,7 @@ class MainWindow : public QMainWindow {
     ComparePtr m_lastCompare;
     QString m_sessionPath;
     QString m_lastError;
+    QString m_refusal; // the refusal on the status bar, cleared by the next edit
     bool m_interactive = true;
     // Inputs changed by hand (batch, hardware) or a recovered session: unsaved even though
     // the undo stack, cleared by those changes, is clean.

@@ -4,6 +4,7 @@
 #include "core/document.h"
 #include "core/layernames.h"
 #include "core/programrunner.h"
+#include "report/segments.h"
 #include "sim/fidelity.h"
 
 #include <QFormLayout>
@@ -13,6 +14,8 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <iterator>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -31,12 +34,13 @@ QTableWidgetItem* item(const QString& s, bool right = false) {
 MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_plot(new QCustomPlot(this)) {
     setObjectName(QStringLiteral("metrics"));
-    // Three columns (it sits under the S-T graph, beside the search panel): figures over
-    // the energy chart, then segments / comparison.
+    // Two columns (it sits under the S-T graph, beside the search panel): the figures,
+    // with the whole height to wrap in (1280x800 clipped them under the chart; issue 16,
+    // item 6), then tabs: energy chart, segments, comparison.
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
     auto* lay = new QVBoxLayout;
-    outer->addLayout(lay, 1);
+    outer->addLayout(lay, 2);
 
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -49,26 +53,33 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
         form->addRow(tr(key) + QLatin1Char(':'), l);
     }
     lay->addLayout(form);
+    lay->addStretch(1);
 
     m_plot->setObjectName(QStringLiteral("energyPlot"));
     m_plot->setMinimumHeight(100);
-    m_bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    // Horizontal bars: the four labels stack down the key axis instead of running into one
+    // another under narrow bars (issue 16, item 6).
+    m_bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
     m_bars->setBrush(QColor(21, 101, 192, 190));
     m_bars->setPen(QPen(QColor(21, 101, 192)));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
-    m_plot->xAxis->setTicker(ticker);
-    m_plot->xAxis->setRange(0.4, 4.6);
-    m_plot->xAxis->grid()->setVisible(false);
-    m_plot->yAxis->setLabel(tr("energy (mJ)"));
-    lay->addWidget(m_plot, 1);
+    m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setRange(0.4, 4.6);
+    m_plot->yAxis->setRangeReversed(true); // DRAM on top, as the breakdown is listed
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->xAxis->ticker()->setTickCount(4);
 
     // Segments and the comparison share one tab widget: the dock is narrow and short.
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("metricsTabs"));
-    m_segments = new QTableWidget(0, 4, this);
+    tabs->addTab(m_plot, tr("Energy"));
+    // The figures of report/segments.h, formatted by the units policy: the HTML report
+    // shows the same text for every segment (tst_render checks it).
+    m_segments = new QTableWidget(0, 5, this);
+    m_segments->setObjectName(QStringLiteral("segmentsTable"));
     m_segments->setHorizontalHeaderLabels(
-        {tr("Segment"), tr("Layers"), tr("Time (cycles)"), tr("Bound")});
+        {tr("Segment"), tr("Layers"), tr("Time"), tr("Energy"), tr("Bound")});
     m_segments->verticalHeader()->hide();
     m_segments->horizontalHeader()->setStretchLastSection(true);
     m_segments->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -86,16 +97,16 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     cl->addWidget(m_compareButton, 0, Qt::AlignLeft);
     m_compare = new QTableWidget(0, 6, cmp);
     m_compare->setObjectName(QStringLiteral("compareTable"));
-    m_compare->setHorizontalHeaderLabels({tr("Space"), tr("Energy (pJ)"), tr("Delay (cycles)"),
-                                          tr("Objective"), tr("EDP"), tr("vs SA")});
+    m_compare->setHorizontalHeaderLabels(
+        {tr("Space"), tr("Energy"), tr("Delay"), tr("Objective"), tr("EDP"), tr("vs SA")});
     m_compare->verticalHeader()->hide();
     m_compare->horizontalHeader()->setStretchLastSection(true);
     m_compare->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_compare->setMinimumHeight(60);
     cl->addWidget(m_compare, 1);
     tabs->addTab(cmp, tr("LS / LP / SA"));
-    tabs->setMinimumWidth(300);
-    outer->addWidget(tabs, 1);
+    tabs->setMinimumWidth(220);
+    outer->addWidget(tabs, 3);
     connect(this, &MetricsPanel::compareRequested, tabs,
             [tabs, cmp] { tabs->setCurrentWidget(cmp); });
 
@@ -137,8 +148,8 @@ void MetricsPanel::refreshSimulated() {
     // The dock is narrow at small window sizes: the whole sentence stays one hover away.
     const ModelAgreement a = modelAgreement(run->fine.delay, run->evaluatorDelay);
     l->setToolTip(
-        tr("Simulated program: %1 cycles; evaluator estimate: %2 cycles (ratio %3)%4")
-            .arg(sci(run->fine.delay), sci(run->evaluatorDelay))
+        tr("Simulated program: %1; evaluator estimate: %2 (ratio %3)%4")
+            .arg(cyclesText(run->fine.delay), cyclesText(run->evaluatorDelay))
             .arg(a.ratio, 0, 'f', 3)
             .arg(a.agrees ? QString()
                           : tr(": more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0)));
@@ -147,10 +158,10 @@ void MetricsPanel::refreshSimulated() {
 QString MetricsPanel::simulatedFigure(const ProgramRun& run) {
     const ModelAgreement a = modelAgreement(run.fine.delay, run.evaluatorDelay);
     const QString text =
-        tr("%1 cycles, %2x the estimate").arg(sci(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
+        tr("%1, %2x the estimate").arg(cyclesText(run.fine.delay)).arg(a.ratio, 0, 'f', 3);
     if (a.agrees) return text;
-    return QStringLiteral("<span style='color:#c62828'>%1 (%2 cycles): %3</span>")
-        .arg(text, sci(run.evaluatorDelay),
+    return QStringLiteral("<span style='color:#c62828'>%1 (%2): %3</span>")
+        .arg(text, cyclesText(run.evaluatorDelay),
              tr("more than %1% apart").arg(100 * kModelTolerance, 0, 'f', 0));
 }
 
@@ -182,8 +193,8 @@ void MetricsPanel::setCompare(ComparePtr compare) {
             m_compare->setItem(i, 1, item(r.error));
             continue;
         }
-        m_compare->setItem(i, 1, item(sci(r.eval.energy.total()), true));
-        m_compare->setItem(i, 2, item(sci(r.eval.delay), true));
+        m_compare->setItem(i, 1, item(energyText(r.eval.energy.total()), true));
+        m_compare->setItem(i, 2, item(cyclesText(r.eval.delay), true));
         m_compare->setItem(i, 3, item(sci(r.eval.cost), true));
         m_compare->setItem(i, 4, item(sci(edpOf(r.eval)), true));
         m_compare->setItem(
@@ -208,14 +219,27 @@ void MetricsPanel::refresh() {
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
-    set("Validity", e->valid ? tr("valid")
-                             : QStringLiteral("<span style='color:#c62828'>%1</span>")
-                                   .arg(QString::fromStdString(e->reason).toHtmlEscaped()));
-    set("Energy", QStringLiteral("%1 mJ").arg(e->energy.total() * 1e-9, 0, 'f', 3));
+    // An invalid tree has no figures of its own: the last valid schedule's stay, marked as
+    // such, instead of "0 J / 0 cycles" (issue 16, item 8).
+    const bool fallback = !e->valid && m_doc->lastValidEvaluation();
+    set("Validity",
+        e->valid ? tr("valid")
+                 : QStringLiteral("<span style='color:#c62828'>%1</span>%2")
+                       .arg(QString::fromStdString(e->reason).toHtmlEscaped(),
+                            fallback ? tr("<br><i>figures below: the last valid schedule</i>")
+                                     : QString()));
+    if (fallback) e = m_doc->lastValidEvaluation();
+    if (!e->valid) {
+        for (auto it = m_figures.begin(); it != m_figures.end(); ++it)
+            if (it.key() != QLatin1String("Validity")) it.value()->setText(QStringLiteral("-"));
+        m_bars->data()->clear();
+        m_segments->setRowCount(0);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    set("Energy", energyText(e->energy.total()));
     const double ghz = m_doc->hardware()->clockGHz;
-    set("Delay", QStringLiteral("%1 cycles (%2 ms)")
-                     .arg(sci(e->delay))
-                     .arg(e->delay / ghz * 1e-6, 0, 'f', 3));
+    set("Delay", timeText(e->delay, ghz));
     refreshSimulated();
     set("Objective", QStringLiteral("%1  (E^%2 D^%3)")
                          .arg(sci(e->cost))
@@ -225,35 +249,39 @@ void MetricsPanel::refresh() {
     set("DRAM bytes", bytesText(e->dramBytes));
     set("NoC hop-bytes", bytesText(e->nocHopBytes));
 
-    const QVector<double> keys{1, 2, 3, 4};
-    const QVector<double> vals{e->energy.dram * 1e-9, e->energy.noc * 1e-9, e->energy.mac * 1e-9,
-                               e->energy.buffer * 1e-9};
-    m_bars->setData(keys, vals, true);
-    m_plot->yAxis->setRange(0, std::max(1e-9, *std::max_element(vals.begin(), vals.end()) * 1.12));
+    // One prefix for the axis, chosen from the largest part (units policy: joules).
+    const double parts[] = {e->energy.dram, e->energy.noc, e->energy.mac, e->energy.buffer};
+    const double top = std::max(1e-3, *std::max_element(std::begin(parts), std::end(parts)));
+    const EnergyScale sc = energyScale(top);
+    QVector<double> vals;
+    for (double p : parts)
+        vals << p * sc.factor;
+    m_bars->setData(QVector<double>{1, 2, 3, 4}, vals, true);
+    m_plot->xAxis->setLabel(tr("energy (%1)").arg(sc.unit));
+    m_plot->xAxis->setRange(0, top * sc.factor * 1.12);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 
-    const RATree& t = m_doc->tree();
+    const RATree& t = fallback ? m_doc->lastValidTree() : m_doc->tree();
     const Network& net = *m_doc->network();
-    const auto& kids = t.node(t.root).children;
-    m_segments->setRowCount(int(kids.size()));
-    for (int i = 0; i < int(kids.size()); ++i) {
-        const int c = kids[size_t(i)];
-        const RANode& n = t.node(c);
-        const NodeFigures* f = size_t(c) < e->nodes.size() ? &e->nodes[size_t(c)] : nullptr;
-        const QString name =
-            n.type == NodeType::Leaf
-                ? shortLayerName(QString::fromStdString(net.layers[size_t(n.layer)].name))
-                : QStringLiteral("%1 %2")
-                      .arg(QString::fromStdString(t.pathOf(c)))
-                      .arg(QLatin1String(toString(n.type)));
+    const auto segs = segmentFigures(*e, t, net);
+    const QStringList names = displayLayerNames(net);
+    m_segments->setRowCount(int(segs.size()));
+    for (int i = 0; i < int(segs.size()); ++i) {
+        const SegmentFigures& sg = segs[size_t(i)];
+        const RANode& n = t.node(sg.node);
+        const QString name = n.type == NodeType::Leaf ? names.value(n.layer)
+                                                      : QStringLiteral("%1 %2")
+                                                            .arg(QString::fromStdString(sg.path))
+                                                            .arg(QLatin1String(toString(n.type)));
         m_segments->setItem(i, 0, item(name));
-        m_segments->setItem(i, 1, item(QString::number(t.layersUnder(c).size()), true));
-        m_segments->setItem(
-            i, 2,
-            item(f ? sci(f->time * (n.batch > 0 ? double(t.node(t.root).batch) / n.batch : 1))
-                   : QString(),
-                 true));
-        m_segments->setItem(i, 3, item(f ? QString::fromLatin1(toString(f->bound)) : QString()));
+        m_segments->setItem(i, 1, item(QString::number(sg.layers), true));
+        auto* time = item(timeText(sg.time, ghz), true);
+        time->setToolTip(tr("%1 invocation(s) of %2")
+                             .arg(sg.invocations)
+                             .arg(timeText(sg.timePerInvocation, ghz)));
+        m_segments->setItem(i, 2, time);
+        m_segments->setItem(i, 3, item(energyText(sg.energy), true));
+        m_segments->setItem(i, 4, item(QString::fromLatin1(toString(sg.bound))));
     }
     m_segments->resizeColumnsToContents();
 }

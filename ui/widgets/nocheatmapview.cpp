@@ -52,6 +52,16 @@ void NocHeatmapView::recompute() {
     m_eval = m_doc->evaluation();
     m_hw = m_doc->hardware();
     m_tree = m_doc->tree();
+    // An invalid tree has no traffic: the last valid schedule stays, faded, under the
+    // reason (issue 16, item 8).
+    m_invalidReason.clear();
+    if (m_eval && !m_eval->valid && m_doc->hasModel()) {
+        m_invalidReason = QString::fromStdString(m_eval->reason);
+        if (auto last = m_doc->lastValidEvaluation()) {
+            m_eval = last;
+            m_tree = m_doc->lastValidTree();
+        }
+    }
     const int tiles = m_hw ? m_hw->tiles() : 0;
     m_busy.assign(size_t(tiles), 0.0);
     m_inGroup.assign(size_t(tiles), false);
@@ -210,12 +220,17 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
     p.setRenderHint(QPainter::Antialiasing);
     if (!m_doc->hasModel() || !m_hw || !m_eval || m_eval->tileOrder.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter, tr("No schedule"));
+        p.drawText(QRect(QPoint(0, 0), size).adjusted(8, 8, -8, -8),
+                   Qt::AlignCenter | Qt::TextWordWrap,
+                   m_invalidReason.isEmpty() ? tr("No schedule")
+                                             : tr("Invalid schedule: %1").arg(m_invalidReason));
         return;
     }
     const Geometry g = geometry(size);
     const Mesh mesh(*m_hw);
-    const bool dim = m_filter && m_selection->node() >= 0;
+    // Exports leave out the selection (outline, dimming): a view state, not the figure.
+    const bool selected = !m_exporting && m_selection->node() >= 0;
+    const bool dim = m_filter && selected;
 
     // DRAM bars on the DRAM sides.
     p.setPen(Qt::NoPen);
@@ -267,7 +282,7 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         QColor c = busyColor(m_busy[size_t(t)]);
         if (dim && !m_inGroup[size_t(t)]) c = c.lighter(115);
         p.setBrush(c);
-        const bool sel = m_selection->node() >= 0 && m_inGroup[size_t(t)];
+        const bool sel = selected && m_inGroup[size_t(t)];
         p.setPen(sel ? QPen(QColor(21, 101, 192), 3) : QPen(QColor(120, 120, 120), 1));
         p.drawRect(r);
         p.setPen(QColor(40, 40, 40));
@@ -313,6 +328,14 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
     gradientBar(x0 + lw + 24, dim ? tr("tile busy (selection only)") : tr("tile busy"),
                 QStringLiteral("0%"), QStringLiteral("100%"),
                 [](double t) { return busyColor(t); });
+    if (!m_invalidReason.isEmpty()) {
+        p.fillRect(QRect(QPoint(0, 0), size), QColor(255, 255, 255, 150));
+        const QRect box(6, 4, size.width() - 12, size.height() / 3);
+        p.setPen(QColor(0xc6, 0x28, 0x28));
+        p.drawText(box, Qt::AlignTop | Qt::AlignLeft | Qt::TextWordWrap,
+                   tr("Invalid schedule: %1\nShowing the last valid schedule, faded.")
+                       .arg(m_invalidReason));
+    }
 }
 
 void NocHeatmapView::paintEvent(QPaintEvent*) {
@@ -394,10 +417,13 @@ void NocHeatmapView::mouseReleaseEvent(QMouseEvent* e) {
 
 QString NocHeatmapView::exportTo(const QString& path) {
     const QSize s = size().isEmpty() ? QSize(600, 560) : size();
-    return exportPainting(path, s, [this](QPaintDevice* dev, QSize sz) {
+    m_exporting = true;
+    const QString err = exportPainting(path, s, [this](QPaintDevice* dev, QSize sz) {
         QPainter p(dev);
         paintTo(p, sz);
     });
+    m_exporting = false;
+    return err;
 }
 
 } // namespace tilescope::ui

@@ -69,6 +69,8 @@ class NocHeatmapView : public QWidget {
     double m_maxLink = 0;
     bool m_utilisation = false;
     bool m_filter = false;
+    bool m_exporting = false;
+    QString m_invalidReason; // non-empty: the document's tree is invalid, m_eval the last valid
 };
 
 } // namespace tilescope::ui

@@ -1,5 +1,7 @@
 #include "widgets/searchpanel.h"
 
+#include "core/bytestext.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -110,7 +112,13 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_progress->setValue(0);
     m_progress->setFormat(QStringLiteral("idle"));
     left->addWidget(m_progress);
+    m_bestLabel = new QLabel(this);
+    m_bestLabel->setObjectName(QStringLiteral("bestSoFar"));
+    m_bestLabel->setWordWrap(true);
+    m_bestLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    left->addWidget(m_bestLabel);
     m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("searchStatus"));
     m_status->setWordWrap(true);
     left->addWidget(m_status);
     left->addStretch();
@@ -129,7 +137,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     // Three stacked axis rects sharing the iteration axis: objective, E and D, T and
     // acceptance. A margin group lines their left and right axes up.
     m_plot->setObjectName(QStringLiteral("searchPlot"));
-    m_plot->setMinimumSize(360, 200);
+    m_plot->setMinimumSize(300, 200);
     m_plot->plotLayout()->clear();
     auto* group = new QCPMarginGroup(m_plot);
     QCPAxisRect* rects[3];
@@ -166,6 +174,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     rects[0]->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     rects[0]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
     rects[0]->axis(QCPAxis::atLeft)->setNumberPrecision(0);
+    // A log axis over one or two decades: two labels, not three stacked ones.
+    rects[0]->axis(QCPAxis::atLeft)->ticker()->setTickCount(2);
     rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E (pJ)"));
     rects[1]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("gb"));
     rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D (cyc)"));
@@ -176,14 +186,24 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     // Each strip is short: three ticks per value axis keep the labels readable.
     for (auto* rc : rects)
         for (auto t : {QCPAxis::atLeft, QCPAxis::atRight})
-            rc->axis(t)->ticker()->setTickCount(3);
+            rc->axis(t)->ticker()->setTickCount(rc == rects[0] && t == QCPAxis::atLeft ? 2 : 3);
+    // Iterations run into the millions: "1.5·10⁶" with few ticks never overlap.
+    for (auto* rc : rects) {
+        rc->axis(QCPAxis::atBottom)->ticker()->setTickCount(4);
+        rc->axis(QCPAxis::atBottom)->setNumberFormat(QStringLiteral("gb"));
+        rc->axis(QCPAxis::atBottom)->setNumberPrecision(3);
+        for (auto t : {QCPAxis::atLeft, QCPAxis::atRight})
+            if (rc->axis(t)->numberFormat() == QLatin1String("gb"))
+                rc->axis(t)->setNumberPrecision(3);
+    }
     rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
     for (int i = 0; i < 2; ++i)
         rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
     // Legends per rect would eat room; a one-line text legend says which colour is what.
     auto* legend = new QCPTextElement(
         m_plot,
-        tr("objective: grey current, blue best | green E, red D | orange T, purple acceptance"),
+        // Two short lines: one long line was cut at 1280x800 (issue 16, item 6).
+        tr("objective: grey current, blue best\nE green, D red | T orange, acceptance purple"),
         small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
@@ -235,13 +255,38 @@ void SearchPanel::setObjective(const Objective& o) {
 }
 
 void SearchPanel::setAdoptEnabled(bool on) {
-    m_adopt->setEnabled(on);
+    m_haveResult = on;
+    updateButtons();
+}
+
+void SearchPanel::setCanStart(bool on) {
+    m_canStart = on;
+    m_start->setToolTip(on ? tr("Search for the time budget (F5)") : tr("Open a model first"));
+    updateButtons();
+}
+
+bool SearchPanel::adoptEnabled() const {
+    return m_adopt->isEnabled();
+}
+
+QString SearchPanel::bestText() const {
+    return m_bestLabel->text();
+}
+
+void SearchPanel::updateButtons() {
+    const bool active = m_state == RunState::Running || m_state == RunState::Paused;
+    m_start->setEnabled(!active && m_canStart);
+    m_pause->setEnabled(active);
+    m_stop->setEnabled(active);
+    // Search > Adopt best works during a run; so does the button (issue 16, item 3).
+    m_adopt->setEnabled(active || m_haveResult);
 }
 
 void SearchPanel::clearHistory() {
     for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp, m_accept})
         g->data()->clear();
     m_progress->setValue(0);
+    m_bestLabel->clear();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -249,10 +294,8 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     m_state = s;
     m_paused = s == RunState::Paused;
     const bool active = s == RunState::Running || s == RunState::Paused;
-    m_start->setEnabled(!active);
-    m_pause->setEnabled(active);
+    updateButtons();
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
-    m_stop->setEnabled(active);
     for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha,
                                                       m_mode, m_chains})
         w->setEnabled(!active);
@@ -287,13 +330,15 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
         m_progress->setFormat(s.secondsLeft >= 0
                                   ? tr("%p%  -  %1 left").arg(duration(s.secondsLeft))
                                   : tr("%p%  -  ETA %1").arg(duration(s.etaSeconds)));
+    // Best so far on a line of its own: state messages ("Paused") never replace it.
+    if (s.bestCost > 0)
+        m_bestLabel->setText(tr("<b>Best so far</b> %1: E %2, D %3")
+                                 .arg(s.bestCost, 0, 'g', 4)
+                                 .arg(energyText(s.bestEnergy), cyclesText(s.bestDelay)));
     m_status->setText(
-        tr("iteration %1 / %2, best %3 (E %4 pJ, D %5 cycles), T %6, acceptance %7%, %8 s%9")
+        tr("iteration %1 / %2, T %3, acceptance %4%, %5 s%6")
             .arg(s.iteration)
             .arg(s.total)
-            .arg(s.bestCost, 0, 'g', 4)
-            .arg(s.bestEnergy, 0, 'g', 4)
-            .arg(s.bestDelay, 0, 'g', 4)
             .arg(s.temperature, 0, 'g', 3)
             .arg(s.acceptanceRate * 100, 0, 'f', 0)
             .arg(s.activeSeconds, 0, 'f', 1)

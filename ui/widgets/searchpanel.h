@@ -34,7 +34,14 @@ class SearchPanel : public QWidget {
     void setRunState(RunState s, const QString& message);
     void addSnapshot(const SearchSnapshot& s);
     void clearHistory();
+    // A finished search left a result to adopt. While a run is active "Adopt best" is
+    // always available (the worker adopts its best so far).
     void setAdoptEnabled(bool on);
+    // Start needs a model (issue 16, item 9).
+    void setCanStart(bool on);
+    bool adoptEnabled() const;
+    // The best-so-far line: kept while paused (issue 16, item 8).
+    QString bestText() const;
     QCustomPlot* plot() const { return m_plot; }
     int pointCount() const;
 
@@ -53,10 +60,14 @@ class SearchPanel : public QWidget {
     QPushButton *m_start, *m_pause, *m_stop, *m_adopt;
     QProgressBar* m_progress;
     QLabel* m_status;
+    QLabel* m_bestLabel;
     QCustomPlot* m_plot;
     QCPGraph *m_cur, *m_best, *m_energy, *m_delay, *m_temp, *m_accept;
     RunState m_state = RunState::Idle;
     bool m_paused = false;
+    bool m_haveResult = false;
+    bool m_canStart = true;
+    void updateButtons();
     bool m_settingObjective = false;
 };
 

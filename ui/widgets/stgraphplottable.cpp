@@ -93,6 +93,10 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     const int W = std::max(1, int(std::ceil(area.width())) + 1);
     const double c0 = m.cycleLo(), c1 = m.cycleHi();
     painter->setRenderHint(QPainter::Antialiasing, false);
+    const bool anyHighlight = (m_anyHighlight && !m_suppressHighlight) || m_faded;
+    // Vector outputs (SVG, PDF) get the merged pixels as rectangles, not a bitmap that
+    // blurs when scaled (issue 16, item 10).
+    const bool vector = painter->modes().testFlag(QCPPainter::pmVectorized);
 
     // Level of detail: rectangles under two pixels wide are not drawn one by one; they
     // mark their pixel columns in a per-tile row buffer (value = layer + 1, bit 30 for a
@@ -100,13 +104,13 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     std::vector<int> lod(size_t(tiles) * size_t(K) * size_t(W), 0);
     constexpr int kHighlightBit = 1 << 30;
     auto highlighted = [&](const StRect& r) {
-        return m_anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() &&
+        return !m_faded && anyHighlight && r.node >= 0 && size_t(r.node) < m_highlight.size() &&
                m_highlight[size_t(r.node)];
     };
     auto fillFor = [&](int layer, bool hl) {
         QColor c = layer >= 0 && size_t(layer) < m_colors.size() ? m_colors[size_t(layer)]
                                                                  : QColor(150, 150, 150);
-        if (m_anyHighlight && !hl)
+        if (anyHighlight && !hl)
             c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
         return c;
     };
@@ -178,7 +182,28 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     // The merged pixels become one image, one pixel per (column, tile), scaled onto the
     // tile rows by a single drawImage: far cheaper than a fillRect per run when a column
     // alternates between many layers.
-    if (m_stats.merged > 0) {
+    if (m_stats.merged > 0 && vector) {
+        const double ya = m.tileToY(-0.5), yb = m.tileToY(tiles - 0.5);
+        const double rowH = (yb - ya) / double(tiles * K);
+        for (int t = 0; t < tiles * K; ++t) {
+            const int* row = &lod[size_t(t) * size_t(W)];
+            for (int x = 0; x < W;) {
+                const int v = row[x];
+                int e = x + 1;
+                while (e < W && row[e] == v)
+                    ++e;
+                if (v) {
+                    const int layer = (v & ~kHighlightBit) - 1;
+                    const bool hl = (v & kHighlightBit) || !anyHighlight;
+                    const double y0 = ya + rowH * t, y1 = y0 + rowH;
+                    painter->fillRect(
+                        QRectF(area.left() + x, std::min(y0, y1), e - x, std::abs(y1 - y0)),
+                        fillFor(layer, hl));
+                }
+                x = e;
+            }
+        }
+    } else if (m_stats.merged > 0) {
         QImage img(W, tiles * K, QImage::Format_ARGB32_Premultiplied);
         img.fill(Qt::transparent);
         std::vector<QRgb> layerRgb(m_colors.size() + 1), dimRgb(m_colors.size() + 1);
@@ -193,7 +218,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                 const int v = row[x];
                 if (!v) continue;
                 const size_t l = std::min(size_t((v & ~kHighlightBit)), layerRgb.size() - 1);
-                line[x] = (v & kHighlightBit) || !m_anyHighlight ? layerRgb[l] : dimRgb[l];
+                line[x] = (v & kHighlightBit) || !anyHighlight ? layerRgb[l] : dimRgb[l];
             }
         }
         const double ya = m.tileToY(-0.5), yb = m.tileToY(tiles - 0.5);

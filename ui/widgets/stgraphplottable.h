@@ -22,6 +22,13 @@ class StGraphPlottable : public QCPAbstractPlottable {
     std::shared_ptr<const StLayout> layout() const { return m_layout; }
     // Per tree node id: true for leaves whose rectangles are highlighted (selection).
     void setHighlight(std::vector<bool> leaves);
+    // Exports draw every rectangle in its own colour: the selection's dimming is a view
+    // state, not part of the figure (issue 16, item 10).
+    void setHighlightSuppressed(bool on) { m_suppressHighlight = on; }
+    // Everything drawn pale: the layout is the last valid schedule shown under an invalid
+    // tree, or a preview.
+    void setFaded(bool on) { m_faded = on; }
+    bool faded() const { return m_faded; }
     // The part [lo, hi) of each tile row this plottable draws in (0 = top): the evaluator
     // and the simulated timeline share rows as two bands when shown together.
     void setBand(double lo, double hi);
@@ -50,6 +57,8 @@ class StGraphPlottable : public QCPAbstractPlottable {
     std::shared_ptr<const StLayout> m_layout;
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;
+    bool m_suppressHighlight = false;
+    bool m_faded = false;
     double m_bandLo = 0, m_bandHi = 1;
     std::vector<QColor> m_colors;  // per layer
     std::vector<int> m_labelWidth; // per layer, -1 until measured

@@ -1,5 +1,7 @@
 #include "widgets/stgraphview.h"
 
+#include "core/backgroundjob.h"
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
 #include "core/programrun.h"
@@ -40,6 +42,14 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     bar->addWidget(m_timelineBox);
     bar->addStretch(1);
     lay->addLayout(bar);
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("stInvalidBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(
+        QStringLiteral("QLabel{color:#c62828;background:#ffebee;padding:3px 6px}"));
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->hide();
+    lay->addWidget(m_banner);
     lay->addWidget(m_plot, 1);
     m_plot->setObjectName(QStringLiteral("stGraphPlot"));
     m_plot->setFocusPolicy(Qt::StrongFocus);
@@ -50,6 +60,9 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_plot->xAxis->setLabel(tr("time (cycles)"));
     m_plot->xAxis->setNumberFormat(QStringLiteral("gb"));
+    m_plot->xAxis->setNumberPrecision(3);
+    // Few enough ticks that "1.25·10⁶" labels never touch (issue 16, item 6).
+    m_plot->xAxis->ticker()->setTickCount(5);
     m_plot->yAxis->setLabel(tr("tile"));
     m_plot->yAxis->setRangeReversed(true); // tile 0 on top, like a listing
     m_plot->yAxis->grid()->setVisible(false);
@@ -82,6 +95,10 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     documentChanged(true);
 }
 
+QString StGraphView::bannerText() const {
+    return m_banner->isVisible() || !m_banner->text().isEmpty() ? m_banner->text() : QString();
+}
+
 bool StGraphView::hasLayout() const {
     return m_rects->layout() != nullptr;
 }
@@ -90,28 +107,49 @@ void StGraphView::documentChanged(bool reset) {
     if (reset) m_rescalePending = true;
     if (!m_doc->hasModel()) return;
     // Laying out tens of thousands of rectangles (tile runs, sorting) happens on the
-    // thread pool; the revision drops a layout overtaken by a newer edit.
+    // thread pool; a layout overtaken by a newer edit is dropped.
     const quint64 rev = m_doc->revision();
-    m_pendingRevision = rev;
     auto eval = m_doc->evaluation();
-    const int tiles = m_doc->hardware()->tiles();
-    QStringList names;
-    for (const Layer& l : m_doc->network()->layers)
-        names << shortLayerName(QString::fromStdString(l.name));
     RATree tree = m_doc->tree();
-    QtConcurrent::run([eval, tiles, names] {
-        return StLayout::build(eval, tiles, names);
-    }).then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
-        if (rev != m_pendingRevision) return;
-        showLayout(std::move(layout), tree, m_rescalePending);
-        m_rescalePending = false;
-    });
+    // An invalid tree has no rectangles: the last valid schedule stays, faded, under the
+    // reason (issue 16, item 8), instead of a blank graph.
+    const bool fallback = eval && !eval->valid && m_doc->lastValidEvaluation();
+    if (fallback) {
+        eval = m_doc->lastValidEvaluation();
+        tree = m_doc->lastValidTree();
+    }
+    m_banner->setText(
+        eval && !m_doc->evaluation()->valid
+            ? tr("Invalid schedule: %1%2")
+                  .arg(QString::fromStdString(m_doc->evaluation()->reason),
+                       fallback ? tr("\nShowing the last valid schedule, faded.") : QString())
+            : QString());
+    m_banner->setVisible(!m_banner->text().isEmpty());
+    m_banner->adjustSize();
+    const int tiles = m_doc->hardware()->tiles();
+    const QStringList names = displayLayerNames(*m_doc->network());
+    // The job helper drops a layout overtaken by a newer edit (ui/core/backgroundjob.h).
+    m_layoutJob.run(
+        rev, [eval, tiles, names] { return StLayout::build(eval, tiles, names); },
+        [this, tree, fallback](std::shared_ptr<const StLayout> layout, quint64) {
+            m_rects->setFaded(fallback);
+            showLayout(std::move(layout), tree, m_rescalePending);
+            m_rescalePending = false;
+        });
 }
 
 void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree,
                              bool rescale) {
     m_tree = tree;
     const int tiles = layout->tiles();
+    // A view showing the whole schedule follows it when its length changes (an adopted
+    // tree is often much shorter; issue 16, item 8); a zoomed-in view stays where it is.
+    if (auto old = m_rects->layout(); old && old->endCycle() > 0) {
+        const QCPRange x = m_plot->xAxis->range();
+        if (x.lower <= 1 && x.upper >= old->endCycle() * 0.999 &&
+            std::abs(layout->endCycle() - old->endCycle()) > old->endCycle() * 1e-6)
+            rescale = true;
+    }
     m_rects->setLayout(std::move(layout));
     if (tiles <= 40) {
         auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
@@ -142,19 +180,18 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
     // the one the program came from.
     const quint64 rev = run->revision;
     const int tiles = m_doc->hardware()->tiles();
-    QStringList names;
-    for (const Layer& l : m_doc->network()->layers)
-        names << shortLayerName(QString::fromStdString(l.name));
+    const QStringList names = displayLayerNames(*m_doc->network());
     RATree tree = m_doc->tree();
-    QtConcurrent::run([run, tiles, names, tree] {
-        return StLayout::fromSimulation(run, tiles, names, tree);
-    }).then(this, [this, rev, tree](std::shared_ptr<const StLayout> layout) {
-        if (rev != m_doc->revision()) return;
-        m_simTree = tree;
-        m_sim->setLayout(std::move(layout));
-        selectionChanged(m_selection->node());
-        emit simulatedLayoutReady();
-    });
+    m_simJob.run(
+        rev,
+        [run, tiles, names, tree] { return StLayout::fromSimulation(run, tiles, names, tree); },
+        [this, tree](std::shared_ptr<const StLayout> layout, quint64 stamp) {
+            if (stamp != m_doc->revision()) return;
+            m_simTree = tree;
+            m_sim->setLayout(std::move(layout));
+            selectionChanged(m_selection->node());
+            emit simulatedLayoutReady();
+        });
 }
 
 void StGraphView::setTimeline(Timeline t) {
@@ -231,14 +268,14 @@ void StGraphView::hover(const QPoint& pos) {
         const SimInterval* iv = nullptr;
         for (const SimInterval& s : layout.run()->fine.timeline)
             if (s.id == r.instruction) iv = &s;
-        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6 (%7)")
+        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
                                  .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
                                  .arg(r.instruction)
                                  .arg(layer.toHtmlEscaped())
                                  .arg(r.tile0)
                                  .arg(r.start, 0, 'f', 0)
                                  .arg(r.end, 0, 'f', 0)
-                                 .arg(r.end - r.start, 0, 'f', 0);
+                                 .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
         QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
         return;
     }
@@ -252,15 +289,14 @@ void StGraphView::hover(const QPoint& pos) {
          StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
     const QString text =
-        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5 (%6)<br>tiles %7<br>energy %8 pJ")
+        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
             .arg(layer.toHtmlEscaped())
             .arg(iv.firstSample)
             .arg(iv.lastSample)
             .arg(iv.start, 0, 'f', 0)
             .arg(iv.end, 0, 'f', 0)
-            .arg(iv.end - iv.start, 0, 'f', 0)
-            .arg(tiles.join(QStringLiteral(", ")))
-            .arg(iv.energy, 0, 'g', 4);
+            .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
+                 tiles.join(QStringLiteral(", ")), energyText(iv.energy));
     QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
 }
 
@@ -304,7 +340,13 @@ bool StGraphView::eventFilter(QObject* watched, QEvent* event) {
 }
 
 QString StGraphView::exportTo(const QString& path) {
-    return exportPlot(m_plot, path);
+    // The selection's dimming is not part of an exported figure.
+    for (StGraphPlottable* p : {m_rects, m_sim})
+        p->setHighlightSuppressed(true);
+    const QString err = exportPlot(m_plot, path);
+    for (StGraphPlottable* p : {m_rects, m_sim})
+        p->setHighlightSuppressed(false);
+    return err;
 }
 
 } // namespace tilescope::ui

@@ -3,6 +3,7 @@
 // its leaf in the shared SelectionState, the wheel / drag / keys zoom and pan.
 #pragma once
 
+#include "core/backgroundjob.h"
 #include "core/stlayout.h"
 #include "tree/ratree.h"
 
@@ -11,6 +12,7 @@
 
 class QCustomPlot;
 class QComboBox;
+class QLabel;
 
 namespace tilescope::ui {
 
@@ -26,6 +28,8 @@ class StGraphView : public QWidget {
     StGraphView(Document* doc, SelectionState* selection, QWidget* parent = nullptr);
 
     QCustomPlot* plot() const { return m_plot; }
+    // The red line above the graph while the tree is invalid (empty when valid).
+    QString bannerText() const;
     StGraphPlottable* plottable() const { return m_rects; }
     // What the graph shows: the evaluator's intervals, the simulator's replay of the
     // generated program, or both (each tile row split: evaluator above, simulator below).
@@ -65,10 +69,12 @@ class StGraphView : public QWidget {
     StGraphPlottable* m_rects;
     StGraphPlottable* m_sim;
     QComboBox* m_timelineBox;
+    QLabel* m_banner = nullptr; // the reason an invalid tree is not drawn
     Timeline m_timeline = Timeline::Evaluator;
     RATree m_simTree; // the tree the simulated program was generated from
     RATree m_tree;    // the tree the current layout was made from (node ids of its rects)
-    quint64 m_pendingRevision = 0;
+    BackgroundJob m_layoutJob{this}; // evaluator layouts; a newer one drops older ones
+    BackgroundJob m_simJob{this};    // simulated-program layouts
     bool m_rescalePending = true;
     QPoint m_pressPos;
 };

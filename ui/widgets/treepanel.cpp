@@ -34,10 +34,19 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->setAlternatingRowColors(true);
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_view->header()->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->header()->resizeSection(RATreeModel::Name, 250);
-    m_view->header()->resizeSection(RATreeModel::Tiles, 110);
+    // The figures a user compares come right after the name, so a narrow dock (1280x800)
+    // shows name, time, energy and pin rather than name, layers and tiles (issue 16,
+    // item 6).
+    QHeaderView* h = m_view->header();
+    int to = h->visualIndex(RATreeModel::Name);
+    for (int c : {RATreeModel::Time, RATreeModel::Energy, RATreeModel::Pinned, RATreeModel::Batch})
+        h->moveSection(h->visualIndex(c), ++to);
+    h->resizeSection(RATreeModel::Name, 140);
+    h->resizeSection(RATreeModel::Time, 96);
+    h->resizeSection(RATreeModel::Energy, 70);
+    h->resizeSection(RATreeModel::Tiles, 110);
     for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned})
-        m_view->header()->resizeSection(c, 56);
+        h->resizeSection(c, 56);
 
     auto add = [&](const QString& text, const QKeySequence& key, const QString& tip, auto fn) {
         auto* a = new QAction(text, this);
@@ -106,6 +115,14 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
         m_view->expandToDepth(0);
     });
     m_view->expandToDepth(0);
+}
+
+void TreePanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    QHeaderView* h = m_view->header();
+    const int rest = h->sectionSize(RATreeModel::Time) + h->sectionSize(RATreeModel::Energy) +
+                     h->sectionSize(RATreeModel::Pinned) + 4;
+    h->resizeSection(RATreeModel::Name, std::max(140, m_view->viewport()->width() - rest));
 }
 
 void TreePanel::followSelection(int node) {

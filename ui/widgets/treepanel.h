@@ -35,6 +35,10 @@ class TreePanel : public QWidget {
   signals:
     void message(const QString& text); // refusals and hints for the status bar
 
+  protected:
+    // The name column takes what the time, energy and pin columns leave of the width.
+    void resizeEvent(QResizeEvent* e) override;
+
   private:
     QList<int> selectedNodes() const;
     int currentNode() const;

@@ -1,0 +1,75 @@
+// BackgroundJob (ui/core/backgroundjob.h): results come back on the owner's thread with
+// their stamp; a job overtaken by a newer run() or a drop() is dropped, whatever the order
+// in which the pool finishes them.
+#include "core/backgroundjob.h"
+
+#include <QScopeGuard>
+#include <QSemaphore>
+#include <QTest>
+#include <QThread>
+#include <QThreadPool>
+#include <algorithm>
+
+using namespace tilescope::ui;
+
+class TstBackgroundJob : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase() {
+        // The first job blocks one pool thread; the others need another one (a 1-core
+        // machine's pool has a single thread).
+        QThreadPool::globalInstance()->setMaxThreadCount(
+            std::max(4, QThreadPool::globalInstance()->maxThreadCount()));
+    }
+    void newestWins() {
+        BackgroundJob job(this);
+        // Every job waits at its own gate: a job that is done before the next run() starts
+        // is delivered (nothing newer existed yet), so the order is forced here.
+        QSemaphore g1, g2, g3;
+        const auto open = qScopeGuard([&] {
+            g1.release();
+            g2.release();
+            g3.release();
+        }); // also when a check fails
+        QList<int> got;
+        QList<quint64> stamps;
+        bool onOwnerThread = true;
+        auto done = [&](int v, quint64 stamp) {
+            got << v;
+            stamps << stamp;
+            onOwnerThread = onOwnerThread && QThread::currentThread() == thread();
+        };
+        auto gated = [](QSemaphore& g, int v) {
+            return [&g, v] {
+                g.acquire();
+                return v;
+            };
+        };
+        job.run(1, gated(g1, 1), done);
+        job.run(2, gated(g2, 2), done);
+        job.run(3, gated(g3, 3), done);
+        QCOMPARE(job.stamp(), quint64(3));
+        g3.release(); // the newest finishes first, the older ones after it
+        QTRY_COMPARE(got, QList<int>{3});
+        g2.release();
+        g1.release();
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(got, QList<int>{3});
+        QCOMPARE(stamps, QList<quint64>{3});
+        QCOMPARE(job.droppedCount(), 2);
+        QVERIFY(onOwnerThread);
+    }
+    void dropDiscardsRunning() {
+        BackgroundJob job(this);
+        int calls = 0;
+        job.run(
+            7, [] { return 7; }, [&](int, quint64) { ++calls; });
+        job.drop();
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(calls, 0);
+        QCOMPARE(job.droppedCount(), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstBackgroundJob)
+#include "tst_backgroundjob.moc"

@@ -1,0 +1,42 @@
+// The first page a user sees while no model is open (issue 16, item 9): open a sample
+// model with a hardware preset in one click, the recent files, and a cheat sheet of the
+// shortcuts. MainWindow shows it in place of the S-T graph until a model is loaded.
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QListWidget;
+class QPushButton;
+
+namespace tilescope::ui {
+
+class WelcomePage : public QWidget {
+    Q_OBJECT
+  public:
+    explicit WelcomePage(QWidget* parent = nullptr);
+
+    // The folder holding models/*.onnx: TILESCOPE_SAMPLES_DIR, next to the binary
+    // (../share/tilescope/samples, ../../samples in a build tree) or the source tree's.
+    static QString samplesDir();
+    // Recent files as MainWindow stores them ("kind:path").
+    void setRecent(const QStringList& entries);
+    QPushButton* sampleButton() const { return m_openSample; }
+    QComboBox* sampleBox() const { return m_sample; }
+    QComboBox* presetBox() const { return m_preset; }
+
+  signals:
+    void openSampleRequested(const QString& modelPath, const QString& preset, bool run);
+    void openModelRequested();
+    void openSessionRequested();
+    void recentRequested(const QString& kind, const QString& path);
+    void guideRequested();
+
+  private:
+    QComboBox* m_sample;
+    QComboBox* m_preset;
+    QPushButton* m_openSample;
+    QListWidget* m_recent;
+};
+
+} // namespace tilescope::ui
