@@ -59,7 +59,7 @@ Evaluation Document::evaluateOther(const RATree& tree) const {
         return e;
     }
     if (auto why = validateStructure(tree, *m_net, m_batch)) {
-        e.reason = *why;
+        e.reason = why->message;
         return e;
     }
     EvalOptions opt;
@@ -117,7 +117,7 @@ QString Document::pushInputs(const QString& label, const std::shared_ptr<const H
     // The new inputs start from the search's default tree; the change is one undo step, so
     // the edits and the history before it stay one Undo away (issue 16, item 1).
     DocumentInputs after{hw, source, batch, objective, startTree(*m_net, *hw, batch, objective)};
-    if (auto why = validateStructure(after.tree, *m_net, batch)) return qs(*why);
+    if (auto why = validateStructure(after.tree, *m_net, batch)) return qs(why->message);
     DocumentInputs before{m_hw, m_hwSource, m_batch, m_objective, m_tree};
     m_undo.push(new InputsCommand(this, label, std::move(before), std::move(after)));
     return {};
