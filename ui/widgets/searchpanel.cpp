@@ -286,6 +286,7 @@ void SearchPanel::clearHistory() {
     for (auto* g : {m_cur, m_best, m_energy, m_delay, m_temp, m_accept})
         g->data()->clear();
     m_progress->setValue(0);
+    m_maxIteration = 0;
     m_bestLabel->clear();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -321,8 +322,11 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
         g->rescaleValueAxis(false, false);
     m_best->rescaleValueAxis(true, false); // both objective curves in view
     m_cur->rescaleValueAxis(true, false);
+    // A timed run's total is an estimate that a later phase's snapshot can undercut: never
+    // cut off what is already plotted.
+    m_maxIteration = std::max(m_maxIteration, x);
     for (auto* g : {m_best, m_energy, m_temp})
-        g->keyAxis()->setRange(0, std::max<double>(1, double(s.total)));
+        g->keyAxis()->setRange(0, std::max({1.0, double(s.total), m_maxIteration}));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 
     m_progress->setValue(s.total > 0 ? int(1000.0 * double(s.iteration) / double(s.total)) : 0);

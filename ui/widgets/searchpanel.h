@@ -66,6 +66,7 @@ class SearchPanel : public QWidget {
     RunState m_state = RunState::Idle;
     bool m_paused = false;
     bool m_haveResult = false;
+    double m_maxIteration = 0; // the largest iteration plotted since the history was cleared
     bool m_canStart = true;
     void updateButtons();
     bool m_settingObjective = false;
