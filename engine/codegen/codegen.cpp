@@ -294,28 +294,190 @@ void writeIrJson(std::ostream& o, const CodegenResult& r, const Network& net) {
 
 namespace {
 
-Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBatch,
-                               const EvalOptions& evalOpt, const CodegenOptions& opt,
-                               bool prefetch) {
-    const Network& net = ctx.network();
-    const Hardware& hw = ctx.hardware();
-    const Mesh mesh(hw);
-    CodegenResult R;
-    R.layout = analyseSchedule(ctx, tree, totalBatch, evalOpt);
-    const ScheduleLayout& S = R.layout;
-    if (!S.valid) return Error{"invalid schedule: " + S.reason};
-    const int maxStages = std::clamp(opt.maxStages, 1, 64);
+struct Where {
+    std::int32_t tile;
+    std::uint32_t pos;
+};
+constexpr std::array<Order, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
 
-    const int L = int(net.layers.size());
-    const TransferGeometry geo(net, hw.dataBits);
-    auto bytesOf = [&](long long elements) { return geo.bytesOf(elements); };
-    auto window = [&](int l, size_t k, const Box& o) { return geo.window(l, k, o); };
-    auto tileBox = [&](const LeafLayout& leaf, int t, int s0, int s1) {
+struct WeightState {
+    int segInv = -1;
+    int remaining = 0;
+    bool fresh = false;                // no invocation has used them yet
+    std::map<int, Region> region;      // tile -> region
+    std::map<int, std::uint32_t> load; // tile -> LOAD that delivers its slice
+};
+struct StoreRec {
+    Box box;
+    std::uint32_t id;
+};
+
+struct Active {
+    int tile;
+    Box box;
+    int workload;
+};
+struct Writer {
+    std::uint32_t id;
+    bool sameCoords; // its stage boxes are in the input's coordinates
+};
+struct LocalRead {
+    int prodInv;
+    size_t slice;
+    size_t input;
+};
+// Over the NoC: one producer slice's piece, sent to the active tiles in `to`.
+struct Group {
+    int pinv;
+    size_t slice;
+    Box x;
+    std::vector<size_t> to;
+};
+
+// One leaf invocation being emitted: its active tiles and what their computes read.
+struct Step {
+    int vi;
+    const Inv& v;
+    const LeafLayout& leaf;
+    const Layer& ly;
+    const LeafMapping& m;
+    int s0, s1;
+    std::int32_t layerIdx;
+    std::vector<Active> act{};
+    long long maxVol = 1;
+    bool hasWeights = false, loadsWeights = false;
+    std::vector<std::vector<std::vector<Writer>>> writers{};
+    std::vector<std::vector<LocalRead>> local{};
+    std::vector<std::vector<Region>> inRegions{};
+    std::set<int> usedProducers{};
+};
+
+// The program generator: walks the schedule's leaf invocations in the evaluator's order and
+// emits their LOAD/COMPUTE/SEND/STORE instructions into the per-tile streams.
+class Generator {
+  public:
+    Generator(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& evalOpt,
+              const CodegenOptions& opt, bool prefetch)
+        : m_ctx(ctx), m_tree(tree), m_totalBatch(totalBatch), m_evalOpt(evalOpt), m_opt(opt),
+          prefetch(prefetch), net(ctx.network()), hw(ctx.hardware()), mesh(hw),
+          L(int(net.layers.size())), geo(net, hw.dataBits) {}
+
+    Result<CodegenResult> run();
+
+  private:
+    // Schedule walk.
+    void collectInvocations();
+    std::vector<int> overlapping(int layer, int s0, int s1) const;
+    void countNocReaders();
+    // Emission primitives.
+    std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const Order& order);
+    Instruction& at(std::uint32_t id);
+    std::vector<Box> stageBoxesOf(std::uint32_t id);
+    void addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage);
+    void fullDep(std::uint32_t on, std::uint32_t who) { addDep(on, who, at(on).stages); }
+    Result<Region> allocate(int tile, std::uint64_t bytes, bool top, const std::string& what);
+    std::vector<std::uint32_t> lastPerQueue(const std::vector<std::uint32_t>& ids);
+    void guard(const Region& r, const std::vector<std::uint32_t>& writers);
+    void addRegion(int workload, Region& r, const std::string& what, std::uint32_t firstWriter);
+    void addDestination(int workload, std::int32_t to);
+    void release(Region& r);
+    static void regionRefs(std::vector<BufferRef>& out, const Region& r, bool write);
+    static void slotRefs(std::vector<BufferRef>& out, const Region& r, std::uint64_t from,
+                         std::uint64_t len, bool write);
+    Box weightBoxOf(int layer, int k0, int k1) const;
+    long long weightElemsOf(int layer, int k0, int k1) const {
+        return geo.weightElems(layer, k0, k1);
+    }
+    std::optional<Error> loadWeights(int leafIdx, int segInv);
+    // Phases of one invocation.
+    std::optional<Error> emitInvocation(int vi);
+    std::optional<Error> activeTiles(Step& cur);
+    Result<std::vector<Region>> allocateInputs(const Step& cur,
+                                               const std::vector<std::uint64_t>& need,
+                                               const std::string& what);
+    std::optional<Error> emitInput(Step& cur, size_t k);
+    std::optional<Error> emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
+                                        const std::string& from);
+    std::optional<Error> emitNocInputs(Step& cur, size_t k, const std::vector<Box>& win,
+                                       const std::string& from);
+    std::optional<Error> prefetchWeights(const Step& cur);
+    std::optional<Error> emitComputeAndStore(Step& cur);
+    Result<ProdSlice> emitCompute(Step& cur, size_t a);
+    void addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
+                        IrWorkload& wl);
+    void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const Order& order,
+                   std::uint32_t cid, ProdSlice& ps);
+    void releaseAfter(const Step& cur);
+    void finishProgram();
+
+    std::uint64_t bytesOf(long long elements) const { return geo.bytesOf(elements); }
+    Box window(int l, size_t k, const Box& o) const { return geo.window(l, k, o); }
+    Box tileBox(const LeafLayout& leaf, int t, int s0, int s1) const {
         return geo.tileBox(leaf.layer, leaf.mapping, t, s0, s1);
-    };
+    }
 
-    // ---- Leaf invocations in the evaluator's S-T order.
+    EvalContext& m_ctx;
+    const RATree& m_tree;
+    const int m_totalBatch;
+    const EvalOptions& m_evalOpt;
+    const CodegenOptions& m_opt;
+    const bool prefetch;
+    const Network& net;
+    const Hardware& hw;
+    const Mesh mesh;
+    CodegenResult R;
+    const ScheduleLayout& S = R.layout;
+    int maxStages = 1;
+    const int L;
+    const TransferGeometry geo;
+
     std::vector<Inv> invs;
+    std::vector<std::vector<int>> invsOfLayer;
+    std::vector<ProdInv> prod;
+
+    Program& P = R.program;
+    std::vector<Where> where;          // per instruction (index id - 1)
+    std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
+    std::vector<std::uint64_t> loadBytes;
+    std::vector<TileBuffer> buf;
+    std::vector<IrWorkload>& W = R.workloads;
+
+    std::vector<WeightState> wstate;
+    std::vector<std::vector<StoreRec>> stores;
+    std::vector<int> segStarted;
+    std::vector<std::pair<int, double>>
+        pending; // (leaf, first start) whose weights are not issued yet
+    double reserve = 0, dramClock = 0;
+};
+
+Result<CodegenResult> Generator::run() {
+    R.layout = analyseSchedule(m_ctx, m_tree, m_totalBatch, m_evalOpt);
+    if (!S.valid) return Error{"invalid schedule: " + S.reason};
+    maxStages = std::clamp(m_opt.maxStages, 1, 64);
+
+    collectInvocations();
+    countNocReaders();
+
+    // ---- Emission, straight into the per-tile streams (issue order is emission order).
+    // An instruction's stage boxes are splitBox(its range, its order): only the order is
+    // kept (a byte), so millions of instructions cost no more than their own fields.
+    for (int t = 0; t < mesh.tiles(); ++t)
+        P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
+    loadBytes.assign(size_t(mesh.tiles()), 0);
+    buf.assign(size_t(mesh.tiles()), TileBuffer(std::uint64_t(hw.bufferBytes)));
+    wstate.resize(static_cast<size_t>(L));
+    stores.resize(static_cast<size_t>(L));
+    segStarted.assign(S.segments.size(), -1);
+
+    for (int vi = 0; vi < int(invs.size()); ++vi)
+        if (auto e = emitInvocation(vi)) return *e;
+
+    finishProgram();
+    return std::move(R);
+}
+
+// ---- Leaf invocations in the evaluator's S-T order.
+void Generator::collectInvocations() {
     for (const auto& b : S.evaluation.intervals) {
         Inv v;
         v.layer = b.layer;
@@ -331,17 +493,21 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
         if (a.leaf != b.leaf) return a.leaf < b.leaf;
         return a.first < b.first;
     });
-    std::vector<std::vector<int>> invsOfLayer(static_cast<size_t>(L));
+    invsOfLayer.resize(static_cast<size_t>(L));
     for (int i = 0; i < int(invs.size()); ++i)
         invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
-    auto overlapping = [&](int layer, int s0, int s1) { // [s0, s1] inclusive
-        std::vector<int> out;
-        for (int i : invsOfLayer[size_t(layer)])
-            if (invs[size_t(i)].first <= s1 && invs[size_t(i)].last >= s0) out.push_back(i);
-        return out;
-    };
-    // Expected NoC readers of each producer invocation.
-    std::vector<ProdInv> prod(invs.size());
+}
+
+std::vector<int> Generator::overlapping(int layer, int s0, int s1) const { // [s0, s1] inclusive
+    std::vector<int> out;
+    for (int i : invsOfLayer[size_t(layer)])
+        if (invs[size_t(i)].first <= s1 && invs[size_t(i)].last >= s0) out.push_back(i);
+    return out;
+}
+
+// Expected NoC readers of each producer invocation.
+void Generator::countNocReaders() {
+    prod.resize(invs.size());
     for (int c = 0; c < int(invs.size()); ++c) {
         const Inv& v = invs[size_t(c)];
         const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
@@ -352,657 +518,700 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
                 for (int p : overlapping(ins[k].producer, v.first, v.last))
                     if (seen.insert(p).second) ++prod[size_t(p)].pending;
     }
+}
 
-    // ---- Emission, straight into the per-tile streams (issue order is emission order).
-    // An instruction's stage boxes are splitBox(its range, its order): only the order is
-    // kept (a byte), so millions of instructions cost no more than their own fields.
-    Program& P = R.program;
-    for (int t = 0; t < mesh.tiles(); ++t)
-        P.tiles.push_back({t, mesh.tileX(t), mesh.tileY(t), {}});
-    struct Where {
-        std::int32_t tile;
-        std::uint32_t pos;
-    };
-    std::vector<Where> where;          // per instruction (index id - 1)
-    std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
-    const std::array<Order, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
-    std::vector<std::uint64_t> loadBytes(size_t(mesh.tiles()), 0);
-    std::vector<TileBuffer> buf(size_t(mesh.tiles()), TileBuffer(std::uint64_t(hw.bufferBytes)));
-    auto emit = [&](Instruction ins, const std::vector<Box>& stages,
-                    const Order& order) -> std::uint32_t {
-        ins.id = std::uint32_t(where.size() + 1);
-        ins.stages = std::uint32_t(stages.size());
-        auto& list = P.tiles[size_t(ins.tile)].instructions;
-        where.push_back({ins.tile, std::uint32_t(list.size())});
-        orderOf.push_back(
-            std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
-        list.push_back(std::move(ins));
-        return list.back().id;
-    };
-    auto at = [&](std::uint32_t id) -> Instruction& {
-        const Where w = where[size_t(id - 1)];
-        return P.tiles[size_t(w.tile)].instructions[w.pos];
-    };
-    auto stageBoxesOf = [&](std::uint32_t id) {
-        const Instruction& i = at(id);
-        Box b;
-        b.lo = i.lo;
-        b.hi = i.hi;
-        return splitBox(b, kOrders[orderOf[size_t(id - 1)]], maxStages);
-    };
-    auto addDep = [&](std::uint32_t on, std::uint32_t who, std::uint32_t stage) {
-        Instruction& i = at(who);
-        for (auto& d : i.deps)
-            if (d.id == on) {
-                d.stage = std::max(d.stage, stage);
-                return;
-            }
-        i.deps.push_back({on, stage});
-    };
-    auto fullDep = [&](std::uint32_t on, std::uint32_t who) { addDep(on, who, at(on).stages); };
-    auto allocate = [&](int tile, std::uint64_t bytes, bool top,
-                        const std::string& what) -> Result<Region> {
-        Region r;
-        r.tile = tile;
-        r.bytes = bytes;
-        auto off = buf[size_t(tile)].alloc(bytes, top);
-        if (!off)
-            return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
-                         std::to_string(bytes) + " bytes, " +
-                         std::to_string(buf[size_t(tile)].free()) + " free of " +
-                         std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
-        r.ext = *off;
-        r.offset = r.ext.empty() ? 0 : r.ext.front().first;
-        return r;
-    };
-    // Of several readers on one engine queue only the last matters: a queue completes its
-    // instructions in order, so waiting for the last waits for all (this keeps a writer's
-    // dependency list short when a region was read by many SENDs).
-    auto lastPerQueue = [&](const std::vector<std::uint32_t>& ids) {
-        std::map<std::pair<std::int32_t, int>, std::uint32_t> last;
-        for (std::uint32_t h : ids) {
-            const Instruction& i = at(h);
-            std::uint32_t& l = last[{i.tile, int(i.engine())}];
-            l = std::max(l, h);
+std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages, const Order& order) {
+    ins.id = std::uint32_t(where.size() + 1);
+    ins.stages = std::uint32_t(stages.size());
+    auto& list = P.tiles[size_t(ins.tile)].instructions;
+    where.push_back({ins.tile, std::uint32_t(list.size())});
+    orderOf.push_back(
+        std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
+    list.push_back(std::move(ins));
+    return list.back().id;
+}
+
+Instruction& Generator::at(std::uint32_t id) {
+    const Where w = where[size_t(id - 1)];
+    return P.tiles[size_t(w.tile)].instructions[w.pos];
+}
+
+std::vector<Box> Generator::stageBoxesOf(std::uint32_t id) {
+    const Instruction& i = at(id);
+    Box b;
+    b.lo = i.lo;
+    b.hi = i.hi;
+    return splitBox(b, kOrders[orderOf[size_t(id - 1)]], maxStages);
+}
+
+void Generator::addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage) {
+    Instruction& i = at(who);
+    for (auto& d : i.deps)
+        if (d.id == on) {
+            d.stage = std::max(d.stage, stage);
+            return;
         }
-        std::vector<std::uint32_t> out;
-        for (const auto& [queue, h] : last)
-            out.push_back(h);
-        return out;
-    };
-    // Write-after-read: a writer into a fresh region waits for the last readers of what was
-    // there before.
-    auto guard = [&](const Region& r, const std::vector<std::uint32_t>& writers) {
-        std::vector<std::uint32_t> hz;
-        for (const auto& [off, len] : r.ext) {
-            auto h = buf[size_t(r.tile)].hazards(off, len);
-            hz.insert(hz.end(), h.begin(), h.end());
-        }
-        for (std::uint32_t h : lastPerQueue(hz))
-            for (std::uint32_t w : writers)
-                if (h != w) fullDep(h, w);
-    };
-    std::vector<IrWorkload>& W = R.workloads;
-    auto addRegion = [&](int workload, Region& r, const std::string& what,
-                         std::uint32_t firstWriter) {
-        BufferRegion br;
-        br.what = what;
-        br.tile = r.tile;
-        br.offset = r.offset;
-        br.bytes = r.bytes;
-        br.extents = r.ext;
-        br.firstWriter = firstWriter;
-        r.workload = workload;
-        r.regionIndex = int(W[size_t(workload)].buffers.size());
-        W[size_t(workload)].buffers.push_back(br);
-    };
-    auto addDestination = [&](int workload, std::int32_t to) {
-        auto& d = W[size_t(workload)].destinations;
-        if (std::find(d.begin(), d.end(), to) == d.end()) d.push_back(to);
-    };
-    auto release = [&](Region& r) {
-        std::uint32_t last = 0;
-        for (auto x : r.readers)
-            last = std::max(last, x);
-        if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
-        buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
-    };
+    i.deps.push_back({on, stage});
+}
 
-    // Buffer references of a whole region, and of bytes [from, from + len) of it.
-    auto regionRefs = [](std::vector<BufferRef>& out, const Region& r, bool write) {
-        for (const auto& [off, len] : r.ext)
-            out.push_back({r.tile, off, len, write});
-    };
-    auto slotRefs = [](std::vector<BufferRef>& out, const Region& r, std::uint64_t from,
-                       std::uint64_t len, bool write) {
-        std::uint64_t pos = 0;
-        for (const auto& [off, n] : r.ext) {
-            const std::uint64_t lo = std::max(pos, from), hi = std::min(pos + n, from + len);
-            if (lo < hi) out.push_back({r.tile, off + (lo - pos), hi - lo, write});
-            pos += n;
-        }
-    };
+Result<Region> Generator::allocate(int tile, std::uint64_t bytes, bool top,
+                                   const std::string& what) {
+    Region r;
+    r.tile = tile;
+    r.bytes = bytes;
+    auto off = buf[size_t(tile)].alloc(bytes, top);
+    if (!off)
+        return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
+                     std::to_string(bytes) + " bytes, " + std::to_string(buf[size_t(tile)].free()) +
+                     " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
+    r.ext = *off;
+    r.offset = r.ext.empty() ? 0 : r.ext.front().first;
+    return r;
+}
 
-    struct WeightState {
-        int segInv = -1;
-        int remaining = 0;
-        bool fresh = false;                // no invocation has used them yet
-        std::map<int, Region> region;      // tile -> region
-        std::map<int, std::uint32_t> load; // tile -> LOAD that delivers its slice
-    };
-    std::vector<WeightState> wstate(static_cast<size_t>(L));
-    struct StoreRec {
-        Box box;
-        std::uint32_t id;
-    };
-    std::vector<std::vector<StoreRec>> stores(static_cast<size_t>(L));
-
-    auto weightBoxOf = [&](int layer, int k0, int k1) {
-        const Layer& ly = net.layers[size_t(layer)];
-        const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
-                           ? std::max(1, ly.inC / std::max(1, ly.groups))
-                           : 1;
-        Box b;
-        b.lo = {k0, 0, 0, 0};
-        b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
-        if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
-        return b;
-    };
-    auto weightElemsOf = [&](int layer, int k0, int k1) { return geo.weightElems(layer, k0, k1); };
-    // Loads a leaf's weights for one segment invocation: one DRAM read per output-channel
-    // slice, multicast to every tile of the group that holds that slice.
-    auto loadWeights = [&](int leafIdx, int segInv) -> std::optional<Error> {
-        const LeafLayout& leaf = S.leaves[size_t(leafIdx)];
-        const Layer& ly = net.layers[size_t(leaf.layer)];
-        WeightState& ws = wstate[size_t(leaf.layer)];
-        ws.segInv = segInv;
-        ws.fresh = true;
-        ws.remaining = std::max(1, S.segBatch / std::max(1, leaf.batch));
-        ws.region.clear();
-        ws.load.clear();
-        std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles
-        for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box b = tileBox(leaf, t, 0, leaf.batch);
-            if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
-        }
-        for (const auto& [kr, members] : byK) {
-            const std::uint64_t bytes = bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second));
-            std::vector<Region> regs;
-            for (int tile : members) {
-                auto r = allocate(tile, bytes, true, "weights of " + ly.name);
-                if (!r) return r.error();
-                regs.push_back(*r);
-            }
-            // The least-loaded destination issues the read (spreads DRAM requests).
-            int leader = members.front();
-            for (int tile : members)
-                if (loadBytes[size_t(tile)] < loadBytes[size_t(leader)]) leader = tile;
-            Instruction ins;
-            ins.op = Op::Load;
-            ins.tile = leader;
-            ins.layer = leaf.layer;
-            ins.bytes = bytes;
-            ins.src = kDram;
-            ins.dst = leader;
-            for (int tile : members)
-                if (tile != leader) ins.mcast.push_back(tile);
-            const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second);
-            ins.lo = wb.lo;
-            ins.hi = wb.hi;
-            for (const auto& r : regs)
-                regionRefs(ins.buffers, r, true);
-            const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages), kWeightOrder);
-            loadBytes[size_t(leader)] += bytes;
-            for (size_t q = 0; q < members.size(); ++q) {
-                guard(regs[q], {id});
-                ws.region[members[q]] = regs[q];
-                ws.load[members[q]] = id;
-            }
-        }
-        return std::nullopt;
-    };
-    std::vector<int> segStarted(S.segments.size(), -1);
-    std::vector<std::pair<int, double>>
-        pending; // (leaf, first start) whose weights are not issued yet
-    double reserve = 0, dramClock = 0;
-
-    for (int vi = 0; vi < int(invs.size()); ++vi) {
-        const Inv& v = invs[size_t(vi)];
-        const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
-        const Layer& ly = net.layers[size_t(v.layer)];
-        const LeafMapping& m = leaf.mapping;
-        const int s0 = v.first, s1 = v.last + 1;
-        const std::int32_t layerIdx = v.layer;
-
-        struct Active {
-            int tile;
-            Box box;
-            int workload;
-        };
-        std::vector<Active> act;
-        long long maxVol = 1;
-        for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box b = tileBox(leaf, t, s0, s1);
-            if (b.empty()) continue;
-            maxVol = std::max(maxVol, b.volume());
-            IrWorkload wl;
-            wl.tile = leaf.tiles[size_t(t)];
-            wl.layer = v.layer;
-            wl.node = leaf.node;
-            wl.segment = leaf.segment;
-            wl.segmentInvocation = v.segInv;
-            wl.firstSample = v.first;
-            wl.lastSample = v.last;
-            wl.ofmap = b;
-            wl.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
-                           std::to_string(m.ph) + " W" + std::to_string(m.pw);
-            wl.tiling = m.tiling;
-            W.push_back(wl);
-            act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});
-        }
-        if (act.empty())
-            return Error{"layer " + ly.name + ": no tile has work (over-split partition)"};
-
-        // Weights: loaded once per segment invocation (normally prefetched at its start).
-        WeightState& ws = wstate[size_t(v.layer)];
-        const bool hasWeights = ly.weightBytes > 0;
-        auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1); };
-        auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
-        if (hasWeights && ws.segInv != v.segInv)
-            if (auto e = loadWeights(v.leaf, v.segInv)) return *e;
-        const bool loadsWeights = hasWeights && ws.fresh;
-
-        // Inputs.
-        struct Writer {
-            std::uint32_t id;
-            bool sameCoords; // its stage boxes are in the input's coordinates
-        };
-        std::vector<std::vector<std::vector<Writer>>> writers(
-            act.size(), std::vector<std::vector<Writer>>(ly.inputs.size()));
-        struct LocalRead {
-            int prodInv;
-            size_t slice;
-            size_t input;
-        };
-        std::vector<std::vector<LocalRead>> local(act.size());
-        std::vector<std::vector<Region>> inRegions(act.size());
-        std::set<int> usedProducers;
-        // One input region per active tile, need[a] bytes on act[a]'s tile.
-        auto allocateInputs = [&](const std::vector<std::uint64_t>& need,
-                                  const std::string& what) -> Result<std::vector<Region>> {
-            std::vector<Region> regs(act.size());
-            for (size_t a = 0; a < act.size(); ++a) {
-                auto r = allocate(act[a].tile, need[a], false, what);
-                if (!r) return r.error();
-                regs[a] = *r;
-            }
-            return regs;
-        };
-        for (size_t k = 0; k < ly.inputs.size(); ++k) {
-            const LayerInput& in = ly.inputs[k];
-            const InputGeom& g = geo.input(v.layer, k);
-            std::vector<Box> win(act.size());
-            for (size_t a = 0; a < act.size(); ++a)
-                win[a] = window(v.layer, k, act[a].box);
-            const std::string from = in.producer >= 0 ? net.layers[size_t(in.producer)].name
-                                                      : "input:" + in.networkInput;
-            for (size_t a = 0; a < act.size(); ++a) {
-                IrInput ii;
-                ii.index = int(k);
-                ii.from = from;
-                ii.viaDram = leaf.inputViaDram[k];
-                ii.range = win[a];
-                W[size_t(act[a].workload)].inputs.push_back(ii);
-            }
-            if (leaf.inputViaDram[k]) {
-                // Cut the input into cells along every window edge; each cell is read from
-                // DRAM once and multicast to every tile whose window holds it. Parts no
-                // window needs (stride > kernel) travel with their neighbour, so the whole
-                // tensor is read exactly once, as the evaluator counts it.
-                Box ext;
-                ext.lo = {s0, 0, 0, 0};
-                ext.hi = {s1, g.C, g.H, g.W};
-                const std::vector<DramCell> cells = dramCells(ext, win);
-                std::vector<std::uint64_t> need(act.size(), 0);
-                for (const auto& c : cells)
-                    for (size_t a : c.to)
-                        need[a] += bytesOf(c.box.volume());
-                auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
-                if (!allocated) return allocated.error();
-                std::vector<Region>& regs = *allocated;
-                std::vector<std::uint64_t> fill(act.size(), 0);
-                std::vector<std::vector<std::uint32_t>> regWriters(act.size());
-                for (const auto& c : cells) {
-                    const std::uint64_t bytes = bytesOf(c.box.volume());
-                    size_t leader = c.to.front();
-                    for (size_t a : c.to)
-                        if (loadBytes[size_t(act[a].tile)] < loadBytes[size_t(act[leader].tile)])
-                            leader = a;
-                    Instruction ins;
-                    ins.op = Op::Load;
-                    ins.tile = act[leader].tile;
-                    ins.layer = layerIdx;
-                    ins.bytes = bytes;
-                    ins.src = kDram;
-                    ins.dst = act[leader].tile;
-                    for (size_t a : c.to)
-                        if (a != leader) ins.mcast.push_back(act[a].tile);
-                    ins.lo = c.box.lo;
-                    ins.hi = c.box.hi;
-                    for (size_t a : c.to) {
-                        slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
-                        fill[a] += bytes;
-                    }
-                    const std::uint32_t id =
-                        emit(ins, splitBox(c.box, kActOrder, maxStages), kActOrder);
-                    loadBytes[size_t(ins.tile)] += bytes;
-                    // Read after write through DRAM: the producer's stores of this data.
-                    if (in.producer >= 0)
-                        for (const auto& st : stores[size_t(in.producer)]) {
-                            bool hit;
-                            if (g.sameAsProducer)
-                                hit = st.box.intersects(c.box);
-                            else
-                                hit = st.box.lo[0] < c.box.hi[0] && c.box.lo[0] < st.box.hi[0];
-                            if (hit) fullDep(st.id, id);
-                        }
-                    for (size_t a : c.to) {
-                        regWriters[a].push_back(id);
-                        writers[a][k].push_back({id, true});
-                    }
-                }
-                for (size_t a = 0; a < act.size(); ++a) {
-                    if (regs[a].bytes == 0) continue;
-                    guard(regs[a], regWriters[a]);
-                    addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k),
-                              regWriters[a].front());
-                    inRegions[a].push_back(regs[a]);
-                    auto& ii = W[size_t(act[a].workload)].inputs.back();
-                    ii.sources = {kDram};
-                    ii.bytes = regs[a].bytes;
-                }
-                continue;
-            }
-
-            // Over the NoC from the producer's tiles.
-            struct Group {
-                int pinv;
-                size_t slice;
-                Box x;
-                std::vector<size_t> to;
-            };
-            std::vector<Group> groups;
-            std::vector<std::uint64_t> need(act.size(), 0);
-            std::vector<std::vector<Box>> wants(act.size());
-            std::vector<int> actTiles;
-            for (size_t a = 0; a < act.size(); ++a) {
-                wants[a] = g.sameAsProducer ? std::vector<Box>{win[a]}
-                                            : geo.producerWants(v.layer, k, act[a].box);
-                actTiles.push_back(act[a].tile);
-            }
-            for (int pi : overlapping(in.producer, v.first, v.last)) {
-                ProdInv& P = prod[size_t(pi)];
-                if (!P.emitted)
-                    return Error{"internal: " + ly.name + " is scheduled before its producer " +
-                                 from};
-                usedProducers.insert(pi);
-                std::vector<SliceRef> refs;
-                for (const ProdSlice& ps : P.slices)
-                    refs.push_back({ps.tile, ps.box});
-                std::vector<NocPiece> pieces;
-                std::vector<std::vector<size_t>> localSlices;
-                nocPieces(refs, actTiles, wants, pieces, localSlices);
-                for (auto& pc : pieces) {
-                    for (size_t a : pc.to)
-                        need[a] += bytesOf(pc.box.volume());
-                    groups.push_back({pi, pc.slice, pc.box, std::move(pc.to)});
-                }
-                for (size_t a = 0; a < act.size(); ++a)
-                    for (size_t sl : localSlices[a])
-                        local[a].push_back({pi, sl, k});
-            }
-            auto allocated = allocateInputs(need, "input " + from + " of " + ly.name);
-            if (!allocated) return allocated.error();
-            std::vector<Region>& regs = *allocated;
-            std::vector<std::uint64_t> fill(act.size(), 0);
-            std::vector<std::vector<std::uint32_t>> regWriters(act.size());
-            std::vector<std::set<std::int32_t>> sources(act.size());
-            for (const auto& gr : groups) {
-                ProdSlice& ps = prod[size_t(gr.pinv)].slices[gr.slice];
-                const std::uint64_t bytes = bytesOf(gr.x.volume());
-                Instruction send;
-                send.op = Op::Send;
-                send.tile = ps.tile;
-                send.layer = in.producer;
-                send.bytes = bytes;
-                send.src = ps.tile;
-                send.dst = act[gr.to.front()].tile;
-                for (size_t q = 1; q < gr.to.size(); ++q)
-                    send.mcast.push_back(act[gr.to[q]].tile);
-                send.lo = gr.x.lo;
-                send.hi = gr.x.hi;
-                regionRefs(send.buffers, ps.region, false);
-                // The SEND writes straight into each consumer's input region (the
-                // destination's buffer is in its buffer references); the consumer's compute
-                // depends on it, stage by stage (docs/isa.md: "a SEND is matched by its
-                // consumer's dependency"). No receiving instruction is needed.
-                for (size_t a : gr.to) {
-                    slotRefs(send.buffers, regs[a], fill[a], bytes, true);
-                    fill[a] += bytes;
-                }
-                const std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
-                const std::uint32_t sid = emit(send, st, ps.order);
-                addDep(ps.computeId, sid, lagStage(ps.stages, st));
-                ps.region.readers.push_back(sid);
-                for (auto t : send.destinations())
-                    addDestination(ps.region.workload, t);
-                for (size_t a : gr.to) {
-                    regWriters[a].push_back(sid);
-                    writers[a][k].push_back({sid, g.sameAsProducer});
-                    sources[a].insert(ps.tile);
-                }
-            }
-            for (size_t a = 0; a < act.size(); ++a) {
-                auto& ii = W[size_t(act[a].workload)].inputs.back();
-                for (const auto& lr : local[a])
-                    if (lr.input == k) sources[a].insert(act[a].tile);
-                ii.sources.assign(sources[a].begin(), sources[a].end());
-                ii.bytes = regs[a].bytes;
-                if (regs[a].bytes == 0) continue;
-                guard(regs[a], regWriters[a]);
-                addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k),
-                          regWriters[a].front());
-                inRegions[a].push_back(regs[a]);
-            }
-        }
-
-        // Weight prefetch, just in time on the evaluator's clock. The evaluator budgets every
-        // weight of a segment as resident and overlaps the segment's DRAM traffic with its
-        // compute. Loading them all at the segment's start would queue them on the tiles'
-        // in-order LOAD engines in front of the receiving LOADs of the next leaves, which
-        // then wait for the whole segment's weights. So a leaf's weights are issued at the
-        // last invocation before they would arrive late: with DRAM busy until dramClock,
-        // leaf j (first start t_j) must be issued now if waiting for the next invocation
-        // would land its bytes after t_j. Only while every tile keeps room for twice the
-        // largest activation working set of the segment (a remote input coexists with
-        // its producer's output); the rest load at their leaf's first invocation.
-        if (prefetch) {
-            if (segStarted[size_t(leaf.segment)] != v.segInv) {
-                segStarted[size_t(leaf.segment)] = v.segInv;
-                pending.clear();
-                for (int j = vi; j < int(invs.size()); ++j) {
-                    const Inv& u = invs[size_t(j)];
-                    const LeafLayout& o = S.leaves[size_t(u.leaf)];
-                    if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
-                    if (net.layers[size_t(o.layer)].weightBytes <= 0 ||
-                        wstate[size_t(o.layer)].segInv == v.segInv)
-                        continue;
-                    if (std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
-                            return p.first == u.leaf;
-                        }) == pending.end())
-                        pending.push_back({u.leaf, u.start});
-                }
-                reserve = 0;
-                for (const LeafLayout& o : S.leaves)
-                    if (o.segment == leaf.segment)
-                        reserve = std::max(reserve,
-                                           2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
-                                                o.mapping.ofmapPerTile));
-                dramClock = v.start;
-            }
-            const double tNext = vi + 1 < int(invs.size()) ? invs[size_t(vi) + 1].start : v.start;
-            const double dramBw = std::max(1e-9, hw.dramBytesPerCycle);
-            while (!pending.empty()) {
-                const auto [li, tStart] = pending.front();
-                const LeafLayout& o = S.leaves[size_t(li)];
-                const double wbytes =
-                    double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
-                if (wstate[size_t(o.layer)].segInv == v.segInv) { // already loaded on demand
-                    pending.erase(pending.begin());
-                    continue;
-                }
-                if (std::max(dramClock, tNext) + wbytes / dramBw <= tStart) break; // can wait
-                pending.erase(pending.begin());
-                bool room = true;
-                for (int t : o.tiles)
-                    room =
-                        room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
-                if (!room) continue;
-                if (auto e = loadWeights(li, v.segInv)) return *e;
-                dramClock = std::max(dramClock, v.start) + wbytes / dramBw;
-            }
-        }
-
-        // Compute, then store.
-        std::vector<ProdSlice> slices;
-        for (size_t a = 0; a < act.size(); ++a) {
-            const Box& ob = act[a].box;
-            long long inBytes = 0;
-            for (size_t k = 0; k < ly.inputs.size(); ++k)
-                inBytes += window(v.layer, k, ob).volume();
-            const Order order =
-                loadsWeights && ly.weightBytes > 0 && weightElems(ob.lo[1], ob.hi[1]) > inBytes
-                    ? kChannelOrder
-                    : kActOrder;
-            std::vector<Box> st = splitBox(ob, order, maxStages);
-            auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
-            if (!r) return r.error();
-            Region out = *r;
-            Instruction c;
-            c.op = Op::Compute;
-            c.tile = act[a].tile;
-            c.layer = layerIdx;
-            c.bytes = out.bytes;
-            c.src = c.dst = act[a].tile;
-            c.cycles = std::uint64_t(
-                std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
-            c.lo = ob.lo;
-            c.hi = ob.hi;
-            for (const auto& ir : inRegions[a])
-                regionRefs(c.buffers, ir, false);
-            for (const auto& lr : local[a]) {
-                const Region& pr = prod[size_t(lr.prodInv)].slices[lr.slice].region;
-                regionRefs(c.buffers, pr, false);
-            }
-            if (hasWeights) {
-                Region& wr = ws.region[act[a].tile];
-                regionRefs(c.buffers, wr, false);
-            }
-            regionRefs(c.buffers, out, true);
-            const std::uint32_t cid = emit(c, st, order);
-            IrWorkload& wl = W[size_t(act[a].workload)];
-            wl.cycles = c.cycles;
-            wl.computeId = cid;
-            guard(out, {cid});
-            addRegion(act[a].workload, out, "ofmap", cid);
-            if (hasWeights && ws.region[act[a].tile].workload < 0)
-                addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
-            // Dependencies on the data it reads, at the stage it first needs.
-            for (size_t k = 0; k < ly.inputs.size(); ++k) {
-                std::vector<Box> req;
-                for (const auto& sb : st)
-                    req.push_back(window(v.layer, k, sb));
-                for (const auto& wr : writers[a][k]) {
-                    if (wr.sameCoords)
-                        addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
-                    else
-                        fullDep(wr.id, cid);
-                }
-            }
-            for (const auto& lr : local[a]) {
-                ProdSlice& ps = prod[size_t(lr.prodInv)].slices[lr.slice];
-                if (geo.input(v.layer, lr.input).sameAsProducer) {
-                    std::vector<Box> req;
-                    for (const auto& sb : st)
-                        req.push_back(window(v.layer, lr.input, sb));
-                    addDep(ps.computeId, cid, lagStage(ps.stages, req));
-                } else {
-                    fullDep(ps.computeId, cid);
-                }
-                ps.region.readers.push_back(cid);
-                addDestination(ps.region.workload, act[a].tile);
-            }
-            if (hasWeights) {
-                const Box full = weightBox(ob.lo[1], ob.hi[1]);
-                std::vector<Box> req;
-                for (const auto& sb : st)
-                    req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
-                const std::uint32_t lid = ws.load[act[a].tile];
-                addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
-                ws.region[act[a].tile].readers.push_back(cid);
-                wl.weights = full;
-                wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
-                wl.weightsLoaded = loadsWeights;
-            }
-            for (auto& ir : inRegions[a]) {
-                ir.readers.push_back(cid);
-                release(ir);
-            }
-            ProdSlice ps;
-            ps.tile = act[a].tile;
-            ps.box = ob;
-            ps.region = out;
-            ps.computeId = cid;
-            ps.stages = st;
-            ps.order = order;
-            if (leaf.writesDram) {
-                Instruction s;
-                s.op = Op::Store;
-                s.tile = act[a].tile;
-                s.layer = layerIdx;
-                s.bytes = out.bytes;
-                s.src = act[a].tile;
-                s.dst = kDram;
-                s.lo = ob.lo;
-                s.hi = ob.hi;
-                regionRefs(s.buffers, out, false);
-                const std::uint32_t sid = emit(s, st, order);
-                addDep(cid, sid, 1);
-                ps.region.readers.push_back(sid);
-                stores[size_t(v.layer)].push_back({ob, sid});
-                addDestination(act[a].workload, kDram);
-            }
-            slices.push_back(std::move(ps));
-        }
-        ws.fresh = false;
-        ProdInv& me = prod[size_t(vi)];
-        me.emitted = true;
-        me.slices = std::move(slices);
-        if (me.pending == 0)
-            for (auto& ps : me.slices) {
-                if (ps.region.readers.empty()) ps.region.readers.push_back(ps.computeId);
-                release(ps.region);
-            }
-        for (int pi : usedProducers)
-            if (--prod[size_t(pi)].pending == 0)
-                for (auto& ps : prod[size_t(pi)].slices)
-                    release(ps.region);
-        if (hasWeights && --ws.remaining == 0)
-            for (auto& [t, r] : ws.region)
-                release(r);
+// Of several readers on one engine queue only the last matters: a queue completes its
+// instructions in order, so waiting for the last waits for all (this keeps a writer's
+// dependency list short when a region was read by many SENDs).
+std::vector<std::uint32_t> Generator::lastPerQueue(const std::vector<std::uint32_t>& ids) {
+    std::map<std::pair<std::int32_t, int>, std::uint32_t> last;
+    for (std::uint32_t h : ids) {
+        const Instruction& i = at(h);
+        std::uint32_t& l = last[{i.tile, int(i.engine())}];
+        l = std::max(l, h);
     }
+    std::vector<std::uint32_t> out;
+    for (const auto& [queue, h] : last)
+        out.push_back(h);
+    return out;
+}
 
-    // ---- Program: the per-tile streams are complete.
+// Write-after-read: a writer into a fresh region waits for the last readers of what was
+// there before.
+void Generator::guard(const Region& r, const std::vector<std::uint32_t>& writers) {
+    std::vector<std::uint32_t> hz;
+    for (const auto& [off, len] : r.ext) {
+        auto h = buf[size_t(r.tile)].hazards(off, len);
+        hz.insert(hz.end(), h.begin(), h.end());
+    }
+    for (std::uint32_t h : lastPerQueue(hz))
+        for (std::uint32_t w : writers)
+            if (h != w) fullDep(h, w);
+}
+
+void Generator::addRegion(int workload, Region& r, const std::string& what,
+                          std::uint32_t firstWriter) {
+    BufferRegion br;
+    br.what = what;
+    br.tile = r.tile;
+    br.offset = r.offset;
+    br.bytes = r.bytes;
+    br.extents = r.ext;
+    br.firstWriter = firstWriter;
+    r.workload = workload;
+    r.regionIndex = int(W[size_t(workload)].buffers.size());
+    W[size_t(workload)].buffers.push_back(br);
+}
+
+void Generator::addDestination(int workload, std::int32_t to) {
+    auto& d = W[size_t(workload)].destinations;
+    if (std::find(d.begin(), d.end(), to) == d.end()) d.push_back(to);
+}
+
+void Generator::release(Region& r) {
+    std::uint32_t last = 0;
+    for (auto x : r.readers)
+        last = std::max(last, x);
+    if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
+    buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
+}
+
+// Buffer references of a whole region, and of bytes [from, from + len) of it.
+void Generator::regionRefs(std::vector<BufferRef>& out, const Region& r, bool write) {
+    for (const auto& [off, len] : r.ext)
+        out.push_back({r.tile, off, len, write});
+}
+
+void Generator::slotRefs(std::vector<BufferRef>& out, const Region& r, std::uint64_t from,
+                         std::uint64_t len, bool write) {
+    std::uint64_t pos = 0;
+    for (const auto& [off, n] : r.ext) {
+        const std::uint64_t lo = std::max(pos, from), hi = std::min(pos + n, from + len);
+        if (lo < hi) out.push_back({r.tile, off + (lo - pos), hi - lo, write});
+        pos += n;
+    }
+}
+
+Box Generator::weightBoxOf(int layer, int k0, int k1) const {
+    const Layer& ly = net.layers[size_t(layer)];
+    const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
+                       ? std::max(1, ly.inC / std::max(1, ly.groups))
+                       : 1;
+    Box b;
+    b.lo = {k0, 0, 0, 0};
+    b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
+    if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
+    return b;
+}
+
+// Loads a leaf's weights for one segment invocation: one DRAM read per output-channel
+// slice, multicast to every tile of the group that holds that slice.
+std::optional<Error> Generator::loadWeights(int leafIdx, int segInv) {
+    const LeafLayout& leaf = S.leaves[size_t(leafIdx)];
+    const Layer& ly = net.layers[size_t(leaf.layer)];
+    WeightState& ws = wstate[size_t(leaf.layer)];
+    ws.segInv = segInv;
+    ws.fresh = true;
+    ws.remaining = std::max(1, S.segBatch / std::max(1, leaf.batch));
+    ws.region.clear();
+    ws.load.clear();
+    std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box b = tileBox(leaf, t, 0, leaf.batch);
+        if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
+    }
+    for (const auto& [kr, members] : byK) {
+        const std::uint64_t bytes = bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second));
+        std::vector<Region> regs;
+        for (int tile : members) {
+            auto r = allocate(tile, bytes, true, "weights of " + ly.name);
+            if (!r) return r.error();
+            regs.push_back(*r);
+        }
+        // The least-loaded destination issues the read (spreads DRAM requests).
+        int leader = members.front();
+        for (int tile : members)
+            if (loadBytes[size_t(tile)] < loadBytes[size_t(leader)]) leader = tile;
+        Instruction ins;
+        ins.op = Op::Load;
+        ins.tile = leader;
+        ins.layer = leaf.layer;
+        ins.bytes = bytes;
+        ins.src = kDram;
+        ins.dst = leader;
+        for (int tile : members)
+            if (tile != leader) ins.mcast.push_back(tile);
+        const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second);
+        ins.lo = wb.lo;
+        ins.hi = wb.hi;
+        for (const auto& r : regs)
+            regionRefs(ins.buffers, r, true);
+        const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, maxStages), kWeightOrder);
+        loadBytes[size_t(leader)] += bytes;
+        for (size_t q = 0; q < members.size(); ++q) {
+            guard(regs[q], {id});
+            ws.region[members[q]] = regs[q];
+            ws.load[members[q]] = id;
+        }
+    }
+    return std::nullopt;
+}
+
+// One leaf invocation: its workloads, weights, inputs, weight prefetch, computes and stores.
+std::optional<Error> Generator::emitInvocation(int vi) {
+    const Inv& v = invs[size_t(vi)];
+    const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
+    const Layer& ly = net.layers[size_t(v.layer)];
+    Step cur{vi, v, leaf, ly, leaf.mapping, v.first, v.last + 1, v.layer};
+    if (auto e = activeTiles(cur)) return e;
+
+    // Weights: loaded once per segment invocation (normally prefetched at its start).
+    WeightState& ws = wstate[size_t(v.layer)];
+    cur.hasWeights = ly.weightBytes > 0;
+    if (cur.hasWeights && ws.segInv != v.segInv)
+        if (auto e = loadWeights(v.leaf, v.segInv)) return *e;
+    cur.loadsWeights = cur.hasWeights && ws.fresh;
+
+    // Inputs.
+    const auto& act = cur.act;
+    cur.writers.assign(act.size(), std::vector<std::vector<Writer>>(ly.inputs.size()));
+    cur.local.resize(act.size());
+    cur.inRegions.resize(act.size());
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        if (auto e = emitInput(cur, k)) return e;
+
+    if (prefetch)
+        if (auto e = prefetchWeights(cur)) return e;
+
+    if (auto e = emitComputeAndStore(cur)) return e;
+    releaseAfter(cur);
+    return std::nullopt;
+}
+
+// The invocation's workload on each tile that has work.
+std::optional<Error> Generator::activeTiles(Step& cur) {
+    const Inv& v = cur.v;
+    const LeafLayout& leaf = cur.leaf;
+    const LeafMapping& m = cur.m;
+    const int s0 = cur.s0, s1 = cur.s1;
+    auto& act = cur.act;
+    long long& maxVol = cur.maxVol;
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box b = tileBox(leaf, t, s0, s1);
+        if (b.empty()) continue;
+        maxVol = std::max(maxVol, b.volume());
+        IrWorkload wl;
+        wl.tile = leaf.tiles[size_t(t)];
+        wl.layer = v.layer;
+        wl.node = leaf.node;
+        wl.segment = leaf.segment;
+        wl.segmentInvocation = v.segInv;
+        wl.firstSample = v.first;
+        wl.lastSample = v.last;
+        wl.ofmap = b;
+        wl.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
+                       std::to_string(m.ph) + " W" + std::to_string(m.pw);
+        wl.tiling = m.tiling;
+        W.push_back(wl);
+        act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});
+    }
+    if (act.empty())
+        return Error{"layer " + cur.ly.name + ": no tile has work (over-split partition)"};
+    return std::nullopt;
+}
+
+// One input region per active tile, need[a] bytes on act[a]'s tile.
+Result<std::vector<Region>> Generator::allocateInputs(const Step& cur,
+                                                      const std::vector<std::uint64_t>& need,
+                                                      const std::string& what) {
+    const auto& act = cur.act;
+    std::vector<Region> regs(act.size());
+    for (size_t a = 0; a < act.size(); ++a) {
+        auto r = allocate(act[a].tile, need[a], false, what);
+        if (!r) return r.error();
+        regs[a] = *r;
+    }
+    return regs;
+}
+
+std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
+    const Inv& v = cur.v;
+    const LeafLayout& leaf = cur.leaf;
+    const auto& act = cur.act;
+    const LayerInput& in = cur.ly.inputs[k];
+    std::vector<Box> win(act.size());
+    for (size_t a = 0; a < act.size(); ++a)
+        win[a] = window(v.layer, k, act[a].box);
+    const std::string from =
+        in.producer >= 0 ? net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
+    for (size_t a = 0; a < act.size(); ++a) {
+        IrInput ii;
+        ii.index = int(k);
+        ii.from = from;
+        ii.viaDram = leaf.inputViaDram[k];
+        ii.range = win[a];
+        W[size_t(act[a].workload)].inputs.push_back(ii);
+    }
+    if (leaf.inputViaDram[k]) return emitDramInputs(cur, k, win, from);
+    return emitNocInputs(cur, k, win, from);
+}
+
+std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
+                                               const std::string& from) {
+    const Inv& v = cur.v;
+    const Layer& ly = cur.ly;
+    const int s0 = cur.s0, s1 = cur.s1;
+    const std::int32_t layerIdx = cur.layerIdx;
+    const auto& act = cur.act;
+    auto& writers = cur.writers;
+    auto& inRegions = cur.inRegions;
+    const LayerInput& in = ly.inputs[k];
+    const InputGeom& g = geo.input(v.layer, k);
+    // Cut the input into cells along every window edge; each cell is read from
+    // DRAM once and multicast to every tile whose window holds it. Parts no
+    // window needs (stride > kernel) travel with their neighbour, so the whole
+    // tensor is read exactly once, as the evaluator counts it.
+    Box ext;
+    ext.lo = {s0, 0, 0, 0};
+    ext.hi = {s1, g.C, g.H, g.W};
+    const std::vector<DramCell> cells = dramCells(ext, win);
+    std::vector<std::uint64_t> need(act.size(), 0);
+    for (const auto& c : cells)
+        for (size_t a : c.to)
+            need[a] += bytesOf(c.box.volume());
+    auto allocated = allocateInputs(cur, need, "input " + from + " of " + ly.name);
+    if (!allocated) return allocated.error();
+    std::vector<Region>& regs = *allocated;
+    std::vector<std::uint64_t> fill(act.size(), 0);
+    std::vector<std::vector<std::uint32_t>> regWriters(act.size());
+    for (const auto& c : cells) {
+        const std::uint64_t bytes = bytesOf(c.box.volume());
+        size_t leader = c.to.front();
+        for (size_t a : c.to)
+            if (loadBytes[size_t(act[a].tile)] < loadBytes[size_t(act[leader].tile)]) leader = a;
+        Instruction ins;
+        ins.op = Op::Load;
+        ins.tile = act[leader].tile;
+        ins.layer = layerIdx;
+        ins.bytes = bytes;
+        ins.src = kDram;
+        ins.dst = act[leader].tile;
+        for (size_t a : c.to)
+            if (a != leader) ins.mcast.push_back(act[a].tile);
+        ins.lo = c.box.lo;
+        ins.hi = c.box.hi;
+        for (size_t a : c.to) {
+            slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
+            fill[a] += bytes;
+        }
+        const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, maxStages), kActOrder);
+        loadBytes[size_t(ins.tile)] += bytes;
+        // Read after write through DRAM: the producer's stores of this data.
+        if (in.producer >= 0)
+            for (const auto& st : stores[size_t(in.producer)]) {
+                bool hit;
+                if (g.sameAsProducer)
+                    hit = st.box.intersects(c.box);
+                else
+                    hit = st.box.lo[0] < c.box.hi[0] && c.box.lo[0] < st.box.hi[0];
+                if (hit) fullDep(st.id, id);
+            }
+        for (size_t a : c.to) {
+            regWriters[a].push_back(id);
+            writers[a][k].push_back({id, true});
+        }
+    }
+    for (size_t a = 0; a < act.size(); ++a) {
+        if (regs[a].bytes == 0) continue;
+        guard(regs[a], regWriters[a]);
+        addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+        inRegions[a].push_back(regs[a]);
+        auto& ii = W[size_t(act[a].workload)].inputs.back();
+        ii.sources = {kDram};
+        ii.bytes = regs[a].bytes;
+    }
+    return std::nullopt;
+}
+
+// Over the NoC from the producer's tiles.
+std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::vector<Box>& win,
+                                              const std::string& from) {
+    const Inv& v = cur.v;
+    const Layer& ly = cur.ly;
+    const auto& act = cur.act;
+    auto& writers = cur.writers;
+    auto& local = cur.local;
+    auto& inRegions = cur.inRegions;
+    const LayerInput& in = ly.inputs[k];
+    const InputGeom& g = geo.input(v.layer, k);
+    std::vector<Group> groups;
+    std::vector<std::uint64_t> need(act.size(), 0);
+    std::vector<std::vector<Box>> wants(act.size());
+    std::vector<int> actTiles;
+    for (size_t a = 0; a < act.size(); ++a) {
+        wants[a] =
+            g.sameAsProducer ? std::vector<Box>{win[a]} : geo.producerWants(v.layer, k, act[a].box);
+        actTiles.push_back(act[a].tile);
+    }
+    for (int pi : overlapping(in.producer, v.first, v.last)) {
+        ProdInv& P = prod[size_t(pi)];
+        if (!P.emitted)
+            return Error{"internal: " + ly.name + " is scheduled before its producer " + from};
+        cur.usedProducers.insert(pi);
+        std::vector<SliceRef> refs;
+        for (const ProdSlice& ps : P.slices)
+            refs.push_back({ps.tile, ps.box});
+        std::vector<NocPiece> pieces;
+        std::vector<std::vector<size_t>> localSlices;
+        nocPieces(refs, actTiles, wants, pieces, localSlices);
+        for (auto& pc : pieces) {
+            for (size_t a : pc.to)
+                need[a] += bytesOf(pc.box.volume());
+            groups.push_back({pi, pc.slice, pc.box, std::move(pc.to)});
+        }
+        for (size_t a = 0; a < act.size(); ++a)
+            for (size_t sl : localSlices[a])
+                local[a].push_back({pi, sl, k});
+    }
+    auto allocated = allocateInputs(cur, need, "input " + from + " of " + ly.name);
+    if (!allocated) return allocated.error();
+    std::vector<Region>& regs = *allocated;
+    std::vector<std::uint64_t> fill(act.size(), 0);
+    std::vector<std::vector<std::uint32_t>> regWriters(act.size());
+    std::vector<std::set<std::int32_t>> sources(act.size());
+    for (const auto& gr : groups) {
+        ProdSlice& ps = prod[size_t(gr.pinv)].slices[gr.slice];
+        const std::uint64_t bytes = bytesOf(gr.x.volume());
+        Instruction send;
+        send.op = Op::Send;
+        send.tile = ps.tile;
+        send.layer = in.producer;
+        send.bytes = bytes;
+        send.src = ps.tile;
+        send.dst = act[gr.to.front()].tile;
+        for (size_t q = 1; q < gr.to.size(); ++q)
+            send.mcast.push_back(act[gr.to[q]].tile);
+        send.lo = gr.x.lo;
+        send.hi = gr.x.hi;
+        regionRefs(send.buffers, ps.region, false);
+        // The SEND writes straight into each consumer's input region (the
+        // destination's buffer is in its buffer references); the consumer's compute
+        // depends on it, stage by stage (docs/isa.md: "a SEND is matched by its
+        // consumer's dependency"). No receiving instruction is needed.
+        for (size_t a : gr.to) {
+            slotRefs(send.buffers, regs[a], fill[a], bytes, true);
+            fill[a] += bytes;
+        }
+        const std::vector<Box> st = splitBox(gr.x, ps.order, maxStages);
+        const std::uint32_t sid = emit(send, st, ps.order);
+        addDep(ps.computeId, sid, lagStage(ps.stages, st));
+        ps.region.readers.push_back(sid);
+        for (auto t : send.destinations())
+            addDestination(ps.region.workload, t);
+        for (size_t a : gr.to) {
+            regWriters[a].push_back(sid);
+            writers[a][k].push_back({sid, g.sameAsProducer});
+            sources[a].insert(ps.tile);
+        }
+    }
+    for (size_t a = 0; a < act.size(); ++a) {
+        auto& ii = W[size_t(act[a].workload)].inputs.back();
+        for (const auto& lr : local[a])
+            if (lr.input == k) sources[a].insert(act[a].tile);
+        ii.sources.assign(sources[a].begin(), sources[a].end());
+        ii.bytes = regs[a].bytes;
+        if (regs[a].bytes == 0) continue;
+        guard(regs[a], regWriters[a]);
+        addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
+        inRegions[a].push_back(regs[a]);
+    }
+    return std::nullopt;
+}
+
+// Weight prefetch, just in time on the evaluator's clock. The evaluator budgets every
+// weight of a segment as resident and overlaps the segment's DRAM traffic with its
+// compute. Loading them all at the segment's start would queue them on the tiles'
+// in-order LOAD engines in front of the receiving LOADs of the next leaves, which
+// then wait for the whole segment's weights. So a leaf's weights are issued at the
+// last invocation before they would arrive late: with DRAM busy until dramClock,
+// leaf j (first start t_j) must be issued now if waiting for the next invocation
+// would land its bytes after t_j. Only while every tile keeps room for twice the
+// largest activation working set of the segment (a remote input coexists with
+// its producer's output); the rest load at their leaf's first invocation.
+std::optional<Error> Generator::prefetchWeights(const Step& cur) {
+    const int vi = cur.vi;
+    const Inv& v = cur.v;
+    const LeafLayout& leaf = cur.leaf;
+    if (segStarted[size_t(leaf.segment)] != v.segInv) {
+        segStarted[size_t(leaf.segment)] = v.segInv;
+        pending.clear();
+        for (int j = vi; j < int(invs.size()); ++j) {
+            const Inv& u = invs[size_t(j)];
+            const LeafLayout& o = S.leaves[size_t(u.leaf)];
+            if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
+            if (net.layers[size_t(o.layer)].weightBytes <= 0 ||
+                wstate[size_t(o.layer)].segInv == v.segInv)
+                continue;
+            if (std::find_if(pending.begin(), pending.end(),
+                             [&](const auto& p) { return p.first == u.leaf; }) == pending.end())
+                pending.push_back({u.leaf, u.start});
+        }
+        reserve = 0;
+        for (const LeafLayout& o : S.leaves)
+            if (o.segment == leaf.segment)
+                reserve =
+                    std::max(reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
+                                           o.mapping.ofmapPerTile));
+        dramClock = v.start;
+    }
+    const double tNext = vi + 1 < int(invs.size()) ? invs[size_t(vi) + 1].start : v.start;
+    const double dramBw = std::max(1e-9, hw.dramBytesPerCycle);
+    while (!pending.empty()) {
+        const auto [li, tStart] = pending.front();
+        const LeafLayout& o = S.leaves[size_t(li)];
+        const double wbytes = double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
+        if (wstate[size_t(o.layer)].segInv == v.segInv) { // already loaded on demand
+            pending.erase(pending.begin());
+            continue;
+        }
+        if (std::max(dramClock, tNext) + wbytes / dramBw <= tStart) break; // can wait
+        pending.erase(pending.begin());
+        bool room = true;
+        for (int t : o.tiles)
+            room = room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
+        if (!room) continue;
+        if (auto e = loadWeights(li, v.segInv)) return *e;
+        dramClock = std::max(dramClock, v.start) + wbytes / dramBw;
+    }
+    return std::nullopt;
+}
+
+// Compute, then store.
+std::optional<Error> Generator::emitComputeAndStore(Step& cur) {
+    std::vector<ProdSlice> slices;
+    for (size_t a = 0; a < cur.act.size(); ++a) {
+        auto ps = emitCompute(cur, a);
+        if (!ps) return ps.error();
+        slices.push_back(std::move(*ps));
+    }
+    wstate[size_t(cur.v.layer)].fresh = false;
+    ProdInv& me = prod[size_t(cur.vi)];
+    me.emitted = true;
+    me.slices = std::move(slices);
+    return std::nullopt;
+}
+
+Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
+    const Inv& v = cur.v;
+    const LeafLayout& leaf = cur.leaf;
+    const Layer& ly = cur.ly;
+    const LeafMapping& m = cur.m;
+    const std::int32_t layerIdx = cur.layerIdx;
+    const auto& act = cur.act;
+    const long long maxVol = cur.maxVol;
+    const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
+    auto& inRegions = cur.inRegions;
+    WeightState& ws = wstate[size_t(v.layer)];
+    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
+    const Box& ob = act[a].box;
+    long long inBytes = 0;
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        inBytes += window(v.layer, k, ob).volume();
+    const Order order =
+        loadsWeights && ly.weightBytes > 0 && weightElems(ob.lo[1], ob.hi[1]) > inBytes
+            ? kChannelOrder
+            : kActOrder;
+    std::vector<Box> st = splitBox(ob, order, maxStages);
+    auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
+    if (!r) return r.error();
+    Region out = *r;
+    Instruction c;
+    c.op = Op::Compute;
+    c.tile = act[a].tile;
+    c.layer = layerIdx;
+    c.bytes = out.bytes;
+    c.src = c.dst = act[a].tile;
+    c.cycles =
+        std::uint64_t(std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
+    c.lo = ob.lo;
+    c.hi = ob.hi;
+    for (const auto& ir : inRegions[a])
+        regionRefs(c.buffers, ir, false);
+    for (const auto& lr : cur.local[a]) {
+        const Region& pr = prod[size_t(lr.prodInv)].slices[lr.slice].region;
+        regionRefs(c.buffers, pr, false);
+    }
+    if (hasWeights) {
+        Region& wr = ws.region[act[a].tile];
+        regionRefs(c.buffers, wr, false);
+    }
+    regionRefs(c.buffers, out, true);
+    const std::uint32_t cid = emit(c, st, order);
+    IrWorkload& wl = W[size_t(act[a].workload)];
+    wl.cycles = c.cycles;
+    wl.computeId = cid;
+    guard(out, {cid});
+    addRegion(act[a].workload, out, "ofmap", cid);
+    if (hasWeights && ws.region[act[a].tile].workload < 0)
+        addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
+    // Dependencies on the data it reads, at the stage it first needs.
+    addComputeDeps(cur, a, st, cid, wl);
+    for (auto& ir : inRegions[a]) {
+        ir.readers.push_back(cid);
+        release(ir);
+    }
+    ProdSlice ps;
+    ps.tile = act[a].tile;
+    ps.box = ob;
+    ps.region = out;
+    ps.computeId = cid;
+    ps.stages = st;
+    ps.order = order;
+    if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
+    return ps;
+}
+
+// Dependencies of act[a]'s compute cid on the data it reads, at the stage it first needs.
+void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
+                               IrWorkload& wl) {
+    const Inv& v = cur.v;
+    const Layer& ly = cur.ly;
+    const auto& act = cur.act;
+    const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
+    WeightState& ws = wstate[size_t(v.layer)];
+    auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1); };
+    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
+    const Box& ob = act[a].box;
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
+        std::vector<Box> req;
+        for (const auto& sb : st)
+            req.push_back(window(v.layer, k, sb));
+        for (const auto& wr : cur.writers[a][k]) {
+            if (wr.sameCoords)
+                addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
+            else
+                fullDep(wr.id, cid);
+        }
+    }
+    for (const auto& lr : cur.local[a]) {
+        ProdSlice& ps = prod[size_t(lr.prodInv)].slices[lr.slice];
+        if (geo.input(v.layer, lr.input).sameAsProducer) {
+            std::vector<Box> req;
+            for (const auto& sb : st)
+                req.push_back(window(v.layer, lr.input, sb));
+            addDep(ps.computeId, cid, lagStage(ps.stages, req));
+        } else {
+            fullDep(ps.computeId, cid);
+        }
+        ps.region.readers.push_back(cid);
+        addDestination(ps.region.workload, act[a].tile);
+    }
+    if (hasWeights) {
+        const Box full = weightBox(ob.lo[1], ob.hi[1]);
+        std::vector<Box> req;
+        for (const auto& sb : st)
+            req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
+        const std::uint32_t lid = ws.load[act[a].tile];
+        addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
+        ws.region[act[a].tile].readers.push_back(cid);
+        wl.weights = full;
+        wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
+        wl.weightsLoaded = loadsWeights;
+    }
+}
+
+void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const Order& order,
+                          std::uint32_t cid, ProdSlice& ps) {
+    const auto& act = cur.act;
+    const Box& ob = act[a].box;
+    const Region& out = ps.region;
+    Instruction s;
+    s.op = Op::Store;
+    s.tile = act[a].tile;
+    s.layer = cur.layerIdx;
+    s.bytes = out.bytes;
+    s.src = act[a].tile;
+    s.dst = kDram;
+    s.lo = ob.lo;
+    s.hi = ob.hi;
+    regionRefs(s.buffers, out, false);
+    const std::uint32_t sid = emit(s, st, order);
+    addDep(cid, sid, 1);
+    ps.region.readers.push_back(sid);
+    stores[size_t(cur.v.layer)].push_back({ob, sid});
+    addDestination(act[a].workload, kDram);
+}
+
+// Regions whose last reader the invocation was: its own outputs nobody reads over the NoC,
+// its producers' outputs, and its weights after the segment invocation's last use.
+void Generator::releaseAfter(const Step& cur) {
+    ProdInv& me = prod[size_t(cur.vi)];
+    if (me.pending == 0)
+        for (auto& ps : me.slices) {
+            if (ps.region.readers.empty()) ps.region.readers.push_back(ps.computeId);
+            release(ps.region);
+        }
+    for (int pi : cur.usedProducers)
+        if (--prod[size_t(pi)].pending == 0)
+            for (auto& ps : prod[size_t(pi)].slices)
+                release(ps.region);
+    WeightState& ws = wstate[size_t(cur.v.layer)];
+    if (cur.hasWeights && --ws.remaining == 0)
+        for (auto& [t, r] : ws.region)
+            release(r);
+}
+
+// ---- Program: the per-tile streams are complete.
+void Generator::finishProgram() {
     P.hardwareJson = hardwareToJson(hw).dump();
     for (const auto& l : net.layers)
         P.layers.push_back(l.name);
@@ -1015,14 +1224,10 @@ Result<CodegenResult> generate(EvalContext& ctx, const RATree& tree, int totalBa
     for (int t = 0; t < mesh.tiles(); ++t)
         R.peakBufferBytes.push_back(buf[size_t(t)].peak());
     const Evaluation& ev = S.evaluation;
-    P.schedule = {{"delay_cycles", ev.delay},
-                  {"dram_bytes", ev.dramBytes},
-                  {"energy_pj", ev.energy.total()},
-                  {"noc_hop_bytes", ev.nocHopBytes},
-                  {"batch", totalBatch},
-                  {"tree", treeToText(tree, net)},
+    P.schedule = {{"delay_cycles", ev.delay},       {"dram_bytes", ev.dramBytes},
+                  {"energy_pj", ev.energy.total()}, {"noc_hop_bytes", ev.nocHopBytes},
+                  {"batch", m_totalBatch},          {"tree", treeToText(m_tree, net)},
                   {"model", net.sourcePath}};
-    return R;
 }
 
 } // namespace
@@ -1033,10 +1238,10 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
     // evaluator assumes; if that leaves some buffer too full for an activation, lay the
     // program out again loading each leaf's weights at its first invocation.
     if (opt.prefetchWeights) {
-        auto r = generate(ctx, tree, totalBatch, evalOpt, opt, true);
+        auto r = Generator(ctx, tree, totalBatch, evalOpt, opt, true).run();
         if (r) return r;
     }
-    return generate(ctx, tree, totalBatch, evalOpt, opt, false);
+    return Generator(ctx, tree, totalBatch, evalOpt, opt, false).run();
 }
 
 } // namespace tilescope
