@@ -206,24 +206,72 @@ struct Analysis {
     std::vector<char> writesDram;                // per layer
 };
 
-// Fills A; on an invalid tree sets ev's validity fields and returns false.
-bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const EvalOptions& opt,
-             Analysis& A, Evaluation& ev) {
-    const Network& net = C.net;
-    const Hardware& hw = C.hw;
-    const Mesh& mesh = C.mesh;
-    auto invalid = [&](int node, std::string reason) {
-        ev.valid = false;
-        ev.invalidNode = node;
-        ev.reason = std::move(reason);
-        return false;
-    };
-    if (auto err = validateStructure(tree, net, totalBatch)) return invalid(-1, err->message);
+// The working data of analyse(), shared by its phases (each fills part of A).
+struct Analyser {
+    EvalContext::Impl& C;
+    const RATree& tree;
+    const EvalOptions& opt;
+    Analysis& A;
+    Evaluation& ev;
+    const Network& net;
+    const Hardware& hw;
+    const Mesh& mesh;
+    const int n;
+    const int L;
+    std::vector<NodeWork>& w;
+    std::vector<int>& pre;
+    std::vector<int>& layerPos;
+    std::vector<int>& leafNode;
+    std::vector<int>& posLayer;
+    std::vector<char>& writesDram;
+    std::vector<std::vector<char>>& inputViaDram;
+    std::vector<double> hold; // per node: held input bytes per tile
+    // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
+    // (its LCA with the producer is a T cut, whose children share the group). The instruction
+    // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
+    // has read it, and receives the consumer's remote input into a separate region, so while
+    // the consumer runs a shared tile holds the producer's slice beside the consumer's input
+    // and output (docs/cost-model.md §6, docs/isa.md).
+    std::vector<std::vector<int>> sharedProducers;
+    std::vector<std::uint64_t> held; // (producer, cut) pairs charged
+    int consumerChild = -1;          // set by viaDram: the LCA's child holding the consumer
+    bool lcaIsT = false; // set by viaDram: the LCA is a T cut (its children share tiles)
+    double dramBw = 0, linkBw = 0, portBw = 0;
 
-    const int n = tree.size();
-    const int L = int(net.layers.size());
+    Analyser(EvalContext::Impl& c, const RATree& t, const EvalOptions& o, Analysis& a,
+             Evaluation& e)
+        : C(c), tree(t), opt(o), A(a), ev(e), net(c.net), hw(c.hw), mesh(c.mesh), n(t.size()),
+          L(int(c.net.layers.size())), w(a.w), pre(a.pre), layerPos(a.layerPos),
+          leafNode(a.leafNode), posLayer(a.posLayer), writesDram(a.writesDram),
+          inputViaDram(a.inputViaDram) {}
+
+    bool invalid(int node, std::string reason);
+    void orderNodes();
+    int childContaining(const RANode& cut, int pos) const;
+    void bottomUp();
+    bool allocateTileGroups();
+    void assignSegments();
+    bool viaDram(int prod, int cons);
+    void dataFlow();
+    void leafBuffers();
+    bool overflow(int id);
+    bool checkBuffers();
+    void leafTraffic();
+    void leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram);
+    void cutDelay(NodeWork& nw, const RANode& nd);
+    void delays();
+    void firstStarts();
+};
+
+bool Analyser::invalid(int node, std::string reason) {
+    ev.valid = false;
+    ev.invalidNode = node;
+    ev.reason = std::move(reason);
+    return false;
+}
+
+void Analyser::orderNodes() {
     A.w.assign(static_cast<size_t>(n), NodeWork{});
-    std::vector<NodeWork>& w = A.w;
     // Pre-order from the root (do not assume the arena is compacted).
     std::vector<int>& pre = A.pre;
     pre.clear();
@@ -242,9 +290,6 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     A.layerPos.assign(size_t(L), -1);
     A.leafNode.assign(size_t(L), -1);
     A.posLayer.clear();
-    std::vector<int>& layerPos = A.layerPos;
-    std::vector<int>& leafNode = A.leafNode;
-    std::vector<int>& posLayer = A.posLayer;
     posLayer.reserve(size_t(L));
     for (int id : pre) {
         const RANode& nd = tree.node(id);
@@ -257,22 +302,25 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             w[size_t(id)].hi = pos + 1;
         }
     }
-    // Index of the child of `cut` whose leaf range holds position pos (children are
-    // ordered by leaf range).
-    auto childContaining = [&](const RANode& cut, int pos) {
-        const auto& ch = cut.children;
-        size_t lo = 0, hi = ch.size();
-        while (hi - lo > 1) {
-            const size_t mid = (lo + hi) / 2;
-            if (w[size_t(ch[mid])].lo <= pos)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        return int(lo);
-    };
+}
 
-    // ---- Bottom-up: leaf ranges, pipeline stages, NPT (docs/cost-model.md §1).
+// Index of the child of `cut` whose leaf range holds position pos (children are
+// ordered by leaf range).
+int Analyser::childContaining(const RANode& cut, int pos) const {
+    const auto& ch = cut.children;
+    size_t lo = 0, hi = ch.size();
+    while (hi - lo > 1) {
+        const size_t mid = (lo + hi) / 2;
+        if (w[size_t(ch[mid])].lo <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return int(lo);
+}
+
+// ---- Bottom-up: leaf ranges, pipeline stages, NPT (docs/cost-model.md §1).
+void Analyser::bottomUp() {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
@@ -309,9 +357,10 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             nw.npt = sum;
         }
     }
+}
 
-    // ---- Top-down: tile allocation (exact min-max water-filling at S cuts).
-    const RANode& rootNode = tree.node(tree.root);
+// ---- Top-down: tile allocation (exact min-max water-filling at S cuts).
+bool Analyser::allocateTileGroups() {
     w[size_t(tree.root)].tileBegin = 0;
     w[size_t(tree.root)].tileCount = mesh.tiles();
     std::vector<int> alloc;
@@ -355,8 +404,12 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             begin += alloc[size_t(j)];
         }
     }
+    return true;
+}
 
-    // ---- Segments: children of a root T cut (or the root itself).
+// ---- Segments: children of a root T cut (or the root itself).
+void Analyser::assignSegments() {
+    const RANode& rootNode = tree.node(tree.root);
     const bool rootIsT = A.rootIsT = rootNode.type == NodeType::T;
     A.segments = rootIsT ? rootNode.children : std::vector<int>{tree.root};
     const std::vector<int>& segments = A.segments;
@@ -372,52 +425,43 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 stack.push_back(c);
         }
     }
+}
 
-    // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
-    const double db = hw.dataBits / 8.0;
-    std::vector<double> hold(static_cast<size_t>(n), 0.0); // per node: held input bytes per tile
-    // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
-    // (its LCA with the producer is a T cut, whose children share the group). The instruction
-    // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
-    // has read it, and receives the consumer's remote input into a separate region, so while
-    // the consumer runs a shared tile holds the producer's slice beside the consumer's input
-    // and output (docs/cost-model.md §6, docs/isa.md).
-    std::vector<std::vector<int>> sharedProducers(static_cast<size_t>(n));
-    std::vector<std::uint64_t> held; // (producer, cut) pairs charged
-    A.writesDram.assign(size_t(L), 0);
-    std::vector<char>& writesDram = A.writesDram;
-
-    // Which leaves write their output to DRAM: network outputs and any producer with a
-    // consumer that reads it through DRAM.
-    int consumerChild = -1; // set by viaDram: the LCA's child holding the consumer
-    bool lcaIsT = false;    // set by viaDram: the LCA is a T cut (its children share tiles)
-    auto viaDram = [&](int prod, int cons) {
-        const int pp = layerPos[size_t(prod)];
-        int id = leafNode[size_t(cons)];
-        int child = id;
+// Which leaves write their output to DRAM: network outputs and any producer with a
+// consumer that reads it through DRAM.
+bool Analyser::viaDram(int prod, int cons) {
+    const int pp = layerPos[size_t(prod)];
+    int id = leafNode[size_t(cons)];
+    int child = id;
+    id = tree.node(id).parent;
+    while (!(w[size_t(id)].lo <= pp && pp < w[size_t(id)].hi)) {
+        child = id;
         id = tree.node(id).parent;
-        while (!(w[size_t(id)].lo <= pp && pp < w[size_t(id)].hi)) {
-            child = id;
-            id = tree.node(id).parent;
-        }
-        const RANode& lca = tree.node(id);
-        const int ci = childContaining(lca, w[size_t(child)].lo);
-        const int pi = childContaining(lca, pp);
-        bool dram;
-        if (id == tree.root && lca.type == NodeType::T)
-            dram = true; // different segments
-        else if (lca.type == NodeType::T)
-            dram = ci != pi + 1; // not consumed next
-        else
-            dram = w[size_t(lca.children[size_t(ci)])].stage -
-                       w[size_t(lca.children[size_t(pi)])].stage >
-                   1; // waits > 1 stage
-        consumerChild = lca.children[size_t(ci)];
-        lcaIsT = lca.type == NodeType::T;
-        return dram;
-    };
+    }
+    const RANode& lca = tree.node(id);
+    const int ci = childContaining(lca, w[size_t(child)].lo);
+    const int pi = childContaining(lca, pp);
+    bool dram;
+    if (id == tree.root && lca.type == NodeType::T)
+        dram = true; // different segments
+    else if (lca.type == NodeType::T)
+        dram = ci != pi + 1; // not consumed next
+    else
+        dram =
+            w[size_t(lca.children[size_t(ci)])].stage - w[size_t(lca.children[size_t(pi)])].stage >
+            1; // waits > 1 stage
+    consumerChild = lca.children[size_t(ci)];
+    lcaIsT = lca.type == NodeType::T;
+    return dram;
+}
+
+// ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
+void Analyser::dataFlow() {
+    const double db = hw.dataBits / 8.0;
+    hold.assign(static_cast<size_t>(n), 0.0);
+    sharedProducers.assign(static_cast<size_t>(n), {});
+    A.writesDram.assign(size_t(L), 0);
     A.inputViaDram.assign(static_cast<size_t>(L), {});
-    std::vector<std::vector<char>>& inputViaDram = A.inputViaDram;
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
         inputViaDram[size_t(l)].assign(ins.size(), 1);
@@ -451,9 +495,10 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             }
         if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
     }
+}
 
-    // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
-    const double cap = hw.bufferBytes;
+// ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
+void Analyser::leafBuffers() {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
@@ -502,28 +547,37 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
             nw.compute = slot * (nd.subBatch + nw.maxStage);
         }
     }
-    // Report the leftmost leaf that overflows on its own, else the deepest cut.
-    auto overflow = [&](int id) {
-        const RANode& nd = tree.node(id);
-        const NodeWork& nw = w[size_t(id)];
-        const std::string what =
-            nd.type == NodeType::Leaf
-                ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
-                : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
-        return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
-                               " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
-                               fmtBytes(cap) + " buffer");
-    };
+}
+
+bool Analyser::overflow(int id) {
+    const double cap = hw.bufferBytes;
+    const RANode& nd = tree.node(id);
+    const NodeWork& nw = w[size_t(id)];
+    const std::string what =
+        nd.type == NodeType::Leaf
+            ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
+            : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
+    return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
+                           " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
+                           fmtBytes(cap) + " buffer");
+}
+
+// Report the leftmost leaf that overflows on its own, else the deepest cut.
+bool Analyser::checkBuffers() {
+    const double cap = hw.bufferBytes;
     for (int id : pre)
         if (tree.node(id).type == NodeType::Leaf && w[size_t(id)].wgt + w[size_t(id)].act > cap)
             return overflow(id);
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
         if (w[size_t(*it)].wgt + w[size_t(*it)].act > cap) return overflow(*it);
+    return true;
+}
 
-    // ---- Traffic per leaf: exactly the transfers the instruction generator emits
-    // (transfers.h), memoised per placement.
-    // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, so 4 M pairs
-    // keep the memo near 64 MiB per context (a 12x12 leaf holds up to a few thousand).
+// ---- Traffic per leaf: exactly the transfers the instruction generator emits
+// (transfers.h), memoised per placement.
+// Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, so 4 M pairs
+// keep the memo near 64 MiB per context (a 12x12 leaf holds up to a few thousand).
+void Analyser::leafTraffic() {
     if (C.storedLinks > 4'000'000) {
         C.traffic.clear();
         C.periods.clear();
@@ -545,101 +599,110 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
         w[size_t(leafNode[size_t(l)])].traffic =
             &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0, A.segBatch);
     }
+}
 
-    // ---- Delay per invocation, bottom-up (docs/cost-model.md §5). A leaf's activation
-    // traffic (inputs read through DRAM or received over the NoC, its output written) is
-    // on its own critical path: its consumers need its output, so no other leaf's compute
-    // can hide it. Weights are left to the segment level (loaded once per segment
-    // invocation, ahead of their leaf). S-cut children share DRAM and links, so a slot
-    // lasts at least their summed traffic over either.
-    const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
-    const double portBw = hw.dramPortBytesPerCycle; // 0: no per-side limit
+void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram) {
+    const LeafTraffic& T = *nw.traffic;
+    const double inv = T.invocations;
+    nw.dram = T.actDram / inv;
+    // A leaf reading an input from DRAM waits the DRAM latency for its first data
+    // (its producer stored it; nothing earlier can fetch it).
+    const Cycles latency = nw.latency = readsDram[size_t(nd.layer)] ? hw.dramLatencyCycles : 0.0;
+    double sideTime = 0;
+    if (portBw > 0)
+        for (double b : T.actSide)
+            sideTime = std::max(sideTime, b / inv / portBw);
+    // Its inputs received over the NoC arrive between its producers' compute and
+    // its own (docs/cost-model.md §5). The producer sends stage by stage as it
+    // computes, so an exchange x overlaps the producer's compute c_p but for its last
+    // stage: what is left after the producer ends is max(x / S, x - c_p (S-1) / S).
+    // Inputs in the producer's coordinates stream on into the consumer's stages
+    // (one stage of lag); re-partitioned ones (a window on the producer's channels,
+    // a folded reshape) are waited for whole.
+    double producerCompute = std::numeric_limits<double>::infinity();
+    for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
+        if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
+            const NodeWork& pw = w[size_t(leafNode[size_t(prod)])];
+            const double perConsumer = pw.compute * double(nd.batch) /
+                                       std::max(1, tree.node(leafNode[size_t(prod)]).batch);
+            producerCompute = std::min(producerCompute, perConsumer);
+        }
+    const double xFull = T.nocInMaxLink / inv / linkBw, xSame = T.nocSameMaxLink / inv / linkBw;
+    const double exposed =
+        (xFull > 0 ? std::max(xFull / kStages, xFull - producerCompute * (1 - 1.0 / kStages))
+                   : 0.0) +
+        xSame / kStages;
+    nw.time =
+        std::max({nw.compute + latency + std::min(nw.compute, exposed), nw.dram / dramBw + latency,
+                  sideTime, std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
+}
+
+void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
+    std::vector<double>& linkSum = C.linkScratch; // all zero between uses
+    std::vector<int>& touched = C.touchedScratch;
+    double t = 0, bytes = 0;
+    if (nd.type == NodeType::T) {
+        for (int c : nd.children) {
+            t += w[size_t(c)].time;
+            bytes += w[size_t(c)].dram;
+        }
+        nw.time = t * nd.subBatch;
+    } else {
+        for (int c : nd.children) {
+            t = std::max(t, w[size_t(c)].time);
+            bytes += w[size_t(c)].dram;
+        }
+        // Every child moves one sub-batch per slot: add up the links of every leaf
+        // below, scaled from a segment invocation to one child invocation.
+        const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
+        double busiest = 0;
+        for (int pos = nw.lo; pos < nw.hi; ++pos) {
+            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            for (const auto& [link, b] : T.actLinks) {
+                double& x = linkSum[size_t(link)];
+                if (x == 0.0) touched.push_back(link);
+                x += b * perSlot;
+            }
+        }
+        for (int l : touched) {
+            busiest = std::max(busiest, linkSum[size_t(l)]);
+            linkSum[size_t(l)] = 0.0;
+        }
+        touched.clear();
+        nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
+        nw.time = nw.slot * (nd.subBatch + nw.maxStage);
+    }
+    nw.dram = bytes * nd.subBatch;
+}
+
+// ---- Delay per invocation, bottom-up (docs/cost-model.md §5). A leaf's activation
+// traffic (inputs read through DRAM or received over the NoC, its output written) is
+// on its own critical path: its consumers need its output, so no other leaf's compute
+// can hide it. Weights are left to the segment level (loaded once per segment
+// invocation, ahead of their leaf). S-cut children share DRAM and links, so a slot
+// lasts at least their summed traffic over either.
+void Analyser::delays() {
+    dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
+    portBw = hw.dramPortBytesPerCycle; // 0: no per-side limit
     std::vector<char> readsDram(static_cast<size_t>(L), 0);
     for (int l = 0; l < L; ++l)
         for (char d : inputViaDram[size_t(l)])
             readsDram[size_t(l)] |= d;
-    std::vector<double>& linkSum = C.linkScratch; // all zero between uses
-    std::vector<int>& touched = C.touchedScratch;
-    touched.clear();
+    C.touchedScratch.clear();
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
         NodeWork& nw = w[size_t(id)];
-        if (nd.type == NodeType::Leaf) {
-            const LeafTraffic& T = *nw.traffic;
-            const double inv = T.invocations;
-            nw.dram = T.actDram / inv;
-            // A leaf reading an input from DRAM waits the DRAM latency for its first data
-            // (its producer stored it; nothing earlier can fetch it).
-            const Cycles latency = nw.latency =
-                readsDram[size_t(nd.layer)] ? hw.dramLatencyCycles : 0.0;
-            double sideTime = 0;
-            if (portBw > 0)
-                for (double b : T.actSide)
-                    sideTime = std::max(sideTime, b / inv / portBw);
-            // Its inputs received over the NoC arrive between its producers' compute and
-            // its own (docs/cost-model.md §5). The producer sends stage by stage as it
-            // computes, so an exchange x overlaps the producer's compute c_p but for its last
-            // stage: what is left after the producer ends is max(x / S, x - c_p (S-1) / S).
-            // Inputs in the producer's coordinates stream on into the consumer's stages
-            // (one stage of lag); re-partitioned ones (a window on the producer's channels,
-            // a folded reshape) are waited for whole.
-            double producerCompute = std::numeric_limits<double>::infinity();
-            for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
-                if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
-                    const NodeWork& pw = w[size_t(leafNode[size_t(prod)])];
-                    const double perConsumer = pw.compute * double(nd.batch) /
-                                               std::max(1, tree.node(leafNode[size_t(prod)]).batch);
-                    producerCompute = std::min(producerCompute, perConsumer);
-                }
-            const double xFull = T.nocInMaxLink / inv / linkBw,
-                         xSame = T.nocSameMaxLink / inv / linkBw;
-            const double exposed =
-                (xFull > 0
-                     ? std::max(xFull / kStages, xFull - producerCompute * (1 - 1.0 / kStages))
-                     : 0.0) +
-                xSame / kStages;
-            nw.time = std::max({nw.compute + latency + std::min(nw.compute, exposed),
-                                nw.dram / dramBw + latency, sideTime,
-                                std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
-            continue;
-        }
-        double t = 0, bytes = 0;
-        if (nd.type == NodeType::T) {
-            for (int c : nd.children) {
-                t += w[size_t(c)].time;
-                bytes += w[size_t(c)].dram;
-            }
-            nw.time = t * nd.subBatch;
-        } else {
-            for (int c : nd.children) {
-                t = std::max(t, w[size_t(c)].time);
-                bytes += w[size_t(c)].dram;
-            }
-            // Every child moves one sub-batch per slot: add up the links of every leaf
-            // below, scaled from a segment invocation to one child invocation.
-            const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
-            double busiest = 0;
-            for (int pos = nw.lo; pos < nw.hi; ++pos) {
-                const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
-                for (const auto& [link, b] : T.actLinks) {
-                    double& x = linkSum[size_t(link)];
-                    if (x == 0.0) touched.push_back(link);
-                    x += b * perSlot;
-                }
-            }
-            for (int l : touched) {
-                busiest = std::max(busiest, linkSum[size_t(l)]);
-                linkSum[size_t(l)] = 0.0;
-            }
-            touched.clear();
-            nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
-            nw.time = nw.slot * (nd.subBatch + nw.maxStage);
-        }
-        nw.dram = bytes * nd.subBatch;
+        if (nd.type == NodeType::Leaf)
+            leafDelay(nw, nd, readsDram);
+        else
+            cutDelay(nw, nd);
     }
-    // First start of every node within its segment: T-cut children one after another,
-    // S-cut children one slot per stage (the same walk as the S-T graph, first sub-batch).
+}
+
+// First start of every node within its segment: T-cut children one after another,
+// S-cut children one slot per stage (the same walk as the S-T graph, first sub-batch).
+void Analyser::firstStarts() {
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         if (nd.type == NodeType::Leaf) continue;
@@ -655,169 +718,203 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
                 cw.firstStart = nw.firstStart + cw.stage * nw.slot;
         }
     }
+}
 
+// Fills A; on an invalid tree sets ev's validity fields and returns false.
+bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const EvalOptions& opt,
+             Analysis& A, Evaluation& ev) {
+    Analyser an(C, tree, opt, A, ev);
+    if (auto err = validateStructure(tree, C.net, totalBatch)) return an.invalid(-1, err->message);
+    an.orderNodes();
+    an.bottomUp();
+    if (!an.allocateTileGroups()) return false;
+    an.assignSegments();
+    an.dataFlow();
+    an.leafBuffers();
+    if (!an.checkBuffers()) return false;
+    an.leafTraffic();
+    an.delays();
+    an.firstStarts();
     return true;
 }
 
-} // namespace
-
-Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
-    EvalContext::Impl& C = ctx.impl();
-    const Hardware& hw = C.hw;
-    const Mesh& mesh = C.mesh;
-    ++C.stats.evaluations;
-
-    Evaluation ev;
-    ev.objective = opt.objective;
-    Analysis A;
-    if (!analyse(C, tree, totalBatch, opt, A, ev)) return ev;
-    const int n = tree.size();
-    std::vector<NodeWork>& w = A.w;
-    const std::vector<int>& pre = A.pre;
-    const std::vector<int>& leafNode = A.leafNode;
-    const std::vector<int>& posLayer = A.posLayer;
-    const bool rootIsT = A.rootIsT;
-    const std::vector<int>& segments = A.segments;
-    const int segBatch = A.segBatch;
-    const int segInvocations = A.segInvocations;
-
-    // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).
-    const size_t links = size_t(mesh.linkCount());
-    std::vector<double>& segLinks = C.linkScratch; // all zero between uses
-    std::vector<int>& segTouched = C.touchedScratch;
-    segTouched.clear();
-    std::vector<double> totalLinks(opt.detail ? links : 0, 0.0);
-    std::vector<double> tileDram(opt.detail ? size_t(mesh.tiles()) : 0, 0.0);
-    const double sramPj = hw.energy.sramPjPerByte(hw.bufferBytes);
+// The working data of evaluate() after analyse(): per-segment traffic, energy and bounds.
+struct Coster {
+    EvalContext::Impl& C;
+    const RATree& tree;
+    const int totalBatch;
+    const EvalOptions& opt;
+    Evaluation& ev;
+    const Hardware& hw;
+    const Mesh& mesh;
+    const int n;
+    std::vector<NodeWork>& w;
+    const std::vector<int>& pre;
+    const std::vector<int>& leafNode;
+    const std::vector<int>& posLayer;
+    const bool rootIsT;
+    const std::vector<int>& segments;
+    const int segBatch;
+    const int segInvocations;
+    std::vector<double>& segLinks; // all zero between uses
+    std::vector<int>& segTouched;
+    std::vector<double> totalLinks;
+    std::vector<double> tileDram;
+    const double sramPj;
     double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
     EnergyBreakdown E;
-    std::vector<double> segTime(segments.size(), 0.0);
-    std::vector<Bound> segBound(segments.size(), Bound::Compute);
-    std::vector<double> segDram(segments.size(), 0.0);
-    const double dramBw = hw.dramBytesPerCycle, linkBw = hw.nocBytesPerCycle;
+    std::vector<double> segTime;
+    std::vector<Bound> segBound;
+    std::vector<double> segDram;
+    const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
+    Cycles delay = 0;
 
-    for (size_t s = 0; s < segments.size(); ++s) {
-        double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
-               segHop = 0;
-        std::array<double, 4> sideBytes{};
-        const NodeWork& sw = w[size_t(segments[s])];
-        const bool alone = sw.hi - sw.lo == 1;
-        byStart.clear();
-        for (int pos = sw.lo; pos < sw.hi; ++pos) {
-            const int l = posLayer[size_t(pos)];
-            const int id = leafNode[size_t(l)];
-            NodeWork& lw = w[size_t(id)];
-            const LeafMapping& m = *lw.mapping;
-            const LeafTraffic& T = *lw.traffic;
-            const double invocations = double(segBatch) / tree.node(id).batch;
-            const double hop = T.actHop + T.weightHop;
-            if (!alone || opt.detail)
-                for (const auto* part : {&T.actLinks, &T.weightLinks})
-                    for (const auto& [link, b] : *part) {
-                        double& x = segLinks[size_t(link)];
-                        if (x == 0.0) segTouched.push_back(link);
-                        x += b;
-                    }
-            segHop += hop;
-            const double leafDram = T.actDram + T.weightDram;
-            for (size_t d = 0; d < 4; ++d)
-                sideBytes[d] += T.actSide[d] + T.weightSide[d];
-            if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
-            // Why the leaf waits beyond its compute (for the reported bound).
-            const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
-            const double nocWait = std::max(
-                0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
-            leafDramWait += dramWait * invocations;
-            leafNocWait += nocWait * invocations;
-            const double macs = double(m.macs) * invocations;
-            const double eCompute = macs * hw.energy.macPj +
-                                    double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
-            const double eBuffer = (m.bufferAccessBytes * invocations + T.delivered) * sramPj;
-            energyCompute += eCompute;
-            energyBuffer += eBuffer;
-            macTotal += macs * segInvocations;
-            dram += leafDram;
-            lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
-                         hop * 8 * hw.energy.nocPjPerBitHop) *
-                        segInvocations;
-            if (opt.detail && leafDram > 0)
-                for (int t = 0; t < lw.tileCount; ++t)
-                    tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] +=
-                        leafDram * segInvocations / lw.tileCount;
-        }
-        // A leaf alone in its segment (every segment of a layer-sequential tree) has its
-        // busiest link precomputed; otherwise add up the leaves' links.
-        const double hop = segHop;
-        double maxLink =
-            alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
-        for (int l : segTouched) {
-            const double b = segLinks[size_t(l)];
-            maxLink = std::max(maxLink, b);
-            if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
-            segLinks[size_t(l)] = 0.0;
-        }
+    Coster(EvalContext::Impl& c, const RATree& t, int batch, const EvalOptions& o, Analysis& A,
+           Evaluation& e)
+        : C(c), tree(t), totalBatch(batch), opt(o), ev(e), hw(c.hw), mesh(c.mesh), n(t.size()),
+          w(A.w), pre(A.pre), leafNode(A.leafNode), posLayer(A.posLayer), rootIsT(A.rootIsT),
+          segments(A.segments), segBatch(A.segBatch), segInvocations(A.segInvocations),
+          segLinks(c.linkScratch), segTouched(c.touchedScratch),
+          totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
+          tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
+          sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
+          segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
+          dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {
         segTouched.clear();
-        // Weights arrive in the order their leaves first run, through the shared DRAM and
-        // the links they use; a leaf cannot start before its weights are in, and what
-        // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
-        Cycles weightBound = 0;
-        if (!byStart.empty()) {
-            std::stable_sort(byStart.begin(), byStart.end(),
-                             [](const auto& a, const auto& b) { return a.first < b.first; });
-            double cumDram = 0, linkMax = 0;
-            std::vector<double>& wl = C.weightScratch; // all zero between uses
-            std::vector<int>& wTouched = C.weightTouched;
-            for (const auto& [start, lw] : byStart) {
-                cumDram += lw->traffic->weightDram;
-                // The weights of every leaf so far cross the links together: the busiest
-                // link of their sum bounds their arrival.
-                for (const auto& [link, b] : lw->traffic->weightLinks) {
-                    double& x = wl[size_t(link)];
-                    if (x == 0.0) wTouched.push_back(link);
-                    x += b;
-                    linkMax = std::max(linkMax, x);
-                }
-                const Cycles arrival =
-                    hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
-                // The leaf streams its weights in kWeightStages slices (by output channel,
-                // as the generator cuts them): it starts once the first slice is in and its
-                // last slice's work follows the last weights. Its own wait for DRAM data
-                // overlaps the wait for its weights.
-                const Cycles own =
-                    std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
-                const Cycles rest = sw.time - start - lw->latency;
-                weightBound =
-                    std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
-                              arrival + rest / kWeightStages});
-            }
-            for (int l : wTouched)
-                wl[size_t(l)] = 0.0;
-            wTouched.clear();
-        }
-        Cycles dramTime = dram / dramBw;
-        if (hw.dramPortBytesPerCycle > 0)
-            for (double b : sideBytes)
-                dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
-        const Cycles nocTime = maxLink / linkBw;
-        segTime[s] = sw.time;
-        // A segment whose pipeline already waits on its leaves' own traffic is bound by
-        // what they wait for, even when no whole-segment bound below bites.
-        if (sw.time > sw.compute)
-            segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
-        if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
-        if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
-        if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
-        segDram[s] = dram;
-        dramTotal += dram * segInvocations;
-        hopBytesTotal += hop * segInvocations;
-        E.mac += energyCompute * segInvocations;
-        E.buffer += energyBuffer * segInvocations;
-        E.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
-        E.noc += hop * 8 * hw.energy.nocPjPerBitHop * segInvocations;
     }
 
-    Cycles delay = 0;
+    Cycles weightBoundOf(const NodeWork& sw);
+    void costSegment(size_t s);
+    void totals();
+    void nodeFigures();
+    void intervals();
+};
+
+// Weights arrive in the order their leaves first run, through the shared DRAM and
+// the links they use; a leaf cannot start before its weights are in, and what
+// follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
+Cycles Coster::weightBoundOf(const NodeWork& sw) {
+    Cycles weightBound = 0;
+    if (!byStart.empty()) {
+        std::stable_sort(byStart.begin(), byStart.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        double cumDram = 0, linkMax = 0;
+        std::vector<double>& wl = C.weightScratch; // all zero between uses
+        std::vector<int>& wTouched = C.weightTouched;
+        for (const auto& [start, lw] : byStart) {
+            cumDram += lw->traffic->weightDram;
+            // The weights of every leaf so far cross the links together: the busiest
+            // link of their sum bounds their arrival.
+            for (const auto& [link, b] : lw->traffic->weightLinks) {
+                double& x = wl[size_t(link)];
+                if (x == 0.0) wTouched.push_back(link);
+                x += b;
+                linkMax = std::max(linkMax, x);
+            }
+            const Cycles arrival =
+                hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
+            // The leaf streams its weights in kWeightStages slices (by output channel,
+            // as the generator cuts them): it starts once the first slice is in and its
+            // last slice's work follows the last weights. Its own wait for DRAM data
+            // overlaps the wait for its weights.
+            const Cycles own =
+                std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
+            const Cycles rest = sw.time - start - lw->latency;
+            weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
+                                    arrival + rest / kWeightStages});
+        }
+        for (int l : wTouched)
+            wl[size_t(l)] = 0.0;
+        wTouched.clear();
+    }
+    return weightBound;
+}
+
+void Coster::costSegment(size_t s) {
+    double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
+           segHop = 0;
+    std::array<double, 4> sideBytes{};
+    const NodeWork& sw = w[size_t(segments[s])];
+    const bool alone = sw.hi - sw.lo == 1;
+    byStart.clear();
+    for (int pos = sw.lo; pos < sw.hi; ++pos) {
+        const int l = posLayer[size_t(pos)];
+        const int id = leafNode[size_t(l)];
+        NodeWork& lw = w[size_t(id)];
+        const LeafMapping& m = *lw.mapping;
+        const LeafTraffic& T = *lw.traffic;
+        const double invocations = double(segBatch) / tree.node(id).batch;
+        const double hop = T.actHop + T.weightHop;
+        if (!alone || opt.detail)
+            for (const auto* part : {&T.actLinks, &T.weightLinks})
+                for (const auto& [link, b] : *part) {
+                    double& x = segLinks[size_t(link)];
+                    if (x == 0.0) segTouched.push_back(link);
+                    x += b;
+                }
+        segHop += hop;
+        const double leafDram = T.actDram + T.weightDram;
+        for (size_t d = 0; d < 4; ++d)
+            sideBytes[d] += T.actSide[d] + T.weightSide[d];
+        if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
+        // Why the leaf waits beyond its compute (for the reported bound).
+        const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
+        const double nocWait = std::max(
+            0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
+        leafDramWait += dramWait * invocations;
+        leafNocWait += nocWait * invocations;
+        const double macs = double(m.macs) * invocations;
+        const double eCompute =
+            macs * hw.energy.macPj + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+        const double eBuffer = (m.bufferAccessBytes * invocations + T.delivered) * sramPj;
+        energyCompute += eCompute;
+        energyBuffer += eBuffer;
+        macTotal += macs * segInvocations;
+        dram += leafDram;
+        lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
+                     hop * 8 * hw.energy.nocPjPerBitHop) *
+                    segInvocations;
+        if (opt.detail && leafDram > 0)
+            for (int t = 0; t < lw.tileCount; ++t)
+                tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] +=
+                    leafDram * segInvocations / lw.tileCount;
+    }
+    // A leaf alone in its segment (every segment of a layer-sequential tree) has its
+    // busiest link precomputed; otherwise add up the leaves' links.
+    const double hop = segHop;
+    double maxLink =
+        alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
+    for (int l : segTouched) {
+        const double b = segLinks[size_t(l)];
+        maxLink = std::max(maxLink, b);
+        if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
+        segLinks[size_t(l)] = 0.0;
+    }
+    segTouched.clear();
+    Cycles weightBound = weightBoundOf(sw);
+    Cycles dramTime = dram / dramBw;
+    if (hw.dramPortBytesPerCycle > 0)
+        for (double b : sideBytes)
+            dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
+    const Cycles nocTime = maxLink / linkBw;
+    segTime[s] = sw.time;
+    // A segment whose pipeline already waits on its leaves' own traffic is bound by
+    // what they wait for, even when no whole-segment bound below bites.
+    if (sw.time > sw.compute) segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
+    if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
+    if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
+    if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
+    segDram[s] = dram;
+    dramTotal += dram * segInvocations;
+    hopBytesTotal += hop * segInvocations;
+    E.mac += energyCompute * segInvocations;
+    E.buffer += energyBuffer * segInvocations;
+    E.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
+    E.noc += hop * 8 * hw.energy.nocPjPerBitHop * segInvocations;
+}
+
+void Coster::totals() {
     for (double t : segTime)
         delay += t;
     delay *= segInvocations;
@@ -830,9 +927,10 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     ev.nocHopBytes = hopBytesTotal;
     ev.macs = Count(macTotal);
     ev.utilisation = delay > 0 ? macTotal / (delay * double(hw.macsPerTile) * mesh.tiles()) : 0;
-    if (!opt.detail) return ev;
+}
 
-    // ---- Detail: per-node figures, S-T intervals, per-link bytes.
+// ---- Detail: per-node figures, S-T intervals, per-link bytes.
+void Coster::nodeFigures() {
     ev.tileOrder = mesh.snakeOrder();
     ev.linkBytes = std::move(totalLinks);
     ev.tileDramBytes = std::move(tileDram);
@@ -872,7 +970,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
         ev.nodes[size_t(tree.root)].time = delay;
         ev.nodes[size_t(tree.root)].dramBytes = dramTotal;
     }
+}
 
+void Coster::intervals() {
     // Rectangles: walk the schedule; a segment stretched by a DRAM/NoC bound has its
     // rectangles stretched in proportion.
     std::function<Cycles(int, Cycles, int, double)> place = [&](int id, Cycles t0, int sample,
@@ -919,6 +1019,27 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
             place(segments[s], t, j * segBatch, scale);
             t += segTime[s];
         }
+}
+
+} // namespace
+
+Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
+    EvalContext::Impl& C = ctx.impl();
+    ++C.stats.evaluations;
+
+    Evaluation ev;
+    ev.objective = opt.objective;
+    Analysis A;
+    if (!analyse(C, tree, totalBatch, opt, A, ev)) return ev;
+
+    // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).
+    Coster K(C, tree, totalBatch, opt, A, ev);
+    for (size_t s = 0; s < K.segments.size(); ++s)
+        K.costSegment(s);
+    K.totals();
+    if (!opt.detail) return ev;
+    K.nodeFigures();
+    K.intervals();
     return ev;
 }
 

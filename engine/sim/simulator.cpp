@@ -31,12 +31,18 @@ Flat flatten(const Program& p) {
 
 } // namespace
 
-std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
-                                     const std::string& file) {
-    const int tiles = hw.tiles();
-    auto bad = [&](std::uint32_t id, const std::string& why) {
+namespace {
+
+// Builds the validation error for instruction `id`.
+struct BadInstruction {
+    const std::string& file;
+    Error operator()(std::uint32_t id, const std::string& why) const {
         return makeError(file, "instruction " + std::to_string(id), why);
-    };
+    }
+};
+
+std::optional<Error> checkTiles(const Program& p, const Hardware& hw, const std::string& file) {
+    const int tiles = hw.tiles();
     std::set<int> seenTiles;
     for (const auto& t : p.tiles) {
         if (t.id < 0 || t.id >= tiles)
@@ -46,65 +52,75 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
         if (!seenTiles.insert(t.id).second)
             return makeError(file, "tile " + std::to_string(t.id), "listed twice");
     }
-    Flat f;
+    return std::nullopt;
+}
+
+std::optional<Error> indexInstructions(const Program& p, Flat& f, const BadInstruction& bad) {
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
             if (!f.index.emplace(i.id, f.ins.size()).second)
                 return bad(i.id, "duplicate instruction id");
             f.ins.push_back(&i);
         }
+    return std::nullopt;
+}
+
+// One instruction on its own: stages, endpoints, operation, dependencies, buffers.
+std::optional<Error> checkInstruction(const Instruction& i, const Flat& f, const Hardware& hw,
+                                      const BadInstruction& bad) {
+    const int tiles = hw.tiles();
     auto inMesh = [&](std::int32_t e) { return e == kDram || (e >= 0 && e < tiles); };
-    for (const Instruction* ip : f.ins) {
-        const Instruction& i = *ip;
-        if (i.stages < 1 || i.stages > 4096)
-            return bad(i.id, "stage count " + std::to_string(i.stages) + " out of range 1..4096");
-        if (!inMesh(i.src) || !inMesh(i.dst)) return bad(i.id, "endpoint outside the mesh");
-        for (auto m : i.mcast)
-            if (m < 0 || m >= tiles)
-                return bad(i.id,
-                           "multicast destination tile:" + std::to_string(m) + " outside the mesh");
-        switch (i.op) {
-        case Op::Load:
-            if (i.dst != i.tile)
-                return bad(i.id, "LOAD must write its own tile (dst " + endpointName(i.dst) + ")");
-            if (i.src == i.tile) return bad(i.id, "LOAD from its own tile");
-            break;
-        case Op::Store:
-            if (i.dst != kDram || i.src != i.tile)
-                return bad(i.id, "STORE must go from its own tile to dram");
-            break;
-        case Op::Send:
-            if (i.dst == kDram || i.src != i.tile)
-                return bad(i.id, "SEND must go from its own tile to a tile");
-            break;
-        case Op::Compute:
-            break;
-        }
-        for (const auto& d : i.deps) {
-            auto it = f.index.find(d.id);
-            if (it == f.index.end())
-                return bad(i.id, "missing dependency target " + std::to_string(d.id));
-            if (d.id == i.id) return bad(i.id, "depends on itself");
-            const Instruction& q = *f.ins[it->second];
-            if (d.stage < 1 || d.stage > q.stages)
-                return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " +
-                                     std::to_string(d.stage) + " of " + std::to_string(q.stages));
-        }
-        for (const auto& b : i.buffers) {
-            if (b.tile < 0 || b.tile >= tiles)
-                return bad(i.id, "buffer on tile " + std::to_string(b.tile) + " outside the mesh");
-            if (double(b.offset) + double(b.bytes) > hw.bufferBytes)
-                return bad(i.id, "buffer over capacity: tile " + std::to_string(b.tile) +
-                                     " region [" + std::to_string(b.offset) + ", " +
-                                     std::to_string(b.offset + b.bytes) + ") exceeds the " +
-                                     std::to_string(std::uint64_t(hw.bufferBytes)) +
-                                     "-byte buffer");
-        }
+    if (i.stages < 1 || i.stages > 4096)
+        return bad(i.id, "stage count " + std::to_string(i.stages) + " out of range 1..4096");
+    if (!inMesh(i.src) || !inMesh(i.dst)) return bad(i.id, "endpoint outside the mesh");
+    for (auto m : i.mcast)
+        if (m < 0 || m >= tiles)
+            return bad(i.id,
+                       "multicast destination tile:" + std::to_string(m) + " outside the mesh");
+    switch (i.op) {
+    case Op::Load:
+        if (i.dst != i.tile)
+            return bad(i.id, "LOAD must write its own tile (dst " + endpointName(i.dst) + ")");
+        if (i.src == i.tile) return bad(i.id, "LOAD from its own tile");
+        break;
+    case Op::Store:
+        if (i.dst != kDram || i.src != i.tile)
+            return bad(i.id, "STORE must go from its own tile to dram");
+        break;
+    case Op::Send:
+        if (i.dst == kDram || i.src != i.tile)
+            return bad(i.id, "SEND must go from its own tile to a tile");
+        break;
+    case Op::Compute:
+        break;
     }
-    // Every SEND destination has a consumer: an instruction on that tile that depends on
-    // it (the generator's computes read the SEND's data straight from their buffer; a
-    // LOAD from the sender acknowledging it counts too). Every LOAD from a tile waits for a
-    // SEND of that tile to it.
+    for (const auto& d : i.deps) {
+        auto it = f.index.find(d.id);
+        if (it == f.index.end())
+            return bad(i.id, "missing dependency target " + std::to_string(d.id));
+        if (d.id == i.id) return bad(i.id, "depends on itself");
+        const Instruction& q = *f.ins[it->second];
+        if (d.stage < 1 || d.stage > q.stages)
+            return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " +
+                                 std::to_string(d.stage) + " of " + std::to_string(q.stages));
+    }
+    for (const auto& b : i.buffers) {
+        if (b.tile < 0 || b.tile >= tiles)
+            return bad(i.id, "buffer on tile " + std::to_string(b.tile) + " outside the mesh");
+        if (double(b.offset) + double(b.bytes) > hw.bufferBytes)
+            return bad(i.id, "buffer over capacity: tile " + std::to_string(b.tile) + " region [" +
+                                 std::to_string(b.offset) + ", " +
+                                 std::to_string(b.offset + b.bytes) + ") exceeds the " +
+                                 std::to_string(std::uint64_t(hw.bufferBytes)) + "-byte buffer");
+    }
+    return std::nullopt;
+}
+
+// Every SEND destination has a consumer: an instruction on that tile that depends on
+// it (the generator's computes read the SEND's data straight from their buffer; a
+// LOAD from the sender acknowledging it counts too). Every LOAD from a tile waits for a
+// SEND of that tile to it.
+std::optional<Error> checkSendsConsumed(const Flat& f, const BadInstruction& bad) {
     std::vector<std::pair<std::uint32_t, int>> received; // (SEND id, tile of a consumer)
     for (const Instruction* ip : f.ins) {
         const Instruction& i = *ip;
@@ -134,12 +150,27 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
                 return bad(i.id, "SEND without a consumer: no instruction on tile:" +
                                      std::to_string(d) + " depends on it");
     }
-    // Acyclic: dependencies plus the in-order queue of each engine (a dependency on a later
-    // instruction of the same queue can never be met either).
-    // The successor lists in one array (CSR): programs run to millions of instructions.
+    return std::nullopt;
+}
+
+// The dependency graph plus the in-order queue of each engine, successor lists in one
+// array (CSR): programs run to millions of instructions.
+struct SuccessorGraph {
+    std::vector<int> indeg;
+    std::vector<size_t> first;
+    std::vector<std::uint32_t> succ;
+    std::span<const std::uint32_t> successors(size_t k) const {
+        return std::span<const std::uint32_t>(succ.data() + first[k], first[k + 1] - first[k]);
+    }
+};
+
+void buildSuccessors(const Flat& f, SuccessorGraph& g) {
     const size_t n = f.ins.size();
-    std::vector<int> indeg(n, 0);
-    std::vector<size_t> first(n + 1, 0), prevOnQueue(n, n);
+    std::vector<int>& indeg = g.indeg;
+    std::vector<size_t>& first = g.first;
+    indeg.assign(n, 0);
+    first.assign(n + 1, 0);
+    std::vector<size_t> prevOnQueue(n, n);
     {
         std::map<std::pair<int, int>, size_t> lastOf;
         for (size_t k = 0; k < n; ++k) {
@@ -154,7 +185,8 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
     }
     for (size_t k = 0; k < n; ++k)
         first[k + 1] += first[k];
-    std::vector<std::uint32_t> succ(first[n]);
+    std::vector<std::uint32_t>& succ = g.succ;
+    succ.assign(first[n], 0);
     {
         std::vector<size_t> fill(first.begin(), first.end() - 1);
         for (size_t k = 0; k < n; ++k) {
@@ -163,9 +195,41 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
                 succ[fill[f.index.at(d.id)]++] = std::uint32_t(k), ++indeg[k];
         }
     }
-    auto successors = [&](size_t k) {
-        return std::span<const std::uint32_t>(succ.data() + first[k], first[k + 1] - first[k]);
-    };
+}
+
+// Called with the in-degrees left by a topological walk that did not reach every node.
+Error reportCycle(const Flat& f, const SuccessorGraph& g, const BadInstruction& bad) {
+    const size_t n = f.ins.size();
+    const std::vector<int>& indeg = g.indeg;
+    // Walk predecessors inside the unresolved set until one repeats: that is a cycle.
+    std::vector<std::vector<size_t>> pred(n);
+    for (size_t k = 0; k < n; ++k)
+        for (size_t s : g.successors(k))
+            if (indeg[s] > 0 && indeg[k] > 0) pred[s].push_back(k);
+    size_t cur = 0;
+    while (indeg[cur] == 0)
+        ++cur;
+    std::vector<size_t> path;
+    std::map<size_t, size_t> pos;
+    while (!pos.count(cur)) {
+        pos[cur] = path.size();
+        path.push_back(cur);
+        cur = pred[cur].front();
+    }
+    std::string cyc;
+    for (size_t q = path.size(); q-- > pos[cur];)
+        cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
+    cyc += std::to_string(f.ins[path.back()]->id);
+    return bad(f.ins[cur]->id, "dependency cycle (dependencies and in-order queues): " + cyc);
+}
+
+// Acyclic: dependencies plus the in-order queue of each engine (a dependency on a later
+// instruction of the same queue can never be met either).
+std::optional<Error> checkAcyclic(const Flat& f, const BadInstruction& bad) {
+    const size_t n = f.ins.size();
+    SuccessorGraph g;
+    buildSuccessors(f, g);
+    std::vector<int>& indeg = g.indeg;
     std::vector<size_t> ready;
     for (size_t k = 0; k < n; ++k)
         if (!indeg[k]) ready.push_back(k);
@@ -174,86 +238,115 @@ std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
         const size_t k = ready.back();
         ready.pop_back();
         ++seen;
-        for (size_t s : successors(k))
+        for (size_t s : g.successors(k))
             if (--indeg[s] == 0) ready.push_back(s);
     }
-    if (seen != n) {
-        // Walk predecessors inside the unresolved set until one repeats: that is a cycle.
-        std::vector<std::vector<size_t>> pred(n);
-        for (size_t k = 0; k < n; ++k)
-            for (size_t s : successors(k))
-                if (indeg[s] > 0 && indeg[k] > 0) pred[s].push_back(k);
-        size_t cur = 0;
-        while (indeg[cur] == 0)
-            ++cur;
-        std::vector<size_t> path;
-        std::map<size_t, size_t> pos;
-        while (!pos.count(cur)) {
-            pos[cur] = path.size();
-            path.push_back(cur);
-            cur = pred[cur].front();
-        }
-        std::string cyc;
-        for (size_t q = path.size(); q-- > pos[cur];)
-            cyc += std::to_string(f.ins[path[q]]->id) + " -> ";
-        cyc += std::to_string(f.ins[path.back()]->id);
-        return bad(f.ins[cur]->id, "dependency cycle (dependencies and in-order queues): " + cyc);
-    }
+    if (seen != n) return reportCycle(f, g, bad);
     return std::nullopt;
 }
 
-SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) {
-    const Mesh mesh(hw);
-    SimResult R;
-    const Flat f = flatten(p);
-    const size_t n = f.ins.size();
-    R.total = n;
-    R.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
-    R.linkBytes.assign(size_t(mesh.linkCount()), 0);
+} // namespace
 
+std::optional<Error> validateProgram(const Program& p, const Hardware& hw,
+                                     const std::string& file) {
+    const BadInstruction bad{file};
+    if (auto err = checkTiles(p, hw, file)) return err;
+    Flat f;
+    if (auto err = indexInstructions(p, f, bad)) return err;
+    for (const Instruction* ip : f.ins)
+        if (auto err = checkInstruction(*ip, f, hw, bad)) return err;
+    if (auto err = checkSendsConsumed(f, bad)) return err;
+    return checkAcyclic(f, bad);
+}
+
+namespace {
+
+// The simulation's working data: engine queues, stage end times, resource bookings.
+struct Sim {
+    const Hardware& hw;
+    const SimOptions& opt;
+    const Mesh mesh;
+    SimResult& R;
+    const Flat f;
+    const size_t n;
     // Engines: per (tile, engine) the queue of its instructions in program order.
-    std::vector<std::vector<size_t>> queue(size_t(mesh.tiles()) * 3);
-    for (size_t k = 0; k < n; ++k) {
-        const Instruction& i = *f.ins[k];
-        queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
-    }
-    const size_t loadEngine = size_t(Engine::Load);
-    std::vector<size_t> head(queue.size(), 0);
+    std::vector<std::vector<size_t>> queue;
+    static constexpr size_t loadEngine = size_t(Engine::Load);
+    std::vector<size_t> head;
     // Compute and store engines: when their last stage ended. Load engines: when their last
     // stage was issued (a LOAD's stages and up to K LOADs overlap; the resources serialise them).
-    std::vector<Cycles> engineFree(queue.size(), 0);
-    std::vector<Cycles> busyUntil(queue.size(), 0); // busy time counts overlapping loads once
-    std::vector<std::uint32_t> done(n, 0);
+    std::vector<Cycles> engineFree;
+    std::vector<Cycles> busyUntil; // busy time counts overlapping loads once
+    std::vector<std::uint32_t> done;
     // Stage end times in one array: instruction k's at stageEnd[stageAt[k] + j].
-    std::vector<size_t> stageAt(n + 1, 0);
-    for (size_t k = 0; k < n; ++k)
-        stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
-    std::vector<Cycles> stageEnd(stageAt[n], 0);
-    std::vector<Cycles> firstStart(n, -1), finish(n, 0);
-    std::vector<std::vector<size_t>> waiters(n);
-    std::vector<unsigned> version(queue.size(), 0);
+    std::vector<size_t> stageAt;
+    std::vector<Cycles> stageEnd;
+    std::vector<Cycles> firstStart, finish;
+    std::vector<std::vector<size_t>> waiters;
+    std::vector<unsigned> version;
     // Dependency targets as positions, resolved once: consider() runs once per stage.
-    std::vector<size_t> depAt(n + 1, 0);
-    for (size_t k = 0; k < n; ++k)
-        depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
-    std::vector<std::uint32_t> depPos(depAt[n]);
-    for (size_t k = 0; k < n; ++k)
-        for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
-            depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
-
+    std::vector<size_t> depAt;
+    std::vector<std::uint32_t> depPos;
     // Resources, each booked first-come-first-served: 0 = DRAM (the shared total), 1 + link
     // = NoC links (DRAM port links included), then one per DRAM side (by Dir) when the
     // template limits each side's controller.
-    const size_t sideRes = size_t(1 + mesh.linkCount());
-    std::vector<Cycles> resFree(sideRes + 4, 0);
+    size_t sideRes = 0;
+    std::vector<Cycles> resFree;
     // Route unions and DRAM side sets, computed when an instruction first transfers; the
     // links in one array (programs run to millions of instructions).
-    constexpr size_t kUnrouted = size_t(-1);
-    std::vector<size_t> routeAt(n, kUnrouted);
-    std::vector<std::uint32_t> routeLen(n, 0);
-    std::vector<std::uint8_t> sideMask(n, 0);
+    static constexpr size_t kUnrouted = size_t(-1);
+    std::vector<size_t> routeAt;
+    std::vector<std::uint32_t> routeLen;
+    std::vector<std::uint8_t> sideMask;
     std::vector<int> routeLinks, tmp, dsts;
-    auto routeOf = [&](size_t k) {
+    size_t maxLoads = 1;
+    using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
+    std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
+    double dramBw = 0, linkBw = 0, portBw = 0;
+    Cycles latency = 0;
+    using MinHeap = std::priority_queue<Cycles, std::vector<Cycles>, std::greater<Cycles>>;
+    std::vector<MinHeap> running;
+
+    Sim(const Program& p, const Hardware& h, const SimOptions& o, SimResult& r)
+        : hw(h), opt(o), mesh(h), R(r), f(flatten(p)), n(f.ins.size()) {}
+
+    void init() {
+        R.total = n;
+        R.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
+        R.linkBytes.assign(size_t(mesh.linkCount()), 0);
+        queue.resize(size_t(mesh.tiles()) * 3);
+        for (size_t k = 0; k < n; ++k) {
+            const Instruction& i = *f.ins[k];
+            queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
+        }
+        head.assign(queue.size(), 0);
+        engineFree.assign(queue.size(), 0);
+        busyUntil.assign(queue.size(), 0);
+        done.assign(n, 0);
+        stageAt.assign(n + 1, 0);
+        for (size_t k = 0; k < n; ++k)
+            stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
+        stageEnd.assign(stageAt[n], 0);
+        firstStart.assign(n, -1);
+        finish.assign(n, 0);
+        waiters.resize(n);
+        version.assign(queue.size(), 0);
+        depAt.assign(n + 1, 0);
+        for (size_t k = 0; k < n; ++k)
+            depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
+        depPos.resize(depAt[n]);
+        for (size_t k = 0; k < n; ++k)
+            for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
+                depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
+        sideRes = size_t(1 + mesh.linkCount());
+        resFree.assign(sideRes + 4, 0);
+        routeAt.assign(n, kUnrouted);
+        routeLen.assign(n, 0);
+        sideMask.assign(n, 0);
+        maxLoads = size_t(std::max(1, hw.maxOutstandingLoads));
+    }
+
+    void routeOf(size_t k) {
         if (routeAt[k] != kUnrouted) return;
         const Instruction& i = *f.ins[k];
         tmp.clear();
@@ -278,13 +371,10 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         if (i.op != Op::Send)
             for (Dir s : mesh.dramSidesOf(dsts))
                 sideMask[k] |= std::uint8_t(1u << s);
-    };
+    }
 
-    const size_t maxLoads = size_t(std::max(1, hw.maxOutstandingLoads));
-    using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
-    std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     // Candidate start of the engine's next stage, or park it on the instruction it waits for.
-    auto consider = [&](size_t e) {
+    void consider(size_t e) {
         ++version[e];
         if (head[e] >= queue[e].size()) return;
         const size_t k = queue[e][head[e]];
@@ -305,14 +395,16 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
             start = std::max(start, stageEnd[stageAt[q] + need - 1]);
         }
         pq.push({start, e, version[e]});
-    };
-    for (size_t e = 0; e < queue.size(); ++e)
-        consider(e);
+    }
 
-    const double dramBw = std::max(1e-9, hw.dramBytesPerCycle),
-                 linkBw = std::max(1e-9, hw.nocBytesPerCycle);
-    const double portBw = hw.dramPortBytesPerCycle;
-    const Cycles latency = std::max(0.0, hw.dramLatencyCycles);
+    void initBandwidths() {
+        dramBw = std::max(1e-9, hw.dramBytesPerCycle);
+        linkBw = std::max(1e-9, hw.nocBytesPerCycle);
+        portBw = hw.dramPortBytesPerCycle;
+        latency = std::max(0.0, hw.dramLatencyCycles);
+        running.resize(resFree.size());
+    }
+
     // Links are shared, not reserved: a link interleaves the packets of the transfers
     // crossing it (round-robin arbitration), so a short
     // transfer arriving behind long ones gets its share of the bandwidth instead of waiting
@@ -327,9 +419,7 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
     // non-decreasing ready order. The DRAM (and each side's controller) serves requests
     // first come, first served: a memory controller keeps request order, and sharing its
     // bandwidth would let prefetches of later leaves' weights delay the weights needed now.
-    using MinHeap = std::priority_queue<Cycles, std::vector<Cycles>, std::greater<Cycles>>;
-    std::vector<MinHeap> running(resFree.size());
-    auto book = [&](size_t r, Cycles ready, Cycles dur) {
+    Cycles book(size_t r, Cycles ready, Cycles dur) {
         if (r == 0 || r >= sideRes) { // the DRAM serves requests in arrival order
             resFree[r] = std::max(ready, resFree[r]) + dur;
             return resFree[r];
@@ -342,11 +432,46 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         resFree[r] = std::max(ready, resFree[r]) + dur;
         run.push(end);
         return end;
-    };
-    while (!pq.empty()) {
-        auto [start, e, ver] = pq.top();
-        pq.pop();
-        if (ver != version[e]) continue;
+    }
+
+    // End of stage j of transfer k starting at `start`, booking its resources.
+    Cycles transfer(size_t k, const Instruction& i, std::uint32_t j, Cycles start, double frac) {
+        Cycles end = start;
+        routeOf(k);
+        const std::span<const int> links(routeLinks.data() + routeAt[k], routeLen[k]);
+        const double bytes = double(i.bytes) * frac;
+        const bool dram = i.op != Op::Send;
+        for (int l : links)
+            end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
+        if (dram) {
+            end = std::max(end, book(0, start, bytes / dramBw));
+            R.dramBusy += bytes / dramBw;
+            const int sides = std::popcount(unsigned(sideMask[k]));
+            if (portBw > 0)
+                for (int s = 0; s < 4; ++s)
+                    if (sideMask[k] >> s & 1u)
+                        end =
+                            std::max(end, book(sideRes + size_t(s), start, bytes / sides / portBw));
+            if (i.op == Op::Load)
+                end += latency; // posted writes pay none (docs/hardware-format.md)
+            if (j == 0) {
+                R.dramBytes += double(i.bytes);
+                for (int s = 0; s < 4; ++s)
+                    if (sideMask[k] >> s & 1u)
+                        R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
+            }
+        }
+        // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
+        if (j == 0) {
+            for (int l : links)
+                R.linkBytes[size_t(l)] += double(i.bytes);
+            R.nocHopBytes += double(i.bytes) * double(links.size());
+        }
+        return end;
+    }
+
+    // Runs the popped stage of engine e's head instruction.
+    void step(Cycles start, size_t e) {
         const size_t k = queue[e][head[e]];
         const Instruction& i = *f.ins[k];
         const std::uint32_t j = done[k];
@@ -355,36 +480,7 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         if (i.op == Op::Compute) {
             end = start + double(i.cycles) * frac;
         } else if (!(i.op == Op::Load && i.src != kDram)) { // a LOAD from a tile only acknowledges
-            routeOf(k);
-            const std::span<const int> links(routeLinks.data() + routeAt[k], routeLen[k]);
-            const double bytes = double(i.bytes) * frac;
-            const bool dram = i.op != Op::Send;
-            for (int l : links)
-                end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
-            if (dram) {
-                end = std::max(end, book(0, start, bytes / dramBw));
-                R.dramBusy += bytes / dramBw;
-                const int sides = std::popcount(unsigned(sideMask[k]));
-                if (portBw > 0)
-                    for (int s = 0; s < 4; ++s)
-                        if (sideMask[k] >> s & 1u)
-                            end = std::max(
-                                end, book(sideRes + size_t(s), start, bytes / sides / portBw));
-                if (i.op == Op::Load)
-                    end += latency; // posted writes pay none (docs/hardware-format.md)
-                if (j == 0) {
-                    R.dramBytes += double(i.bytes);
-                    for (int s = 0; s < 4; ++s)
-                        if (sideMask[k] >> s & 1u)
-                            R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
-                }
-            }
-            // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
-            if (j == 0) {
-                for (int l : links)
-                    R.linkBytes[size_t(l)] += double(i.bytes);
-                R.nocHopBytes += double(i.bytes) * double(links.size());
-            }
+            end = transfer(k, i, j, start, frac);
         }
         if (j == 0) firstStart[k] = start;
         stageEnd[stageAt[k] + j] = end;
@@ -408,18 +504,44 @@ SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) 
         for (size_t w : wake)
             consider(w);
     }
-    R.deadlockFree = R.completed == n;
-    if (!R.deadlockFree)
-        for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)
-            if (head[e] < queue[e].size()) {
-                const Instruction& i = *f.ins[queue[e][head[e]]];
-                R.stuck = "instruction " + std::to_string(i.id) + " on tile " +
-                          std::to_string(i.tile) + " (" + toString(i.engine()) +
-                          ") never became ready";
-            }
-    std::sort(R.timeline.begin(), R.timeline.end(), [](const SimInterval& a, const SimInterval& b) {
-        return a.start < b.start || (a.start == b.start && a.id < b.id);
-    });
+
+    void run() {
+        while (!pq.empty()) {
+            auto [start, e, ver] = pq.top();
+            pq.pop();
+            if (ver != version[e]) continue;
+            step(start, e);
+        }
+    }
+
+    void finishResult() {
+        R.deadlockFree = R.completed == n;
+        if (!R.deadlockFree)
+            for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)
+                if (head[e] < queue[e].size()) {
+                    const Instruction& i = *f.ins[queue[e][head[e]]];
+                    R.stuck = "instruction " + std::to_string(i.id) + " on tile " +
+                              std::to_string(i.tile) + " (" + toString(i.engine()) +
+                              ") never became ready";
+                }
+        std::sort(R.timeline.begin(), R.timeline.end(),
+                  [](const SimInterval& a, const SimInterval& b) {
+                      return a.start < b.start || (a.start == b.start && a.id < b.id);
+                  });
+    }
+};
+
+} // namespace
+
+SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) {
+    SimResult R;
+    Sim sim(p, hw, opt, R);
+    sim.init();
+    for (size_t e = 0; e < sim.queue.size(); ++e)
+        sim.consider(e);
+    sim.initBandwidths();
+    sim.run();
+    sim.finishResult();
     return R;
 }
 
