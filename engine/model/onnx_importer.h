@@ -176,6 +176,9 @@ class Importer {
     // Scheduled layers and folds (onnx_layers.cpp).
     Status makeConv(const ox::NodeProto& n);
     Status makeConvTranspose(const ox::NodeProto& n);
+    // The input and weight shapes of a convolution or transposed convolution (`kind`
+    // names it in messages), checked alike: rank 3-5, equal ranks, batch leading.
+    Status convShapes(const ox::NodeProto& n, const std::string& kind, Shape& xs, Shape& ws);
     Status makePool(const ox::NodeProto& n);
     Status makeGlobalPool(const ox::NodeProto& n);
     Status makePoolLayer(const ox::NodeProto& n, bool global);

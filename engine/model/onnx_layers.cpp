@@ -134,20 +134,26 @@ std::pair<Axis, Axis> foldAxes(const std::vector<Axis>& a) {
 
 } // namespace
 
-Status Importer::makeConv(const ox::NodeProto& n) {
-    const Value& xv = in(n, 0);
+Status Importer::convShapes(const ox::NodeProto& n, const std::string& kind, Shape& xs, Shape& ws) {
     const auto xr = needShape(n, 0, "input");
     if (!xr) return fail(xr);
-    const Shape& xs = *xr;
+    xs = *xr;
     if (xs.size() < 3 || xs.size() > 5)
-        return fail("only 1-D, 2-D and 3-D convolutions are supported (input rank " +
+        return fail("only 1-D, 2-D and 3-D " + kind + " are supported (input rank " +
                     std::to_string(xs.size()) + ")");
     const auto wr = needShape(n, 1, "weight");
     if (!wr) return fail(wr);
-    const Shape& ws = *wr;
+    ws = *wr;
     if (ws.size() != xs.size()) return fail("weight rank does not match the input");
     for (size_t i = 1; i < xs.size(); ++i)
         if (xs[i].n) return fail("the batch is not the leading dimension of the input");
+    return {};
+}
+
+Status Importer::makeConv(const ox::NodeProto& n) {
+    const Value& xv = in(n, 0);
+    Shape xs, ws;
+    if (Status st = convShapes(n, "convolutions", xs, ws)) return st;
     const std::int64_t c = xs[1].v, m = ws[0].v, cpg = ws[1].v;
     const std::int64_t g = attrInt(n, "group", 1);
     std::int64_t total = 0;
@@ -211,18 +217,8 @@ std::int64_t transposedExtent(std::int64_t in, std::int64_t k, std::int64_t s, s
 // or, if that costs more than 0.5%, the layer takes the scatter form below.
 Status Importer::makeConvTranspose(const ox::NodeProto& n) {
     const Value& xv = in(n, 0);
-    const auto xr = needShape(n, 0, "input");
-    if (!xr) return fail(xr);
-    const Shape& xs = *xr;
-    if (xs.size() < 3 || xs.size() > 5)
-        return fail("only 1-D, 2-D and 3-D transposed convolutions are supported (input rank " +
-                    std::to_string(xs.size()) + ")");
-    const auto wr = needShape(n, 1, "weight");
-    if (!wr) return fail(wr);
-    const Shape& ws = *wr;
-    if (ws.size() != xs.size()) return fail("weight rank does not match the input");
-    for (size_t i = 1; i < xs.size(); ++i)
-        if (xs[i].n) return fail("the batch is not the leading dimension of the input");
+    Shape xs, ws;
+    if (Status st = convShapes(n, "transposed convolutions", xs, ws)) return st;
     const std::int64_t c = xs[1].v, g = attrInt(n, "group", 1);
     if (g <= 0 || ws[0].v != c || c % g != 0)
         return fail("weight expects " + std::to_string(ws[0].v) + " input channels in " +
