@@ -61,10 +61,20 @@ class TstBackgroundJob : public QObject {
     }
     void dropDiscardsRunning() {
         BackgroundJob job(this);
+        // The job waits at a gate until after drop(): a job already done when run()
+        // attaches its continuation is delivered at once, before drop() could come.
+        QSemaphore gate;
+        const auto open = qScopeGuard([&] { gate.release(); });
         int calls = 0;
         job.run(
-            7, [] { return 7; }, [&](int, quint64) { ++calls; });
+            7,
+            [&gate] {
+                gate.acquire();
+                return 7;
+            },
+            [&](int, quint64) { ++calls; });
         job.drop();
+        gate.release();
         QTRY_VERIFY(!job.busy());
         QCOMPARE(calls, 0);
         QCOMPARE(job.droppedCount(), 1);
