@@ -132,6 +132,26 @@ std::pair<Axis, Axis> foldAxes(const std::vector<Axis>& a) {
     return {h, a[2]};
 }
 
+// The Conv layer of a convolution or of a transposed one's decomposition: geometry, groups,
+// the input's parts, and the constant weight and bias elements as its weights (a computed
+// weight is one more input instead).
+Status convLayer(Layer& l, const Value& xv, const Value& wv, const Value* bias, const Shape& ws,
+                 std::int64_t inC, std::int64_t outC, std::int64_t g, const Axis& ah,
+                 const Axis& aw) {
+    l.kind = LayerKind::Conv;
+    if (auto f = setGeometry(l, inC, outC, ah, aw)) return f;
+    auto gi = narrow(g, "groups");
+    if (!gi) return fail(gi);
+    l.groups = *gi;
+    l.inputs = xv.parts;
+    if (wv.isConst)
+        l.weightBytes = cappedElements(ws);
+    else
+        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
+    if (bias && bias->isConst && bias->shape) l.weightBytes += cappedElements(*bias->shape);
+    return {};
+}
+
 } // namespace
 
 Status Importer::convShapes(const ox::NodeProto& n, const std::string& kind, Shape& xs, Shape& ws) {
@@ -179,19 +199,8 @@ Status Importer::makeConv(const ox::NodeProto& n) {
     }
     const auto [ah, aw] = foldAxes(axes);
     Layer l;
-    l.kind = LayerKind::Conv;
-    if (auto f = setGeometry(l, c, m, ah, aw)) return f;
-    auto gi = narrow(g, "groups");
-    if (!gi) return fail(gi);
-    l.groups = *gi;
-    l.inputs = xv.parts;
-    const Value& wv = in(n, 1);
-    if (wv.isConst)
-        l.weightBytes = cappedElements(ws);
-    else
-        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
-    if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
-        l.weightBytes += cappedElements(*in(n, 2).shape);
+    if (auto f = convLayer(l, xv, in(n, 1), hasIn(n, 2) ? &in(n, 2) : nullptr, ws, c, m, g, ah, aw))
+        return f;
     return addLayer(std::move(l), n, out);
 }
 
@@ -280,19 +289,9 @@ Status Importer::makeConvTranspose(const ox::NodeProto& n) {
         outC = m * std::int64_t(kArea);
     }
     Layer l;
-    l.kind = LayerKind::Conv;
-    if (auto f = setGeometry(l, c, outC, ah, aw)) return f;
-    auto gi = narrow(g, "groups");
-    if (!gi) return fail(gi);
-    l.groups = *gi;
-    l.inputs = xv.parts;
-    const Value& wv = in(n, 1);
-    if (wv.isConst)
-        l.weightBytes = cappedElements(ws);
-    else
-        l.inputs.insert(l.inputs.end(), wv.parts.begin(), wv.parts.end());
-    if (hasIn(n, 2) && in(n, 2).isConst && in(n, 2).shape)
-        l.weightBytes += cappedElements(*in(n, 2).shape);
+    if (auto f =
+            convLayer(l, xv, in(n, 1), hasIn(n, 2) ? &in(n, 2) : nullptr, ws, c, outC, g, ah, aw))
+        return f;
     return addLayer(std::move(l), n, out);
 }
 
