@@ -745,6 +745,7 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
     const int s0 = cur.s0, s1 = cur.s1;
     auto& act = cur.act;
     long long& maxVol = cur.maxVol;
+    const std::string partition = m.partitionLabel();
     for (int t = 0; t < leaf.tileCount; ++t) {
         const Box b = tileBox(leaf, t, s0, s1);
         if (b.empty()) continue;
@@ -758,8 +759,7 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
         wl.firstSample = v.first;
         wl.lastSample = v.last;
         wl.ofmap = b;
-        wl.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
-                       std::to_string(m.ph) + " W" + std::to_string(m.pw);
+        wl.partition = partition;
         wl.tiling = m.tiling;
         W.push_back(wl);
         act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});

@@ -29,6 +29,12 @@ struct LeafMapping {
     int weightMulticast = 1;            // tiles that need the same weight slice
     Bytes ioLowerBound = 0;             // red-blue pebble bound on per-tile buffer<->array traffic
     std::string tiling;                 // human-readable: loop order and block sizes
+
+    // The partition as the views, the report and the program show it: "K4 B1 H2 W2".
+    std::string partitionLabel() const {
+        return "K" + std::to_string(pk) + " B" + std::to_string(pb) + " H" + std::to_string(ph) +
+               " W" + std::to_string(pw);
+    }
 };
 
 class Mapper {
