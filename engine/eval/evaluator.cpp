@@ -46,6 +46,31 @@ std::string fmtBytes(double b) {
     return buf;
 }
 
+// Bytes per link, summed over a few transfers at a time: the links touched are remembered,
+// so reading the sums back and clearing them costs what was added, not the whole mesh.
+class LinkSums {
+  public:
+    void resize(int links) { m_bytes.assign(size_t(links), 0.0); }
+    // Adds `bytes` to `link`; returns the link's sum so far.
+    double add(int link, double bytes) {
+        double& x = m_bytes[size_t(link)];
+        if (x == 0.0) m_touched.push_back(link);
+        return x += bytes;
+    }
+    // f(link, sum) for every link added to since the last clear; then all zero again.
+    template <class F> void drain(F f) {
+        for (int l : m_touched) {
+            f(l, m_bytes[size_t(l)]);
+            m_bytes[size_t(l)] = 0.0;
+        }
+        m_touched.clear();
+    }
+
+  private:
+    std::vector<double> m_bytes; // all zero between uses
+    std::vector<int> m_touched;
+};
+
 } // namespace
 
 struct EvalContext::Impl {
@@ -62,16 +87,15 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
     size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
-    // Scratch reused across evaluations (the link vectors are all zero between uses).
-    std::vector<double> linkScratch, weightScratch;
-    std::vector<int> touchedScratch, weightTouched;
+    // Scratch reused across evaluations.
+    LinkSums linkSums, weightSums;
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
     Impl(const Network& n, const Hardware& h)
         : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
-        linkScratch.assign(size_t(mesh.linkCount()), 0.0);
-        weightScratch.assign(size_t(mesh.linkCount()), 0.0);
+        linkSums.resize(mesh.linkCount());
+        weightSums.resize(mesh.linkCount());
         producers.resize(net.layers.size());
         isOutput.assign(net.layers.size(), 0);
         auto cons = net.consumers();
@@ -638,8 +662,6 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
 }
 
 void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
-    std::vector<double>& linkSum = C.linkScratch; // all zero between uses
-    std::vector<int>& touched = C.touchedScratch;
     double t = 0, bytes = 0;
     if (nd.type == NodeType::T) {
         for (int c : nd.children) {
@@ -658,17 +680,10 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         double busiest = 0;
         for (int pos = nw.lo; pos < nw.hi; ++pos) {
             const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
-            for (const auto& [link, b] : T.actLinks) {
-                double& x = linkSum[size_t(link)];
-                if (x == 0.0) touched.push_back(link);
-                x += b * perSlot;
-            }
+            for (const auto& [link, b] : T.actLinks)
+                C.linkSums.add(link, b * perSlot);
         }
-        for (int l : touched) {
-            busiest = std::max(busiest, linkSum[size_t(l)]);
-            linkSum[size_t(l)] = 0.0;
-        }
-        touched.clear();
+        C.linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.slot * (nd.subBatch + nw.maxStage);
     }
@@ -688,7 +703,6 @@ void Analyser::delays() {
     for (int l = 0; l < L; ++l)
         for (char d : inputViaDram[size_t(l)])
             readsDram[size_t(l)] |= d;
-    C.touchedScratch.clear();
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);
@@ -756,8 +770,6 @@ struct Coster {
     const std::vector<int>& segments;
     const int segBatch;
     const int segInvocations;
-    std::vector<double>& segLinks; // all zero between uses
-    std::vector<int>& segTouched;
     std::vector<double> totalLinks;
     std::vector<double> tileDram;
     const double sramPj;
@@ -775,14 +787,11 @@ struct Coster {
         : C(c), tree(t), totalBatch(batch), opt(o), ev(e), hw(c.hw), mesh(c.mesh), n(t.size()),
           w(A.w), pre(A.pre), leafNode(A.leafNode), posLayer(A.posLayer), rootIsT(A.rootIsT),
           segments(A.segments), segBatch(A.segBatch), segInvocations(A.segInvocations),
-          segLinks(c.linkScratch), segTouched(c.touchedScratch),
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
           segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
-          dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {
-        segTouched.clear();
-    }
+          dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {}
 
     Cycles weightBoundOf(const NodeWork& sw);
     void costSegment(size_t s);
@@ -800,18 +809,12 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
         std::stable_sort(byStart.begin(), byStart.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         double cumDram = 0, linkMax = 0;
-        std::vector<double>& wl = C.weightScratch; // all zero between uses
-        std::vector<int>& wTouched = C.weightTouched;
         for (const auto& [start, lw] : byStart) {
             cumDram += lw->traffic->weightDram;
             // The weights of every leaf so far cross the links together: the busiest
             // link of their sum bounds their arrival.
-            for (const auto& [link, b] : lw->traffic->weightLinks) {
-                double& x = wl[size_t(link)];
-                if (x == 0.0) wTouched.push_back(link);
-                x += b;
-                linkMax = std::max(linkMax, x);
-            }
+            for (const auto& [link, b] : lw->traffic->weightLinks)
+                linkMax = std::max(linkMax, C.weightSums.add(link, b));
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
             // The leaf streams its weights in kWeightStages slices (by output channel,
@@ -824,9 +827,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
             weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
                                     arrival + rest / kWeightStages});
         }
-        for (int l : wTouched)
-            wl[size_t(l)] = 0.0;
-        wTouched.clear();
+        C.weightSums.drain([](int, double) {});
     }
     return weightBound;
 }
@@ -848,11 +849,8 @@ void Coster::costSegment(size_t s) {
         const double hop = T.actHop + T.weightHop;
         if (!alone || opt.detail)
             for (const auto* part : {&T.actLinks, &T.weightLinks})
-                for (const auto& [link, b] : *part) {
-                    double& x = segLinks[size_t(link)];
-                    if (x == 0.0) segTouched.push_back(link);
-                    x += b;
-                }
+                for (const auto& [link, b] : *part)
+                    C.linkSums.add(link, b);
         segHop += hop;
         const double leafDram = T.actDram + T.weightDram;
         for (size_t d = 0; d < 4; ++d)
@@ -885,13 +883,10 @@ void Coster::costSegment(size_t s) {
     const double hop = segHop;
     double maxLink =
         alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
-    for (int l : segTouched) {
-        const double b = segLinks[size_t(l)];
+    C.linkSums.drain([&](int l, double b) {
         maxLink = std::max(maxLink, b);
         if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
-        segLinks[size_t(l)] = 0.0;
-    }
-    segTouched.clear();
+    });
     Cycles weightBound = weightBoundOf(sw);
     Cycles dramTime = dram / dramBw;
     if (hw.dramPortBytesPerCycle > 0)
@@ -955,8 +950,7 @@ void Coster::nodeFigures() {
         f.utilisation = nd.type == NodeType::Leaf ? nw.mapping->peUtilisation : nw.util;
         if (nw.mapping) {
             const LeafMapping& m = *nw.mapping;
-            f.partition = "K" + std::to_string(m.pk) + " B" + std::to_string(m.pb) + " H" +
-                          std::to_string(m.ph) + " W" + std::to_string(m.pw);
+            f.partition = m.partitionLabel();
             f.mapping = m.tiling;
         }
     }
