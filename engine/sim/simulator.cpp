@@ -304,8 +304,17 @@ struct Sim {
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     double dramBw = 0, linkBw = 0, portBw = 0;
     Cycles latency = 0;
-    using MinHeap = std::priority_queue<Cycles, std::vector<Cycles>, std::greater<Cycles>>;
-    std::vector<MinHeap> running;
+    // Per link: when it was last booked and the transfers with work left on it then
+    // (instruction, cycles of work left at the link's full bandwidth); see bookLink().
+    struct Flow {
+        std::uint32_t k;
+        Cycles left;
+    };
+    struct LinkFlows {
+        Cycles at = 0;
+        std::vector<Flow> flows;
+    };
+    std::vector<LinkFlows> linkFlows;
 
     Sim(const Program& p, const Hardware& h, const SimOptions& o, SimResult& r)
         : hw(h), opt(o), mesh(h), R(r), f(flatten(p)), n(f.ins.size()) {}
@@ -402,35 +411,59 @@ struct Sim {
         linkBw = std::max(1e-9, hw.nocBytesPerCycle);
         portBw = hw.dramPortBytesPerCycle;
         latency = std::max(0.0, hw.dramLatencyCycles);
-        running.resize(resFree.size());
+        linkFlows.assign(size_t(mesh.linkCount()), {});
     }
 
-    // Links are shared, not reserved: a link interleaves the packets of the transfers
-    // crossing it (round-robin arbitration), so a short
-    // transfer arriving behind long ones gets its share of the bandwidth instead of waiting
-    // for all of them (first-come-first-served reservation made a 64-byte SEND wait 19,000
-    // cycles behind weight loads on the 12x12 mesh; docs/isa.md). Per resource: the backlog
-    // horizon H (when all work booked so far is done, served back to back) and the ends of
-    // the transfers still running. A transfer needing `dur` alone, ready at s with n
-    // transfers running and backlog B = H - s, ends at s + dur + min(B, n x dur): behind
-    // the backlog when it is no shorter than the others (first come, first served), early
-    // when it is short (its fair share while they run). H always grows by dur, so the
-    // resource never does more work than its bandwidth allows. Stages are popped in
-    // non-decreasing ready order. The DRAM (and each side's controller) serves requests
-    // first come, first served: a memory controller keeps request order, and sharing its
-    // bandwidth would let prefetches of later leaves' weights delay the weights needed now.
+    // The DRAM (and each side's controller) serves requests first come, first served: a
+    // memory controller keeps request order, and sharing its bandwidth would let
+    // prefetches of later leaves' weights delay the weights needed now.
     Cycles book(size_t r, Cycles ready, Cycles dur) {
-        if (r == 0 || r >= sideRes) { // the DRAM serves requests in arrival order
-            resFree[r] = std::max(ready, resFree[r]) + dur;
-            return resFree[r];
-        }
-        MinHeap& run = running[r];
-        while (!run.empty() && run.top() <= ready)
-            run.pop();
-        const Cycles backlog = std::max(0.0, resFree[r] - ready);
-        const Cycles end = ready + dur + std::min(backlog, double(run.size()) * dur);
         resFree[r] = std::max(ready, resFree[r]) + dur;
-        run.push(end);
+        return resFree[r];
+    }
+
+    // Links are shared, not reserved: a link's arbiter interleaves the packets of the
+    // transfers crossing it round-robin, which moves every transfer with work left at an
+    // equal share of the bandwidth (docs/isa.md, "Replay"). A stage of transfer k ready at
+    // s joins k's own work on the link, W_k (k's earlier stages still queued plus this
+    // one's d), and ends when the link has moved W_k for k and, meanwhile, at most as much
+    // for every other transfer: at s + sum_f min(W_f, W_k), assuming nothing else arrives.
+    // The link never moves more than its bandwidth allows, a transfer no shorter than the
+    // others waits for them, a short one gets its share while they run. Stages are popped
+    // in non-decreasing ready order, so each link's transfers are drained up to s first.
+    // First-come-first-served links made a 64-byte SEND wait 19,000 cycles behind weight
+    // loads (transformer, cloud); sharing per stage rather than per transfer made a
+    // 448-byte SEND wait 1,700 cycles behind the stages of 20 weight loads (mobilenet_v2,
+    // cloud).
+    Cycles bookLink(int link, std::uint32_t k, Cycles ready, Cycles dur) {
+        LinkFlows& lf = linkFlows[size_t(link)];
+        auto& fl = lf.flows;
+        for (Cycles dt = ready - lf.at; dt > 0 && !fl.empty();) {
+            Cycles least = fl.front().left;
+            for (const Flow& f : fl)
+                least = std::min(least, f.left);
+            const double n = double(fl.size());
+            if (least * n >= dt) { // nobody finishes before `ready`
+                for (Flow& f : fl)
+                    f.left -= dt / n;
+                break;
+            }
+            dt -= least * n;
+            for (Flow& f : fl)
+                f.left -= least;
+            std::erase_if(fl, [least](const Flow& f) { return f.left <= 1e-9 * least; });
+        }
+        lf.at = std::max(lf.at, ready);
+        auto own = std::find_if(fl.begin(), fl.end(), [k](const Flow& f) { return f.k == k; });
+        if (own == fl.end()) {
+            fl.push_back({k, 0});
+            own = fl.end() - 1;
+        }
+        own->left += dur;
+        const Cycles mine = own->left;
+        Cycles end = ready;
+        for (const Flow& f : fl)
+            end += std::min(f.left, mine);
         return end;
     }
 
@@ -442,7 +475,7 @@ struct Sim {
         const double bytes = double(i.bytes) * frac;
         const bool dram = i.op != Op::Send;
         for (int l : links)
-            end = std::max(end, book(size_t(1 + l), start, bytes / linkBw));
+            end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBw));
         if (dram) {
             end = std::max(end, book(0, start, bytes / dramBw));
             R.dramBusy += bytes / dramBw;

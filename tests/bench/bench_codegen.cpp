@@ -17,11 +17,16 @@
 //                                                   waits for,
 //                                                   --critical-steps also each step over 5,000
 //                                                   cycles (--step-min N: over N)
+//        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as `anneal --json` wrote it
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
 #include "search/search.h"
 #include "sim/simulator.h"
+#include "tree/tree_json.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -261,6 +266,7 @@ int main(int argc, char** argv) {
     std::vector<int> batches{2, 4, 8}, seeds{1, 2, 3};
     double beta = 3;
     bool segments = false, leaves = false, critical = false, criticalSteps = false;
+    std::string treeFile; // --tree FILE: a result/tree JSON (as `anneal --json` writes it)
     for (int i = anneal ? 2 : 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -290,6 +296,8 @@ int main(int argc, char** argv) {
             whatIf = true;
         else if (a == "--step-min")
             gStepMin = std::stod(next());
+        else if (a == "--tree")
+            treeFile = next();
         else
             batch = std::atoi(a.c_str());
     }
@@ -309,7 +317,22 @@ int main(int argc, char** argv) {
             }
             std::vector<std::pair<std::string, RATree>> trees;
             std::vector<int> treeBatch;
-            if (anneal) {
+            if (!treeFile.empty()) {
+                std::ifstream in(treeFile);
+                std::stringstream text;
+                text << in.rdbuf();
+                const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+                auto t = j.is_object() && j.contains("tree") && j["tree"].is_string()
+                             ? parseTreeText(j["tree"].get<std::string>(), *net, treeFile)
+                             : parseTreeJson(text.str(), *net, treeFile);
+                if (!t) {
+                    std::printf("%s\n", t.error().message.c_str());
+                    return 1;
+                }
+                const int b = j.is_object() && j.contains("batch") ? j["batch"].get<int>() : batch;
+                trees.push_back({"tree b" + std::to_string(b), *t});
+                treeBatch.push_back(b);
+            } else if (anneal) {
                 for (int b : batches)
                     for (int seed : seeds) {
                         SearchConfig cfg;

@@ -84,6 +84,7 @@ class TestSimulator : public QObject {
     void cloudPortLinksInParallel();
     void linksAndDramAreIndependent();
     void linkIsShared();
+    void linkSharedPerTransfer();
     void dramPortLimit();
     void storeIsPosted();
     void validationApi();
@@ -273,6 +274,28 @@ void TestSimulator::linkIsShared() {
     QCOMPARE(endOf(r, 1), 100.0);
     QCOMPARE(endOf(r, 2), 20.0);
     QCOMPARE(endOf(r, 3), 210.0);
+}
+
+// A link is shared per transfer, not per stage: a 2400-byte LOAD in 8 stages (issued
+// back to back at 0, 100 cycles of tile 0's east link) and a 240-byte SEND over the same
+// link from 1 (after a 1-cycle COMPUTE). At 1 the LOAD has 99 cycles of work left; the
+// SEND (10 cycles) gets half the link until it is done: 1 + 10 + min(99, 10) = 21. Counting
+// the LOAD's 8 queued stages as 8 transfers made it 1 + 10 + min(99, 8 x 10) = 91.
+void TestSimulator::linkSharedPerTransfer() {
+    Hardware hw = testchip();
+    hw.dramSides = {MeshSide::West};
+    hw.dramBytesPerCycle = 1e6;
+    Instruction x = make(2, Op::Send, 0, 0, 1, 240, 1, 0, {{1, 1}});
+    x.buffers = {{1, 0, 240, true}};
+    const Program p = onTiles(hw, {{0, {make(1, Op::Compute, 0, 0, 0, 0, 1, 1), x}},
+                                   {1,
+                                    {make(3, Op::Load, 1, kDram, 1, 2400, 8),
+                                     make(4, Op::Compute, 1, 1, 1, 0, 1, 0, {{2, 1}})}}});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 2), 21.0);
+    QCOMPARE(endOf(r, 3), 100.0);
 }
 
 void TestSimulator::linksAndDramAreIndependent() {
