@@ -17,7 +17,8 @@
 //                                                   waits for,
 //                                                   --critical-steps also each step over 5,000
 //                                                   cycles (--step-min N: over N)
-//        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as `anneal --json` wrote it
+//        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as `anneal --json`
+//        wrote it
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -25,16 +26,15 @@
 #include "sim/simulator.h"
 #include "tree/tree_json.h"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
