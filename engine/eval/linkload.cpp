@@ -16,4 +16,8 @@ std::vector<double> linkUtilisation(const Evaluation& e, const Hardware& hw) {
     return u;
 }
 
+TileLoad tileLoad(const Evaluation& e, int tiles) {
+    return tileLoad(e, tiles, [](int) { return true; });
+}
+
 } // namespace tilescope

@@ -23,6 +23,7 @@ class TestHardware : public QObject {
     void loadNamesMissingFile();
     void sramTable();
     void linkCapacityAndUtilisation();
+    void tileLoadFigures();
 };
 
 void TestHardware::presetsHaveSpecDefaults_data() {
@@ -228,6 +229,27 @@ void TestHardware::linkCapacityAndUtilisation() {
     QCOMPARE(linkUtilisation(e, mesh, -1), 0.0);
     e.delay = 0;
     QCOMPARE(linkUtilisation(e, mesh, inner), 0.0);
+}
+
+// The heatmap's tile figures: busy time over the delay per tile (snake positions mapped to
+// tile ids), optionally only some leaves', and the leaf busiest on each tile.
+void TestHardware::tileLoadFigures() {
+    Evaluation e;
+    e.delay = 100;
+    e.tileOrder = {0, 1, 3, 2};
+    BusyInterval a;
+    a.node = 5, a.start = 0, a.end = 40, a.tileBegin = 0, a.tileCount = 2; // tiles 0, 1
+    BusyInterval b;
+    b.node = 7, b.start = 40, b.end = 90, b.tileBegin = 1, b.tileCount = 2; // tiles 1, 3
+    e.intervals = {a, b};
+    const TileLoad all = tileLoad(e, 4);
+    QCOMPARE(all.busy, (std::vector<double>{0.4, 0.9, 0.0, 0.5}));
+    QCOMPARE(all.dominantLeaf, (std::vector<int>{5, 7, -1, 7}));
+    const TileLoad only5 = tileLoad(e, 4, [](int node) { return node == 5; });
+    QCOMPARE(only5.busy, (std::vector<double>{0.4, 0.4, 0.0, 0.0}));
+    QCOMPARE(only5.dominantLeaf, all.dominantLeaf); // the busiest leaf ignores the filter
+    e.delay = 0;
+    QCOMPARE(tileLoad(e, 4).busy, (std::vector<double>(4, 0.0)));
 }
 
 QTEST_APPLESS_MAIN(TestHardware)

@@ -3,6 +3,7 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/selectionstate.h"
+#include "eval/linkload.h"
 #include "hw/mesh.h"
 #include "widgets/palette.h"
 #include "widgets/plotexport.h"
@@ -83,31 +84,13 @@ void NocHeatmapView::recompute() {
         for (int layer : m_tree.layersUnder(sel))
             if (int leaf = m_tree.leafOf(layer); leaf >= 0) leafInSel[size_t(leaf)] = true;
     }
-    std::vector<std::vector<std::pair<int, double>>> perTileLeaf(static_cast<size_t>(tiles));
-    for (const BusyInterval& iv : m_eval->intervals) {
-        const bool counted =
-            !(m_filter && haveSel) ||
-            (iv.node >= 0 && size_t(iv.node) < leafInSel.size() && leafInSel[size_t(iv.node)]);
-        const double d = iv.end - iv.start;
-        for (int p = iv.tileBegin;
-             p < iv.tileBegin + iv.tileCount && p < int(m_eval->tileOrder.size()); ++p) {
-            const int t = m_eval->tileOrder[size_t(p)];
-            if (counted) m_busy[size_t(t)] += d;
-            auto& v = perTileLeaf[size_t(t)];
-            auto it = std::find_if(v.begin(), v.end(), [&](auto& e) { return e.first == iv.node; });
-            if (it == v.end())
-                v.emplace_back(iv.node, d);
-            else
-                it->second += d;
-        }
-    }
-    for (int t = 0; t < tiles; ++t) {
-        m_busy[size_t(t)] = m_eval->delay > 0 ? m_busy[size_t(t)] / m_eval->delay : 0;
-        const auto& v = perTileLeaf[size_t(t)];
-        auto it = std::max_element(v.begin(), v.end(),
-                                   [](auto& a, auto& b) { return a.second < b.second; });
-        if (it != v.end()) m_dominantLeaf[size_t(t)] = it->first;
-    }
+    // The figures are the engine's (eval/linkload.h); this view only draws them.
+    TileLoad load = tileLoad(*m_eval, tiles, [&](int node) {
+        return !(m_filter && haveSel) ||
+               (node >= 0 && size_t(node) < leafInSel.size() && leafInSel[size_t(node)]);
+    });
+    m_busy = std::move(load.busy);
+    m_dominantLeaf = std::move(load.dominantLeaf);
     for (size_t l = 0; l < m_eval->linkBytes.size(); ++l)
         m_maxLink = std::max(m_maxLink, linkValue(int(l)));
     update();
@@ -119,19 +102,8 @@ double NocHeatmapView::tileBusy(int tile) const {
 
 double NocHeatmapView::linkValue(int link) const {
     if (!m_eval || link < 0 || size_t(link) >= m_eval->linkBytes.size()) return 0;
-    const double bytes = m_eval->linkBytes[size_t(link)];
-    if (!m_utilisation) return bytes;
-    // Utilisation = bytes / (bandwidth x delay). A port link gets its side's share of the
-    // DRAM bandwidth: the ports of all DRAM sides share dramBytesPerCycle.
-    const Mesh mesh(*m_hw);
-    double bw = m_hw->nocBytesPerCycle;
-    if (mesh.isPortLink(link)) {
-        const int sides = std::max<int>(1, int(m_hw->dramSides.size()));
-        const auto info = mesh.linkInfo(link);
-        const int portTiles = (info.dir == West || info.dir == East) ? mesh.height() : mesh.width();
-        bw = m_hw->dramBytesPerCycle / sides / std::max(1, portTiles);
-    }
-    return m_eval->delay > 0 && bw > 0 ? bytes / (bw * m_eval->delay) : 0;
+    if (!m_utilisation) return m_eval->linkBytes[size_t(link)];
+    return linkUtilisation(*m_eval, Mesh(*m_hw), link);
 }
 
 QRectF NocHeatmapView::Geometry::tileRect(int x, int y) const {
