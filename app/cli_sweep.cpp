@@ -64,11 +64,11 @@ class SweepProgress {
         if (m_tty) {
             draw();
         } else {
-            std::fprintf(stderr, "sweep: %zu/%zu points, %zu failed, %.1fs, ETA %s: %s %s b%d: %s\n",
-                         m_done, m_total, m_failed, elapsed(), eta().c_str(),
-                         shortName(r.model).c_str(), r.hwName.c_str(), r.batch,
-                         r.valid ? ("cost " + number(r.cost)).c_str()
-                                 : ("failed: " + r.reason).c_str());
+            std::fprintf(
+                stderr, "sweep: %zu/%zu points, %zu failed, %.1fs, ETA %s: %s %s b%d: %s\n", m_done,
+                m_total, m_failed, elapsed(), eta().c_str(), shortName(r.model).c_str(),
+                r.hwName.c_str(), r.batch,
+                r.valid ? ("cost " + number(r.cost)).c_str() : ("failed: " + r.reason).c_str());
             std::fflush(stderr);
         }
     }
@@ -102,7 +102,8 @@ class SweepProgress {
         if (m_done == 0) return "?";
         if (m_done >= m_total) return "0s";
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.0fs", elapsed() / double(m_done) * double(m_total - m_done));
+        std::snprintf(buf, sizeof buf, "%.0fs",
+                      elapsed() / double(m_done) * double(m_total - m_done));
         return buf;
     }
     void draw() {
@@ -239,8 +240,8 @@ int runSweep(const Args& a) {
             auto j = nlohmann::json::parse(m->data, nullptr, false);
             auto row = sweepRowFromJson(j);
             if (!row) {
-                status = userError("rank " + std::to_string(m->source) + ": " +
-                                   row.error().message);
+                status =
+                    userError("rank " + std::to_string(m->source) + ": " + row.error().message);
                 continue;
             }
             store1(*row);
@@ -275,7 +276,8 @@ int runSweep(const Args& a) {
             mpi::send(mpi::kDoneTag, "");
         }
     }
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool interrupted = stop.poll();
     if (root) {
         progress.finish();
@@ -296,8 +298,9 @@ int runSweep(const Args& a) {
                                           progress.searchSeconds()) /
                             double(run));
         if (interrupted)
-            std::fprintf(stderr, "tilescope-cli: interrupted; %zu of %zu points are missing, "
-                                 "rerun to finish\n",
+            std::fprintf(stderr,
+                         "tilescope-cli: interrupted; %zu of %zu points are missing, "
+                         "rerun to finish\n",
                          todo.size() - run, todo.size());
     }
     if (useMpi) mpi::finalize();

@@ -68,7 +68,8 @@ Result<HardwareBase> hardwareBase(const std::string& ref, const std::string& fil
     std::error_code ec;
     Hardware preset;
     if (!std::filesystem::exists(path, ec)) {
-        if (presetHardware(ref, preset)) return HardwareBase{ref, hardwareToJson(preset), defaultObjective(preset)};
+        if (presetHardware(ref, preset))
+            return HardwareBase{ref, hardwareToJson(preset), defaultObjective(preset)};
         return makeError(file, place,
                          "'" + ref + "': no such file, and not a preset (edge, cloud, testchip)");
     }
@@ -172,8 +173,8 @@ std::optional<Error> parseSearch(const json& s, const std::string& file, SearchC
                      {"mode", "beta", "iterations", "time", "chains", "threads", "t0", "alpha",
                       "min_util", "warmup", "portfolio", "comment"}))
         return makeError(file, "", r.error);
-    const int budgets = int(s.contains("beta")) + int(s.contains("iterations")) +
-                        int(s.contains("time"));
+    const int budgets =
+        int(s.contains("beta")) + int(s.contains("iterations")) + int(s.contains("time"));
     if (budgets > 1)
         return makeError(file, "search", "beta, iterations and time each set the budget; give one");
     if (s.contains("mode")) {
@@ -310,8 +311,8 @@ Result<SweepSpec> parseSweepSpec(const std::string& text, const std::string& fil
     }
 
     for (std::size_t i = 0; i < j["hardware"].size(); ++i)
-        if (auto e = parseHardwareEntry(j["hardware"][i], file, "hardware[" + std::to_string(i) + "]",
-                                        dir, spec.hardware))
+        if (auto e = parseHardwareEntry(j["hardware"][i], file,
+                                        "hardware[" + std::to_string(i) + "]", dir, spec.hardware))
             return *e;
 
     if (j.contains("batches")) {
@@ -364,9 +365,8 @@ Result<SweepSpec> loadSweepSpec(const std::string& path) {
 }
 
 json sweepSearchJson(const SearchConfig& c) {
-    json j = {{"mode", toString(c.mode)}, {"chains", c.chains},
-              {"t0", c.t0},               {"alpha", c.alpha},
-              {"min_util", c.minUtilisation}, {"warmup", c.warmupShare},
+    json j = {{"mode", toString(c.mode)}, {"chains", c.chains},           {"t0", c.t0},
+              {"alpha", c.alpha},         {"min_util", c.minUtilisation}, {"warmup", c.warmupShare},
               {"portfolio", c.portfolio}};
     if (c.seconds > 0)
         j["time"] = c.seconds;
@@ -397,9 +397,8 @@ std::vector<SweepPoint> expandSweep(const SweepSpec& spec) {
     for (int m = 0; m < int(spec.models.size()); ++m)
         for (int h = 0; h < int(spec.hardware.size()); ++h) {
             const std::vector<Objective> objectives =
-                spec.objectives.empty()
-                    ? std::vector<Objective>{spec.hardware[size_t(h)].objective}
-                    : spec.objectives;
+                spec.objectives.empty() ? std::vector<Objective>{spec.hardware[size_t(h)].objective}
+                                        : spec.objectives;
             for (int b : spec.batches)
                 for (const Objective& o : objectives)
                     for (std::uint64_t s : spec.seeds) {

@@ -13,8 +13,7 @@ namespace tilescope {
 void runSweepPoints(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                     const std::vector<std::size_t>& todo, int jobs,
                     const std::function<void(SweepRow&&)>& onRow,
-                    const std::function<void()>& onIdle, std::stop_token stop,
-                    double idleSeconds) {
+                    const std::function<void()>& onIdle, std::stop_token stop, double idleSeconds) {
     std::mutex mutex;
     std::condition_variable ready;
     std::deque<SweepRow> done;

@@ -1,9 +1,11 @@
 #include "sweep/sweepstore.h"
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <sqlite3.h>
+#include <thread>
 
 namespace tilescope {
 
@@ -111,36 +113,56 @@ Result<std::unique_ptr<SweepStore>> SweepStore::open(const std::string& path, bo
     // synchronous=NORMAL keeps every committed row through a killed process (not through a
     // power cut, which may lose the last few: rerunning redoes them).
     if (create) {
-        if (auto e = s->exec("PRAGMA journal_mode=WAL", "")) {
+        // Switching to WAL needs the file to itself: another shard starting at the same
+        // moment holds it briefly, and SQLite does not wait for that lock by itself.
+        std::optional<Error> e;
+        for (int attempt = 0; attempt < 600; ++attempt) {
+            e = s->exec("PRAGMA journal_mode=WAL", "");
+            if (!e || (sqlite3_errcode(db) & 0xff) != SQLITE_BUSY) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        if (e) {
             if (e->message.find("not a database") != std::string::npos)
                 return makeError(path, "", "not an SQLite database");
             return *e;
         }
-        if (auto e = s->exec("PRAGMA synchronous=NORMAL", "")) return *e;
+        if (auto e2 = s->exec("PRAGMA synchronous=NORMAL", "")) return *e2;
     }
-    Statement version(db, "PRAGMA user_version");
-    if (!version.ok()) {
-        const std::string m = sqlite3_errmsg(db);
-        return makeError(path, "",
-                         m.find("not a database") != std::string::npos ? "not an SQLite database"
-                                                                       : m);
+    int v = 0;
+    {
+        // Finalized before anything writes: a statement left open holds a read snapshot,
+        // and a write from a stale snapshot fails at once instead of waiting.
+        Statement version(db, "PRAGMA user_version");
+        if (!version.ok()) {
+            const std::string m = sqlite3_errmsg(db);
+            return makeError(
+                path, "",
+                m.find("not a database") != std::string::npos ? "not an SQLite database" : m);
+        }
+        if (sqlite3_step(version.get()) == SQLITE_ROW) v = int(version.columnInt(0));
     }
-    const int v = sqlite3_step(version.get()) == SQLITE_ROW ? int(version.columnInt(0)) : 0;
     if (v > schemaVersion())
         return makeError(path, "",
                          "sweep database schema " + std::to_string(v) +
                              " is newer than this tilescope (" + std::to_string(schemaVersion()) +
                              ")");
     if (create) {
-        if (auto e = s->exec(kSchema, "create table runs")) return *e;
-        if (v == 0)
-            if (auto e = s->exec("PRAGMA user_version=1", "")) return *e;
+        // In a write transaction from the start: a read that turns into a write fails at once
+        // (SQLITE_BUSY_SNAPSHOT) when another shard wrote in between; BEGIN IMMEDIATE waits.
+        if (auto e = s->exec("BEGIN IMMEDIATE", "create table runs")) return *e;
+        auto e = s->exec(kSchema, "create table runs");
+        if (!e && v == 0) e = s->exec("PRAGMA user_version=1", "create table runs");
+        if (!e) e = s->exec("COMMIT", "create table runs");
+        if (e) {
+            s->exec("ROLLBACK", "");
+            return *e;
+        }
     }
     // An existing table must have every column (a foreign database named .sqlite, say).
     Statement probe(db, std::string("SELECT ") + kColumns + " FROM runs LIMIT 0");
     if (!probe.ok())
-        return makeError(path, "", std::string("not a tilescope sweep database (") +
-                                       sqlite3_errmsg(db) + ")");
+        return makeError(
+            path, "", std::string("not a tilescope sweep database (") + sqlite3_errmsg(db) + ")");
     return s;
 }
 
