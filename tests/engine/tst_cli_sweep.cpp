@@ -117,18 +117,18 @@ void TstCliSweep::costsEqualAnneal() {
         QVERIFY2(row.valid, row.reason.c_str());
         // The row holds everything anneal needs: model, hardware JSON, batch, objective,
         // seed and the search config.
-        const QString hw = m_dir.filePath("hw-" + QString::fromStdString(key.substr(0, 12)) +
-                                          ".json");
+        const QString hw =
+            m_dir.filePath("hw-" + QString::fromStdString(key.substr(0, 12)) + ".json");
         std::ofstream(hw.toStdString()) << row.hwJson;
         const json search = json::parse(row.searchJson);
         const QString out = m_dir.filePath("anneal.json");
-        const auto r = runCli(
-            {"anneal", QString::fromStdString(row.model), "--hw", hw, "--batch",
-             QString::number(row.batch), "--objective",
-             QStringLiteral("%1,%2").arg(row.objectiveN).arg(row.objectiveM), "--seed",
-             QString::number(row.seed), "--iterations",
-             QString::number(search["iterations"].get<long long>()), "--chains",
-             QString::number(search["chains"].get<int>()), "--quiet", "--json", out});
+        const auto r =
+            runCli({"anneal", QString::fromStdString(row.model), "--hw", hw, "--batch",
+                    QString::number(row.batch), "--objective",
+                    QStringLiteral("%1,%2").arg(row.objectiveN).arg(row.objectiveM), "--seed",
+                    QString::number(row.seed), "--iterations",
+                    QString::number(search["iterations"].get<long long>()), "--chains",
+                    QString::number(search["chains"].get<int>()), "--quiet", "--json", out});
         QVERIFY2(r.status == 0, qPrintable(report(r)));
         std::ifstream f(out.toStdString());
         const json a = json::parse(f);
@@ -183,8 +183,10 @@ void TstCliSweep::killedShardRerun() {
 
     // Both shards write the same database at once (WAL, one transaction per point).
     QProcess s0, s1;
-    s0.start(QStringLiteral(TILESCOPE_CLI), {"sweep", spec, "--db", db, "--shard", "0/2", "--quiet"});
-    s1.start(QStringLiteral(TILESCOPE_CLI), {"sweep", spec, "--db", db, "--shard", "1/2", "--quiet"});
+    s0.start(QStringLiteral(TILESCOPE_CLI),
+             {"sweep", spec, "--db", db, "--shard", "0/2", "--quiet"});
+    s1.start(QStringLiteral(TILESCOPE_CLI),
+             {"sweep", spec, "--db", db, "--shard", "1/2", "--quiet"});
     QVERIFY(s0.waitForStarted() && s1.waitForStarted());
     QElapsedTimer t;
     t.start();

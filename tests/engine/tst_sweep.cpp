@@ -108,7 +108,8 @@ void TstSweep::specErrors_data() {
     add("set unknown key", j, "spec.json: hardware[0]: noc.typo: unknown key");
     j = baseSpec();
     j["hardware"] = {{{"base", "edge"}, {"set", {{"tile.macs.x", 3}}}}};
-    add("set through a number", j, "spec.json: hardware[0].set.\"tile.macs.x\": 'tile.macs' is not an object");
+    add("set through a number", j,
+        "spec.json: hardware[0].set.\"tile.macs.x\": 'tile.macs' is not an object");
     j = baseSpec();
     j["hardware"] = {{{"set", {{"tile.macs", 3}}}}};
     add("no base", j, "spec.json: hardware[0].base: expected a preset name or a file");
@@ -136,7 +137,8 @@ void TstSweep::specErrors_data() {
     j = baseSpec();
     j["modles"] = {kSqueeze};
     add("typo key", j, "spec.json: modles: unknown key");
-    QTest::newRow("not JSON") << QStringLiteral("{\"models\": [") << QStringLiteral("spec.json: byte");
+    QTest::newRow("not JSON") << QStringLiteral("{\"models\": [")
+                              << QStringLiteral("spec.json: byte");
 }
 
 void TstSweep::specErrors() {
@@ -151,12 +153,12 @@ void TstSweep::specErrors() {
 
 void TstSweep::expansion() {
     json j = baseSpec();
-    j["hardware"] = {"edge",
-                     {{"base", "edge"},
-                      {"set", {{"dram.bytes_per_cycle", 8}}},
-                      {"vary",
-                       {{"noc.link_bytes_per_cycle", {12, 24}},
-                        {"tile.buffer_bytes", {524288, 2097152}}}}}};
+    j["hardware"] = {
+        "edge",
+        {{"base", "edge"},
+         {"set", {{"dram.bytes_per_cycle", 8}}},
+         {"vary",
+          {{"noc.link_bytes_per_cycle", {12, 24}}, {"tile.buffer_bytes", {524288, 2097152}}}}}};
     j["batches"] = {1, 2};
     j["seeds"] = {1, 2};
     auto s = parse(j);
@@ -235,8 +237,8 @@ void TstSweep::keysStable() {
     QVERIFY(sweepPointKey(a->models[0].sha256, hw, 2, pa[0].objective, 1, search) != pa[0].key);
     QVERIFY(sweepPointKey(a->models[0].sha256, hw, 1, pa[0].objective, 2, search) != pa[0].key);
     QVERIFY(sweepPointKey(a->models[0].sha256, hw, 1, {1, 1}, 1, search) != pa[0].key);
-    QVERIFY(sweepPointKey("0" + a->models[0].sha256.substr(1), hw, 1, pa[0].objective, 1,
-                          search) != pa[0].key);
+    QVERIFY(sweepPointKey("0" + a->models[0].sha256.substr(1), hw, 1, pa[0].objective, 1, search) !=
+            pa[0].key);
     json hw2 = hw;
     hw2["noc"]["link_bytes_per_cycle"] = 12;
     QVERIFY(sweepPointKey(a->models[0].sha256, hw2, 1, pa[0].objective, 1, search) != pa[0].key);
@@ -251,12 +253,9 @@ void TstSweep::keysStable() {
     QCOMPARE(expandSweep(*t)[0].key, pa[0].key);
     // The hash of this documented text (docs/sweep.md, "Point key"), so a change of the key's
     // recipe, which would make every database rerun everything, cannot pass unnoticed.
-    const json doc = {{"model_sha256", "m"},
-                      {"hw", {{"mesh", {{"x", 2}}}}},
-                      {"batch", 1},
-                      {"objective", {1.0, 1.0}},
-                      {"seed", 1},
-                      {"search", {{"iterations", 5}}}};
+    const json doc = {{"model_sha256", "m"}, {"hw", {{"mesh", {{"x", 2}}}}},
+                      {"batch", 1},          {"objective", {1.0, 1.0}},
+                      {"seed", 1},           {"search", {{"iterations", 5}}}};
     QCOMPARE(sweepPointKey("m", {{"mesh", {{"x", 2}}}, {"name", "x"}}, 1, {1, 1}, 1,
                            {{"iterations", 5}}),
              sha256Hex(doc.dump()));
@@ -371,7 +370,8 @@ void TstSweep::runnerAndShards() {
     std::stop_source stop;
     stop.request_stop();
     int rows = 0;
-    runSweepPoints(*s, points, todo, 2, [&](SweepRow&&) { ++rows; }, {}, stop.get_token());
+    runSweepPoints(
+        *s, points, todo, 2, [&](SweepRow&&) { ++rows; }, {}, stop.get_token());
     QCOMPARE(rows, 0);
 }
 

@@ -22,9 +22,9 @@ QString shown(const nlohmann::json& v) {
     return QString::fromStdString(v.dump());
 }
 
-const QStringList kFixed = {QStringLiteral("model"),     QStringLiteral("batch"),
-                            QStringLiteral("hardware"),  QStringLiteral("objective"),
-                            QStringLiteral("seed"),      QStringLiteral("search")};
+const QStringList kFixed = {QStringLiteral("model"),    QStringLiteral("batch"),
+                            QStringLiteral("hardware"), QStringLiteral("objective"),
+                            QStringLiteral("seed"),     QStringLiteral("search")};
 
 } // namespace
 
@@ -114,7 +114,8 @@ std::vector<int> SweepTable::paretoFront(const std::vector<int>& rows) const {
     std::vector<int> valid;
     for (int i : rows) {
         const SweepRow& r = m_rows[size_t(i)];
-        if (r.valid && std::isfinite(r.energyPj) && std::isfinite(r.delayCycles)) valid.push_back(i);
+        if (r.valid && std::isfinite(r.energyPj) && std::isfinite(r.delayCycles))
+            valid.push_back(i);
     }
     // By delay, then energy: a point is on the front when its energy is below every
     // energy seen at a smaller (or equal) delay.

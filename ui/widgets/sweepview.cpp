@@ -160,8 +160,8 @@ void SweepView::rebuild() {
     const bool ordered = numericValues(classes) && classes.size() > 1;
     std::vector<QCPGraph*> byClass(size_t(classes.size()), nullptr);
     for (int k = 0; k < classes.size(); ++k) {
-        const QColor c = ordered ? heatColor(0.1 + 0.8 * k / double(classes.size() - 1))
-                                 : layerColor(k);
+        const QColor c =
+            ordered ? heatColor(0.1 + 0.8 * k / double(classes.size() - 1)) : layerColor(k);
         QCPGraph* g = m_plot->addGraph();
         g->setLineStyle(QCPGraph::lsNone);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c.darker(130), c, 8));
@@ -216,8 +216,9 @@ void SweepView::rebuild() {
                           .arg(m_shown.size())
                           .arg(m_table.size())
                           .arg(m_paretoCount)
-                          .arg(m_failed ? tr("; %1 without a valid schedule (not plotted)").arg(m_failed)
-                                        : QString()));
+                          .arg(m_failed
+                                   ? tr("; %1 without a valid schedule (not plotted)").arg(m_failed)
+                                   : QString()));
     m_plot->replot();
 }
 
@@ -242,12 +243,13 @@ int SweepView::rowAt(const QPointF& pixel, double radius) const {
 
 QString SweepView::describe(int i) const {
     const SweepRow& r = m_table.row(i);
-    QString s = tr("%1 on %2, batch %3, E^%4 x D^%5, seed %6")
-                    .arg(m_table.value(i, QStringLiteral("model")), QString::fromStdString(r.hwName))
-                    .arg(r.batch)
-                    .arg(r.objectiveN)
-                    .arg(r.objectiveM)
-                    .arg(qulonglong(r.seed));
+    QString s =
+        tr("%1 on %2, batch %3, E^%4 x D^%5, seed %6")
+            .arg(m_table.value(i, QStringLiteral("model")), QString::fromStdString(r.hwName))
+            .arg(r.batch)
+            .arg(r.objectiveN)
+            .arg(r.objectiveM)
+            .arg(qulonglong(r.seed));
     s += QLatin1Char('\n') + tr("energy %1, delay %2 cycles, cost %3")
                                  .arg(QString::fromStdString(formatEnergy(r.energyPj)))
                                  .arg(r.delayCycles, 0, 'g', 6)

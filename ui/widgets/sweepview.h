@@ -28,7 +28,7 @@ class SweepView : public QWidget {
     void setColourBy(const QString& parameter);
     QString colourBy() const;
     int shownCount() const { return int(m_shown.size()); } // valid points on the plot
-    int failedCount() const { return m_failed; }            // filtered rows without a result
+    int failedCount() const { return m_failed; }           // filtered rows without a result
     int paretoCount() const { return m_paretoCount; }
     int colourClassCount() const { return int(m_graphs.size()); }
     // The row nearest a pixel of the plot within `radius` pixels, else -1.
