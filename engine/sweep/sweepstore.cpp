@@ -100,7 +100,7 @@ Result<std::unique_ptr<SweepStore>> SweepStore::open(const std::string& path, bo
     std::error_code ec;
     if (!create && !std::filesystem::exists(path, ec)) return makeError(path, "", "no such file");
     sqlite3* db = nullptr;
-    const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE;
+    const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     std::unique_ptr<SweepStore> s(new SweepStore(db, path));
     if (rc != SQLITE_OK) {

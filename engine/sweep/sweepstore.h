@@ -17,7 +17,8 @@ namespace tilescope {
 
 class SweepStore {
   public:
-    // Opens (creating the file and the table when `create`) a sweep database. Errors name
+    // Opens a sweep database: read-write, creating the file and the table, when `create`;
+    // read-only (the viewer, merge inputs) otherwise. Errors name
     // the file: not a database, a `runs` table without the expected columns, a newer schema.
     static Result<std::unique_ptr<SweepStore>> open(const std::string& path, bool create = true);
     ~SweepStore();
