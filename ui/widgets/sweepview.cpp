@@ -90,7 +90,8 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     m_plot->legend->setFont(small);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    // Top left: energy grows with delay across a sweep, so that corner stays empty.
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->setMouseTracking(true);
     m_plot->installEventFilter(this);
