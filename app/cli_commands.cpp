@@ -3,6 +3,8 @@
 #include "model/model_loader.h"
 #include "util/fileio.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +21,27 @@ std::vector<std::string> Args::all(const std::string& k) const {
     for (auto it = b; it != e; ++it)
         v.push_back(it->second);
     return v;
+}
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) {
+    g_interrupted.store(true);
+}
+} // namespace
+
+Interruptible::Interruptible() {
+    g_interrupted.store(false);
+    std::signal(SIGINT, onInterrupt);
+}
+
+Interruptible::~Interruptible() {
+    std::signal(SIGINT, SIG_DFL);
+}
+
+bool Interruptible::poll() {
+    if (g_interrupted.load()) source.request_stop();
+    return source.stop_requested();
 }
 
 int userError(const std::string& message) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,17 @@ int runAnneal(const Args& a);
 int runCompare(const Args& a);
 int runExportInstructions(const Args& a);
 int runSimulate(const Args& a);
+int runSweep(const Args& a);
+int runSweepMerge(const Args& a);
+
+// Ctrl-C stops a search (or a sweep's running points) at its next check and keeps what was
+// found; the handler only sets a lock-free flag (the one thing a signal handler may do).
+struct Interruptible {
+    std::stop_source source;
+    Interruptible();
+    ~Interruptible();
+    bool poll(); // requests the stop once Ctrl-C was pressed; true when stopping
+};
 
 // Prints "tilescope-cli: <message>" to stderr and returns 1.
 int userError(const std::string& message);

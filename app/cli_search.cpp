@@ -10,11 +10,9 @@
 #include "util/fileio.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -256,26 +254,6 @@ class ProgressPrinter {
     std::string m_label;
     bool m_quiet, m_tty;
     double m_lastLine = -1e9;
-};
-
-// Ctrl-C stops the search at the next progress tick and keeps the best tree found; the
-// handler only sets a lock-free flag (the one thing a signal handler may do).
-std::atomic<bool> g_interrupted{false};
-extern "C" void onInterrupt(int) {
-    g_interrupted.store(true);
-}
-
-struct Interruptible {
-    std::stop_source source;
-    Interruptible() {
-        g_interrupted.store(false);
-        std::signal(SIGINT, onInterrupt);
-    }
-    ~Interruptible() { std::signal(SIGINT, SIG_DFL); }
-    bool poll() {
-        if (g_interrupted.load()) source.request_stop();
-        return source.stop_requested();
-    }
 };
 
 struct SearchOptions {

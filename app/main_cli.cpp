@@ -23,12 +23,16 @@ const char* kUsage = R"(usage:
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
+  tilescope-cli sweep    SPEC.json --db OUT.sqlite [--jobs J] [--shard I/N] [--quiet]
+  tilescope-cli sweep-merge OUT.sqlite SHARD.sqlite...
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
 The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
 gives an iteration count, which makes a run reproducible for a seed. The objective
 defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
 anneal and compare also take --min-util X, --warmup SHARE and --no-portfolio; compare
 also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
+sweep runs every point of a design-space spec into SQLite, J at a time, skipping points
+already there; under mpirun the ranks split the points (docs/sweep.md).
 )";
 
 struct Command {
@@ -56,6 +60,8 @@ int main(int argc, char** argv) {
           {"--quiet", "--no-portfolio"}}},
         {"export-instructions", {runExportInstructions, {"--out"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
+        {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},
+        {"sweep-merge", {runSweepMerge, {}, {}}},
     };
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -1,6 +1,6 @@
 // tilescope: the desktop application. Everything lives in ui/; this only parses the
 // command line (tilescope [MODEL] [--hw HW|preset] [--batch B] [--session FILE]
-// [--tree FILE] [--run]) and offers to restore the work a crash left behind.
+// [--tree FILE] [--run] [--sweep DB]) and offers to restore the work a crash left behind.
 #include "core/document.h"
 #include "widgets/mainwindow.h"
 
@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
         QStringLiteral("Tree file (text or JSON) to apply to the model, as an undoable edit"),
         QStringLiteral("FILE"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Start the search at once"));
-    parser.addOptions({hw, batch, session, tree, run});
+    const QCommandLineOption sweep(QStringLiteral("sweep"),
+                                   QStringLiteral("Sweep database to open in the sweep viewer"),
+                                   QStringLiteral("DB"));
+    parser.addOptions({hw, batch, session, tree, run, sweep});
     parser.process(app);
 
     tilescope::ui::MainWindow w;
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
     else if (!parser.positionalArguments().isEmpty())
         w.openModel(parser.positionalArguments().front());
     if (parser.isSet(tree)) w.importTree(parser.value(tree));
+    if (parser.isSet(sweep)) w.openSweepDatabase(parser.value(sweep));
     if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
     return app.exec();
 }

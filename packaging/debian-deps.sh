@@ -10,6 +10,8 @@ PACKAGES=(
   libqcustomplot-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev
+  libsqlite3-dev
+  libopenmpi-dev openmpi-bin
   xvfb xauth imagemagick
   clang-format-14
 )

@@ -7,6 +7,7 @@
 #include "core/searchworker.h"
 #include "core/selectionstate.h"
 #include "core/session.h"
+#include "core/sweeptable.h"
 #include "model/model_loader.h"
 #include "pipeline/export.h"
 #include "pipeline/program.h"
@@ -21,6 +22,7 @@
 #include "widgets/plotexport.h"
 #include "widgets/searchpanel.h"
 #include "widgets/stgraphview.h"
+#include "widgets/sweepview.h"
 #include "widgets/tradeoffview.h"
 #include "widgets/treepanel.h"
 #include "widgets/welcomepage.h"
@@ -32,6 +34,7 @@
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDialog>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -233,19 +236,20 @@ bool MainWindow::saveToSessionFile() {
     return !p.isEmpty() && saveSession(p);
 }
 
+bool MainWindow::confirmDiscard(const QString& question) {
+    if (!m_interactive || !isModified()) return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved changes"), question,
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    return answer == QMessageBox::Discard || (answer == QMessageBox::Save && saveToSessionFile());
+}
+
 void MainWindow::closeEvent(QCloseEvent* e) {
     // Quitting must not drop hand edits or an adopted search result without asking.
-    if (m_interactive && isModified()) {
-        const auto answer = QMessageBox::question(
-            this, tr("Unsaved changes"),
-            tr("The schedule has changes that are not saved in a session. Save them before "
-               "closing?"),
-            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        if (answer == QMessageBox::Cancel ||
-            (answer == QMessageBox::Save && !saveToSessionFile())) {
-            e->ignore();
-            return;
-        }
+    if (!confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
+                           "them before closing?"))) {
+        e->ignore();
+        return;
     }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
@@ -359,6 +363,12 @@ void MainWindow::buildMenus() {
     });
     file->addSeparator();
     file->addAction(tr("Open &session..."), this, &MainWindow::openSessionDialog);
+    file->addAction(tr("Open s&weep database..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(
+            this, tr("Open sweep database"), {},
+            tr("Sweep databases (*.sqlite *.db *.sqlite3);;All files (*)"));
+        if (!p.isEmpty()) openSweepDatabase(p);
+    });
     file->addAction(tr("&Save session"), QKeySequence::Save, this, [this] { saveToSessionFile(); });
     file->addAction(tr("Save session &as..."), QKeySequence::SaveAs, this, [this] {
         const QString p = QFileDialog::getSaveFileName(this, tr("Save session"), {},
@@ -686,6 +696,80 @@ bool MainWindow::importTree(const QString& path) {
         showError(tr("Import tree"), path + QStringLiteral(": ") + err);
         return false;
     }
+    return true;
+}
+
+bool MainWindow::openSweepDatabase(const QString& path) {
+    auto table = SweepTable::load(path);
+    if (!table) {
+        showError(tr("Open sweep database"), qs(table.error().message));
+        return false;
+    }
+    if (table->size() == 0) {
+        showError(tr("Open sweep database"), path + tr(": no points yet"));
+        return false;
+    }
+    delete m_sweep; // one viewer: the latest database
+    m_sweep = new SweepView(std::move(table).value(), path, this);
+    m_sweep->setAttribute(Qt::WA_DeleteOnClose, false);
+    connect(m_sweep, &SweepView::openPointRequested, this,
+            [this](const SweepRow& row, const QString& db) { openSweepPoint(row, db); });
+    m_sweep->show();
+    m_sweep->raise();
+    statusBar()->showMessage(
+        tr("Opened sweep %1: %2 points").arg(path).arg(m_sweep->table().size()), 5000);
+    return true;
+}
+
+bool MainWindow::openSweepPoint(const SweepRow& row, const QString& databasePath) {
+    const QString title = tr("Open sweep point");
+    if (row.treeJson.empty()) {
+        showError(title, qs(row.hwName) + tr(": this point has no schedule: ") + qs(row.reason));
+        return false;
+    }
+    if (!confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
+                           "them before opening the sweep point?")))
+        return false;
+    QString modelPath = qs(row.model);
+    if (!QFileInfo::exists(modelPath)) {
+        const QString beside =
+            QFileInfo(databasePath).dir().filePath(QFileInfo(modelPath).fileName());
+        if (QFileInfo::exists(beside)) modelPath = beside;
+    }
+    const std::string where = databasePath.toStdString() + ": point " + row.point.substr(0, 16);
+    auto fail = [&](const std::string& msg) {
+        showError(title, qs(msg));
+        return false;
+    };
+    auto sha = sha256File(modelPath.toStdString());
+    if (!sha) return fail(where + ": " + sha.error().message);
+    if (*sha != row.modelSha256)
+        return fail(where + ": " + modelPath.toStdString() +
+                    ": the file changed since the sweep (sha256 differs)");
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    auto net = loadModel(modelPath.toStdString());
+    QApplication::restoreOverrideCursor();
+    if (!net) return fail(net.error().message);
+    auto hw = parseHardware(row.hwJson, where + ": hw_json");
+    if (!hw) return fail(hw.error().message);
+    auto tree = parseTreeJson(row.treeJson, *net, where + ": tree_json");
+    if (!tree) return fail(tree.error().message);
+    const Objective objective{row.objectiveN, row.objectiveM};
+    auto shared = std::make_shared<const Network>(std::move(net).value());
+    const QString err =
+        m_doc->restore(shared, QFileInfo(modelPath).absoluteFilePath(), qs(row.modelSha256), *hw,
+                       qs(row.hwName), row.batch, objective, *tree);
+    if (!err.isEmpty()) return fail(where + ": tree: " + err.toStdString());
+    m_search->setObjective(objective);
+    // Reproducible from the database, like a freshly opened model: nothing unsaved yet.
+    m_sessionPath.clear();
+    m_dirtyInputs = false;
+    modifiedChanged();
+    updateTitle();
+    statusBar()->showMessage(tr("Opened sweep point %1 (%2, batch %3)")
+                                 .arg(qs(row.point.substr(0, 12)), qs(row.hwName))
+                                 .arg(row.batch),
+                             8000);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/searchsnapshot.h"
+#include "sweep/sweep.h"
 
 #include <QMainWindow>
 #include <QThread>
@@ -32,6 +33,7 @@ class Session;
 class WelcomePage;
 class TradeoffView;
 class DiffPanel;
+class SweepView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -53,6 +55,13 @@ class MainWindow : public QMainWindow {
     // user cancelled or the save failed (the error was shown).
     bool saveToSessionFile();
     bool importTree(const QString& path);
+    // File > Open sweep database: the sweep viewer over that database (docs/sweep.md).
+    bool openSweepDatabase(const QString& path);
+    SweepView* sweepView() const { return m_sweep; }
+    // A sweep point's model + hardware + tree as the document (double-click in the viewer),
+    // after asking about unsaved changes. The model is the row's path, or a file of that name
+    // beside the database (a database copied from a cluster); its sha256 must match.
+    bool openSweepPoint(const tilescope::SweepRow& row, const QString& databasePath);
     // The welcome page's one click: preset, model, and optionally the search.
     bool openSample(const QString& modelPath, const QString& preset, bool run);
     WelcomePage* welcomePage() const { return m_welcome; }
@@ -107,6 +116,8 @@ class MainWindow : public QMainWindow {
     void showEvent(QShowEvent* e) override;
 
   private:
+    // Unsaved changes: Save / Discard / Cancel; true when the caller may go on.
+    bool confirmDiscard(const QString& question);
     void buildMenus();
     void buildDocks();
     void connectWorker();
@@ -140,6 +151,7 @@ class MainWindow : public QMainWindow {
     WelcomePage* m_welcome = nullptr;
     TradeoffView* m_tradeoff = nullptr;
     DiffPanel* m_diff = nullptr;
+    SweepView* m_sweep = nullptr;
     QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_recentMenu = nullptr;

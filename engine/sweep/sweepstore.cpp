@@ -1,0 +1,312 @@
+#include "sweep/sweepstore.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <sqlite3.h>
+#include <thread>
+
+namespace tilescope {
+
+namespace {
+
+// The columns of `runs`, in the order of the schema, of inserts and of reads.
+constexpr const char* kColumns =
+    "point, model, model_sha256, hw_name, hw_json, batch, objective_n, objective_m, seed, mode, "
+    "valid, reason, energy_pj, delay_cycles, cost, dram_bytes, noc_hop_bytes, elapsed_s, "
+    "iterations, tree_json, search_json, created_at";
+
+constexpr const char* kSchema = R"(CREATE TABLE IF NOT EXISTS runs (
+  point TEXT PRIMARY KEY NOT NULL,
+  model TEXT NOT NULL,
+  model_sha256 TEXT NOT NULL,
+  hw_name TEXT NOT NULL,
+  hw_json TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  objective_n REAL NOT NULL,
+  objective_m REAL NOT NULL,
+  seed INTEGER NOT NULL,
+  mode TEXT NOT NULL,
+  valid INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  energy_pj REAL,
+  delay_cycles REAL,
+  cost REAL,
+  dram_bytes REAL,
+  noc_hop_bytes REAL,
+  elapsed_s REAL NOT NULL,
+  iterations INTEGER NOT NULL,
+  tree_json TEXT NOT NULL,
+  search_json TEXT NOT NULL,
+  created_at TEXT NOT NULL))";
+
+// A prepared statement, finalized on every path.
+class Statement {
+  public:
+    Statement(sqlite3* db, const std::string& sql) {
+        m_rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr);
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    bool ok() const { return m_rc == SQLITE_OK; }
+    sqlite3_stmt* get() const { return m_stmt; }
+
+    void text(int i, const std::string& s) {
+        sqlite3_bind_text(m_stmt, i, s.c_str(), int(s.size()), SQLITE_TRANSIENT);
+    }
+    void real(int i, double d) {
+        if (std::isfinite(d))
+            sqlite3_bind_double(m_stmt, i, d);
+        else
+            sqlite3_bind_null(m_stmt, i);
+    }
+    void integer(int i, long long v) { sqlite3_bind_int64(m_stmt, i, v); }
+
+    std::string columnText(int i) const {
+        const unsigned char* t = sqlite3_column_text(m_stmt, i);
+        return t ? std::string(reinterpret_cast<const char*>(t),
+                               size_t(sqlite3_column_bytes(m_stmt, i)))
+                 : std::string();
+    }
+    double columnReal(int i) const {
+        return sqlite3_column_type(m_stmt, i) == SQLITE_NULL
+                   ? std::numeric_limits<double>::quiet_NaN()
+                   : sqlite3_column_double(m_stmt, i);
+    }
+    long long columnInt(int i) const { return sqlite3_column_int64(m_stmt, i); }
+
+  private:
+    sqlite3_stmt* m_stmt = nullptr;
+    int m_rc = SQLITE_ERROR;
+};
+
+} // namespace
+
+Error SweepStore::sqlError(const std::string& what) const {
+    return makeError(m_path, what, sqlite3_errmsg(m_db));
+}
+
+std::optional<Error> SweepStore::exec(const char* sql, const std::string& what) const {
+    char* msg = nullptr;
+    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &msg) == SQLITE_OK) return std::nullopt;
+    Error e = makeError(m_path, what, msg ? msg : sqlite3_errmsg(m_db));
+    sqlite3_free(msg);
+    return e;
+}
+
+Result<std::unique_ptr<SweepStore>> SweepStore::open(const std::string& path, bool create) {
+    std::error_code ec;
+    if (!create && !std::filesystem::exists(path, ec)) return makeError(path, "", "no such file");
+    sqlite3* db = nullptr;
+    const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    std::unique_ptr<SweepStore> s(new SweepStore(db, path));
+    if (rc != SQLITE_OK) {
+        if (!db) return makeError(path, "", "cannot open (out of memory)");
+        return s->sqlError("open");
+    }
+    // A second writer (another shard on this machine) waits for the lock instead of failing.
+    sqlite3_busy_timeout(db, 60000);
+    // WAL: readers (the GUI) never block the writer; a killed writer leaves whole transactions.
+    // synchronous=NORMAL keeps every committed row through a killed process (not through a
+    // power cut, which may lose the last few: rerunning redoes them).
+    if (create) {
+        // Switching to WAL needs the file to itself: another shard starting at the same
+        // moment holds it briefly, and SQLite does not wait for that lock by itself.
+        std::optional<Error> e;
+        for (int attempt = 0; attempt < 600; ++attempt) {
+            e = s->exec("PRAGMA journal_mode=WAL", "");
+            if (!e || (sqlite3_errcode(db) & 0xff) != SQLITE_BUSY) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        if (e) {
+            if (e->message.find("not a database") != std::string::npos)
+                return makeError(path, "", "not an SQLite database");
+            return *e;
+        }
+        if (auto e2 = s->exec("PRAGMA synchronous=NORMAL", "")) return *e2;
+    }
+    int v = 0;
+    {
+        // Finalized before anything writes: a statement left open holds a read snapshot,
+        // and a write from a stale snapshot fails at once instead of waiting.
+        Statement version(db, "PRAGMA user_version");
+        if (!version.ok()) {
+            const std::string m = sqlite3_errmsg(db);
+            return makeError(
+                path, "",
+                m.find("not a database") != std::string::npos ? "not an SQLite database" : m);
+        }
+        if (sqlite3_step(version.get()) == SQLITE_ROW) v = int(version.columnInt(0));
+    }
+    if (v > schemaVersion())
+        return makeError(path, "",
+                         "sweep database schema " + std::to_string(v) +
+                             " is newer than this tilescope (" + std::to_string(schemaVersion()) +
+                             ")");
+    if (create) {
+        // In a write transaction from the start: a read that turns into a write fails at once
+        // (SQLITE_BUSY_SNAPSHOT) when another shard wrote in between; BEGIN IMMEDIATE waits.
+        if (auto e = s->exec("BEGIN IMMEDIATE", "create table runs")) return *e;
+        auto e = s->exec(kSchema, "create table runs");
+        if (!e && v == 0) e = s->exec("PRAGMA user_version=1", "create table runs");
+        if (!e) e = s->exec("COMMIT", "create table runs");
+        if (e) {
+            s->exec("ROLLBACK", "");
+            return *e;
+        }
+    }
+    // An existing table must have every column (a foreign database named .sqlite, say).
+    Statement probe(db, std::string("SELECT ") + kColumns + " FROM runs LIMIT 0");
+    if (!probe.ok())
+        return makeError(
+            path, "", std::string("not a tilescope sweep database (") + sqlite3_errmsg(db) + ")");
+    return s;
+}
+
+SweepStore::~SweepStore() {
+    sqlite3_close(m_db);
+}
+
+Result<std::set<std::string>> SweepStore::points() const {
+    Statement st(m_db, "SELECT point FROM runs");
+    if (!st.ok()) return sqlError("read points");
+    std::set<std::string> out;
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW)
+        out.insert(st.columnText(0));
+    if (rc != SQLITE_DONE) return sqlError("read points");
+    return out;
+}
+
+Result<bool> SweepStore::insert(const SweepRow& r) {
+    // BEGIN IMMEDIATE takes the write lock up front, so the busy timeout covers the wait.
+    if (auto e = exec("BEGIN IMMEDIATE", "point " + r.point)) return *e;
+    Statement st(m_db, std::string("INSERT OR IGNORE INTO runs (") + kColumns +
+                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!st.ok()) {
+        Error e = sqlError("point " + r.point);
+        exec("ROLLBACK", "");
+        return e;
+    }
+    st.text(1, r.point);
+    st.text(2, r.model);
+    st.text(3, r.modelSha256);
+    st.text(4, r.hwName);
+    st.text(5, r.hwJson);
+    st.integer(6, r.batch);
+    st.real(7, r.objectiveN);
+    st.real(8, r.objectiveM);
+    st.integer(9, (long long)r.seed);
+    st.text(10, r.mode);
+    st.integer(11, r.valid ? 1 : 0);
+    st.text(12, r.reason);
+    st.real(13, r.energyPj);
+    st.real(14, r.delayCycles);
+    st.real(15, r.cost);
+    st.real(16, r.dramBytes);
+    st.real(17, r.nocHopBytes);
+    st.real(18, std::isfinite(r.elapsedS) ? r.elapsedS : 0.0);
+    st.integer(19, r.iterations);
+    st.text(20, r.treeJson);
+    st.text(21, r.searchJson);
+    st.text(22, r.createdAt);
+    if (sqlite3_step(st.get()) != SQLITE_DONE) {
+        Error e = sqlError("point " + r.point);
+        exec("ROLLBACK", "");
+        return e;
+    }
+    const bool added = sqlite3_changes(m_db) > 0;
+    if (auto e = exec("COMMIT", "point " + r.point)) {
+        exec("ROLLBACK", "");
+        return *e;
+    }
+    return added;
+}
+
+Result<std::vector<SweepRow>> SweepStore::rows() const {
+    Statement st(m_db, std::string("SELECT ") + kColumns + " FROM runs ORDER BY point");
+    if (!st.ok()) return sqlError("read runs");
+    std::vector<SweepRow> out;
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+        SweepRow r;
+        r.point = st.columnText(0);
+        r.model = st.columnText(1);
+        r.modelSha256 = st.columnText(2);
+        r.hwName = st.columnText(3);
+        r.hwJson = st.columnText(4);
+        r.batch = int(st.columnInt(5));
+        r.objectiveN = st.columnReal(6);
+        r.objectiveM = st.columnReal(7);
+        r.seed = std::uint64_t(st.columnInt(8));
+        r.mode = st.columnText(9);
+        r.valid = st.columnInt(10) != 0;
+        r.reason = st.columnText(11);
+        r.energyPj = st.columnReal(12);
+        r.delayCycles = st.columnReal(13);
+        r.cost = st.columnReal(14);
+        r.dramBytes = st.columnReal(15);
+        r.nocHopBytes = st.columnReal(16);
+        r.elapsedS = st.columnReal(17);
+        r.iterations = st.columnInt(18);
+        r.treeJson = st.columnText(19);
+        r.searchJson = st.columnText(20);
+        r.createdAt = st.columnText(21);
+        out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE) return sqlError("read runs");
+    return out;
+}
+
+Result<SweepStore::MergeCount> SweepStore::mergeFrom(const std::string& otherPath) {
+    // Open it on its own first: the same checks (a sweep database, a known schema) and
+    // errors that name that file.
+    auto other = open(otherPath, false);
+    if (!other) return other.error();
+    other->reset();
+    std::error_code ec;
+    if (std::filesystem::equivalent(otherPath, m_path, ec))
+        return makeError(otherPath, "", "is the output database itself");
+    {
+        Statement attach(m_db, "ATTACH DATABASE ? AS src");
+        attach.text(1, otherPath);
+        if (!attach.ok() || sqlite3_step(attach.get()) != SQLITE_DONE)
+            return sqlError("attach " + otherPath);
+    }
+    MergeCount c;
+    auto fail = [&](const std::string& what) {
+        Error e = sqlError(what);
+        exec("ROLLBACK", "");
+        exec("DETACH DATABASE src", "");
+        return e;
+    };
+    if (auto e = exec("BEGIN IMMEDIATE", "merge " + otherPath)) {
+        exec("DETACH DATABASE src", "");
+        return *e;
+    }
+    {
+        Statement dup(m_db, "SELECT count(*), coalesce(sum(NOT (s.cost IS m.cost)), 0) FROM "
+                            "src.runs s JOIN main.runs m ON s.point = m.point");
+        if (!dup.ok() || sqlite3_step(dup.get()) != SQLITE_ROW) return fail("merge " + otherPath);
+        c.duplicates = dup.columnInt(0);
+        c.conflicting = dup.columnInt(1);
+    }
+    {
+        Statement ins(m_db, std::string("INSERT OR IGNORE INTO main.runs (") + kColumns +
+                                ") SELECT " + kColumns + " FROM src.runs");
+        if (!ins.ok() || sqlite3_step(ins.get()) != SQLITE_DONE) return fail("merge " + otherPath);
+        c.added = sqlite3_changes(m_db);
+    }
+    if (auto e = exec("COMMIT", "merge " + otherPath)) {
+        exec("ROLLBACK", "");
+        exec("DETACH DATABASE src", "");
+        return *e;
+    }
+    exec("DETACH DATABASE src", "");
+    return c;
+}
+
+} // namespace tilescope

@@ -1,0 +1,137 @@
+#include "core/sweeptable.h"
+
+#include "sweep/sweepstore.h"
+
+#include <QFileInfo>
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace tilescope::ui {
+
+namespace {
+
+QString number(double d) {
+    return QString::number(d, 'g', 10);
+}
+
+QString shown(const nlohmann::json& v) {
+    if (v.is_number()) return number(v.get<double>());
+    if (v.is_string()) return QString::fromStdString(v.get<std::string>());
+    return QString::fromStdString(v.dump());
+}
+
+const QStringList kFixed = {QStringLiteral("model"),    QStringLiteral("batch"),
+                            QStringLiteral("hardware"), QStringLiteral("objective"),
+                            QStringLiteral("seed"),     QStringLiteral("search")};
+
+} // namespace
+
+Result<SweepTable> SweepTable::load(const QString& path) {
+    auto store = SweepStore::open(path.toStdString(), false);
+    if (!store) return store.error();
+    auto rows = (*store)->rows();
+    if (!rows) return rows.error();
+    return SweepTable(std::move(rows).value());
+}
+
+SweepTable::SweepTable(std::vector<SweepRow> rows) : m_rows(std::move(rows)) {
+    QMap<QString, std::set<QString>> distinct;
+    QStringList hwKeys;
+    for (const SweepRow& r : m_rows) {
+        QMap<QString, QString> v;
+        v[QStringLiteral("model")] = QFileInfo(QString::fromStdString(r.model)).fileName();
+        v[QStringLiteral("batch")] = QString::number(r.batch);
+        v[QStringLiteral("hardware")] = QString::fromStdString(r.hwName);
+        v[QStringLiteral("objective")] =
+            QStringLiteral("E^%1 x D^%2").arg(number(r.objectiveN), number(r.objectiveM));
+        v[QStringLiteral("seed")] = QString::number(qulonglong(r.seed));
+        v[QStringLiteral("search")] = QString::fromStdString(r.searchJson);
+        const auto hw = nlohmann::json::parse(r.hwJson, nullptr, false);
+        if (hw.is_object())
+            for (const auto& [key, value] : flattenJson(hw)) {
+                if (key == "name") continue;
+                const QString k = QString::fromStdString(key);
+                if (!hwKeys.contains(k)) hwKeys << k;
+                v[k] = shown(value);
+            }
+        for (auto it = v.cbegin(); it != v.cend(); ++it)
+            distinct[it.key()].insert(it.value());
+        m_values.push_back(std::move(v));
+    }
+    for (const QString& p : kFixed + hwKeys)
+        if (distinct.value(p).size() > 1) m_parameters << p;
+}
+
+QStringList SweepTable::hardwareParameters() const {
+    QStringList out;
+    for (const QString& p : m_parameters)
+        if (!kFixed.contains(p)) out << p;
+    return out;
+}
+
+QString SweepTable::value(int i, const QString& parameter) const {
+    return m_values[size_t(i)].value(parameter);
+}
+
+QStringList SweepTable::values(const QString& parameter) const {
+    std::set<QString> s;
+    for (const auto& v : m_values)
+        s.insert(v.value(parameter));
+    QStringList out(s.begin(), s.end());
+    bool numeric = true;
+    for (const QString& x : out) {
+        bool ok = false;
+        x.toDouble(&ok);
+        numeric = numeric && ok;
+    }
+    if (numeric)
+        std::sort(out.begin(), out.end(),
+                  [](const QString& a, const QString& b) { return a.toDouble() < b.toDouble(); });
+    return out;
+}
+
+void SweepTable::setFilter(const QString& parameter, const QString& value) {
+    if (value.isEmpty())
+        m_filters.remove(parameter);
+    else
+        m_filters[parameter] = value;
+}
+
+std::vector<int> SweepTable::filtered() const {
+    std::vector<int> out;
+    for (int i = 0; i < size(); ++i) {
+        bool pass = true;
+        for (auto it = m_filters.cbegin(); it != m_filters.cend() && pass; ++it)
+            pass = m_values[size_t(i)].value(it.key()) == it.value();
+        if (pass) out.push_back(i);
+    }
+    return out;
+}
+
+std::vector<int> SweepTable::paretoFront(const std::vector<int>& rows) const {
+    std::vector<int> valid;
+    for (int i : rows) {
+        const SweepRow& r = m_rows[size_t(i)];
+        if (r.valid && std::isfinite(r.energyPj) && std::isfinite(r.delayCycles))
+            valid.push_back(i);
+    }
+    // By delay, then energy: a point is on the front when its energy is below every
+    // energy seen at a smaller (or equal) delay.
+    std::sort(valid.begin(), valid.end(), [&](int a, int b) {
+        const SweepRow &x = m_rows[size_t(a)], &y = m_rows[size_t(b)];
+        return x.delayCycles != y.delayCycles ? x.delayCycles < y.delayCycles
+                                              : x.energyPj < y.energyPj;
+    });
+    std::vector<int> front;
+    double best = INFINITY;
+    for (int i : valid)
+        if (m_rows[size_t(i)].energyPj < best) {
+            best = m_rows[size_t(i)].energyPj;
+            front.push_back(i);
+        }
+    return front;
+}
+
+} // namespace tilescope::ui
