@@ -14,8 +14,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <memory>
-#include <qcustomplot.h>
 #include <nlohmann/json.hpp>
+#include <qcustomplot.h>
 
 using namespace tilescope;
 using namespace tilescope::ui;
