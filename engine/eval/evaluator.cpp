@@ -651,11 +651,16 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
                                        std::max(1, tree.node(leafNode[size_t(prod)]).batch);
             producerCompute = std::min(producerCompute, perConsumer);
         }
+    // On a crowded mesh the exchange is paced by the busiest tile's SENDs at their shared
+    // links (LeafTraffic::nocPaced): what is left of it after the producer ends counts as
+    // for a re-partitioned input.
     const double xFull = T.nocInMaxLink / inv / linkBw, xSame = T.nocSameMaxLink / inv / linkBw;
-    const double exposed =
-        (xFull > 0 ? std::max(xFull / kStages, xFull - producerCompute * (1 - 1.0 / kStages))
-                   : 0.0) +
-        xSame / kStages;
+    const double xPaced = T.nocPaced / inv / linkBw;
+    auto left = [&](double x) {
+        return std::max(x / kStages, x - producerCompute * (1 - 1.0 / kStages));
+    };
+    double exposed = (xFull > 0 ? left(xFull) : 0.0) + xSame / kStages;
+    if (xPaced > 0 && std::isfinite(producerCompute)) exposed = std::max(exposed, left(xPaced));
     nw.time =
         std::max({nw.compute + latency + std::min(nw.compute, exposed), nw.dram / dramBw + latency,
                   sideTime, std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});

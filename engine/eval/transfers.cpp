@@ -561,6 +561,11 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<SliceRef> slices;
     thread_local std::vector<double> egress;
     egress.assign(size_t(mesh.tiles()), 0.0);
+    // The NoC input pieces (sender tile, bytes, route) for the congestion estimate below.
+    thread_local std::vector<int> sendTile, sendLinks;
+    thread_local std::vector<double> sendBytes;
+    thread_local std::vector<size_t> sendRoute;
+    sendTile.clear(), sendLinks.clear(), sendBytes.clear(), sendRoute.clear();
     double actDelivered = 0;
     for (int inv = 0; inv < period; ++inv) {
         const int s0 = inv * b, s1 = s0 + b;
@@ -620,6 +625,10 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         for (size_t a : to)
                             dst.push_back(actTiles[a]);
                         mesh.multicastRoute(slices[sl].tile, dst, route);
+                        sendTile.push_back(slices[sl].tile);
+                        sendBytes.push_back(bytes);
+                        sendRoute.push_back(sendLinks.size());
+                        sendLinks.insert(sendLinks.end(), route.begin(), route.end());
                         act.add(route, bytes);
                         (g.sameAsProducer ? nocSame : noc).add(route, bytes);
                         egress[size_t(slices[sl].tile)] += bytes;
@@ -638,6 +647,39 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 T.actDram += bytes;
                 egress[size_t(actTiles[a])] += bytes;
             }
+    }
+    // Congestion (docs/cost-model.md §5): a tile's SEND engine sends its pieces one after
+    // another, and each piece moves at the pace of the most shared link on its route, where
+    // every tile sending over that link gets an equal share. In bytes at a link's full
+    // bandwidth: per tile, the sum of its pieces' bytes x senders on their busiest link.
+    if (!sendTile.empty()) {
+        thread_local std::vector<int> senders, lastSender;
+        senders.assign(size_t(mesh.linkCount()), 0);
+        lastSender.assign(size_t(mesh.linkCount()), -1);
+        thread_local std::vector<size_t> order;
+        order.resize(sendTile.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return sendTile[a] < sendTile[b]; });
+        sendRoute.push_back(sendLinks.size());
+        for (size_t i : order)
+            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r) {
+                const int l = sendLinks[r];
+                if (lastSender[size_t(l)] != sendTile[i]) {
+                    lastSender[size_t(l)] = sendTile[i];
+                    ++senders[size_t(l)];
+                }
+            }
+        thread_local std::vector<double> paced;
+        paced.assign(size_t(mesh.tiles()), 0.0);
+        for (size_t i = 0; i < sendTile.size(); ++i) {
+            int most = 1;
+            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r)
+                most = std::max(most, senders[size_t(sendLinks[r])]);
+            paced[size_t(sendTile[i])] += sendBytes[i] * most;
+        }
+        T.nocPaced = *std::max_element(paced.begin(), paced.end());
     }
     T.actMaxLink = act.take(T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
@@ -658,6 +700,7 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     T.nocInMaxLink *= scale;
     T.nocSameMaxLink *= scale;
     T.maxEgress *= scale;
+    T.nocPaced *= scale;
     for (double& b : T.actSide)
         b *= scale;
     T.actDram *= scale;

@@ -1,6 +1,7 @@
 // The evaluator and analyzer: a hand-derived case, allocation against brute force, the
 // data-flow rules, invariants, and the mesh numbering.
 #include "eval/evaluator.h"
+#include "eval/transfers.h"
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
 #include "netbuilder.h"
@@ -35,6 +36,7 @@ class TestEvaluator : public QObject {
     void leafDramOnItsCriticalPath();
     void dramLatency();
     void exchangeOnTheChain();
+    void pacedExchange();
     void allocationMatchesBruteForce();
     void dataFlowRules();
     void invariants_data();
@@ -194,6 +196,35 @@ void TestEvaluator::exchangeOnTheChain() {
     QCOMPARE(e.nodes[size_t(c1)].tileCount, 1);
     QCOMPARE(e.nodes[size_t(c2)].tileCount, 1);
     QCOMPARE(e.nodes[size_t(c2)].time, 112896.0 + 12544.0);
+}
+
+// docs/cost-model.md §5: an all-to-all among three tiles in a row. conv1 (1x1, 96 -> 96,
+// 12x12) split by output channels (32 each) feeds conv2 split by rows (4 each) on the same
+// tiles: every tile sends its 32 channels x 4 rows x 12 columns = 1536 bytes to each other
+// tile. Links E0, E1, W1, W2 each carry two pieces (3072 bytes), but E1 is shared by the
+// SENDs of tiles 0 and 1 and W1 by those of tiles 1 and 2: tile 1's two pieces each move at
+// half a link, so it needs 2 x 1536 x 2 = 6144 bytes' worth of link time, twice the busiest
+// link.
+void TestEvaluator::pacedExchange() {
+    Network net;
+    net.name = "all_to_all";
+    net.layers.push_back(test::conv("conv1", 96, 96, 12, 1, -1));
+    net.layers.push_back(test::conv("conv2", 96, 96, 12, 1, 0));
+    net = test::finish(net);
+    const Hardware hw = defaultHardware(3, 1, "row");
+    const Mesh mesh(hw);
+    QCOMPARE(mesh.tileAt(1), 1);
+    QCOMPARE(mesh.tileAt(2), 2);
+    const TransferGeometry geo(net, hw.dataBits);
+    LeafMapping byChannel, byRow;
+    byChannel.pk = 3;
+    byRow.ph = 3;
+    const LeafPlacement producer{0, 1, 0, 3, &byChannel};
+    const LeafPlacement consumer{1, 1, 0, 3, &byRow};
+    const LeafTraffic T = leafTrafficPeriod(geo, mesh, consumer, {&producer}, false);
+    QCOMPARE(T.nocSameMaxLink, 3072.0);
+    QCOMPARE(T.maxEgress, 3072.0);
+    QCOMPARE(T.nocPaced, 6144.0);
 }
 
 void TestEvaluator::allocationMatchesBruteForce() {
