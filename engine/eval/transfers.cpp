@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace tilescope {
 
@@ -649,35 +650,49 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             }
     }
     // Congestion (docs/cost-model.md §5): a tile's SEND engine sends its pieces one after
-    // another, and each piece moves at the pace of the most shared link on its route, where
-    // every tile sending over that link gets an equal share. In bytes at a link's full
-    // bandwidth: per tile, the sum of its pieces' bytes x senders on their busiest link.
+    // another, and a piece on a link shared with other tiles' SENDs moves at an equal share
+    // while they have bytes left there: b + sum over the other senders s of min(W_s, b),
+    // for its own bytes b and W_s the bytes s sends over the link (fluid round-robin, as
+    // the replay's links). A piece takes the longest of its route's links; per tile, its
+    // pieces add up. In bytes at a link's full bandwidth.
     if (!sendTile.empty()) {
-        thread_local std::vector<int> senders, lastSender;
-        senders.assign(size_t(mesh.linkCount()), 0);
-        lastSender.assign(size_t(mesh.linkCount()), -1);
-        thread_local std::vector<size_t> order;
-        order.resize(sendTile.size());
-        for (size_t i = 0; i < order.size(); ++i)
-            order[i] = i;
-        std::sort(order.begin(), order.end(),
-                  [&](size_t a, size_t b) { return sendTile[a] < sendTile[b]; });
+        // (link, sender tile, bytes) of every piece's route, merged per (link, sender).
+        thread_local std::vector<std::tuple<int, int, double>> onLink;
+        onLink.clear();
         sendRoute.push_back(sendLinks.size());
-        for (size_t i : order)
-            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r) {
-                const int l = sendLinks[r];
-                if (lastSender[size_t(l)] != sendTile[i]) {
-                    lastSender[size_t(l)] = sendTile[i];
-                    ++senders[size_t(l)];
-                }
-            }
+        for (size_t i = 0; i < sendTile.size(); ++i)
+            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r)
+                onLink.emplace_back(sendLinks[r], sendTile[i], sendBytes[i]);
+        std::sort(onLink.begin(), onLink.end());
+        size_t w = 0;
+        for (size_t r = 0; r < onLink.size(); ++r) {
+            if (w > 0 && std::get<0>(onLink[w - 1]) == std::get<0>(onLink[r]) &&
+                std::get<1>(onLink[w - 1]) == std::get<1>(onLink[r]))
+                std::get<2>(onLink[w - 1]) += std::get<2>(onLink[r]);
+            else
+                onLink[w++] = onLink[r];
+        }
+        onLink.resize(w);
+        thread_local std::vector<size_t> firstOn;
+        firstOn.assign(size_t(mesh.linkCount()) + 1, 0);
+        for (const auto& e : onLink)
+            ++firstOn[size_t(std::get<0>(e)) + 1];
+        for (size_t l = 1; l < firstOn.size(); ++l)
+            firstOn[l] += firstOn[l - 1];
         thread_local std::vector<double> paced;
         paced.assign(size_t(mesh.tiles()), 0.0);
         for (size_t i = 0; i < sendTile.size(); ++i) {
-            int most = 1;
-            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r)
-                most = std::max(most, senders[size_t(sendLinks[r])]);
-            paced[size_t(sendTile[i])] += sendBytes[i] * most;
+            const double b = sendBytes[i];
+            double slowest = b;
+            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r) {
+                const int l = sendLinks[r];
+                double t = b;
+                for (size_t e = firstOn[size_t(l)]; e < firstOn[size_t(l) + 1]; ++e)
+                    if (std::get<1>(onLink[e]) != sendTile[i])
+                        t += std::min(std::get<2>(onLink[e]), b);
+                slowest = std::max(slowest, t);
+            }
+            paced[size_t(sendTile[i])] += slowest;
         }
         T.nocPaced = *std::max_element(paced.begin(), paced.end());
     }

@@ -139,9 +139,9 @@ struct LeafTraffic {
     // outputs to DRAM): a tile's STORE/SEND engine moves one transfer at a time, each at
     // most at a link's bandwidth, so these serialise however many links they use.
     double maxEgress = 0;
-    // The same for the inputs received over the NoC, each piece paced by the most shared
-    // link of its route (bytes x tiles sending over that link): a tile's SENDs move at
-    // their busiest link's share, one after another (docs/cost-model.md §5).
+    // The same for the inputs received over the NoC, each piece paced by the slowest link
+    // of its route, where it shares the bandwidth with the other tiles' SENDs while they
+    // have bytes left there; a tile's pieces one after another (docs/cost-model.md §5).
     double nocPaced = 0;
     // DRAM bytes per side (indexed by Dir), for templates that give each side its own
     // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
