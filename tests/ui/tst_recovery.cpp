@@ -130,6 +130,41 @@ class TstRecovery : public QObject {
         QVERIFY(!asked);
     }
 
+    // Opening another model (menu, recent list, welcome page) with unsaved edits asks
+    // first: Cancel keeps the edited schedule, Discard opens the other model.
+    void openAsksBeforeDroppingEdits() {
+        MainWindow w;
+        openSmall(w);
+        w.setInteractive(true);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        Document* doc = w.document();
+        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+        const std::string edited = treeToText(doc->tree(), *doc->network());
+        bool asked = false;
+        auto answer = [&asked](QMessageBox::StandardButton which) {
+            QTimer::singleShot(200, [which, &asked] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                if (!box) return;
+                asked = true;
+                box->button(which)->click();
+            });
+        };
+        const QString other = QString::fromLatin1(TILESCOPE_SAMPLES "/models/mobilenet_v2.onnx");
+        answer(QMessageBox::Cancel);
+        QVERIFY(!w.openModelAsking(other));
+        QVERIFY(asked);
+        QCOMPARE(doc->modelPath(), QString::fromLatin1(kModel));
+        QCOMPARE(treeToText(doc->tree(), *doc->network()), edited);
+        QVERIFY(w.isModified());
+        asked = false;
+        answer(QMessageBox::Discard);
+        QVERIFY(w.openModelAsking(other));
+        QVERIFY(asked);
+        QCOMPARE(doc->modelPath(), other);
+        w.setInteractive(false); // the window closes without a question
+    }
+
     void failedOpenKeepsDocument() {
         MainWindow w;
         openSmall(w);

@@ -110,9 +110,9 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_welcome, &WelcomePage::recentRequested, this,
             [this](const QString& kind, const QString& path) {
                 if (kind == QLatin1String("session"))
-                    openSession(path);
+                    openSessionAsking(path);
                 else
-                    openModel(path);
+                    openModelAsking(path);
             });
     connect(m_welcome, &WelcomePage::guideRequested, this, &MainWindow::showGuide);
     m_tree = new TreePanel(m_doc, m_selection, this);
@@ -458,16 +458,33 @@ void MainWindow::buildMenus() {
 void MainWindow::openModelDialog() {
     const QString p = QFileDialog::getOpenFileName(this, tr("Open model"), {},
                                                    tr("Models (*.onnx *.json);;All files (*)"));
-    if (!p.isEmpty()) openModel(p);
+    if (!p.isEmpty()) openModelAsking(p);
 }
 
 void MainWindow::openSessionDialog() {
     const QString p = QFileDialog::getOpenFileName(
         this, tr("Open session"), {}, tr("Tilescope sessions (*.tilescope.json *.json)"));
-    if (!p.isEmpty()) openSession(p);
+    if (!p.isEmpty()) openSessionAsking(p);
+}
+
+bool MainWindow::openModelAsking(const QString& path) {
+    return confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
+                             "them before opening %1?")
+                              .arg(QFileInfo(path).fileName())) &&
+           openModel(path);
+}
+
+bool MainWindow::openSessionAsking(const QString& path) {
+    return confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
+                             "them before opening %1?")
+                              .arg(QFileInfo(path).fileName())) &&
+           openSession(path);
 }
 
 bool MainWindow::openSample(const QString& model, const QString& preset, bool run) {
+    if (!confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
+                           "them before opening the sample?")))
+        return false;
     // The preset first (no model yet: nothing to undo), then the model, evaluated once.
     if (!m_doc->hasModel() && !openHardware(preset)) return false;
     if (!openModel(model)) return false;
@@ -1085,9 +1102,9 @@ void MainWindow::rebuildRecentMenu() {
         a->setToolTip(path);
         connect(a, &QAction::triggered, this, [this, kind, path] {
             if (kind == QLatin1String("session"))
-                openSession(path);
+                openSessionAsking(path);
             else
-                openModel(path);
+                openModelAsking(path);
         });
     }
     m_recentMenu->setEnabled(!list.isEmpty());

@@ -50,6 +50,10 @@ class MainWindow : public QMainWindow {
     bool openHardware(const QString& pathOrPreset);
     bool setBatch(int batch);
     bool openSession(const QString& path);
+    // What the menus, the recent list and the welcome page call: with unsaved changes,
+    // ask first (Save, Discard or Cancel); false if the user cancelled or the open failed.
+    bool openModelAsking(const QString& path);
+    bool openSessionAsking(const QString& path);
     bool saveSession(const QString& path);
     // Save to the current session file, asking for one if there is none; false if the
     // user cancelled or the save failed (the error was shown).
