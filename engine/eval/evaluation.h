@@ -46,8 +46,15 @@ struct NodeFigures {
     Bytes dramBytes = 0;          // DRAM traffic of one invocation
     double utilisation = 1.0;     // S cut: allocation utilisation; leaf: PE-array utilisation
     Bound bound = Bound::Compute; // segments: the bound that dominates
-    std::string partition;        // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
-    std::string mapping;          // leaves: intra-tile tiling and loop order
+    // Leaves, over the whole run: DRAM bytes (inputs read, outputs stored, weights), bytes of
+    // the NoC pieces received (each piece once, whatever its multicast fan-out) and of the
+    // pieces its consumers receive from it (docs/cost-model.md §4).
+    Bytes runDramBytes = 0, runNocInBytes = 0, runNocOutBytes = 0;
+    std::vector<char>
+        inputViaDram;        // leaves, per layer input: read through DRAM (docs/cost-model.md §3)
+    bool writesDram = false; // leaves: its output is stored to DRAM
+    std::string partition;   // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
+    std::string mapping;     // leaves: intra-tile tiling and loop order
 };
 
 struct Evaluation {

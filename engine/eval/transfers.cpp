@@ -555,6 +555,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             period = std::lcm(period, std::lcm(b, pb) / b);
         }
     T.invocations = period;
+    T.nocInByInput.assign(ly.inputs.size(), 0.0);
     thread_local std::vector<int> actTiles, dst;
     thread_local std::vector<Box> boxes, win;
     thread_local std::vector<std::vector<Box>> wants;
@@ -622,6 +623,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         mesh.multicastRoute(slices[sl].tile, dst, route);
                         act.add(route, bytes);
                         (g.sameAsProducer ? nocSame : noc).add(route, bytes);
+                        T.nocInByInput[k] += bytes;
                         egress[size_t(slices[sl].tile)] += bytes;
                         actDelivered += bytes * double(to.size());
                     },
@@ -661,6 +663,8 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     for (double& b : T.actSide)
         b *= scale;
     T.actDram *= scale;
+    for (double& b : T.nocInByInput)
+        b *= scale;
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).
     T.maxLink = 0;

@@ -144,6 +144,7 @@ struct LeafTraffic {
     // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
     std::array<double, 4> actSide{}, weightSide{};
     double actHop = 0, weightHop = 0; // bytes x links of each part
+    std::vector<double> nocInByInput; // per input: bytes of the NoC pieces received (each once)
     int invocations = 1;
 };
 
