@@ -211,7 +211,7 @@ struct NodeWork {
     Cycles latency = 0;                   // leaves: the DRAM latency its time includes
     int segment = -1;                     // index of the segment this node lies in
     PicoJoules energy = 0;                // whole-run energy attributed to this node
-    Bytes runDram = 0, runNocIn = 0, runNocOut = 0; // leaves, whole run (detail only)
+    Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
 };
 
 } // namespace
@@ -879,15 +879,16 @@ void Coster::costSegment(size_t s) {
                     segInvocations;
         if (opt.detail) {
             // What crosses the leaf's boundary over the whole run (engine/report/layers.h):
-            // its DRAM bytes, the NoC pieces it receives, and those its consumers receive
-            // from it.
+            // its DRAM bytes, the NoC pieces it receives from outside its group, and those
+            // of its output that leave its group; pieces between its own tiles apart.
             lw.runDram += leafDram * segInvocations;
             const auto& ins = C.net.layers[size_t(l)].inputs;
             for (size_t k = 0; k < T.nocInByInput.size() && k < ins.size(); ++k) {
-                const double b = T.nocInByInput[k] * segInvocations;
-                lw.runNocIn += b;
-                if (b > 0 && ins[k].producer >= 0)
-                    w[size_t(leafNode[size_t(ins[k].producer)])].runNocOut += b;
+                lw.runNocIn += T.nocInByInput[k] * segInvocations;
+                lw.runNocInside += T.nocInsideGroup[k] * segInvocations;
+                if (ins[k].producer >= 0)
+                    w[size_t(leafNode[size_t(ins[k].producer)])].runNocOut +=
+                        T.nocOutOfProducer[k] * segInvocations;
             }
         }
         if (opt.detail && leafDram > 0)
@@ -970,6 +971,7 @@ void Coster::nodeFigures() {
             f.runDramBytes = nw.runDram;
             f.runNocInBytes = nw.runNocIn;
             f.runNocOutBytes = nw.runNocOut;
+            f.runNocInsideBytes = nw.runNocInside;
             f.inputViaDram = inputViaDram[size_t(nd.layer)];
             f.writesDram = writesDram[size_t(nd.layer)] != 0;
             f.partition = m.partitionLabel();

@@ -17,9 +17,9 @@ constexpr double kPartialSumBytes = 4; // 32-bit partial sums
 
 // The fast memory a bound is taken for.
 struct FastMemory {
-    double bytes = 0;          // capacity S
-    double elementBytes = 1;   // an input, weight or finished output element (data width)
-    double partialBytes = 4;   // a partial sum held or moved before its output is finished
+    double bytes = 0;        // capacity S
+    double elementBytes = 1; // an input, weight or finished output element (data width)
+    double partialBytes = 4; // a partial sum held or moved before its output is finished
 };
 
 // A tile group's fast memory: its tiles' buffers and array local storage, elements at the

@@ -15,8 +15,8 @@ bool disjoint(const NodeFigures& a, const NodeFigures& b) {
 
 } // namespace
 
-std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree,
-                                       const Network& net, const Hardware& hw) {
+std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, const Network& net,
+                                       const Hardware& hw) {
     std::vector<LayerFigures> out;
     if (tree.empty() || !e.valid || e.nodes.size() != size_t(tree.size())) return out;
     const int total = tree.node(tree.root).batch;
@@ -44,6 +44,7 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree,
         r.dramBytes = f.runDramBytes;
         r.nocBytesIn = f.runNocInBytes;
         r.nocBytesOut = f.runNocOutBytes;
+        r.nocBytesInside = f.runNocInsideBytes;
         r.movedBytes = r.dramBytes + r.nocBytesIn + r.nocBytesOut;
         // Compulsory (docs/cost-model.md §2a): weights once; an input's needed elements
         // once unless the schedule hands it over on chip (over the NoC from a producer
@@ -61,8 +62,7 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree,
         if (f.writesDram || consumers[size_t(n.layer)].empty())
             outNeed = double(l.outputBytesPerSample());
         for (int q : consumers[size_t(n.layer)]) {
-            if (leafOf[size_t(q)] < 0 || !disjoint(e.nodes[size_t(leafOf[size_t(q)])], f))
-                continue;
+            if (leafOf[size_t(q)] < 0 || !disjoint(e.nodes[size_t(leafOf[size_t(q)])], f)) continue;
             const Layer& ql = net.layers[size_t(q)];
             for (size_t k = 0; k < ql.inputs.size(); ++k)
                 if (ql.inputs[k].producer == n.layer)

@@ -23,17 +23,19 @@ struct LayerFigures {
     int invocations = 0;   // B_tot / batch
     Cycles time = 0;       // all invocations: invocation time x invocations
     PicoJoules energy = 0; // whole run
-    Bytes dramBytes = 0, nocBytesIn = 0, nocBytesOut = 0; // whole run, as the evaluator counts
-    Bytes movedBytes = 0;         // dramBytes + nocBytesIn + nocBytesOut
-    Bytes compulsoryBytes = 0;    // what must cross the group's boundary at least once
-    Bytes pebbleBoundBytes = 0;   // red-blue pebble bound for the group's buffers
-    Bytes ioLowerBoundBytes = 0;  // max(compulsory, pebble)
-    double ratio = 0;             // moved / ioLowerBound (0 when the bound is 0)
+    // Whole run, as the evaluator counts them: DRAM bytes, NoC pieces received from outside
+    // the group, pieces of its output that leave the group, pieces between its own tiles.
+    Bytes dramBytes = 0, nocBytesIn = 0, nocBytesOut = 0, nocBytesInside = 0;
+    Bytes movedBytes = 0;        // dramBytes + nocBytesIn + nocBytesOut: across the boundary
+    Bytes compulsoryBytes = 0;   // what must cross the group's boundary at least once
+    Bytes pebbleBoundBytes = 0;  // red-blue pebble bound for the group's buffers
+    Bytes ioLowerBoundBytes = 0; // max(compulsory, pebble)
+    double ratio = 0;            // moved / ioLowerBound (0 when the bound is 0)
 };
 
 // One entry per leaf in tree order; empty when `e` carries no per-node figures for `tree`.
-std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree,
-                                       const Network& net, const Hardware& hw);
+std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, const Network& net,
+                                       const Hardware& hw);
 
 // What any schedule of `totalBatch` samples reads from or writes to DRAM: every weight
 // once, the elements of each network input some layer needs once, each network output

@@ -53,6 +53,7 @@ json layersJson(const Evaluation& e, const RATree& tree, const Network& net, con
                        {"dram_bytes", f.dramBytes},
                        {"noc_bytes_in", f.nocBytesIn},
                        {"noc_bytes_out", f.nocBytesOut},
+                       {"noc_bytes_inside", f.nocBytesInside},
                        {"moved_bytes", f.movedBytes},
                        {"io_lower_bound_bytes", f.ioLowerBoundBytes},
                        {"pebble_bound_bytes", f.pebbleBoundBytes},

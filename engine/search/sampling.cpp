@@ -39,6 +39,7 @@ std::vector<TreeSample> sampleTrees(const Network& net, const Hardware& hw,
         s.energy = e.energy.total();
         s.delay = e.delay;
         s.dramBytes = e.dramBytes;
+        s.dramEnergy = e.energy.dram;
         s.dramTimeRatio = e.delay > 0 ? dramBoundaryDelay(hw, e.dramBytes) / e.delay : 0.0;
         s.depth = treeDepth(t);
         out.push_back(std::move(s));

@@ -20,8 +20,9 @@ struct TreeSample {
     PicoJoules energy = 0;
     Cycles delay = 0;
     Bytes dramBytes = 0;
-    double dramTimeRatio = 0; // dram bytes / DRAM bandwidth / delay (1: on the boundary)
-    int depth = 0;            // deepest leaf below the root
+    PicoJoules dramEnergy = 0; // the DRAM part of energy
+    double dramTimeRatio = 0;  // dram bytes / DRAM bandwidth / delay (1: on the boundary)
+    int depth = 0;             // deepest leaf below the root
 };
 
 struct SampleConfig {

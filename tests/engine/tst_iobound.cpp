@@ -4,7 +4,6 @@
 #include "mapping/iobound.h"
 
 #include <QtTest>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -177,9 +176,10 @@ Best bestSchedule(const Conv& cv, double S, double e, double p) {
                                     const int y = h * cv.stride + r - cv.pad / 2;
                                     const int x = w * cv.stride + s - cv.pad / 2;
                                     if (y < 0 || y >= inH || x < 0 || x >= inW) return; // padding
-                                    macs.push_back({(c * inH + y) * inW + x,
-                                                    ((k * cv.C + c) * cv.kernel + r) * cv.kernel + s,
-                                                    (k * cv.H + h) * cv.W + w});
+                                    macs.push_back(
+                                        {(c * inH + y) * inW + x,
+                                         ((k * cv.C + c) * cv.kernel + r) * cv.kernel + s,
+                                         (k * cv.H + h) * cv.W + w});
                                 };
                                 std::function<void(int)> in = [&](int level) {
                                     if (level == 4) {
@@ -250,7 +250,7 @@ void TstIoBound::reuseAndRealMacs() {
     // 3x3 pad 1 on 4x4: each tap row meets 4, 3 or 3 rows -> (3 + 4 + 3)^2 real taps.
     QCOMPARE(realMacs(l, 1), 100.0);
     Layer s2 = Conv{1, 1, 4, 4, 3, 2, 2}.layer();
-    QCOMPARE(reuseBound(s2), 4.0); // ceil(3 / 2)^2, not 9 / 4
+    QCOMPARE(reuseBound(s2), 4.0);                // ceil(3 / 2)^2, not 9 / 4
     Layer pw = Conv{2, 1, 4, 4, 1, 2, 0}.layer(); // 1x1 stride 2 needs a quarter
     QCOMPARE(neededInputElements(pw, 0), 2.0 * 4 * 4);
     QCOMPARE(double(pw.inputs[0].bytesPerSample), 2.0 * 7 * 7);

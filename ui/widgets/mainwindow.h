@@ -32,6 +32,8 @@ class Session;
 class WelcomePage;
 class TradeoffView;
 class DiffPanel;
+class LayersPanel;
+class BoundaryView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -58,6 +60,8 @@ class MainWindow : public QMainWindow {
     WelcomePage* welcomePage() const { return m_welcome; }
     TradeoffView* tradeoff() const { return m_tradeoff; }
     DiffPanel* diffPanel() const { return m_diff; }
+    LayersPanel* layersPanel() const { return m_layers; }
+    BoundaryView* boundaryView() const { return m_boundaryView; }
     // A/B compare: the diff of the document's tree against a tree file.
     bool compareWithTreeFile(const QString& path);
     bool welcomeShown() const;
@@ -140,6 +144,8 @@ class MainWindow : public QMainWindow {
     WelcomePage* m_welcome = nullptr;
     TradeoffView* m_tradeoff = nullptr;
     DiffPanel* m_diff = nullptr;
+    LayersPanel* m_layers = nullptr;
+    BoundaryView* m_boundaryView = nullptr;
     QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_recentMenu = nullptr;
