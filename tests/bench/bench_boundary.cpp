@@ -7,15 +7,15 @@
 //   sampling, saved as PREFIX-layers.png and PREFIX-boundary.png (docs/gui.md screenshot
 //   checks).
 #include "core/document.h"
-#include "search/sampling.h"
 #include "core/selectionstate.h"
+#include "search/sampling.h"
 #include "widgets/boundaryview.h"
 #include "widgets/mainwindow.h"
 #include "widgets/stgraphview.h"
 
 #include <QApplication>
-#include <QElapsedTimer>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QScreen>
 #include <QTimer>
@@ -48,6 +48,7 @@ int shots(const QString& prefix, const QString& size) {
     w.selection()->select(leaf, QString::fromStdString(w.document()->tree().pathOf(leaf)));
     settle(800);
     w.grab().save(prefix + "-layers.png");
+    w.selection()->clear();
     w.findChild<QDockWidget*>("boundaryDock")->raise();
     QEventLoop loop;
     QObject::connect(w.boundaryView(), &BoundaryView::samplingFinished, &loop, &QEventLoop::quit);

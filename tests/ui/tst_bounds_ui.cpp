@@ -140,6 +140,16 @@ class TstBoundsUi : public QObject {
         QCOMPARE(b->sampleAt(p) >= 0, true);
     }
 
+    // A running search draws its best-so-far path over the samples.
+    void boundaryViewFollowsTheSearch() {
+        BoundaryView* b = m_w->boundaryView();
+        QSignalSpy finished(m_w.get(), &MainWindow::searchFinished);
+        m_w->startSearch();
+        QCOMPARE(b->pathPoints(), 0); // a new search starts a new path
+        QVERIFY(finished.wait(120000));
+        QVERIFY(b->pathPoints() > 0);
+    }
+
     void cleanupTestCase() { m_w.reset(); }
 };
 
