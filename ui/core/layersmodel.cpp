@@ -43,16 +43,26 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
     if (role == NodeRole) return f.node;
     auto number = [&]() -> double {
         switch (index.column()) {
-        case Tiles: return f.tiles;
-        case Time: return f.time;
-        case Energy: return f.energy;
-        case Dram: return f.dramBytes;
-        case NocIn: return f.nocBytesIn;
-        case NocOut: return f.nocBytesOut;
-        case Bound: return f.ioLowerBoundBytes;
-        case Compulsory: return f.compulsoryBytes;
-        case Ratio: return f.ratio;
-        default: return 0;
+        case Tiles:
+            return f.tiles;
+        case Time:
+            return f.time;
+        case Energy:
+            return f.energy;
+        case Dram:
+            return f.dramBytes;
+        case NocIn:
+            return f.nocBytesIn;
+        case NocOut:
+            return f.nocBytesOut;
+        case Bound:
+            return f.ioLowerBoundBytes;
+        case Compulsory:
+            return f.compulsoryBytes;
+        case Ratio:
+            return f.ratio;
+        default:
+            return 0;
         }
     };
     if (role == SortRole) {
@@ -74,21 +84,25 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
     case Name:
         return f.layer < int(m_names.size()) ? m_names[f.layer] : QString::fromStdString(f.name);
-    case Tiles: return f.tiles;
-    case Time: return cyclesText(f.time);
-    case Energy: return energyText(f.energy);
-    case Ratio: return f.ioLowerBoundBytes > 0 ? QString::number(f.ratio, 'f', 2) : tr("-");
-    default: return bytesText(number());
+    case Tiles:
+        return f.tiles;
+    case Time:
+        return cyclesText(f.time);
+    case Energy:
+        return energyText(f.energy);
+    case Ratio:
+        return f.ioLowerBoundBytes > 0 ? QString::number(f.ratio, 'f', 2) : tr("-");
+    default:
+        return bytesText(number());
     }
 }
 
 QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
-    static const char* names[] = {QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),
-                                  QT_TR_NOOP("DRAM"),       QT_TR_NOOP("Bound"),
-                                  QT_TR_NOOP("Time"),       QT_TR_NOOP("Energy"),
-                                  QT_TR_NOOP("NoC in"),     QT_TR_NOOP("NoC out"),
-                                  QT_TR_NOOP("Compulsory"), QT_TR_NOOP("Tiles")};
+    static const char* names[] = {
+        QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),  QT_TR_NOOP("DRAM"),   QT_TR_NOOP("Bound"),
+        QT_TR_NOOP("Time"),       QT_TR_NOOP("Energy"), QT_TR_NOOP("NoC in"), QT_TR_NOOP("NoC out"),
+        QT_TR_NOOP("Compulsory"), QT_TR_NOOP("Tiles")};
     static const char* tips[] = {
         QT_TR_NOOP("The leaf's layer, in tree order"),
         QT_TR_NOOP("(DRAM + NoC in + NoC out) / bound: 1 is at the bound"),

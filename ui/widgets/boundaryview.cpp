@@ -89,10 +89,10 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
         g->setLineStyle(QCPGraph::lsNone);
         const QColor c = heatColor((b + 0.5) / kBands);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, 5));
-        g->setName(b + 1 < kBands ? tr("ratio %1-%2")
-                                        .arg(kBandEdges[b], 0, 'f', 1)
-                                        .arg(kBandEdges[b + 1], 0, 'f', 1)
-                                  : tr("ratio >= %1").arg(kBandEdges[b], 0, 'f', 1));
+        g->setName(
+            b + 1 < kBands
+                ? tr("ratio %1-%2").arg(kBandEdges[b], 0, 'f', 1).arg(kBandEdges[b + 1], 0, 'f', 1)
+                : tr("ratio >= %1").arg(kBandEdges[b], 0, 'f', 1));
         g->setSelectable(QCP::stNone);
         m_bins.push_back(g);
     }
@@ -121,7 +121,8 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
     m_plot->plotLayout()->addElement(0, 1, side);
     side->addElement(0, 0, m_plot->legend);
     side->setRowStretchFactor(0, 0.001);
-    auto* title = new QCPTextElement(m_plot, tr("DRAM-time ratio\n= DRAM bytes / BW / delay"), small);
+    auto* title =
+        new QCPTextElement(m_plot, tr("DRAM-time ratio\n= DRAM bytes / BW / delay"), small);
     side->insertRow(0);
     side->addElement(0, 0, title);
     side->addElement(2, 0, new QCPLayoutElement(m_plot));
@@ -209,7 +210,8 @@ void BoundaryView::startSampling() {
         [net, hw, c, done, stop] {
             QElapsedTimer t;
             t.start();
-            auto s = sampleTrees(*net, *hw, c, [done](int n, int) { done->store(n); }, stop);
+            auto s = sampleTrees(
+                *net, *hw, c, [done](int n, int) { done->store(n); }, stop);
             return std::make_pair(std::move(s), t.elapsed() / 1000.0);
         },
         [this](std::pair<std::vector<TreeSample>, double> r, quint64) {
@@ -251,7 +253,8 @@ void BoundaryView::rebuild() {
         g->data()->clear();
     m_boundary->data()->clear();
     for (const TreeSample& s : m_samples)
-        if (s.delay > 0 && s.energy > 0) m_bins[size_t(bandOf(s.dramTimeRatio))]->addData(s.delay, s.energy);
+        if (s.delay > 0 && s.energy > 0)
+            m_bins[size_t(bandOf(s.dramTimeRatio))]->addData(s.delay, s.energy);
     // The boundary line: where a tree moving b DRAM bytes would sit if DRAM alone set its
     // delay (b / bandwidth), at the energy of the samples' median non-DRAM part plus the
     // DRAM energy of b bytes.
@@ -268,7 +271,8 @@ void BoundaryView::rebuild() {
         const double e0 = rest[rest.size() / 2];
         const Hardware& hw = *m_doc->hardware();
         for (int i = 0; i <= 40 && hi > 0; ++i) {
-            const double b = std::max(1.0, lo / 1.5) * std::pow(hi * 1.5 / std::max(1.0, lo / 1.5), i / 40.0);
+            const double b =
+                std::max(1.0, lo / 1.5) * std::pow(hi * 1.5 / std::max(1.0, lo / 1.5), i / 40.0);
             m_boundary->addData(dramBoundaryDelay(hw, b), e0 + b * pjPerByte);
         }
     }
