@@ -46,8 +46,17 @@ struct NodeFigures {
     Bytes dramBytes = 0;          // DRAM traffic of one invocation
     double utilisation = 1.0;     // S cut: allocation utilisation; leaf: PE-array utilisation
     Bound bound = Bound::Compute; // segments: the bound that dominates
-    std::string partition;        // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
-    std::string mapping;          // leaves: intra-tile tiling and loop order
+    // Leaves, over the whole run: DRAM bytes (inputs read, outputs stored, weights); bytes of
+    // the NoC pieces it receives from tiles outside its group and of the pieces of its
+    // output that reach tiles outside its group (each piece once, whatever its multicast
+    // fan-out): what crosses the group's boundary; and the pieces it receives from its own
+    // group's tiles (docs/cost-model.md §2a, §4).
+    Bytes runDramBytes = 0, runNocInBytes = 0, runNocOutBytes = 0, runNocInsideBytes = 0;
+    std::vector<char>
+        inputViaDram;        // leaves, per layer input: read through DRAM (docs/cost-model.md §3)
+    bool writesDram = false; // leaves: its output is stored to DRAM
+    std::string partition;   // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
+    std::string mapping;     // leaves: intra-tile tiling and loop order
 };
 
 struct Evaluation {

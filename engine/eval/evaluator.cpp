@@ -211,6 +211,7 @@ struct NodeWork {
     Cycles latency = 0;                   // leaves: the DRAM latency its time includes
     int segment = -1;                     // index of the segment this node lies in
     PicoJoules energy = 0;                // whole-run energy attributed to this node
+    Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
 };
 
 } // namespace
@@ -775,6 +776,8 @@ struct Coster {
     const std::vector<int>& segments;
     const int segBatch;
     const int segInvocations;
+    const std::vector<std::vector<char>>& inputViaDram;
+    const std::vector<char>& writesDram;
     std::vector<double> totalLinks;
     std::vector<double> tileDram;
     const double sramPj;
@@ -792,6 +795,7 @@ struct Coster {
         : C(c), tree(t), totalBatch(batch), opt(o), ev(e), hw(c.hw), mesh(c.mesh), n(t.size()),
           w(A.w), pre(A.pre), leafNode(A.leafNode), posLayer(A.posLayer), rootIsT(A.rootIsT),
           segments(A.segments), segBatch(A.segBatch), segInvocations(A.segInvocations),
+          inputViaDram(A.inputViaDram), writesDram(A.writesDram),
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
@@ -878,6 +882,20 @@ void Coster::costSegment(size_t s) {
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
                      hop * 8 * hw.energy.nocPjPerBitHop) *
                     segInvocations;
+        if (opt.detail) {
+            // What crosses the leaf's boundary over the whole run (engine/report/layers.h):
+            // its DRAM bytes, the NoC pieces it receives from outside its group, and those
+            // of its output that leave its group; pieces between its own tiles apart.
+            lw.runDram += leafDram * segInvocations;
+            const auto& ins = C.net.layers[size_t(l)].inputs;
+            for (size_t k = 0; k < T.nocInByInput.size() && k < ins.size(); ++k) {
+                lw.runNocIn += T.nocInByInput[k] * segInvocations;
+                lw.runNocInside += T.nocInsideGroup[k] * segInvocations;
+                if (ins[k].producer >= 0)
+                    w[size_t(leafNode[size_t(ins[k].producer)])].runNocOut +=
+                        T.nocOutOfProducer[k] * segInvocations;
+            }
+        }
         if (opt.detail && leafDram > 0)
             for (int t = 0; t < lw.tileCount; ++t)
                 tileDram[size_t(mesh.tileAt(lw.tileBegin + t))] +=
@@ -955,6 +973,12 @@ void Coster::nodeFigures() {
         f.utilisation = nd.type == NodeType::Leaf ? nw.mapping->peUtilisation : nw.util;
         if (nw.mapping) {
             const LeafMapping& m = *nw.mapping;
+            f.runDramBytes = nw.runDram;
+            f.runNocInBytes = nw.runNocIn;
+            f.runNocOutBytes = nw.runNocOut;
+            f.runNocInsideBytes = nw.runNocInside;
+            f.inputViaDram = inputViaDram[size_t(nd.layer)];
+            f.writesDram = writesDram[size_t(nd.layer)] != 0;
             f.partition = m.partitionLabel();
             f.mapping = m.tiling;
         }

@@ -556,6 +556,14 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             period = std::lcm(period, std::lcm(b, pb) / b);
         }
     T.invocations = period;
+    T.nocInByInput.assign(ly.inputs.size(), 0.0);
+    T.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
+    T.nocInsideGroup.assign(ly.inputs.size(), 0.0);
+    // Which tiles belong to this leaf's group and to the current producer's (by tile id).
+    thread_local std::vector<char> inLeaf, inProducer;
+    inLeaf.assign(size_t(mesh.tiles()), 0);
+    for (int t = 0; t < leaf.tileCount; ++t)
+        inLeaf[size_t(mesh.tileAt(leaf.tileBegin + t))] = 1;
     thread_local std::vector<int> actTiles, dst;
     thread_local std::vector<Box> boxes, win;
     thread_local std::vector<std::vector<Box>> wants;
@@ -609,6 +617,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 else
                     geo.producerWants(leaf.layer, k, boxes[a], wants[a]);
             }
+            inProducer.assign(size_t(mesh.tiles()), 0);
+            for (int t = 0; t < p->tileCount; ++t)
+                inProducer[size_t(mesh.tileAt(p->tileBegin + t))] = 1;
             // The producer invocations whose samples overlap [s0, s1).
             const int pb = std::max(1, p->batch);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
@@ -632,6 +643,14 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         sendLinks.insert(sendLinks.end(), route.begin(), route.end());
                         act.add(route, bytes);
                         (g.sameAsProducer ? nocSame : noc).add(route, bytes);
+                        bool leaves = false;
+                        for (size_t a : to)
+                            leaves |= !inProducer[size_t(actTiles[a])];
+                        if (inLeaf[size_t(slices[sl].tile)])
+                            T.nocInsideGroup[k] += bytes;
+                        else
+                            T.nocInByInput[k] += bytes;
+                        if (leaves) T.nocOutOfProducer[k] += bytes;
                         egress[size_t(slices[sl].tile)] += bytes;
                         actDelivered += bytes * double(to.size());
                     },
@@ -719,6 +738,9 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     for (double& b : T.actSide)
         b *= scale;
     T.actDram *= scale;
+    for (auto* v : {&T.nocInByInput, &T.nocOutOfProducer, &T.nocInsideGroup})
+        for (double& b : *v)
+            b *= scale;
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).
     T.maxLink = 0;

@@ -148,6 +148,10 @@ struct LeafTraffic {
     // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
     std::array<double, 4> actSide{}, weightSide{};
     double actHop = 0, weightHop = 0; // bytes x links of each part
+    // Per input, bytes of the NoC pieces received (each once, whatever its fan-out): those
+    // from tiles outside this leaf's group (they cross its boundary), those that leave the
+    // producer's group (they cross the producer's), and those between tiles of this group.
+    std::vector<double> nocInByInput, nocOutOfProducer, nocInsideGroup;
     int invocations = 1;
 };
 

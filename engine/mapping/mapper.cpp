@@ -1,5 +1,7 @@
 #include "mapping/mapper.h"
 
+#include "mapping/iobound.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,10 +15,8 @@ inline Count ceilDiv(Count a, Count b) {
     return (a + b - 1) / b;
 }
 
-// Local storage next to the PE array (weight registers + partial-sum accumulators) that
-// the per-tile tiling blocks for; NVDLA-class arrays have a few tens of KiB.
-constexpr double kLocalBytes = 64 * 1024;
-constexpr double kPsumBytes = 4; // 32-bit partial sums
+constexpr double kLocalBytes = kArrayLocalBytes; // iobound.h
+constexpr double kPsumBytes = kPartialSumBytes;
 
 std::uint64_t key(int layer, int tiles, int batch) {
     return (std::uint64_t(unsigned(layer)) << 40) | (std::uint64_t(unsigned(tiles)) << 24) |
@@ -94,8 +94,8 @@ const LeafMapping& Mapper::map(int layer, int tiles, int batch) {
     return m_cache.emplace(k, compute(layer, tiles, batch)).first->second;
 }
 
-LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph,
-                                      int pw) const {
+LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
+                                      bool withTiling) const {
     LeafMapping m;
     m.pk = pk, m.pb = pb, m.ph = ph, m.pw = pw;
     const int n = pk * pb * ph * pw;
@@ -116,6 +116,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     case LayerKind::MatMul: {
         const int g = std::max(1, l.groups);
         const Count cg = l.inC / g, kg = l.outC / g;
+        const Count cg_ = std::max<Count>(1, cg), kg_ = std::max<Count>(1, kg);
         Count groupsT, kgT;
         if (pk <= g) {
             groupsT = ceilDiv(g, pk);
@@ -148,8 +149,18 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
 
         // Per-tile loop order and blocking: choose the order / block size with the least
         // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
+        if (!withTiling) break;
         const double I = m.ifmapPerTile, W = m.weightPerTile + m.operandBPerTile,
                      O = m.ofmapPerTile;
+        // Nothing moves less than every operand once, nor less than the pebble bound of
+        // the tile's share of the layer on the array's local storage (docs/cost-model.md
+        // §2a): once a candidate reaches it, the search stops.
+        const FastMemory local{kLocalBytes, db, kPsumBytes};
+        const double tileMacs = realMacs(l, batch) / n;
+        m.ioLowerBound = std::max(
+            I + W + O, pebbleBoundBytes(tileMacs, double(l.outputBytesPerSample()) * batch / n,
+                                        reuseBound(l), local));
+        const double reached = m.ioLowerBound * (1 + 1e-9);
         const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
         double best = std::numeric_limits<double>::max();
         std::string bestDesc;
@@ -163,7 +174,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         }
         // Output-stationary with a spatial block of s positions in the accumulators:
         // weights re-read once per spatial block.
-        for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
+        for (double s = 16; s <= double(spatialT) * 2 && best > reached; s *= 2) {
             if (s * m_kLanes * kPsumBytes > kLocalBytes) break;
             const double acc = W * std::ceil(double(spatialT) / s) + I * kb + O;
             if (acc < best)
@@ -171,7 +182,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
                 bestDesc = "OS k" + std::to_string(m_kLanes) + " s" + std::to_string(int(s));
         }
         // Input-stationary: an input block of s positions held; weights streamed per block.
-        for (double s = 16; s <= double(spatialT) * 2; s *= 2) {
+        for (double s = 16; s <= double(spatialT) * 2 && best > reached; s *= 2) {
             if (s * m_cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
             const double acc = I + W * std::ceil(double(spatialT) / s) +
                                O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
@@ -179,11 +190,64 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
                 best = acc,
                 bestDesc = "IS c" + std::to_string(m_cLanes) + " s" + std::to_string(int(s));
         }
+        // Output-block (the bound's dataflow, docs/cost-model.md §2a): an x-row by y-column
+        // block of z output channels accumulates in local storage while the input channels
+        // stream past; z's weights stay resident when they fit (then loaded once), and a
+        // line buffer holding the block's whole input patch lets the next row block reuse
+        // the rows they share (then every input row is loaded once per channel block).
+        if (best > reached && hT > 0 && wT > 0 && kT > 0) {
+            const double kg = double(kg_), cg = double(cg_);
+            auto halvings = [](Count v) {
+                std::vector<Count> out;
+                for (Count x = v; x >= 1; x = x > 1 ? (x + 1) / 2 : 0) {
+                    out.push_back(x);
+                    if (x == 1) break;
+                }
+                return out;
+            };
+            const auto zs = halvings(kT), xs = halvings(hT), ys = halvings(wT);
+            for (Count z : zs) {
+                const double nK = std::ceil(double(kT) / double(z));
+                const double cz =
+                    g == 1 ? double(cInT) : std::min(double(cInT), std::ceil(double(z) / kg) * cg);
+                const double wz = W * double(z) / double(kT);
+                const bool resident = wz + double(z) * kPsumBytes <= kLocalBytes;
+                const double slab =
+                    double(z) * std::min<double>(m_cLanes, cz) * l.kernelH * l.kernelW * db;
+                for (Count x : xs) {
+                    const double pr = double(std::min<Count>(
+                        inRows, (x - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1));
+                    const double nR = std::ceil(double(hT) / double(x));
+                    for (Count y : ys) {
+                        const double psum = double(x * y * z) * kPsumBytes;
+                        if (psum > kLocalBytes) continue;
+                        const double pc = double(std::min<Count>(
+                            inCols, (y - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1));
+                        const double nC = std::ceil(double(wT) / double(y));
+                        const double weights = resident ? W : W * nR * nC * double(bT);
+                        const double wStore = resident ? wz : slab;
+                        for (int line = 0; line < 2; ++line) {
+                            const double stage =
+                                pr * pc * db * (line ? cz : std::min<double>(m_cLanes, cz));
+                            if (psum + wStore + stage > kLocalBytes) continue;
+                            const double share = I * cz / double(cInT) * nK;
+                            const double inputs =
+                                line ? share * pc * nC / double(inCols)
+                                     : share * pr * pc * nR * nC / double(inRows * inCols);
+                            const double acc = inputs + weights + O;
+                            if (acc < best) {
+                                best = acc;
+                                bestDesc = "OB z" + std::to_string(z) + " x" + std::to_string(x) +
+                                           " y" + std::to_string(y) + (resident ? " Wres" : "") +
+                                           (line ? " line" : "");
+                            }
+                        }
+                    }
+                }
+            }
+        }
         m.bufferAccessBytes = best * n;
         m.tiling = bestDesc;
-        // Red-blue pebble bound with input reuse R = window / stride^2: Q >= 2 MACs / sqrt(R S).
-        const double reuse = std::max(1.0, double(l.kernelH * l.kernelW) / (l.strideH * l.strideW));
-        m.ioLowerBound = 2.0 * double(m.macs) / n / std::sqrt(reuse * kLocalBytes);
         break;
     }
     case LayerKind::Pool:
@@ -204,6 +268,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.ifmapPerTile = double(cIn * inRows * inCols * bT) * db * inputs;
         m.inputMulticast = 1;
         m.bufferAccessBytes = (m.ifmapPerTile + m.ofmapPerTile) * n;
+        m.ioLowerBound = m.ifmapPerTile + m.ofmapPerTile; // each operand once
         m.tiling = "vector x" + std::to_string(m_hw.vectorLanes);
         m.vectorOps = Count(double(l.opsPerSample()) * batch);
         break;
@@ -238,7 +303,7 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch) const {
         const int pk = f[0], pb = f[1], ph = f[2], pw = f[3];
         // Prune partitions that leave whole tiles idle along a dimension.
         if (pb > batch || ph > l.outH || pw > l.outW || pk > l.outC) continue;
-        LeafMapping m = evaluatePartition(l, batch, pk, pb, ph, pw);
+        LeafMapping m = evaluatePartition(l, batch, pk, pb, ph, pw, false);
         const double buffer = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile;
         const bool fits = buffer <= m_hw.bufferBytes;
         // Compute time plus the time each tile needs to receive its data over one link:
@@ -255,14 +320,16 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch) const {
         // Every factorisation over-splits some dimension (tiny layer on many tiles): fall
         // back to the least over-split one, idle tiles and all.
         for (const auto& f : factorisations(tiles)) {
-            LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3]);
+            LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false);
             if (m.cycles < bestScore) {
                 bestScore = m.cycles;
                 best = std::move(m);
             }
         }
     }
-    return best;
+    // The per-tile loop order and blocking only for the partition chosen (it does not
+    // depend on them).
+    return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
 }
 
 } // namespace tilescope

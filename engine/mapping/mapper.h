@@ -27,8 +27,11 @@ struct LeafMapping {
     Bytes bufferAccessBytes = 0;        // global-buffer reads + writes by the PE array, all tiles
     int inputMulticast = 1;             // tiles that need the same input slice
     int weightMulticast = 1;            // tiles that need the same weight slice
-    Bytes ioLowerBound = 0;             // red-blue pebble bound on per-tile buffer<->array traffic
-    std::string tiling;                 // human-readable: loop order and block sizes
+    // Least buffer<->array traffic of one tile (each operand once, or the pebble bound on
+    // the array's local storage when larger: docs/cost-model.md §2a); bufferAccessBytes / n
+    // never falls below it.
+    Bytes ioLowerBound = 0;
+    std::string tiling; // human-readable: loop order and block sizes
 
     // The partition as the views, the report and the program show it: "K4 B1 H2 W2".
     std::string partitionLabel() const {
@@ -52,7 +55,10 @@ class Mapper {
 
   private:
     LeafMapping compute(int layer, int tiles, int batch) const;
-    LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw) const;
+    // withTiling: also choose the per-tile loop order and blocking (bufferAccessBytes,
+    // tiling, ioLowerBound), which the partition choice does not need.
+    LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
+                                  bool withTiling) const;
 
     const Network& m_net;
     const Hardware& m_hw;

@@ -1,5 +1,6 @@
 #include "report/result_json.h"
 
+#include "report/layers.h"
 #include "report/segments.h"
 #include "tree/tree_json.h"
 #include "util/json.h"
@@ -39,6 +40,28 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
     return segs;
 }
 
+json layersJson(const Evaluation& e, const RATree& tree, const Network& net, const Hardware& hw) {
+    json out = json::array();
+    for (const LayerFigures& f : layerFigures(e, tree, net, hw))
+        out.push_back({{"name", f.name},
+                       {"path", tree.pathOf(f.node)},
+                       {"tiles", f.tiles},
+                       {"batch", f.batch},
+                       {"invocations", f.invocations},
+                       {"time_cycles", f.time},
+                       {"energy_pj", f.energy},
+                       {"dram_bytes", f.dramBytes},
+                       {"noc_bytes_in", f.nocBytesIn},
+                       {"noc_bytes_out", f.nocBytesOut},
+                       {"noc_bytes_inside", f.nocBytesInside},
+                       {"moved_bytes", f.movedBytes},
+                       {"io_lower_bound_bytes", f.ioLowerBoundBytes},
+                       {"pebble_bound_bytes", f.pebbleBoundBytes},
+                       {"compulsory_bytes", f.compulsoryBytes},
+                       {"ratio", f.ratio}});
+    return out;
+}
+
 } // namespace
 
 json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network& net,
@@ -69,6 +92,12 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
               {"hw", hw},
               {"batch", ctx.batch}};
     if (!e.nodes.empty()) j["segments"] = segmentsJson(e, tree, net);
+    // Lower bounds (docs/cost-model.md §2a): the network's compulsory DRAM traffic and,
+    // with the detail figures, each leaf's traffic against its bound (report/layers.h).
+    if (ctx.hw) {
+        j["compulsory_dram_bytes"] = compulsoryDramBytes(net, *ctx.hw, ctx.batch);
+        if (!e.nodes.empty()) j["layers"] = layersJson(e, tree, net, *ctx.hw);
+    }
     return j;
 }
 

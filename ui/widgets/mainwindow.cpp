@@ -15,8 +15,10 @@
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
 #include "util/fileio.h"
+#include "widgets/boundaryview.h"
 #include "widgets/diffpanel.h"
 #include "widgets/instructionspanel.h"
+#include "widgets/layerspanel.h"
 #include "widgets/metricspanel.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/plotexport.h"
@@ -123,12 +125,15 @@ MainWindow::MainWindow(QWidget* parent)
     m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
     m_diff = new DiffPanel(m_doc, this);
     m_tradeoff = new TradeoffView(this);
+    m_layers = new LayersPanel(m_doc, m_selection, this);
+    m_boundaryView = new BoundaryView(m_doc, this);
     auto adoptOther = [this](const RATree& tree, const QString& label) {
         const QString err = m_doc->adoptTree(tree, label);
         if (err.isEmpty())
             statusBar()->showMessage(tr("%1: Undo (Ctrl+Z) goes back").arg(label), 5000);
     };
     connect(m_diff, &DiffPanel::adoptRequested, this, adoptOther);
+    connect(m_boundaryView, &BoundaryView::adoptRequested, this, adoptOther);
     connect(m_tradeoff, &TradeoffView::adoptRequested, this,
             [this](const RATree& tree, const QString& label) {
                 const QString err = m_doc->adoptTree(tree, label);
@@ -303,6 +308,12 @@ void MainWindow::buildDocks() {
     auto* diffDock =
         dock(tr("Diff A/B"), QStringLiteral("diffDock"), m_diff, Qt::BottomDockWidgetArea);
     tabifyDockWidget(metricsDock, diffDock);
+    auto* layersDock =
+        dock(tr("Layers"), QStringLiteral("layersDock"), m_layers, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(metricsDock, layersDock);
+    auto* boundaryDock = dock(tr("DRAM boundary"), QStringLiteral("boundaryDock"), m_boundaryView,
+                              Qt::BottomDockWidgetArea);
+    tabifyDockWidget(metricsDock, boundaryDock);
     metricsDock->raise();
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
@@ -516,6 +527,7 @@ void MainWindow::connectWorker() {
         if (s->generation != m_generation) return; // a run we no longer show
         m_search->addSnapshot(*s);
         if (!s->final) m_tradeoff->addHistory(s->energy, s->delay);
+        if (!s->final) m_boundaryView->addSearchPoint(s->bestEnergy, s->bestDelay);
     });
     connect(m_worker, &SearchWorker::outcomeReady, this, [this](OutcomePtr o) {
         if (o->generation != m_generation || o->net != m_doc->network()) return;
@@ -596,6 +608,7 @@ void MainWindow::startSearch() {
         req->config.initialTree = m_doc->tree();
     m_search->clearHistory();
     m_tradeoff->clearHistory();
+    m_boundaryView->clearPath();
     m_search->setAdoptEnabled(false);
     m_lastSearch.reset();
     m_running = true;

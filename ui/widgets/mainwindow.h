@@ -34,6 +34,8 @@ class WelcomePage;
 class TradeoffView;
 class DiffPanel;
 class SweepView;
+class LayersPanel;
+class BoundaryView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -71,6 +73,8 @@ class MainWindow : public QMainWindow {
     WelcomePage* welcomePage() const { return m_welcome; }
     TradeoffView* tradeoff() const { return m_tradeoff; }
     DiffPanel* diffPanel() const { return m_diff; }
+    LayersPanel* layersPanel() const { return m_layers; }
+    BoundaryView* boundaryView() const { return m_boundaryView; }
     // A/B compare: the diff of the document's tree against a tree file.
     bool compareWithTreeFile(const QString& path);
     bool welcomeShown() const;
@@ -156,6 +160,8 @@ class MainWindow : public QMainWindow {
     TradeoffView* m_tradeoff = nullptr;
     DiffPanel* m_diff = nullptr;
     SweepView* m_sweep = nullptr;
+    LayersPanel* m_layers = nullptr;
+    BoundaryView* m_boundaryView = nullptr;
     QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -26,4 +26,17 @@ QColor heatColor(double t) {
                   int(pts[i][2] + f * (pts[i + 1][2] - pts[i][2])));
 }
 
+QColor efficiencyColor(double ratio) {
+    if (!(ratio > 0)) return QColor(189, 189, 189);
+    const double t = std::clamp(std::log2(std::max(1.0, ratio)) / 2.0, 0.0, 1.0);
+    // green (1) -> amber (2) -> red (4)
+    const QColor a(46, 125, 50), b(249, 168, 37), c(198, 40, 40);
+    const QColor& lo = t < 0.5 ? a : b;
+    const QColor& hi = t < 0.5 ? b : c;
+    const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+    return QColor(int(lo.red() + (hi.red() - lo.red()) * u),
+                  int(lo.green() + (hi.green() - lo.green()) * u),
+                  int(lo.blue() + (hi.blue() - lo.blue()) * u));
+}
+
 } // namespace tilescope::ui

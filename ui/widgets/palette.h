@@ -9,5 +9,8 @@ namespace tilescope::ui {
 QColor layerColor(int layer);
 // t in [0, 1] -> a perceptually ordered scale (dark blue - teal - yellow, viridis-like).
 QColor heatColor(double t);
+// Achieved / bound traffic of a leaf (engine/report/layers.h): green at 1 (at the bound)
+// through amber to red at 4 and above, on a log scale; grey when the leaf has no bound.
+QColor efficiencyColor(double ratio);
 
 } // namespace tilescope::ui

@@ -22,9 +22,19 @@ void StGraphPlottable::setLayout(std::shared_ptr<const StLayout> layout) {
         const int layers = int(m_layout->shortNames().size());
         m_colors.reserve(size_t(layers));
         for (int l = 0; l < layers; ++l)
-            m_colors.push_back(layerColor(l));
+            m_colors.push_back(l < int(m_override.size()) ? m_override[size_t(l)] : layerColor(l));
         m_labelWidth.assign(size_t(layers), -1);
     }
+}
+
+void StGraphPlottable::setLayerColors(std::vector<QColor> colors) {
+    m_override = std::move(colors);
+    for (size_t l = 0; l < m_colors.size(); ++l)
+        m_colors[l] = l < m_override.size() ? m_override[l] : layerColor(int(l));
+}
+
+QColor StGraphPlottable::layerColorOf(int layer) const {
+    return layer >= 0 && size_t(layer) < m_colors.size() ? m_colors[size_t(layer)] : QColor();
 }
 
 void StGraphPlottable::setHighlight(std::vector<bool> leaves) {

@@ -19,6 +19,10 @@ class StGraphPlottable : public QCPAbstractPlottable {
     explicit StGraphPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
 
     void setLayout(std::shared_ptr<const StLayout> layout);
+    // Per layer: the colour of its rectangles instead of the layer palette (the S-T
+    // graph's efficiency colouring); empty restores the palette.
+    void setLayerColors(std::vector<QColor> colors);
+    QColor layerColorOf(int layer) const;
     std::shared_ptr<const StLayout> layout() const { return m_layout; }
     // Per tree node id: true for leaves whose rectangles are highlighted (selection).
     void setHighlight(std::vector<bool> leaves);
@@ -60,8 +64,9 @@ class StGraphPlottable : public QCPAbstractPlottable {
     bool m_suppressHighlight = false;
     bool m_faded = false;
     double m_bandLo = 0, m_bandHi = 1;
-    std::vector<QColor> m_colors;  // per layer
-    std::vector<int> m_labelWidth; // per layer, -1 until measured
+    std::vector<QColor> m_colors;   // per layer
+    std::vector<QColor> m_override; // per layer, from setLayerColors
+    std::vector<int> m_labelWidth;  // per layer, -1 until measured
     DrawStats m_stats;
 };
 

@@ -7,6 +7,8 @@
 #include "core/programrun.h"
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
+#include "report/layers.h"
+#include "widgets/palette.h"
 #include "widgets/plotexport.h"
 #include "widgets/stgraphplottable.h"
 
@@ -23,7 +25,7 @@ namespace tilescope::ui {
 
 StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_selection(selection), m_plot(new QCustomPlot(this)),
-      m_timelineBox(new QComboBox(this)) {
+      m_timelineBox(new QComboBox(this)), m_colourBox(new QComboBox(this)) {
     setObjectName(QStringLiteral("stGraph"));
     auto* lay = new QVBoxLayout(this);
     lay->setContentsMargins(0, 0, 0, 0);
@@ -40,6 +42,18 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
            "loads as thin bars at the top of a row, stores / sends at the bottom"));
     m_timelineBox->setEnabled(false); // until a program runner is attached
     bar->addWidget(m_timelineBox);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("Colour:"), this));
+    m_colourBox->setObjectName(QStringLiteral("stColouring"));
+    m_colourBox->addItem(tr("Layer"));
+    m_colourBox->addItem(tr("Efficiency (moved / bound)"));
+    m_colourBox->setToolTip(
+        tr("Efficiency: each leaf's bytes across its tile group's boundary (DRAM + NoC in + "
+           "out) over its I/O lower bound; green at the bound, amber at 2x, red at 4x and "
+           "above, grey without a bound (Layers table)"));
+    connect(m_colourBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setColouring(Colouring(i)); });
+    bar->addWidget(m_colourBox);
     bar->addStretch(1);
     lay->addLayout(bar);
     m_banner = new QLabel(this);
@@ -99,6 +113,25 @@ QString StGraphView::bannerText() const {
     return m_banner->isVisible() || !m_banner->text().isEmpty() ? m_banner->text() : QString();
 }
 
+void StGraphView::setColouring(Colouring c) {
+    m_colouring = c;
+    if (m_colourBox->currentIndex() != int(c)) m_colourBox->setCurrentIndex(int(c));
+    applyColouring();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StGraphView::applyColouring() {
+    std::vector<QColor> colors;
+    const auto eval = m_doc->evaluation();
+    if (m_colouring == Colouring::Efficiency && m_doc->hasModel() && eval && eval->valid) {
+        colors.assign(m_doc->network()->layers.size(), efficiencyColor(0));
+        for (const LayerFigures& f :
+             layerFigures(*eval, m_doc->tree(), *m_doc->network(), *m_doc->hardware()))
+            colors[size_t(f.layer)] = efficiencyColor(f.ratio);
+    }
+    m_rects->setLayerColors(std::move(colors));
+}
+
 bool StGraphView::hasLayout() const {
     return m_rects->layout() != nullptr;
 }
@@ -151,6 +184,7 @@ void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATre
             rescale = true;
     }
     m_rects->setLayout(std::move(layout));
+    applyColouring();
     if (tiles <= 40) {
         auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
         ticker->setTickStep(tiles <= 20 ? 1 : 2);

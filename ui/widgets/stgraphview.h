@@ -36,6 +36,11 @@ class StGraphView : public QWidget {
     enum class Timeline { Evaluator, Simulated, Both };
     void setTimeline(Timeline t);
     Timeline timeline() const { return m_timeline; }
+    // Rectangle colours: one per layer, or each leaf's efficiency, its moved bytes / its
+    // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above).
+    enum class Colouring { Layer, Efficiency };
+    void setColouring(Colouring c);
+    Colouring colouring() const { return m_colouring; }
     StGraphPlottable* simulatedPlottable() const { return m_sim; }
     // The shared program (Instructions panel) whose replay the simulated timeline draws.
     void setProgramRunner(ProgramRunner* runner);
@@ -69,6 +74,9 @@ class StGraphView : public QWidget {
     StGraphPlottable* m_rects;
     StGraphPlottable* m_sim;
     QComboBox* m_timelineBox;
+    QComboBox* m_colourBox;
+    Colouring m_colouring = Colouring::Layer;
+    void applyColouring();
     QLabel* m_banner = nullptr; // the reason an invalid tree is not drawn
     Timeline m_timeline = Timeline::Evaluator;
     RATree m_simTree; // the tree the simulated program was generated from

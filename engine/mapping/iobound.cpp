@@ -1,0 +1,109 @@
+#include "mapping/iobound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace tilescope {
+
+namespace {
+
+// Output positions along one axis whose window tap `tap` lands on a real input row
+// (0 <= h s - pad_begin + tap d < in), pad_begin = pad / 2 as the transfers place it.
+long long validPositions(int out, int in, int stride, int pad, int dil, int tap) {
+    const long long off = (long long)tap * dil - pad / 2;
+    long long n = 0;
+    for (int h = 0; h < out; ++h) {
+        const long long r = (long long)h * stride + off;
+        n += r >= 0 && r < in;
+    }
+    return n;
+}
+
+// Input rows (or columns) some window tap touches.
+long long touchedRows(int out, int in, int stride, int pad, int dil, int kernel) {
+    std::vector<char> hit(size_t(std::max(in, 0)), 0);
+    for (int h = 0; h < out; ++h)
+        for (int t = 0; t < kernel; ++t) {
+            const long long r = (long long)h * stride + (long long)t * dil - pad / 2;
+            if (r >= 0 && r < in) hit[size_t(r)] = 1;
+        }
+    return std::count(hit.begin(), hit.end(), 1);
+}
+
+bool hasMacs(const Layer& l) {
+    return l.kind == LayerKind::Conv || l.kind == LayerKind::Gemm || l.kind == LayerKind::MatMul;
+}
+
+} // namespace
+
+FastMemory groupMemory(const Hardware& hw, int tiles) {
+    return {double(tiles) * (double(hw.bufferBytes) + kArrayLocalBytes), hw.dataBits / 8.0,
+            kPartialSumBytes};
+}
+
+double reuseBound(const Layer& l) {
+    if (l.kind != LayerKind::Conv) return 1.0;
+    auto axis = [](int k, int s, int d) {
+        const int step = std::max(1, s / std::gcd(std::max(1, s), std::max(1, d)));
+        return double((k + step - 1) / step);
+    };
+    return std::max(1.0, axis(l.kernelH, l.strideH, l.dilationH) *
+                             axis(l.kernelW, l.strideW, l.dilationW));
+}
+
+double realMacs(const Layer& l, int batch) {
+    if (!hasMacs(l)) return 0;
+    if (l.kind != LayerKind::Conv) return double(l.macsPerSample()) * batch;
+    long long rows = 0, cols = 0;
+    for (int t = 0; t < l.kernelH; ++t)
+        rows += validPositions(l.outH, l.inH, l.strideH, l.padH, l.dilationH, t);
+    for (int t = 0; t < l.kernelW; ++t)
+        cols += validPositions(l.outW, l.inW, l.strideW, l.padW, l.dilationW, t);
+    const double cg = double(l.inC) / std::max(1, l.groups);
+    return double(l.outC) * cg * double(rows) * double(cols) * batch;
+}
+
+double neededInputElements(const Layer& l, size_t k) {
+    if (k >= l.inputs.size()) return 0;
+    const double whole = double(l.inputs[k].bytesPerSample);
+    const long long plane = (long long)l.inH * l.inW;
+    const bool windowed = l.kind == LayerKind::Conv || l.kind == LayerKind::Pool;
+    if (!windowed || plane <= 0 || l.inputs[k].bytesPerSample % plane) return whole;
+    const double channels = double(l.inputs[k].bytesPerSample / plane);
+    return channels *
+           double(touchedRows(l.outH, l.inH, l.strideH, l.padH, l.dilationH, l.kernelH)) *
+           double(touchedRows(l.outW, l.inW, l.strideW, l.padW, l.dilationW, l.kernelW));
+}
+
+double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m) {
+    if (macs <= 0 || m.bytes <= 0) return 0;
+    const double e = m.elementBytes, p = m.partialBytes, big = std::max(e, p);
+    const double scale = std::sqrt(reuse / (e * e * p));
+    auto g = [&](double z) { return scale * std::pow(z / 3.0, 1.5); };
+    double best = 0;
+    // M over a geometric grid around its optimum 2S (the bound is smooth in M). Two ways
+    // to charge the outputs a phase touches first (docs/cost-model.md §2a), both valid:
+    // (a) all of them on the chord, (b) the unfinished ones in the phase's budget and only
+    // those finished within the phase on the chord.
+    for (int j = -40; j <= 40; ++j) {
+        const double M = 2.0 * m.bytes * std::pow(2.0, j / 8.0);
+        const double Y = m.bytes + M + big; // start contents + the phase's transfers
+        const double xMax = Y / e;          // outputs first touched in one phase
+        const double ga = g(Y), gb = g(2 * Y);
+        const double chordA = (g(Y + p * xMax) - ga) / xMax;
+        const double chordB = (g(2 * Y + p * xMax) - gb) / xMax;
+        best = std::max(best, M * ((macs - chordA * outputs) / ga - 1.0));
+        best = std::max(best, M * ((macs - chordB * outputs) / gb - 1.0));
+    }
+    return best;
+}
+
+double layerPebbleBound(const Layer& l, int batch, const FastMemory& m) {
+    if (!hasMacs(l)) return 0;
+    const double outputs = double(l.outputBytesPerSample()) * batch;
+    return pebbleBoundBytes(realMacs(l, batch), outputs, reuseBound(l), m);
+}
+
+} // namespace tilescope

@@ -1,0 +1,45 @@
+// Per-leaf traffic against its lower bounds (docs/cost-model.md §2a, §4): what each leaf
+// moves across its tile group's boundary (DRAM bytes, NoC bytes in and out) next to the
+// least any schedule could move for it. The result JSON's "layers", the CLI and the GUI's
+// Layers table read this one table.
+#pragma once
+
+#include "eval/evaluation.h"
+#include "hw/hardware.h"
+#include "model/network.h"
+#include "tree/ratree.h"
+#include "util/units.h"
+
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+struct LayerFigures {
+    int node = -1, layer = -1;
+    std::string name;
+    int tiles = 0;         // the leaf's tile group
+    int batch = 0;         // samples per invocation
+    int invocations = 0;   // B_tot / batch
+    Cycles time = 0;       // all invocations: invocation time x invocations
+    PicoJoules energy = 0; // whole run
+    // Whole run, as the evaluator counts them: DRAM bytes, NoC pieces received from outside
+    // the group, pieces of its output that leave the group, pieces between its own tiles.
+    Bytes dramBytes = 0, nocBytesIn = 0, nocBytesOut = 0, nocBytesInside = 0;
+    Bytes movedBytes = 0;        // dramBytes + nocBytesIn + nocBytesOut: across the boundary
+    Bytes compulsoryBytes = 0;   // what must cross the group's boundary at least once
+    Bytes pebbleBoundBytes = 0;  // red-blue pebble bound for the group's buffers
+    Bytes ioLowerBoundBytes = 0; // max(compulsory, pebble)
+    double ratio = 0;            // moved / ioLowerBound (0 when the bound is 0)
+};
+
+// One entry per leaf in tree order; empty when `e` carries no per-node figures for `tree`.
+std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, const Network& net,
+                                       const Hardware& hw);
+
+// What any schedule of `totalBatch` samples reads from or writes to DRAM: every weight
+// once, the elements of each network input some layer needs once, each network output
+// once (layers without consumers included).
+Bytes compulsoryDramBytes(const Network& net, const Hardware& hw, int totalBatch);
+
+} // namespace tilescope

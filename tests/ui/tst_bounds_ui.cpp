@@ -1,0 +1,157 @@
+// The Layers table and the DRAM boundary view (docs/gui.md): the table sorts by its
+// figures and a click selects the leaf in the document's shared selection; the S-T graph
+// colours leaves by efficiency; the boundary view samples trees in the background, plots
+// them, loads a clicked tree as one undo step and undo restores the previous tree.
+#include "core/document.h"
+#include "core/layersmodel.h"
+#include "core/selectionstate.h"
+#include "report/layers.h"
+#include "tree/ratree.h"
+#include "widgets/boundaryview.h"
+#include "widgets/layerspanel.h"
+#include "widgets/mainwindow.h"
+#include "widgets/palette.h"
+#include "widgets/stgraphplottable.h"
+#include "widgets/stgraphview.h"
+
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+#include <qcustomplot.h>
+
+using namespace tilescope;
+using namespace tilescope::ui;
+
+class TstBoundsUi : public QObject {
+    Q_OBJECT
+  private:
+    std::unique_ptr<MainWindow> m_w;
+    QTemporaryDir m_dir;
+
+  private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
+        m_w = std::make_unique<MainWindow>();
+        m_w->setInteractive(false);
+        m_w->resize(1280, 800);
+        m_w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
+        QVERIFY(m_w->openSample(QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx"),
+                                QStringLiteral("edge"), false));
+        QTRY_VERIFY_WITH_TIMEOUT(m_w->stGraph()->hasLayout(), 20000);
+    }
+
+    void layersTableSortsAndSelects() {
+        LayersPanel* p = m_w->layersPanel();
+        QVERIFY(p);
+        QTableView* v = p->view();
+        const int leaves = int(m_w->document()->network()->layers.size());
+        QCOMPARE(v->model()->rowCount(), leaves);
+        // The rows are the engine's figures (report/layers.h), one per leaf.
+        const auto figs = layerFigures(*m_w->document()->evaluation(), m_w->document()->tree(),
+                                       *m_w->document()->network(), *m_w->document()->hardware());
+        QCOMPARE(int(figs.size()), leaves);
+        // Sorting by each numeric column orders the rows by that figure.
+        for (int col : {int(LayersModel::Time), int(LayersModel::Energy), int(LayersModel::Dram),
+                        int(LayersModel::Bound), int(LayersModel::Ratio)}) {
+            v->sortByColumn(col, Qt::DescendingOrder);
+            double prev = 1e300;
+            for (int r = 0; r < v->model()->rowCount(); ++r) {
+                const double x = v->model()->index(r, col).data(LayersModel::SortRole).toDouble();
+                QVERIFY2(x <= prev, qPrintable(QString("column %1 row %2").arg(col).arg(r)));
+                prev = x;
+            }
+        }
+        // A click on a row selects its leaf in the shared selection.
+        const QModelIndex idx = v->model()->index(3, LayersModel::Name);
+        const int node = idx.data(LayersModel::NodeRole).toInt();
+        QTest::mouseClick(v->viewport(), Qt::LeftButton, {}, v->visualRect(idx).center());
+        QCOMPARE(m_w->selection()->node(), node);
+        QCOMPARE(m_w->document()->tree().node(node).type, NodeType::Leaf);
+        // A selection made elsewhere moves the table's current row.
+        const int other = v->model()->index(7, 0).data(LayersModel::NodeRole).toInt();
+        m_w->selection()->select(other,
+                                 QString::fromStdString(m_w->document()->tree().pathOf(other)));
+        QCOMPARE(v->currentIndex().data(LayersModel::NodeRole).toInt(), other);
+    }
+
+    void efficiencyColouring() {
+        StGraphView* st = m_w->stGraph();
+        st->setColouring(StGraphView::Colouring::Efficiency);
+        const auto figs = layerFigures(*m_w->document()->evaluation(), m_w->document()->tree(),
+                                       *m_w->document()->network(), *m_w->document()->hardware());
+        for (const LayerFigures& f : figs)
+            QCOMPARE(st->plottable()->layerColorOf(f.layer), efficiencyColor(f.ratio));
+        st->setColouring(StGraphView::Colouring::Layer);
+        QCOMPARE(st->plottable()->layerColorOf(2), layerColor(2));
+    }
+
+    void boundaryViewSamplesAndLoads() {
+        BoundaryView* b = m_w->boundaryView();
+        QVERIFY(b);
+        QSignalSpy done(b, &BoundaryView::samplingFinished);
+        b->setSampleCount(30);
+        b->startSampling();
+        QVERIFY(b->sampling());
+        QVERIFY(done.wait(60000));
+        QVERIFY(!b->sampling());
+        QCOMPARE(int(b->samples().size()), 30);
+        int plotted = 0;
+        for (int g = 0; g < b->plot()->graphCount(); ++g)
+            if (b->plot()->graph(g)->name().startsWith(QStringLiteral("ratio")))
+                plotted += b->plot()->graph(g)->dataCount();
+        QCOMPARE(plotted, 30);
+        // Click the point of a tree other than the current one: it is loaded, undoably.
+        b->show();
+        b->plot()->replot();
+        const RATree before = m_w->document()->tree();
+        int pick = -1;
+        for (int i = int(b->samples().size()) - 1; i >= 0 && pick < 0; --i)
+            if (!(b->samples()[size_t(i)].tree == before)) pick = i;
+        QVERIFY(pick >= 0);
+        const TreeSample& s = b->samples()[size_t(pick)];
+        b->activate(pick);
+        QVERIFY(m_w->document()->tree() == s.tree);
+        QCOMPARE(m_w->document()->evaluation()->delay, s.delay);
+        m_w->document()->undoStack()->undo();
+        QVERIFY(m_w->document()->tree() == before);
+        // Cancelling stops a long walk early with what it has.
+        b->setSampleCount(100000);
+        b->startSampling();
+        QTest::qWait(200);
+        b->cancelSampling();
+        QVERIFY(done.wait(60000));
+        QVERIFY(b->samples().size() < 100000);
+    }
+
+    void boundaryViewClick() {
+        BoundaryView* b = m_w->boundaryView();
+        if (b->samples().empty()) QSKIP("no samples");
+        // A mouse click on a plotted point picks that sample.
+        b->plot()->replot();
+        const TreeSample& s = b->samples().front();
+        const QPoint p(int(b->plot()->xAxis->coordToPixel(s.delay)),
+                       int(b->plot()->yAxis->coordToPixel(s.energy)));
+        QCOMPARE(b->sampleAt(p) >= 0, true);
+    }
+
+    // A running search draws its best-so-far path over the samples.
+    void boundaryViewFollowsTheSearch() {
+        BoundaryView* b = m_w->boundaryView();
+        QSignalSpy finished(m_w.get(), &MainWindow::searchFinished);
+        m_w->startSearch();
+        QCOMPARE(b->pathPoints(), 0); // a new search starts a new path
+        QVERIFY(finished.wait(120000));
+        QVERIFY(b->pathPoints() > 0);
+    }
+
+    void cleanupTestCase() { m_w.reset(); }
+};
+
+QTEST_MAIN(TstBoundsUi)
+#include "tst_bounds_ui.moc"

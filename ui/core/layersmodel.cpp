@@ -1,0 +1,124 @@
+#include "core/layersmodel.h"
+
+#include "core/bytestext.h"
+#include "core/document.h"
+#include "core/layernames.h"
+
+namespace tilescope::ui {
+
+LayersModel::LayersModel(Document* doc, QObject* parent) : QAbstractTableModel(parent), m_doc(doc) {
+    connect(doc, &Document::treeChanged, this, &LayersModel::refresh);
+    connect(doc, &Document::documentReset, this, &LayersModel::refresh);
+    refresh();
+}
+
+void LayersModel::refresh() {
+    beginResetModel();
+    m_rows.clear();
+    const auto e = m_doc->evaluation();
+    m_names.clear();
+    if (m_doc->hasModel()) m_names = displayLayerNames(*m_doc->network());
+    if (m_doc->hasModel() && e && e->valid)
+        m_rows = layerFigures(*e, m_doc->tree(), *m_doc->network(), *m_doc->hardware());
+    endResetModel();
+}
+
+int LayersModel::rowOfNode(int node) const {
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].node == node) return int(i);
+    return -1;
+}
+
+int LayersModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int LayersModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant LayersModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= int(m_rows.size())) return {};
+    const LayerFigures& f = m_rows[size_t(index.row())];
+    if (role == NodeRole) return f.node;
+    auto number = [&]() -> double {
+        switch (index.column()) {
+        case Tiles:
+            return f.tiles;
+        case Time:
+            return f.time;
+        case Energy:
+            return f.energy;
+        case Dram:
+            return f.dramBytes;
+        case NocIn:
+            return f.nocBytesIn;
+        case NocOut:
+            return f.nocBytesOut;
+        case Bound:
+            return f.ioLowerBoundBytes;
+        case Compulsory:
+            return f.compulsoryBytes;
+        case Ratio:
+            return f.ratio;
+        default:
+            return 0;
+        }
+    };
+    if (role == SortRole) {
+        if (index.column() == Name) return index.row(); // tree order
+        return number();
+    }
+    if (role == Qt::TextAlignmentRole && index.column() != Name)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole) {
+        return tr("%1: moves %2 across its %3-tile group's boundary (DRAM %4, NoC in %5, out "
+                  "%6); lower bound %7 (compulsory %8, pebble bound %9)")
+            .arg(QString::fromStdString(f.name), bytesText(f.movedBytes))
+            .arg(f.tiles)
+            .arg(bytesText(f.dramBytes), bytesText(f.nocBytesIn), bytesText(f.nocBytesOut),
+                 bytesText(f.ioLowerBoundBytes), bytesText(f.compulsoryBytes),
+                 bytesText(f.pebbleBoundBytes));
+    }
+    if (role != Qt::DisplayRole) return {};
+    switch (index.column()) {
+    case Name:
+        return f.layer < int(m_names.size()) ? m_names[f.layer] : QString::fromStdString(f.name);
+    case Tiles:
+        return f.tiles;
+    case Time:
+        return cyclesText(f.time);
+    case Energy:
+        return energyText(f.energy);
+    case Ratio:
+        return f.ioLowerBoundBytes > 0 ? QString::number(f.ratio, 'f', 2) : tr("-");
+    default:
+        return bytesText(number());
+    }
+}
+
+QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal) return {};
+    static const char* names[] = {
+        QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),  QT_TR_NOOP("DRAM"),   QT_TR_NOOP("Bound"),
+        QT_TR_NOOP("Time"),       QT_TR_NOOP("Energy"), QT_TR_NOOP("NoC in"), QT_TR_NOOP("NoC out"),
+        QT_TR_NOOP("Compulsory"), QT_TR_NOOP("Tiles")};
+    static const char* tips[] = {
+        QT_TR_NOOP("The leaf's layer, in tree order"),
+        QT_TR_NOOP("(DRAM + NoC in + NoC out) / bound: 1 is at the bound"),
+        QT_TR_NOOP("DRAM bytes: inputs read, outputs stored, weights"),
+        QT_TR_NOOP("I/O lower bound for its tile group: max(compulsory, pebble bound), "
+                   "docs/cost-model.md"),
+        QT_TR_NOOP("Invocation time x invocations"),
+        QT_TR_NOOP("Energy of the leaf over the whole run"),
+        QT_TR_NOOP("Bytes of the NoC pieces it receives"),
+        QT_TR_NOOP("Bytes of the NoC pieces its consumers receive from it"),
+        QT_TR_NOOP("Bytes that must cross the group's boundary at least once"),
+        QT_TR_NOOP("Tiles of the leaf's group")};
+    if (section < 0 || section >= ColumnCount) return {};
+    if (role == Qt::DisplayRole) return tr(names[section]);
+    if (role == Qt::ToolTipRole) return tr(tips[section]);
+    return {};
+}
+
+} // namespace tilescope::ui

@@ -1,0 +1,54 @@
+// The Layers table (docs/gui.md): one row per leaf of the document's tree with its time,
+// energy, the bytes it moves across its tile group's boundary and its I/O lower bound,
+// all from engine/report/layers.h (the result JSON's "layers" read the same function).
+// Qt::UserRole holds each cell's number for sorting; Qt::UserRole + 1 the leaf's node id.
+#pragma once
+
+#include "report/layers.h"
+
+#include <QAbstractTableModel>
+#include <QStringList>
+#include <vector>
+
+namespace tilescope::ui {
+
+class Document;
+
+class LayersModel : public QAbstractTableModel {
+    Q_OBJECT
+  public:
+    // The bound comparison first: a narrow dock shows name, ratio, moved bytes and bound.
+    enum Column {
+        Name,
+        Ratio,
+        Dram,
+        Bound,
+        Time,
+        Energy,
+        NocIn,
+        NocOut,
+        Compulsory,
+        Tiles,
+        ColumnCount
+    };
+    static constexpr int SortRole = Qt::UserRole;
+    static constexpr int NodeRole = Qt::UserRole + 1;
+
+    explicit LayersModel(Document* doc, QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+    const std::vector<LayerFigures>& figures() const { return m_rows; }
+    int rowOfNode(int node) const; // -1 when the node is not a leaf row
+
+  private:
+    void refresh();
+    Document* m_doc;
+    std::vector<LayerFigures> m_rows;
+    QStringList m_names; // display names per layer (core/layernames.h)
+};
+
+} // namespace tilescope::ui

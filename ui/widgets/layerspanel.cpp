@@ -1,0 +1,97 @@
+#include "widgets/layerspanel.h"
+
+#include "core/bytestext.h"
+#include "core/document.h"
+#include "core/layersmodel.h"
+#include "core/selectionstate.h"
+#include "report/layers.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace tilescope::ui {
+
+LayersPanel::LayersPanel(Document* doc, SelectionState* selection, QWidget* parent)
+    : QWidget(parent), m_doc(doc), m_selection(selection), m_model(new LayersModel(doc, this)),
+      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView(this)),
+      m_summary(new QLabel(this)) {
+    setObjectName(QStringLiteral("layersPanel"));
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(2, 2, 2, 2);
+    m_summary->setObjectName(QStringLiteral("layersSummary"));
+    m_summary->setWordWrap(true);
+    lay->addWidget(m_summary);
+    lay->addWidget(m_view, 1);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(LayersModel::SortRole);
+    m_view->setObjectName(QStringLiteral("layersTable"));
+    m_view->setModel(m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(LayersModel::Name, Qt::AscendingOrder);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(LayersModel::Name, QHeaderView::Interactive);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setColumnWidth(LayersModel::Name, 150);
+    m_view->setTextElideMode(Qt::ElideLeft);
+    m_view->setAlternatingRowColors(true);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& cur) {
+                if (m_syncing || !cur.isValid()) return;
+                const int node = cur.data(LayersModel::NodeRole).toInt();
+                m_selection->select(node, QString::fromStdString(m_doc->tree().pathOf(node)));
+            });
+    connect(m_selection, &SelectionState::changed, this, &LayersPanel::selectionChanged);
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        updateSummary();
+        selectionChanged(m_selection->node());
+    });
+    updateSummary();
+}
+
+void LayersPanel::selectionChanged(int node) {
+    const int row = m_model->rowOfNode(node);
+    m_syncing = true;
+    if (row < 0) {
+        m_view->clearSelection();
+    } else {
+        const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+        m_view->setCurrentIndex(idx);
+        m_view->scrollTo(idx);
+    }
+    m_syncing = false;
+}
+
+void LayersPanel::updateSummary() {
+    const auto e = m_doc->evaluation();
+    if (!m_doc->hasModel() || !e || !e->valid) {
+        m_summary->setText(tr("No valid schedule: nothing to bound."));
+        return;
+    }
+    double moved = 0, bound = 0;
+    int over = 0;
+    for (const LayerFigures& f : m_model->figures()) {
+        moved += f.movedBytes;
+        bound += f.ioLowerBoundBytes;
+        over += f.ratio > 2;
+    }
+    const Bytes compulsory =
+        compulsoryDramBytes(*m_doc->network(), *m_doc->hardware(), m_doc->batch());
+    m_summary->setText(
+        tr("DRAM %1 (compulsory %2, %3x); leaves move %4 against bounds of %5; %6 of %7 "
+           "leaves move more than twice their bound.")
+            .arg(bytesText(e->dramBytes), bytesText(compulsory))
+            .arg(compulsory > 0 ? e->dramBytes / compulsory : 0.0, 0, 'f', 2)
+            .arg(bytesText(moved), bytesText(bound))
+            .arg(over)
+            .arg(m_model->figures().size()));
+}
+
+} // namespace tilescope::ui
