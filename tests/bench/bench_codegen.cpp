@@ -150,7 +150,14 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
     for (auto [l, g] : growth)
         rows.push_back({g, l});
     std::sort(rows.rbegin(), rows.rend());
-    for (size_t i = 0; i < rows.size() && i < 15; ++i) {
+    // The 15 leaves after which the replay falls furthest behind the estimate, then the 5
+    // after which it catches up most (where the estimate is pessimistic).
+    std::vector<size_t> shown;
+    for (size_t i = 0; i < rows.size() && i < 15; ++i)
+        shown.push_back(i);
+    for (size_t i = rows.size(); i > 0 && i > rows.size() - 5 && i > 15; --i)
+        if (rows[i - 1].first < 0) shown.push_back(i - 1);
+    for (size_t i : shown) {
         const int l = rows[i].second;
         const auto& nf =
             ev.nodes[size_t(r.layout.leaves[size_t(r.layout.leafOfLayer[size_t(l)])].node)];
