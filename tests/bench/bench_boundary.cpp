@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
     const int n = argc > 3 ? std::atoi(argv[3]) : 2000;
     const int batch = argc > 4 ? std::atoi(argv[4]) : 8;
     Document doc;
-    if (!doc.openModel(QStringLiteral(TILESCOPE_SAMPLES "/models/") + model + ".onnx").isEmpty() ||
-        !doc.openHardware(preset).isEmpty() || !doc.setBatch(batch).isEmpty()) {
+    if (doc.openModel(QStringLiteral(TILESCOPE_SAMPLES "/models/") + model + ".onnx") ||
+        doc.openHardware(preset) || doc.setBatch(batch)) {
         std::fprintf(stderr, "cannot open %s on %s\n", qPrintable(model), qPrintable(preset));
         return 1;
     }

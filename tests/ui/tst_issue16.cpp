@@ -5,6 +5,7 @@
 #include "core/document.h"
 #include "core/ratreemodel.h"
 #include "core/selectionstate.h"
+#include "expectok.h"
 #include "report/segments.h"
 #include "tree/ratree.h"
 #include "widgets/diffpanel.h"
@@ -111,7 +112,7 @@ class TstIssue16 : public QObject {
         Document* doc = m_w->document();
         const RATree& t = doc->tree();
         QVERIFY(t.node(t.root).subBatch >= 1);
-        if (t.node(t.root).subBatch == 1) QVERIFY(doc->stepSubBatch(t.root, +1).isEmpty());
+        if (t.node(t.root).subBatch == 1) QVERIFY_OK(doc->stepSubBatch(t.root, +1));
         waitLayout();
         const Evaluation& e = *doc->evaluation();
         QVERIFY(e.valid);
@@ -165,7 +166,7 @@ class TstIssue16 : public QObject {
         const RATree saved = doc->tree();
         const QString file = m_dir.filePath(QStringLiteral("b.tree"));
         QVERIFY(m_w->exportTo(QStringLiteral("tree-text"), file));
-        QVERIFY(doc->wrap(doc->tree().root, 2, 2, NodeType::S).isEmpty());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 2, 2, NodeType::S));
         QVERIFY(m_w->compareWithTreeFile(file));
         DiffPanel* dp = m_w->diffPanel();
         // A has an S cut B lacks; its two leaves sit under different parents.
@@ -218,7 +219,7 @@ class TstIssue16 : public QObject {
         const int layer = t.node(leaf).layer;
         m_w->selection()->select(leaf, QStringLiteral("/3"));
         // Wrap /2 and /3 in an S cut: /3 is now a different node.
-        QVERIFY(doc->wrap(t.root, 2, 2, NodeType::S).isEmpty());
+        QVERIFY_OK(doc->wrap(t.root, 2, 2, NodeType::S));
         const int now = m_w->selection()->node();
         QVERIFY(now >= 0);
         QCOMPARE(doc->tree().node(now).layer, layer);
@@ -230,7 +231,7 @@ class TstIssue16 : public QObject {
         QVERIFY(
             view->isExpanded(m_w->treePanel()->model()->indexOfNode(doc->tree().node(now).parent)));
 
-        QVERIFY(!doc->dissolve(doc->tree().leafOf(0)).isEmpty()); // a leaf: refused
+        QVERIFY(doc->dissolve(doc->tree().leafOf(0)).has_value()); // a leaf: refused
         QVERIFY(m_w->statusBar()->currentMessage().contains(QLatin1String("refused")));
         doc->undoStack()->undo();
         QVERIFY(m_w->statusBar()->currentMessage().isEmpty());
@@ -243,7 +244,7 @@ class TstIssue16 : public QObject {
         const auto valid = doc->evaluation();
         // Everything in one S cut on 16 tiles: 72 stages cannot be allocated.
         const int kids = int(doc->tree().node(doc->tree().root).children.size());
-        QVERIFY(doc->wrap(doc->tree().root, 0, kids, NodeType::S).isEmpty());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 0, kids, NodeType::S));
         if (doc->evaluation()->valid) QSKIP("the all-S tree is valid on this template");
         waitLayout();
         QVERIFY(doc->lastValidEvaluation() == valid);

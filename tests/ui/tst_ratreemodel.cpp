@@ -2,6 +2,7 @@
 // the invalid-node marking, the pinned check box and drops through dropMimeData.
 #include "core/document.h"
 #include "core/ratreemodel.h"
+#include "expectok.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -21,7 +22,7 @@ class TstRATreeModel : public QObject {
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
-        QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         QCOMPARE(model.rowCount(), 1);
         const QModelIndex root = model.index(0, 0);
         QCOMPARE(model.rowCount(root), 72);
@@ -41,7 +42,7 @@ class TstRATreeModel : public QObject {
             model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("16:")));
         QVERIFY(!model.index(0, RATreeModel::Time).data().toString().isEmpty());
 
-        QCOMPARE(doc.wrap(doc.tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY_OK(doc.wrap(doc.tree().root, 1, 2, NodeType::S));
         QCOMPARE(model.rowCount(model.index(0, 0)), 71);
         const QModelIndex cut = model.index(1, 0, model.index(0, 0));
         QCOMPARE(cut.data().toString(), QStringLiteral("S cut"));
@@ -51,7 +52,7 @@ class TstRATreeModel : public QObject {
         QVERIFY(!(model.flags(model.index(0, 0, cut)) & Qt::ItemIsDropEnabled));
         doc.undoStack()->undo();
         doc.undoStack()->redo();
-        QCOMPARE(doc.openHardware(QStringLiteral("cloud")), QString());
+        QVERIFY_OK(doc.openHardware(QStringLiteral("cloud")));
         QVERIFY(
             model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("144:")));
     }
@@ -61,7 +62,7 @@ class TstRATreeModel : public QObject {
         RATreeModel model(&doc);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         const QModelIndex pin = model.index(3, RATreeModel::Pinned, model.index(0, 0));
         QCOMPARE(pin.data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
         QVERIFY(model.setData(pin, Qt::Checked, Qt::CheckStateRole));
@@ -77,10 +78,10 @@ class TstRATreeModel : public QObject {
         RATreeModel model(&doc);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(doc.openHardware(QStringLiteral("testchip")), QString());
-        QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
+        QVERIFY_OK(doc.openHardware(QStringLiteral("testchip")));
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         // Five concurrent children on a 4-tile chip cannot each get a tile.
-        QCOMPARE(doc.wrap(doc.tree().root, 2, 5, NodeType::S), QString());
+        QVERIFY_OK(doc.wrap(doc.tree().root, 2, 5, NodeType::S));
         QVERIFY(!doc.evaluation()->valid);
         const int bad = doc.evaluation()->invalidNode;
         QVERIFY(bad >= 0);
@@ -99,8 +100,8 @@ class TstRATreeModel : public QObject {
         RATreeModel model(&doc);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QCOMPARE(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"), QString());
-        QCOMPARE(doc.wrap(doc.tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
+        QVERIFY_OK(doc.wrap(doc.tree().root, 1, 2, NodeType::S));
         const QModelIndex root = model.index(0, 0);
         std::unique_ptr<QMimeData> md(model.mimeData({model.index(0, 0, root)}));
         QVERIFY(md);

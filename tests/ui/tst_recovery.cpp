@@ -6,6 +6,7 @@
 #include "core/autosaver.h"
 #include "core/document.h"
 #include "core/session.h"
+#include "expectok.h"
 #include "widgets/mainwindow.h"
 
 #include <QAbstractButton>
@@ -69,7 +70,7 @@ class TstRecovery : public QObject {
             QTest::qWait(400);
             QVERIFY(!QFile::exists(recoveryFile())); // a fresh model: nothing to lose
             Document* doc = w.document();
-            QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+            QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
             QVERIFY(w.isModified());
             QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()), 5000);
             auto s = Session::load(recoveryFile());
@@ -82,7 +83,7 @@ class TstRecovery : public QObject {
             QVERIFY(w.saveSession(m_dir.filePath(QStringLiteral("saved.tilescope.json"))));
             QVERIFY(!w.isModified());
             QVERIFY(!QFile::exists(recoveryFile()));
-            QCOMPARE(doc->flip(doc->tree().root), QString());
+            QVERIFY_OK(doc->flip(doc->tree().root));
             QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()), 5000);
         }
         // The window is gone the clean way: the file goes with it.
@@ -98,7 +99,7 @@ class TstRecovery : public QObject {
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         Document* doc = w.document();
-        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         QVERIFY(w.isModified());
         auto answer = [](QMessageBox::StandardButton which, bool* asked) {
             QTimer::singleShot(200, [which, asked] {
@@ -139,7 +140,7 @@ class TstRecovery : public QObject {
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         Document* doc = w.document();
-        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         const std::string edited = treeToText(doc->tree(), *doc->network());
         bool asked = false;
         auto answer = [&asked](QMessageBox::StandardButton which) {
@@ -169,7 +170,7 @@ class TstRecovery : public QObject {
         MainWindow w;
         openSmall(w);
         Document* doc = w.document();
-        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         const std::string tree = treeToText(doc->tree(), *doc->network());
         const quint64 rev = doc->revision();
         const int undo = doc->undoStack()->count();
@@ -193,7 +194,7 @@ class TstRecovery : public QObject {
         // A session cut off in the middle (what a non-atomic write would leave behind).
         const QString good = m_dir.filePath(QStringLiteral("good.tilescope.json"));
         QVERIFY(w.saveSession(good));
-        QCOMPARE(doc->wrap(doc->tree().root, 0, 2, NodeType::T), QString()); // modified again
+        QVERIFY_OK(doc->wrap(doc->tree().root, 0, 2, NodeType::T)); // modified again
         const std::string tree2 = treeToText(doc->tree(), *doc->network());
         QFile in(good);
         QVERIFY(in.open(QIODevice::ReadOnly));
@@ -219,7 +220,7 @@ class TstRecovery : public QObject {
             MainWindow w;
             openSmall(w);
             Document* doc = w.document();
-            QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
+            QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
             treeText = treeToText(doc->tree(), *doc->network());
             QVERIFY(treeText !=
                     treeToText(RATree::layerSequential(*doc->network(), 4), *doc->network()));

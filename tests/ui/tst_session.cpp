@@ -3,6 +3,7 @@
 // and the current document is kept.
 #include "core/document.h"
 #include "core/session.h"
+#include "expectok.h"
 #include "widgets/mainwindow.h"
 #include "widgets/searchpanel.h"
 
@@ -41,8 +42,8 @@ class TstSession : public QObject {
         QVERIFY(a.setBatch(4));
         QVERIFY(a.openModel(model));
         Document* doc = a.document();
-        QCOMPARE(doc->wrap(doc->tree().root, 1, 2, NodeType::S), QString());
-        QCOMPARE(doc->setPinned(doc->tree().nodeAtPath("/1"), true), QString());
+        QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
+        QVERIFY_OK(doc->setPinned(doc->tree().nodeAtPath("/1"), true));
         doc->setObjective(Objective{2, 1});
         SearchConfig cfg = a.searchPanel()->settings();
         cfg.seed = 42;

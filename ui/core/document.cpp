@@ -68,18 +68,18 @@ Evaluation Document::evaluateOther(const RATree& tree) const {
     return evaluate(*m_ctx, tree, m_batch, opt);
 }
 
-QString Document::openModel(const QString& path) {
+std::optional<Error> Document::openModel(const QString& path) {
     auto net = loadModel(path.toStdString());
-    if (!net) return qs(net.error().message);
+    if (!net) return net.error();
     auto sha = sha256File(path.toStdString());
-    if (!sha) return qs(sha.error().message);
+    if (!sha) return sha.error();
     auto shared = std::make_shared<const Network>(std::move(net).value());
     const RATree tree = startTree(*shared, *m_hw, m_batch, m_objective);
     return restore(shared, QFileInfo(path).absoluteFilePath(), qs(*sha), *m_hw, m_hwSource, m_batch,
                    m_objective, tree);
 }
 
-QString Document::setHardware(const Hardware& hw, const QString& source) {
+std::optional<Error> Document::setHardware(const Hardware& hw, const QString& source) {
     // Schedules of a platform are ranked by the objective it was evaluated with.
     const Objective objective = defaultObjective(hw);
     if (!m_net) {
@@ -89,38 +89,40 @@ QString Document::setHardware(const Hardware& hw, const QString& source) {
         m_ctx.reset();
         ++m_revision;
         emit documentReset();
-        return {};
+        return std::nullopt;
     }
     return pushInputs(tr("Hardware %1").arg(source), std::make_shared<const Hardware>(hw), source,
                       m_batch, objective);
 }
 
-QString Document::openHardware(const QString& pathOrPreset) {
+std::optional<Error> Document::openHardware(const QString& pathOrPreset) {
     auto hw = loadHardware(pathOrPreset.toStdString());
-    if (!hw) return qs(hw.error().message);
+    if (!hw) return hw.error();
     return setHardware(*hw, pathOrPreset);
 }
 
-QString Document::setBatch(int batch) {
-    if (batch < 1) return QStringLiteral("batch: must be at least 1");
-    if (batch == m_batch) return {};
+std::optional<Error> Document::setBatch(int batch) {
+    if (batch < 1) return Error{"batch: must be at least 1"};
+    if (batch == m_batch) return std::nullopt;
     if (!m_net) {
         m_batch = batch;
         emit documentReset();
-        return {};
+        return std::nullopt;
     }
     return pushInputs(tr("Batch %1").arg(batch), m_hw, m_hwSource, batch, m_objective);
 }
 
-QString Document::pushInputs(const QString& label, const std::shared_ptr<const Hardware>& hw,
-                             const QString& source, int batch, const Objective& objective) {
+std::optional<Error> Document::pushInputs(const QString& label,
+                                          const std::shared_ptr<const Hardware>& hw,
+                                          const QString& source, int batch,
+                                          const Objective& objective) {
     // The new inputs start from the search's default tree; the change is one undo step, so
     // the edits and the history before it stay one Undo away (issue 16, item 1).
     DocumentInputs after{hw, source, batch, objective, startTree(*m_net, *hw, batch, objective)};
-    if (auto why = validateStructure(after.tree, *m_net, batch)) return qs(why->message);
+    if (auto why = validateStructure(after.tree, *m_net, batch)) return why;
     DocumentInputs before{m_hw, m_hwSource, m_batch, m_objective, m_tree};
     m_undo.push(new InputsCommand(this, label, std::move(before), std::move(after)));
-    return {};
+    return std::nullopt;
 }
 
 void Document::restoreInputs(const DocumentInputs& in) {
@@ -149,11 +151,12 @@ void Document::setObjective(const Objective& o) {
     emit treeChanged();
 }
 
-QString Document::restore(std::shared_ptr<const Network> net, const QString& modelPath,
-                          const QString& sha256, const Hardware& hw, const QString& hwSource,
-                          int batch, const Objective& o, const RATree& tree) {
-    if (!net) return QStringLiteral("no model");
-    if (auto why = validateStructure(tree, *net, batch)) return qs(why->message);
+std::optional<Error> Document::restore(std::shared_ptr<const Network> net, const QString& modelPath,
+                                       const QString& sha256, const Hardware& hw,
+                                       const QString& hwSource, int batch, const Objective& o,
+                                       const RATree& tree) {
+    if (!net) return Error{"no model"};
+    if (auto why = validateStructure(tree, *net, batch)) return why;
     // Only now is anything replaced: a failed open above keeps the current document.
     m_ctx.reset();
     m_net = std::move(net);
@@ -171,7 +174,7 @@ QString Document::restore(std::shared_ptr<const Network> net, const QString& mod
     reevaluate();
     emit documentReset();
     emit treeChanged();
-    return {};
+    return std::nullopt;
 }
 
 void Document::restoreTree(const RATree& tree) {
@@ -180,51 +183,49 @@ void Document::restoreTree(const RATree& tree) {
     emit treeChanged();
 }
 
-QString Document::applyEdit(const QString& label,
-                            const std::function<Result<RATree>(const RATree&)>& op) {
-    QString reason;
-    if (!m_net || m_tree.empty()) {
-        reason = QStringLiteral("no model loaded");
-    } else {
+std::optional<Error> Document::applyEdit(const QString& label,
+                                         const std::function<Result<RATree>(const RATree&)>& op) {
+    Error reason{"no model loaded"};
+    if (m_net && !m_tree.empty()) {
         auto r = op(m_tree);
         if (r) {
-            if (*r == m_tree) return {}; // nothing to record (e.g. pin an already pinned node)
+            if (*r == m_tree) return std::nullopt; // nothing to record (pin a pinned node)
             m_undo.push(new EditCommand(this, label, m_tree, std::move(r).value()));
-            return {};
+            return std::nullopt;
         }
-        reason = qs(r.error().message);
+        reason = r.error();
     }
-    emit editRefused(QStringLiteral("%1 refused: %2").arg(label, reason));
+    emit editRefused(QStringLiteral("%1 refused: %2").arg(label, qs(reason.message)));
     return reason;
 }
 
-QString Document::move(int node, int newParent, int position) {
+std::optional<Error> Document::move(int node, int newParent, int position) {
     return applyEdit(tr("Move"), [&](const RATree& t) {
         return edit::move(t, *m_net, node, newParent, position);
     });
 }
 
-QString Document::wrap(int parent, int first, int count, NodeType type) {
+std::optional<Error> Document::wrap(int parent, int first, int count, NodeType type) {
     return applyEdit(
         type == NodeType::S ? tr("Wrap in S cut") : tr("Wrap in T cut"),
         [&](const RATree& t) { return edit::wrap(t, *m_net, parent, first, count, type, 1); });
 }
 
-QString Document::dissolve(int cut) {
+std::optional<Error> Document::dissolve(int cut) {
     return applyEdit(tr("Dissolve cut"),
                      [&](const RATree& t) { return edit::dissolve(t, *m_net, cut); });
 }
 
-QString Document::flip(int cut) {
+std::optional<Error> Document::flip(int cut) {
     return applyEdit(tr("Flip S/T"), [&](const RATree& t) { return edit::flip(t, *m_net, cut); });
 }
 
-QString Document::setSubBatch(int cut, int subBatch) {
+std::optional<Error> Document::setSubBatch(int cut, int subBatch) {
     return applyEdit(tr("Set sub-batches"),
                      [&](const RATree& t) { return edit::setSubBatch(t, *m_net, cut, subBatch); });
 }
 
-QString Document::stepSubBatch(int cut, int direction) {
+std::optional<Error> Document::stepSubBatch(int cut, int direction) {
     return applyEdit(direction > 0 ? tr("More sub-batches") : tr("Fewer sub-batches"),
                      [&](const RATree& t) -> Result<RATree> {
                          if (cut < 0 || cut >= t.size() || !t.node(cut).isCut())
@@ -244,17 +245,17 @@ QString Document::stepSubBatch(int cut, int direction) {
                      });
 }
 
-QString Document::setPinned(int node, bool pinned) {
+std::optional<Error> Document::setPinned(int node, bool pinned) {
     return applyEdit(pinned ? tr("Pin") : tr("Unpin"),
                      [&](const RATree& t) { return edit::setPinned(t, node, pinned); });
 }
 
-QString Document::swapWithNext(int node) {
+std::optional<Error> Document::swapWithNext(int node) {
     return applyEdit(tr("Swap with next"),
                      [&](const RATree& t) { return edit::swapWithNext(t, *m_net, node); });
 }
 
-QString Document::adoptTree(const RATree& tree, const QString& label) {
+std::optional<Error> Document::adoptTree(const RATree& tree, const QString& label) {
     return applyEdit(label, [&](const RATree&) -> Result<RATree> {
         if (auto why = validateStructure(tree, *m_net, m_batch)) return *why;
         return tree;

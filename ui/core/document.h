@@ -8,14 +8,22 @@
 #include "hw/hardware.h"
 #include "model/network.h"
 #include "tree/ratree.h"
+#include "util/result.h"
 
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace tilescope::ui {
+
+// Document operations return the engine's error convention (util/result.h): nullopt when
+// done, else the Error naming the place and the reason. What a view shows of one:
+inline QString errorText(const std::optional<Error>& e) {
+    return e ? QString::fromStdString(e->message) : QString();
+}
 
 class Session;
 
@@ -50,31 +58,33 @@ class Document : public QObject {
 
     // Loading: each returns an empty string on success, else the one-line error
     // (file + place + reason); on error the document is left exactly as it was.
-    QString openModel(const QString& path);
-    QString setHardware(const Hardware& hw, const QString& source);
-    QString openHardware(const QString& pathOrPreset);
-    QString setBatch(int batch);
+    [[nodiscard]] std::optional<Error> openModel(const QString& path);
+    [[nodiscard]] std::optional<Error> setHardware(const Hardware& hw, const QString& source);
+    [[nodiscard]] std::optional<Error> openHardware(const QString& pathOrPreset);
+    [[nodiscard]] std::optional<Error> setBatch(int batch);
     void setObjective(const Objective& o);
     // Replaces everything at once (session load): network, hardware, batch, objective, tree.
-    QString restore(std::shared_ptr<const Network> net, const QString& modelPath,
-                    const QString& sha256, const Hardware& hw, const QString& hwSource, int batch,
-                    const Objective& o, const RATree& tree);
+    [[nodiscard]] std::optional<Error> restore(std::shared_ptr<const Network> net,
+                                               const QString& modelPath, const QString& sha256,
+                                               const Hardware& hw, const QString& hwSource,
+                                               int batch, const Objective& o, const RATree& tree);
 
     // Tree edits (docs/method.md §6); node ids refer to tree(). Empty string = accepted.
-    QString move(int node, int newParent, int position);
-    QString wrap(int parent, int first, int count, NodeType type);
-    QString dissolve(int cut);
-    QString flip(int cut);
-    QString stepSubBatch(int cut, int direction); // next (+1) / previous (-1) divisor
-    QString setSubBatch(int cut, int subBatch);
-    QString setPinned(int node, bool pinned);
-    QString swapWithNext(int node);
+    [[nodiscard]] std::optional<Error> move(int node, int newParent, int position);
+    [[nodiscard]] std::optional<Error> wrap(int parent, int first, int count, NodeType type);
+    [[nodiscard]] std::optional<Error> dissolve(int cut);
+    [[nodiscard]] std::optional<Error> flip(int cut);
+    [[nodiscard]] std::optional<Error>
+    stepSubBatch(int cut, int direction); // next (+1) / previous (-1) divisor
+    [[nodiscard]] std::optional<Error> setSubBatch(int cut, int subBatch);
+    [[nodiscard]] std::optional<Error> setPinned(int node, bool pinned);
+    [[nodiscard]] std::optional<Error> swapWithNext(int node);
     // The detailed evaluation of another tree of this document's inputs (a search's best,
     // a tree file), with the document's memo caches; invalid with the reason when `tree`
     // does not fit the inputs.
     Evaluation evaluateOther(const RATree& tree) const;
     // Adopts a tree found elsewhere (search best, a tree file) as one undoable step.
-    QString adoptTree(const RATree& tree, const QString& label);
+    [[nodiscard]] std::optional<Error> adoptTree(const RATree& tree, const QString& label);
 
     // Called by EditCommand::redo/undo only.
     void restoreTree(const RATree& tree);
@@ -95,11 +105,14 @@ class Document : public QObject {
     void objectiveChanged();
 
   private:
-    QString applyEdit(const QString& label, const std::function<Result<RATree>(const RATree&)>& op);
+    [[nodiscard]] std::optional<Error>
+    applyEdit(const QString& label, const std::function<Result<RATree>(const RATree&)>& op);
     RATree startTree(const Network& net, const Hardware& hw, int batch,
                      const Objective& objective) const;
-    QString pushInputs(const QString& label, const std::shared_ptr<const Hardware>& hw,
-                       const QString& source, int batch, const Objective& objective);
+    [[nodiscard]] std::optional<Error> pushInputs(const QString& label,
+                                                  const std::shared_ptr<const Hardware>& hw,
+                                                  const QString& source, int batch,
+                                                  const Objective& objective);
     void reevaluate();
 
     std::shared_ptr<const Network> m_net;

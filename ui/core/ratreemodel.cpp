@@ -221,7 +221,7 @@ bool RATreeModel::setData(const QModelIndex& index, const QVariant& value, int r
     if (!index.isValid() || index.column() != Pinned || role != Qt::CheckStateRole) return false;
     const bool pin = value.toInt() == Qt::Checked;
     // The document resets this model on success; no dataChanged needed here.
-    return m_doc->setPinned(nodeId(index), pin).isEmpty();
+    return !m_doc->setPinned(nodeId(index), pin);
 }
 
 Qt::DropActions RATreeModel::supportedDropActions() const {
@@ -265,7 +265,8 @@ bool RATreeModel::dropMimeData(const QMimeData* data, Qt::DropAction action, int
     const int position = row < 0 ? int(m_tree.node(target).children.size()) : row;
     // The document resets this model on success, so the view must not remove the source
     // rows itself; returning false after a successful move keeps it from trying.
-    m_doc->move(node, target, position);
+    // A refusal reaches the status bar through Document::editRefused.
+    static_cast<void>(m_doc->move(node, target, position));
     return false;
 }
 

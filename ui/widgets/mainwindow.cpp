@@ -128,16 +128,14 @@ MainWindow::MainWindow(QWidget* parent)
     m_layers = new LayersPanel(m_doc, m_selection, this);
     m_boundaryView = new BoundaryView(m_doc, this);
     auto adoptOther = [this](const RATree& tree, const QString& label) {
-        const QString err = m_doc->adoptTree(tree, label);
-        if (err.isEmpty())
+        if (!m_doc->adoptTree(tree, label))
             statusBar()->showMessage(tr("%1: Undo (Ctrl+Z) goes back").arg(label), 5000);
     };
     connect(m_diff, &DiffPanel::adoptRequested, this, adoptOther);
     connect(m_boundaryView, &BoundaryView::adoptRequested, this, adoptOther);
     connect(m_tradeoff, &TradeoffView::adoptRequested, this,
             [this](const RATree& tree, const QString& label) {
-                const QString err = m_doc->adoptTree(tree, label);
-                if (err.isEmpty())
+                if (!m_doc->adoptTree(tree, label))
                     statusBar()->showMessage(tr("%1: Undo (Ctrl+Z) goes back").arg(label), 5000);
             });
     connect(m_doc, &Document::treeChanged, this, [this] {
@@ -541,7 +539,8 @@ void MainWindow::connectWorker() {
         if (o->adopt) {
             // The worker already continues from this tree: do not send it back.
             m_forwardEdits = false;
-            m_doc->adoptTree(o->bestTree, tr("Adopt best"));
+            // A refusal reaches the status bar through Document::editRefused.
+            static_cast<void>(m_doc->adoptTree(o->bestTree, tr("Adopt best")));
             m_forwardEdits = true;
         }
     });
@@ -633,7 +632,8 @@ void MainWindow::adoptBest() {
         statusBar()->showMessage(tr("No search result to adopt yet"), 5000);
         return;
     }
-    m_doc->adoptTree(m_lastSearch->bestTree, tr("Adopt best"));
+    // A refusal reaches the status bar through Document::editRefused.
+    static_cast<void>(m_doc->adoptTree(m_lastSearch->bestTree, tr("Adopt best")));
 }
 
 void MainWindow::runCompare() {
@@ -661,7 +661,7 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 bool MainWindow::openModel(const QString& path) {
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const QString err = m_doc->openModel(path);
+    const QString err = errorText(m_doc->openModel(path));
     QApplication::restoreOverrideCursor();
     if (!err.isEmpty()) {
         showError(tr("Open model"), err);
@@ -678,7 +678,7 @@ bool MainWindow::openModel(const QString& path) {
 }
 
 bool MainWindow::openHardware(const QString& pathOrPreset) {
-    const QString err = m_doc->openHardware(pathOrPreset);
+    const QString err = errorText(m_doc->openHardware(pathOrPreset));
     if (!err.isEmpty()) {
         showError(tr("Open hardware"), err);
         return false;
@@ -696,7 +696,7 @@ void MainWindow::inputsChangedMessage() {
 }
 
 bool MainWindow::setBatch(int batch) {
-    const QString err = m_doc->setBatch(batch);
+    const QString err = errorText(m_doc->setBatch(batch));
     if (!err.isEmpty()) {
         showError(tr("Batch"), err);
         return false;
@@ -721,7 +721,7 @@ bool MainWindow::importTree(const QString& path) {
         showError(tr("Import tree"), qs(tree.error().message));
         return false;
     }
-    const QString err = m_doc->adoptTree(*tree, tr("Import tree"));
+    const QString err = errorText(m_doc->adoptTree(*tree, tr("Import tree")));
     if (!err.isEmpty()) {
         showError(tr("Import tree"), path + QStringLiteral(": ") + err);
         return false;
@@ -786,10 +786,10 @@ bool MainWindow::openSweepPoint(const SweepRow& row, const QString& databasePath
     if (!tree) return fail(tree.error().message);
     const Objective objective{row.objectiveN, row.objectiveM};
     auto shared = std::make_shared<const Network>(std::move(net).value());
-    const QString err =
-        m_doc->restore(shared, QFileInfo(modelPath).absoluteFilePath(), qs(row.modelSha256), *hw,
-                       qs(row.hwName), row.batch, objective, *tree);
-    if (!err.isEmpty()) return fail(where + ": tree: " + err.toStdString());
+    if (auto err =
+            m_doc->restore(shared, QFileInfo(modelPath).absoluteFilePath(), qs(row.modelSha256),
+                           *hw, qs(row.hwName), row.batch, objective, *tree))
+        return fail(where + ": tree: " + err->message);
     m_search->setObjective(objective);
     // Reproducible from the database, like a freshly opened model: nothing unsaved yet.
     m_sessionPath.clear();
@@ -894,10 +894,10 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
         t = std::move(r).value();
     }
     auto shared = std::make_shared<const Network>(std::move(net).value());
-    const QString err = m_doc->restore(
-        shared, s->modelPath, s->modelSha256, *hw,
-        s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource, s->batch, s->objective, t);
-    if (!err.isEmpty()) return fail(path.toStdString() + ": tree: " + err.toStdString());
+    if (auto err = m_doc->restore(shared, s->modelPath, s->modelSha256, *hw,
+                                  s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource,
+                                  s->batch, s->objective, t))
+        return fail(path.toStdString() + ": tree: " + err->message);
     m_search->setSettings(s->search);
     m_search->setObjective(s->objective);
     // A recovered session is unsaved work (remember == false): it keeps no file name and

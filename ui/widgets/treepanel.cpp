@@ -155,12 +155,12 @@ int TreePanel::currentNode() const {
     return s.isEmpty() ? -1 : s.front();
 }
 
-QString TreePanel::report(const QString& reason) {
-    if (!reason.isEmpty()) emit message(reason);
-    return reason;
+std::optional<Error> TreePanel::report(const QString& reason) {
+    emit message(reason);
+    return Error{reason.toStdString()};
 }
 
-QString TreePanel::wrapSelection(bool sCut) {
+std::optional<Error> TreePanel::wrapSelection(bool sCut) {
     QList<int> nodes = selectedNodes();
     const RATree& t = m_doc->tree();
     if (nodes.isEmpty())
@@ -180,25 +180,25 @@ QString TreePanel::wrapSelection(bool sCut) {
     return m_doc->wrap(parent, idx.front(), int(idx.size()), sCut ? NodeType::S : NodeType::T);
 }
 
-QString TreePanel::dissolveSelected() {
+std::optional<Error> TreePanel::dissolveSelected() {
     const int n = currentNode();
     if (n < 0) return report(tr("Dissolve: select a cut"));
     return m_doc->dissolve(n);
 }
 
-QString TreePanel::flipSelected() {
+std::optional<Error> TreePanel::flipSelected() {
     const int n = currentNode();
     if (n < 0) return report(tr("Flip: select a cut"));
     return m_doc->flip(n);
 }
 
-QString TreePanel::stepSubBatchSelected(int direction) {
+std::optional<Error> TreePanel::stepSubBatchSelected(int direction) {
     const int n = currentNode();
     if (n < 0) return report(tr("Sub-batches: select a cut"));
     return m_doc->stepSubBatch(n, direction);
 }
 
-QString TreePanel::togglePinSelected() {
+std::optional<Error> TreePanel::togglePinSelected() {
     const int n = currentNode();
     if (n < 0) return report(tr("Pin: select a node"));
     return m_doc->setPinned(n, !m_doc->tree().node(n).pinned);

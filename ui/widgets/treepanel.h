@@ -4,8 +4,11 @@
 // SelectionState; every edit is a command on the Document.
 #pragma once
 
+#include "util/result.h"
+
 #include <QSet>
 #include <QWidget>
+#include <optional>
 
 class QTreeView;
 class QAction;
@@ -26,11 +29,11 @@ class TreePanel : public QWidget {
     QList<QAction*> editActions() const { return m_actions; }
 
     // The actions' work, callable directly (tests); they return the refusal reason.
-    QString wrapSelection(bool sCut);
-    QString dissolveSelected();
-    QString flipSelected();
-    QString stepSubBatchSelected(int direction);
-    QString togglePinSelected();
+    std::optional<Error> wrapSelection(bool sCut);
+    std::optional<Error> dissolveSelected();
+    std::optional<Error> flipSelected();
+    std::optional<Error> stepSubBatchSelected(int direction);
+    std::optional<Error> togglePinSelected();
 
   signals:
     void message(const QString& text); // refusals and hints for the status bar
@@ -43,7 +46,7 @@ class TreePanel : public QWidget {
     QList<int> selectedNodes() const;
     int currentNode() const;
     void followSelection(int node);
-    QString report(const QString& reason);
+    std::optional<Error> report(const QString& reason);
 
     Document* m_doc;
     SelectionState* m_selection;
