@@ -1,5 +1,6 @@
 // export-instructions and simulate (CLI.md): from a result or session JSON to a program
-// directory (program.json, program.bin, program.txt, ir.json, hw.json), and the replay of
+// directory (program.bin and hw.json; program.txt, program.json, ir.json with --formats),
+// and the replay of
 // such a program with the summary a chip bring-up engineer checks first.
 #include "cli_commands.h"
 #include "hw/mesh.h"
@@ -48,6 +49,12 @@ int runExportInstructions(const Args& a) {
     const std::string path = onlyPositional(a, "SESSION_OR_RESULT");
     if (!a.has("--out") || a.get("--out").empty()) throw UsageError{"--out DIR is required"};
     const std::string out = a.get("--out");
+    ProgramFormats formats;
+    if (a.has("--formats")) {
+        auto f = parseProgramFormats(a.get("--formats"));
+        if (!f) throw UsageError{"--formats: " + f.error().message};
+        formats = *f;
+    }
 
     auto text = readFile(path);
     if (!text) return userError(text.error().message);
@@ -97,7 +104,7 @@ int runExportInstructions(const Args& a) {
     auto gen = buildProgram(ctx, *tree, batch, eo, model);
     if (!gen) return userError(path + ": " + gen.error().message);
     const CodegenResult& r = *gen;
-    if (auto e = exportProgram(out, r, *net, *hw)) return userError(e->message);
+    if (auto e = exportProgram(out, r, *net, *hw, formats)) return userError(e->message);
 
     const double sched = r.layout.evaluation.dramBytes;
     std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(),
@@ -110,8 +117,12 @@ int runExportInstructions(const Args& a) {
     std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024,
                 hw->bufferBytes / 1024);
     std::error_code ec;
-    std::printf("program.bin: %llu bytes\n",
-                (unsigned long long)fs::file_size(fs::path(out) / "program.bin", ec));
+    if (formats.bin) {
+        const auto size = fs::file_size(fs::path(out) / "program.bin", ec);
+        std::printf("program.bin: %llu bytes (%.1f per instruction)\n", (unsigned long long)size,
+                    double(size) / double(std::max<size_t>(1, r.program.instructionCount())));
+    }
+    std::printf("formats: %s (+ hw.json)\n", formatsToString(formats).c_str());
     return 0;
 }
 

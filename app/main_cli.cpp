@@ -21,7 +21,7 @@ const char* kUsage = R"(usage:
                          [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
-  tilescope-cli export-instructions SESSION_OR_RESULT --out DIR
+  tilescope-cli export-instructions SESSION_OR_RESULT --out DIR [--formats bin,txt,json,ir]
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
   tilescope-cli sweep    SPEC.json --db OUT.sqlite [--jobs J] [--shard I/N] [--quiet]
   tilescope-cli sweep-merge OUT.sqlite SHARD.sqlite...
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
            "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
           {"--quiet", "--no-portfolio"}}},
-        {"export-instructions", {runExportInstructions, {"--out"}, {}}},
+        {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
         {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},
         {"sweep-merge", {runSweepMerge, {}, {}}},

@@ -1,9 +1,15 @@
-// program.bin: the compact encoding of a Program (layout in docs/isa.md). Integers are
-// LEB128 varints (signed ones zig-zag coded) so small ids and sizes take one or two bytes;
-// a trailing FNV-1a checksum makes random corruption fail loudly instead of decoding into
-// a different, plausible program.
+// program.bin, version 2: the compact encoding of a Program (layout in docs/isa.md). Every
+// instruction is one fixed-width record of bit-packed fields; its variable tails (multicast
+// tiles, dependencies, buffer regions) are rows of three side tables in the same order,
+// located by the counts in the record. Each table's header gives, per field, a base and a
+// bit width the encoder takes from the program's own minimum and maximum (value = base +
+// the field's bits), so any Program round-trips exactly and a typical one takes a few
+// bits per field. A trailing FNV-1a checksum makes random corruption fail loudly instead
+// of decoding into a different, plausible program.
 #include "codegen/program.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <ostream>
@@ -14,7 +20,7 @@ namespace tilescope {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'C', 'P', 'R', 'O', 'G', '\0'};
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint16_t kVersion = 2;
 
 std::uint32_t fnv1a(const char* data, size_t n) {
     std::uint32_t h = 2166136261u;
@@ -23,6 +29,112 @@ std::uint32_t fnv1a(const char* data, size_t n) {
         h *= 16777619u;
     }
     return h;
+}
+
+// The tables and their fields, in record order (docs/isa.md "Binary encoding").
+enum InsField {
+    fOp,
+    fId,
+    fLayer,
+    fBytes,
+    fSrc,
+    fDst,
+    fStages,
+    fCycles,
+    fLo0,
+    fExt0 = fLo0 + 4,
+    fMcastN = fExt0 + 4,
+    fDepN,
+    fBufN,
+    kInsFields
+};
+enum DepField { fDepDistance, fDepStage, kDepFields };
+enum BufField { fBufTile, fBufOffset, fBufBytes, fBufWrite, kBufFields };
+enum McastField { fMcastTile, kMcastFields };
+// Signed fields compare as int64 when the encoder takes their minimum and maximum.
+constexpr bool kInsSigned[kInsFields] = {false, false, true,  false, true, true, false,
+                                         false, true,  true,  true,  true, true, true,
+                                         true,  true,  false, false, false};
+constexpr bool kDepSigned[kDepFields] = {true, false};
+constexpr bool kBufSigned[kBufFields] = {true, false, false, false};
+constexpr bool kMcastSigned[kMcastFields] = {true};
+
+std::uint64_t lowMask(unsigned bits) {
+    return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
+}
+
+// Per field of a table: the smallest value (as the 64-bit pattern) and the bits that hold
+// value - base. Built from the values the encoder will write.
+template <int N> struct Columns {
+    std::uint64_t base[N];
+    unsigned bits[N];
+    std::uint64_t lo[N], hi[N];
+    bool any = false;
+    const bool* isSigned;
+    explicit Columns(const bool* s) : isSigned(s) {
+        for (int f = 0; f < N; ++f)
+            base[f] = bits[f] = lo[f] = hi[f] = 0;
+    }
+    void see(const std::uint64_t (&v)[N]) {
+        for (int f = 0; f < N; ++f) {
+            if (!any) {
+                lo[f] = hi[f] = v[f];
+                continue;
+            }
+            if (isSigned[f]) {
+                if (std::int64_t(v[f]) < std::int64_t(lo[f])) lo[f] = v[f];
+                if (std::int64_t(v[f]) > std::int64_t(hi[f])) hi[f] = v[f];
+            } else {
+                lo[f] = std::min(lo[f], v[f]);
+                hi[f] = std::max(hi[f], v[f]);
+            }
+        }
+        any = true;
+    }
+    void finish() {
+        for (int f = 0; f < N; ++f) {
+            base[f] = lo[f];
+            bits[f] = unsigned(std::bit_width(hi[f] - lo[f]));
+        }
+    }
+    size_t rowBits() const {
+        size_t b = 0;
+        for (int f = 0; f < N; ++f)
+            b += bits[f];
+        return std::max<size_t>(1, b);
+    }
+};
+
+std::uint64_t sbits(std::int64_t v) {
+    return std::uint64_t(v);
+}
+
+void instructionValues(const Instruction& i, std::uint64_t (&v)[kInsFields]) {
+    v[fOp] = std::uint64_t(i.op);
+    v[fId] = i.id;
+    v[fLayer] = sbits(i.layer);
+    v[fBytes] = i.bytes;
+    v[fSrc] = sbits(i.src);
+    v[fDst] = sbits(i.dst);
+    v[fStages] = i.stages;
+    v[fCycles] = i.cycles;
+    for (int d = 0; d < 4; ++d) {
+        v[fLo0 + d] = sbits(i.lo[size_t(d)]);
+        v[fExt0 + d] = sbits(std::int64_t(i.hi[size_t(d)]) - i.lo[size_t(d)]);
+    }
+    v[fMcastN] = i.mcast.size();
+    v[fDepN] = i.deps.size();
+    v[fBufN] = i.buffers.size();
+}
+void depValues(const Instruction& i, const Dep& d, std::uint64_t (&v)[kDepFields]) {
+    v[fDepDistance] = sbits(std::int64_t(i.id) - std::int64_t(d.id));
+    v[fDepStage] = d.stage;
+}
+void bufValues(const BufferRef& b, std::uint64_t (&v)[kBufFields]) {
+    v[fBufTile] = sbits(b.tile);
+    v[fBufOffset] = b.offset;
+    v[fBufBytes] = b.bytes;
+    v[fBufWrite] = b.write ? 1 : 0;
 }
 
 // Encodes into `out`; drain() hands what is there to the sink (hashing it on the way), so
@@ -39,106 +151,183 @@ class Writer {
         m_sink.write(out.data(), std::streamsize(out.size()));
         out.clear();
     }
+    void drainIfFull() {
+        if (out.size() >= (1u << 16)) drain();
+    }
     // The FNV-1a checksum of everything written, then the checksum itself.
     void finish() {
         drain();
-        raw32(m_hash);
+        raw(m_hash, 4);
         m_sink.write(out.data(), std::streamsize(out.size()));
         out.clear();
     }
-    void u8(std::uint8_t v) { out.push_back(char(v)); }
-    void uv(std::uint64_t v) {
-        while (v >= 0x80) {
-            out.push_back(char((v & 0x7f) | 0x80));
-            v >>= 7;
-        }
-        out.push_back(char(v));
+    void raw(std::uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i)
+            out.push_back(char((v >> (8 * i)) & 0xff));
     }
-    void sv(std::int64_t v) { uv((std::uint64_t(v) << 1) ^ std::uint64_t(v >> 63)); }
     void str(const std::string& s) {
-        uv(s.size());
+        raw(s.size(), 4);
         out += s;
     }
-    void raw32(std::uint32_t v) {
-        for (int i = 0; i < 4; ++i)
-            out.push_back(char((v >> (8 * i)) & 0xff));
+    template <int N> void header(const Columns<N>& c, std::uint64_t rows) {
+        raw(rows, 8);
+        for (int f = 0; f < N; ++f) {
+            out.push_back(char(c.bits[f]));
+            raw(c.base[f], 8);
+        }
+    }
+    // One row: every field's value - base in its bits, low bits first; rows follow each other
+    // bit by bit (a row of no bits takes one), and a table ends on a byte boundary.
+    template <int N> void row(const Columns<N>& c, const std::uint64_t (&v)[N]) {
+        unsigned total = 0;
+        for (int f = 0; f < N; ++f) {
+            put(v[f] - c.base[f], c.bits[f]);
+            total += c.bits[f];
+        }
+        if (total == 0) put(0, 1);
+    }
+    void endTable() {
+        if (m_fill) out.push_back(char(m_acc));
+        m_acc = 0;
+        m_fill = 0;
     }
 
   private:
+    void put(std::uint64_t v, unsigned n) {
+        if (n > 32) {
+            put(v & 0xffffffffu, 32);
+            put(v >> 32, n - 32);
+            return;
+        }
+        if (n == 0) return;
+        m_acc |= (v & lowMask(n)) << m_fill;
+        m_fill += n;
+        while (m_fill >= 8) {
+            out.push_back(char(m_acc & 0xff));
+            m_acc >>= 8;
+            m_fill -= 8;
+        }
+    }
     std::ostream& m_sink;
     std::uint32_t m_hash = 2166136261u;
+    std::uint64_t m_acc = 0;
+    unsigned m_fill = 0;
 };
 
 // Bounds-checked reader: every read either succeeds inside the buffer or records the first
 // error (offset + reason) and returns zeros from then on, so decoding never runs off the end.
 class Reader {
   public:
-    Reader(const std::string& b) : m_b(b) {}
+    Reader(const char* data, size_t size) : m_b(data), m_size(size) {}
     bool failed() const { return !m_error.empty(); }
     const std::string& error() const { return m_error; }
     size_t offset() const { return m_pos; }
-    size_t remaining() const { return m_b.size() - m_pos; }
-    void fail(const std::string& why) {
-        if (m_error.empty()) m_error = "byte " + std::to_string(m_pos) + ": " + why;
+    size_t remaining() const { return m_size - m_pos; }
+    void fail(const std::string& why) { failAt(m_pos, why); }
+    void failAt(size_t at, const std::string& why) {
+        if (m_error.empty()) m_error = "byte " + std::to_string(at) + ": " + why;
     }
-    std::uint8_t u8() {
+    std::uint64_t raw(int bytes) {
         if (failed()) return 0;
-        if (m_pos >= m_b.size()) return fail("truncated"), 0;
-        return std::uint8_t(m_b[m_pos++]);
-    }
-    std::uint64_t uv() {
+        if (remaining() < size_t(bytes)) return fail("truncated"), 0;
         std::uint64_t v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            const std::uint8_t b = u8();
-            if (failed()) return 0;
-            if (shift == 63 && (b & 0x7e)) return fail("varint overflows 64 bits"), 0;
-            v |= std::uint64_t(b & 0x7f) << shift;
-            if (!(b & 0x80)) return v;
-        }
-        return fail("varint longer than 10 bytes"), 0;
-    }
-    std::int64_t sv() {
-        const std::uint64_t u = uv();
-        return std::int64_t(u >> 1) ^ -std::int64_t(u & 1);
-    }
-    // A count of items each at least minBytes long: larger than what is left is garbage.
-    std::uint64_t count(size_t minBytes, const char* what) {
-        const std::uint64_t n = uv();
-        if (!failed() && n > remaining() / std::max<size_t>(1, minBytes))
-            fail(std::string(what) + " count " + std::to_string(n) + " exceeds the data left");
-        return failed() ? 0 : n;
+        for (int i = 0; i < bytes; ++i)
+            v |= std::uint64_t(std::uint8_t(m_b[m_pos++])) << (8 * i);
+        return v;
     }
     std::int32_t i32(std::int64_t lo, const char* what) {
-        const std::int64_t v = sv();
-        if (!failed() && (v < lo || v > std::numeric_limits<std::int32_t>::max()))
-            fail(std::string(what) + " out of range (" + std::to_string(v) + ")");
+        const size_t at = m_pos;
+        const std::int64_t v = std::int32_t(std::uint32_t(raw(4)));
+        if (!failed() && v < lo)
+            failAt(at, std::string(what) + " out of range (" + std::to_string(v) + ")");
         return failed() ? 0 : std::int32_t(v);
     }
-    std::uint32_t u32(const char* what) {
-        const std::uint64_t v = uv();
-        if (!failed() && v > std::numeric_limits<std::uint32_t>::max())
-            fail(std::string(what) + " out of range (" + std::to_string(v) + ")");
-        return failed() ? 0 : std::uint32_t(v);
+    // A count of items each at least minBytes long: larger than what is left is garbage.
+    std::uint64_t count(int width, size_t minBytes, const char* what) {
+        const size_t at = m_pos;
+        const std::uint64_t n = raw(width);
+        if (!failed() && n > remaining() / std::max<size_t>(1, minBytes))
+            failAt(at,
+                   std::string(what) + " count " + std::to_string(n) + " exceeds the data left");
+        return failed() ? 0 : n;
     }
     std::string str(const char* what) {
-        const std::uint64_t n = count(1, what);
+        const std::uint64_t n = count(4, 1, what);
         if (failed()) return {};
-        std::string s = m_b.substr(m_pos, size_t(n));
+        std::string s(m_b + m_pos, size_t(n));
         m_pos += size_t(n);
         return s;
     }
-    std::uint32_t raw32() {
-        std::uint32_t v = 0;
-        for (int i = 0; i < 4; ++i)
-            v |= std::uint32_t(u8()) << (8 * i);
-        return v;
-    }
+    void skip(size_t n) { m_pos += n; }
+    const char* at() const { return m_b + m_pos; }
 
   private:
-    const std::string& m_b;
+    const char* m_b;
+    size_t m_size;
     size_t m_pos = 0;
     std::string m_error;
 };
+
+// A table as the decoder sees it: rows of rowBits bits each, back to back from `data`.
+template <int N> struct Table {
+    std::uint64_t base[N];
+    unsigned bits[N];
+    std::uint64_t rows = 0;
+    size_t rowBits = 1;
+    size_t start = 0; // byte offset of the first row in the file
+    const char* data = nullptr;
+
+    bool readHeader(Reader& r, const char* what) {
+        rows = r.raw(8);
+        size_t total = 0;
+        for (int f = 0; f < N; ++f) {
+            const size_t at = r.offset();
+            bits[f] = unsigned(r.raw(1));
+            base[f] = r.raw(8);
+            if (!r.failed() && bits[f] > 64)
+                r.failAt(at, std::string(what) + " field " + std::to_string(f) + " is " +
+                                 std::to_string(bits[f]) + " bits wide (at most 64)");
+            total += bits[f];
+        }
+        rowBits = std::max<size_t>(1, total);
+        return !r.failed();
+    }
+    // Field values of row k, value = base + bits (64-bit wrap-around).
+    void row(std::uint64_t k, std::uint64_t (&v)[N]) const {
+        const std::uint64_t bit = k * rowBits;
+        const auto* p = reinterpret_cast<const std::uint8_t*>(data + bit / 8);
+        std::uint64_t acc = *p++ >> (bit % 8);
+        unsigned fill = 8 - unsigned(bit % 8);
+        auto get = [&](unsigned n) {
+            while (fill < n) {
+                acc |= std::uint64_t(*p++) << fill;
+                fill += 8;
+            }
+            const std::uint64_t x = acc & lowMask(n);
+            acc = n >= 64 ? 0 : acc >> n;
+            fill -= n;
+            return x;
+        };
+        for (int f = 0; f < N; ++f) {
+            const unsigned n = bits[f];
+            std::uint64_t x = 0;
+            if (n > 32) {
+                x = get(32);
+                x |= get(n - 32) << 32;
+            } else if (n) {
+                x = get(n);
+            }
+            v[f] = base[f] + x;
+        }
+    }
+    size_t offsetOf(std::uint64_t k) const { return start + size_t(k * rowBits / 8); }
+    size_t bytes() const { return size_t((rows * rowBits + 7) / 8); }
+};
+
+bool fitsI32(std::uint64_t v, std::int64_t lo) {
+    const std::int64_t s = std::int64_t(v);
+    return s >= lo && s <= std::numeric_limits<std::int32_t>::max();
+}
 
 } // namespace
 
@@ -149,52 +338,91 @@ std::string encodeProgram(const Program& p) {
 }
 
 void writeProgramBin(std::ostream& sink, const Program& p) {
+    // Pass 1: each field's range over the program.
+    Columns<kInsFields> ins(kInsSigned);
+    Columns<kDepFields> deps(kDepSigned);
+    Columns<kBufFields> bufs(kBufSigned);
+    Columns<kMcastFields> mcast(kMcastSigned);
+    std::uint64_t nIns = 0, nDeps = 0, nBufs = 0, nMcast = 0;
+    std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions) {
+            instructionValues(i, iv);
+            ins.see(iv);
+            ++nIns;
+            for (const auto& d : i.deps) {
+                depValues(i, d, dv);
+                deps.see(dv);
+                ++nDeps;
+            }
+            for (const auto& b : i.buffers) {
+                bufValues(b, bv);
+                bufs.see(bv);
+                ++nBufs;
+            }
+            for (auto m : i.mcast) {
+                mv[fMcastTile] = sbits(m);
+                mcast.see(mv);
+                ++nMcast;
+            }
+        }
+    ins.finish();
+    deps.finish();
+    bufs.finish();
+    mcast.finish();
+
+    // Pass 2: header, then the four tables.
     Writer w(sink);
     w.out.append(kMagic, sizeof kMagic);
-    w.u8(kVersion & 0xff);
-    w.u8(kVersion >> 8);
+    w.raw(kVersion, 2);
     w.str(p.hardwareJson);
     w.str(p.schedule.dump());
-    w.uv(p.layers.size());
+    w.raw(p.layers.size(), 4);
     for (const auto& l : p.layers)
         w.str(l);
-    w.uv(p.tiles.size());
+    w.raw(p.tiles.size(), 4);
     for (const auto& t : p.tiles) {
-        w.sv(t.id);
-        w.sv(t.x);
-        w.sv(t.y);
-        w.uv(t.instructions.size());
-        for (const auto& i : t.instructions) {
-            w.u8(std::uint8_t(i.op));
-            w.uv(i.id);
-            w.sv(i.layer);
-            w.uv(i.bytes);
-            w.sv(i.src);
-            w.sv(i.dst);
-            w.uv(i.mcast.size());
-            for (auto m : i.mcast)
-                w.sv(m);
-            w.uv(i.stages);
-            w.uv(i.cycles);
-            for (auto v : i.lo)
-                w.sv(v);
-            for (auto v : i.hi)
-                w.sv(v);
-            w.uv(i.deps.size());
-            for (const auto& d : i.deps) {
-                w.uv(d.id);
-                w.uv(d.stage);
-            }
-            w.uv(i.buffers.size());
-            for (const auto& b : i.buffers) {
-                w.sv(b.tile);
-                w.uv(b.offset);
-                w.uv(b.bytes);
-                w.u8(b.write ? 1 : 0);
-            }
-            if (w.out.size() >= (1u << 16)) w.drain();
-        }
+        w.raw(std::uint32_t(t.id), 4);
+        w.raw(std::uint32_t(t.x), 4);
+        w.raw(std::uint32_t(t.y), 4);
+        w.raw(t.instructions.size(), 4);
     }
+    w.header(ins, nIns);
+    w.header(mcast, nMcast);
+    w.header(deps, nDeps);
+    w.header(bufs, nBufs);
+    w.drain();
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions) {
+            instructionValues(i, iv);
+            w.row(ins, iv);
+            w.drainIfFull();
+        }
+    w.endTable();
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions)
+            for (auto m : i.mcast) {
+                mv[fMcastTile] = sbits(m);
+                w.row(mcast, mv);
+                w.drainIfFull();
+            }
+    w.endTable();
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions)
+            for (const auto& d : i.deps) {
+                depValues(i, d, dv);
+                w.row(deps, dv);
+                w.drainIfFull();
+            }
+    w.endTable();
+    for (const auto& t : p.tiles)
+        for (const auto& i : t.instructions)
+            for (const auto& b : i.buffers) {
+                bufValues(b, bv);
+                w.row(bufs, bv);
+                w.drainIfFull();
+            }
+    w.endTable();
     w.finish();
 }
 
@@ -206,82 +434,171 @@ Result<Program> decodeProgram(const std::string& bytes, const std::string& file)
     std::uint32_t stored = 0;
     for (int i = 0; i < 4; ++i)
         stored |= std::uint32_t(std::uint8_t(bytes[body + size_t(i)])) << (8 * i);
+    const std::uint16_t version =
+        std::uint16_t(std::uint8_t(bytes[8]) | (std::uint8_t(bytes[9]) << 8));
+    if (version == 1)
+        return makeError(file, "",
+                         "byte 8: program.bin version 1 (the varint encoding) is no longer read; "
+                         "export the program again to get version 2");
+    if (version != kVersion)
+        return makeError(file, "",
+                         "byte 8: unsupported program.bin version " + std::to_string(version));
     if (stored != fnv1a(bytes.data(), body))
         return makeError(file, "", "checksum mismatch (truncated or corrupted program.bin)");
 
-    const std::string payload = bytes.substr(0, body);
-    Reader r(payload);
-    for (size_t i = 0; i < sizeof kMagic; ++i)
-        r.u8();
-    const std::uint16_t version = std::uint16_t(r.u8() | (r.u8() << 8));
-    if (version != kVersion)
-        return makeError(file, "", "unsupported program.bin version " + std::to_string(version));
+    Reader r(bytes.data(), body);
+    r.skip(sizeof kMagic + 2);
     Program p;
     p.hardwareJson = r.str("hardware JSON length");
-    const std::string sched = r.str("schedule JSON length");
-    if (!r.failed()) {
-        p.schedule = nlohmann::json::parse(sched, nullptr, false);
-        if (p.schedule.is_discarded()) r.fail("schedule block is not JSON");
+    {
+        const size_t at = r.offset();
+        const std::string sched = r.str("schedule JSON length");
+        if (!r.failed()) {
+            p.schedule = nlohmann::json::parse(sched, nullptr, false);
+            if (p.schedule.is_discarded()) r.failAt(at, "schedule block is not JSON");
+        }
     }
-    const std::uint64_t nl = r.count(1, "layer");
+    const std::uint64_t nl = r.count(4, 4, "layer");
     for (std::uint64_t k = 0; k < nl && !r.failed(); ++k)
         p.layers.push_back(r.str("layer name length"));
-    const std::uint64_t nt = r.count(4, "tile");
+    const std::uint64_t nt = r.count(4, 16, "tile");
+    std::vector<std::uint64_t> perTile;
+    std::uint64_t declared = 0;
     for (std::uint64_t k = 0; k < nt && !r.failed(); ++k) {
         TileProgram t;
         t.id = r.i32(0, "tile id");
         t.x = r.i32(0, "tile x");
         t.y = r.i32(0, "tile y");
-        // Smallest instruction: op, id, layer, bytes, src, dst, mcast n, stages, cycles,
-        // 8 range values, deps n, buffers n = 20 bytes.
-        const std::uint64_t ni = r.count(20, "instruction");
-        for (std::uint64_t q = 0; q < ni && !r.failed(); ++q) {
-            Instruction i;
-            const std::uint8_t op = r.u8();
-            if (op > std::uint8_t(Op::Send)) r.fail("unknown opcode " + std::to_string(op));
-            i.op = Op(op);
-            i.tile = t.id;
-            i.id = r.u32("instruction id");
-            i.layer = r.i32(-1, "layer index");
-            if (!r.failed() && i.layer >= std::int32_t(p.layers.size()))
-                r.fail("layer index " + std::to_string(i.layer) + " beyond the layer table");
-            i.bytes = r.uv();
-            i.src = r.i32(kDram, "src");
-            i.dst = r.i32(kDram, "dst");
-            const std::uint64_t nm = r.count(1, "multicast");
-            for (std::uint64_t m = 0; m < nm && !r.failed(); ++m)
-                i.mcast.push_back(r.i32(0, "multicast tile"));
-            i.stages = r.u32("stage count");
-            i.cycles = r.uv();
-            for (auto& v : i.lo)
-                v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
-            for (auto& v : i.hi)
-                v = r.i32(std::numeric_limits<std::int32_t>::min(), "range");
-            const std::uint64_t nd = r.count(2, "dependency");
-            for (std::uint64_t d = 0; d < nd && !r.failed(); ++d) {
-                Dep dep;
-                dep.id = r.u32("dependency id");
-                dep.stage = r.u32("dependency stage");
-                i.deps.push_back(dep);
-            }
-            const std::uint64_t nb = r.count(4, "buffer");
-            for (std::uint64_t b = 0; b < nb && !r.failed(); ++b) {
-                BufferRef ref;
-                ref.tile = r.i32(0, "buffer tile");
-                ref.offset = r.uv();
-                ref.bytes = r.uv();
-                const std::uint8_t acc = r.u8();
-                if (acc > 1) r.fail("bad buffer access flag " + std::to_string(acc));
-                ref.write = acc == 1;
-                i.buffers.push_back(ref);
-            }
-            t.instructions.push_back(std::move(i));
-        }
+        const size_t at = r.offset();
+        const std::uint64_t n = r.raw(4);
+        declared += n; // at most 2^32 tiles x 2^32: no overflow
+        if (!r.failed() && declared > r.remaining() * 8)
+            r.failAt(at, "tile " + std::to_string(t.id) + ": instruction count " +
+                             std::to_string(n) + " exceeds the data left");
+        perTile.push_back(n);
         p.tiles.push_back(std::move(t));
     }
+    Table<kInsFields> ins;
+    Table<kMcastFields> mcast;
+    Table<kDepFields> deps;
+    Table<kBufFields> bufs;
+    ins.readHeader(r, "instruction table");
+    mcast.readHeader(r, "multicast table");
+    deps.readHeader(r, "dependency table");
+    bufs.readHeader(r, "buffer table");
+    if (!r.failed() && ins.rows != declared)
+        r.fail("instruction table has " + std::to_string(ins.rows) + " rows, the tiles declare " +
+               std::to_string(declared));
+    // Lay the tables out (each must fit the bytes left), then check the rows.
+    auto place = [&](auto& t, const char* what) {
+        if (r.failed()) return;
+        if (t.rows > r.remaining() * 8 / t.rowBits)
+            return r.fail(std::string(what) + ": " + std::to_string(t.rows) + " rows of " +
+                          std::to_string(t.rowBits) + " bits exceed the data left");
+        t.start = r.offset();
+        t.data = r.at();
+        r.skip(t.bytes());
+    };
+    place(ins, "instruction table");
+    place(mcast, "multicast table");
+    place(deps, "dependency table");
+    place(bufs, "buffer table");
     if (!r.failed() && r.remaining() != 0)
         r.fail(std::to_string(r.remaining()) + " trailing bytes");
     if (r.failed()) return makeError(file, "", r.error());
+
+    std::uint64_t row = 0, nextMcast = 0, nextDep = 0, nextBuf = 0;
+    std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
+    auto bad = [&](size_t at, const std::string& why) {
+        return makeError(file, "", "byte " + std::to_string(at) + ": " + why);
+    };
+    for (size_t t = 0; t < p.tiles.size(); ++t) {
+        TileProgram& tp = p.tiles[t];
+        tp.instructions.resize(size_t(perTile[t]));
+        for (auto& i : tp.instructions) {
+            const size_t at = ins.offsetOf(row);
+            ins.row(row++, iv);
+            if (iv[fOp] > std::uint64_t(Op::Send))
+                return bad(at, "unknown opcode " + std::to_string(iv[fOp]));
+            i.op = Op(iv[fOp]);
+            i.tile = tp.id;
+            if (iv[fId] > std::numeric_limits<std::uint32_t>::max())
+                return bad(at, "instruction id out of range (" + std::to_string(iv[fId]) + ")");
+            i.id = std::uint32_t(iv[fId]);
+            if (!fitsI32(iv[fLayer], -1) ||
+                std::int64_t(iv[fLayer]) >= std::int64_t(p.layers.size()))
+                return bad(at, "instruction " + std::to_string(i.id) + ": layer index " +
+                                   std::to_string(std::int64_t(iv[fLayer])) +
+                                   " beyond the layer table");
+            i.layer = std::int32_t(iv[fLayer]);
+            i.bytes = iv[fBytes];
+            if (!fitsI32(iv[fSrc], kDram) || !fitsI32(iv[fDst], kDram))
+                return bad(at, "instruction " + std::to_string(i.id) + ": src or dst out of range");
+            i.src = std::int32_t(iv[fSrc]);
+            i.dst = std::int32_t(iv[fDst]);
+            if (iv[fStages] > std::numeric_limits<std::uint32_t>::max())
+                return bad(at,
+                           "instruction " + std::to_string(i.id) + ": stage count out of range");
+            i.stages = std::uint32_t(iv[fStages]);
+            i.cycles = iv[fCycles];
+            for (size_t d = 0; d < 4; ++d) {
+                // lo is an int32, hi - lo lies within +-(2^32 - 1): checked before adding.
+                const std::int64_t lo = std::int64_t(iv[fLo0 + d]);
+                const std::int64_t ext = std::int64_t(iv[fExt0 + d]);
+                constexpr std::int64_t kSpan = std::int64_t(0xffffffffu);
+                if (!fitsI32(iv[fLo0 + d], std::numeric_limits<std::int32_t>::min()) ||
+                    ext < -kSpan || ext > kSpan ||
+                    !fitsI32(std::uint64_t(lo + ext), std::numeric_limits<std::int32_t>::min()))
+                    return bad(at, "instruction " + std::to_string(i.id) + ": range out of range");
+                i.lo[d] = std::int32_t(lo);
+                i.hi[d] = std::int32_t(lo + ext);
+            }
+            // Tails: the counts must stay within their tables.
+            if (iv[fMcastN] > mcast.rows - nextMcast || iv[fDepN] > deps.rows - nextDep ||
+                iv[fBufN] > bufs.rows - nextBuf)
+                return bad(at, "instruction " + std::to_string(i.id) +
+                                   ": multicast, dependency or buffer count runs past its table");
+            i.mcast.resize(size_t(iv[fMcastN]));
+            for (auto& m : i.mcast) {
+                const size_t mat = mcast.offsetOf(nextMcast);
+                mcast.row(nextMcast++, mv);
+                if (!fitsI32(mv[fMcastTile], 0)) return bad(mat, "multicast tile out of range");
+                m = std::int32_t(mv[fMcastTile]);
+            }
+            i.deps.resize(size_t(iv[fDepN]));
+            for (auto& d : i.deps) {
+                const size_t dat = deps.offsetOf(nextDep);
+                deps.row(nextDep++, dv);
+                const std::int64_t dist = std::int64_t(dv[fDepDistance]);
+                const std::int64_t id =
+                    dist < -std::int64_t(0xffffffffu) || dist > std::int64_t(0xffffffffu)
+                        ? -1
+                        : std::int64_t(i.id) - dist;
+                if (id < 0 || id > std::int64_t(std::numeric_limits<std::uint32_t>::max()))
+                    return bad(dat, "dependency id out of range");
+                if (dv[fDepStage] > std::numeric_limits<std::uint32_t>::max())
+                    return bad(dat, "dependency stage out of range");
+                d.id = std::uint32_t(id);
+                d.stage = std::uint32_t(dv[fDepStage]);
+            }
+            i.buffers.resize(size_t(iv[fBufN]));
+            for (auto& b : i.buffers) {
+                const size_t bat = bufs.offsetOf(nextBuf);
+                bufs.row(nextBuf++, bv);
+                if (!fitsI32(bv[fBufTile], 0)) return bad(bat, "buffer tile out of range");
+                if (bv[fBufWrite] > 1)
+                    return bad(bat, "bad buffer access flag " + std::to_string(bv[fBufWrite]));
+                b.tile = std::int32_t(bv[fBufTile]);
+                b.offset = bv[fBufOffset];
+                b.bytes = bv[fBufBytes];
+                b.write = bv[fBufWrite] == 1;
+            }
+        }
+    }
+    if (nextMcast != mcast.rows || nextDep != deps.rows || nextBuf != bufs.rows)
+        return makeError(file, "",
+                         "byte " + std::to_string(ins.start) +
+                             ": the instructions' counts do not use every row of the side tables");
     return p;
 }
 

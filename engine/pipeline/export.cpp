@@ -7,22 +7,73 @@
 
 namespace tilescope {
 
-std::vector<std::pair<std::string, StreamWriter>>
-programFiles(const CodegenResult& r, const Network& net, const Hardware& hw) {
-    return {
-        {"program.json", [&](std::ostream& o) { writeProgramJson(o, r.program); }},
-        {"program.bin", [&](std::ostream& o) { writeProgramBin(o, r.program); }},
-        {"program.txt", [&](std::ostream& o) { writeProgramText(o, r.program); }},
-        {"ir.json", [&](std::ostream& o) { writeIrJson(o, r, net); }},
-        {"hw.json", [&](std::ostream& o) { o << hardwareToJson(hw).dump(2) << "\n"; }},
+Result<ProgramFormats> parseProgramFormats(const std::string& list) {
+    ProgramFormats f;
+    f.bin = false;
+    size_t start = 0;
+    while (true) {
+        const size_t comma = list.find(',', start);
+        const std::string item =
+            list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item == "bin")
+            f.bin = true;
+        else if (item == "txt")
+            f.txt = true;
+        else if (item == "json")
+            f.json = true;
+        else if (item == "ir")
+            f.ir = true;
+        else if (item == "all")
+            f = {true, true, true, true};
+        else
+            return Error{
+                (item.empty() ? std::string("empty format") : "unknown format '" + item + "'") +
+                " in '" + list + "' (expected a list of bin, txt, json, ir or all)"};
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return f;
+}
+
+std::string formatsToString(const ProgramFormats& f) {
+    std::string s;
+    auto add = [&](bool on, const char* name) {
+        if (!on) return;
+        if (!s.empty()) s += ',';
+        s += name;
     };
+    add(f.bin, "bin");
+    add(f.txt, "txt");
+    add(f.json, "json");
+    add(f.ir, "ir");
+    return s;
+}
+
+std::vector<std::pair<std::string, StreamWriter>> programFiles(const CodegenResult& r,
+                                                               const Network& net,
+                                                               const Hardware& hw,
+                                                               const ProgramFormats& formats) {
+    std::vector<std::pair<std::string, StreamWriter>> files;
+    if (formats.json)
+        files.emplace_back("program.json",
+                           [&](std::ostream& o) { writeProgramJson(o, r.program); });
+    if (formats.bin)
+        files.emplace_back("program.bin", [&](std::ostream& o) { writeProgramBin(o, r.program); });
+    if (formats.txt)
+        files.emplace_back("program.txt", [&](std::ostream& o) { writeProgramText(o, r.program); });
+    if (formats.ir) files.emplace_back("ir.json", [&](std::ostream& o) { writeIrJson(o, r, net); });
+    files.emplace_back("hw.json",
+                       [&](std::ostream& o) { o << hardwareToJson(hw).dump(2) << "\n"; });
+    return files;
 }
 
 std::optional<Error> exportProgram(const std::string& dir, const CodegenResult& r,
-                                   const Network& net, const Hardware& hw) {
-    if (auto err = validateProgram(r.program, hw, dir + "/program.json"))
+                                   const Network& net, const Hardware& hw,
+                                   const ProgramFormats& formats) {
+    if (!formats.any()) return Error{dir + ": no program format chosen"};
+    if (auto err = validateProgram(r.program, hw, dir + "/program"))
         return Error{"generated program failed validation (a bug): " + err->message};
-    return writeDirAtomic(dir, programFiles(r, net, hw));
+    return writeDirAtomic(dir, programFiles(r, net, hw, formats));
 }
 
 } // namespace tilescope

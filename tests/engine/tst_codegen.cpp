@@ -10,6 +10,7 @@
 
 #include <QtTest>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -142,6 +143,8 @@ class TestCodegen : public QObject {
     void handBuilt();
     void samples_data();
     void samples();
+    void binaryExtremesRoundTrip();
+    void binaryErrorsNameFileAndOffset();
     void encodingsRoundTrip();
     void decoderRejectsDamage();
     void irDescribesWorkloads();
@@ -249,6 +252,119 @@ void TestCodegen::samples() {
           (unsigned long long)r->programDramBytes, r->layout.evaluation.dramBytes, s.delay,
           r->layout.evaluation.delay, ratio);
     QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString::number(ratio)));
+    // program.bin version 2 round-trips the generated program exactly, in at most 64 bytes
+    // per instruction (docs/isa.md "Binary encoding").
+    const std::string bin = encodeProgram(r->program);
+    auto back = decodeProgram(bin, "sample.bin");
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+    QVERIFY(*back == r->program);
+    const double perInstruction = double(bin.size()) / double(r->program.instructionCount());
+    qInfo("  program.bin %zu bytes, %.1f per instruction", bin.size(), perInstruction);
+    QVERIFY2(perInstruction <= 64, qPrintable(QString::number(perInstruction)));
+}
+
+// The per-file field widths hold any value exactly: extremes of every field, negative
+// ranges, no layer, empty tails, one very long tail.
+void TestCodegen::binaryExtremesRoundTrip() {
+    Program p;
+    p.hardwareJson = "{\"name\": \"x\"}";
+    p.layers = {"a", "b\xc3\xa9"};
+    p.schedule = {{"dram_bytes", 12}};
+    TileProgram t0{0, 0, 0, {}}, t1{7, 3, 1, {}}, empty{9, 0, 2, {}};
+    Instruction a;
+    a.id = std::numeric_limits<std::uint32_t>::max();
+    a.op = Op::Send;
+    a.layer = 1;
+    a.bytes = std::numeric_limits<std::uint64_t>::max();
+    a.src = 0;
+    a.dst = std::numeric_limits<std::int32_t>::max();
+    a.mcast = {1, 2, 3};
+    a.stages = std::numeric_limits<std::uint32_t>::max();
+    a.cycles = std::numeric_limits<std::uint64_t>::max();
+    a.lo = {std::numeric_limits<std::int32_t>::min(), -5, 0, 7};
+    a.hi = {std::numeric_limits<std::int32_t>::max(), -6, 0, 8};
+    a.deps = {{0, 1}, {std::numeric_limits<std::uint32_t>::max(), 9}};
+    a.buffers = {{0, std::numeric_limits<std::uint64_t>::max(), 0, true}, {7, 0, 1, false}};
+    Instruction b;
+    b.id = 0;
+    b.op = Op::Compute;
+    b.layer = -1;
+    b.src = kDram;
+    b.dst = kDram;
+    b.stages = 0;
+    for (std::uint32_t k = 0; k < 300; ++k)
+        b.deps.push_back({std::numeric_limits<std::uint32_t>::max() - k, k});
+    Instruction c;
+    c.id = 5;
+    c.op = Op::Load;
+    t0.instructions = {a, b};
+    t1.instructions = {c};
+    p.tiles = {t0, empty, t1};
+    for (auto& t : p.tiles)
+        for (auto& i : t.instructions)
+            i.tile = t.id;
+    const std::string bin = encodeProgram(p);
+    auto back = decodeProgram(bin, "x.bin");
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+    QVERIFY(*back == p);
+    // An empty program too.
+    auto none = decodeProgram(encodeProgram(Program{}), "none.bin");
+    QVERIFY2(none.ok(), none.ok() ? "" : none.error().message.c_str());
+    QVERIFY(*none == Program{});
+}
+
+// A malformed file names the file and the byte offset or the reason; version 1 files (the
+// varint encoding) are refused with a message that says so.
+void TestCodegen::binaryErrorsNameFileAndOffset() {
+    const Network net = test::twoConvs();
+    const Hardware h = preset("testchip");
+    EvalContext ctx(net, h);
+    auto r = generateProgram(ctx, parse(layerSequential(net, 1), net), 1, {});
+    QVERIFY(r.ok());
+    std::string bin = encodeProgram(r->program);
+    auto withChecksum = [](std::string g) {
+        g.resize(g.size() - 4);
+        std::uint32_t hsh = 2166136261u;
+        for (char c : g)
+            hsh = (hsh ^ std::uint8_t(c)) * 16777619u;
+        for (int i = 0; i < 4; ++i)
+            g.push_back(char((hsh >> (8 * i)) & 0xff));
+        return g;
+    };
+    std::string v1 = bin;
+    v1[8] = 1;
+    auto d = decodeProgram(withChecksum(v1), "old/program.bin");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().message.rfind("old/program.bin: ", 0) == 0, d.error().message.c_str());
+    QVERIFY2(d.error().message.find("version 1") != std::string::npos, d.error().message.c_str());
+    // Fields the format can hold but a program may not have: the record's offset and why.
+    Program p = r->program;
+    p.tiles[0].instructions[1].op = Op(5);
+    d = decodeProgram(encodeProgram(p), "op.bin");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().message.rfind("op.bin: byte ", 0) == 0 &&
+                 d.error().message.find("unknown opcode 5") != std::string::npos,
+             d.error().message.c_str());
+    p = r->program;
+    p.tiles[0].instructions[0].layer = std::int32_t(p.layers.size());
+    d = decodeProgram(encodeProgram(p), "layer.bin");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().message.find("beyond the layer table") != std::string::npos,
+             d.error().message.c_str());
+    // A trailing byte (checksum repaired) is reported with its offset.
+    const std::string body = bin.substr(0, bin.size() - 4) + '\0';
+    d = decodeProgram(withChecksum(body + "0000"), "t.bin");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().message.rfind("t.bin: ", 0) == 0, d.error().message.c_str());
+    QVERIFY2(d.error().message.find("byte ") != std::string::npos &&
+                 d.error().message.find("trailing") != std::string::npos,
+             d.error().message.c_str());
+    // A checksum mismatch says so.
+    std::string flipped = bin;
+    flipped[bin.size() / 2] ^= 0x40;
+    d = decodeProgram(flipped, "f.bin");
+    QVERIFY(!d.ok());
+    QVERIFY2(d.error().message.find("checksum") != std::string::npos, d.error().message.c_str());
 }
 
 void TestCodegen::encodingsRoundTrip() {
@@ -306,7 +422,7 @@ void TestCodegen::decoderRejectsDamage() {
     for (int k = 0; k < 300; ++k) {
         std::string g = "TSCPROG";
         g.push_back('\0');
-        g += std::string("\x01\x00", 2);
+        g += std::string("\x02\x00", 2);
         for (int i = 0, n = int(rng() % 64); i < n; ++i)
             g.push_back(char(rng()));
         // Append a correct FNV-1a checksum so decoding goes past the integrity check.

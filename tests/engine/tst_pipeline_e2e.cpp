@@ -82,7 +82,7 @@ void TestPipelineE2e::annealExportSimulate() {
                       "--beta", "2", "--seed", QString::number(seed), "--chains", "1",
                       "--objective", "1,1", "--no-portfolio", "--json", result, "--quiet"});
     QVERIFY2(r.status == 0, qPrintable(r.err));
-    r = test::runCli({"export-instructions", result, "--out", progDir});
+    r = test::runCli({"export-instructions", result, "--out", progDir, "--formats", "bin,json"});
     QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
     r = test::runCli({"simulate", progDir, "--json", simJson, "--trace", trace, "--quiet"});
     QVERIFY2(r.status == 0, qPrintable(r.err + r.out));

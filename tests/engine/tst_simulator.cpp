@@ -423,6 +423,9 @@ void TestSimulator::malformedPrograms_data() {
     QTest::newRow("garbage binary") << "garbage.bin"
                                     << ""
                                     << "checksum mismatch";
+    QTest::newRow("version 1 binary") << "version1.bin"
+                                      << "byte 8"
+                                      << "version 1 (the varint encoding) is no longer read";
 }
 
 void TestSimulator::malformedPrograms() {
@@ -477,15 +480,39 @@ void TestSimulator::exportThenSimulate() {
                  .status,
              0);
     const QString out = dir.filePath("prog");
+    // By default the folder holds program.bin and hw.json only, and simulate replays it.
     const Run ex = cli({"export-instructions", result, "--out", out});
     QVERIFY2(ex.status == 0, qPrintable(ex.err));
+    QCOMPARE(QDir(out).entryList(QDir::Files, QDir::Name), QStringList({"hw.json", "program.bin"}));
+    const QString simOnlyBin = dir.filePath("simonlybin.json");
+    QCOMPARE(cli({"simulate", out, "--json", simOnlyBin, "--quiet"}).status, 0);
+    // --formats: an unknown name is a usage error naming the option and the name; nothing
+    // is written.
+    const Run badFormat =
+        cli({"export-instructions", result, "--out", dir.filePath("x"), "--formats", "bin,xml"});
+    QCOMPARE(badFormat.status, 2);
+    QVERIFY2(badFormat.err.contains("--formats") && badFormat.err.contains("'xml'"),
+             qPrintable(badFormat.err));
+    QVERIFY(!QFileInfo::exists(dir.filePath("x")));
+    QCOMPARE(
+        cli({"export-instructions", result, "--out", dir.filePath("x"), "--formats", ""}).status,
+        2);
+    // Every format when asked for; a second export replaces the folder as a whole.
+    const Run all =
+        cli({"export-instructions", result, "--out", out, "--formats", "txt,json,ir,bin"});
+    QVERIFY2(all.status == 0, qPrintable(all.err));
     for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
         QVERIFY2(QFile::exists(out + "/" + f), f);
+    const Run txtOnly =
+        cli({"export-instructions", result, "--out", dir.filePath("t"), "--formats", "txt"});
+    QVERIFY2(txtOnly.status == 0, qPrintable(txtOnly.err));
+    QCOMPARE(QDir(dir.filePath("t")).entryList(QDir::Files, QDir::Name),
+             QStringList({"hw.json", "program.txt"}));
     QVERIFY(QDir(dir.path())
                 .entryList({"prog.tmp-*"}, QDir::AllEntries)
                 .isEmpty()); // renamed into place
     const QString simJson = dir.filePath("sim.json");
-    const Run sim = cli({"simulate", out, "--json", simJson});
+    const Run sim = cli({"simulate", out + "/program.json", "--json", simJson});
     QVERIFY2(sim.status == 0, qPrintable(sim.err));
     QFile f(simJson);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -503,6 +530,11 @@ void TestSimulator::exportThenSimulate() {
     QVERIFY(fb.open(QIODevice::ReadOnly));
     const auto jb = nlohmann::json::parse(fb.readAll().toStdString());
     QCOMPARE(jb["delay_cycles"].get<double>(), j["delay_cycles"].get<double>());
+    QFile fo(simOnlyBin);
+    QVERIFY(fo.open(QIODevice::ReadOnly));
+    const auto jo = nlohmann::json::parse(fo.readAll().toStdString());
+    QCOMPARE(jo["delay_cycles"].get<double>(), j["delay_cycles"].get<double>());
+    QCOMPARE(jo["dram_bytes"].get<double>(), j["dram_bytes"].get<double>());
     // A truncated program.bin is rejected with exit 1.
     QFile bin(out + "/program.bin");
     QVERIFY(bin.open(QIODevice::ReadOnly));

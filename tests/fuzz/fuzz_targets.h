@@ -150,7 +150,8 @@ inline bool programBin(const std::string& data) {
     auto r = decodeProgram(fixed, "fuzz.bin");
     if (!r) return ok;
     // A decoded program encodes back to the same bytes (the encoding is canonical except
-    // for varint padding and JSON spacing, so compare after one more round).
+    // for field widths and bases wider than needed and JSON spacing, so compare after one
+    // more round).
     const std::string once = encodeProgram(*r);
     auto again = decodeProgram(once, "fuzz-roundtrip.bin");
     if (!again || encodeProgram(*again) != once) std::abort();

@@ -14,12 +14,14 @@
 #include "widgets/instructionspanel.h"
 #include "widgets/mainwindow.h"
 #include "widgets/metricspanel.h"
+#include "widgets/programformatsdialog.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -221,8 +223,9 @@ class TstInstructions : public QObject {
         w.exportForTestChip(out);
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
         QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
-        for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
-            QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
+        // The default formats: program.bin (and hw.json) only.
+        QCOMPARE(QDir(out).entryList(QDir::Files, QDir::Name),
+                 QStringList({QStringLiteral("hw.json"), QStringLiteral("program.bin")}));
         auto bin = readFile((out + QStringLiteral("/program.bin")).toStdString());
         QVERIFY(bin);
         auto prog = decodeProgram(*bin, "program.bin");
@@ -231,6 +234,16 @@ class TstInstructions : public QObject {
         QCOMPARE(prog->instructionCount(), run->codegen->program.instructionCount());
         QVERIFY(done.at(0).at(1).toString().contains(
             QLocale().toString(qulonglong(prog->instructionCount()))));
+
+        // Every format when chosen (the folder is replaced as a whole).
+        ProgramFormats all;
+        all.txt = all.json = all.ir = true;
+        w.exportForTestChip(out, all);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
+        QVERIFY2(done.at(1).at(0).toBool(), qPrintable(done.at(1).at(1).toString()));
+        for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
+            QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
+        done.clear();
 
         // A folder that cannot be made (its parent is a file): one-line error, nothing written.
         const QString blocker = m_dir.filePath(QStringLiteral("afile"));
@@ -242,9 +255,9 @@ class TstInstructions : public QObject {
         const QStringList before =
             QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
         w.exportForTestChip(blocker + QStringLiteral("/chip"));
-        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
-        QVERIFY(!done.at(1).at(0).toBool());
-        const QString err = done.at(1).at(1).toString();
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+        QVERIFY(!done.at(0).at(0).toBool());
+        const QString err = done.at(0).at(1).toString();
         QVERIFY(!err.isEmpty());
         QVERIFY2(!err.contains(QLatin1Char('\n')), qPrintable(err));
         QCOMPARE(w.lastError(), err);
@@ -253,6 +266,30 @@ class TstInstructions : public QObject {
             before);
         QVERIFY(QFileInfo(blocker).isFile());
         QCOMPARE(QFileInfo(blocker).size(), qint64(12));
+    }
+
+    // The formats asked for with "Export for test chip...": program.bin alone by default,
+    // each box sets its format, OK needs at least one.
+    void formatsDialog() {
+        ProgramFormatsDialog d;
+        QCOMPARE(d.formats(), ProgramFormats{});
+        QVERIFY(d.checkBox(QStringLiteral("bin"))->isChecked());
+        for (const char* f : {"txt", "json", "ir"})
+            QVERIFY(!d.checkBox(QLatin1String(f))->isChecked());
+        QVERIFY(d.okButton()->isEnabled());
+        d.checkBox(QStringLiteral("bin"))->setChecked(false);
+        QVERIFY(!d.okButton()->isEnabled());
+        QVERIFY(!d.formats().any());
+        d.checkBox(QStringLiteral("ir"))->setChecked(true);
+        d.checkBox(QStringLiteral("txt"))->setChecked(true);
+        QVERIFY(d.okButton()->isEnabled());
+        ProgramFormats expect;
+        expect.bin = false;
+        expect.txt = expect.ir = true;
+        QCOMPARE(d.formats(), expect);
+        // The previous choice comes back.
+        ProgramFormatsDialog again(expect);
+        QCOMPARE(again.formats(), expect);
     }
 };
 

@@ -22,6 +22,7 @@
 #include "widgets/metricspanel.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/plotexport.h"
+#include "widgets/programformatsdialog.h"
 #include "widgets/searchpanel.h"
 #include "widgets/stgraphview.h"
 #include "widgets/sweepview.h"
@@ -416,7 +417,11 @@ void MainWindow::buildMenus() {
         // makes a fresh one. Its contents are replaced as a whole.
         const QString dir = QFileDialog::getExistingDirectory(
             this, tr("Export for test chip: choose or create the program folder"));
-        if (!dir.isEmpty()) exportForTestChip(dir);
+        if (dir.isEmpty()) return;
+        ProgramFormatsDialog ask(m_exportFormats, this);
+        if (ask.exec() != QDialog::Accepted) return;
+        m_exportFormats = ask.formats();
+        exportForTestChip(dir, m_exportFormats);
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -958,7 +963,7 @@ bool MainWindow::offerRecovery() {
     return restoreRecovery();
 }
 
-void MainWindow::exportForTestChip(const QString& dir) {
+void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& formats) {
     if (!m_doc->hasModel()) {
         showError(tr("Export for test chip"), tr("Nothing to export: open a model first"));
         emit testChipExported(false, m_lastError);
@@ -978,7 +983,7 @@ void MainWindow::exportForTestChip(const QString& dir) {
     const Objective obj = m_doc->objective();
     const std::string model = QFileInfo(m_doc->modelPath()).fileName().toStdString();
     const std::string out = dir.toStdString();
-    QtConcurrent::run([net, hw, tree, batch, obj, model, out] {
+    QtConcurrent::run([net, hw, tree, batch, obj, model, out, formats] {
         TestChipExport r;
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
@@ -988,7 +993,7 @@ void MainWindow::exportForTestChip(const QString& dir) {
             r.error = qs(out + ": " + gen.error().message);
             return r;
         }
-        if (auto e = exportProgram(out, *gen, *net, *hw)) {
+        if (auto e = exportProgram(out, *gen, *net, *hw, formats)) {
             r.error = qs(e->message);
             return r;
         }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/searchsnapshot.h"
+#include "pipeline/export.h"
 #include "sweep/sweep.h"
 
 #include <QMainWindow>
@@ -79,8 +80,9 @@ class MainWindow : public QMainWindow {
     bool compareWithTreeFile(const QString& path);
     bool welcomeShown() const;
     // Generates the program for the current tree off the GUI thread and writes the test-chip
-    // folder (exportProgram: atomic, validated); testChipExported reports the outcome.
-    void exportForTestChip(const QString& dir);
+    // folder (exportProgram: atomic, validated) in the given formats (program.bin alone by
+    // default; the menu asks with a ProgramFormatsDialog); testChipExported reports the outcome.
+    void exportForTestChip(const QString& dir, const ProgramFormats& formats = {});
     // Crash recovery: true when a recovery file was found and restored. Asks the user unless
     // TILESCOPE_RECOVERY_AUTO is "accept" or "reject" (tests, scripted starts).
     bool offerRecovery();
@@ -183,6 +185,7 @@ class MainWindow : public QMainWindow {
     // the undo stack, cleared by those changes, is clean.
     bool m_dirtyInputs = false;
     bool m_exporting = false;
+    ProgramFormats m_exportFormats; // the formats last chosen for a test-chip export
 };
 
 } // namespace tilescope::ui
