@@ -3,6 +3,7 @@
 #include "core/backgroundjob.h"
 #include "core/bytestext.h"
 #include "core/document.h"
+#include "widgets/energydelayaxes.h"
 #include "widgets/palette.h"
 
 #include <QElapsedTimer>
@@ -69,17 +70,7 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
     m_plot->setObjectName(QStringLiteral("boundaryPlot"));
     m_plot->setMinimumHeight(160);
     m_plot->setMouseTracking(true);
-    for (QCPAxis* ax : {m_plot->xAxis, m_plot->yAxis}) {
-        ax->setScaleType(QCPAxis::stLogarithmic);
-        auto t = QSharedPointer<QCPAxisTickerLog>::create();
-        t->setSubTickCount(8);
-        t->setTickCount(4);
-        ax->setTicker(t);
-        ax->setNumberFormat(QStringLiteral("eb"));
-        ax->setNumberPrecision(0);
-    }
-    m_plot->xAxis->setLabel(tr("delay (cycles)"));
-    m_plot->yAxis->setLabel(tr("energy (pJ)"));
+    setEnergyDelayAxes(m_plot, 4);
     m_boundary = m_plot->addGraph();
     m_boundary->setName(tr("DRAM boundary"));
     m_boundary->setPen(QPen(QColor(60, 60, 60), 1.5, Qt::DashLine));

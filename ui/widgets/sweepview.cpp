@@ -1,6 +1,7 @@
 #include "widgets/sweepview.h"
 
 #include "util/units.h"
+#include "widgets/energydelayaxes.h"
 #include "widgets/palette.h"
 
 #include <QComboBox>
@@ -75,17 +76,7 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
     lay->addWidget(m_plot, 1);
     lay->addWidget(m_status);
 
-    for (QCPAxis* ax : {m_plot->xAxis, m_plot->yAxis}) {
-        ax->setScaleType(QCPAxis::stLogarithmic);
-        auto t = QSharedPointer<QCPAxisTickerLog>::create();
-        t->setSubTickCount(8);
-        t->setTickCount(5);
-        ax->setTicker(t);
-        ax->setNumberFormat(QStringLiteral("eb"));
-        ax->setNumberPrecision(0);
-    }
-    m_plot->xAxis->setLabel(tr("delay (cycles)"));
-    m_plot->yAxis->setLabel(tr("energy (pJ)"));
+    setEnergyDelayAxes(m_plot, 5);
     m_plot->legend->setVisible(true);
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);

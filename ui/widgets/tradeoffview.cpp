@@ -1,6 +1,7 @@
 #include "widgets/tradeoffview.h"
 
 #include "util/units.h"
+#include "widgets/energydelayaxes.h"
 
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -13,17 +14,7 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     lay->setContentsMargins(2, 2, 2, 2);
     lay->addWidget(m_plot);
     m_plot->setMinimumHeight(120);
-    for (QCPAxis* ax : {m_plot->xAxis, m_plot->yAxis}) {
-        ax->setScaleType(QCPAxis::stLogarithmic);
-        auto t = QSharedPointer<QCPAxisTickerLog>::create();
-        t->setSubTickCount(8);
-        t->setTickCount(4);
-        ax->setTicker(t);
-        ax->setNumberFormat(QStringLiteral("eb"));
-        ax->setNumberPrecision(0);
-    }
-    m_plot->xAxis->setLabel(tr("delay (cycles)"));
-    m_plot->yAxis->setLabel(tr("energy (pJ)"));
+    setEnergyDelayAxes(m_plot, 4);
     m_history = m_plot->addGraph();
     m_history->setLineStyle(QCPGraph::lsNone);
     m_history->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(160, 160, 160), 3));
