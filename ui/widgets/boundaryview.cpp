@@ -92,12 +92,7 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
     m_path->setPen(QPen(QColor(21, 101, 192), 2));
     m_path->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(21, 101, 192), 5));
     m_path->setSelectable(QCP::stNone);
-    m_current = m_plot->addGraph();
-    m_current->setLineStyle(QCPGraph::lsNone);
-    m_current->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(198, 40, 40), 2), Qt::NoBrush, 12));
-    m_current->setName(tr("current"));
-    m_current->setSelectable(QCP::stNone);
+    m_current = addCurrentMarker(m_plot);
     // The legend to the right of the plot, compact: it never covers the points.
     m_plot->legend->setVisible(true);
     QFont small = font();

@@ -1,5 +1,6 @@
 // The energy-versus-delay axes every scatter of schedules shares (Trade-off tab, DRAM
-// boundary view, sweep viewer): both logarithmic, powers of ten, labelled with their units.
+// boundary view, sweep viewer): both logarithmic, powers of ten, labelled with their units;
+// and the marker of the current schedule on them.
 #pragma once
 
 #include <QCoreApplication>
@@ -19,6 +20,17 @@ inline void setEnergyDelayAxes(QCustomPlot* plot, int tickCount) {
     }
     plot->xAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "delay (cycles)"));
     plot->yAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "energy (pJ)"));
+}
+
+// The current schedule on such a scatter: a red ring, not selectable.
+inline QCPGraph* addCurrentMarker(QCustomPlot* plot) {
+    QCPGraph* g = plot->addGraph();
+    g->setLineStyle(QCPGraph::lsNone);
+    g->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(198, 40, 40), 2), Qt::NoBrush, 12));
+    g->setName(QCoreApplication::translate("EnergyDelayAxes", "current"));
+    g->setSelectable(QCP::stNone);
+    return g;
 }
 
 } // namespace tilescope::ui

@@ -27,12 +27,7 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent), m_plot(new QCusto
                                              QColor(21, 101, 192, 120), 10));
     m_marks->setName(tr("click to adopt"));
     m_marks->setSelectable(QCP::stSingleData);
-    m_current = m_plot->addGraph();
-    m_current->setLineStyle(QCPGraph::lsNone);
-    m_current->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(198, 40, 40), 2), Qt::NoBrush, 12));
-    m_current->setName(tr("current"));
-    m_current->setSelectable(QCP::stNone);
+    m_current = addCurrentMarker(m_plot);
     m_plot->legend->setVisible(true);
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
