@@ -287,10 +287,10 @@ struct Sim {
     // Dependency targets as positions, resolved once: consider() runs once per stage.
     std::vector<size_t> depAt;
     std::vector<std::uint32_t> depPos;
-    // Resources, each booked first-come-first-served: 0 = DRAM (the shared total), 1 + link
-    // = NoC links (DRAM port links included), then one per DRAM side (by Dir) when the
-    // template limits each side's controller.
-    size_t sideRes = 0;
+    // The DRAM's resources, each booked first come, first served (book()): 0 = the shared
+    // total, then one per DRAM side (by Dir) when the template limits each side's
+    // controller. The links are shared instead (linkFlows, bookLink()).
+    static constexpr size_t sideRes = 1;
     std::vector<Cycles> resFree;
     // Route unions and DRAM side sets, computed when an instruction first transfers; the
     // links in one array (programs run to millions of instructions).
@@ -347,7 +347,6 @@ struct Sim {
         for (size_t k = 0; k < n; ++k)
             for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
                 depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
-        sideRes = size_t(1 + mesh.linkCount());
         resFree.assign(sideRes + 4, 0);
         routeAt.assign(n, kUnrouted);
         routeLen.assign(n, 0);
