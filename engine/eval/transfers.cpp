@@ -500,6 +500,107 @@ class LinkTally {
     std::vector<int> m_touched;
 };
 
+// The NoC input pieces of a leaf (sender tile, bytes, route) and how long they take on a
+// crowded mesh (docs/cost-model.md §5): a tile's SEND engine sends its pieces one after
+// another, and a piece on a link shared with other tiles' SENDs moves at an equal share
+// while they have bytes left there: b + sum over the other senders s of min(W_s, b), for
+// its own bytes b and W_s the bytes s sends over the link (fluid round-robin, as the
+// replay's links). A piece takes the longest of its route's links; per tile, its pieces
+// add up.
+class SendLog {
+  public:
+    void clear() {
+        m_tile.clear();
+        m_bytes.clear();
+        m_route.clear();
+        m_links.clear();
+    }
+    void add(int tile, double bytes, const std::vector<int>& route) {
+        m_tile.push_back(tile);
+        m_bytes.push_back(bytes);
+        m_route.push_back(m_links.size());
+        m_links.insert(m_links.end(), route.begin(), route.end());
+    }
+    // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
+    double paced(const Mesh& mesh) {
+        if (m_tile.empty()) return 0;
+        // (link, sender tile, bytes) of every piece's route, merged per (link, sender).
+        m_onLink.clear();
+        m_route.push_back(m_links.size());
+        for (size_t i = 0; i < m_tile.size(); ++i)
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+                m_onLink.push_back({m_links[r], m_tile[i], m_bytes[i]});
+        std::sort(m_onLink.begin(), m_onLink.end(), [](const OnLink& a, const OnLink& b) {
+            return std::tie(a.link, a.tile, a.bytes) < std::tie(b.link, b.tile, b.bytes);
+        });
+        size_t w = 0;
+        for (const OnLink& e : m_onLink)
+            if (w > 0 && m_onLink[w - 1].link == e.link && m_onLink[w - 1].tile == e.tile)
+                m_onLink[w - 1].bytes += e.bytes;
+            else
+                m_onLink[w++] = e;
+        m_onLink.resize(w);
+        m_firstOn.assign(size_t(mesh.linkCount()) + 1, 0);
+        for (const OnLink& e : m_onLink)
+            ++m_firstOn[size_t(e.link) + 1];
+        for (size_t l = 1; l < m_firstOn.size(); ++l)
+            m_firstOn[l] += m_firstOn[l - 1];
+        m_paced.assign(size_t(mesh.tiles()), 0.0);
+        for (size_t i = 0; i < m_tile.size(); ++i) {
+            const double b = m_bytes[i];
+            double slowest = b;
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
+                const int l = m_links[r];
+                double t = b;
+                for (size_t e = m_firstOn[size_t(l)]; e < m_firstOn[size_t(l) + 1]; ++e)
+                    if (m_onLink[e].tile != m_tile[i]) t += std::min(m_onLink[e].bytes, b);
+                slowest = std::max(slowest, t);
+            }
+            m_paced[size_t(m_tile[i])] += slowest;
+        }
+        return *std::max_element(m_paced.begin(), m_paced.end());
+    }
+
+  private:
+    struct OnLink {
+        int link, tile;
+        double bytes;
+    };
+    std::vector<int> m_tile, m_links;
+    std::vector<double> m_bytes, m_paced;
+    std::vector<size_t> m_route, m_firstOn; // m_route: each piece's first link in m_links
+    std::vector<OnLink> m_onLink;
+};
+
+// DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
+// Mesh::dramSidesOf names, as the simulator charges them.
+void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vector<int>& tiles,
+                 double bytes) {
+    const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
+    for (Dir d : sides)
+        side[size_t(d)] += bytes / double(sides.size());
+}
+
+// Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
+void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                   LinkTally& wgt, std::vector<int>& route, LeafTraffic& T) {
+    const int b = std::max(1, leaf.batch);
+    std::map<std::pair<int, int>, std::vector<int>> byK;
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box box = geo.tileBox(leaf.layer, *leaf.mapping, t, 0, b);
+        if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+    }
+    for (const auto& [kr, members] : byK) {
+        const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
+        route.clear();
+        mesh.multicastFromDram(members, route);
+        wgt.add(route, bytes);
+        chargeSides(mesh, T.weightSide, members, bytes);
+        T.weightDram += bytes;
+        T.weightDelivered += bytes * double(members.size());
+    }
+}
+
 } // namespace
 
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
@@ -519,32 +620,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
         route.clear();
         mesh.multicastFromDram(tiles, route);
     };
-    auto chargeSides = [&](std::array<double, 4>& side, const std::vector<int>& tiles,
-                           double bytes) {
-        const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
-        for (Dir d : sides)
-            side[size_t(d)] += bytes / double(sides.size());
-    };
     const int b = std::max(1, leaf.batch);
 
-    // Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
-    if (ly.weightBytes > 0) {
-        std::map<std::pair<int, int>, std::vector<int>> byK;
-        for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box box = geo.tileBox(leaf.layer, m, t, 0, b);
-            if (!box.empty())
-                byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
-        }
-        for (const auto& [kr, members] : byK) {
-            const double bytes =
-                double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
-            fromDram(members);
-            wgt.add(route, bytes);
-            chargeSides(T.weightSide, members, bytes);
-            T.weightDram += bytes;
-            T.weightDelivered += bytes * double(members.size());
-        }
-    }
+    if (ly.weightBytes > 0) weightTraffic(geo, mesh, leaf, wgt, route, T);
 
     // Invocations repeat with a period: the consumer's own partition is the same every
     // invocation, and a NoC producer's invocations line up the same way again after
@@ -570,11 +648,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<SliceRef> slices;
     thread_local std::vector<double> egress;
     egress.assign(size_t(mesh.tiles()), 0.0);
-    // The NoC input pieces (sender tile, bytes, route) for the congestion estimate below.
-    thread_local std::vector<int> sendTile, sendLinks;
-    thread_local std::vector<double> sendBytes;
-    thread_local std::vector<size_t> sendRoute;
-    sendTile.clear(), sendLinks.clear(), sendBytes.clear(), sendRoute.clear();
+    thread_local SendLog sends;
+    sends.clear();
     double actDelivered = 0;
     for (int inv = 0; inv < period; ++inv) {
         const int s0 = inv * b, s1 = s0 + b;
@@ -603,7 +678,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         dst.push_back(actTiles[a]);
                     fromDram(dst);
                     act.add(route, bytes);
-                    chargeSides(T.actSide, dst, bytes);
+                    chargeSides(mesh, T.actSide, dst, bytes);
                     T.actDram += bytes;
                     actDelivered += bytes * double(c.to.size());
                 }
@@ -637,10 +712,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         for (size_t a : to)
                             dst.push_back(actTiles[a]);
                         mesh.multicastRoute(slices[sl].tile, dst, route);
-                        sendTile.push_back(slices[sl].tile);
-                        sendBytes.push_back(bytes);
-                        sendRoute.push_back(sendLinks.size());
-                        sendLinks.insert(sendLinks.end(), route.begin(), route.end());
+                        sends.add(slices[sl].tile, bytes, route);
                         act.add(route, bytes);
                         (g.sameAsProducer ? nocSame : noc).add(route, bytes);
                         bool leaves = false;
@@ -668,53 +740,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 egress[size_t(actTiles[a])] += bytes;
             }
     }
-    // Congestion (docs/cost-model.md §5): a tile's SEND engine sends its pieces one after
-    // another, and a piece on a link shared with other tiles' SENDs moves at an equal share
-    // while they have bytes left there: b + sum over the other senders s of min(W_s, b),
-    // for its own bytes b and W_s the bytes s sends over the link (fluid round-robin, as
-    // the replay's links). A piece takes the longest of its route's links; per tile, its
-    // pieces add up. In bytes at a link's full bandwidth.
-    if (!sendTile.empty()) {
-        // (link, sender tile, bytes) of every piece's route, merged per (link, sender).
-        thread_local std::vector<std::tuple<int, int, double>> onLink;
-        onLink.clear();
-        sendRoute.push_back(sendLinks.size());
-        for (size_t i = 0; i < sendTile.size(); ++i)
-            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r)
-                onLink.emplace_back(sendLinks[r], sendTile[i], sendBytes[i]);
-        std::sort(onLink.begin(), onLink.end());
-        size_t w = 0;
-        for (size_t r = 0; r < onLink.size(); ++r) {
-            if (w > 0 && std::get<0>(onLink[w - 1]) == std::get<0>(onLink[r]) &&
-                std::get<1>(onLink[w - 1]) == std::get<1>(onLink[r]))
-                std::get<2>(onLink[w - 1]) += std::get<2>(onLink[r]);
-            else
-                onLink[w++] = onLink[r];
-        }
-        onLink.resize(w);
-        thread_local std::vector<size_t> firstOn;
-        firstOn.assign(size_t(mesh.linkCount()) + 1, 0);
-        for (const auto& e : onLink)
-            ++firstOn[size_t(std::get<0>(e)) + 1];
-        for (size_t l = 1; l < firstOn.size(); ++l)
-            firstOn[l] += firstOn[l - 1];
-        thread_local std::vector<double> paced;
-        paced.assign(size_t(mesh.tiles()), 0.0);
-        for (size_t i = 0; i < sendTile.size(); ++i) {
-            const double b = sendBytes[i];
-            double slowest = b;
-            for (size_t r = sendRoute[i]; r < sendRoute[i + 1]; ++r) {
-                const int l = sendLinks[r];
-                double t = b;
-                for (size_t e = firstOn[size_t(l)]; e < firstOn[size_t(l) + 1]; ++e)
-                    if (std::get<1>(onLink[e]) != sendTile[i])
-                        t += std::min(std::get<2>(onLink[e]), b);
-                slowest = std::max(slowest, t);
-            }
-            paced[size_t(sendTile[i])] += slowest;
-        }
-        T.nocPaced = *std::max_element(paced.begin(), paced.end());
-    }
+    T.nocPaced = sends.paced(mesh);
     T.actMaxLink = act.take(T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
     T.maxEgress = *std::max_element(egress.begin(), egress.end());
