@@ -426,6 +426,105 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     w.finish();
 }
 
+// Reads the instruction table's rows in order, each with its tails from the side tables,
+// checking every field against what the Program can hold.
+struct InstructionReader {
+    const std::string& file;
+    const Table<kInsFields>& ins;
+    const Table<kMcastFields>& mcast;
+    const Table<kDepFields>& deps;
+    const Table<kBufFields>& bufs;
+    size_t layers = 0;
+    std::uint64_t row = 0, nextMcast = 0, nextDep = 0, nextBuf = 0;
+
+    Error bad(size_t at, const std::string& why) const {
+        return makeError(file, "", "byte " + std::to_string(at) + ": " + why);
+    }
+    // Every row of the side tables belongs to some instruction.
+    bool usedAll() const {
+        return nextMcast == mcast.rows && nextDep == deps.rows && nextBuf == bufs.rows;
+    }
+    std::optional<Error> read(Instruction& i, std::int32_t tile) {
+        std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
+        const size_t at = ins.offsetOf(row);
+        ins.row(row++, iv);
+        if (iv[fOp] > std::uint64_t(Op::Send))
+            return bad(at, "unknown opcode " + std::to_string(iv[fOp]));
+        i.op = Op(iv[fOp]);
+        i.tile = tile;
+        if (iv[fId] > std::numeric_limits<std::uint32_t>::max())
+            return bad(at, "instruction id out of range (" + std::to_string(iv[fId]) + ")");
+        i.id = std::uint32_t(iv[fId]);
+        if (!fitsI32(iv[fLayer], -1) || std::int64_t(iv[fLayer]) >= std::int64_t(layers))
+            return bad(at, "instruction " + std::to_string(i.id) + ": layer index " +
+                               std::to_string(std::int64_t(iv[fLayer])) +
+                               " beyond the layer table");
+        i.layer = std::int32_t(iv[fLayer]);
+        i.bytes = iv[fBytes];
+        if (!fitsI32(iv[fSrc], kDram) || !fitsI32(iv[fDst], kDram))
+            return bad(at, "instruction " + std::to_string(i.id) + ": src or dst out of range");
+        i.src = std::int32_t(iv[fSrc]);
+        i.dst = std::int32_t(iv[fDst]);
+        if (iv[fStages] > std::numeric_limits<std::uint32_t>::max())
+            return bad(at, "instruction " + std::to_string(i.id) + ": stage count out of range");
+        i.stages = std::uint32_t(iv[fStages]);
+        i.cycles = iv[fCycles];
+        for (size_t d = 0; d < 4; ++d) {
+            // lo is an int32, hi - lo lies within +-(2^32 - 1): checked before adding.
+            const std::int64_t lo = std::int64_t(iv[fLo0 + d]);
+            const std::int64_t ext = std::int64_t(iv[fExt0 + d]);
+            constexpr std::int64_t kSpan = std::int64_t(0xffffffffu);
+            if (!fitsI32(iv[fLo0 + d], std::numeric_limits<std::int32_t>::min()) || ext < -kSpan ||
+                ext > kSpan ||
+                !fitsI32(std::uint64_t(lo + ext), std::numeric_limits<std::int32_t>::min()))
+                return bad(at, "instruction " + std::to_string(i.id) + ": range out of range");
+            i.lo[d] = std::int32_t(lo);
+            i.hi[d] = std::int32_t(lo + ext);
+        }
+        // Tails: the counts must stay within their tables.
+        if (iv[fMcastN] > mcast.rows - nextMcast || iv[fDepN] > deps.rows - nextDep ||
+            iv[fBufN] > bufs.rows - nextBuf)
+            return bad(at, "instruction " + std::to_string(i.id) +
+                               ": multicast, dependency or buffer count runs past its table");
+        i.mcast.resize(size_t(iv[fMcastN]));
+        for (auto& m : i.mcast) {
+            const size_t mat = mcast.offsetOf(nextMcast);
+            mcast.row(nextMcast++, mv);
+            if (!fitsI32(mv[fMcastTile], 0)) return bad(mat, "multicast tile out of range");
+            m = std::int32_t(mv[fMcastTile]);
+        }
+        i.deps.resize(size_t(iv[fDepN]));
+        for (auto& d : i.deps) {
+            const size_t dat = deps.offsetOf(nextDep);
+            deps.row(nextDep++, dv);
+            const std::int64_t dist = std::int64_t(dv[fDepDistance]);
+            const std::int64_t id =
+                dist < -std::int64_t(0xffffffffu) || dist > std::int64_t(0xffffffffu)
+                    ? -1
+                    : std::int64_t(i.id) - dist;
+            if (id < 0 || id > std::int64_t(std::numeric_limits<std::uint32_t>::max()))
+                return bad(dat, "dependency id out of range");
+            if (dv[fDepStage] > std::numeric_limits<std::uint32_t>::max())
+                return bad(dat, "dependency stage out of range");
+            d.id = std::uint32_t(id);
+            d.stage = std::uint32_t(dv[fDepStage]);
+        }
+        i.buffers.resize(size_t(iv[fBufN]));
+        for (auto& b : i.buffers) {
+            const size_t bat = bufs.offsetOf(nextBuf);
+            bufs.row(nextBuf++, bv);
+            if (!fitsI32(bv[fBufTile], 0)) return bad(bat, "buffer tile out of range");
+            if (bv[fBufWrite] > 1)
+                return bad(bat, "bad buffer access flag " + std::to_string(bv[fBufWrite]));
+            b.tile = std::int32_t(bv[fBufTile]);
+            b.offset = bv[fBufOffset];
+            b.bytes = bv[fBufBytes];
+            b.write = bv[fBufWrite] == 1;
+        }
+        return std::nullopt;
+    }
+};
+
 Result<Program> decodeProgram(const std::string& bytes, const std::string& file) {
     if (bytes.size() < sizeof kMagic + 2 + 4 ||
         std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
@@ -507,95 +606,14 @@ Result<Program> decodeProgram(const std::string& bytes, const std::string& file)
         r.fail(std::to_string(r.remaining()) + " trailing bytes");
     if (r.failed()) return makeError(file, "", r.error());
 
-    std::uint64_t row = 0, nextMcast = 0, nextDep = 0, nextBuf = 0;
-    std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
-    auto bad = [&](size_t at, const std::string& why) {
-        return makeError(file, "", "byte " + std::to_string(at) + ": " + why);
-    };
+    InstructionReader reader{file, ins, mcast, deps, bufs, p.layers.size()};
     for (size_t t = 0; t < p.tiles.size(); ++t) {
         TileProgram& tp = p.tiles[t];
         tp.instructions.resize(size_t(perTile[t]));
-        for (auto& i : tp.instructions) {
-            const size_t at = ins.offsetOf(row);
-            ins.row(row++, iv);
-            if (iv[fOp] > std::uint64_t(Op::Send))
-                return bad(at, "unknown opcode " + std::to_string(iv[fOp]));
-            i.op = Op(iv[fOp]);
-            i.tile = tp.id;
-            if (iv[fId] > std::numeric_limits<std::uint32_t>::max())
-                return bad(at, "instruction id out of range (" + std::to_string(iv[fId]) + ")");
-            i.id = std::uint32_t(iv[fId]);
-            if (!fitsI32(iv[fLayer], -1) ||
-                std::int64_t(iv[fLayer]) >= std::int64_t(p.layers.size()))
-                return bad(at, "instruction " + std::to_string(i.id) + ": layer index " +
-                                   std::to_string(std::int64_t(iv[fLayer])) +
-                                   " beyond the layer table");
-            i.layer = std::int32_t(iv[fLayer]);
-            i.bytes = iv[fBytes];
-            if (!fitsI32(iv[fSrc], kDram) || !fitsI32(iv[fDst], kDram))
-                return bad(at, "instruction " + std::to_string(i.id) + ": src or dst out of range");
-            i.src = std::int32_t(iv[fSrc]);
-            i.dst = std::int32_t(iv[fDst]);
-            if (iv[fStages] > std::numeric_limits<std::uint32_t>::max())
-                return bad(at,
-                           "instruction " + std::to_string(i.id) + ": stage count out of range");
-            i.stages = std::uint32_t(iv[fStages]);
-            i.cycles = iv[fCycles];
-            for (size_t d = 0; d < 4; ++d) {
-                // lo is an int32, hi - lo lies within +-(2^32 - 1): checked before adding.
-                const std::int64_t lo = std::int64_t(iv[fLo0 + d]);
-                const std::int64_t ext = std::int64_t(iv[fExt0 + d]);
-                constexpr std::int64_t kSpan = std::int64_t(0xffffffffu);
-                if (!fitsI32(iv[fLo0 + d], std::numeric_limits<std::int32_t>::min()) ||
-                    ext < -kSpan || ext > kSpan ||
-                    !fitsI32(std::uint64_t(lo + ext), std::numeric_limits<std::int32_t>::min()))
-                    return bad(at, "instruction " + std::to_string(i.id) + ": range out of range");
-                i.lo[d] = std::int32_t(lo);
-                i.hi[d] = std::int32_t(lo + ext);
-            }
-            // Tails: the counts must stay within their tables.
-            if (iv[fMcastN] > mcast.rows - nextMcast || iv[fDepN] > deps.rows - nextDep ||
-                iv[fBufN] > bufs.rows - nextBuf)
-                return bad(at, "instruction " + std::to_string(i.id) +
-                                   ": multicast, dependency or buffer count runs past its table");
-            i.mcast.resize(size_t(iv[fMcastN]));
-            for (auto& m : i.mcast) {
-                const size_t mat = mcast.offsetOf(nextMcast);
-                mcast.row(nextMcast++, mv);
-                if (!fitsI32(mv[fMcastTile], 0)) return bad(mat, "multicast tile out of range");
-                m = std::int32_t(mv[fMcastTile]);
-            }
-            i.deps.resize(size_t(iv[fDepN]));
-            for (auto& d : i.deps) {
-                const size_t dat = deps.offsetOf(nextDep);
-                deps.row(nextDep++, dv);
-                const std::int64_t dist = std::int64_t(dv[fDepDistance]);
-                const std::int64_t id =
-                    dist < -std::int64_t(0xffffffffu) || dist > std::int64_t(0xffffffffu)
-                        ? -1
-                        : std::int64_t(i.id) - dist;
-                if (id < 0 || id > std::int64_t(std::numeric_limits<std::uint32_t>::max()))
-                    return bad(dat, "dependency id out of range");
-                if (dv[fDepStage] > std::numeric_limits<std::uint32_t>::max())
-                    return bad(dat, "dependency stage out of range");
-                d.id = std::uint32_t(id);
-                d.stage = std::uint32_t(dv[fDepStage]);
-            }
-            i.buffers.resize(size_t(iv[fBufN]));
-            for (auto& b : i.buffers) {
-                const size_t bat = bufs.offsetOf(nextBuf);
-                bufs.row(nextBuf++, bv);
-                if (!fitsI32(bv[fBufTile], 0)) return bad(bat, "buffer tile out of range");
-                if (bv[fBufWrite] > 1)
-                    return bad(bat, "bad buffer access flag " + std::to_string(bv[fBufWrite]));
-                b.tile = std::int32_t(bv[fBufTile]);
-                b.offset = bv[fBufOffset];
-                b.bytes = bv[fBufBytes];
-                b.write = bv[fBufWrite] == 1;
-            }
-        }
+        for (auto& i : tp.instructions)
+            if (auto e = reader.read(i, tp.id)) return *e;
     }
-    if (nextMcast != mcast.rows || nextDep != deps.rows || nextBuf != bufs.rows)
+    if (!reader.usedAll())
         return makeError(file, "",
                          "byte " + std::to_string(ins.start) +
                              ": the instructions' counts do not use every row of the side tables");
