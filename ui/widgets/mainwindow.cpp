@@ -481,24 +481,22 @@ void MainWindow::openSessionDialog() {
     if (!p.isEmpty()) openSessionAsking(p);
 }
 
-bool MainWindow::openModelAsking(const QString& path) {
+bool MainWindow::confirmOpening(const QString& what) {
     return confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
                              "them before opening %1?")
-                              .arg(QFileInfo(path).fileName())) &&
-           openModel(path);
+                              .arg(what));
+}
+
+bool MainWindow::openModelAsking(const QString& path) {
+    return confirmOpening(QFileInfo(path).fileName()) && openModel(path);
 }
 
 bool MainWindow::openSessionAsking(const QString& path) {
-    return confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
-                             "them before opening %1?")
-                              .arg(QFileInfo(path).fileName())) &&
-           openSession(path);
+    return confirmOpening(QFileInfo(path).fileName()) && openSession(path);
 }
 
 bool MainWindow::openSample(const QString& model, const QString& preset, bool run) {
-    if (!confirmDiscard(tr("The schedule has changes that are not saved in a session. Save "
-                           "them before opening the sample?")))
-        return false;
+    if (!confirmOpening(tr("the sample"))) return false;
     // The preset first (no model yet: nothing to undo), then the model, evaluated once.
     if (!m_doc->hasModel() && !openHardware(preset)) return false;
     if (!openModel(model)) return false;

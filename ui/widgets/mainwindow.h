@@ -128,6 +128,7 @@ class MainWindow : public QMainWindow {
   private:
     // Unsaved changes: Save / Discard / Cancel; true when the caller may go on.
     bool confirmDiscard(const QString& question);
+    bool confirmOpening(const QString& what); // confirmDiscard before opening `what`
     void buildMenus();
     void buildDocks();
     void connectWorker();
