@@ -228,6 +228,11 @@ struct Analysis {
     int segBatch = 1, segInvocations = 1;
     std::vector<std::vector<char>> inputViaDram; // per layer, per input
     std::vector<char> writesDram;                // per layer
+    // dataFlow()'s working data (Analyser): kept here so a reused Analysis keeps capacity.
+    std::vector<double> hold;
+    std::vector<std::vector<int>> sharedProducers;
+    std::vector<std::uint64_t> held;
+    std::vector<int> stack; // orderNodes()
 };
 
 // The working data of analyse(), shared by its phases (each fills part of A).
@@ -249,16 +254,16 @@ struct Analyser {
     std::vector<int>& posLayer;
     std::vector<char>& writesDram;
     std::vector<std::vector<char>>& inputViaDram;
-    std::vector<double> hold; // per node: held input bytes per tile
+    std::vector<double>& hold; // per node: held input bytes per tile
     // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
     // (its LCA with the producer is a T cut, whose children share the group). The instruction
     // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
     // has read it, and receives the consumer's remote input into a separate region, so while
     // the consumer runs a shared tile holds the producer's slice beside the consumer's input
     // and output (docs/cost-model.md §6, docs/isa.md).
-    std::vector<std::vector<int>> sharedProducers;
-    std::vector<std::uint64_t> held; // (producer, cut) pairs charged
-    int consumerChild = -1;          // set by viaDram: the LCA's child holding the consumer
+    std::vector<std::vector<int>>& sharedProducers;
+    std::vector<std::uint64_t>& held; // (producer, cut) pairs charged
+    int consumerChild = -1;           // set by viaDram: the LCA's child holding the consumer
     bool lcaIsT = false; // set by viaDram: the LCA is a T cut (its children share tiles)
     double dramBw = 0, linkBw = 0, portBw = 0;
 
@@ -267,7 +272,8 @@ struct Analyser {
         : C(c), tree(t), opt(o), A(a), ev(e), net(c.net), hw(c.hw), mesh(c.mesh), n(t.size()),
           L(int(c.net.layers.size())), w(a.w), pre(a.pre), layerPos(a.layerPos),
           leafNode(a.leafNode), posLayer(a.posLayer), writesDram(a.writesDram),
-          inputViaDram(a.inputViaDram) {}
+          inputViaDram(a.inputViaDram), hold(a.hold), sharedProducers(a.sharedProducers),
+          held(a.held) {}
 
     bool invalid(int node, std::string reason);
     void orderNodes();
@@ -301,7 +307,8 @@ void Analyser::orderNodes() {
     pre.clear();
     pre.reserve(size_t(n));
     {
-        std::vector<int> stack{tree.root};
+        std::vector<int>& stack = A.stack;
+        stack.assign(1, tree.root);
         while (!stack.empty()) {
             const int id = stack.back();
             stack.pop_back();
@@ -483,9 +490,12 @@ bool Analyser::viaDram(int prod, int cons) {
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
     hold.assign(static_cast<size_t>(n), 0.0);
-    sharedProducers.assign(static_cast<size_t>(n), {});
+    sharedProducers.resize(static_cast<size_t>(n)); // cleared, capacity kept
+    for (auto& sp : sharedProducers)
+        sp.clear();
+    held.clear();
     A.writesDram.assign(size_t(L), 0);
-    A.inputViaDram.assign(static_cast<size_t>(L), {});
+    A.inputViaDram.resize(static_cast<size_t>(L)); // each row assigned below
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
         inputViaDram[size_t(l)].assign(ins.size(), 1);
@@ -1051,7 +1061,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
 
     Evaluation ev;
     ev.objective = opt.objective;
-    Analysis A;
+    // Every phase of analyse() rewrites what it reads, so the search's many evaluations
+    // per second reuse one Analysis per thread (its vectors keep their capacity).
+    thread_local Analysis A;
     if (!analyse(C, tree, totalBatch, opt, A, ev)) return ev;
 
     // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).
