@@ -85,6 +85,10 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, LeafTraffic> traffic;
     std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
+    // Per layer, the last key looked up and its entry: a search move changes few leaves,
+    // so most lookups repeat the previous evaluation's (cleared with the memos).
+    std::vector<std::string> lastKey;
+    std::vector<const LeafTraffic*> lastTraffic;
     size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
@@ -124,9 +128,20 @@ struct EvalContext::Impl {
         }
         const size_t placementKey = key.size();
         put(segBatch);
+        if (lastKey.size() <= size_t(leaf.layer)) {
+            lastKey.resize(net.layers.size());
+            lastTraffic.assign(net.layers.size(), nullptr);
+        }
+        const LeafTraffic*& last = lastTraffic[size_t(leaf.layer)];
+        if (last && lastKey[size_t(leaf.layer)] == key) {
+            ++stats.routeHits;
+            return *last;
+        }
+        lastKey[size_t(leaf.layer)] = key;
         auto it = traffic.find(key);
         if (it != traffic.end()) {
             ++stats.routeHits;
+            last = &it->second;
             return it->second;
         }
         // Another segment batch of the same placement: scale its period (cheap) rather
@@ -146,6 +161,7 @@ struct EvalContext::Impl {
                          scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
                 .first->second;
         storedLinks += t.actLinks.size() + t.weightLinks.size();
+        last = &t;
         return t;
     }
 };
@@ -616,6 +632,7 @@ void Analyser::leafTraffic() {
         C.traffic.clear();
         C.periods.clear();
         C.storedLinks = 0;
+        C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
     }
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
