@@ -89,7 +89,13 @@ struct EvalContext::Impl {
     // so most lookups repeat the previous evaluation's (cleared with the memos).
     std::vector<std::string> lastKey;
     std::vector<const LeafTraffic*> lastTraffic;
-    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
+    // Busiest link of a sum of leaves' traffic, by the memo entries summed (their
+    // addresses, stable until the memos are cleared) and a scale: segments and S-cut
+    // slots a move left alone are not summed again. Cleared with the memos.
+    std::unordered_map<std::string, double> busiestMemo;
+    std::string busiestKey;
+    std::size_t busiestBytes = 0; // held by busiestMemo, kept under 32 MiB
+    size_t storedLinks = 0;       // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<LeafPlacement> placeScratch;
@@ -112,6 +118,36 @@ struct EvalContext::Impl {
 
     // The leaf's traffic per segment invocation (transfers.h), memoised by everything it
     // depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
+    // The busiest link of the leaves at positions [lo, hi): their activation links
+    // scaled by `scale`, plus their weight links when withWeights (busiestMemo).
+    template <class Work>
+    double busiestOf(const std::vector<Work>& w, const std::vector<int>& leafNode,
+                     const std::vector<int>& posLayer, int lo, int hi, double scale,
+                     bool withWeights) {
+        std::string& key = busiestKey;
+        key.assign(reinterpret_cast<const char*>(&scale), sizeof scale);
+        key.push_back(withWeights ? 'w' : 'a');
+        for (int pos = lo; pos < hi; ++pos) {
+            const LeafTraffic* t = w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            key.append(reinterpret_cast<const char*>(&t), sizeof t);
+        }
+        if (auto it = busiestMemo.find(key); it != busiestMemo.end()) return it->second;
+        for (int pos = lo; pos < hi; ++pos) {
+            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            for (const auto& [link, b] : T.actLinks)
+                linkSums.add(link, b * scale);
+            if (withWeights)
+                for (const auto& [link, b] : T.weightLinks)
+                    linkSums.add(link, b * scale);
+        }
+        double busiest = 0;
+        linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
+        busiestBytes += key.size() + 64; // the key and about a node's overhead
+        if (busiestBytes > (std::size_t(32) << 20)) busiestMemo.clear(), busiestBytes = 0;
+        busiestMemo.emplace(key, busiest);
+        return busiest;
+    }
+
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
                                  const std::vector<const LeafPlacement*>& prods, bool writesDram,
                                  int segBatch) {
@@ -633,6 +669,8 @@ void Analyser::leafTraffic() {
         C.periods.clear();
         C.storedLinks = 0;
         C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
+        C.busiestMemo.clear();
+        C.busiestBytes = 0;
     }
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
@@ -709,13 +747,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         // Every child moves one sub-batch per slot: add up the links of every leaf
         // below, scaled from a segment invocation to one child invocation.
         const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
-        double busiest = 0;
-        for (int pos = nw.lo; pos < nw.hi; ++pos) {
-            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
-            for (const auto& [link, b] : T.actLinks)
-                C.linkSums.add(link, b * perSlot);
-        }
-        C.linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
+        const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.slot * (nd.subBatch + nw.maxStage);
     }
@@ -882,7 +914,7 @@ void Coster::costSegment(size_t s) {
         const LeafTraffic& T = *lw.traffic;
         const double invocations = double(segBatch) / tree.node(id).batch;
         const double hop = T.actHop + T.weightHop;
-        if (!alone || opt.detail)
+        if (opt.detail)
             for (const auto* part : {&T.actLinks, &T.weightLinks})
                 for (const auto& [link, b] : *part)
                     C.linkSums.add(link, b);
@@ -932,10 +964,13 @@ void Coster::costSegment(size_t s) {
     const double hop = segHop;
     double maxLink =
         alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
-    C.linkSums.drain([&](int l, double b) {
-        maxLink = std::max(maxLink, b);
-        if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
-    });
+    if (opt.detail)
+        C.linkSums.drain([&](int l, double b) {
+            maxLink = std::max(maxLink, b);
+            totalLinks[size_t(l)] += b * segInvocations;
+        });
+    else if (!alone)
+        maxLink = C.busiestOf(w, leafNode, posLayer, sw.lo, sw.hi, 1.0, true);
     Cycles weightBound = weightBoundOf(sw);
     Cycles dramTime = dram / dramBw;
     if (hw.dramPortBytesPerCycle > 0)
