@@ -302,8 +302,8 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         if (!(c.alpha > -1)) throw UsageError{"--alpha must be greater than -1"};
     }
     if (a.has("--mode") && !parseSearchMode(a.get("--mode"), c.mode))
-        throw UsageError{"--mode takes set, ls, lp, dp-lp or random, got '" + a.get("--mode") +
-                         "'"};
+        throw UsageError{"--mode takes set, ls, lp, dp-lp, chiplet or random, got '" +
+                         a.get("--mode") + "'"};
     c.chains = defaultSearchChains();
     if (a.has("--chains")) c.chains = int(parseInteger("--chains", a.get("--chains"), 1, 4096));
     c.threads = int(std::max(1u, std::thread::hardware_concurrency()));

@@ -17,7 +17,7 @@ const char* kUsage = R"(usage:
   tilescope-cli evaluate MODEL --hw HW --tree TREE [--batch B] [--objective n,m] [--json OUT]
   tilescope-cli anneal   MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--t0 X] [--alpha A]
-                         [--mode set|ls|lp|dp-lp|random] [--chains K] [--threads T]
+                         [--mode set|ls|lp|dp-lp|chiplet|random] [--chains K] [--threads T]
                          [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]

@@ -3,6 +3,7 @@
 // threads. A chain's trajectory depends only on its seed, its start and its budget, and
 // phases (the Set portfolio's warm-up, then the main chains) end before the next begins,
 // so under an iteration budget the result does not depend on T.
+#include "search/chiplet.h"
 #include "search/schedule.h"
 #include "search/strategy.h"
 
@@ -29,13 +30,15 @@ const char* toString(SearchMode m) {
         return "random";
     case SearchMode::DpLp:
         return "dp-lp";
+    case SearchMode::Chiplet:
+        return "chiplet";
     }
     return "?";
 }
 
 bool parseSearchMode(const std::string& s, SearchMode& out) {
-    for (SearchMode m :
-         {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random, SearchMode::DpLp})
+    for (SearchMode m : {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random,
+                         SearchMode::DpLp, SearchMode::Chiplet})
         if (s == toString(m)) {
             out = m;
             return true;
@@ -51,6 +54,7 @@ Result<RATree> defaultInitialTree(const Network& net, const Hardware& hw, Search
     opt.objective = objective;
     opt.minUtilisation = minUtilisation;
     if (mode == SearchMode::DpLp) return dpLayerPipeline(net, hw, totalBatch, opt);
+    if (mode == SearchMode::Chiplet) return chipletBaseline(net, hw, totalBatch, opt);
     return makeStrategy(mode)->initialTree(ctx, totalBatch, opt);
 }
 
@@ -99,7 +103,7 @@ double edpOf(const Evaluation& e) {
 }
 
 std::vector<SearchMode> compareModes() {
-    return {SearchMode::LS, SearchMode::LP, SearchMode::DpLp, SearchMode::Set};
+    return {SearchMode::LS, SearchMode::LP, SearchMode::DpLp, SearchMode::Chiplet, SearchMode::Set};
 }
 
 SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
@@ -395,17 +399,21 @@ Clock::duration toDuration(double seconds) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// dp-lp is a construction, not a chain: one result with the layer-sequential tree as its
-// start for reference.
-Result<SearchResult> runDpLp(const Network& net, const Hardware& hw, const SearchConfig& config,
-                             const EvalOptions& opt, const ProgressCallback& progress,
-                             std::stop_token stop, Clock::time_point t0) {
+// dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
+// tree as its start for reference.
+Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
+                                     const SearchConfig& config, const EvalOptions& opt,
+                                     const ProgressCallback& progress, std::stop_token stop,
+                                     Clock::time_point t0) {
     const bool timed = config.seconds > 0;
-    if (config.initialTree) return Error{"dp-lp builds its own tree; it takes no initial tree"};
-    if (!config.pinned.empty()) return Error{"dp-lp builds its own tree; it takes no pins"};
+    const std::string name = toString(config.mode);
+    if (config.initialTree) return Error{name + " builds its own tree; it takes no initial tree"};
+    if (!config.pinned.empty()) return Error{name + " builds its own tree; it takes no pins"};
     DpLpStats ds;
     const double cpu0 = threadCpuSeconds();
-    auto t = dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
+    auto t = config.mode == SearchMode::Chiplet
+                 ? chipletBaseline(net, hw, config.totalBatch, opt)
+                 : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
     if (!t) return Error{"initial tree: " + t.error().message};
     EvalContext ctx(net, hw);
     SearchResult res;
@@ -419,7 +427,7 @@ Result<SearchResult> runDpLp(const Network& net, const Hardware& hw, const Searc
     res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
     res.config.initialTree = res.initialTree;
     ChainResult c;
-    c.role = "dp-lp";
+    c.role = name;
     c.start = "ls";
     c.seed = config.seed;
     c.best = res.bestTree;
@@ -587,7 +595,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     opt.objective = config.objective;
     opt.minUtilisation = config.minUtilisation;
 
-    if (config.mode == SearchMode::DpLp) return runDpLp(net, hw, config, opt, progress, stop, t0);
+    if (config.mode == SearchMode::DpLp || config.mode == SearchMode::Chiplet)
+        return runConstruction(net, hw, config, opt, progress, stop, t0);
 
     const auto strategy = makeStrategy(config.mode);
 

@@ -118,6 +118,9 @@ std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
     // LP space, which is what a chain continuing from one must stay in.
     case SearchMode::DpLp:
         return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S});
+    // The chiplet baseline's trees (a root S cut over T-cut regions) are in the full space.
+    case SearchMode::Chiplet:
+        return std::make_unique<Annealing>(SearchMode::Set, SpaceRule{});
     }
     return nullptr;
 }

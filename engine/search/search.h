@@ -21,9 +21,10 @@ namespace tilescope {
 
 // set = the unrestricted RA-tree space (SET); ls / lp = depth-one cuts must be T / S;
 // random = random walk over the same operators, keeping the best valid tree;
-// dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming.
-enum class SearchMode { Set, LS, LP, Random, DpLp };
-const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp"
+// dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming;
+// chiplet = the chiplet pipeline-parallel baseline (search/chiplet.h).
+enum class SearchMode { Set, LS, LP, Random, DpLp, Chiplet };
+const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp", "chiplet"
 bool parseSearchMode(const std::string& s, SearchMode& out);
 
 struct SearchConfig {

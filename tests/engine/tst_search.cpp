@@ -674,7 +674,7 @@ class TestSearch : public QObject {
             CHECK_OK(r);
             done.push_back(*r);
         }
-        QCOMPARE(done.size(), size_t(4));
+        QCOMPARE(done.size(), size_t(5)); // ls, lp, dp-lp, chiplet, set
         const double sa = done.back().best.cost;
         for (size_t i = 0; i + 1 < done.size(); ++i)
             QVERIFY(sa <= done[i].best.cost);

@@ -57,6 +57,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_mode->addItem(tr("LS (T segments)"), int(SearchMode::LS));
     m_mode->addItem(tr("LP (S segments)"), int(SearchMode::LP));
     m_mode->addItem(tr("DP-LP (DP pipeline)"), int(SearchMode::DpLp));
+    m_mode->addItem(tr("Chiplet (pipeline regions)"), int(SearchMode::Chiplet));
     m_mode->addItem(tr("Random"), int(SearchMode::Random));
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
