@@ -69,6 +69,7 @@ def main():
                         "model": model, "preset": preset, "seed": int(seed),
                         "objective": j["objective"],
                         "sa_ls": ra["sa_over_ls"], "sa_lp": ra["sa_over_lp"], "sa_dplp": ra["sa_over_dp_lp"],
+                        "sa_chiplet": ra.get("sa_over_chiplet", float("nan")),
                         "edp_sa_ls": ra["edp_sa_over_ls"], "edp_sa_lp": ra["edp_sa_over_lp"],
                         "edp_sa_dplp": ra["edp_sa_over_dp_lp"],
                         "wins": cost["sa"] <= min(cost["ls"], cost["lp"]),
@@ -77,13 +78,13 @@ def main():
                     })
                     x = rows[-1]
                     print(f"{model:13s} {preset:5s} seed {seed}: SA/LS {x['sa_ls']:.3f} SA/LP {x['sa_lp']:.3f} "
-                          f"SA/DP-LP {x['sa_dplp']:.3f} (EDP {x['edp_sa_ls']:.3f} {x['edp_sa_lp']:.3f} "
+                          f"SA/DP-LP {x['sa_dplp']:.3f} SA/chiplet {x['sa_chiplet']:.3f} (EDP {x['edp_sa_ls']:.3f} {x['edp_sa_lp']:.3f} "
                           f"{x['edp_sa_dplp']:.3f}) {wall:.1f} s wall {cpu:.1f} s CPU", file=sys.stderr)
     if not rows:
         sys.exit("no runs")
 
     sep = "|" if a.markdown else " "
-    hdr = ["model", "hw", "seed", "SA/LS", "SA/LP", "SA/DP-LP", "EDP SA/LS", "EDP SA/LP", "EDP SA/DP-LP", "wall s"]
+    hdr = ["model", "hw", "seed", "SA/LS", "SA/LP", "SA/DP-LP", "SA/chiplet", "EDP SA/LS", "EDP SA/LP", "EDP SA/DP-LP", "wall s"]
     if a.markdown:
         print("| " + " | ".join(hdr) + " |")
         print("|" + "|".join("--" for _ in hdr) + "|")
@@ -91,7 +92,7 @@ def main():
         print(" ".join(f"{h:>12s}" for h in hdr))
     for x in rows:
         cells = [x["model"], x["preset"], str(x["seed"])] + [
-            f"{x[k]:.3f}" for k in ("sa_ls", "sa_lp", "sa_dplp", "edp_sa_ls", "edp_sa_lp", "edp_sa_dplp")
+            f"{x[k]:.3f}" for k in ("sa_ls", "sa_lp", "sa_dplp", "sa_chiplet", "edp_sa_ls", "edp_sa_lp", "edp_sa_dplp")
         ] + [f"{x['wall']:.1f}"]
         print(("| " + " | ".join(cells) + " |") if a.markdown else " ".join(f"{c:>12s}" for c in cells))
     med = lambda k: statistics.median(x[k] for x in rows)
@@ -105,7 +106,8 @@ def main():
         sub = [x for x in rows if x["preset"] == preset]
         if sub:
             print(f"  {preset}: median SA/LS {statistics.median(x['sa_ls'] for x in sub):.3f}, "
-                  f"SA/DP-LP {statistics.median(x['sa_dplp'] for x in sub):.3f}")
+                  f"SA/DP-LP {statistics.median(x['sa_dplp'] for x in sub):.3f}, "
+                  f"SA/chiplet {statistics.median(x['sa_chiplet'] for x in sub):.3f}")
     print(f"wall per run: median {med('wall'):.1f} s, max {max(x['wall'] for x in rows):.1f} s; "
           f"CPU per run: median {med('cpu'):.1f} s")
     if a.json:
