@@ -9,6 +9,7 @@
 #include "model/model_loader.h"
 #include "netbuilder.h"
 #include "report/layers.h"
+#include "samples.h"
 #include "search/sampling.h"
 #include "search/search.h"
 
@@ -26,22 +27,8 @@ namespace {
 
 const std::string kSamples = TILESCOPE_SAMPLES;
 
-const Network& sample(const std::string& name) {
-    static std::map<std::string, std::unique_ptr<Network>> cache;
-    auto& slot = cache[name];
-    if (!slot) {
-        auto r = loadModel(kSamples + "/models/" + name + ".onnx");
-        if (!r) qFatal("cannot load sample %s: %s", name.c_str(), r.error().message.c_str());
-        slot = std::make_unique<Network>(std::move(r).value());
-    }
-    return *slot;
-}
-
-Hardware preset(const char* name) {
-    Hardware hw;
-    if (!presetHardware(name, hw)) qFatal("no preset %s", name);
-    return hw;
-}
+using test::preset;
+using test::sample;
 
 // Every leaf moves at least its bound, and the whole run's DRAM traffic is at least the
 // network's compulsory traffic. The bound is positive for every leaf that touches DRAM, has

@@ -6,6 +6,7 @@
 #include "eval/evaluator.h"
 #include "hw/mesh.h"
 #include "model/model_loader.h"
+#include "samples.h"
 #include "search/chiplet.h"
 #include "search/search.h"
 
@@ -22,22 +23,8 @@ namespace {
 const char* const kModels[] = {"resnet50", "googlenet", "inception_v3", "mobilenet_v2",
                                "transformer"};
 
-const Network& sample(const std::string& name) {
-    static std::map<std::string, std::unique_ptr<Network>> cache;
-    auto& slot = cache[name];
-    if (!slot) {
-        auto r = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + name + ".onnx");
-        if (!r) qFatal("cannot load sample %s: %s", name.c_str(), r.error().message.c_str());
-        slot = std::make_unique<Network>(std::move(r).value());
-    }
-    return *slot;
-}
-
-Hardware preset(const char* name) {
-    Hardware hw;
-    if (!presetHardware(name, hw)) qFatal("no preset %s", name);
-    return hw;
-}
+using test::preset;
+using test::sample;
 
 } // namespace
 
