@@ -1,5 +1,6 @@
 #include "mapping/mapper.h"
 
+#include "mapping/cim.h"
 #include "mapping/iobound.h"
 
 #include <algorithm>
@@ -103,10 +104,14 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     const Count kT = ceilDiv(l.outC, pk), bT = ceilDiv(batch, pb);
     const Count hT = ceilDiv(l.outH, ph), wT = ceilDiv(l.outW, pw);
     // Input rows/columns a tile's output block needs (the halo of the kernel window).
-    const Count inRows =
-        std::min<Count>(l.inH, (hT - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1);
-    const Count inCols =
-        std::min<Count>(l.inW, (wT - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1);
+    // On compute-in-memory tiles the window also counts the stride's gap after its last
+    // row / column: the generator delivers the rows no window needs (and trailing rows) with
+    // their neighbour's, so a tile holding every output row holds every input row.
+    const Count gap = m_hw.arch == TileArch::Cim ? 1 : 0;
+    const Count inRows = std::min<Count>(l.inH, (hT - 1 + gap) * l.strideH +
+                                                    (l.kernelH - 1) * l.dilationH + 1 - gap);
+    const Count inCols = std::min<Count>(l.inW, (wT - 1 + gap) * l.strideW +
+                                                    (l.kernelW - 1) * l.dilationW + 1 - gap);
     m.ofmapPerTile = double(kT * hT * wT * bT) * db;
     const Count spatialT = bT * hT * wT;
 
@@ -146,6 +151,24 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         }
         m.macs = l.macsPerSample() * batch;
+        m.inputDmaRuns =
+            n * contiguousRuns({bT, cInT, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
+        if (m_hw.arch == TileArch::Cim) {
+            const CimTileWork cw = cimTileWork(l, m_hw, groupsT, kgT, cg_, bT, hT, wT);
+            CimLeafMapping& c = m.cim;
+            c.used = true;
+            c.blocksPerTile = cw.blocks.blocks();
+            c.crossbars = cw.blocks.crossbars;
+            c.programmings = cw.best.programmings * n;
+            c.programmingsDefault = cw.defaultProgrammings * n;
+            c.computeCycles = cw.computeCycles;
+            c.writeCycles = cw.writeCycles;
+            c.exposedWrite = cw.exposedWrite;
+            c.psumBytes = cw.best.psumBytes;
+            c.order = cw.best.order.text();
+            c.defaultOrder = cimDefaultOrder(cw.blocks, m_hw.cim.psumBufferBytes).text();
+            m.cycles = cw.computeCycles + cw.exposedWrite;
+        }
 
         // Per-tile loop order and blocking: choose the order / block size with the least
         // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
@@ -160,6 +183,16 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.ioLowerBound = std::max(
             I + W + O, pebbleBoundBytes(tileMacs, double(l.outputBytesPerSample()) * batch / n,
                                         reuseBound(l), local));
+        if (m.cim.used) {
+            // Crossbars: each pass over the positions reads the inputs once, every
+            // programming reads its crossbar's weights from the buffer, outputs are written once.
+            const double passes = std::ceil(double(m.cim.blocksPerTile) / m.cim.crossbars);
+            m.bufferAccessBytes =
+                (I * passes + O) * n + double(m.cim.programmings) * cimCrossbarWeightBytes(m_hw);
+            m.tiling = "CIM " + m.cim.order + ", " + std::to_string(m.cim.blocksPerTile) +
+                       " blocks / " + std::to_string(m.cim.crossbars) + " crossbars";
+            break;
+        }
         const double reached = m.ioLowerBound * (1 + 1e-9);
         const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
         double best = std::numeric_limits<double>::max();
@@ -266,6 +299,8 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             l.kind == LayerKind::Eltwise ? double(std::max<size_t>(1, l.inputs.size())) : 1.0;
         const Count cIn = ceilDiv(l.inC, pk);
         m.ifmapPerTile = double(cIn * inRows * inCols * bT) * db * inputs;
+        m.inputDmaRuns = n * Count(inputs) *
+                         contiguousRuns({bT, cIn, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
         m.inputMulticast = 1;
         m.bufferAccessBytes = (m.ifmapPerTile + m.ofmapPerTile) * n;
         m.ioLowerBound = m.ifmapPerTile + m.ofmapPerTile; // each operand once
