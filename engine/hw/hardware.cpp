@@ -126,6 +126,12 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
         if (p.cores > 1024 || p.crossbarsPerCore > 1024)
             return makeError(file, p.cores > 1024 ? "cim.cores" : "cim.crossbars_per_core",
                              "at most 1024");
+        for (const auto& [key, v] :
+             {std::pair<const char*, double>{"write_cycles_per_row", p.writeCyclesPerRow},
+              {"mvm_cycles", p.mvmCycles}})
+            if (v > 1e6) return makeError(file, std::string("cim.") + key, "at most 10^6 cycles");
+        if (p.psumBufferBytes > 1e12)
+            return makeError(file, "cim.psum_buffer_bytes", "at most 10^12 bytes");
         if (p.bitsPerCell > 8)
             return makeError(file, "cim.bits_per_cell",
                              "at most 8 bits per cell (got " + std::to_string(p.bitsPerCell) + ")");
@@ -146,10 +152,13 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
                              "needs at least 2 crossbars per tile");
     }
     if (hw.arch != TileArch::Cim) return std::nullopt;
-    const int peak = hw.cim.peakMacs(hw.dataBits);
-    if (peak < 1)
+    const double peakExact = double(hw.cim.crossbars()) * hw.cim.rows *
+                             hw.cim.weightColumns(hw.dataBits) / hw.cim.mvmCycles;
+    if (peakExact < 1)
         return makeError(file, "cim.mvm_cycles",
                          "leaves a tile less than one MAC per cycle (lower it or add crossbars)");
+    if (peakExact > 1e9) return makeError(file, "cim", "more than 10^9 MACs per cycle per tile");
+    const int peak = hw.cim.peakMacs(hw.dataBits);
     if (macsGiven && hw.macsPerTile != peak)
         return makeError(file, "tile.macs",
                          "a cim tile's MACs per cycle follow from cim (cores x crossbars_per_core "

@@ -65,7 +65,8 @@ Bytes cimPsumBytes(const CimBlocks& k, const CimOrder& o) {
 
 CimOrder cimDefaultOrder(const CimBlocks& k, Bytes psumBuffer) {
     CimOrder o;
-    const Count fit = std::max<Count>(1, Count(psumBuffer / (4.0 * k.weightColumns)));
+    const Count fit = Count(std::clamp(psumBuffer / (4.0 * k.weightColumns), 1.0,
+                                       double(std::max<Count>(1, k.positions))));
     o.chunk = std::max<Count>(1, std::min({k.rowPositions, k.positions, fit}));
     return o;
 }
@@ -82,8 +83,8 @@ CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
     // outside the row-block loop (one column block or all of them open); an order with it
     // inside needs every position's sums anyway and is best with one chunk (P).
     for (double columns : {double(k.weightColumns), double(k.weightColumns) * k.colBlocks})
-        chunks.push_back(std::clamp<Count>(Count(psumBuffer / (4.0 * columns)), 1,
-                                           std::max<Count>(1, k.positions)));
+        chunks.push_back(Count(std::clamp(psumBuffer / (4.0 * columns), 1.0,
+                                          double(std::max<Count>(1, k.positions)))));
     constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
     const std::array<std::array<CimLoop, 3>, 6> perms{
         {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};

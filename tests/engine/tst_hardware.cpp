@@ -204,6 +204,12 @@ void TestHardware::badTemplates_data() {
     QTest::newRow("cim double buffering not a bool")
         << R"({"tile": {"arch": "cim"}, "cim": {"double_buffered_crossbars": 1}})"
         << "hw.json: cim.double_buffered_crossbars: expected true or false";
+    QTest::newRow("cim slow writes")
+        << R"({"tile": {"arch": "cim"}, "cim": {"write_cycles_per_row": 1e7}})"
+        << "hw.json: cim.write_cycles_per_row: at most 10^6 cycles";
+    QTest::newRow("cim peak beyond range")
+        << R"({"tile": {"arch": "cim"}, "cim": {"cores": 1024, "crossbars_per_core": 1024, "rows": 4096, "mvm_cycles": 0.001}})"
+        << "hw.json: cim: more than 10^9 MACs per cycle per tile";
     QTest::newRow("cim macs disagree")
         << R"({"tile": {"arch": "cim", "macs": 1024}})"
         << "hw.json: tile.macs: a cim tile's MACs per cycle follow from cim";
