@@ -391,8 +391,9 @@ int runMapping(const Args& a) {
         return 0;
     }
     const LeafMapping& m = r.mapping;
-    std::printf("layer %s (%s), hw %s, %d tiles, batch %d\n", r.layer.c_str(),
-                toString(in->net.layers[size_t(layer)].kind), in->hwName.c_str(), tiles, batch);
+    std::printf("layer %s (%s), hw %s, %d tile%s, batch %d\n", r.layer.c_str(),
+                toString(in->net.layers[size_t(layer)].kind), in->hwName.c_str(), tiles,
+                tiles == 1 ? "" : "s", batch);
     std::printf("partition   %s\n", m.partitionLabel().c_str());
     std::printf("loop order  %s\n", m.tiling.c_str());
     std::printf(
