@@ -1126,23 +1126,39 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     return ps;
 }
 
-// The PROGRAM that writes act[a]'s weight share into its tile's crossbars, when this
-// invocation writes them (0 when it does not): its bytes are the crossbars' weights,
-// its cycles the write time the invocation waits for (LeafMapping::cim).
+// The PROGRAM that writes act[a]'s crossbars, when this invocation writes them (0 when it
+// does not): its bytes are the weights written (the tile's programmings x one crossbar's
+// weights, counted on its own box as the mapper counts it), its cycles the write time the
+// tile waits for. Static weights are written as their LOAD delivers them, at the first
+// invocation of a segment invocation when the leaf keeps them, else every time; a MatMul's
+// operand B every time, once it has arrived.
 std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
     const LeafMapping& m = cur.m;
-    if (!m.cim.used || !cur.hasWeights || (cur.leaf.cimPinned && !cur.loadsWeights)) return 0;
-    const int tiles = std::max(1, m.pk * m.pb * m.ph * m.pw);
-    WeightState& ws = wstate[size_t(cur.v.layer)];
+    const bool operandB = cur.ly.kind == LayerKind::MatMul;
+    if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights))
+        return 0;
     const Box& ob = cur.act[a].box;
+    const CimTileWork work = cimBoxWork(cur.ly, hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
+                                        ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3]);
     Instruction p;
     p.op = Op::Program;
     p.tile = cur.act[a].tile;
     p.layer = cur.layerIdx;
-    p.bytes = std::uint64_t(
-        std::llround(double(m.cim.programmings / tiles) * cimCrossbarWeightBytes(hw)));
+    p.bytes =
+        std::uint64_t(std::llround(double(work.best.programmings) * cimCrossbarWeightBytes(hw)));
     p.src = p.dst = p.tile;
-    p.cycles = std::uint64_t(std::ceil(m.cim.exposedWrite));
+    p.cycles = std::uint64_t(std::ceil(work.exposedWrite));
+    if (operandB) {
+        p.lo = ob.lo;
+        p.hi = ob.hi;
+        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, maxStages), kActOrder);
+        for (const auto& wr : cur.writers[a][1])
+            fullDep(wr.id, id);
+        for (const auto& lr : cur.local[a])
+            if (lr.input == 1) fullDep(prod[size_t(lr.prodInv)].slices[lr.slice].computeId, id);
+        return id;
+    }
+    WeightState& ws = wstate[size_t(cur.v.layer)];
     const Box wb = weightBoxOf(cur.v.layer, ob.lo[1], ob.hi[1]);
     p.lo = wb.lo;
     p.hi = wb.hi;

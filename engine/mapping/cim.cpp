@@ -168,6 +168,16 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
     return w;
 }
 
+CimTileWork cimBoxWork(const Layer& l, const Hardware& hw, Count k0, Count k1, Count samples,
+                       Count outRows, Count outCols) {
+    const Count g = std::max(1, l.groups);
+    const Count kg = std::max<Count>(1, l.outC / g), cg = std::max<Count>(1, l.inC / g);
+    const Count len = std::max<Count>(1, k1 - k0);
+    const Count groupsT = g == 1 ? 1 : ceilDiv(k1, kg) - k0 / kg;
+    const Count kgT = g == 1 ? len : std::min(kg, len);
+    return cimTileWork(l, hw, groupsT, kgT, cg, samples, outRows, outCols);
+}
+
 PicoJoules cimWritePj(const Hardware& hw) {
     return double(hw.cim.rows) * hw.cim.cols * hw.cim.bitsPerCell * hw.cim.writePjPerBit;
 }

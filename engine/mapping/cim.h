@@ -80,6 +80,12 @@ struct CimTileWork {
 // (operand B produced per sample) programs its B for every sample.
 CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count kgT, Count cg,
                         Count samples, Count outRows, Count outCols);
+// The same for a tile's output box: channels [k0, k1) (the groups and channels per group it
+// touches follow from the layer), `samples` x outRows x outCols positions. The mapper sums
+// it over the partition's tiles and the generator writes each tile's crossbars with it, so
+// both count the same programmings.
+CimTileWork cimBoxWork(const Layer& l, const Hardware& hw, Count k0, Count k1, Count samples,
+                       Count outRows, Count outCols);
 // Energy of programming one crossbar (every cell written).
 PicoJoules cimWritePj(const Hardware& hw);
 // Weight bytes one crossbar holds.

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tilescope {
 
@@ -153,22 +154,8 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.macs = l.macsPerSample() * batch;
         m.inputDmaRuns =
             n * contiguousRuns({bT, cInT, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
-        if (m_hw.arch == TileArch::Cim) {
-            const CimTileWork cw = cimTileWork(l, m_hw, groupsT, kgT, cg_, bT, hT, wT);
-            CimLeafMapping& c = m.cim;
-            c.used = true;
-            c.blocksPerTile = cw.blocks.blocks();
-            c.crossbars = cw.blocks.crossbars;
-            c.programmings = cw.best.programmings * n;
-            c.programmingsDefault = cw.defaultProgrammings * n;
-            c.computeCycles = cw.computeCycles;
-            c.writeCycles = cw.writeCycles;
-            c.exposedWrite = cw.exposedWrite;
-            c.psumBytes = cw.best.psumBytes;
-            c.order = cw.best.order.text();
-            c.defaultOrder = cimDefaultOrder(cw.blocks, m_hw.cim.psumBufferBytes).text();
-            m.cycles = cw.computeCycles + cw.exposedWrite;
-        }
+        if (m_hw.arch == TileArch::Cim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
+        if (m.cim.used) m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
 
         // Per-tile loop order and blocking: choose the order / block size with the least
         // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
@@ -327,6 +314,56 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.macs > 0 ? double(m.macs) / peak
                    : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
     return m;
+}
+
+// The partition's tiles on compute-in-memory crossbars: every tile's own box (the
+// generator's ceil-sized chunks: full ones and one remainder per dimension, the rest empty),
+// its programmings summed over the tiles, the slowest tile's time.
+CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT, Count hT,
+                                  Count wT) const {
+    CimLeafMapping c;
+    c.used = true;
+    // (size, tiles of that size) along one dimension of extent d cut in chunks of t.
+    auto sizes = [](Count d, Count t) {
+        std::vector<std::pair<Count, Count>> out{{t, d / t}};
+        if (d % t) out.push_back({d % t, 1});
+        if (out.front().second == 0) out.erase(out.begin());
+        return out;
+    };
+    const auto bs = sizes(batch, bT), hs = sizes(l.outH, hT), ws = sizes(l.outW, wT);
+    // Channel slices alike in their crossbar blocks: same length and, with groups, the same
+    // offset into a group.
+    const Count kg = std::max<Count>(1, l.outC / std::max(1, l.groups));
+    std::map<std::pair<Count, Count>, std::pair<Count, Count>> slices; // key -> (k0, count)
+    for (Count k0 = 0; k0 < l.outC; k0 += kT) {
+        const Count len = std::min<Count>(l.outC, k0 + kT) - k0;
+        auto& e = slices[{l.groups > 1 ? k0 % kg : 0, len}];
+        if (e.second++ == 0) e.first = k0;
+    }
+    Cycles slowest = -1;
+    for (const auto& [key, slice] : slices)
+        for (const auto& [b, nb] : bs)
+            for (const auto& [h, nh] : hs)
+                for (const auto& [w, nw] : ws) {
+                    const auto [k0, nk] = slice;
+                    const CimTileWork cw = cimBoxWork(l, m_hw, k0, k0 + key.second, b, h, w);
+                    const Count tiles = nk * nb * nh * nw;
+                    c.programmings += cw.best.programmings * tiles;
+                    c.programmingsDefault += cw.defaultProgrammings * tiles;
+                    c.blocksPerTile = std::max(c.blocksPerTile, cw.blocks.blocks());
+                    if (cw.computeCycles + cw.exposedWrite > slowest) {
+                        slowest = cw.computeCycles + cw.exposedWrite;
+                        c.crossbars = cw.blocks.crossbars;
+                        c.computeCycles = cw.computeCycles;
+                        c.writeCycles = cw.writeCycles;
+                        c.exposedWrite = cw.exposedWrite;
+                        c.psumBytes = cw.best.psumBytes;
+                        c.order = cw.best.order.text();
+                        c.defaultOrder =
+                            cimDefaultOrder(cw.blocks, m_hw.cim.psumBufferBytes).text();
+                    }
+                }
+    return c;
 }
 
 LeafMapping Mapper::compute(int layer, int tiles, int batch) const {

@@ -78,6 +78,9 @@ class Mapper {
     // tiling, ioLowerBound), which the partition choice does not need.
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
                                   bool withTiling) const;
+    // Compute-in-memory tiles: the crossbar work of every tile of the partition (cim.h).
+    CimLeafMapping cimMapping(const Layer& l, int batch, Count kT, Count bT, Count hT,
+                              Count wT) const;
 
     const Network& m_net;
     const Hardware& m_hw;

@@ -8,6 +8,7 @@
 #include "hw/hardware.h"
 #include "mapping/cim.h"
 #include "mapping/mapper.h"
+#include "model/model_loader.h"
 #include "netbuilder.h"
 #include "pipeline/program.h"
 #include "tree/ratree.h"
@@ -106,6 +107,8 @@ class TestCim : public QObject {
     void doubleBufferingHidesWrites();
     void standardTilesHaveNoCimFigures();
     void mappingCommand();
+    void agreement_data();
+    void agreement();
     void resnet50EndToEnd();
 };
 
@@ -373,6 +376,47 @@ void TestCim::mappingCommand() {
     r = runCli({"mapping", model, "--hw", "cim"});
     QCOMPARE(r.status, 2);
     QVERIFY(r.err.contains("--layer is required"));
+}
+
+// Layer-sequential schedules of the samples on the cim preset (batch 1 and the largest
+// valid batch <= 8): the program writes exactly the crossbars the evaluator counts (PROGRAM
+// bytes = programmings x a crossbar's weights), moves its DRAM bytes, and replays within 15%.
+void TestCim::agreement_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("batch");
+    for (const char* m : {"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"})
+        for (int b : {1, 8})
+            QTest::newRow((std::string(m) + " ls" + std::to_string(b)).c_str()) << m << b;
+}
+
+void TestCim::agreement() {
+    QFETCH(QString, model);
+    QFETCH(int, batch);
+    auto net =
+        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    const Hardware hw = cimPreset();
+    EvalContext ctx(*net, hw);
+    for (; batch > 1; batch /= 2)
+        if (evaluate(ctx, RATree::layerSequential(*net, batch), batch, {}).valid) break;
+    const RATree t = RATree::layerSequential(*net, batch);
+    auto r = generateProgram(ctx, t, batch, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const Evaluation& ev = r->layout.evaluation;
+    QVERIFY(ev.weightProgrammings > 0);
+    double programmed = 0;
+    for (const auto& tile : r->program.tiles)
+        for (const auto& ins : tile.instructions)
+            if (ins.op == Op::Program) programmed += double(ins.bytes);
+    QCOMPARE(programmed, double(ev.weightProgrammings) * cimCrossbarWeightBytes(hw));
+    auto replay = replayProgram(r->program, hw, "generated");
+    QVERIFY2(replay.ok(), replay.ok() ? "" : replay.error().message.c_str());
+    QVERIFY(replay->fine.deadlockFree);
+    QCOMPARE(double(r->programDramBytes), ev.dramBytes);
+    const double ratio = replay->fine.delay / ev.delay;
+    qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), replay->fine.delay,
+          ev.delay, ratio);
+    QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString::number(ratio)));
 }
 
 // Issue 13's end-to-end check, through the CLI: anneal, export, simulate.
