@@ -3,6 +3,7 @@
 // each leaf by the share of its time spent writing crossbars; a MAC-array template shows
 // neither.
 #include "core/document.h"
+#include "core/reportbuilder.h"
 #include "eval/evaluation.h"
 #include "tree/ratree.h"
 #include "widgets/mainwindow.h"
@@ -61,6 +62,18 @@ class TstCimUi : public QObject {
         QCOMPARE(energyBars(), 5);
     }
 
+    void reportCarriesThem() {
+        const auto e = m_w->document()->evaluation();
+        const QString h = ReportBuilder(*m_w->document(), nullptr, nullptr).html();
+        QVERIFY(h.contains(QLatin1String("Weight writes")));
+        QVERIFY2(h.contains(QStringLiteral("Crossbar programmings</th><td>%1 ")
+                                .arg(QLocale().toString(qlonglong(e->weightProgrammings)))),
+                 qPrintable(h.left(4000)));
+        // The result JSON the report embeds carries the key the CLI's does.
+        const auto j = ReportBuilder(*m_w->document(), nullptr, nullptr).json();
+        QVERIFY(j.dump().find("weight_write") != std::string::npos);
+    }
+
     void stGraphColoursProgrammingTime() {
         StGraphView* st = m_w->stGraph();
         auto* box = st->findChild<QComboBox*>(QStringLiteral("stColouring"));
@@ -95,6 +108,8 @@ class TstCimUi : public QObject {
         QVERIFY(!m_w->metrics()->weightWritesShown());
         QCOMPARE(energyBars(), 4);
         QCOMPARE(m_w->document()->evaluation()->energy.weightWrite, 0.0);
+        const QString h = ReportBuilder(*m_w->document(), nullptr, nullptr).html();
+        QVERIFY(!h.contains(QLatin1String("Crossbar programmings")));
     }
 
     void cleanupTestCase() { m_w.reset(); }
