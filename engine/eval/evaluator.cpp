@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -87,7 +86,17 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, LeafTraffic> traffic;
     std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
     std::string keyScratch;
-    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
+    // Per layer, the last key looked up and its entry: a search move changes few leaves,
+    // so most lookups repeat the previous evaluation's (cleared with the memos).
+    std::vector<std::string> lastKey;
+    std::vector<const LeafTraffic*> lastTraffic;
+    // Busiest link of a sum of leaves' traffic, by the memo entries summed (their
+    // addresses, stable until the memos are cleared) and a scale: segments and S-cut
+    // slots a move left alone are not summed again. Cleared with the memos.
+    std::unordered_map<std::string, double> busiestMemo;
+    std::string busiestKey;
+    std::size_t busiestBytes = 0; // held by busiestMemo, kept under 32 MiB
+    size_t storedLinks = 0;       // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<LeafPlacement> placeScratch;
@@ -110,6 +119,36 @@ struct EvalContext::Impl {
 
     // The leaf's traffic per segment invocation (transfers.h), memoised by everything it
     // depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
+    // The busiest link of the leaves at positions [lo, hi): their activation links
+    // scaled by `scale`, plus their weight links when withWeights (busiestMemo).
+    template <class Work>
+    double busiestOf(const std::vector<Work>& w, const std::vector<int>& leafNode,
+                     const std::vector<int>& posLayer, int lo, int hi, double scale,
+                     bool withWeights) {
+        std::string& key = busiestKey;
+        key.assign(reinterpret_cast<const char*>(&scale), sizeof scale);
+        key.push_back(withWeights ? 'w' : 'a');
+        for (int pos = lo; pos < hi; ++pos) {
+            const LeafTraffic* t = w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            key.append(reinterpret_cast<const char*>(&t), sizeof t);
+        }
+        if (auto it = busiestMemo.find(key); it != busiestMemo.end()) return it->second;
+        for (int pos = lo; pos < hi; ++pos) {
+            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            for (const auto& [link, b] : T.actLinks)
+                linkSums.add(link, b * scale);
+            if (withWeights)
+                for (const auto& [link, b] : T.weightLinks)
+                    linkSums.add(link, b * scale);
+        }
+        double busiest = 0;
+        linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
+        busiestBytes += key.size() + 64; // the key and about a node's overhead
+        if (busiestBytes > (std::size_t(32) << 20)) busiestMemo.clear(), busiestBytes = 0;
+        busiestMemo.emplace(key, busiest);
+        return busiest;
+    }
+
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
                                  const std::vector<const LeafPlacement*>& prods, bool writesDram,
                                  int segBatch) {
@@ -126,9 +165,20 @@ struct EvalContext::Impl {
         }
         const size_t placementKey = key.size();
         put(segBatch);
+        if (lastKey.size() <= size_t(leaf.layer)) {
+            lastKey.resize(net.layers.size());
+            lastTraffic.assign(net.layers.size(), nullptr);
+        }
+        const LeafTraffic*& last = lastTraffic[size_t(leaf.layer)];
+        if (last && lastKey[size_t(leaf.layer)] == key) {
+            ++stats.routeHits;
+            return *last;
+        }
+        lastKey[size_t(leaf.layer)] = key;
         auto it = traffic.find(key);
         if (it != traffic.end()) {
             ++stats.routeHits;
+            last = &it->second;
             return it->second;
         }
         // Another segment batch of the same placement: scale its period (cheap) rather
@@ -148,6 +198,7 @@ struct EvalContext::Impl {
                          scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
                 .first->second;
         storedLinks += t.actLinks.size() + t.weightLinks.size();
+        last = &t;
         return t;
     }
 };
@@ -236,6 +287,11 @@ struct Analysis {
     int segBatch = 1, segInvocations = 1;
     std::vector<std::vector<char>> inputViaDram; // per layer, per input
     std::vector<char> writesDram;                // per layer
+    // dataFlow()'s working data (Analyser): kept here so a reused Analysis keeps capacity.
+    std::vector<double> hold;
+    std::vector<std::vector<int>> sharedProducers;
+    std::vector<std::uint64_t> held;
+    std::vector<int> stack; // orderNodes()
 };
 
 // The working data of analyse(), shared by its phases (each fills part of A).
@@ -257,16 +313,16 @@ struct Analyser {
     std::vector<int>& posLayer;
     std::vector<char>& writesDram;
     std::vector<std::vector<char>>& inputViaDram;
-    std::vector<double> hold; // per node: held input bytes per tile
+    std::vector<double>& hold; // per node: held input bytes per tile
     // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
     // (its LCA with the producer is a T cut, whose children share the group). The instruction
     // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
     // has read it, and receives the consumer's remote input into a separate region, so while
     // the consumer runs a shared tile holds the producer's slice beside the consumer's input
     // and output (docs/cost-model.md §6, docs/isa.md).
-    std::vector<std::vector<int>> sharedProducers;
-    std::vector<std::uint64_t> held; // (producer, cut) pairs charged
-    int consumerChild = -1;          // set by viaDram: the LCA's child holding the consumer
+    std::vector<std::vector<int>>& sharedProducers;
+    std::vector<std::uint64_t>& held; // (producer, cut) pairs charged
+    int consumerChild = -1;           // set by viaDram: the LCA's child holding the consumer
     bool lcaIsT = false; // set by viaDram: the LCA is a T cut (its children share tiles)
     double dramBw = 0, linkBw = 0, portBw = 0;
 
@@ -275,7 +331,8 @@ struct Analyser {
         : C(c), tree(t), opt(o), A(a), ev(e), net(c.net), hw(c.hw), mesh(c.mesh), n(t.size()),
           L(int(c.net.layers.size())), w(a.w), pre(a.pre), layerPos(a.layerPos),
           leafNode(a.leafNode), posLayer(a.posLayer), writesDram(a.writesDram),
-          inputViaDram(a.inputViaDram) {}
+          inputViaDram(a.inputViaDram), hold(a.hold), sharedProducers(a.sharedProducers),
+          held(a.held) {}
 
     bool invalid(int node, std::string reason);
     void orderNodes();
@@ -310,7 +367,8 @@ void Analyser::orderNodes() {
     pre.clear();
     pre.reserve(size_t(n));
     {
-        std::vector<int> stack{tree.root};
+        std::vector<int>& stack = A.stack;
+        stack.assign(1, tree.root);
         while (!stack.empty()) {
             const int id = stack.back();
             stack.pop_back();
@@ -492,9 +550,12 @@ bool Analyser::viaDram(int prod, int cons) {
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
     hold.assign(static_cast<size_t>(n), 0.0);
-    sharedProducers.assign(static_cast<size_t>(n), {});
+    sharedProducers.resize(static_cast<size_t>(n)); // cleared, capacity kept
+    for (auto& sp : sharedProducers)
+        sp.clear();
+    held.clear();
     A.writesDram.assign(size_t(L), 0);
-    A.inputViaDram.assign(static_cast<size_t>(L), {});
+    A.inputViaDram.resize(static_cast<size_t>(L)); // each row assigned below
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
         inputViaDram[size_t(l)].assign(ins.size(), 1);
@@ -654,6 +715,9 @@ void Analyser::leafTraffic() {
         C.traffic.clear();
         C.periods.clear();
         C.storedLinks = 0;
+        C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
+        C.busiestMemo.clear();
+        C.busiestBytes = 0;
     }
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
@@ -730,13 +794,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         // Every child moves one sub-batch per slot: add up the links of every leaf
         // below, scaled from a segment invocation to one child invocation.
         const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
-        double busiest = 0;
-        for (int pos = nw.lo; pos < nw.hi; ++pos) {
-            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
-            for (const auto& [link, b] : T.actLinks)
-                C.linkSums.add(link, b * perSlot);
-        }
-        C.linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
+        const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.slot * (nd.subBatch + nw.maxStage);
     }
@@ -905,7 +963,7 @@ void Coster::costSegment(size_t s) {
         const LeafTraffic& T = *lw.traffic;
         const double invocations = double(segBatch) / tree.node(id).batch;
         const double hop = T.actHop + T.weightHop;
-        if (!alone || opt.detail)
+        if (opt.detail)
             for (const auto* part : {&T.actLinks, &T.weightLinks})
                 for (const auto& [link, b] : *part)
                     C.linkSums.add(link, b);
@@ -959,10 +1017,13 @@ void Coster::costSegment(size_t s) {
     const double hop = segHop;
     double maxLink =
         alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
-    C.linkSums.drain([&](int l, double b) {
-        maxLink = std::max(maxLink, b);
-        if (opt.detail) totalLinks[size_t(l)] += b * segInvocations;
-    });
+    if (opt.detail)
+        C.linkSums.drain([&](int l, double b) {
+            maxLink = std::max(maxLink, b);
+            totalLinks[size_t(l)] += b * segInvocations;
+        });
+    else if (!alone)
+        maxLink = C.busiestOf(w, leafNode, posLayer, sw.lo, sw.hi, 1.0, true);
     Cycles weightBound = weightBoundOf(sw);
     Cycles dramTime = dram / dramBw;
     if (hw.dramPortBytesPerCycle > 0)
@@ -1115,7 +1176,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
 
     Evaluation ev;
     ev.objective = opt.objective;
-    Analysis A;
+    // Every phase of analyse() rewrites what it reads, so the search's many evaluations
+    // per second reuse one Analysis per thread (its vectors keep their capacity).
+    thread_local Analysis A;
     if (!analyse(C, tree, totalBatch, opt, A, ev)) return ev;
 
     // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).

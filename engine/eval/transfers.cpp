@@ -522,39 +522,80 @@ class SendLog {
         m_links.insert(m_links.end(), route.begin(), route.end());
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
+    // Linear in the pieces' route links: bucket by link (counting sort), merge each link's
+    // entries per sender (stamped slots), then answer each (piece, link) from the link's
+    // sender bytes sorted ascending with prefix sums.
     double paced(const Mesh& mesh) {
         if (m_tile.empty()) return 0;
-        // (link, sender tile, bytes) of every piece's route, merged per (link, sender).
-        m_onLink.clear();
+        const size_t links = size_t(mesh.linkCount());
         m_route.push_back(m_links.size());
-        for (size_t i = 0; i < m_tile.size(); ++i)
-            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
-                m_onLink.push_back({m_links[r], m_tile[i], m_bytes[i]});
-        std::sort(m_onLink.begin(), m_onLink.end(), [](const OnLink& a, const OnLink& b) {
-            return std::tie(a.link, a.tile, a.bytes) < std::tie(b.link, b.tile, b.bytes);
-        });
-        size_t w = 0;
-        for (const OnLink& e : m_onLink)
-            if (w > 0 && m_onLink[w - 1].link == e.link && m_onLink[w - 1].tile == e.tile)
-                m_onLink[w - 1].bytes += e.bytes;
-            else
-                m_onLink[w++] = e;
-        m_onLink.resize(w);
-        m_firstOn.assign(size_t(mesh.linkCount()) + 1, 0);
-        for (const OnLink& e : m_onLink)
-            ++m_firstOn[size_t(e.link) + 1];
-        for (size_t l = 1; l < m_firstOn.size(); ++l)
+        m_firstOn.assign(links + 1, 0);
+        for (int l : m_links)
+            ++m_firstOn[size_t(l) + 1];
+        for (size_t l = 1; l <= links; ++l)
             m_firstOn[l] += m_firstOn[l - 1];
+        // Scatter (sender, bytes) by link; m_entry[r]: route entry r's slot.
+        m_onLink.resize(m_links.size());
+        m_entry.resize(m_links.size());
+        m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
+        for (size_t i = 0; i < m_tile.size(); ++i)
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
+                const size_t e = m_fill[size_t(m_links[r])]++;
+                m_onLink[e] = {m_tile[i], m_bytes[i]};
+                m_entry[r] = e;
+            }
+        // Merge per (link, sender) in place; m_merged[e]: where slot e went.
+        m_merged.resize(m_onLink.size());
+        m_stamp.assign(size_t(mesh.tiles()), 0);
+        m_slot.resize(size_t(mesh.tiles()));
+        size_t w = 0;
+        for (size_t l = 0; l < links; ++l) {
+            const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
+            m_firstOn[l] = w;
+            for (size_t e = lo; e < hi; ++e) {
+                const size_t t = size_t(m_onLink[e].tile);
+                if (m_stamp[t] == l + 1) {
+                    m_onLink[m_slot[t]].bytes += m_onLink[e].bytes;
+                } else {
+                    m_stamp[t] = l + 1;
+                    m_slot[t] = w;
+                    m_onLink[w++] = m_onLink[e];
+                }
+                m_merged[e] = m_slot[t];
+            }
+        }
+        m_firstOn[links] = w;
+        m_onLink.resize(w);
+        // Per link: the senders' bytes ascending, prefix sums over all of them.
+        m_sorted.resize(w);
+        for (size_t e = 0; e < w; ++e)
+            m_sorted[e] = m_onLink[e].bytes;
+        for (size_t l = 0; l < links; ++l)
+            if (m_firstOn[l + 1] - m_firstOn[l] > 1)
+                std::sort(m_sorted.begin() + std::ptrdiff_t(m_firstOn[l]),
+                          m_sorted.begin() + std::ptrdiff_t(m_firstOn[l + 1]));
+        m_prefix.resize(w + 1);
+        m_prefix[0] = 0;
+        for (size_t e = 0; e < w; ++e)
+            m_prefix[e + 1] = m_prefix[e] + m_sorted[e];
+        // A piece of b bytes on link l waits for min(W, b) of every other sender's W there.
         m_paced.assign(size_t(mesh.tiles()), 0.0);
+        m_last.assign(links, LastQuery{});
         for (size_t i = 0; i < m_tile.size(); ++i) {
             const double b = m_bytes[i];
             double slowest = b;
             for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
-                const int l = m_links[r];
-                double t = b;
-                for (size_t e = m_firstOn[size_t(l)]; e < m_firstOn[size_t(l) + 1]; ++e)
-                    if (m_onLink[e].tile != m_tile[i]) t += std::min(m_onLink[e].bytes, b);
-                slowest = std::max(slowest, t);
+                const size_t l = size_t(m_links[r]);
+                if (m_last[l].tile != m_tile[i] || m_last[l].bytes != b) {
+                    const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
+                    const double* first = m_sorted.data() + lo;
+                    const size_t k = size_t(std::upper_bound(first, first + (hi - lo), b) - first);
+                    const double others = m_prefix[lo + k] - m_prefix[lo] +
+                                          b * double(hi - lo - k) -
+                                          std::min(m_onLink[m_merged[m_entry[r]]].bytes, b);
+                    m_last[l] = {m_tile[i], b, b + others};
+                }
+                slowest = std::max(slowest, m_last[l].time);
             }
             m_paced[size_t(m_tile[i])] += slowest;
         }
@@ -563,13 +604,19 @@ class SendLog {
 
   private:
     struct OnLink {
-        int link, tile;
+        int tile;
         double bytes;
     };
+    struct LastQuery { // a link's last answer: sender, piece bytes, time
+        int tile = -1;
+        double bytes = 0, time = 0;
+    };
     std::vector<int> m_tile, m_links;
-    std::vector<double> m_bytes, m_paced;
-    std::vector<size_t> m_route, m_firstOn; // m_route: each piece's first link in m_links
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix;
+    // m_route: each piece's first entry in m_links; m_firstOn: each link's first slot.
+    std::vector<size_t> m_route, m_firstOn, m_fill, m_entry, m_merged, m_stamp, m_slot;
     std::vector<OnLink> m_onLink;
+    std::vector<LastQuery> m_last;
 };
 
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
