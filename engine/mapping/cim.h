@@ -56,8 +56,9 @@ struct CimChoice {
     Count programmings = 0;
     Bytes psumBytes = 0;
 };
-// The order (six loop permutations x spatial chunks of P, P/2, ..., 1 and one row) with the
-// fewest programmings whose partial sums fit; ties: the smaller partial-sum need.
+// The order (six loop permutations x spatial chunks of P, P/2, ..., 1, one row and the
+// largest chunks whose sums fit) with the fewest programmings whose partial sums fit; ties:
+// the smaller partial-sum need.
 CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer);
 
 // Contiguous runs of a window inside a tensor stored row-major with the last dimension
