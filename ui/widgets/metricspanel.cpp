@@ -277,11 +277,14 @@ void MetricsPanel::refresh() {
         vals << p * sc.factor;
         keys << double(keys.size() + 1);
     }
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
-    if (cim) ticker->addTick(5, tr("Weight write"));
-    m_plot->yAxis->setTicker(ticker);
-    m_plot->yAxis->setRange(0.4, double(parts.size()) + 0.6);
+    if (int(parts.size()) != m_barCount) { // the fifth bar comes and goes with the template
+        m_barCount = int(parts.size());
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
+        if (cim) ticker->addTick(5, tr("Weight write"));
+        m_plot->yAxis->setTicker(ticker);
+        m_plot->yAxis->setRange(0.4, m_barCount + 0.6);
+    }
     m_bars->setData(keys, vals, true);
     m_plot->xAxis->setLabel(tr("energy (%1)").arg(sc.unit));
     m_plot->xAxis->setRange(0, top * sc.factor * 1.12);

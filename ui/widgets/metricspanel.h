@@ -51,6 +51,7 @@ class MetricsPanel : public QWidget {
     QCPBars* m_bars;
     QMap<QString, QLabel*> m_figures;
     QFormLayout* m_form;
+    int m_barCount = 4; // energy bars: DRAM, NoC, MAC, Buffer (+ Weight write on CIM)
     QTableWidget* m_segments;
     QTableWidget* m_compare;
     QPushButton* m_compareButton;
