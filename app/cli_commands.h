@@ -31,6 +31,7 @@ int runInspect(const Args& a);
 int runEvaluate(const Args& a);
 int runAnneal(const Args& a);
 int runCompare(const Args& a);
+int runMapping(const Args& a);
 int runExportInstructions(const Args& a);
 int runSimulate(const Args& a);
 int runSweep(const Args& a);

@@ -1,9 +1,10 @@
-// evaluate, anneal and compare (CLI.md): argument checking, progress on stderr, the
-// result JSON (engine/report) and a human-readable summary on stdout.
+// evaluate, anneal, compare and mapping (CLI.md, docs/cli.md): argument checking, progress on
+// stderr, the result JSON (engine/report) and a human-readable summary on stdout.
 #include "cli_commands.h"
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
 #include "pipeline/compare.h"
+#include "report/mapping_json.h"
 #include "report/result_json.h"
 #include "report/segments.h"
 #include "search/search.h"
@@ -367,6 +368,62 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
 } // namespace
 
 // ---------------------------------------------------------------------------------------
+
+int runMapping(const Args& a) {
+    const std::string layerName = required(a, "--layer");
+    const int batch = batchArg(a).value_or(1);
+    std::optional<long long> tilesOpt;
+    if (a.has("--tiles")) tilesOpt = parseInteger("--tiles", a.get("--tiles"), 1, 64 * 64);
+    int status = 0;
+    auto in = loadInputs(a, status);
+    if (!in) return status;
+    const int tiles = int(tilesOpt.value_or(in->hw.tiles()));
+    if (tiles > in->hw.tiles())
+        throw UsageError{"--tiles must be between 1 and " + std::to_string(in->hw.tiles()) +
+                         " (the mesh of " + in->hwName + ")"};
+    const int layer = in->net.indexOf(layerName);
+    if (layer < 0)
+        return userError(in->modelPath + ": no scheduled layer named '" + layerName +
+                         "' (tilescope-cli inspect " + in->modelPath + " lists them)");
+    const LayerMappingReport r = layerMapping(in->net, in->hw, layer, tiles, batch);
+    if (a.has("--json")) {
+        std::cout << layerMappingJson(r, in->hw).dump(2) << "\n";
+        return 0;
+    }
+    const LeafMapping& m = r.mapping;
+    std::printf("layer %s (%s), hw %s, %d tile%s, batch %d\n", r.layer.c_str(),
+                toString(in->net.layers[size_t(layer)].kind), in->hwName.c_str(), tiles,
+                tiles == 1 ? "" : "s", batch);
+    std::printf("partition   %s\n", m.partitionLabel().c_str());
+    std::printf("loop order  %s\n", m.tiling.c_str());
+    std::printf(
+        "buffer      %s per tile (input %s, weights %s, output %s) of %s\n",
+        formatBytes(m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile).c_str(),
+        formatBytes(m.ifmapPerTile + m.operandBPerTile).c_str(),
+        formatBytes(m.weightPerTile).c_str(), formatBytes(m.ofmapPerTile).c_str(),
+        formatBytes(in->hw.bufferBytes).c_str());
+    std::printf("traffic     %s buffer accesses, input multicast %d, input DMA runs %lld\n",
+                formatBytes(m.bufferAccessBytes).c_str(), m.inputMulticast,
+                static_cast<long long>(m.inputDmaRuns));
+    std::printf("cycles      %s, utilisation %.1f%%\n", formatCycles(m.cycles).c_str(),
+                100 * m.peUtilisation);
+    std::printf("energy      %s (MAC %s, buffer %s, weight write %s)\n",
+                formatEnergy(r.energy()).c_str(), formatEnergy(r.macEnergy).c_str(),
+                formatEnergy(r.bufferEnergy).c_str(), formatEnergy(r.weightWriteEnergy).c_str());
+    if (m.cim.used) {
+        const CimLeafMapping& c = m.cim;
+        std::printf("crossbars   %lld blocks per tile, %d crossbars, partial sums %s of %s\n",
+                    static_cast<long long>(c.blocksPerTile), c.crossbars,
+                    formatBytes(c.psumBytes).c_str(),
+                    formatBytes(in->hw.cim.psumBufferBytes).c_str());
+        std::printf("programs    %lld (order %s); default template %lld (order %s)\n",
+                    static_cast<long long>(c.programmings), c.order.c_str(),
+                    static_cast<long long>(c.programmingsDefault), c.defaultOrder.c_str());
+        std::printf("write time  %s of %s (compute %s)\n", formatCycles(c.exposedWrite).c_str(),
+                    formatCycles(m.cycles).c_str(), formatCycles(c.computeCycles).c_str());
+    }
+    return 0;
+}
 
 int runEvaluate(const Args& a) {
     parseObjective(a); // argument errors (exit 2) before any file is read

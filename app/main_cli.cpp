@@ -21,11 +21,14 @@ const char* kUsage = R"(usage:
                          [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
+  tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR [--formats bin,txt,json,ir]
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
   tilescope-cli sweep    SPEC.json --db OUT.sqlite [--jobs J] [--shard I/N] [--quiet]
   tilescope-cli sweep-merge OUT.sqlite SHARD.sqlite...
-HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2).
+HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2),
+cim (4x4 compute-in-memory). mapping prints one layer's intra-layer mapping on N tiles
+(default: the whole mesh) with B samples (default 1).
 The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
 gives an iteration count, which makes a run reproducible for a seed. The objective
 defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
            "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
           {"--quiet", "--no-portfolio"}}},
+        {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
         {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},

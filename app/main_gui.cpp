@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption hw(
         QStringLiteral("hw"),
-        QStringLiteral("Hardware template file or preset (edge, cloud, testchip)"),
+        QStringLiteral("Hardware template file or preset (edge, cloud, testchip, cim)"),
         QStringLiteral("HW"));
     const QCommandLineOption batch(QStringLiteral("batch"),
                                    QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));

@@ -448,7 +448,7 @@ struct InstructionReader {
         std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
         const size_t at = ins.offsetOf(row);
         ins.row(row++, iv);
-        if (iv[fOp] > std::uint64_t(Op::Send))
+        if (iv[fOp] > std::uint64_t(Op::Program))
             return bad(at, "unknown opcode " + std::to_string(iv[fOp]));
         i.op = Op(iv[fOp]);
         i.tile = tile;

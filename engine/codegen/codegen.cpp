@@ -1,6 +1,7 @@
 #include "codegen/codegen.h"
 
 #include "hw/mesh.h"
+#include "mapping/cim.h"
 
 #include <algorithm>
 #include <cmath>
@@ -403,6 +404,7 @@ class Generator {
     std::optional<Error> prefetchWeights(const Step& cur);
     std::optional<Error> emitComputeAndStore(Step& cur);
     Result<ProdSlice> emitCompute(Step& cur, size_t a);
+    std::uint32_t emitProgram(const Step& cur, size_t a);
     void addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
                         IrWorkload& wl);
     void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const Order& order,
@@ -1074,14 +1076,17 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
     if (!r) return r.error();
     Region out = *r;
+    // Compute-in-memory: the crossbars are written (PROGRAM) before the compute, at the
+    // first invocation of a segment invocation when they keep the weights, else every time.
+    const std::uint32_t programId = emitProgram(cur, a);
     Instruction c;
     c.op = Op::Compute;
     c.tile = act[a].tile;
     c.layer = layerIdx;
     c.bytes = out.bytes;
     c.src = c.dst = act[a].tile;
-    c.cycles =
-        std::uint64_t(std::max(1.0, std::ceil(m.cycles * double(ob.volume()) / double(maxVol))));
+    const double busy = m.cycles - m.cim.exposedWrite; // crossbar writes are the PROGRAM's
+    c.cycles = std::uint64_t(std::max(1.0, std::ceil(busy * double(ob.volume()) / double(maxVol))));
     c.lo = ob.lo;
     c.hi = ob.hi;
     for (const auto& ir : inRegions[a])
@@ -1096,6 +1101,7 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     regionRefs(c.buffers, out, true);
     const std::uint32_t cid = emit(c, st, order);
+    if (programId) fullDep(programId, cid);
     IrWorkload& wl = W[size_t(act[a].workload)];
     wl.cycles = c.cycles;
     wl.computeId = cid;
@@ -1118,6 +1124,53 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     ps.order = order;
     if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
     return ps;
+}
+
+// The PROGRAM that writes act[a]'s crossbars, when this invocation writes them (0 when it
+// does not): its bytes are the weights written (the tile's programmings x one crossbar's
+// weights, counted on its own box as the mapper counts it), its cycles the write time the
+// tile waits for. Static weights are written as their LOAD delivers them, at the first
+// invocation of a segment invocation when the leaf keeps them, else every time; a MatMul's
+// operand B every time, once it has arrived.
+std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
+    const LeafMapping& m = cur.m;
+    const bool operandB = cur.ly.kind == LayerKind::MatMul;
+    if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights))
+        return 0;
+    const Box& ob = cur.act[a].box;
+    const CimTileWork work = cimBoxWork(cur.ly, hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
+                                        ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3]);
+    Instruction p;
+    p.op = Op::Program;
+    p.tile = cur.act[a].tile;
+    p.layer = cur.layerIdx;
+    p.bytes =
+        std::uint64_t(std::llround(double(work.best.programmings) * cimCrossbarWeightBytes(hw)));
+    p.src = p.dst = p.tile;
+    p.cycles = std::uint64_t(std::ceil(work.exposedWrite));
+    if (operandB) {
+        p.lo = ob.lo;
+        p.hi = ob.hi;
+        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, maxStages), kActOrder);
+        for (const auto& wr : cur.writers[a][1])
+            fullDep(wr.id, id);
+        for (const auto& lr : cur.local[a])
+            if (lr.input == 1) fullDep(prod[size_t(lr.prodInv)].slices[lr.slice].computeId, id);
+        return id;
+    }
+    WeightState& ws = wstate[size_t(cur.v.layer)];
+    const Box wb = weightBoxOf(cur.v.layer, ob.lo[1], ob.hi[1]);
+    p.lo = wb.lo;
+    p.hi = wb.hi;
+    regionRefs(p.buffers, ws.region[p.tile], false);
+    const std::vector<Box> stages = splitBox(wb, kWeightOrder, maxStages);
+    const std::uint32_t id = emit(p, stages, kWeightOrder);
+    // Crossbars are written as their weights arrive: stage j waits for the LOAD stages
+    // that carry its output channels.
+    const std::uint32_t lid = ws.load[p.tile];
+    addDep(lid, id, lagStage(stageBoxesOf(lid), stages));
+    ws.region[p.tile].readers.push_back(id);
+    return id;
 }
 
 // Dependencies of act[a]'s compute cid on the data it reads, at the stage it first needs.

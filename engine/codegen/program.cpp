@@ -31,6 +31,8 @@ const char* toString(Op o) {
         return "STORE";
     case Op::Send:
         return "SEND";
+    case Op::Program:
+        return "PROGRAM";
     }
     return "?";
 }
@@ -40,6 +42,7 @@ Engine engineOf(Op o) {
     case Op::Load:
         return Engine::Load;
     case Op::Compute:
+    case Op::Program:
         return Engine::Compute;
     case Op::Store:
     case Op::Send:
@@ -84,7 +87,7 @@ bool parseEndpoint(const std::string& s, std::int32_t& out) {
 }
 
 bool parseOp(const std::string& s, Op& out) {
-    for (Op o : {Op::Load, Op::Compute, Op::Store, Op::Send})
+    for (Op o : {Op::Load, Op::Compute, Op::Store, Op::Send, Op::Program})
         if (s == toString(o)) {
             out = o;
             return true;
@@ -298,7 +301,7 @@ void writeProgramText(std::ostream& o, const Program& p) {
             for (auto m : i.mcast)
                 o << "," << m;
             o << "  " << i.bytes << " B  x" << i.stages;
-            if (i.op == Op::Compute) o << "  " << i.cycles << " cyc";
+            if (i.op == Op::Compute || i.op == Op::Program) o << "  " << i.cycles << " cyc";
             o << "  [" << i.lo[0] << ":" << i.hi[0] << "," << i.lo[1] << ":" << i.hi[1] << ","
               << i.lo[2] << ":" << i.hi[2] << "," << i.lo[3] << ":" << i.hi[3] << "]";
             if (!i.deps.empty()) {

@@ -18,8 +18,10 @@ namespace tilescope {
 enum class Engine : std::uint8_t { Load = 0, Compute = 1, Store = 2 };
 // LOAD: DRAM or a remote tile -> local buffer (a LOAD from "tile:N" is the receive side of
 // N's SEND). COMPUTE: the PE array / vector unit. STORE: local -> DRAM. SEND: local -> the
-// buffers of other tiles over the NoC (runs on the STORE engine).
-enum class Op : std::uint8_t { Load = 0, Compute = 1, Store = 2, Send = 3 };
+// buffers of other tiles over the NoC (runs on the STORE engine). PROGRAM: a compute-in-memory
+// tile writes weights from its buffer into its crossbars (runs on the COMPUTE engine,
+// `cycles` busy cycles, `bytes` the weights written).
+enum class Op : std::uint8_t { Load = 0, Compute = 1, Store = 2, Send = 3, Program = 4 };
 
 const char* toString(Engine e);
 const char* toString(Op o);

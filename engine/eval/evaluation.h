@@ -18,7 +18,8 @@ struct Objective {
 
 struct EnergyBreakdown {
     PicoJoules dram = 0, noc = 0, mac = 0, buffer = 0;
-    PicoJoules total() const { return dram + noc + mac + buffer; }
+    PicoJoules weightWrite = 0; // compute-in-memory crossbar programming (0 on MAC arrays)
+    PicoJoules total() const { return dram + noc + mac + buffer + weightWrite; }
 };
 
 enum class Bound { Compute, Dram, Noc };
@@ -57,6 +58,12 @@ struct NodeFigures {
     bool writesDram = false; // leaves: its output is stored to DRAM
     std::string partition;   // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
     std::string mapping;     // leaves: intra-tile tiling and loop order
+    // Leaves on compute-in-memory tiles: crossbar programmings over the whole run (and under
+    // the default template's loop order), their energy, and the write cycles one
+    // invocation's time holds on average.
+    Count weightProgrammings = 0, weightProgrammingsDefault = 0;
+    PicoJoules weightWriteEnergy = 0;
+    Cycles writeCycles = 0;
 };
 
 struct Evaluation {
@@ -71,6 +78,9 @@ struct Evaluation {
     Bytes nocHopBytes = 0;  // sum over links of bytes crossing it
     double utilisation = 0; // MAC-array busy fraction over all tiles for the whole run
     Count macs = 0;
+    // Compute-in-memory: crossbar programmings of the whole run, and what the default
+    // template's loop order would need under the same tree (docs/cost-model.md §8).
+    Count weightProgrammings = 0, weightProgrammingsDefault = 0;
 
     // Detail (filled when EvalOptions::detail is set).
     std::vector<NodeFigures> nodes; // indexed by tree node id

@@ -3,6 +3,7 @@
 #include "eval/schedule_layout.h"
 #include "eval/transfers.h"
 #include "hw/mesh.h"
+#include "mapping/cim.h"
 #include "mapping/mapper.h"
 
 #include <algorithm>
@@ -263,6 +264,12 @@ struct NodeWork {
     int segment = -1;                     // index of the segment this node lies in
     PicoJoules energy = 0;                // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
+    // Compute-in-memory leaves (cimWeights): weights kept programmed over the segment
+    // invocation; programmings per segment invocation (optimised and default order); the
+    // write cycles the mapping's time holds but a kept invocation does not spend.
+    bool cimPinned = false;
+    double cimPrograms = 0, cimProgramsDefault = 0;
+    Cycles writeSaved = 0;
 };
 
 } // namespace
@@ -335,6 +342,7 @@ struct Analyser {
     void assignSegments();
     bool viaDram(int prod, int cons);
     void dataFlow();
+    void cimWeights();
     void leafBuffers();
     bool overflow(int id);
     bool checkBuffers();
@@ -583,6 +591,45 @@ void Analyser::dataFlow() {
     }
 }
 
+// ---- Compute-in-memory crossbars (docs/cost-model.md §8). A leaf keeps its weights
+// programmed over its invocations in a segment invocation when, on every tile of its group,
+// the crossbar blocks of all the segment's leaves placed there fit together (S-cut children
+// own their tiles, T-cut children share them); otherwise each invocation writes them again.
+// Segments follow one another, so each segment invocation writes its weights.
+void Analyser::cimWeights() {
+    if (hw.arch != TileArch::Cim) return;
+    std::vector<Count> demand(size_t(mesh.tiles()), 0);
+    for (int seg : A.segments) {
+        const NodeWork& sw = w[size_t(seg)];
+        std::fill(demand.begin(), demand.end(), 0);
+        for (int pos = sw.lo; pos < sw.hi; ++pos) {
+            const int id = leafNode[size_t(posLayer[size_t(pos)])];
+            const NodeWork& lw = w[size_t(id)];
+            const RANode& nd = tree.node(id);
+            const LeafMapping& m = C.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!m.cim.used) continue;
+            for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
+                demand[size_t(t)] += m.cim.blocksPerTile;
+        }
+        for (int pos = sw.lo; pos < sw.hi; ++pos) {
+            const int id = leafNode[size_t(posLayer[size_t(pos)])];
+            NodeWork& lw = w[size_t(id)];
+            const RANode& nd = tree.node(id);
+            const LeafMapping& m = C.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!m.cim.used) continue;
+            bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul &&
+                        m.cim.blocksPerTile <= m.cim.crossbars;
+            for (int t = lw.tileBegin; fits && t < lw.tileBegin + lw.tileCount; ++t)
+                fits = demand[size_t(t)] <= m.cim.crossbars;
+            const double inv = double(A.segBatch) / std::max(1, nd.batch);
+            lw.cimPinned = fits;
+            lw.cimPrograms = double(m.cim.programmings) * (fits ? 1.0 : inv);
+            lw.cimProgramsDefault = double(m.cim.programmingsDefault) * (fits ? 1.0 : inv);
+            lw.writeSaved = fits && inv > 1 ? m.cim.exposedWrite * (1.0 - 1.0 / inv) : 0.0;
+        }
+    }
+}
+
 // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
 void Analyser::leafBuffers() {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
@@ -592,7 +639,7 @@ void Analyser::leafBuffers() {
         if (nd.type == NodeType::Leaf) {
             const LeafMapping& m = C.mapper.map(nd.layer, nw.tileCount, nd.batch);
             nw.mapping = &m;
-            nw.compute = m.cycles;
+            nw.compute = m.cycles - nw.writeSaved;
             nw.wgt = m.weightPerTile;
             nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
             for (int p : sharedProducers[size_t(id)]) {
@@ -808,6 +855,7 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     if (!an.allocateTileGroups()) return false;
     an.assignSegments();
     an.dataFlow();
+    an.cimWeights();
     an.leafBuffers();
     if (!an.checkBuffers()) return false;
     an.leafTraffic();
@@ -840,6 +888,7 @@ struct Coster {
     std::vector<double> tileDram;
     const double sramPj;
     double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
+    double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
     EnergyBreakdown E;
     std::vector<double> segTime;
     std::vector<Bound> segBound;
@@ -901,7 +950,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
 
 void Coster::costSegment(size_t s) {
     double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
-           segHop = 0;
+           segHop = 0, energyWrite = 0;
     std::array<double, 4> sideBytes{};
     const NodeWork& sw = w[size_t(segments[s])];
     const bool alone = sw.hi - sw.lo == 1;
@@ -931,15 +980,19 @@ void Coster::costSegment(size_t s) {
         leafNocWait += nocWait * invocations;
         const double macs = double(m.macs) * invocations;
         const double eCompute =
-            macs * hw.energy.macPj + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+            macs * macPjOf(hw) + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+        const double eWrite = lw.cimPrograms * cimWritePj(hw); // 0 unless compute-in-memory
         const double eBuffer = (m.bufferAccessBytes * invocations + T.delivered) * sramPj;
         energyCompute += eCompute;
         energyBuffer += eBuffer;
         macTotal += macs * segInvocations;
         dram += leafDram;
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
-                     hop * 8 * hw.energy.nocPjPerBitHop) *
+                     hop * 8 * hw.energy.nocPjPerBitHop + eWrite) *
                     segInvocations;
+        energyWrite += eWrite;
+        programsTotal += lw.cimPrograms * segInvocations;
+        programsDefaultTotal += lw.cimProgramsDefault * segInvocations;
         if (opt.detail) {
             // What crosses the leaf's boundary over the whole run (engine/report/layers.h):
             // its DRAM bytes, the NoC pieces it receives from outside its group, and those
@@ -989,6 +1042,7 @@ void Coster::costSegment(size_t s) {
     hopBytesTotal += hop * segInvocations;
     E.mac += energyCompute * segInvocations;
     E.buffer += energyBuffer * segInvocations;
+    E.weightWrite += energyWrite * segInvocations;
     E.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
     E.noc += hop * 8 * hw.energy.nocPjPerBitHop * segInvocations;
 }
@@ -1005,6 +1059,8 @@ void Coster::totals() {
     ev.dramBytes = dramTotal;
     ev.nocHopBytes = hopBytesTotal;
     ev.macs = Count(macTotal);
+    ev.weightProgrammings = Count(std::llround(programsTotal));
+    ev.weightProgrammingsDefault = Count(std::llround(programsDefaultTotal));
     ev.utilisation = delay > 0 ? macTotal / (delay * double(hw.macsPerTile) * mesh.tiles()) : 0;
 }
 
@@ -1042,6 +1098,13 @@ void Coster::nodeFigures() {
             f.writesDram = writesDram[size_t(nd.layer)] != 0;
             f.partition = m.partitionLabel();
             f.mapping = m.tiling;
+            if (m.cim.used) {
+                f.weightProgrammings = Count(std::llround(nw.cimPrograms * segInvocations));
+                f.weightProgrammingsDefault =
+                    Count(std::llround(nw.cimProgramsDefault * segInvocations));
+                f.weightWriteEnergy = nw.cimPrograms * cimWritePj(hw) * segInvocations;
+                f.writeCycles = m.cim.exposedWrite - nw.writeSaved;
+            }
         }
     }
     for (size_t s = 0; s < segments.size(); ++s) {
@@ -1180,6 +1243,7 @@ ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBa
         for (char d : A.inputViaDram[size_t(layer)])
             l.inputViaDram.push_back(d != 0);
         l.writesDram = A.writesDram[size_t(layer)] != 0;
+        l.cimPinned = nw.cimPinned;
         out.leafOfLayer[size_t(layer)] = int(out.leaves.size());
         out.leaves.push_back(std::move(l));
     }

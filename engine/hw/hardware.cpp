@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 namespace tilescope {
 
@@ -44,8 +45,22 @@ Hardware defaultHardware(int meshX, int meshY, const std::string& name) {
 }
 
 std::vector<std::string> presetNames() {
-    return {"edge", "cloud", "testchip"};
+    return {"edge", "cloud", "testchip", "cim"};
 }
+
+namespace {
+
+// The reference compute-in-memory chip: a 4x4 mesh of the reference tile (CimParams'
+// defaults; docs/hardware-format.md gives each figure and its source).
+Hardware cimHardware() {
+    Hardware hw = defaultHardware(4, 4, "cim");
+    hw.arch = TileArch::Cim;
+    hw.macsPerTile = hw.cim.peakMacs(hw.dataBits);
+    hw.dramBytesPerCycle = 0.5 * hw.peakTops() / hw.clockGHz;
+    return hw;
+}
+
+} // namespace
 
 bool presetHardware(const std::string& name, Hardware& out) {
     if (name == "edge")
@@ -54,6 +69,8 @@ bool presetHardware(const std::string& name, Hardware& out) {
         out = defaultHardware(12, 12, "cloud");
     else if (name == "testchip")
         out = defaultHardware(2, 2, "testchip");
+    else if (name == "cim")
+        out = cimHardware();
     else
         return false;
     return true;
@@ -73,6 +90,84 @@ const char* sideName(MeshSide s) {
         return "south";
     }
     return "?";
+}
+
+// The "cim" object and what it implies for tile.macs (after data_bits, before the DRAM
+// default, which follows the peak).
+std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const std::string& file) {
+    const bool macsGiven = j.contains("tile") && j["tile"].contains("macs");
+    if (j.contains("cim")) {
+        if (hw.arch != TileArch::Cim)
+            return makeError(file, "cim", "only for a tile.arch \"cim\" template");
+        const json& c = j["cim"];
+        CimParams& p = hw.cim;
+        if (!r.checkKeys(c, "cim",
+                         {"cores", "crossbars_per_core", "rows", "cols", "bits_per_cell",
+                          "write_pj_per_bit", "write_cycles_per_row", "read_pj_per_op",
+                          "psum_buffer_bytes", "mvm_cycles", "double_buffered_crossbars"}) ||
+            !r.num(c, "cim", "cores", p.cores, true) ||
+            !r.num(c, "cim", "crossbars_per_core", p.crossbarsPerCore, true) ||
+            !r.num(c, "cim", "rows", p.rows, true) || !r.num(c, "cim", "cols", p.cols, true) ||
+            !r.num(c, "cim", "bits_per_cell", p.bitsPerCell, true) ||
+            !r.num(c, "cim", "write_pj_per_bit", p.writePjPerBit, false) ||
+            !r.num(c, "cim", "write_cycles_per_row", p.writeCyclesPerRow, false) ||
+            !r.num(c, "cim", "read_pj_per_op", p.readPjPerOp, false) ||
+            !r.num(c, "cim", "psum_buffer_bytes", p.psumBufferBytes, true) ||
+            !r.num(c, "cim", "mvm_cycles", p.mvmCycles, true))
+            return makeError(file, "", r.error);
+        if (c.contains("double_buffered_crossbars")) {
+            if (!c["double_buffered_crossbars"].is_boolean())
+                return makeError(file, "cim.double_buffered_crossbars", "expected true or false");
+            p.doubleBufferedCrossbars = c["double_buffered_crossbars"].get<bool>();
+        }
+        if (p.rows > 4096 || p.cols > 4096)
+            return makeError(file, p.rows > 4096 ? "cim.rows" : "cim.cols",
+                             "at most 4096 cells per crossbar side");
+        if (p.cores > 1024 || p.crossbarsPerCore > 1024)
+            return makeError(file, p.cores > 1024 ? "cim.cores" : "cim.crossbars_per_core",
+                             "at most 1024");
+        for (const auto& [key, v] :
+             {std::pair<const char*, double>{"write_cycles_per_row", p.writeCyclesPerRow},
+              {"mvm_cycles", p.mvmCycles}})
+            if (v > 1e6) return makeError(file, std::string("cim.") + key, "at most 10^6 cycles");
+        if (p.psumBufferBytes > 1e12)
+            return makeError(file, "cim.psum_buffer_bytes", "at most 10^12 bytes");
+        if (p.bitsPerCell > 8)
+            return makeError(file, "cim.bits_per_cell",
+                             "at most 8 bits per cell (got " + std::to_string(p.bitsPerCell) + ")");
+        if (p.weightColumns(hw.dataBits) < 1)
+            return makeError(file, "cim.cols",
+                             std::to_string(p.cols) + " cells cannot hold one " +
+                                 std::to_string(hw.dataBits) + "-bit weight at " +
+                                 std::to_string(p.bitsPerCell) + " bits per cell (needs " +
+                                 std::to_string(p.cellsPerWeight(hw.dataBits)) + ")");
+        const double onePass = 4.0 * p.weightColumns(hw.dataBits);
+        if (p.psumBufferBytes < onePass)
+            return makeError(file, "cim.psum_buffer_bytes",
+                             "must hold one crossbar's partial sums (" +
+                                 std::to_string(p.weightColumns(hw.dataBits)) +
+                                 " x 4 bytes = " + std::to_string(int(onePass)) + ")");
+        if (p.doubleBufferedCrossbars && p.crossbars() < 2)
+            return makeError(file, "cim.double_buffered_crossbars",
+                             "needs at least 2 crossbars per tile");
+    }
+    if (hw.arch != TileArch::Cim) return std::nullopt;
+    const double peakExact = double(hw.cim.crossbars()) * hw.cim.rows *
+                             hw.cim.weightColumns(hw.dataBits) / hw.cim.mvmCycles;
+    if (peakExact < 1)
+        return makeError(file, "cim.mvm_cycles",
+                         "leaves a tile less than one MAC per cycle (lower it or add crossbars)");
+    if (peakExact > 1e9) return makeError(file, "cim", "more than 10^9 MACs per cycle per tile");
+    const int peak = hw.cim.peakMacs(hw.dataBits);
+    if (macsGiven && hw.macsPerTile != peak)
+        return makeError(file, "tile.macs",
+                         "a cim tile's MACs per cycle follow from cim (cores x crossbars_per_core "
+                         "x rows x weights per crossbar row / mvm_cycles = " +
+                             std::to_string(peak) + "); omit tile.macs or give " +
+                             std::to_string(peak) + " (got " + std::to_string(hw.macsPerTile) +
+                             ")");
+    hw.macsPerTile = peak;
+    return std::nullopt;
 }
 
 } // namespace
@@ -164,6 +259,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         return fail();
     if (hw.dataBits != 8 && hw.dataBits != 16)
         return makeError(file, "data_bits", "only 8- and 16-bit data are supported");
+    if (auto err = parseCim(j, hw, r, file)) return *err;
     if (!dramGiven) hw.dramBytesPerCycle = 0.5 * hw.peakTops() / hw.clockGHz;
     if (j.contains("energy")) {
         const json& e = j["energy"];
@@ -197,15 +293,6 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
             }
         }
     }
-    if (j.contains("cim")) {
-        const json& c = j["cim"];
-        if (!r.checkKeys(c, "cim",
-                         {"crossbar_bytes", "reprogram_cycles_per_kib", "reprogram_pj_per_byte"}) ||
-            !r.num(c, "cim", "crossbar_bytes", hw.cim.crossbarBytes, true) ||
-            !r.num(c, "cim", "reprogram_cycles_per_kib", hw.cim.reprogramCyclesPerKiB, false) ||
-            !r.num(c, "cim", "reprogram_pj_per_byte", hw.cim.reprogramPjPerByte, false))
-            return fail();
-    }
     return hw;
 }
 
@@ -215,7 +302,7 @@ Result<Hardware> loadHardware(const std::string& pathOrPreset) {
     if (!std::filesystem::exists(pathOrPreset, ec) && presetHardware(pathOrPreset, hw)) return hw;
     if (!std::filesystem::exists(pathOrPreset, ec))
         return makeError(pathOrPreset, "",
-                         "no such file, and not a preset (edge, cloud, testchip)");
+                         "no such file, and not a preset (edge, cloud, testchip, cim)");
     auto text = readFile(pathOrPreset);
     if (!text) return text.error();
     return parseHardware(*text, pathOrPreset);
@@ -252,10 +339,20 @@ json hardwareToJson(const Hardware& hw) {
           {"vector_pj_per_op", hw.energy.vectorPjPerOp},
           {"sram_pj_per_byte", sram}}},
     };
-    if (hw.arch == TileArch::Cim)
-        j["cim"] = {{"crossbar_bytes", hw.cim.crossbarBytes},
-                    {"reprogram_cycles_per_kib", hw.cim.reprogramCyclesPerKiB},
-                    {"reprogram_pj_per_byte", hw.cim.reprogramPjPerByte}};
+    if (hw.arch == TileArch::Cim) {
+        const CimParams& c = hw.cim;
+        j["cim"] = {{"cores", c.cores},
+                    {"crossbars_per_core", c.crossbarsPerCore},
+                    {"rows", c.rows},
+                    {"cols", c.cols},
+                    {"bits_per_cell", c.bitsPerCell},
+                    {"write_pj_per_bit", c.writePjPerBit},
+                    {"write_cycles_per_row", c.writeCyclesPerRow},
+                    {"read_pj_per_op", c.readPjPerOp},
+                    {"psum_buffer_bytes", c.psumBufferBytes},
+                    {"mvm_cycles", c.mvmCycles},
+                    {"double_buffered_crossbars", c.doubleBufferedCrossbars}};
+    }
     return j;
 }
 

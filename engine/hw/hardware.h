@@ -32,16 +32,35 @@ struct EnergyModel {
 
 enum class MeshSide { West, East, North, South };
 
-struct CimParams {                    // compute-in-memory tiles (docs/method.md §7)
-    Count crossbarBytes = 256 * 1024; // weights that fit programmed at once
-    Cycles reprogramCyclesPerKiB = 64;
-    double reprogramPjPerByte = 2.0;
+// Compute-in-memory tiles (docs/hardware-format.md "Compute-in-memory tiles"): a tile holds
+// `cores` cores of `crossbarsPerCore` crossbars of rows x cols cells, bitsPerCell bits each;
+// a weight of dataBits bits takes ceil(dataBits / bitsPerCell) adjacent cells of a row.
+struct CimParams {
+    int cores = 4;
+    int crossbarsPerCore = 9;
+    int rows = 64, cols = 64;
+    int bitsPerCell = 2;
+    double writePjPerBit = 2.0;    // programming energy per stored bit
+    Cycles writeCyclesPerRow = 50; // a core writes one crossbar row at a time
+    double readPjPerOp = 0.005;    // one MAC in a crossbar, DAC/ADC share included
+    Bytes psumBufferBytes = 8192;  // partial sums (int32) kept between crossbar passes
+    Cycles mvmCycles = 8;          // one matrix-vector product of a crossbar (all input bits)
+    bool doubleBufferedCrossbars = false; // half the crossbars compute while half are written
+
+    int crossbars() const { return cores * crossbarsPerCore; }
+    int cellsPerWeight(int dataBits) const { return (dataBits + bitsPerCell - 1) / bitsPerCell; }
+    // Output channels one crossbar holds side by side.
+    int weightColumns(int dataBits) const { return cols / cellsPerWeight(dataBits); }
+    // Peak MACs per cycle of a tile: every crossbar busy, one product per mvmCycles.
+    int peakMacs(int dataBits) const {
+        return int(double(crossbars()) * rows * weightColumns(dataBits) / mvmCycles);
+    }
 };
 
 struct Hardware {
     std::string name = "custom";
     int meshX = 4, meshY = 4;    // columns x rows
-    int macsPerTile = 1024;      // int8 MACs per cycle
+    int macsPerTile = 1024;      // int8 MACs per cycle (cim: CimParams::peakMacs)
     Bytes bufferBytes = 1 << 20; // global buffer per tile
     int vectorLanes = 64;        // vector unit ops per cycle
     TileArch arch = TileArch::Nvdla;
@@ -66,7 +85,7 @@ struct Hardware {
 
 // Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
-// "edge" 4x4, "cloud" 12x12, "testchip" 2x2; empty when unknown.
+// "edge" 4x4, "cloud" 12x12, "testchip" 2x2, "cim" 4x4 compute-in-memory; false when unknown.
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 

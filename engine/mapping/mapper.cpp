@@ -1,11 +1,13 @@
 #include "mapping/mapper.h"
 
+#include "mapping/cim.h"
 #include "mapping/iobound.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tilescope {
 
@@ -103,10 +105,14 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     const Count kT = ceilDiv(l.outC, pk), bT = ceilDiv(batch, pb);
     const Count hT = ceilDiv(l.outH, ph), wT = ceilDiv(l.outW, pw);
     // Input rows/columns a tile's output block needs (the halo of the kernel window).
-    const Count inRows =
-        std::min<Count>(l.inH, (hT - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1);
-    const Count inCols =
-        std::min<Count>(l.inW, (wT - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1);
+    // On compute-in-memory tiles the window also counts the stride's gap after its last
+    // row / column: the generator delivers the rows no window needs (and trailing rows) with
+    // their neighbour's, so a tile holding every output row holds every input row.
+    const Count gap = m_hw.arch == TileArch::Cim ? 1 : 0;
+    const Count inRows = std::min<Count>(l.inH, (hT - 1 + gap) * l.strideH +
+                                                    (l.kernelH - 1) * l.dilationH + 1 - gap);
+    const Count inCols = std::min<Count>(l.inW, (wT - 1 + gap) * l.strideW +
+                                                    (l.kernelW - 1) * l.dilationW + 1 - gap);
     m.ofmapPerTile = double(kT * hT * wT * bT) * db;
     const Count spatialT = bT * hT * wT;
 
@@ -146,6 +152,10 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         }
         m.macs = l.macsPerSample() * batch;
+        m.inputDmaRuns =
+            n * contiguousRuns({bT, cInT, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
+        if (m_hw.arch == TileArch::Cim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
+        if (m.cim.used) m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
 
         // Per-tile loop order and blocking: choose the order / block size with the least
         // buffer traffic. I, W, O: the tile's input, weight (or operand B) and output bytes.
@@ -160,6 +170,16 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.ioLowerBound = std::max(
             I + W + O, pebbleBoundBytes(tileMacs, double(l.outputBytesPerSample()) * batch / n,
                                         reuseBound(l), local));
+        if (m.cim.used) {
+            // Crossbars: each pass over the positions reads the inputs once, every
+            // programming reads its crossbar's weights from the buffer, outputs are written once.
+            const double passes = std::ceil(double(m.cim.blocksPerTile) / m.cim.crossbars);
+            m.bufferAccessBytes =
+                (I * passes + O) * n + double(m.cim.programmings) * cimCrossbarWeightBytes(m_hw);
+            m.tiling = "CIM " + m.cim.order + ", " + std::to_string(m.cim.blocksPerTile) +
+                       " blocks / " + std::to_string(m.cim.crossbars) + " crossbars";
+            break;
+        }
         const double reached = m.ioLowerBound * (1 + 1e-9);
         const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
         double best = std::numeric_limits<double>::max();
@@ -266,6 +286,8 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             l.kind == LayerKind::Eltwise ? double(std::max<size_t>(1, l.inputs.size())) : 1.0;
         const Count cIn = ceilDiv(l.inC, pk);
         m.ifmapPerTile = double(cIn * inRows * inCols * bT) * db * inputs;
+        m.inputDmaRuns = n * Count(inputs) *
+                         contiguousRuns({bT, cIn, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
         m.inputMulticast = 1;
         m.bufferAccessBytes = (m.ifmapPerTile + m.ofmapPerTile) * n;
         m.ioLowerBound = m.ifmapPerTile + m.ofmapPerTile; // each operand once
@@ -292,6 +314,56 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.macs > 0 ? double(m.macs) / peak
                    : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
     return m;
+}
+
+// The partition's tiles on compute-in-memory crossbars: every tile's own box (the
+// generator's ceil-sized chunks: full ones and one remainder per dimension, the rest empty),
+// its programmings summed over the tiles, the slowest tile's time.
+CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT, Count hT,
+                                  Count wT) const {
+    CimLeafMapping c;
+    c.used = true;
+    // (size, tiles of that size) along one dimension of extent d cut in chunks of t.
+    auto sizes = [](Count d, Count t) {
+        std::vector<std::pair<Count, Count>> out{{t, d / t}};
+        if (d % t) out.push_back({d % t, 1});
+        if (out.front().second == 0) out.erase(out.begin());
+        return out;
+    };
+    const auto bs = sizes(batch, bT), hs = sizes(l.outH, hT), ws = sizes(l.outW, wT);
+    // Channel slices alike in their crossbar blocks: same length and, with groups, the same
+    // offset into a group.
+    const Count kg = std::max<Count>(1, l.outC / std::max(1, l.groups));
+    std::map<std::pair<Count, Count>, std::pair<Count, Count>> slices; // key -> (k0, count)
+    for (Count k0 = 0; k0 < l.outC; k0 += kT) {
+        const Count len = std::min<Count>(l.outC, k0 + kT) - k0;
+        auto& e = slices[{l.groups > 1 ? k0 % kg : 0, len}];
+        if (e.second++ == 0) e.first = k0;
+    }
+    Cycles slowest = -1;
+    for (const auto& [key, slice] : slices)
+        for (const auto& [b, nb] : bs)
+            for (const auto& [h, nh] : hs)
+                for (const auto& [w, nw] : ws) {
+                    const auto [k0, nk] = slice;
+                    const CimTileWork cw = cimBoxWork(l, m_hw, k0, k0 + key.second, b, h, w);
+                    const Count tiles = nk * nb * nh * nw;
+                    c.programmings += cw.best.programmings * tiles;
+                    c.programmingsDefault += cw.defaultProgrammings * tiles;
+                    c.blocksPerTile = std::max(c.blocksPerTile, cw.blocks.blocks());
+                    if (cw.computeCycles + cw.exposedWrite > slowest) {
+                        slowest = cw.computeCycles + cw.exposedWrite;
+                        c.crossbars = cw.blocks.crossbars;
+                        c.computeCycles = cw.computeCycles;
+                        c.writeCycles = cw.writeCycles;
+                        c.exposedWrite = cw.exposedWrite;
+                        c.psumBytes = cw.best.psumBytes;
+                        c.order = cw.best.order.text();
+                        c.defaultOrder =
+                            cimDefaultOrder(cw.blocks, m_hw.cim.psumBufferBytes).text();
+                    }
+                }
+    return c;
 }
 
 LeafMapping Mapper::compute(int layer, int tiles, int batch) const {

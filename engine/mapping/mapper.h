@@ -14,6 +14,21 @@
 
 namespace tilescope {
 
+// A leaf's mapping onto compute-in-memory tiles (mapping/cim.h); `used` is false on a
+// MAC-array tile and for layers without a weight matrix (pooling, vector ops).
+struct CimLeafMapping {
+    bool used = false;
+    Count blocksPerTile = 0;         // crossbar blocks of one tile's weights
+    int crossbars = 0;               // blocks a tile holds programmed at once
+    Count programmings = 0;          // one invocation from empty crossbars, all tiles
+    Count programmingsDefault = 0;   // the same under the default template's loop order
+    Cycles computeCycles = 0;        // crossbar passes of the slowest tile
+    Cycles writeCycles = 0;          // its programmings
+    Cycles exposedWrite = 0;         // the part of LeafMapping::cycles spent waiting for writes
+    Bytes psumBytes = 0;             // partial-sum buffer the chosen order needs
+    std::string order, defaultOrder; // loops outermost first, e.g. "c s784 r"
+};
+
 struct LeafMapping {
     int pk = 1, pb = 1, ph = 1, pw = 1; // partition factors; pk*pb*ph*pw == group size
     Cycles cycles = 0;                  // compute time of one invocation (slowest tile)
@@ -32,6 +47,10 @@ struct LeafMapping {
     // never falls below it.
     Bytes ioLowerBound = 0;
     std::string tiling; // human-readable: loop order and block sizes
+    // Contiguous DRAM runs (DMAs) of the tiles' input windows, one invocation, all tiles:
+    // a window row narrower than the tensor is one run per row segment (mapping/cim.h).
+    Count inputDmaRuns = 0;
+    CimLeafMapping cim;
 
     // The partition as the views, the report and the program show it: "K4 B1 H2 W2".
     std::string partitionLabel() const {
@@ -59,6 +78,9 @@ class Mapper {
     // tiling, ioLowerBound), which the partition choice does not need.
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
                                   bool withTiling) const;
+    // Compute-in-memory tiles: the crossbar work of every tile of the partition (cim.h).
+    CimLeafMapping cimMapping(const Layer& l, int batch, Count kT, Count bT, Count hT,
+                              Count wT) const;
 
     const Network& m_net;
     const Hardware& m_hw;

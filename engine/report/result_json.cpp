@@ -91,6 +91,13 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
               {"model_sha256", ctx.modelSha256},
               {"hw", hw},
               {"batch", ctx.batch}};
+    // Compute-in-memory templates: crossbar programming energy and counts (MAC-array results
+    // keep their keys as they were).
+    if (e.energy.weightWrite > 0 || (ctx.hw && ctx.hw->arch == TileArch::Cim)) {
+        j["breakdown_pj"]["weight_write"] = e.energy.weightWrite;
+        j["weight_programmings"] = e.weightProgrammings;
+        j["weight_programmings_default"] = e.weightProgrammingsDefault;
+    }
     if (!e.nodes.empty()) j["segments"] = segmentsJson(e, tree, net);
     // Lower bounds (docs/cost-model.md §2a): the network's compulsory DRAM traffic and,
     // with the detail figures, each leaf's traffic against its bound (report/layers.h).

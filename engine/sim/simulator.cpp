@@ -93,6 +93,10 @@ std::optional<Error> checkInstruction(const Instruction& i, const Flat& f, const
         break;
     case Op::Compute:
         break;
+    case Op::Program: // crossbar writes on the compute engine, from the tile's own buffer
+        if (i.src != i.tile || i.dst != i.tile)
+            return bad(i.id, "PROGRAM must write its own tile's crossbars");
+        break;
     }
     for (const auto& d : i.deps) {
         auto it = f.index.find(d.id);
@@ -509,7 +513,7 @@ struct Sim {
         const std::uint32_t j = done[k];
         const double frac = 1.0 / i.stages;
         Cycles end = start;
-        if (i.op == Op::Compute) {
+        if (i.op == Op::Compute || i.op == Op::Program) {
             end = start + double(i.cycles) * frac;
         } else if (!(i.op == Op::Load && i.src != kDram)) { // a LOAD from a tile only acknowledges
             end = transfer(k, i, j, start, frac);

@@ -71,7 +71,8 @@ Result<HardwareBase> hardwareBase(const std::string& ref, const std::string& fil
         if (presetHardware(ref, preset))
             return HardwareBase{ref, hardwareToJson(preset), defaultObjective(preset)};
         return makeError(file, place,
-                         "'" + ref + "': no such file, and not a preset (edge, cloud, testchip)");
+                         "'" + ref +
+                             "': no such file, and not a preset (edge, cloud, testchip, cim)");
     }
     auto text = readFile(path);
     if (!text) return makeError(file, place, text.error().message);

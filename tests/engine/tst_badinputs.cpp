@@ -90,6 +90,9 @@ class TestBadInputs : public QObject {
         QTest::newRow("anneal, hardware with 0 tiles")
             << anneal("smallres.json", "hw_zero_tiles.json") << "hw_zero_tiles.json"
             << QStringList{"mesh"};
+        QTest::newRow("cim partial-sum buffer too small")
+            << anneal("smallres.json", "hw_cim_bad_psum.json") << "hw_cim_bad_psum.json"
+            << QStringList{"cim.psum_buffer_bytes", "partial sums"};
         QTest::newRow("negative bandwidth")
             << anneal("smallres.json", "hw_negative_bandwidth.json") << "hw_negative_bandwidth.json"
             << QStringList{"link_bytes_per_cycle"};

@@ -105,6 +105,11 @@ class TestFuzzRegressions : public QObject {
                                              << "compare_result.json";
         QTest::newRow("program_bin") << "program_bin"
                                      << "smallres_testchip.bin";
+        // Compute-in-memory: PROGRAM instructions (op 4) and a cim template inside.
+        QTest::newRow("program_bin cim") << "program_bin"
+                                         << "smallres_cim_2x2.bin";
+        QTest::newRow("hardware cim") << "hardware"
+                                      << "cim-4x4.json";
     }
     void goodSeedsAccepted() {
         QFETCH(QString, target);

@@ -75,6 +75,8 @@ void TestHardware::sampleFilesMatchPresets_data() {
                            << "cloud";
     QTest::newRow("testchip") << "testchip-2x2.json"
                               << "testchip";
+    QTest::newRow("cim") << "cim-4x4.json"
+                         << "cim";
 }
 
 void TestHardware::sampleFilesMatchPresets() {
@@ -94,6 +96,9 @@ void TestHardware::sampleFilesMatchPresets() {
 void TestHardware::jsonRoundTrip() {
     Hardware hw = defaultHardware(6, 3, "odd");
     hw.arch = TileArch::Cim;
+    hw.cim.rows = 128;
+    hw.cim.doubleBufferedCrossbars = true;
+    hw.macsPerTile = hw.cim.peakMacs(hw.dataBits); // a cim tile's MACs follow its crossbars
     hw.stripe = 3;
     hw.dramSides = {MeshSide::North};
     hw.nocBytesPerCycle = 32;
@@ -104,6 +109,8 @@ void TestHardware::jsonRoundTrip() {
     QVERIFY(back.ok());
     QCOMPARE(hardwareToJson(*back), hardwareToJson(hw));
     QCOMPARE(back->arch, TileArch::Cim);
+    QCOMPARE(back->cim.rows, 128);
+    QVERIFY(back->cim.doubleBufferedCrossbars);
     QCOMPARE(back->meshX, 6);
     QCOMPARE(back->dramLatencyCycles, 120.5);
     QCOMPARE(back->maxOutstandingLoads, 7);
@@ -170,6 +177,42 @@ void TestHardware::badTemplates_data() {
         << "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)";
     QTest::newRow("unknown dram key") << R"({"dram": {"latency": 100}})"
                                       << "hw.json: dram.latency: unknown key";
+    // Compute-in-memory tiles: every cim field is checked and named.
+    QTest::newRow("cim on a mac array") << R"({"cim": {"cores": 4}})"
+                                        << "hw.json: cim: only for a tile.arch \"cim\" template";
+    QTest::newRow("cim zero cores") << R"({"tile": {"arch": "cim"}, "cim": {"cores": 0}})"
+                                    << "hw.json: cim.cores: must be positive (got 0)";
+    QTest::newRow("cim fractional rows") << R"({"tile": {"arch": "cim"}, "cim": {"rows": 64.5}})"
+                                         << "hw.json: cim.rows: expected a whole number (got 64.5)";
+    QTest::newRow("cim unknown key") << R"({"tile": {"arch": "cim"}, "cim": {"crossbar_bytes": 9}})"
+                                     << "hw.json: cim.crossbar_bytes: unknown key";
+    QTest::newRow("cim bits per cell")
+        << R"({"tile": {"arch": "cim"}, "cim": {"bits_per_cell": 9}})"
+        << "hw.json: cim.bits_per_cell: at most 8 bits per cell";
+    QTest::newRow("cim narrow crossbar")
+        << R"({"tile": {"arch": "cim"}, "cim": {"cols": 3, "bits_per_cell": 2}})"
+        << "hw.json: cim.cols: 3 cells cannot hold one 8-bit weight at 2 bits per cell (needs 4)";
+    QTest::newRow("cim small psum buffer")
+        << R"({"tile": {"arch": "cim"}, "cim": {"psum_buffer_bytes": 32}})"
+        << "hw.json: cim.psum_buffer_bytes: must hold one crossbar's partial sums (16 x 4 bytes = "
+           "64)";
+    QTest::newRow("cim negative write energy")
+        << R"({"tile": {"arch": "cim"}, "cim": {"write_pj_per_bit": -1}})"
+        << "hw.json: cim.write_pj_per_bit: must be non-negative (got -1)";
+    QTest::newRow("cim zero mvm cycles") << R"({"tile": {"arch": "cim"}, "cim": {"mvm_cycles": 0}})"
+                                         << "hw.json: cim.mvm_cycles: must be positive (got 0)";
+    QTest::newRow("cim double buffering not a bool")
+        << R"({"tile": {"arch": "cim"}, "cim": {"double_buffered_crossbars": 1}})"
+        << "hw.json: cim.double_buffered_crossbars: expected true or false";
+    QTest::newRow("cim slow writes")
+        << R"({"tile": {"arch": "cim"}, "cim": {"write_cycles_per_row": 1e7}})"
+        << "hw.json: cim.write_cycles_per_row: at most 10^6 cycles";
+    QTest::newRow("cim peak beyond range")
+        << R"({"tile": {"arch": "cim"}, "cim": {"cores": 1024, "crossbars_per_core": 1024, "rows": 4096, "mvm_cycles": 0.001}})"
+        << "hw.json: cim: more than 10^9 MACs per cycle per tile";
+    QTest::newRow("cim macs disagree")
+        << R"({"tile": {"arch": "cim", "macs": 1024}})"
+        << "hw.json: tile.macs: a cim tile's MACs per cycle follow from cim";
     QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
                                    << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
 }
@@ -188,7 +231,8 @@ void TestHardware::loadNamesMissingFile() {
     QVERIFY(!hw.ok());
     QCOMPARE(
         QString::fromStdString(hw.error().message),
-        QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip)"));
+        QString(
+            "/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim)"));
 }
 
 void TestHardware::sramTable() {

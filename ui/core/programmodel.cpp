@@ -153,7 +153,7 @@ QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
         return role == Qt::DisplayRole ? QLocale().toString(qulonglong(ins.bytes))
                                        : QVariant(qulonglong(ins.bytes));
     case Route: {
-        if (ins.op == Op::Compute) return QStringLiteral("-");
+        if (ins.op == Op::Compute || ins.op == Op::Program) return QStringLiteral("-");
         QStringList dst;
         for (std::int32_t d : ins.destinations())
             dst << endpoint(d);

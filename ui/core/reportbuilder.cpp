@@ -7,6 +7,7 @@
 #include "report/segments.h"
 
 #include <QDateTime>
+#include <QLocale>
 
 namespace tilescope::ui {
 
@@ -106,6 +107,13 @@ QString ReportBuilder::html() const {
     row(QStringLiteral("&nbsp;NoC"), energyText(e.energy.noc));
     row(QStringLiteral("&nbsp;MAC"), energyText(e.energy.mac));
     row(QStringLiteral("&nbsp;Buffers"), energyText(e.energy.buffer));
+    if (hw.arch == TileArch::Cim) { // compute-in-memory: crossbar writes (docs/cost-model.md §8)
+        row(QStringLiteral("&nbsp;Weight writes"), energyText(e.energy.weightWrite));
+        row(QStringLiteral("Crossbar programmings"),
+            QStringLiteral("%1 (default loop order: %2)")
+                .arg(QLocale().toString(qlonglong(e.weightProgrammings)),
+                     QLocale().toString(qlonglong(e.weightProgrammingsDefault))));
+    }
     row(QStringLiteral("Delay"), timeText(e.delay, ghz));
     row(QStringLiteral("Objective E^n D^m"), num(e.cost));
     row(QStringLiteral("Utilisation"), QStringLiteral("%1 %").arg(e.utilisation * 100, 0, 'f', 1));

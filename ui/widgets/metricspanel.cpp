@@ -10,6 +10,7 @@
 #include <QFormLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -42,16 +43,21 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     auto* lay = new QVBoxLayout;
     outer->addLayout(lay, 2);
 
-    auto* form = new QFormLayout;
+    auto* form = m_form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     for (const char* key : {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation",
-                            "DRAM bytes", "NoC hop-bytes"}) {
+                            "DRAM bytes", "NoC hop-bytes", "Weight writes"}) {
         auto* l = new QLabel(QStringLiteral("-"), this);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
         m_figures.insert(QString::fromLatin1(key), l);
         form->addRow(tr(key) + QLatin1Char(':'), l);
     }
+    m_figures[QStringLiteral("Weight writes")]->setToolTip(
+        tr("Compute-in-memory tiles: the energy of writing weights into the crossbars, the "
+           "programmings of the whole run, and how many the default loop order would need "
+           "(docs/cost-model.md section 8)"));
+    form->setRowVisible(m_figures[QStringLiteral("Weight writes")], false);
     lay->addLayout(form);
     lay->addStretch(1);
 
@@ -124,6 +130,10 @@ void MetricsPanel::setProgramRunner(ProgramRunner* runner) {
     connect(runner, &ProgramRunner::runReady, this, &MetricsPanel::refreshSimulated);
     connect(runner, &ProgramRunner::runStarted, this, &MetricsPanel::refreshSimulated);
     refreshSimulated();
+}
+
+bool MetricsPanel::weightWritesShown() const {
+    return m_doc->hasModel() && m_doc->hardware()->arch == TileArch::Cim;
 }
 
 void MetricsPanel::refreshSimulated() {
@@ -211,6 +221,8 @@ void MetricsPanel::refresh() {
     auto set = [&](const char* k, const QString& v) {
         m_figures[QString::fromLatin1(k)]->setText(v);
     };
+    const bool cim = weightWritesShown();
+    m_form->setRowVisible(m_figures[QStringLiteral("Weight writes")], cim);
     if (!have) {
         for (auto* l : m_figures)
             l->setText(QStringLiteral("-"));
@@ -248,15 +260,32 @@ void MetricsPanel::refresh() {
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));
     set("NoC hop-bytes", bytesText(e->nocHopBytes));
+    if (cim)
+        set("Weight writes", tr("%1, %2 programmings (default loop order: %3)")
+                                 .arg(energyText(e->energy.weightWrite))
+                                 .arg(QLocale().toString(qlonglong(e->weightProgrammings)))
+                                 .arg(QLocale().toString(qlonglong(e->weightProgrammingsDefault))));
 
-    // One prefix for the axis, chosen from the largest part (units policy: joules).
-    const double parts[] = {e->energy.dram, e->energy.noc, e->energy.mac, e->energy.buffer};
-    const double top = std::max(1e-3, *std::max_element(std::begin(parts), std::end(parts)));
+    // One prefix for the axis, chosen from the largest part (units policy: joules); a
+    // compute-in-memory template adds its crossbar writes as a fifth bar.
+    std::vector<double> parts = {e->energy.dram, e->energy.noc, e->energy.mac, e->energy.buffer};
+    if (cim) parts.push_back(e->energy.weightWrite);
+    const double top = std::max(1e-3, *std::max_element(parts.begin(), parts.end()));
     const EnergyScale sc = energyScale(top);
-    QVector<double> vals;
-    for (double p : parts)
+    QVector<double> vals, keys;
+    for (double p : parts) {
         vals << p * sc.factor;
-    m_bars->setData(QVector<double>{1, 2, 3, 4}, vals, true);
+        keys << double(keys.size() + 1);
+    }
+    if (int(parts.size()) != m_barCount) { // the fifth bar comes and goes with the template
+        m_barCount = int(parts.size());
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
+        if (cim) ticker->addTick(5, tr("Weight write"));
+        m_plot->yAxis->setTicker(ticker);
+        m_plot->yAxis->setRange(0.4, m_barCount + 0.6);
+    }
+    m_bars->setData(keys, vals, true);
     m_plot->xAxis->setLabel(tr("energy (%1)").arg(sc.unit));
     m_plot->xAxis->setRange(0, top * sc.factor * 1.12);
     m_plot->replot(QCustomPlot::rpQueuedReplot);

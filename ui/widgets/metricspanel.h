@@ -1,5 +1,6 @@
 // The metrics panel: the energy breakdown as a small bar chart, the headline figures of
-// the document's evaluation (and the simulated program's delay beside it), the dominant
+// the document's evaluation (and the simulated program's delay beside it; on compute-in-memory
+// tiles the crossbar programming energy and counts), the dominant
 // bound per segment, and LS / LP / SA side by
 // side once a comparison has run.
 #pragma once
@@ -10,6 +11,7 @@
 
 class QCustomPlot;
 class QCPBars;
+class QFormLayout;
 class QLabel;
 class QTableWidget;
 class QPushButton;
@@ -33,6 +35,9 @@ class MetricsPanel : public QWidget {
     void setCompareRunning(bool running);
     QCustomPlot* energyPlot() const { return m_plot; }
     QString figureText(const QString& key) const; // a label's text (tests)
+    // The "Weight writes" row (crossbar programming energy and counts) shows only for a
+    // compute-in-memory template.
+    bool weightWritesShown() const;
 
   signals:
     void compareRequested();
@@ -45,6 +50,8 @@ class MetricsPanel : public QWidget {
     QCustomPlot* m_plot;
     QCPBars* m_bars;
     QMap<QString, QLabel*> m_figures;
+    QFormLayout* m_form;
+    int m_barCount = 4; // energy bars: DRAM, NoC, MAC, Buffer (+ Weight write on CIM)
     QTableWidget* m_segments;
     QTableWidget* m_compare;
     QPushButton* m_compareButton;

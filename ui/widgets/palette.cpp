@@ -39,4 +39,13 @@ QColor efficiencyColor(double ratio) {
                   int(lo.blue() + (hi.blue() - lo.blue()) * u));
 }
 
+QColor programmingColor(double share) {
+    if (share < 0) return QColor(189, 189, 189);
+    const double t = std::clamp(share, 0.0, 1.0);
+    const QColor lo(187, 222, 251), hi(136, 14, 79); // pale blue -> deep magenta
+    return QColor(int(lo.red() + (hi.red() - lo.red()) * t),
+                  int(lo.green() + (hi.green() - lo.green()) * t),
+                  int(lo.blue() + (hi.blue() - lo.blue()) * t));
+}
+
 } // namespace tilescope::ui

@@ -12,5 +12,8 @@ QColor heatColor(double t);
 // Achieved / bound traffic of a leaf (engine/report/layers.h): green at 1 (at the bound)
 // through amber to red at 4 and above, on a log scale; grey when the leaf has no bound.
 QColor efficiencyColor(double ratio);
+// Share of a compute-in-memory leaf's time spent writing its crossbars: pale blue at 0
+// through purple to deep magenta at 1; grey when the leaf has no crossbar weights (< 0).
+QColor programmingColor(double share);
 
 } // namespace tilescope::ui

@@ -51,6 +51,13 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
         tr("Efficiency: each leaf's bytes across its tile group's boundary (DRAM + NoC in + "
            "out) over its I/O lower bound; green at the bound, amber at 2x, red at 4x and "
            "above, grey without a bound (Layers table)"));
+    m_colourBox->addItem(tr("Programming time (CIM)"));
+    m_colourBox->setItemData(
+        2,
+        tr("Compute-in-memory tiles: the share of each leaf's time spent writing weights into "
+           "its crossbars, pale blue (none) to deep magenta (all); grey for leaves without "
+           "crossbar weights and on MAC-array templates"),
+        Qt::ToolTipRole);
     connect(m_colourBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setColouring(Colouring(i)); });
     bar->addWidget(m_colourBox);
@@ -128,6 +135,16 @@ void StGraphView::applyColouring() {
         for (const LayerFigures& f :
              layerFigures(*eval, m_doc->tree(), *m_doc->network(), *m_doc->hardware()))
             colors[size_t(f.layer)] = efficiencyColor(f.ratio);
+    }
+    if (m_colouring == Colouring::Programming && m_doc->hasModel() && eval && eval->valid) {
+        colors.assign(m_doc->network()->layers.size(), programmingColor(-1));
+        const RATree& t = m_doc->tree();
+        for (int id = 0; id < t.size() && size_t(id) < eval->nodes.size(); ++id) {
+            const RANode& nd = t.node(id);
+            const NodeFigures& f = eval->nodes[size_t(id)];
+            if (nd.type == NodeType::Leaf && f.weightProgrammings > 0 && f.time > 0)
+                colors[size_t(nd.layer)] = programmingColor(f.writeCycles / f.time);
+        }
     }
     m_rects->setLayerColors(std::move(colors));
 }

@@ -37,8 +37,9 @@ class StGraphView : public QWidget {
     void setTimeline(Timeline t);
     Timeline timeline() const { return m_timeline; }
     // Rectangle colours: one per layer, or each leaf's efficiency, its moved bytes / its
-    // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above).
-    enum class Colouring { Layer, Efficiency };
+    // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above),
+    // or on compute-in-memory tiles the share of its time spent writing crossbars.
+    enum class Colouring { Layer, Efficiency, Programming };
     void setColouring(Colouring c);
     Colouring colouring() const { return m_colouring; }
     StGraphPlottable* simulatedPlottable() const { return m_sim; }

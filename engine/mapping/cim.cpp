@@ -1,0 +1,193 @@
+#include "mapping/cim.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tilescope {
+
+namespace {
+
+Count ceilDiv(Count a, Count b) {
+    return (a + b - 1) / b;
+}
+
+// Programmings of n blocks with ids a, a + step, ..., visited in that order `passes` times
+// over X direct-mapped crossbars (id mod X). The ids fall on T = X / gcd(step, X) crossbars,
+// n / T or n / T + 1 on each; a crossbar holding one block keeps it after its first pass,
+// one holding m > 1 blocks rewrites each on every pass (m x passes).
+Count cyclicProgrammings(Count n, Count step, Count X, Count passes) {
+    const Count g = std::gcd(step % X, X); // gcd(0, X) == X: every id on one crossbar
+    const Count T = X / g;
+    const Count q = n / T, rem = n % T;
+    auto perCrossbar = [&](Count m) { return m <= 1 ? m : m * passes; };
+    return rem * perCrossbar(q + 1) + (T - rem) * perCrossbar(q);
+}
+
+int indexOf(const CimOrder& o, CimLoop l) {
+    return int(std::find(o.loops.begin(), o.loops.end(), l) - o.loops.begin());
+}
+
+} // namespace
+
+std::string CimOrder::text() const {
+    std::string s;
+    for (CimLoop l : loops) {
+        if (!s.empty()) s += ' ';
+        s += char(l);
+        if (l == CimLoop::Space) s += std::to_string(chunk);
+    }
+    return s;
+}
+
+Count cimProgrammings(const CimBlocks& k, const CimOrder& o) {
+    const Count nR = k.rowBlocks, nC = k.colBlocks, X = std::max(1, k.crossbars);
+    const Count passes = o.chunks(k);
+    const int s = indexOf(o, CimLoop::Space), c = indexOf(o, CimLoop::Col),
+              r = indexOf(o, CimLoop::Row);
+    if (s == 2) return nR * nC; // every block stays for all chunks in a row: written once
+    if (s == 0)                 // each chunk visits every block once, in some order
+        return cyclicProgrammings(nR * nC, 1, X, passes);
+    if (c < r) // c s r: per column, its nR consecutive blocks, chunk by chunk
+        return nC * cyclicProgrammings(nR, 1, X, passes);
+    return nR * cyclicProgrammings(nC, nR, X, passes); // r s c: per row block, stride nR
+}
+
+Bytes cimPsumBytes(const CimBlocks& k, const CimOrder& o) {
+    // One row block: every sum is complete after its pass, nothing stays open.
+    if (k.rowBlocks <= 1) return double(o.chunk) * k.weightColumns * 4.0;
+    const int r = indexOf(o, CimLoop::Row);
+    const bool spaceInside = indexOf(o, CimLoop::Space) > r;
+    const bool colsInside = indexOf(o, CimLoop::Col) > r;
+    const double positions = spaceInside ? double(o.chunks(k) * o.chunk) : double(o.chunk);
+    const double columns = double(k.weightColumns) * (colsInside ? double(k.colBlocks) : 1.0);
+    return positions * columns * 4.0;
+}
+
+CimOrder cimDefaultOrder(const CimBlocks& k, Bytes psumBuffer) {
+    CimOrder o;
+    const Count fit = Count(std::clamp(psumBuffer / (4.0 * k.weightColumns), 1.0,
+                                       double(std::max<Count>(1, k.positions))));
+    o.chunk = std::max<Count>(1, std::min({k.rowPositions, k.positions, fit}));
+    return o;
+}
+
+CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
+    std::vector<Count> chunks;
+    for (Count x = k.positions; x >= 1; x = x > 1 ? ceilDiv(x, 2) : 0) {
+        chunks.push_back(x);
+        if (x == 1) break;
+    }
+    chunks.push_back(std::max<Count>(1, std::min(k.rowPositions, k.positions)));
+    // Programmings only grow with the chunk count and the partial sums with the chunk, so
+    // the largest chunk whose sums fit is the best of an order with the spatial loop
+    // outside the row-block loop (one column block or all of them open); an order with it
+    // inside needs every position's sums anyway and is best with one chunk (P).
+    for (double columns : {double(k.weightColumns), double(k.weightColumns) * k.colBlocks})
+        chunks.push_back(Count(std::clamp(psumBuffer / (4.0 * columns), 1.0,
+                                          double(std::max<Count>(1, k.positions)))));
+    constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
+    const std::array<std::array<CimLoop, 3>, 6> perms{
+        {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};
+    CimChoice best;
+    bool have = false;
+    for (Count chunk : chunks)
+        for (const auto& loops : perms) {
+            CimOrder o{loops, chunk};
+            const Bytes psum = cimPsumBytes(k, o);
+            if (psum > psumBuffer) continue;
+            const Count p = cimProgrammings(k, o);
+            if (!have || p < best.programmings ||
+                (p == best.programmings && psum < best.psumBytes)) {
+                best = {o, p, psum};
+                have = true;
+            }
+        }
+    if (!have) { // cannot happen for a validated template (one crossbar's sums fit); be safe
+        best.order = CimOrder{{C, S, R}, 1};
+        best.programmings = cimProgrammings(k, best.order);
+        best.psumBytes = cimPsumBytes(k, best.order);
+    }
+    return best;
+}
+
+Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count, 4>& tensor) {
+    Count runs = 1;
+    int d = 3;
+    // Innermost dimensions covered whole merge with the next one out.
+    while (d > 0 && window[size_t(d)] >= tensor[size_t(d)])
+        --d;
+    for (int i = 0; i < d; ++i)
+        runs *= std::max<Count>(1, window[size_t(i)]);
+    return runs;
+}
+
+CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count kgT, Count cg,
+                        Count samples, Count outRows, Count outCols) {
+    const CimParams& c = hw.cim;
+    CimTileWork w;
+    CimBlocks& k = w.blocks;
+    k.weightColumns = std::max(1, c.weightColumns(hw.dataBits));
+    k.crossbars = c.doubleBufferedCrossbars ? std::max(1, c.crossbars() / 2) : c.crossbars();
+    const bool conv = l.kind == LayerKind::Conv;
+    const Count rg = std::max<Count>(1, cg) * (conv ? std::max(1, l.kernelH) : 1) *
+                     (conv ? std::max(1, l.kernelW) : 1);
+    const Count wc = k.weightColumns;
+    groupsT = std::max<Count>(1, groupsT);
+    kgT = std::max<Count>(1, kgT);
+    if (groupsT > 1 && rg <= c.rows && kgT <= wc) {
+        const Count perCrossbar = std::min<Count>(c.rows / rg, wc / kgT);
+        k.rowBlocks = 1;
+        k.colBlocks = ceilDiv(groupsT, perCrossbar);
+    } else {
+        k.rowBlocks = ceilDiv(rg, c.rows);
+        k.colBlocks = groupsT * ceilDiv(kgT, wc);
+    }
+    // A MatMul's operand B is new for every sample: its blocks are written per sample.
+    const bool perSample = l.kind == LayerKind::MatMul;
+    const Count perInvocation = perSample ? std::max<Count>(1, samples) : 1;
+    k.positions = std::max<Count>(1, (perSample ? 1 : samples) * outRows * outCols);
+    k.rowPositions = std::max<Count>(1, outCols);
+    w.best = cimBestOrder(k, c.psumBufferBytes);
+    w.best.programmings *= perInvocation;
+    w.defaultProgrammings =
+        cimProgrammings(k, cimDefaultOrder(k, c.psumBufferBytes)) * perInvocation;
+    const Count passes = ceilDiv(k.blocks(), k.crossbars);
+    w.computeCycles = double(passes * k.positions * perInvocation) * c.mvmCycles;
+    const double rowWrite = double(c.rows) * c.writeCyclesPerRow;
+    w.writeCycles = double(ceilDiv(w.best.programmings, c.cores)) * rowWrite;
+    if (c.doubleBufferedCrossbars) {
+        // The first crossbars must be written before anything computes; the rest are
+        // written into the idle half while the other half computes.
+        const double first =
+            double(ceilDiv(std::min<Count>(k.blocks(), k.crossbars), c.cores)) * rowWrite;
+        w.exposedWrite =
+            std::min(w.writeCycles, first + std::max(0.0, w.writeCycles - first - w.computeCycles));
+    } else {
+        w.exposedWrite = w.writeCycles;
+    }
+    return w;
+}
+
+CimTileWork cimBoxWork(const Layer& l, const Hardware& hw, Count k0, Count k1, Count samples,
+                       Count outRows, Count outCols) {
+    const Count g = std::max(1, l.groups);
+    const Count kg = std::max<Count>(1, l.outC / g), cg = std::max<Count>(1, l.inC / g);
+    const Count len = std::max<Count>(1, k1 - k0);
+    const Count groupsT = g == 1 ? 1 : ceilDiv(k1, kg) - k0 / kg;
+    const Count kgT = g == 1 ? len : std::min(kg, len);
+    return cimTileWork(l, hw, groupsT, kgT, cg, samples, outRows, outCols);
+}
+
+PicoJoules cimWritePj(const Hardware& hw) {
+    return double(hw.cim.rows) * hw.cim.cols * hw.cim.bitsPerCell * hw.cim.writePjPerBit;
+}
+
+Bytes cimCrossbarWeightBytes(const Hardware& hw) {
+    return double(hw.cim.rows) * hw.cim.weightColumns(hw.dataBits) * hw.dataBits / 8.0;
+}
+
+double macPjOf(const Hardware& hw) {
+    return hw.arch == TileArch::Cim ? hw.cim.readPjPerOp : hw.energy.macPj;
+}
+
+} // namespace tilescope

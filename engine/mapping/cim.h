@@ -1,0 +1,97 @@
+// Compute-in-memory mapping (docs/cost-model.md §8): one tile's share of a conv / matrix
+// weight matrix cut into crossbar blocks, the weight programmings of a loop order over
+// (spatial chunks, column blocks, row blocks), the order with the fewest programmings under
+// the partial-sum buffer, and the contiguous DRAM runs (DMAs) of an input window.
+#pragma once
+
+#include "hw/hardware.h"
+#include "model/network.h"
+#include "util/units.h"
+
+#include <array>
+#include <string>
+
+namespace tilescope {
+
+// The weight matrix of one tile as crossbar blocks. Columns are output channels,
+// weightColumns to a crossbar (then further crossbars, then further cores); rows are input
+// channels x kernel, `rows` to a crossbar. Block b = c * nR + r (column c, row block r).
+// With groups each group has its own blocks; groups small enough share a crossbar
+// block-diagonally (then nR = 1 and a "column block" is a crossbar of packed groups).
+struct CimBlocks {
+    Count rowBlocks = 1;    // nR
+    Count colBlocks = 1;    // nC
+    Count positions = 1;    // P: input vectors per invocation (samples x output positions)
+    Count rowPositions = 1; // positions of one output row: the default template's spatial tile
+    int crossbars = 1;      // X: blocks the tile holds programmed at once
+    int weightColumns = 1;  // wc: output channels of one crossbar
+    Count blocks() const { return rowBlocks * colBlocks; }
+};
+
+enum class CimLoop : char { Space = 's', Col = 'c', Row = 'r' };
+
+// A loop nest over spatial chunks of `chunk` positions, column blocks and row blocks,
+// outermost first. At each iteration the block (r, c) must be programmed in crossbar
+// b mod X (direct-mapped: programming it evicts whatever that crossbar held), then
+// computes the chunk's positions.
+struct CimOrder {
+    std::array<CimLoop, 3> loops{CimLoop::Space, CimLoop::Col, CimLoop::Row};
+    Count chunk = 1;
+    Count chunks(const CimBlocks& k) const { return (k.positions + chunk - 1) / chunk; }
+    std::string text() const; // "s16 c r": the loops outermost first, s with its chunk
+};
+
+// Programmings (crossbar writes) of one invocation starting from empty crossbars, closed
+// form (docs/cost-model.md §8 derives it).
+Count cimProgrammings(const CimBlocks& k, const CimOrder& o);
+// Peak partial-sum bytes (int32 accumulators): the positions and columns the loops inside
+// the row-block loop cover stay open until the last row block.
+Bytes cimPsumBytes(const CimBlocks& k, const CimOrder& o);
+// The default template: spatial tiles of one output row outermost (fewer positions when a
+// row's partial sums overflow the buffer), then column blocks, then row blocks.
+CimOrder cimDefaultOrder(const CimBlocks& k, Bytes psumBuffer);
+
+struct CimChoice {
+    CimOrder order;
+    Count programmings = 0;
+    Bytes psumBytes = 0;
+};
+// The order (six loop permutations x spatial chunks of P, P/2, ..., 1, one row and the
+// largest chunks whose sums fit) with the fewest programmings whose partial sums fit; ties:
+// the smaller partial-sum need.
+CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer);
+
+// Contiguous runs of a window inside a tensor stored row-major with the last dimension
+// innermost (both [b, c, h, w]): a window row narrower than the tensor's is one run per row
+// segment; full rows merge into one run per plane, full planes into one per sample, and so on.
+Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count, 4>& tensor);
+
+// One tile's CIM work for an invocation (mapping/mapper.cpp fills LeafMapping::cim from it).
+struct CimTileWork {
+    CimBlocks blocks;
+    CimChoice best;
+    Count defaultProgrammings = 0;
+    Cycles computeCycles = 0; // crossbar passes x positions x mvm_cycles
+    Cycles writeCycles = 0;   // all programmings of the invocation
+    Cycles exposedWrite = 0;  // what the invocation waits for (all of it unless double-buffered)
+};
+
+// The tile's share: kT output channels in groupsT groups of kgT (groups == 1: groupsT = 1,
+// kgT = kT), cg input channels per group, `samples` x outRows x outCols positions. A MatMul
+// (operand B produced per sample) programs its B for every sample.
+CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count kgT, Count cg,
+                        Count samples, Count outRows, Count outCols);
+// The same for a tile's output box: channels [k0, k1) (the groups and channels per group it
+// touches follow from the layer), `samples` x outRows x outCols positions. The mapper sums
+// it over the partition's tiles and the generator writes each tile's crossbars with it, so
+// both count the same programmings.
+CimTileWork cimBoxWork(const Layer& l, const Hardware& hw, Count k0, Count k1, Count samples,
+                       Count outRows, Count outCols);
+// Energy of programming one crossbar (every cell written).
+PicoJoules cimWritePj(const Hardware& hw);
+// Weight bytes one crossbar holds.
+Bytes cimCrossbarWeightBytes(const Hardware& hw);
+// Energy per MAC of a tile (crossbar read on CIM, the MAC array's otherwise).
+double macPjOf(const Hardware& hw);
+
+} // namespace tilescope

@@ -1,0 +1,76 @@
+#include "report/mapping_json.h"
+
+#include "mapping/cim.h"
+
+namespace tilescope {
+
+using nlohmann::json;
+
+LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int layer, int tiles,
+                                int batch) {
+    LayerMappingReport r;
+    r.layer = net.layers[size_t(layer)].name;
+    r.tiles = tiles;
+    r.batch = batch;
+    Mapper mapper(net, hw);
+    r.mapping = mapper.map(layer, tiles, batch);
+    const LeafMapping& m = r.mapping;
+    // The evaluator's energy terms for one invocation (docs/cost-model.md §4), without the
+    // traffic that depends on where the leaf's data comes from.
+    r.macEnergy = double(m.macs) * macPjOf(hw) + double(m.vectorOps) * hw.energy.vectorPjPerOp;
+    r.bufferEnergy = m.bufferAccessBytes * hw.energy.sramPjPerByte(hw.bufferBytes);
+    r.weightWriteEnergy = m.cim.used ? double(m.cim.programmings) * cimWritePj(hw) : 0.0;
+    return r;
+}
+
+json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
+    const LeafMapping& m = r.mapping;
+    json j = {
+        {"layer", r.layer},
+        {"tiles", r.tiles},
+        {"batch", r.batch},
+        {"arch", hw.arch == TileArch::Cim ? "cim" : "nvdla"},
+        {"partition",
+         {{"label", m.partitionLabel()}, {"k", m.pk}, {"b", m.pb}, {"h", m.ph}, {"w", m.pw}}},
+        {"loop_order", m.tiling},
+        {"buffer_bytes_per_tile",
+         {{"input", m.ifmapPerTile},
+          {"weights", m.weightPerTile},
+          {"operand_b", m.operandBPerTile},
+          {"output", m.ofmapPerTile},
+          {"total", m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile},
+          {"capacity", hw.bufferBytes}}},
+        {"traffic",
+         {{"buffer_access_bytes", m.bufferAccessBytes},
+          {"io_lower_bound_bytes_per_tile", m.ioLowerBound},
+          {"input_multicast", m.inputMulticast},
+          {"weight_multicast", m.weightMulticast},
+          {"input_dma_runs", m.inputDmaRuns}}},
+        {"cycles", m.cycles},
+        {"macs", m.macs},
+        {"vector_ops", m.vectorOps},
+        {"utilisation", m.peUtilisation},
+        {"energy_pj",
+         {{"mac", r.macEnergy},
+          {"buffer", r.bufferEnergy},
+          {"weight_write", r.weightWriteEnergy},
+          {"total", r.energy()}}},
+    };
+    if (m.cim.used) {
+        const CimLeafMapping& c = m.cim;
+        j["cim"] = {{"blocks_per_tile", c.blocksPerTile},
+                    {"crossbars_per_tile", c.crossbars},
+                    {"loop_order", c.order},
+                    {"default_loop_order", c.defaultOrder},
+                    {"psum_bytes", c.psumBytes},
+                    {"psum_buffer_bytes", hw.cim.psumBufferBytes},
+                    {"compute_cycles", c.computeCycles},
+                    {"write_cycles", c.writeCycles},
+                    {"exposed_write_cycles", c.exposedWrite}};
+        j["weight_programmings"] = c.programmings;
+        j["weight_programmings_default"] = c.programmingsDefault;
+    }
+    return j;
+}
+
+} // namespace tilescope

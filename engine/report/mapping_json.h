@@ -1,0 +1,31 @@
+// One layer's intra-layer mapping as the `mapping` command reports it (docs/cli.md): the
+// partition over a tile group, the per-tile loop order, buffer use, traffic, cycles and
+// energy of one invocation; on compute-in-memory tiles also the crossbar blocks and the
+// weight programmings of the chosen and of the default template's loop order.
+#pragma once
+
+#include "hw/hardware.h"
+#include "mapping/mapper.h"
+#include "model/network.h"
+#include "util/units.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tilescope {
+
+struct LayerMappingReport {
+    std::string layer;
+    int tiles = 1, batch = 1;
+    LeafMapping mapping;
+    // One invocation, all tiles.
+    PicoJoules macEnergy = 0, bufferEnergy = 0, weightWriteEnergy = 0;
+    PicoJoules energy() const { return macEnergy + bufferEnergy + weightWriteEnergy; }
+};
+
+// The mapper's choice for `layer` on `tiles` tiles with `batch` samples per invocation.
+LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int layer, int tiles,
+                                int batch);
+nlohmann::json layerMappingJson(const LayerMappingReport& r, const Hardware& hw);
+
+} // namespace tilescope

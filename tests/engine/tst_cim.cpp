@@ -1,0 +1,456 @@
+// Compute-in-memory tiles (issue 13, docs/cost-model.md §8): crossbar blocks, weight
+// programmings of the default and the optimised loop order (closed form against a
+// brute-force run of the loop nest), the RA-tree rule for keeping weights programmed, the
+// PROGRAM instructions and their replay, the `mapping` command and resnet50 end to end.
+#include "clirunner.h"
+#include "codegen/codegen.h"
+#include "eval/evaluator.h"
+#include "hw/hardware.h"
+#include "mapping/cim.h"
+#include "mapping/mapper.h"
+#include "model/model_loader.h"
+#include "netbuilder.h"
+#include "pipeline/program.h"
+#include "tree/ratree.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace tilescope;
+using namespace tilescope::test;
+
+namespace {
+
+Hardware cimPreset() {
+    Hardware hw;
+    presetHardware("cim", hw);
+    return hw;
+}
+
+// A mesh of `x` by `y` reference CIM tiles.
+Hardware cimMesh(int x, int y) {
+    Hardware hw = cimPreset();
+    hw.meshX = x;
+    hw.meshY = y;
+    hw.name = "cim-test";
+    hw.dramBytesPerCycle = 0.5 * hw.peakTops() / hw.clockGHz;
+    return hw;
+}
+
+// Runs the loop nest of `o` literally: per iteration (chunk s, column c, row block r) the
+// block c * nR + r must sit in crossbar (c * nR + r) mod X, else it is written; partial sums
+// of (chunk, column) open at their first row block and close after the last.
+struct Enumerated {
+    Count programmings = 0;
+    Bytes psumBytes = 0;
+};
+Enumerated enumerate(const CimBlocks& k, const CimOrder& o) {
+    const Count nS = o.chunks(k), nC = k.colBlocks, nR = k.rowBlocks, X = k.crossbars;
+    std::vector<Count> crossbar(size_t(X), -1);
+    std::map<std::pair<Count, Count>, Count> rowsSeen; // open (chunk, column) -> row blocks done
+    Enumerated e;
+    size_t peakOpen = 0;
+    auto extent = [&](CimLoop l) { return l == CimLoop::Space ? nS : l == CimLoop::Col ? nC : nR; };
+    Count idx[3];
+    for (idx[0] = 0; idx[0] < extent(o.loops[0]); ++idx[0])
+        for (idx[1] = 0; idx[1] < extent(o.loops[1]); ++idx[1])
+            for (idx[2] = 0; idx[2] < extent(o.loops[2]); ++idx[2]) {
+                Count s = 0, c = 0, r = 0;
+                for (int d = 0; d < 3; ++d)
+                    (o.loops[size_t(d)] == CimLoop::Space ? s
+                     : o.loops[size_t(d)] == CimLoop::Col ? c
+                                                          : r) = idx[d];
+                const Count b = c * nR + r;
+                if (crossbar[size_t(b % X)] != b) {
+                    crossbar[size_t(b % X)] = b;
+                    ++e.programmings;
+                }
+                auto& seen = rowsSeen[{s, c}];
+                ++seen;
+                peakOpen = std::max(peakOpen, rowsSeen.size());
+                if (seen == nR) rowsSeen.erase({s, c});
+            }
+    e.psumBytes = double(peakOpen) * double(o.chunk) * k.weightColumns * 4.0;
+    return e;
+}
+
+std::vector<CimOrder> allOrders(const CimBlocks& k) {
+    constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
+    std::vector<CimOrder> out;
+    std::set<Count> chunks;
+    for (Count x = 1; x <= k.positions; ++x)
+        chunks.insert(x);
+    for (Count chunk : chunks)
+        for (auto loops : {std::array{C, S, R}, std::array{C, R, S}, std::array{R, C, S},
+                           std::array{R, S, C}, std::array{S, C, R}, std::array{S, R, C}})
+            out.push_back(CimOrder{loops, chunk});
+    return out;
+}
+
+} // namespace
+
+class TestCim : public QObject {
+    Q_OBJECT
+  private slots:
+    void presetFigures();
+    void referenceConv();
+    void closedFormMatchesEnumeration();
+    void bestOrderIsTheEnumeratedMinimum();
+    void dmaRuns();
+    void tCutRewritesSCutKeeps();
+    void doubleBufferingHidesWrites();
+    void standardTilesHaveNoCimFigures();
+    void mappingCommand();
+    void agreement_data();
+    void agreement();
+    void resnet50EndToEnd();
+};
+
+void TestCim::presetFigures() {
+    const Hardware hw = cimPreset();
+    QCOMPARE(hw.arch, TileArch::Cim);
+    QCOMPARE(hw.tiles(), 16);
+    QCOMPARE(hw.cim.crossbars(), 36); // 4 cores x 9 crossbars
+    // 8-bit weights at 2 bits per cell: 4 cells each, 16 weights per 64-cell crossbar row.
+    QCOMPARE(hw.cim.weightColumns(8), 16);
+    // 36 crossbars x 64 rows x 16 weights / 8 cycles per product.
+    QCOMPARE(hw.macsPerTile, 36 * 64 * 16 / 8);
+    // 147,456 cells (the "~144 Kb" of the reference design) = 36 KiB of 8-bit weights.
+    QCOMPARE(double(hw.cim.crossbars()) * cimCrossbarWeightBytes(hw), 36.0 * 1024);
+    QCOMPARE(cimWritePj(hw), 64.0 * 64 * 2 * 2.0);
+    auto back = parseHardware(hardwareToJson(hw), "mem");
+    QVERIFY(back.ok());
+    QCOMPARE(hardwareToJson(*back), hardwareToJson(hw));
+    auto file = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/cim-4x4.json");
+    QVERIFY2(file.ok(), file.ok() ? "" : file.error().message.c_str());
+    QCOMPARE(hardwareToJson(*file), hardwareToJson(hw));
+}
+
+// Issue 13's case: conv 28x28, 128 -> 256, 3x3, one cim tile, batch 1.
+void TestCim::referenceConv() {
+    Network n;
+    n.layers.push_back(conv("conv", 128, 256, 28, 3, -1));
+    n = finish(n);
+    const Hardware hw = cimPreset();
+    Mapper mapper(n, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QVERIFY(m.cim.used);
+    // By hand: rows 128 x 9 = 1152 -> 18 row blocks of 64; columns 256 / 16 = 16 blocks;
+    // 288 blocks on 36 crossbars.
+    QCOMPARE(m.cim.blocksPerTile, Count(288));
+    QCOMPARE(m.cim.crossbars, 36);
+    // Optimised: every block written once (column outer, its 18 row blocks stay while
+    // the positions stream: 18 <= 36), 288.
+    QCOMPARE(m.cim.programmings, Count(288));
+    // Default: one output row (28 positions, 28 x 16 x 4 B = 1792 B of partial sums) per
+    // spatial tile, outermost; 288 = 8 x 36 blocks, so every crossbar holds 8 of them in
+    // turn and rewrites each for every one of the 28 rows: 288 x 28 = 8064.
+    QCOMPARE(m.cim.programmingsDefault, Count(8064));
+    QVERIFY(double(m.cim.programmings) <= 0.15 * double(m.cim.programmingsDefault));
+    // Write time: 288 programmings over 4 cores, 64 rows x 50 cycles each.
+    QCOMPARE(m.cim.writeCycles, 72.0 * 64 * 50);
+    QCOMPARE(m.cim.exposedWrite, m.cim.writeCycles); // not double-buffered: all exposed
+    // Compute: ceil(288 / 36) = 8 passes over 784 positions, 8 cycles each.
+    QCOMPARE(m.cim.computeCycles, 8.0 * 784 * 8);
+    QCOMPARE(m.cycles, m.cim.computeCycles + m.cim.exposedWrite);
+}
+
+// Random small convs and crossbar shapes: the closed forms of cimProgrammings and
+// cimPsumBytes against the loop nest run literally, for every order and chunk size.
+void TestCim::closedFormMatchesEnumeration() {
+    std::mt19937 rng(13);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int trial = 0; trial < 60; ++trial) {
+        Network n;
+        const int c = pick(1, 24), k = pick(1, 40), hwSize = pick(1, 5), kernel = pick(1, 3);
+        n.layers.push_back(conv("conv", c, k, hwSize, kernel, -1));
+        n = finish(n);
+        Hardware hw = cimMesh(1, 1);
+        hw.cim.rows = pick(2, 16);
+        hw.cim.cols = 4 * pick(1, 4);
+        hw.cim.cores = pick(1, 2);
+        hw.cim.crossbarsPerCore = pick(1, 4);
+        const Count batch = pick(1, 2);
+        const CimTileWork w = cimTileWork(n.layers[0], hw, 1, k, c, batch, hwSize, hwSize);
+        const CimBlocks& b = w.blocks;
+        // The blocks by hand.
+        QCOMPARE(b.rowBlocks, Count((c * kernel * kernel + hw.cim.rows - 1) / hw.cim.rows));
+        QCOMPARE(b.colBlocks, Count((k + hw.cim.cols / 4 - 1) / (hw.cim.cols / 4)));
+        QCOMPARE(b.positions, batch * hwSize * hwSize);
+        for (const CimOrder& o : allOrders(b)) {
+            const Enumerated e = enumerate(b, o);
+            QVERIFY2(cimProgrammings(b, o) == e.programmings,
+                     qPrintable(QString("trial %1, order %2: closed form %3, enumerated %4")
+                                    .arg(trial)
+                                    .arg(QString::fromStdString(o.text()))
+                                    .arg(cimProgrammings(b, o))
+                                    .arg(e.programmings)));
+            QCOMPARE(cimPsumBytes(b, o), e.psumBytes);
+        }
+        // The default template enumerated.
+        const CimOrder d = cimDefaultOrder(b, hw.cim.psumBufferBytes);
+        QCOMPARE(w.defaultProgrammings, enumerate(b, d).programmings);
+    }
+}
+
+// cimBestOrder searches a few chunk sizes; the enumeration tries every chunk of every order
+// whose partial sums fit, and finds nothing better.
+void TestCim::bestOrderIsTheEnumeratedMinimum() {
+    std::mt19937 rng(7);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int trial = 0; trial < 60; ++trial) {
+        CimBlocks b;
+        b.rowBlocks = pick(1, 9);
+        b.colBlocks = pick(1, 7);
+        b.crossbars = pick(1, 12);
+        b.weightColumns = pick(1, 4);
+        b.positions = pick(1, 20);
+        b.rowPositions = pick(1, int(b.positions));
+        const Bytes psum = 4.0 * b.weightColumns * pick(1, 60);
+        Count best = -1;
+        for (const CimOrder& o : allOrders(b)) {
+            const Enumerated e = enumerate(b, o);
+            if (e.psumBytes <= psum && (best < 0 || e.programmings < best)) best = e.programmings;
+        }
+        const CimChoice c = cimBestOrder(b, psum);
+        QVERIFY(c.psumBytes <= psum);
+        QCOMPARE(c.programmings, enumerate(b, c.order).programmings);
+        QVERIFY2(c.programmings == best, qPrintable(QString("trial %1: chosen %2, minimum %3")
+                                                        .arg(trial)
+                                                        .arg(c.programmings)
+                                                        .arg(best)));
+        // Never worse than the default template.
+        QVERIFY(c.programmings <= cimProgrammings(b, cimDefaultOrder(b, psum)));
+    }
+}
+
+void TestCim::dmaRuns() {
+    // A narrow window: one run per row segment (2 samples x 3 channels x 5 rows).
+    QCOMPARE(contiguousRuns({2, 3, 5, 4}, {2, 8, 16, 16}), Count(30));
+    // Full rows: one run per channel plane slice.
+    QCOMPARE(contiguousRuns({2, 3, 5, 16}, {2, 8, 16, 16}), Count(6));
+    // Full planes: one run per sample's channel range.
+    QCOMPARE(contiguousRuns({2, 3, 16, 16}, {2, 8, 16, 16}), Count(2));
+    // The whole tensor: one run.
+    QCOMPARE(contiguousRuns({2, 8, 16, 16}, {2, 8, 16, 16}), Count(1));
+}
+
+// Two convs of 0.6 of a tile's crossbars each (22 of 36 blocks): under a T cut on two
+// tiles both sit on every tile (44 > 36), so each sub-batch writes them again; under an
+// S cut each keeps its own tile and is written once.
+void TestCim::tCutRewritesSCutKeeps() {
+    Network n;
+    n.name = "toy";
+    n.layers.push_back(conv("a", 156, 16, 8, 3, -1));
+    n.layers.push_back(conv("b", 156, 16, 8, 3, -1));
+    n = finish(n);
+    const Hardware hw = cimMesh(2, 1);
+    Mapper mapper(n, hw);
+    // 156 x 9 = 1404 rows -> 22 row blocks; 16 channels -> 1 column block.
+    QCOMPARE(mapper.map(0, 1, 1).cim.blocksPerTile, Count(22));
+    QCOMPARE(mapper.map(0, 2, 1).cim.blocksPerTile, Count(22));
+    const std::string trees[2] = {"T 4/1\n\tT 4/4\n\t\ta 1\n\t\tb 1\n",
+                                  "T 4/1\n\tS 4/4\n\t\ta 1\n\t\tb 1\n"};
+    // Programmings per leaf over the run, by hand: T: 4 sub-batches x 2 tiles x 22;
+    // S: one tile x 22, once.
+    const Count expected[2] = {4 * 2 * 22, 22};
+    const Count programs[2] = {4 * 2 * 2, 2}; // PROGRAM instructions: leaf x tile x writes
+    for (int i = 0; i < 2; ++i) {
+        auto tree = parseTreeText(trees[i], n, "toy.tree");
+        QVERIFY2(tree.ok(), tree.ok() ? "" : tree.error().message.c_str());
+        EvalContext ctx(n, hw);
+        EvalOptions opt;
+        opt.detail = true;
+        const Evaluation e = evaluate(ctx, *tree, 4, opt);
+        QVERIFY2(e.valid, e.reason.c_str());
+        Count total = 0;
+        for (int id = 0; id < tree->size(); ++id)
+            if (tree->node(id).type == NodeType::Leaf) {
+                QCOMPARE(e.nodes[size_t(id)].weightProgrammings, expected[i]);
+                total += e.nodes[size_t(id)].weightProgrammings;
+            }
+        QCOMPARE(e.weightProgrammings, total);
+        QCOMPARE(e.energy.weightWrite, double(total) * cimWritePj(hw));
+        // The program writes the same crossbars, and its replay stays with the estimate.
+        auto built = buildProgram(ctx, *tree, 4, opt);
+        QVERIFY2(built.ok(), built.ok() ? "" : built.error().message.c_str());
+        Count programInstructions = 0;
+        double programmedBytes = 0;
+        for (const auto& t : built->program.tiles)
+            for (const auto& ins : t.instructions)
+                if (ins.op == Op::Program) {
+                    ++programInstructions;
+                    programmedBytes += double(ins.bytes);
+                    QVERIFY(ins.cycles > 0);
+                }
+        QCOMPARE(programInstructions, programs[i]);
+        QCOMPARE(programmedBytes, double(total) * cimCrossbarWeightBytes(hw));
+        auto replay = replayProgram(built->program, hw, "toy");
+        QVERIFY2(replay.ok(), replay.ok() ? "" : replay.error().message.c_str());
+        QVERIFY(replay->fine.deadlockFree);
+        QCOMPARE(replay->fine.dramBytes, e.dramBytes);
+        const double ratio = replay->fine.delay / e.delay;
+        QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString("%1: sim %2 / eval %3 = %4")
+                                                              .arg(QString::fromStdString(trees[i]))
+                                                              .arg(replay->fine.delay)
+                                                              .arg(e.delay)
+                                                              .arg(ratio)));
+    }
+}
+
+void TestCim::doubleBufferingHidesWrites() {
+    Network n;
+    n.layers.push_back(conv("conv", 128, 256, 28, 3, -1));
+    n = finish(n);
+    Hardware hw = cimPreset();
+    hw.cim.doubleBufferedCrossbars = true;
+    Mapper mapper(n, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    // Half the crossbars (18) hold blocks at a time: 288 / 18 = 16 passes.
+    QCOMPARE(m.cim.crossbars, 18);
+    QCOMPARE(m.cim.computeCycles, 16.0 * 784 * 8);
+    // The first 18 blocks (5 rounds of 4 cores) are waited for; the rest of the writes
+    // (72 rounds) overlap the compute as far as it lasts.
+    const double row = 64.0 * 50;
+    const double first = 5 * row, all = 72 * row;
+    QCOMPARE(m.cim.exposedWrite, first + std::max(0.0, all - first - m.cim.computeCycles));
+    QVERIFY(m.cim.exposedWrite < m.cim.writeCycles);
+}
+
+// A MAC-array template has no CIM figures and keeps its result keys.
+void TestCim::standardTilesHaveNoCimFigures() {
+    const Network n = twoConvs();
+    Hardware hw;
+    presetHardware("edge", hw);
+    Mapper mapper(n, hw);
+    QVERIFY(!mapper.map(0, 4, 1).cim.used);
+    auto tree = parseTreeText("T 2/1\n\tconv1 2\n\tconv2 2\n", n, "t");
+    QVERIFY(tree.ok());
+    const Evaluation e = evaluate(n, hw, *tree, 2, EvalOptions{});
+    QVERIFY(e.valid);
+    QCOMPARE(e.energy.weightWrite, 0.0);
+    QCOMPARE(e.weightProgrammings, Count(0));
+    QCOMPARE(e.energy.total(), e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer);
+}
+
+void TestCim::mappingCommand() {
+    const QString model = QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx");
+    const QString layer = QStringLiteral("/layer2/layer2.0/conv2/Conv"); // 128 -> 128, 3x3
+    CliRun r = runCli({"mapping", model, "--hw", "cim", "--layer", layer, "--tiles", "1", "--batch",
+                       "1", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["layer"].toString(), layer);
+    QCOMPARE(j["arch"].toString(), QStringLiteral("cim"));
+    QCOMPARE(j["partition"].toObject()["label"].toString(), QStringLiteral("K1 B1 H1 W1"));
+    // 128 x 9 = 1152 rows -> 18 row blocks, 128 / 16 = 8 column blocks: 144 blocks. Stride 2
+    // in torchvision's resnet50 v1.5: 28 x 28 outputs, one row of 28 per default tile:
+    // 144 = 4 x 36, so 4 blocks per crossbar rewritten for each of 28 rows.
+    QCOMPARE(j["cim"].toObject()["blocks_per_tile"].toInt(), 144);
+    QCOMPARE(j["weight_programmings"].toInt(), 144);
+    QCOMPARE(j["weight_programmings_default"].toInt(), 144 * 28);
+    QVERIFY(j["energy_pj"].toObject()["weight_write"].toDouble() > 0);
+    // Every tile type: a MAC-array template reports its mapping without the CIM keys.
+    r = runCli({"mapping", model, "--hw", "edge", "--layer", layer, "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject e = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(e["tiles"].toInt(), 16);
+    QVERIFY(!e.contains("weight_programmings"));
+    QVERIFY(e["cycles"].toDouble() > 0);
+    // The text form names the counts.
+    r = runCli({"mapping", model, "--hw", "cim", "--layer", layer, "--tiles", "1"});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.contains("default template 4032"), qPrintable(r.out));
+    // Errors: an unknown layer is a user error naming the model, bad arguments exit 2.
+    r = runCli({"mapping", model, "--hw", "cim", "--layer", "nope"});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains("no scheduled layer named 'nope'"), qPrintable(r.err));
+    r = runCli({"mapping", model, "--hw", "cim", "--layer", layer, "--tiles", "17"});
+    QCOMPARE(r.status, 2);
+    r = runCli({"mapping", model, "--hw", "cim"});
+    QCOMPARE(r.status, 2);
+    QVERIFY(r.err.contains("--layer is required"));
+}
+
+// Layer-sequential schedules of the samples on the cim preset (batch 1 and the largest
+// valid batch <= 8): the program writes exactly the crossbars the evaluator counts (PROGRAM
+// bytes = programmings x a crossbar's weights), moves its DRAM bytes, and replays within 15%.
+void TestCim::agreement_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("batch");
+    for (const char* m : {"mobilenet_v2", "resnet50", "googlenet", "inception_v3", "transformer"})
+        for (int b : {1, 8})
+            QTest::newRow((std::string(m) + " ls" + std::to_string(b)).c_str()) << m << b;
+}
+
+void TestCim::agreement() {
+    QFETCH(QString, model);
+    QFETCH(int, batch);
+    auto net =
+        loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    const Hardware hw = cimPreset();
+    EvalContext ctx(*net, hw);
+    for (; batch > 1; batch /= 2)
+        if (evaluate(ctx, RATree::layerSequential(*net, batch), batch, {}).valid) break;
+    const RATree t = RATree::layerSequential(*net, batch);
+    auto r = generateProgram(ctx, t, batch, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const Evaluation& ev = r->layout.evaluation;
+    QVERIFY(ev.weightProgrammings > 0);
+    double programmed = 0;
+    for (const auto& tile : r->program.tiles)
+        for (const auto& ins : tile.instructions)
+            if (ins.op == Op::Program) programmed += double(ins.bytes);
+    QCOMPARE(programmed, double(ev.weightProgrammings) * cimCrossbarWeightBytes(hw));
+    auto replay = replayProgram(r->program, hw, "generated");
+    QVERIFY2(replay.ok(), replay.ok() ? "" : replay.error().message.c_str());
+    QVERIFY(replay->fine.deadlockFree);
+    QCOMPARE(double(r->programDramBytes), ev.dramBytes);
+    const double ratio = replay->fine.delay / ev.delay;
+    qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), replay->fine.delay,
+          ev.delay, ratio);
+    QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString::number(ratio)));
+}
+
+// Issue 13's end-to-end check, through the CLI: anneal, export, simulate.
+void TestCim::resnet50EndToEnd() {
+    QTemporaryDir dir;
+    const QString result = dir.filePath("r50.json"), prog = dir.filePath("prog"),
+                  sim = dir.filePath("sim.json");
+    CliRun r = runCli({"anneal", TILESCOPE_SAMPLES "/models/resnet50.onnx", "--hw", "cim",
+                       "--batch", "8", "--beta", "20", "--seed", "1", "--json", result, "--quiet"},
+                      600000);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QFile f(result);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+    QVERIFY(j["valid"].toBool());
+    const QJsonObject breakdown = j["breakdown_pj"].toObject();
+    QString writeKey;
+    for (const QString& k : breakdown.keys())
+        if (k.contains("weight_write")) writeKey = k;
+    QVERIFY(!writeKey.isEmpty());
+    QVERIFY(breakdown[writeKey].toDouble() > 0);
+    QVERIFY(j["weight_programmings"].toDouble() > 0);
+    QVERIFY(j["weight_programmings"].toDouble() < j["weight_programmings_default"].toDouble());
+    r = runCli({"export-instructions", result, "--out", prog}, 600000);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    r = runCli({"simulate", prog, "--json", sim}, 600000);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QFile s(sim);
+    QVERIFY(s.open(QIODevice::ReadOnly));
+    const QJsonObject sj = QJsonDocument::fromJson(s.readAll()).object();
+    const double ratio = sj["delay_cycles"].toDouble() / j["delay_cycles"].toDouble();
+    QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString("sim/eval %1").arg(ratio)));
+    QCOMPARE(sj["dram_bytes"].toDouble(), j["dram_bytes"].toDouble());
+}
+
+QTEST_GUILESS_MAIN(TestCim)
+#include "tst_cim.moc"
