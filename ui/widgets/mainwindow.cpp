@@ -57,7 +57,6 @@
 #include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 // Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
 // run outside any namespace.
@@ -967,11 +966,10 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
         emit testChipExported(false, m_lastError);
         return;
     }
-    if (m_exporting) {
+    if (m_exportJob.busy()) {
         statusBar()->showMessage(tr("An export for the test chip is already running"), 5000);
         return;
     }
-    m_exporting = true;
     statusBar()->showMessage(tr("Generating the program for %1...").arg(dir));
     // A context of its own: the document's belongs to the GUI thread.
     auto net = m_doc->network();
@@ -981,7 +979,7 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
     const Objective obj = m_doc->objective();
     const std::string model = QFileInfo(m_doc->modelPath()).fileName().toStdString();
     const std::string out = dir.toStdString();
-    QtConcurrent::run([net, hw, tree, batch, obj, model, out, formats] {
+    auto work = [net, hw, tree, batch, obj, model, out, formats] {
         TestChipExport r;
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
@@ -999,25 +997,28 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
         r.programDram = gen->programDramBytes;
         r.scheduleDram = gen->layout.evaluation.dramBytes;
         return r;
-    }).then(this, [this, dir](const TestChipExport& r) {
-        m_exporting = false;
-        if (!r.error.isEmpty()) {
-            showError(tr("Export for test chip"), r.error);
-            emit testChipExported(false, r.error);
-            return;
-        }
-        const QLocale loc;
-        const QString msg =
-            tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
-                .arg(dir, loc.toString(qulonglong(r.instructions)),
-                     loc.toString(qulonglong(r.programDram)), loc.toString(r.scheduleDram, 'f', 0))
-                .arg(r.scheduleDram > 0
-                         ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
-                         : 0.0,
-                     0, 'f', 3);
-        statusBar()->showMessage(msg, 15000);
-        emit testChipExported(true, msg);
-    });
+    };
+    // The export reports its outcome whatever was edited meanwhile: the stamp is unused.
+    m_exportJob.run(
+        m_doc->revision(), std::move(work), [this, dir](const TestChipExport& r, quint64) {
+            if (!r.error.isEmpty()) {
+                showError(tr("Export for test chip"), r.error);
+                emit testChipExported(false, r.error);
+                return;
+            }
+            const QLocale loc;
+            const QString msg =
+                tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
+                    .arg(dir, loc.toString(qulonglong(r.instructions)),
+                         loc.toString(qulonglong(r.programDram)),
+                         loc.toString(r.scheduleDram, 'f', 0))
+                    .arg(r.scheduleDram > 0
+                             ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
+                             : 0.0,
+                         0, 'f', 3);
+            statusBar()->showMessage(msg, 15000);
+            emit testChipExported(true, msg);
+        });
 }
 
 bool MainWindow::exportTo(const QString& kind, const QString& path) {

@@ -4,6 +4,7 @@
 // owns no schedule state of its own: that lives in the Document.
 #pragma once
 
+#include "core/backgroundjob.h"
 #include "core/searchsnapshot.h"
 #include "pipeline/export.h"
 #include "sweep/sweep.h"
@@ -185,8 +186,8 @@ class MainWindow : public QMainWindow {
     // Inputs changed by hand (batch, hardware) or a recovered session: unsaved even though
     // the undo stack, cleared by those changes, is clean.
     bool m_dirtyInputs = false;
-    bool m_exporting = false;
-    ProgramFormats m_exportFormats; // the formats last chosen for a test-chip export
+    BackgroundJob m_exportJob{this}; // a test-chip export; busy() refuses a second one
+    ProgramFormats m_exportFormats;  // the formats last chosen for a test-chip export
 };
 
 } // namespace tilescope::ui

@@ -18,7 +18,6 @@
 #include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
