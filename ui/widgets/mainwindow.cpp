@@ -124,6 +124,9 @@ MainWindow::MainWindow(QWidget* parent)
     m_programs = new ProgramRunner(m_doc, this);
     m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
     m_diff = new DiffPanel(m_doc, this);
+    m_liveBest = new LiveBestPreview(m_doc, this);
+    connect(m_liveBest, &LiveBestPreview::changed, m_st, &StGraphView::setLiveBest);
+    connect(m_liveBest, &LiveBestPreview::changed, m_heatmap, &NocHeatmapView::setLiveBest);
     m_tradeoff = new TradeoffView(this);
     m_layers = new LayersPanel(m_doc, m_selection, this);
     m_boundaryView = new BoundaryView(m_doc, this);
@@ -451,6 +454,17 @@ void MainWindow::buildMenus() {
     search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
     search->addSeparator();
     search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
+    m_showLiveBest = m_viewMenu->addAction(tr("Show &live best"));
+    m_showLiveBest->setObjectName(QStringLiteral("showLiveBest"));
+    m_showLiveBest->setCheckable(true);
+    m_showLiveBest->setChecked(true);
+    m_showLiveBest->setToolTip(tr("While a search runs, draw its best schedule so far faded "
+                                  "over the S-T graph and the NoC heatmap"));
+    connect(m_showLiveBest, &QAction::toggled, this, [this](bool on) {
+        m_st->setShowLiveBest(on);
+        m_heatmap->setShowLiveBest(on);
+        if (!on) m_liveBest->clear(); // nothing is evaluated for a hidden overlay
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, &MainWindow::showGuide);
@@ -538,6 +552,7 @@ void MainWindow::connectWorker() {
         if (o->best.valid)
             m_tradeoff->setCandidate(tr("search best (seed %1)").arg(o->result.seed), o->bestTree,
                                      o->best.energy.total(), o->best.delay);
+        if (!s->final && m_showLiveBest->isChecked()) m_liveBest->offer(s->bestTree);
         if (o->adopt) {
             // The worker already continues from this tree: do not send it back.
             m_forwardEdits = false;
@@ -549,6 +564,7 @@ void MainWindow::connectWorker() {
     connect(m_worker, &SearchWorker::stateChanged, this,
             [this](quint64 gen, RunState s, const QString& msg) {
                 if (gen != m_generation) return;
+            m_liveBest->clear(); // the best is now the document's own tree
                 if (m_comparing) {
                     statusBar()->showMessage(msg, 5000);
                     return;
@@ -568,6 +584,7 @@ void MainWindow::connectWorker() {
                     emit searchFinished();
                 }
             });
+                    m_liveBest->clear();
     connect(m_worker, &SearchWorker::compareReady, this, [this](ComparePtr c) {
         if (c->generation != m_generation) return;
         m_comparing = false;

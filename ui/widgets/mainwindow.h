@@ -38,6 +38,8 @@ class DiffPanel;
 class SweepView;
 class LayersPanel;
 class BoundaryView;
+class LiveBestPreview;
+class CompareSessionsDialog;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -107,6 +109,8 @@ class MainWindow : public QMainWindow {
     bool searchRunning() const { return m_running; }
     OutcomePtr lastSearch() const { return m_lastSearch; }
 
+    LiveBestPreview* liveBestPreview() const { return m_liveBest; }
+    QAction* showLiveBestAction() const { return m_showLiveBest; }
   public slots:
     void startSearch();
     void showGuide();
@@ -171,6 +175,8 @@ class MainWindow : public QMainWindow {
     QMenu* m_recentMenu = nullptr;
     QLabel* m_inputsLabel;
     QThread m_thread;
+    LiveBestPreview* m_liveBest = nullptr; // the running search's best, for the overlays
+    QAction* m_showLiveBest = nullptr;     // View > Show live best
     SearchWorker* m_worker;
     quint64 m_generation = 0;
     bool m_running = false;

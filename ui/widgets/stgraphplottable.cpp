@@ -103,7 +103,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     const int W = std::max(1, int(std::ceil(area.width())) + 1);
     const double c0 = m.cycleLo(), c1 = m.cycleHi();
     painter->setRenderHint(QPainter::Antialiasing, false);
-    const bool anyHighlight = (m_anyHighlight && !m_suppressHighlight) || m_faded;
+    const bool anyHighlight = !m_ghost && ((m_anyHighlight && !m_suppressHighlight) || m_faded);
     // Vector outputs (SVG, PDF) get the merged pixels as rectangles, not a bitmap that
     // blurs when scaled (issue 16, item 10).
     const bool vector = painter->modes().testFlag(QCPPainter::pmVectorized);
@@ -122,11 +122,13 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                                                                  : QColor(150, 150, 150);
         if (anyHighlight && !hl)
             c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
+        if (m_ghost) c.setAlpha(70); // the schedule underneath shows through
         return c;
     };
 
     const QFontMetrics fm(painter->font());
-    const QPen outline(QColor(0, 0, 0, 90), 0);
+    const QPen outline =
+        m_ghost ? QPen(QColor(20, 20, 20, 190), 1, Qt::DashLine) : QPen(QColor(0, 0, 0, 90), 0);
     const QPen hlOutline(QColor(20, 20, 20), 2);
     for (size_t i = m_layout->firstVisible(c0); i < rects.size() && rects[i].start <= c1; ++i) {
         const StRect& r = rects[i];
@@ -174,7 +176,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         }
         ++m_stats.drawn;
         // A label only where it fits; the rectangle's own colour decides the text colour.
-        if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
+        if (!m_ghost && px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
             r.layer < m_layout->shortNames().size()) {
             QString label = m_layout->shortNames()[r.layer];
             if (r.interval >= 0) {
@@ -218,8 +220,9 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         img.fill(Qt::transparent);
         std::vector<QRgb> layerRgb(m_colors.size() + 1), dimRgb(m_colors.size() + 1);
         for (size_t l = 0; l <= m_colors.size(); ++l) {
-            layerRgb[l] = fillFor(int(l) - 1, true).rgba();
-            dimRgb[l] = fillFor(int(l) - 1, false).rgba();
+            // The image is premultiplied (a ghost's colours are translucent).
+            layerRgb[l] = qPremultiply(fillFor(int(l) - 1, true).rgba());
+            dimRgb[l] = qPremultiply(fillFor(int(l) - 1, false).rgba());
         }
         for (int t = 0; t < tiles * K; ++t) {
             const int* row = &lod[size_t(t) * size_t(W)];

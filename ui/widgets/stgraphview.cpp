@@ -4,6 +4,7 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
+#include "core/livebestpreview.h"
 #include "core/programrun.h"
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
@@ -82,6 +83,10 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_rects = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim->setVisible(false);
+    m_ghost = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
+    m_ghost->setGhost(true);
+    m_ghost->setVisible(false);
+    m_ghost->setSelectable(QCP::stNone);
     connect(m_timelineBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setTimeline(Timeline(i)); });
     m_plot->installEventFilter(this);
@@ -227,11 +232,26 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
         });
 }
 
+void StGraphView::setLiveBest(std::shared_ptr<const LiveBest> best) {
+    m_ghost->setLayout(best ? best->layout : nullptr);
+    m_ghost->setVisible(m_showLiveBest && best && m_timeline != Timeline::Simulated);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StGraphView::setShowLiveBest(bool on) {
+    m_showLiveBest = on;
+    m_ghost->setVisible(on && m_ghost->layout() && m_timeline != Timeline::Simulated);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void StGraphView::setTimeline(Timeline t) {
     m_timeline = t;
     if (m_timelineBox->currentIndex() != int(t)) m_timelineBox->setCurrentIndex(int(t));
     m_rects->setVisible(t != Timeline::Simulated);
     m_sim->setVisible(t != Timeline::Evaluator);
+    // The live best is an evaluator layout: it shares the evaluator's band.
+    m_ghost->setVisible(m_showLiveBest && m_ghost->layout() && t != Timeline::Simulated);
+    m_ghost->setBand(0, t == Timeline::Both ? 0.5 : 1);
     m_rects->setBand(0, t == Timeline::Both ? 0.5 : 1);
     m_sim->setBand(t == Timeline::Both ? 0.5 : 0, 1);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -257,6 +277,11 @@ void StGraphView::resetZoom() {
         const QCPRange s = m_sim->getKeyRange(simFound);
         if (simFound)
             k = found ? QCPRange(std::min(k.lower, s.lower), std::max(k.upper, s.upper)) : s;
+    }
+    if (m_ghost->visible()) { // the live best may run longer than the current schedule
+        bool ghostFound = false;
+        const QCPRange g = m_ghost->getKeyRange(ghostFound);
+        if (ghostFound && (found || simFound)) k.upper = std::max(k.upper, g.upper);
     }
     if (found || simFound)
         m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
@@ -373,12 +398,15 @@ bool StGraphView::eventFilter(QObject* watched, QEvent* event) {
 }
 
 QString StGraphView::exportTo(const QString& path) {
-    // The selection's dimming is not part of an exported figure.
+    // The selection's dimming and the live best are not part of an exported figure.
     for (StGraphPlottable* p : {m_rects, m_sim})
         p->setHighlightSuppressed(true);
+    const bool ghost = m_ghost->visible();
+    m_ghost->setVisible(false);
     const QString err = exportPlot(m_plot, path);
     for (StGraphPlottable* p : {m_rects, m_sim})
         p->setHighlightSuppressed(false);
+    m_ghost->setVisible(ghost);
     return err;
 }
 

@@ -21,6 +21,7 @@ class SelectionState;
 class StGraphPlottable;
 class ProgramRunner;
 class ProgramRun;
+struct LiveBest;
 
 class StGraphView : public QWidget {
     Q_OBJECT
@@ -48,6 +49,12 @@ class StGraphView : public QWidget {
     void showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree, bool rescale);
     bool hasLayout() const;
     QString exportTo(const QString& path);
+    // The running search's best, drawn translucent and outlined over the current schedule
+    // (null removes it); shown while setShowLiveBest(true) (the default).
+    void setLiveBest(std::shared_ptr<const LiveBest> best);
+    void setShowLiveBest(bool on);
+    bool showLiveBest() const { return m_showLiveBest; }
+    StGraphPlottable* liveBestPlottable() const { return m_ghost; }
 
   public slots:
     void resetZoom();
@@ -73,6 +80,8 @@ class StGraphView : public QWidget {
     QCustomPlot* m_plot;
     StGraphPlottable* m_rects;
     StGraphPlottable* m_sim;
+    StGraphPlottable* m_ghost; // the live best (LiveBestPreview), over m_rects
+    bool m_showLiveBest = true;
     QComboBox* m_timelineBox;
     QComboBox* m_colourBox;
     Colouring m_colouring = Colouring::Layer;
