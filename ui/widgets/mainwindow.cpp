@@ -2,6 +2,7 @@
 
 #include "core/autosaver.h"
 #include "core/document.h"
+#include "core/livebestpreview.h"
 #include "core/programrunner.h"
 #include "core/reportbuilder.h"
 #include "core/searchworker.h"
@@ -16,6 +17,7 @@
 #include "tree/tree_json.h"
 #include "util/fileio.h"
 #include "widgets/boundaryview.h"
+#include "widgets/comparesessionsdialog.h"
 #include "widgets/diffpanel.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/layerspanel.h"
@@ -122,11 +124,11 @@ MainWindow::MainWindow(QWidget* parent)
     m_metrics = new MetricsPanel(m_doc, this);
     m_search = new SearchPanel(this);
     m_programs = new ProgramRunner(m_doc, this);
-    m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
-    m_diff = new DiffPanel(m_doc, this);
     m_liveBest = new LiveBestPreview(m_doc, this);
     connect(m_liveBest, &LiveBestPreview::changed, m_st, &StGraphView::setLiveBest);
     connect(m_liveBest, &LiveBestPreview::changed, m_heatmap, &NocHeatmapView::setLiveBest);
+    m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
+    m_diff = new DiffPanel(m_doc, this);
     m_tradeoff = new TradeoffView(this);
     m_layers = new LayersPanel(m_doc, m_selection, this);
     m_boundaryView = new BoundaryView(m_doc, this);
@@ -373,6 +375,14 @@ void MainWindow::buildMenus() {
                                          tr("Trees (*.tree *.txt *.json);;All files (*)"));
         if (!p.isEmpty()) compareWithTreeFile(p);
     });
+    file->addAction(tr("Compare &sessions (A/B)..."), this, [this] {
+        const QString filter = tr("Tilescope sessions (*.tilescope.json *.json)");
+        const QString a = QFileDialog::getOpenFileName(this, tr("Compare sessions: A"), {}, filter);
+        if (a.isEmpty()) return;
+        const QString b = QFileDialog::getOpenFileName(this, tr("Compare sessions: B"),
+                                                       QFileInfo(a).absolutePath(), filter);
+        if (!b.isEmpty()) compareSessions(a, b);
+    });
     file->addSeparator();
     file->addAction(tr("Open &session..."), this, &MainWindow::openSessionDialog);
     file->addAction(tr("Open s&weep database..."), this, [this] {
@@ -444,16 +454,6 @@ void MainWindow::buildMenus() {
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st,
                           &StGraphView::resetZoom);
-
-    QMenu* search = menuBar()->addMenu(tr("&Search"));
-    search->addAction(tr("&Start"), QKeySequence(Qt::Key_F5), this, &MainWindow::startSearch);
-    search->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this,
-                      [this] { pauseSearch(!m_search->property("paused").toBool()); });
-    search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
-                      &MainWindow::stopSearch);
-    search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
-    search->addSeparator();
-    search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
     m_showLiveBest = m_viewMenu->addAction(tr("Show &live best"));
     m_showLiveBest->setObjectName(QStringLiteral("showLiveBest"));
     m_showLiveBest->setCheckable(true);
@@ -465,6 +465,16 @@ void MainWindow::buildMenus() {
         m_heatmap->setShowLiveBest(on);
         if (!on) m_liveBest->clear(); // nothing is evaluated for a hidden overlay
     });
+
+    QMenu* search = menuBar()->addMenu(tr("&Search"));
+    search->addAction(tr("&Start"), QKeySequence(Qt::Key_F5), this, &MainWindow::startSearch);
+    search->addAction(tr("&Pause / resume"), QKeySequence(Qt::Key_F6), this,
+                      [this] { pauseSearch(!m_search->property("paused").toBool()); });
+    search->addAction(tr("S&top"), QKeySequence(Qt::SHIFT | Qt::Key_F5), this,
+                      &MainWindow::stopSearch);
+    search->addAction(tr("&Adopt best"), this, &MainWindow::adoptBest);
+    search->addSeparator();
+    search->addAction(tr("&Compare LS / LP / DP-LP / SA"), this, &MainWindow::runCompare);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, &MainWindow::showGuide);
@@ -542,6 +552,7 @@ void MainWindow::connectWorker() {
         m_search->addSnapshot(*s);
         if (!s->final) m_tradeoff->addHistory(s->energy, s->delay);
         if (!s->final) m_boundaryView->addSearchPoint(s->bestEnergy, s->bestDelay);
+        if (!s->final && m_showLiveBest->isChecked()) m_liveBest->offer(s->bestTree);
     });
     connect(m_worker, &SearchWorker::outcomeReady, this, [this](OutcomePtr o) {
         if (o->generation != m_generation || o->net != m_doc->network()) return;
@@ -552,8 +563,8 @@ void MainWindow::connectWorker() {
         if (o->best.valid)
             m_tradeoff->setCandidate(tr("search best (seed %1)").arg(o->result.seed), o->bestTree,
                                      o->best.energy.total(), o->best.delay);
-        if (!s->final && m_showLiveBest->isChecked()) m_liveBest->offer(s->bestTree);
         if (o->adopt) {
+            m_liveBest->clear(); // the best is now the document's own tree
             // The worker already continues from this tree: do not send it back.
             m_forwardEdits = false;
             // A refusal reaches the status bar through Document::editRefused.
@@ -564,7 +575,6 @@ void MainWindow::connectWorker() {
     connect(m_worker, &SearchWorker::stateChanged, this,
             [this](quint64 gen, RunState s, const QString& msg) {
                 if (gen != m_generation) return;
-            m_liveBest->clear(); // the best is now the document's own tree
                 if (m_comparing) {
                     statusBar()->showMessage(msg, 5000);
                     return;
@@ -574,6 +584,7 @@ void MainWindow::connectWorker() {
                 const bool wasRunning = m_running;
                 m_running = s == RunState::Running || s == RunState::Paused;
                 if (wasRunning && !m_running) {
+                    m_liveBest->clear();
                     if (s == RunState::Failed)
                         showError(tr("Search"), msg);
                     else
@@ -584,7 +595,6 @@ void MainWindow::connectWorker() {
                     emit searchFinished();
                 }
             });
-                    m_liveBest->clear();
     connect(m_worker, &SearchWorker::compareReady, this, [this](ComparePtr c) {
         if (c->generation != m_generation) return;
         m_comparing = false;
@@ -822,6 +832,18 @@ bool MainWindow::openSweepPoint(const SweepRow& row, const QString& databasePath
     return true;
 }
 
+CompareSessionsDialog* MainWindow::compareSessions(const QString& pathA, const QString& pathB) {
+    auto* dlg = new CompareSessionsDialog(this);
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    if (!dlg->open(pathA, pathB)) {
+        showError(tr("Compare sessions"), dlg->errorText());
+        delete dlg;
+        return nullptr;
+    }
+    dlg->show();
+    return dlg;
+}
+
 bool MainWindow::compareWithTreeFile(const QString& path) {
     if (!m_doc->hasModel()) {
         showError(tr("Compare with tree file"), tr("Open a model first"));
@@ -896,26 +918,11 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
         showError(tr("Open session"), qs(msg));
         return false;
     };
-    auto net = loadModel(s->modelPath.toStdString());
-    if (!net) return fail(net.error().message);
-    auto hw = parseHardware(s->hardware, path.toStdString() + ": hardware");
-    if (!hw) return fail(hw.error().message);
-    auto tree = parseTreeText(s->treeText, *net, path.toStdString() + ": tree");
-    if (!tree) return fail(tree.error().message);
-    RATree t = std::move(tree).value();
-    for (const QString& p : s->pinned) {
-        const int id = t.nodeAtPath(p.toStdString());
-        if (id < 0) return fail(path.toStdString() + ": pinned: no node at " + p.toStdString());
-        auto r = edit::setPinned(t, id, true);
-        if (!r)
-            return fail(path.toStdString() + ": pinned " + p.toStdString() + ": " +
-                        r.error().message);
-        t = std::move(r).value();
-    }
-    auto shared = std::make_shared<const Network>(std::move(net).value());
-    if (auto err = m_doc->restore(shared, s->modelPath, s->modelSha256, *hw,
-                                  s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource,
-                                  s->batch, s->objective, t))
+    auto in = s->resolve(path);
+    if (!in) return fail(in.error().message);
+    if (auto err = m_doc->restore(in->net, s->modelPath, s->modelSha256, in->hw,
+                                  s->hardwareSource.isEmpty() ? qs(in->hw.name) : s->hardwareSource,
+                                  s->batch, s->objective, in->tree))
         return fail(path.toStdString() + ": tree: " + err->message);
     m_search->setSettings(s->search);
     m_search->setObjective(s->objective);

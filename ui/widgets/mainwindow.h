@@ -81,6 +81,9 @@ class MainWindow : public QMainWindow {
     BoundaryView* boundaryView() const { return m_boundaryView; }
     // A/B compare: the diff of the document's tree against a tree file.
     bool compareWithTreeFile(const QString& path);
+    // A/B compare of two saved sessions: a dialog with both S-T graphs on one time axis, the
+    // figures of each and their tree diff; null (the error shown) when either is unreadable.
+    CompareSessionsDialog* compareSessions(const QString& pathA, const QString& pathB);
     bool welcomeShown() const;
     // Generates the program for the current tree off the GUI thread and writes the test-chip
     // folder (exportProgram: atomic, validated) in the given formats (program.bin alone by
@@ -106,11 +109,11 @@ class MainWindow : public QMainWindow {
     SearchPanel* searchPanel() const { return m_search; }
     InstructionsPanel* instructionsPanel() const { return m_instructions; }
     ProgramRunner* programRunner() const { return m_programs; }
+    LiveBestPreview* liveBestPreview() const { return m_liveBest; }
+    QAction* showLiveBestAction() const { return m_showLiveBest; }
     bool searchRunning() const { return m_running; }
     OutcomePtr lastSearch() const { return m_lastSearch; }
 
-    LiveBestPreview* liveBestPreview() const { return m_liveBest; }
-    QAction* showLiveBestAction() const { return m_showLiveBest; }
   public slots:
     void startSearch();
     void showGuide();
@@ -172,11 +175,11 @@ class MainWindow : public QMainWindow {
     BoundaryView* m_boundaryView = nullptr;
     QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
+    LiveBestPreview* m_liveBest = nullptr; // the running search's best, for the overlays
+    QAction* m_showLiveBest = nullptr;     // View > Show live best
     QMenu* m_recentMenu = nullptr;
     QLabel* m_inputsLabel;
     QThread m_thread;
-    LiveBestPreview* m_liveBest = nullptr; // the running search's best, for the overlays
-    QAction* m_showLiveBest = nullptr;     // View > Show live best
     SearchWorker* m_worker;
     quint64 m_generation = 0;
     bool m_running = false;
