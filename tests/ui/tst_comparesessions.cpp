@@ -3,12 +3,12 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "expectok.h"
+#include "testwindow.h"
 #include "tree/ratree.h"
 #include "widgets/comparesessionsdialog.h"
 #include "widgets/mainwindow.h"
 #include "widgets/stgraphplottable.h"
 
-#include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -25,12 +25,6 @@ std::set<int> nodesOf(const StGraphPlottable* p) {
         out.insert(r.node);
     return out;
 }
-std::set<int> leavesOf(const RATree& t, const Network& net) {
-    std::set<int> out;
-    for (int l = 0; l < int(net.layers.size()); ++l)
-        if (int leaf = t.leafOf(l); leaf >= 0) out.insert(leaf);
-    return out;
-}
 } // namespace
 
 class TstCompareSessions : public QObject {
@@ -45,12 +39,8 @@ class TstCompareSessions : public QObject {
 
   private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
-        m_w = std::make_unique<MainWindow>();
-        m_w->setInteractive(false);
-        m_w->resize(1280, 800);
-        m_w->show();
+        m_w = openTestWindow(m_dir);
+        QVERIFY(m_w);
         QVERIFY(m_w->openSample(TILESCOPE_SAMPLES "/models/resnet50.onnx", QStringLiteral("edge"),
                                 false));
         Document* doc = m_w->document();

@@ -8,6 +8,7 @@
 #include "core/stlayout.h"
 #include "eval/linkload.h"
 #include "expectok.h"
+#include "testwindow.h"
 #include "tree/ratree.h"
 #include "widgets/mainwindow.h"
 #include "widgets/nocheatmapview.h"
@@ -19,10 +20,10 @@
 #include <QImage>
 #include <QPainter>
 #include <QSignalSpy>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
+#include <qcustomplot.h>
 #include <set>
 
 using namespace tilescope;
@@ -35,13 +36,6 @@ RATree edited(Document& doc, int first, NodeType type) {
     RATree t = doc.tree();
     doc.undoStack()->undo();
     return t;
-}
-
-std::set<int> leavesOf(const RATree& t, const Network& net) {
-    std::set<int> out;
-    for (int l = 0; l < int(net.layers.size()); ++l)
-        if (int leaf = t.leafOf(l); leaf >= 0) out.insert(leaf);
-    return out;
 }
 
 QImage render(NocHeatmapView* v) {
@@ -170,17 +164,23 @@ class TstLiveBest : public QObject {
     // The whole loop in the main window: a running search's best shows over the S-T graph
     // and the heatmap, follows the preview, switches off from the View menu and ends with
     // the run.
+    // resnet50 on cloud with a 40 s search budget (the tests stop it early).
+    static std::unique_ptr<MainWindow> openSearchWindow(const QTemporaryDir& dir) {
+        auto w = openTestWindow(dir);
+        if (!w || !w->openSample(TILESCOPE_SAMPLES "/models/resnet50.onnx", QStringLiteral("cloud"),
+                                 false))
+            return nullptr;
+        SearchConfig c = w->searchPanel()->settings();
+        c.seconds = 40;
+        w->searchPanel()->setSettings(c);
+        return w;
+    }
+
     void overlayDuringRun() {
-        QStandardPaths::setTestModeEnabled(true);
         QTemporaryDir dir;
-        qputenv("TILESCOPE_RECOVERY_DIR", dir.path().toUtf8());
-        MainWindow w;
-        w.setInteractive(false);
-        w.resize(1280, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openSample(TILESCOPE_SAMPLES "/models/resnet50.onnx", QStringLiteral("cloud"),
-                             false));
+        auto window = openSearchWindow(dir);
+        QVERIFY(window);
+        MainWindow& w = *window;
         QTRY_VERIFY_WITH_TIMEOUT(w.stGraph()->hasLayout(), 20000);
         StGraphPlottable* ghost = w.stGraph()->liveBestPlottable();
         NocHeatmapView* heat = w.heatmap();
@@ -188,9 +188,6 @@ class TstLiveBest : public QObject {
         QVERIFY(w.showLiveBestAction()->isChecked()); // on by default
         const QImage before = render(heat);
 
-        SearchConfig c = w.searchPanel()->settings();
-        c.seconds = 40;
-        w.searchPanel()->setSettings(c);
         QSignalSpy finished(&w, &MainWindow::searchFinished);
         w.startSearch();
         LiveBestPreview* p = w.liveBestPreview();
@@ -204,6 +201,8 @@ class TstLiveBest : public QObject {
             nodes.insert(r.node);
         QCOMPARE(nodes, leavesOf(*best->tree, *w.document()->network()));
         QVERIFY(ghost->ghost() && !w.stGraph()->plottable()->ghost());
+        QCPItemText* legend = w.stGraph()->liveBestLegend();
+        QVERIFY(legend->visible());
         // The heatmap draws the best's tile load, which is not the document's.
         QVERIFY(heat->liveBestShown());
         for (int t = 0; t < w.document()->hardware()->tiles(); ++t)
@@ -212,6 +211,7 @@ class TstLiveBest : public QObject {
 
         w.showLiveBestAction()->setChecked(false);
         QVERIFY(!ghost->visible());
+        QVERIFY(!legend->visible());
         QVERIFY(!heat->liveBestShown());
         QVERIFY(!p->current());
         w.showLiveBestAction()->setChecked(true);
@@ -226,19 +226,10 @@ class TstLiveBest : public QObject {
 
     // Adopting the best ends its preview: the document now shows that tree.
     void adoptEndsPreview() {
-        QStandardPaths::setTestModeEnabled(true);
         QTemporaryDir dir;
-        qputenv("TILESCOPE_RECOVERY_DIR", dir.path().toUtf8());
-        MainWindow w;
-        w.setInteractive(false);
-        w.resize(1280, 800);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(w.openSample(TILESCOPE_SAMPLES "/models/resnet50.onnx", QStringLiteral("cloud"),
-                             false));
-        SearchConfig c = w.searchPanel()->settings();
-        c.seconds = 40;
-        w.searchPanel()->setSettings(c);
+        auto window = openSearchWindow(dir);
+        QVERIFY(window);
+        MainWindow& w = *window;
         QSignalSpy finished(&w, &MainWindow::searchFinished);
         w.startSearch();
         LiveBestPreview* p = w.liveBestPreview();

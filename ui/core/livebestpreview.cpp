@@ -63,16 +63,12 @@ void LiveBestPreview::start() {
         m_throttle.start();
         return;
     }
-    if (m_ctxNet != m_doc->network() || m_ctxHw != m_doc->hardware() || !m_ctx) {
-        m_ctxNet = m_doc->network();
-        m_ctxHw = m_doc->hardware();
-        m_ctx = std::make_shared<EvalContext>(*m_ctxNet, *m_ctxHw);
-    }
+    m_ctx.follow(m_doc->network(), m_doc->hardware());
     m_started = std::exchange(m_offered, nullptr);
     m_throttle.start(); // the next best waits at least an interval
-    auto ctx = m_ctx;
-    auto net = m_ctxNet;
-    auto hw = m_ctxHw;
+    auto ctx = m_ctx.ctx;
+    auto net = m_ctx.net;
+    auto hw = m_ctx.hw;
     auto tree = m_started;
     const int batch = m_doc->batch();
     EvalOptions opt;

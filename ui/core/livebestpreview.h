@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/backgroundjob.h"
+#include "core/jobcontext.h"
 #include "core/stlayout.h"
 #include "eval/evaluation.h"
 #include "eval/linkload.h"
@@ -15,12 +16,6 @@
 #include <QObject>
 #include <QTimer>
 #include <memory>
-
-namespace tilescope {
-struct Network;
-struct Hardware;
-class EvalContext;
-} // namespace tilescope
 
 namespace tilescope::ui {
 
@@ -60,11 +55,7 @@ class LiveBestPreview : public QObject {
     std::shared_ptr<const RATree> m_offered; // newest offered, not yet handed to a job
     std::shared_ptr<const RATree> m_started; // the last one handed to a job
     std::shared_ptr<const LiveBest> m_current;
-    // Like ProgramRunner: a context of its own (the document's belongs to the GUI thread),
-    // kept across jobs for its memo caches; one job at a time uses it.
-    std::shared_ptr<EvalContext> m_ctx;
-    std::shared_ptr<const Network> m_ctxNet;
-    std::shared_ptr<const Hardware> m_ctxHw;
+    JobContext m_ctx;         // like ProgramRunner's: the document's belongs to the GUI thread
     quint64 m_generation = 0; // bumped by clear(): a job of an earlier preview is ignored
     int m_built = 0;
     BackgroundJob m_job{this}; // start() waits while it is busy

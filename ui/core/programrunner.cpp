@@ -29,14 +29,10 @@ void ProgramRunner::schedule() {
 
 void ProgramRunner::start() {
     if (!m_doc->hasModel()) return;
-    if (m_ctxNet != m_doc->network() || m_ctxHw != m_doc->hardware() || !m_ctx) {
-        m_ctxNet = m_doc->network();
-        m_ctxHw = m_doc->hardware();
-        m_ctx = std::make_shared<EvalContext>(*m_ctxNet, *m_ctxHw);
-    }
-    auto ctx = m_ctx;
-    auto net = m_ctxNet;
-    auto hw = m_ctxHw;
+    m_ctx.follow(m_doc->network(), m_doc->hardware());
+    auto ctx = m_ctx.ctx;
+    auto net = m_ctx.net;
+    auto hw = m_ctx.hw;
     const RATree tree = m_doc->tree();
     const int batch = m_doc->batch();
     const Objective obj = m_doc->objective();

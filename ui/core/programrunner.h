@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/backgroundjob.h"
+#include "core/jobcontext.h"
 #include "core/programrun.h"
 
 #include <QObject>
@@ -44,11 +45,7 @@ class ProgramRunner : public QObject {
 
     Document* m_doc;
     QTimer m_debounce;
-    // The context's memo caches outlive edits; a job holds it (and the network and
-    // hardware it refers to) so a model change during a job cannot pull them away.
-    std::shared_ptr<EvalContext> m_ctx;
-    std::shared_ptr<const Network> m_ctxNet;
-    std::shared_ptr<const Hardware> m_ctxHw;
+    JobContext m_ctx; // the jobs' evaluation context (its memo caches outlive edits)
     std::shared_ptr<const ProgramRun> m_last;
     // An edit during a job makes the job wait for the running one, whose result is dropped.
     BackgroundJob m_job{this, BackgroundJob::Policy::OneAtATime};

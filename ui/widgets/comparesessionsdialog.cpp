@@ -126,9 +126,12 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
                                         QString::fromStdString(l.in.hw.name))
                                    .arg(l.session.batch);
         s.metrics->setText(
-            e.valid ? tr("%1\nenergy %2, delay %3, cost %4")
+            e.valid ? tr("%1\nenergy %2, delay %3, objective %4 (E^%5 D^%6)")
                           .arg(inputs, energyText(e.energy.total()),
-                               timeText(e.delay, l.in.hw.clockGHz), engText(e.cost))
+                               timeText(e.delay, l.in.hw.clockGHz))
+                          .arg(e.cost, 0, 'g', 4)
+                          .arg(l.session.objective.n)
+                          .arg(l.session.objective.m)
                     : tr("%1\ninvalid: %2").arg(inputs, QString::fromStdString(e.reason)));
         auto layout = e.valid
                           ? StLayout::build(l.eval, l.in.hw.tiles(), displayLayerNames(*l.in.net))
@@ -136,6 +139,7 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
         if (layout) end = std::max(end, layout->endCycle());
         s.rects->setLayout(layout);
         s.plot->yAxis->setRange(-0.5, l.in.hw.tiles() - 0.5);
+        setTileTicker(s.plot->yAxis, l.in.hw.tiles());
     }
     for (Side& s : m_sides) {
         m_syncing = true; // both get the same range here

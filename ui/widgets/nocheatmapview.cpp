@@ -311,32 +311,32 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         p.drawPolygon(s.shape);
     }
 
-    // The live best: an inner square per tile, a stripe along each link, both on the same
-    // scales.
+    // The live best: a blue-edged inner square per tile in its busy colour and, where the
+    // arrows are wide enough to hold one, a stripe along each link, on the same scales.
     if (liveBestShown()) {
-        const QPen ghostPen(QColor(20, 20, 20, 200), 1, Qt::DashLine);
+        // Small tiles (a 12x12 mesh in a dock) get a solid outline: dashes blur there.
+        const bool large = g.tileSize >= 24;
+        const QPen ghostPen(QColor(21, 101, 192), large ? 1.5 : 1.0,
+                            large ? Qt::DashLine : Qt::SolidLine);
         for (int t = 0; t < mesh.tiles(); ++t) {
             const QRectF r = g.tileRect(mesh.tileX(t), mesh.tileY(t));
-            const QRectF inner = QRectF(0, 0, r.width() * 0.42, r.height() * 0.42);
-            QColor c = busyColor(liveBestTileBusy(t));
-            c.setAlpha(215);
-            p.setBrush(c);
+            const QRectF inner = QRectF(0, 0, r.width() * 0.45, r.height() * 0.45);
+            p.setBrush(busyColor(liveBestTileBusy(t)));
             p.setPen(ghostPen);
-            p.drawRect(inner.translated(r.right() - inner.width() - 2, r.top() + 2));
+            p.drawRect(inner.translated(r.right() - inner.width() - 1, r.top() + 1));
         }
         p.setPen(Qt::NoPen);
-        for (const LinkShape& s : linkShapes(g)) {
+        for (const LinkShape& s : large ? linkShapes(g) : std::vector<LinkShape>{}) {
             const double v = liveBestLinkValue(s.link);
-            QColor c = v <= 0 ? QColor(215, 215, 215) : heatColor(v / scale);
             // The stripe: the arrow's shape shrunk towards its centre line.
-            const QPointF mid = s.shape.boundingRect().center();
-            QTransform shrink;
             const QRectF b = s.shape.boundingRect();
+            const QPointF mid = b.center();
             const bool horizontal = b.width() >= b.height();
+            QTransform shrink;
             shrink.translate(mid.x(), mid.y());
             shrink.scale(horizontal ? 0.7 : 0.3, horizontal ? 0.3 : 0.7);
             shrink.translate(-mid.x(), -mid.y());
-            p.setBrush(c);
+            p.setBrush(v <= 0 ? QColor(215, 215, 215) : heatColor(v / scale));
             p.drawPolygon(shrink.map(s.shape));
         }
     }
@@ -366,8 +366,9 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
                 [](double t) { return busyColor(t); });
     if (liveBestShown()) {
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRectF(x0, 4, size.width() - 2 * x0, 16), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("Dashed inner squares and stripes: the search's best so far"));
+        p.setPen(QColor(21, 101, 192));
+        p.drawText(QRectF(x0, 4, size.width() - 2 * x0, 30), Qt::AlignLeft | Qt::TextWordWrap,
+                   tr("Blue-edged inner squares: the search's best so far"));
     }
     if (!m_invalidReason.isEmpty()) {
         p.fillRect(QRect(QPoint(0, 0), size), QColor(255, 255, 255, 150));

@@ -35,8 +35,9 @@ class NocHeatmapView : public QWidget {
     // Values behind the colours (tests and tooltips).
     double tileBusy(int tile) const;
     double linkValue(int link) const;
-    // The running search's best (LiveBestPreview): each tile gets an inner square in the
-    // best's busy colour, each link a stripe in its colour; null removes them.
+    // The running search's best (LiveBestPreview): each tile gets a blue-edged inner square
+    // in the best's busy colour, each wide enough link a stripe in its colour; null removes
+    // them.
     void setLiveBest(std::shared_ptr<const LiveBest> best);
     void setShowLiveBest(bool on);
     bool showLiveBest() const { return m_showLiveBest; }

@@ -14,6 +14,17 @@ StGraphPlottable::StGraphPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis)
     setSelectable(QCP::stNone); // selection is the shared SelectionState, not QCP's
 }
 
+void setTileTicker(QCPAxis* axis, int tiles) {
+    if (tiles <= 40) {
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+        ticker->setTickStep(tiles <= 20 ? 1 : 2);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        axis->setTicker(ticker);
+    } else {
+        axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
+}
+
 void StGraphPlottable::setLayout(std::shared_ptr<const StLayout> layout) {
     m_layout = std::move(layout);
     m_colors.clear();
@@ -122,13 +133,15 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                                                                  : QColor(150, 150, 150);
         if (anyHighlight && !hl)
             c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
-        if (m_ghost) c.setAlpha(70); // the schedule underneath shows through
+        // One translucent blue (the search's "best" colour): the schedule underneath keeps
+        // its layer colours and shows through.
+        if (m_ghost) c = QColor(21, 101, 192, 55);
         return c;
     };
 
     const QFontMetrics fm(painter->font());
     const QPen outline =
-        m_ghost ? QPen(QColor(20, 20, 20, 190), 1, Qt::DashLine) : QPen(QColor(0, 0, 0, 90), 0);
+        m_ghost ? QPen(QColor(21, 101, 192, 230), 1.5, Qt::DashLine) : QPen(QColor(0, 0, 0, 90), 0);
     const QPen hlOutline(QColor(20, 20, 20), 2);
     for (size_t i = m_layout->firstVisible(c0); i < rects.size() && rects[i].start <= c1; ++i) {
         const StRect& r = rects[i];

@@ -13,6 +13,10 @@
 
 namespace tilescope::ui {
 
+// The tile axis of an S-T graph: whole tile ids (every one up to 20 tiles, every other one
+// up to 40), the default ticker above that.
+void setTileTicker(QCPAxis* axis, int tiles);
+
 class StGraphPlottable : public QCPAbstractPlottable {
     Q_OBJECT
   public:
@@ -33,7 +37,7 @@ class StGraphPlottable : public QCPAbstractPlottable {
     // tree, or a preview.
     void setFaded(bool on) { m_faded = on; }
     bool faded() const { return m_faded; }
-    // Drawn as a see-through overlay (translucent fill, dashed outlines, no labels, no
+    // Drawn as a see-through overlay (translucent blue, dashed blue outlines, no labels, no
     // highlight) over another plottable: the live best of a running search.
     void setGhost(bool on) { m_ghost = on; }
     bool ghost() const { return m_ghost; }

@@ -11,6 +11,7 @@
 #include <memory>
 
 class QCustomPlot;
+class QCPItemText;
 class QComboBox;
 class QLabel;
 
@@ -55,6 +56,7 @@ class StGraphView : public QWidget {
     void setShowLiveBest(bool on);
     bool showLiveBest() const { return m_showLiveBest; }
     StGraphPlottable* liveBestPlottable() const { return m_ghost; }
+    QCPItemText* liveBestLegend() const { return m_liveBestLegend; }
 
   public slots:
     void resetZoom();
@@ -74,6 +76,7 @@ class StGraphView : public QWidget {
     void programReady(std::shared_ptr<const ProgramRun> run);
     int hitAt(const QPoint& pos, StGraphPlottable** which) const;
     void panBy(double fraction);
+    void updateLiveBestVisibility();
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -82,6 +85,7 @@ class StGraphView : public QWidget {
     StGraphPlottable* m_sim;
     StGraphPlottable* m_ghost; // the live best (LiveBestPreview), over m_rects
     bool m_showLiveBest = true;
+    QCPItemText* m_liveBestLegend = nullptr; // the overlay's legend, in the plot
     QComboBox* m_timelineBox;
     QComboBox* m_colourBox;
     Colouring m_colouring = Colouring::Layer;
