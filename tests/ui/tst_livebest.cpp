@@ -129,23 +129,29 @@ class TstLiveBest : public QObject {
         LiveBestPreview p(&m_doc);
         p.setThrottleMs(50);
         QSignalSpy changed(&p, &LiveBestPreview::changed);
-        p.offer(std::make_shared<const RATree>(m_a)); // the first best starts at once...
-        p.clear();                                    // ...and is dropped
+        // The first best starts at once. Its job is usually under way when clear() comes and
+        // is dropped (nothing is shown); with the engine's memo caches warm it may be done
+        // before run() returns (Qt runs a finished future's continuation at once), then it
+        // was shown and clear() takes it away. Either way nothing comes after the clear.
+        p.offer(std::make_shared<const RATree>(m_a));
+        p.clear();
+        const qsizetype atClear = changed.count();
+        QVERIFY2(atClear == 0 || atClear == 2, qPrintable(QString::number(atClear)));
         QTest::qWait(1500);
-        QCOMPARE(changed.count(), 0);
-        QCOMPARE(p.layoutsBuilt(), 0);
+        QCOMPARE(changed.count(), atClear);
+        QCOMPARE(p.layoutsBuilt(), int(atClear / 2));
         QVERIFY(!p.current());
         p.offer(std::make_shared<const RATree>(m_c));
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), atClear + 1, 20000);
         QVERIFY(*p.current()->tree == m_c);
         p.offer(std::make_shared<const RATree>(m_b)); // waits for the throttle
         p.clear();
-        QCOMPARE(changed.count(), 2);
-        QVERIFY(!changed.at(1).at(0).value<std::shared_ptr<const LiveBest>>());
+        QCOMPARE(changed.count(), atClear + 2);
+        QVERIFY(!changed.last().at(0).value<std::shared_ptr<const LiveBest>>());
         QVERIFY(!p.current());
         QTest::qWait(500);
-        QCOMPARE(changed.count(), 2);
-        QCOMPARE(p.layoutsBuilt(), 1);
+        QCOMPARE(changed.count(), atClear + 2);
+        QCOMPARE(p.layoutsBuilt(), int(atClear / 2) + 1);
     }
 
     // A best equal to the document's tree (just adopted) is nothing to preview.
