@@ -151,15 +151,17 @@ struct Shared {
     double bestCost = 0;
     PicoJoules bestEnergy = 0;
     Cycles bestDelay = 0;
+    std::shared_ptr<const RATree> bestTree; // copied only when a callback will show it
     bool haveBest = false;
 
-    void offerBest(const Evaluation& e) {
+    void offerBest(const Evaluation& e, const RATree& tree) {
         std::lock_guard lock(mutex);
         if (!haveBest || e.cost < bestCost) {
             haveBest = true;
             bestCost = e.cost;
             bestEnergy = e.energy.total();
             bestDelay = e.delay;
+            if (callback && *callback) bestTree = std::make_shared<const RATree>(tree);
         }
     }
 };
@@ -292,7 +294,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
                     ++r.improvements;
                     r.best = *cand;
                     r.bestEval = e;
-                    shared.offerBest(e);
+                    shared.offerBest(e, r.best);
                 }
                 if (accepted) {
                     ++r.accepted;
@@ -336,6 +338,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
                 p.bestCost = shared.bestCost;
                 p.bestEnergy = shared.bestEnergy;
                 p.bestDelay = shared.bestDelay;
+                p.bestTree = shared.bestTree;
                 (*shared.callback)(p);
             }
         }
@@ -574,6 +577,7 @@ void reportFinal(const ProgressCallback& progress, const SearchResult& res, int 
     p.fraction = 1;
     p.secondsLeft = timed ? 0 : -1;
     p.final = true;
+    p.bestTree = std::make_shared<const RATree>(res.bestTree);
     std::lock_guard lock(shared.mutex);
     progress(p);
 }
@@ -623,7 +627,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     shared.start = t0;
     shared.intervalNs = std::llround(std::max(0.0, config.progressInterval) * 1e9);
     shared.seconds = timed ? config.seconds : 0;
-    shared.offerBest(startEval);
+    shared.offerBest(startEval, start);
 
     // The Set portfolio (docs/search.md): the baselines' trees and short LS / LP warm-up
     // chains feed the main chains' starts, so the result is never worse than any of them.
@@ -636,7 +640,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
             if (c.tree == t) return;
         Evaluation e = evaluate(setup, t, config.totalBatch, opt);
         if (!e.valid) return;
-        shared.offerBest(e);
+        shared.offerBest(e, t);
         pool.push_back({std::move(name), std::move(t), std::move(e)});
     };
     std::vector<ChainSpec> warmSpecs;

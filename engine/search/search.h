@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -82,6 +83,9 @@ struct Progress {
     double bestCost = 0; // best over all chains so far
     PicoJoules bestEnergy = 0;
     Cycles bestDelay = 0;
+    // The tree behind bestCost (annealing only; null before the first valid tree). The same
+    // pointer until the best improves, so a viewer can tell a new best by comparing them.
+    std::shared_ptr<const RATree> bestTree;
     double acceptanceRate = 0; // accepted / valid candidates over the chain's last window
     double elapsedSeconds = 0;
     // Share of the budget used, in [0, 1]: elapsed / seconds for a time budget, else

@@ -1,6 +1,7 @@
 // BackgroundJob (ui/core/backgroundjob.h): results come back on the owner's thread with
 // their stamp; a job overtaken by a newer run() or a drop() is dropped, whatever the order
-// in which the pool finishes them.
+// in which the pool finishes them. With Policy::OneAtATime a newer run() waits for the
+// running job, and only the newest waiting request starts.
 #include "core/backgroundjob.h"
 
 #include <QScopeGuard>
@@ -9,6 +10,7 @@
 #include <QThread>
 #include <QThreadPool>
 #include <algorithm>
+#include <atomic>
 
 using namespace tilescope::ui;
 
@@ -77,6 +79,97 @@ class TstBackgroundJob : public QObject {
         gate.release();
         QTRY_VERIFY(!job.busy());
         QCOMPARE(calls, 0);
+        QCOMPARE(job.droppedCount(), 1);
+    }
+    void overlapStartsAtOnce() {
+        // The default policy hands every run() to the pool at once.
+        BackgroundJob job(this);
+        QSemaphore gate;
+        const auto open = qScopeGuard([&] { gate.release(3); });
+        std::atomic<int> entered{0};
+        auto work = [&] {
+            ++entered;
+            gate.acquire();
+            return 0;
+        };
+        for (int i = 0; i < 3; ++i)
+            job.run(quint64(i), work, [](int, quint64) {});
+        QCOMPARE(job.startedCount(), 3);
+        QTRY_COMPARE(entered.load(), 3); // all three compute side by side
+        gate.release(3);
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(job.droppedCount(), 2);
+    }
+    void oneAtATimeRunsNewestAfterRunning() {
+        BackgroundJob job(this, BackgroundJob::Policy::OneAtATime);
+        QSemaphore g1, g3;
+        const auto open = qScopeGuard([&] {
+            g1.release();
+            g3.release();
+        });
+        std::atomic<int> entered{0};
+        QList<int> got;
+        QList<quint64> stamps;
+        auto done = [&](int v, quint64 stamp) {
+            got << v;
+            stamps << stamp;
+        };
+        auto gated = [&entered](QSemaphore* g, int v) {
+            return [&entered, g, v] {
+                ++entered;
+                if (g) g->acquire();
+                return v;
+            };
+        };
+        job.run(1, gated(&g1, 1), done);
+        QTRY_COMPARE(entered.load(), 1);
+        job.run(2, gated(nullptr, 2), done); // waits for job 1...
+        job.run(3, gated(&g3, 3), done);     // ...and is replaced by job 3 before it starts
+        QCOMPARE(job.startedCount(), 1);
+        QCOMPARE(job.supersededCount(), 1);
+        QCOMPARE(job.stamp(), quint64(3));
+        QVERIFY(job.busy());
+        QTest::qWait(50);
+        QCOMPARE(entered.load(), 1); // nothing else computes while job 1 does
+        g1.release();                // job 1 returns: dropped, job 3 starts
+        QTRY_COMPARE(job.startedCount(), 2);
+        QTRY_COMPARE(entered.load(), 2);
+        QCOMPARE(job.droppedCount(), 1);
+        QVERIFY(got.isEmpty());
+        QVERIFY(job.busy());
+        g3.release();
+        QTRY_VERIFY(!job.busy());
+        QCOMPARE(got, QList<int>{3});
+        QCOMPARE(stamps, QList<quint64>{3});
+        QCOMPARE(entered.load(), 2); // job 2 never ran
+        // Idle again: the next run() starts at once.
+        job.run(4, gated(nullptr, 4), done);
+        QCOMPARE(job.startedCount(), 3);
+        QTRY_COMPARE(got, (QList<int>{3, 4}));
+    }
+    void dropCancelsWaitingJob() {
+        BackgroundJob job(this, BackgroundJob::Policy::OneAtATime);
+        QSemaphore gate;
+        const auto open = qScopeGuard([&] { gate.release(); });
+        std::atomic<int> entered{0};
+        int calls = 0;
+        auto work = [&] {
+            ++entered;
+            gate.acquire();
+            return 0;
+        };
+        job.run(1, work, [&](int, quint64) { ++calls; });
+        job.run(
+            2, [&] { return ++entered; }, [&](int, quint64) { ++calls; });
+        job.drop(); // the running job is dropped, the waiting one never starts
+        QVERIFY(job.busy());
+        QCOMPARE(job.supersededCount(), 1);
+        gate.release();
+        QTRY_VERIFY(!job.busy());
+        QTest::qWait(50);
+        QCOMPARE(entered.load(), 1);
+        QCOMPARE(calls, 0);
+        QCOMPARE(job.startedCount(), 1);
         QCOMPARE(job.droppedCount(), 1);
     }
 };

@@ -2,13 +2,15 @@
 // `work` on the thread pool and hands its result to `done` on the owner's thread, unless a
 // newer run() or a drop() came after it; then the result is dropped. Each job carries the
 // stamp it was started with (usually Document::revision()), so `done` can check it
-// against the document too. Replaces the hand-written QtConcurrent::run(...).then(this,
-// ...) + revision check of every view.
+// against the document too. Every asynchronous UI job goes through this class (the search
+// itself has its worker thread, ui/core/searchworker.h); it is the only user of
+// QtConcurrent in ui/ and app/.
 #pragma once
 
 #include <QObject>
 #include <QPointer>
 #include <QtConcurrent>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -17,9 +19,17 @@ namespace tilescope::ui {
 
 class BackgroundJob {
   public:
+    // Overlap: every run() starts at once; older jobs keep the pool busy but their results
+    // are dropped (cheap jobs, where waiting would only add latency).
+    // OneAtATime: a run() while a job is under way waits until that job returns (whose
+    // result is then dropped) and replaces any run() that was already waiting, so at most
+    // one job computes and only the newest request is started next (expensive jobs).
+    enum class Policy { Overlap, OneAtATime };
+
     // `owner` receives the results on its thread; the job must not outlive it (make the
     // BackgroundJob a member of the owner).
-    explicit BackgroundJob(QObject* owner) : m_owner(owner), m_state(std::make_shared<State>()) {}
+    explicit BackgroundJob(QObject* owner, Policy policy = Policy::Overlap)
+        : m_owner(owner), m_policy(policy), m_state(std::make_shared<State>()) {}
     BackgroundJob(const BackgroundJob&) = delete;
     BackgroundJob& operator=(const BackgroundJob&) = delete;
     ~BackgroundJob() { drop(); }
@@ -28,26 +38,33 @@ class BackgroundJob {
     // this is still the newest job (possibly before run() returns when the work is done by
     // then: Qt runs a finished future's continuation at once).
     template <class Work, class Done> void run(quint64 stamp, Work work, Done done) {
-        using R = std::invoke_result_t<Work>;
         const quint64 ticket = ++m_state->ticket;
-        ++m_state->running;
         m_state->stamp = stamp;
-        QtConcurrent::run(std::move(work))
-            .then(m_owner.data(),
-                  [state = m_state, ticket, stamp, done = std::move(done)](R result) {
-                      --state->running;
-                      if (ticket != state->ticket) {
-                          ++state->dropped;
-                          return;
-                      }
-                      done(std::move(result), stamp);
-                  });
+        if (m_policy == Policy::OneAtATime && m_state->running > 0) {
+            if (m_state->pending) ++m_state->superseded;
+            m_state->pending = [owner = m_owner, ticket, stamp, work = std::move(work),
+                                done = std::move(done)](const std::shared_ptr<State>& state) {
+                launch(state, owner, ticket, stamp, work, done);
+            };
+            return;
+        }
+        launch(m_state, m_owner, ticket, stamp, std::move(work), std::move(done));
     }
-    // Whatever is running now is dropped when it returns.
-    void drop() { ++m_state->ticket; }
-    bool busy() const { return m_state->running > 0; }
+    // Whatever is running now is dropped when it returns; a waiting job never starts.
+    void drop() {
+        ++m_state->ticket;
+        if (m_state->pending) {
+            m_state->pending = nullptr;
+            ++m_state->superseded;
+        }
+    }
+    // A job is computing or waiting to.
+    bool busy() const { return m_state->running > 0 || m_state->pending != nullptr; }
     quint64 stamp() const { return m_state->stamp; }      // of the newest job
-    int droppedCount() const { return m_state->dropped; } // tests
+    int startedCount() const { return m_state->started; } // jobs handed to the pool
+    int droppedCount() const { return m_state->dropped; } // computed, result dropped
+    // OneAtATime: requests replaced by a newer one (or dropped) before they started.
+    int supersededCount() const { return m_state->superseded; }
 
   private:
     // Shared with the continuations, which run on the owner's thread only.
@@ -55,9 +72,38 @@ class BackgroundJob {
         quint64 ticket = 0;
         quint64 stamp = 0;
         int running = 0;
+        int started = 0;
         int dropped = 0;
+        int superseded = 0;
+        std::function<void(const std::shared_ptr<State>&)> pending; // OneAtATime only
     };
+
+    template <class Work, class Done>
+    static void launch(const std::shared_ptr<State>& state, const QPointer<QObject>& owner,
+                       quint64 ticket, quint64 stamp, Work work, Done done) {
+        using R = std::invoke_result_t<Work>;
+        ++state->running;
+        ++state->started;
+        QtConcurrent::run(std::move(work))
+            .then(owner.data(), [state, ticket, stamp, done = std::move(done)](R result) {
+                --state->running;
+                if (ticket != state->ticket) {
+                    ++state->dropped;
+                } else {
+                    done(std::move(result), stamp);
+                }
+                // The request that waited for this job (it is the newest, so the result
+                // above was dropped) starts now.
+                if (state->running == 0 && state->pending) {
+                    auto next = std::move(state->pending);
+                    state->pending = nullptr;
+                    next(state);
+                }
+            });
+    }
+
     QPointer<QObject> m_owner;
+    Policy m_policy;
     std::shared_ptr<State> m_state;
 };
 

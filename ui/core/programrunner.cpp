@@ -2,8 +2,6 @@
 
 #include "core/document.h"
 
-#include <QtConcurrent>
-
 namespace tilescope::ui {
 
 ProgramRunner::ProgramRunner(Document* doc, QObject* parent) : QObject(parent), m_doc(doc) {
@@ -31,37 +29,29 @@ void ProgramRunner::schedule() {
 
 void ProgramRunner::start() {
     if (!m_doc->hasModel()) return;
-    if (m_busy) {
-        m_again = true; // the running job is stale; start over once it returns
-        return;
-    }
-    if (m_ctxNet != m_doc->network() || m_ctxHw != m_doc->hardware() || !m_ctx) {
-        m_ctxNet = m_doc->network();
-        m_ctxHw = m_doc->hardware();
-        m_ctx = std::make_shared<EvalContext>(*m_ctxNet, *m_ctxHw);
-    }
-    m_busy = true;
-    ++m_jobs;
-    auto ctx = m_ctx;
-    auto net = m_ctxNet;
-    auto hw = m_ctxHw;
+    m_ctx.follow(m_doc->network(), m_doc->hardware());
+    auto ctx = m_ctx.ctx;
+    auto net = m_ctx.net;
+    auto hw = m_ctx.hw;
     const RATree tree = m_doc->tree();
     const int batch = m_doc->batch();
     const Objective obj = m_doc->objective();
     const quint64 rev = m_doc->revision();
-    QtConcurrent::run([ctx, net, hw, tree, batch, obj, rev] {
-        return ProgramRun::build(*ctx, tree, batch, obj, rev);
-    }).then(this, [this](std::shared_ptr<const ProgramRun> run) {
-        m_busy = false;
-        if (m_again || run->revision != m_doc->revision()) {
-            // Overtaken by an edit: drop it and regenerate for the tree shown now.
-            m_again = false;
-            if (!m_debounce.isActive()) start();
-            return;
-        }
-        m_last = std::move(run);
-        emit runReady(m_last);
-    });
+    m_job.run(
+        rev,
+        [ctx, net, hw, tree, batch, obj, rev] {
+            return ProgramRun::build(*ctx, tree, batch, obj, rev);
+        },
+        [this](std::shared_ptr<const ProgramRun> run, quint64 stamp) {
+            if (stamp != m_doc->revision()) {
+                // Overtaken by an edit: regenerate for the tree shown now (unless that
+                // edit's debounce is still to fire).
+                if (!m_debounce.isActive()) start();
+                return;
+            }
+            m_last = std::move(run);
+            emit runReady(m_last);
+        });
 }
 
 } // namespace tilescope::ui

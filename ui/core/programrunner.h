@@ -1,9 +1,11 @@
 // Keeps a generated and simulated program for the document's current tree: regenerates it
-// on the thread pool when the tree or the inputs change (debounced, one job at a time,
-// stale results dropped by the document's revision) and announces it. Shared by the views
-// that show it (Instructions panel, S-T graph overlay) like the SelectionState is.
+// on the thread pool when the tree or the inputs change (debounced; a BackgroundJob runs
+// one job at a time and drops stale results by the document's revision) and announces it. Shared by
+// the views that show it (Instructions panel, S-T graph overlay) like the SelectionState is.
 #pragma once
 
+#include "core/backgroundjob.h"
+#include "core/jobcontext.h"
 #include "core/programrun.h"
 
 #include <QObject>
@@ -27,8 +29,10 @@ class ProgramRunner : public QObject {
     // The run for the document's current revision, or null (none yet, or being built).
     std::shared_ptr<const ProgramRun> current() const;
     std::shared_ptr<const ProgramRun> last() const { return m_last; } // newest finished run
-    bool busy() const { return m_busy || m_debounce.isActive(); }
-    int jobsStarted() const { return m_jobs; } // tests: nothing is regenerated needlessly
+    bool busy() const { return m_job.busy() || m_debounce.isActive(); }
+    int jobsStarted() const {
+        return m_job.startedCount();
+    } // tests: nothing is regenerated needlessly
     void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
 
   signals:
@@ -41,15 +45,10 @@ class ProgramRunner : public QObject {
 
     Document* m_doc;
     QTimer m_debounce;
-    // The context's memo caches outlive edits; a job holds it (and the network and
-    // hardware it refers to) so a model change during a job cannot pull them away.
-    std::shared_ptr<EvalContext> m_ctx;
-    std::shared_ptr<const Network> m_ctxNet;
-    std::shared_ptr<const Hardware> m_ctxHw;
+    JobContext m_ctx; // the jobs' evaluation context (its memo caches outlive edits)
     std::shared_ptr<const ProgramRun> m_last;
-    bool m_busy = false;
-    bool m_again = false; // the document changed while a job ran
-    int m_jobs = 0;
+    // An edit during a job makes the job wait for the running one, whose result is dropped.
+    BackgroundJob m_job{this, BackgroundJob::Policy::OneAtATime};
 };
 
 } // namespace tilescope::ui

@@ -31,6 +31,9 @@ struct SearchSnapshot {
     double temperature = 0;
     double currentCost = 0, energy = 0, delay = 0;
     double bestCost = 0, bestEnergy = 0, bestDelay = 0;
+    // The tree behind bestCost (the run's best over all segments): the same pointer until
+    // the best improves; null when the engine sent none. The live-best preview shows it.
+    std::shared_ptr<const RATree> bestTree;
     double acceptanceRate = 0;
     double activeSeconds = 0; // elapsed minus time spent paused
     double etaSeconds = -1;   // -1 while unknown

@@ -178,6 +178,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     // whose own best starts worse; the run's best so far must not be lost (issue 16,
     // item 4). Written between segments only, read by the progress callback.
     std::optional<RATree> runBestTree;
+    std::shared_ptr<const RATree> runBestShared; // the same tree, for the snapshots
     Evaluation runBest;
     while (true) {
         if (timed)
@@ -218,10 +219,12 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             s->bestCost = p.bestCost;
             s->bestEnergy = p.bestEnergy;
             s->bestDelay = p.bestDelay;
+            s->bestTree = p.bestTree;
             if (runBestTree && (p.bestCost <= 0 || runBest.cost < p.bestCost)) {
                 s->bestCost = runBest.cost;
                 s->bestEnergy = runBest.energy.total();
                 s->bestDelay = runBest.delay;
+                s->bestTree = runBestShared;
             }
             s->acceptanceRate = p.acceptanceRate;
             s->activeSeconds = activeSeconds();
@@ -245,6 +248,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         }
         if (res->best.valid && (!runBestTree || res->best.cost < runBest.cost)) {
             runBestTree = res->bestTree;
+            runBestShared = std::make_shared<const RATree>(res->bestTree);
             runBest = res->best;
         }
         doneAll += res->iterationsRun;
@@ -266,6 +270,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         snap->currentCost = snap->bestCost = out->best.cost;
         snap->energy = snap->bestEnergy = out->best.energy.total();
         snap->delay = snap->bestDelay = out->best.delay;
+        snap->bestTree = runBestShared;
         snap->acceptanceRate = res->stats.acceptRate;
         snap->activeSeconds = activeSeconds();
         snap->etaSeconds = 0;

@@ -1,5 +1,7 @@
 #include "core/session.h"
 
+#include "model/model_loader.h"
+#include "tree/ratree.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
@@ -104,6 +106,27 @@ Result<Session> Session::load(const QString& path) {
                              ", the session was saved with " + s->modelSha256.toStdString() +
                              " (the model changed since)");
     return s;
+}
+
+Result<Session::Inputs> Session::resolve(const QString& path) const {
+    auto net = loadModel(modelPath.toStdString());
+    if (!net) return net.error();
+    auto hw = parseHardware(hardware, path.toStdString() + ": hardware");
+    if (!hw) return hw.error();
+    auto tree = parseTreeText(treeText, *net, path.toStdString() + ": tree");
+    if (!tree) return tree.error();
+    RATree t = std::move(tree).value();
+    for (const QString& p : pinned) {
+        const int id = t.nodeAtPath(p.toStdString());
+        if (id < 0) return Error{path.toStdString() + ": pinned: no node at " + p.toStdString()};
+        auto r = edit::setPinned(t, id, true);
+        if (!r)
+            return Error{path.toStdString() + ": pinned " + p.toStdString() + ": " +
+                         r.error().message};
+        t = std::move(r).value();
+    }
+    return Inputs{std::make_shared<const Network>(std::move(net).value()), std::move(hw).value(),
+                  std::move(t)};
 }
 
 } // namespace tilescope::ui

@@ -4,11 +4,14 @@
 #pragma once
 
 #include "eval/evaluation.h"
+#include "hw/hardware.h"
+#include "model/network.h"
 #include "search/search.h"
 #include "util/result.h"
 
 #include <QString>
 #include <QStringList>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,6 +38,15 @@ class Session {
     // Parses and checks the model: missing (also tried next to the session, by its path
     // relative to the session's folder) or a different sha256 is an error.
     static Result<Session> load(const QString& path);
+
+    // What a loaded session schedules: the model read, the hardware parsed, the tree text
+    // parsed against the model and its pins set; the error names the file and the part.
+    struct Inputs {
+        std::shared_ptr<const Network> net;
+        Hardware hw;
+        RATree tree;
+    };
+    Result<Inputs> resolve(const QString& path) const;
 };
 
 } // namespace tilescope::ui

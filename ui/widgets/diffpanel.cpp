@@ -12,6 +12,42 @@
 
 namespace tilescope::ui {
 
+QTableWidget* makeDiffTable(QWidget* parent) {
+    auto* t = new QTableWidget(0, 5, parent);
+    t->setObjectName(QStringLiteral("diffTable"));
+    t->setHorizontalHeaderLabels({DiffPanel::tr("Change"), DiffPanel::tr("Node"),
+                                  DiffPanel::tr("Detail"), DiffPanel::tr("Energy B-A"),
+                                  DiffPanel::tr("Time B-A")});
+    t->verticalHeader()->hide();
+    t->horizontalHeader()->setStretchLastSection(true);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setWordWrap(false);
+    return t;
+}
+
+void fillDiffTable(QTableWidget* table, const TreeDiff& d) {
+    table->setRowCount(int(d.rows.size()));
+    for (int i = 0; i < int(d.rows.size()); ++i) {
+        const TreeDiffRow& r = d.rows[size_t(i)];
+        auto* kind = new QTableWidgetItem(QString::fromLatin1(toString(r.kind)));
+        const QColor c = r.kind == TreeDiffRow::Added     ? QColor(46, 125, 50)
+                         : r.kind == TreeDiffRow::Removed ? QColor(198, 40, 40)
+                                                          : QColor(21, 101, 192);
+        kind->setForeground(c);
+        table->setItem(i, 0, kind);
+        table->setItem(i, 1, new QTableWidgetItem(r.what));
+        table->setItem(i, 2, new QTableWidgetItem(r.detail));
+        auto right = [](const QString& s) {
+            auto* it = new QTableWidgetItem(s);
+            it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            return it;
+        };
+        table->setItem(i, 3, right(r.hasFigures ? energyText(r.energyDelta, true) : QString()));
+        table->setItem(i, 4, right(r.hasFigures ? cyclesText(r.timeDelta, true) : QString()));
+    }
+    table->resizeColumnsToContents();
+}
+
 DiffPanel::DiffPanel(Document* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
     setObjectName(QStringLiteral("diffPanel"));
     auto* lay = new QVBoxLayout(this);
@@ -29,14 +65,7 @@ DiffPanel::DiffPanel(Document* doc, QWidget* parent) : QWidget(parent), m_doc(do
     });
     top->addWidget(m_adopt, 0, Qt::AlignTop);
     lay->addLayout(top);
-    m_table = new QTableWidget(0, 5, this);
-    m_table->setObjectName(QStringLiteral("diffTable"));
-    m_table->setHorizontalHeaderLabels(
-        {tr("Change"), tr("Node"), tr("Detail"), tr("Energy B-A"), tr("Time B-A")});
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setWordWrap(false);
+    m_table = makeDiffTable(this);
     lay->addWidget(m_table, 1);
     connect(doc, &Document::treeChanged, this, &DiffPanel::refresh);
     connect(doc, &Document::documentReset, this, &DiffPanel::clearOther);
@@ -84,26 +113,7 @@ void DiffPanel::refresh() {
     m_summary->setText(tr("<b>A</b> document: %1<br><b>B</b> %2: %3<br>%4")
                            .arg(figures(*ea), m_source.toHtmlEscaped(), figures(eb), d.summary()));
     m_adopt->setEnabled(!d.identical());
-    m_table->setRowCount(int(d.rows.size()));
-    for (int i = 0; i < int(d.rows.size()); ++i) {
-        const TreeDiffRow& r = d.rows[size_t(i)];
-        auto* kind = new QTableWidgetItem(QString::fromLatin1(toString(r.kind)));
-        const QColor c = r.kind == TreeDiffRow::Added     ? QColor(46, 125, 50)
-                         : r.kind == TreeDiffRow::Removed ? QColor(198, 40, 40)
-                                                          : QColor(21, 101, 192);
-        kind->setForeground(c);
-        m_table->setItem(i, 0, kind);
-        m_table->setItem(i, 1, new QTableWidgetItem(r.what));
-        m_table->setItem(i, 2, new QTableWidgetItem(r.detail));
-        auto right = [](const QString& s) {
-            auto* it = new QTableWidgetItem(s);
-            it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            return it;
-        };
-        m_table->setItem(i, 3, right(r.hasFigures ? energyText(r.energyDelta, true) : QString()));
-        m_table->setItem(i, 4, right(r.hasFigures ? cyclesText(r.timeDelta, true) : QString()));
-    }
-    m_table->resizeColumnsToContents();
+    fillDiffTable(m_table, d);
 }
 
 } // namespace tilescope::ui

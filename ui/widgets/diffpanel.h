@@ -16,6 +16,12 @@ class QTableWidget;
 namespace tilescope::ui {
 
 class Document;
+struct TreeDiff;
+
+// The diff's table (change, node, detail, energy and time B-A), shared with the A/B
+// compare of two sessions.
+QTableWidget* makeDiffTable(QWidget* parent);
+void fillDiffTable(QTableWidget* table, const TreeDiff& d);
 
 class DiffPanel : public QWidget {
     Q_OBJECT

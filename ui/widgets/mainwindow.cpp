@@ -2,6 +2,7 @@
 
 #include "core/autosaver.h"
 #include "core/document.h"
+#include "core/livebestpreview.h"
 #include "core/programrunner.h"
 #include "core/reportbuilder.h"
 #include "core/searchworker.h"
@@ -16,6 +17,7 @@
 #include "tree/tree_json.h"
 #include "util/fileio.h"
 #include "widgets/boundaryview.h"
+#include "widgets/comparesessionsdialog.h"
 #include "widgets/diffpanel.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/layerspanel.h"
@@ -57,7 +59,6 @@
 #include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 // Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
 // run outside any namespace.
@@ -123,6 +124,9 @@ MainWindow::MainWindow(QWidget* parent)
     m_metrics = new MetricsPanel(m_doc, this);
     m_search = new SearchPanel(this);
     m_programs = new ProgramRunner(m_doc, this);
+    m_liveBest = new LiveBestPreview(m_doc, this);
+    connect(m_liveBest, &LiveBestPreview::changed, m_st, &StGraphView::setLiveBest);
+    connect(m_liveBest, &LiveBestPreview::changed, m_heatmap, &NocHeatmapView::setLiveBest);
     m_instructions = new InstructionsPanel(m_doc, m_selection, m_programs, this);
     m_diff = new DiffPanel(m_doc, this);
     m_tradeoff = new TradeoffView(this);
@@ -371,6 +375,14 @@ void MainWindow::buildMenus() {
                                          tr("Trees (*.tree *.txt *.json);;All files (*)"));
         if (!p.isEmpty()) compareWithTreeFile(p);
     });
+    file->addAction(tr("Compare &sessions (A/B)..."), this, [this] {
+        const QString filter = tr("Tilescope sessions (*.tilescope.json *.json)");
+        const QString a = QFileDialog::getOpenFileName(this, tr("Compare sessions: A"), {}, filter);
+        if (a.isEmpty()) return;
+        const QString b = QFileDialog::getOpenFileName(this, tr("Compare sessions: B"),
+                                                       QFileInfo(a).absolutePath(), filter);
+        if (!b.isEmpty()) compareSessions(a, b);
+    });
     file->addSeparator();
     file->addAction(tr("Open &session..."), this, &MainWindow::openSessionDialog);
     file->addAction(tr("Open s&weep database..."), this, [this] {
@@ -442,6 +454,17 @@ void MainWindow::buildMenus() {
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st,
                           &StGraphView::resetZoom);
+    m_showLiveBest = m_viewMenu->addAction(tr("Show &live best"));
+    m_showLiveBest->setObjectName(QStringLiteral("showLiveBest"));
+    m_showLiveBest->setCheckable(true);
+    m_showLiveBest->setChecked(true);
+    m_showLiveBest->setToolTip(tr("While a search runs, draw its best schedule so far faded "
+                                  "over the S-T graph and the NoC heatmap"));
+    connect(m_showLiveBest, &QAction::toggled, this, [this](bool on) {
+        m_st->setShowLiveBest(on);
+        m_heatmap->setShowLiveBest(on);
+        if (!on) m_liveBest->clear(); // nothing is evaluated for a hidden overlay
+    });
 
     QMenu* search = menuBar()->addMenu(tr("&Search"));
     search->addAction(tr("&Start"), QKeySequence(Qt::Key_F5), this, &MainWindow::startSearch);
@@ -529,6 +552,7 @@ void MainWindow::connectWorker() {
         m_search->addSnapshot(*s);
         if (!s->final) m_tradeoff->addHistory(s->energy, s->delay);
         if (!s->final) m_boundaryView->addSearchPoint(s->bestEnergy, s->bestDelay);
+        if (!s->final && m_showLiveBest->isChecked()) m_liveBest->offer(s->bestTree);
     });
     connect(m_worker, &SearchWorker::outcomeReady, this, [this](OutcomePtr o) {
         if (o->generation != m_generation || o->net != m_doc->network()) return;
@@ -540,6 +564,7 @@ void MainWindow::connectWorker() {
             m_tradeoff->setCandidate(tr("search best (seed %1)").arg(o->result.seed), o->bestTree,
                                      o->best.energy.total(), o->best.delay);
         if (o->adopt) {
+            m_liveBest->clear(); // the best is now the document's own tree
             // The worker already continues from this tree: do not send it back.
             m_forwardEdits = false;
             // A refusal reaches the status bar through Document::editRefused.
@@ -559,6 +584,7 @@ void MainWindow::connectWorker() {
                 const bool wasRunning = m_running;
                 m_running = s == RunState::Running || s == RunState::Paused;
                 if (wasRunning && !m_running) {
+                    m_liveBest->clear();
                     if (s == RunState::Failed)
                         showError(tr("Search"), msg);
                     else
@@ -806,6 +832,18 @@ bool MainWindow::openSweepPoint(const SweepRow& row, const QString& databasePath
     return true;
 }
 
+CompareSessionsDialog* MainWindow::compareSessions(const QString& pathA, const QString& pathB) {
+    auto* dlg = new CompareSessionsDialog(this);
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    if (!dlg->open(pathA, pathB)) {
+        showError(tr("Compare sessions"), dlg->errorText());
+        delete dlg;
+        return nullptr;
+    }
+    dlg->show();
+    return dlg;
+}
+
 bool MainWindow::compareWithTreeFile(const QString& path) {
     if (!m_doc->hasModel()) {
         showError(tr("Compare with tree file"), tr("Open a model first"));
@@ -880,26 +918,11 @@ bool MainWindow::loadSession(const QString& path, bool remember) {
         showError(tr("Open session"), qs(msg));
         return false;
     };
-    auto net = loadModel(s->modelPath.toStdString());
-    if (!net) return fail(net.error().message);
-    auto hw = parseHardware(s->hardware, path.toStdString() + ": hardware");
-    if (!hw) return fail(hw.error().message);
-    auto tree = parseTreeText(s->treeText, *net, path.toStdString() + ": tree");
-    if (!tree) return fail(tree.error().message);
-    RATree t = std::move(tree).value();
-    for (const QString& p : s->pinned) {
-        const int id = t.nodeAtPath(p.toStdString());
-        if (id < 0) return fail(path.toStdString() + ": pinned: no node at " + p.toStdString());
-        auto r = edit::setPinned(t, id, true);
-        if (!r)
-            return fail(path.toStdString() + ": pinned " + p.toStdString() + ": " +
-                        r.error().message);
-        t = std::move(r).value();
-    }
-    auto shared = std::make_shared<const Network>(std::move(net).value());
-    if (auto err = m_doc->restore(shared, s->modelPath, s->modelSha256, *hw,
-                                  s->hardwareSource.isEmpty() ? qs(hw->name) : s->hardwareSource,
-                                  s->batch, s->objective, t))
+    auto in = s->resolve(path);
+    if (!in) return fail(in.error().message);
+    if (auto err = m_doc->restore(in->net, s->modelPath, s->modelSha256, in->hw,
+                                  s->hardwareSource.isEmpty() ? qs(in->hw.name) : s->hardwareSource,
+                                  s->batch, s->objective, in->tree))
         return fail(path.toStdString() + ": tree: " + err->message);
     m_search->setSettings(s->search);
     m_search->setObjective(s->objective);
@@ -967,11 +990,10 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
         emit testChipExported(false, m_lastError);
         return;
     }
-    if (m_exporting) {
+    if (m_exportJob.busy()) {
         statusBar()->showMessage(tr("An export for the test chip is already running"), 5000);
         return;
     }
-    m_exporting = true;
     statusBar()->showMessage(tr("Generating the program for %1...").arg(dir));
     // A context of its own: the document's belongs to the GUI thread.
     auto net = m_doc->network();
@@ -981,7 +1003,7 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
     const Objective obj = m_doc->objective();
     const std::string model = QFileInfo(m_doc->modelPath()).fileName().toStdString();
     const std::string out = dir.toStdString();
-    QtConcurrent::run([net, hw, tree, batch, obj, model, out, formats] {
+    auto work = [net, hw, tree, batch, obj, model, out, formats] {
         TestChipExport r;
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
@@ -999,25 +1021,28 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
         r.programDram = gen->programDramBytes;
         r.scheduleDram = gen->layout.evaluation.dramBytes;
         return r;
-    }).then(this, [this, dir](const TestChipExport& r) {
-        m_exporting = false;
-        if (!r.error.isEmpty()) {
-            showError(tr("Export for test chip"), r.error);
-            emit testChipExported(false, r.error);
-            return;
-        }
-        const QLocale loc;
-        const QString msg =
-            tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
-                .arg(dir, loc.toString(qulonglong(r.instructions)),
-                     loc.toString(qulonglong(r.programDram)), loc.toString(r.scheduleDram, 'f', 0))
-                .arg(r.scheduleDram > 0
-                         ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
-                         : 0.0,
-                     0, 'f', 3);
-        statusBar()->showMessage(msg, 15000);
-        emit testChipExported(true, msg);
-    });
+    };
+    // The export reports its outcome whatever was edited meanwhile: the stamp is unused.
+    m_exportJob.run(
+        m_doc->revision(), std::move(work), [this, dir](const TestChipExport& r, quint64) {
+            if (!r.error.isEmpty()) {
+                showError(tr("Export for test chip"), r.error);
+                emit testChipExported(false, r.error);
+                return;
+            }
+            const QLocale loc;
+            const QString msg =
+                tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
+                    .arg(dir, loc.toString(qulonglong(r.instructions)),
+                         loc.toString(qulonglong(r.programDram)),
+                         loc.toString(r.scheduleDram, 'f', 0))
+                    .arg(r.scheduleDram > 0
+                             ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
+                             : 0.0,
+                         0, 'f', 3);
+            statusBar()->showMessage(msg, 15000);
+            emit testChipExported(true, msg);
+        });
 }
 
 bool MainWindow::exportTo(const QString& kind, const QString& path) {

@@ -4,6 +4,7 @@
 // owns no schedule state of its own: that lives in the Document.
 #pragma once
 
+#include "core/backgroundjob.h"
 #include "core/searchsnapshot.h"
 #include "pipeline/export.h"
 #include "sweep/sweep.h"
@@ -37,6 +38,8 @@ class DiffPanel;
 class SweepView;
 class LayersPanel;
 class BoundaryView;
+class LiveBestPreview;
+class CompareSessionsDialog;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -78,6 +81,9 @@ class MainWindow : public QMainWindow {
     BoundaryView* boundaryView() const { return m_boundaryView; }
     // A/B compare: the diff of the document's tree against a tree file.
     bool compareWithTreeFile(const QString& path);
+    // A/B compare of two saved sessions: a dialog with both S-T graphs on one time axis, the
+    // figures of each and their tree diff; null (the error shown) when either is unreadable.
+    CompareSessionsDialog* compareSessions(const QString& pathA, const QString& pathB);
     bool welcomeShown() const;
     // Generates the program for the current tree off the GUI thread and writes the test-chip
     // folder (exportProgram: atomic, validated) in the given formats (program.bin alone by
@@ -103,6 +109,8 @@ class MainWindow : public QMainWindow {
     SearchPanel* searchPanel() const { return m_search; }
     InstructionsPanel* instructionsPanel() const { return m_instructions; }
     ProgramRunner* programRunner() const { return m_programs; }
+    LiveBestPreview* liveBestPreview() const { return m_liveBest; }
+    QAction* showLiveBestAction() const { return m_showLiveBest; }
     bool searchRunning() const { return m_running; }
     OutcomePtr lastSearch() const { return m_lastSearch; }
 
@@ -167,6 +175,8 @@ class MainWindow : public QMainWindow {
     BoundaryView* m_boundaryView = nullptr;
     QStackedWidget* m_central = nullptr;
     QMenu* m_viewMenu = nullptr;
+    LiveBestPreview* m_liveBest = nullptr; // the running search's best, for the overlays
+    QAction* m_showLiveBest = nullptr;     // View > Show live best
     QMenu* m_recentMenu = nullptr;
     QLabel* m_inputsLabel;
     QThread m_thread;
@@ -185,8 +195,8 @@ class MainWindow : public QMainWindow {
     // Inputs changed by hand (batch, hardware) or a recovered session: unsaved even though
     // the undo stack, cleared by those changes, is clean.
     bool m_dirtyInputs = false;
-    bool m_exporting = false;
-    ProgramFormats m_exportFormats; // the formats last chosen for a test-chip export
+    BackgroundJob m_exportJob{this}; // a test-chip export; busy() refuses a second one
+    ProgramFormats m_exportFormats;  // the formats last chosen for a test-chip export
 };
 
 } // namespace tilescope::ui

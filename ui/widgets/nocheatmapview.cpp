@@ -2,6 +2,7 @@
 
 #include "core/bytestext.h"
 #include "core/document.h"
+#include "core/livebestpreview.h"
 #include "core/selectionstate.h"
 #include "eval/linkload.h"
 #include "hw/mesh.h"
@@ -12,6 +13,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
+#include <QTransform>
 #include <algorithm>
 #include <cmath>
 
@@ -94,6 +96,33 @@ void NocHeatmapView::recompute() {
     for (size_t l = 0; l < m_eval->linkBytes.size(); ++l)
         m_maxLink = std::max(m_maxLink, linkValue(int(l)));
     update();
+}
+
+void NocHeatmapView::setLiveBest(std::shared_ptr<const LiveBest> best) {
+    m_liveBest = std::move(best);
+    update();
+}
+
+void NocHeatmapView::setShowLiveBest(bool on) {
+    m_showLiveBest = on;
+    update();
+}
+
+bool NocHeatmapView::liveBestShown() const {
+    return m_showLiveBest && m_liveBest && !m_exporting && m_hw &&
+           m_liveBest->load.busy.size() == size_t(m_hw->tiles());
+}
+
+double NocHeatmapView::liveBestTileBusy(int tile) const {
+    if (!m_liveBest || tile < 0 || size_t(tile) >= m_liveBest->load.busy.size()) return 0;
+    return m_liveBest->load.busy[size_t(tile)];
+}
+
+double NocHeatmapView::liveBestLinkValue(int link) const {
+    if (!m_liveBest || !m_hw || link < 0 || size_t(link) >= m_liveBest->eval->linkBytes.size())
+        return 0;
+    if (!m_utilisation) return m_liveBest->eval->linkBytes[size_t(link)];
+    return linkUtilisation(*m_liveBest->eval, Mesh(*m_hw), link);
 }
 
 double NocHeatmapView::tileBusy(int tile) const {
@@ -265,7 +294,12 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
 
     // Links.
     p.setPen(Qt::NoPen);
-    const double scale = m_utilisation ? 1.0 : std::max(1.0, m_maxLink);
+    // One link scale for the schedule and its live best: the larger maximum of the two.
+    double maxLink = m_maxLink;
+    if (liveBestShown())
+        for (size_t l = 0; l < m_liveBest->eval->linkBytes.size(); ++l)
+            maxLink = std::max(maxLink, liveBestLinkValue(int(l)));
+    const double scale = m_utilisation ? 1.0 : std::max(1.0, maxLink);
     for (const LinkShape& s : linkShapes(g)) {
         const double v = linkValue(s.link);
         QColor c = v <= 0 ? QColor(215, 215, 215) : heatColor(v / scale);
@@ -275,6 +309,36 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         }
         p.setBrush(c);
         p.drawPolygon(s.shape);
+    }
+
+    // The live best: a blue-edged inner square per tile in its busy colour and, where the
+    // arrows are wide enough to hold one, a stripe along each link, on the same scales.
+    if (liveBestShown()) {
+        // Small tiles (a 12x12 mesh in a dock) get a solid outline: dashes blur there.
+        const bool large = g.tileSize >= 24;
+        const QPen ghostPen(QColor(21, 101, 192), large ? 1.5 : 1.0,
+                            large ? Qt::DashLine : Qt::SolidLine);
+        for (int t = 0; t < mesh.tiles(); ++t) {
+            const QRectF r = g.tileRect(mesh.tileX(t), mesh.tileY(t));
+            const QRectF inner = QRectF(0, 0, r.width() * 0.45, r.height() * 0.45);
+            p.setBrush(busyColor(liveBestTileBusy(t)));
+            p.setPen(ghostPen);
+            p.drawRect(inner.translated(r.right() - inner.width() - 1, r.top() + 1));
+        }
+        p.setPen(Qt::NoPen);
+        for (const LinkShape& s : large ? linkShapes(g) : std::vector<LinkShape>{}) {
+            const double v = liveBestLinkValue(s.link);
+            // The stripe: the arrow's shape shrunk towards its centre line.
+            const QRectF b = s.shape.boundingRect();
+            const QPointF mid = b.center();
+            const bool horizontal = b.width() >= b.height();
+            QTransform shrink;
+            shrink.translate(mid.x(), mid.y());
+            shrink.scale(horizontal ? 0.7 : 0.3, horizontal ? 0.3 : 0.7);
+            shrink.translate(-mid.x(), -mid.y());
+            p.setBrush(v <= 0 ? QColor(215, 215, 215) : heatColor(v / scale));
+            p.drawPolygon(shrink.map(s.shape));
+        }
     }
 
     // Colour scales.
@@ -295,11 +359,17 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
     const double x0 = 12;
     gradientBar(x0, m_utilisation ? tr("link bandwidth utilisation") : tr("link bytes"),
                 QStringLiteral("0"),
-                m_utilisation ? QStringLiteral("100%") : bytesText(m_maxLink, -1),
+                m_utilisation ? QStringLiteral("100%") : bytesText(maxLink, -1),
                 [](double t) { return heatColor(t); });
     gradientBar(x0 + lw + 24, dim ? tr("tile busy (selection only)") : tr("tile busy"),
                 QStringLiteral("0%"), QStringLiteral("100%"),
                 [](double t) { return busyColor(t); });
+    if (liveBestShown()) {
+        p.setPen(palette().color(QPalette::Text));
+        p.setPen(QColor(21, 101, 192));
+        p.drawText(QRectF(x0, 4, size.width() - 2 * x0, 30), Qt::AlignLeft | Qt::TextWordWrap,
+                   tr("Blue-edged inner squares: the search's best so far"));
+    }
     if (!m_invalidReason.isEmpty()) {
         p.fillRect(QRect(QPoint(0, 0), size), QColor(255, 255, 255, 150));
         const QRect box(6, 4, size.width() - 12, size.height() / 3);

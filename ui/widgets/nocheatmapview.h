@@ -2,6 +2,7 @@
 // directions side by side, colour = bytes or bandwidth utilisation) and the DRAM ports on
 // the DRAM sides, with colour scales and hover values. The selected node's tiles are
 // outlined; "only selection" restricts busy time to that node's leaves and dims the rest.
+// While a search runs, its live best shows as inner squares / stripes (same colour scales).
 #pragma once
 
 #include "eval/evaluation.h"
@@ -17,6 +18,7 @@ namespace tilescope::ui {
 
 class Document;
 class SelectionState;
+struct LiveBest;
 
 class NocHeatmapView : public QWidget {
     Q_OBJECT
@@ -33,6 +35,15 @@ class NocHeatmapView : public QWidget {
     // Values behind the colours (tests and tooltips).
     double tileBusy(int tile) const;
     double linkValue(int link) const;
+    // The running search's best (LiveBestPreview): each tile gets a blue-edged inner square
+    // in the best's busy colour, each wide enough link a stripe in its colour; null removes
+    // them.
+    void setLiveBest(std::shared_ptr<const LiveBest> best);
+    void setShowLiveBest(bool on);
+    bool showLiveBest() const { return m_showLiveBest; }
+    bool liveBestShown() const; // drawn now
+    double liveBestTileBusy(int tile) const;
+    double liveBestLinkValue(int link) const;
 
     QSize sizeHint() const override { return {420, 380}; }
 
@@ -70,6 +81,8 @@ class NocHeatmapView : public QWidget {
     bool m_utilisation = false;
     bool m_filter = false;
     bool m_exporting = false;
+    std::shared_ptr<const LiveBest> m_liveBest;
+    bool m_showLiveBest = true;
     QString m_invalidReason; // non-empty: the document's tree is invalid, m_eval the last valid
 };
 

@@ -14,6 +14,17 @@ StGraphPlottable::StGraphPlottable(QCPAxis* keyAxis, QCPAxis* valueAxis)
     setSelectable(QCP::stNone); // selection is the shared SelectionState, not QCP's
 }
 
+void setTileTicker(QCPAxis* axis, int tiles) {
+    if (tiles <= 40) {
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+        ticker->setTickStep(tiles <= 20 ? 1 : 2);
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        axis->setTicker(ticker);
+    } else {
+        axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
+}
+
 void StGraphPlottable::setLayout(std::shared_ptr<const StLayout> layout) {
     m_layout = std::move(layout);
     m_colors.clear();
@@ -103,7 +114,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     const int W = std::max(1, int(std::ceil(area.width())) + 1);
     const double c0 = m.cycleLo(), c1 = m.cycleHi();
     painter->setRenderHint(QPainter::Antialiasing, false);
-    const bool anyHighlight = (m_anyHighlight && !m_suppressHighlight) || m_faded;
+    const bool anyHighlight = !m_ghost && ((m_anyHighlight && !m_suppressHighlight) || m_faded);
     // Vector outputs (SVG, PDF) get the merged pixels as rectangles, not a bitmap that
     // blurs when scaled (issue 16, item 10).
     const bool vector = painter->modes().testFlag(QCPPainter::pmVectorized);
@@ -122,11 +133,15 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                                                                  : QColor(150, 150, 150);
         if (anyHighlight && !hl)
             c = QColor::fromHslF(c.hslHueF(), c.hslSaturationF() * 0.25f, 0.86f);
+        // One translucent blue (the search's "best" colour): the schedule underneath keeps
+        // its layer colours and shows through.
+        if (m_ghost) c = QColor(21, 101, 192, 55);
         return c;
     };
 
     const QFontMetrics fm(painter->font());
-    const QPen outline(QColor(0, 0, 0, 90), 0);
+    const QPen outline =
+        m_ghost ? QPen(QColor(21, 101, 192, 230), 1.5, Qt::DashLine) : QPen(QColor(0, 0, 0, 90), 0);
     const QPen hlOutline(QColor(20, 20, 20), 2);
     for (size_t i = m_layout->firstVisible(c0); i < rects.size() && rects[i].start <= c1; ++i) {
         const StRect& r = rects[i];
@@ -174,7 +189,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         }
         ++m_stats.drawn;
         // A label only where it fits; the rectangle's own colour decides the text colour.
-        if (px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
+        if (!m_ghost && px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
             r.layer < m_layout->shortNames().size()) {
             QString label = m_layout->shortNames()[r.layer];
             if (r.interval >= 0) {
@@ -218,8 +233,9 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         img.fill(Qt::transparent);
         std::vector<QRgb> layerRgb(m_colors.size() + 1), dimRgb(m_colors.size() + 1);
         for (size_t l = 0; l <= m_colors.size(); ++l) {
-            layerRgb[l] = fillFor(int(l) - 1, true).rgba();
-            dimRgb[l] = fillFor(int(l) - 1, false).rgba();
+            // The image is premultiplied (a ghost's colours are translucent).
+            layerRgb[l] = qPremultiply(fillFor(int(l) - 1, true).rgba());
+            dimRgb[l] = qPremultiply(fillFor(int(l) - 1, false).rgba());
         }
         for (int t = 0; t < tiles * K; ++t) {
             const int* row = &lod[size_t(t) * size_t(W)];

@@ -13,6 +13,10 @@
 
 namespace tilescope::ui {
 
+// The tile axis of an S-T graph: whole tile ids (every one up to 20 tiles, every other one
+// up to 40), the default ticker above that.
+void setTileTicker(QCPAxis* axis, int tiles);
+
 class StGraphPlottable : public QCPAbstractPlottable {
     Q_OBJECT
   public:
@@ -33,6 +37,10 @@ class StGraphPlottable : public QCPAbstractPlottable {
     // tree, or a preview.
     void setFaded(bool on) { m_faded = on; }
     bool faded() const { return m_faded; }
+    // Drawn as a see-through overlay (translucent blue, dashed blue outlines, no labels, no
+    // highlight) over another plottable: the live best of a running search.
+    void setGhost(bool on) { m_ghost = on; }
+    bool ghost() const { return m_ghost; }
     // The part [lo, hi) of each tile row this plottable draws in (0 = top): the evaluator
     // and the simulated timeline share rows as two bands when shown together.
     void setBand(double lo, double hi);
@@ -63,6 +71,7 @@ class StGraphPlottable : public QCPAbstractPlottable {
     bool m_anyHighlight = false;
     bool m_suppressHighlight = false;
     bool m_faded = false;
+    bool m_ghost = false;
     double m_bandLo = 0, m_bandHi = 1;
     std::vector<QColor> m_colors;   // per layer
     std::vector<QColor> m_override; // per layer, from setLayerColors

@@ -4,6 +4,7 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
+#include "core/livebestpreview.h"
 #include "core/programrun.h"
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
@@ -18,7 +19,6 @@
 #include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -90,6 +90,23 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_rects = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
     m_sim->setVisible(false);
+    m_ghost = new StGraphPlottable(m_plot->xAxis, m_plot->yAxis);
+    m_ghost->setGhost(true);
+    m_ghost->setVisible(false);
+    m_ghost->setSelectable(QCP::stNone);
+    // The overlay's legend sits inside the plot (top right): a label in the bar above
+    // would widen the panel and squeeze the docks beside it at 1280x800.
+    m_liveBestLegend = new QCPItemText(m_plot);
+    m_liveBestLegend->setObjectName(QStringLiteral("stLiveBestLegend"));
+    m_liveBestLegend->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_liveBestLegend->position->setCoords(1, 0);
+    m_liveBestLegend->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    m_liveBestLegend->setText(tr("blue dashed: the search's best so far"));
+    m_liveBestLegend->setColor(QColor(21, 101, 192));
+    m_liveBestLegend->setBrush(QColor(255, 255, 255, 225));
+    m_liveBestLegend->setPadding(QMargins(4, 2, 4, 2));
+    m_liveBestLegend->setClipToAxisRect(true);
+    m_liveBestLegend->setVisible(false);
     connect(m_timelineBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setTimeline(Timeline(i)); });
     m_plot->installEventFilter(this);
@@ -202,14 +219,7 @@ void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATre
     }
     m_rects->setLayout(std::move(layout));
     applyColouring();
-    if (tiles <= 40) {
-        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
-        ticker->setTickStep(tiles <= 20 ? 1 : 2);
-        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        m_plot->yAxis->setTicker(ticker);
-    } else {
-        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-    }
+    setTileTicker(m_plot->yAxis, tiles);
     if (rescale) resetZoom();
     selectionChanged(m_selection->node());
     emit layoutReady();
@@ -245,11 +255,31 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
         });
 }
 
+void StGraphView::setLiveBest(std::shared_ptr<const LiveBest> best) {
+    m_ghost->setLayout(best ? best->layout : nullptr);
+    updateLiveBestVisibility();
+}
+
+void StGraphView::setShowLiveBest(bool on) {
+    m_showLiveBest = on;
+    updateLiveBestVisibility();
+}
+
+void StGraphView::updateLiveBestVisibility() {
+    // The live best is an evaluator layout: not drawn over the simulated timeline alone.
+    const bool on = m_showLiveBest && m_ghost->layout() && m_timeline != Timeline::Simulated;
+    m_ghost->setVisible(on);
+    m_liveBestLegend->setVisible(on);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void StGraphView::setTimeline(Timeline t) {
     m_timeline = t;
     if (m_timelineBox->currentIndex() != int(t)) m_timelineBox->setCurrentIndex(int(t));
     m_rects->setVisible(t != Timeline::Simulated);
     m_sim->setVisible(t != Timeline::Evaluator);
+    m_ghost->setBand(0, t == Timeline::Both ? 0.5 : 1); // the evaluator's band
+    updateLiveBestVisibility();
     m_rects->setBand(0, t == Timeline::Both ? 0.5 : 1);
     m_sim->setBand(t == Timeline::Both ? 0.5 : 0, 1);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -275,6 +305,11 @@ void StGraphView::resetZoom() {
         const QCPRange s = m_sim->getKeyRange(simFound);
         if (simFound)
             k = found ? QCPRange(std::min(k.lower, s.lower), std::max(k.upper, s.upper)) : s;
+    }
+    if (m_ghost->visible()) { // the live best may run longer than the current schedule
+        bool ghostFound = false;
+        const QCPRange g = m_ghost->getKeyRange(ghostFound);
+        if (ghostFound && (found || simFound)) k.upper = std::max(k.upper, g.upper);
     }
     if (found || simFound)
         m_plot->xAxis->setRange(k.lower, k.upper + std::max(1.0, k.size() * 0.01));
@@ -391,12 +426,17 @@ bool StGraphView::eventFilter(QObject* watched, QEvent* event) {
 }
 
 QString StGraphView::exportTo(const QString& path) {
-    // The selection's dimming is not part of an exported figure.
+    // The selection's dimming and the live best are not part of an exported figure.
     for (StGraphPlottable* p : {m_rects, m_sim})
         p->setHighlightSuppressed(true);
+    const bool ghost = m_ghost->visible();
+    m_ghost->setVisible(false);
+    m_liveBestLegend->setVisible(false);
     const QString err = exportPlot(m_plot, path);
     for (StGraphPlottable* p : {m_rects, m_sim})
         p->setHighlightSuppressed(false);
+    m_ghost->setVisible(ghost);
+    m_liveBestLegend->setVisible(ghost);
     return err;
 }
 

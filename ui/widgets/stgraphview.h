@@ -11,6 +11,7 @@
 #include <memory>
 
 class QCustomPlot;
+class QCPItemText;
 class QComboBox;
 class QLabel;
 
@@ -21,6 +22,7 @@ class SelectionState;
 class StGraphPlottable;
 class ProgramRunner;
 class ProgramRun;
+struct LiveBest;
 
 class StGraphView : public QWidget {
     Q_OBJECT
@@ -49,6 +51,13 @@ class StGraphView : public QWidget {
     void showLayout(std::shared_ptr<const StLayout> layout, const RATree& tree, bool rescale);
     bool hasLayout() const;
     QString exportTo(const QString& path);
+    // The running search's best, drawn translucent and outlined over the current schedule
+    // (null removes it); shown while setShowLiveBest(true) (the default).
+    void setLiveBest(std::shared_ptr<const LiveBest> best);
+    void setShowLiveBest(bool on);
+    bool showLiveBest() const { return m_showLiveBest; }
+    StGraphPlottable* liveBestPlottable() const { return m_ghost; }
+    QCPItemText* liveBestLegend() const { return m_liveBestLegend; }
 
   public slots:
     void resetZoom();
@@ -68,12 +77,16 @@ class StGraphView : public QWidget {
     void programReady(std::shared_ptr<const ProgramRun> run);
     int hitAt(const QPoint& pos, StGraphPlottable** which) const;
     void panBy(double fraction);
+    void updateLiveBestVisibility();
 
     Document* m_doc;
     SelectionState* m_selection;
     QCustomPlot* m_plot;
     StGraphPlottable* m_rects;
     StGraphPlottable* m_sim;
+    StGraphPlottable* m_ghost; // the live best (LiveBestPreview), over m_rects
+    bool m_showLiveBest = true;
+    QCPItemText* m_liveBestLegend = nullptr; // the overlay's legend, in the plot
     QComboBox* m_timelineBox;
     QComboBox* m_colourBox;
     Colouring m_colouring = Colouring::Layer;

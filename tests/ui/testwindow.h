@@ -1,0 +1,32 @@
+// Shared by the GUI tests: a main window as a user sees it at 1280x800 (non-interactive:
+// errors go to lastError(), not to message boxes; autosaves in `dir`), and the leaves of a
+// tree, which the S-T rectangles' node ids are compared with.
+#pragma once
+
+#include "model/network.h"
+#include "tree/ratree.h"
+#include "widgets/mainwindow.h"
+
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <memory>
+#include <set>
+
+inline std::unique_ptr<tilescope::ui::MainWindow> openTestWindow(const QTemporaryDir& dir) {
+    QStandardPaths::setTestModeEnabled(true);
+    qputenv("TILESCOPE_RECOVERY_DIR", dir.path().toUtf8());
+    auto w = std::make_unique<tilescope::ui::MainWindow>();
+    w->setInteractive(false);
+    w->resize(1280, 800);
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get())) return nullptr;
+    return w;
+}
+
+inline std::set<int> leavesOf(const tilescope::RATree& t, const tilescope::Network& net) {
+    std::set<int> out;
+    for (int l = 0; l < int(net.layers.size()); ++l)
+        if (int leaf = t.leafOf(l); leaf >= 0) out.insert(leaf);
+    return out;
+}
