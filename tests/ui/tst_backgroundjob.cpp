@@ -172,6 +172,32 @@ class TstBackgroundJob : public QObject {
         QCOMPARE(job.startedCount(), 1);
         QCOMPARE(job.droppedCount(), 1);
     }
+    // The owner goes away while its job runs: the result is dropped and nothing touches
+    // the dead owner (with a continuation context that died first, a debug build aborted
+    // in qfuture_impl.h: "ASSERT: context").
+    void ownerDestroyedWhileRunning() {
+        QSemaphore gate;
+        const auto open = qScopeGuard([&] { gate.release(); });
+        int calls = 0;
+        {
+            QObject owner;
+            BackgroundJob job(&owner, BackgroundJob::Policy::OneAtATime);
+            job.run(
+                1,
+                [&] {
+                    gate.acquire();
+                    return 1;
+                },
+                [&](int, quint64) { ++calls; });
+            job.run(
+                2, [] { return 2; }, [&](int, quint64) { ++calls; }); // waiting
+        }
+        gate.release();
+        QTRY_COMPARE(QThreadPool::globalInstance()->activeThreadCount(), 0);
+        QTest::qWait(100);
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        QCOMPARE(calls, 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstBackgroundJob)

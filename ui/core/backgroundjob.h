@@ -8,7 +8,6 @@
 #pragma once
 
 #include <QObject>
-#include <QPointer>
 #include <QtConcurrent>
 #include <functional>
 #include <memory>
@@ -29,10 +28,22 @@ class BackgroundJob {
     // `owner` receives the results on its thread; the job must not outlive it (make the
     // BackgroundJob a member of the owner).
     explicit BackgroundJob(QObject* owner, Policy policy = Policy::Overlap)
-        : m_owner(owner), m_policy(policy), m_state(std::make_shared<State>()) {}
+        : m_policy(policy), m_state(std::make_shared<State>()) {
+        m_state->anchor = new QObject;
+        m_state->anchor->moveToThread(owner->thread());
+    }
     BackgroundJob(const BackgroundJob&) = delete;
     BackgroundJob& operator=(const BackgroundJob&) = delete;
-    ~BackgroundJob() { drop(); }
+    // A job still running keeps the anchor (the continuations' context) alive until it
+    // returns: Qt asserts that a continuation's context outlives the job (qfuture_impl.h),
+    // so the owner may go away with jobs running; their results are dropped.
+    ~BackgroundJob() {
+        drop();
+        if (m_state->running == 0)
+            delete m_state->anchor;
+        else
+            m_state->orphaned = true;
+    }
 
     // work() -> R runs on the thread pool; done(R, stamp) runs on the owner's thread if
     // this is still the newest job (possibly before run() returns when the work is done by
@@ -42,13 +53,13 @@ class BackgroundJob {
         m_state->stamp = stamp;
         if (m_policy == Policy::OneAtATime && m_state->running > 0) {
             if (m_state->pending) ++m_state->superseded;
-            m_state->pending = [owner = m_owner, ticket, stamp, work = std::move(work),
+            m_state->pending = [ticket, stamp, work = std::move(work),
                                 done = std::move(done)](const std::shared_ptr<State>& state) {
-                launch(state, owner, ticket, stamp, work, done);
+                launch(state, ticket, stamp, work, done);
             };
             return;
         }
-        launch(m_state, m_owner, ticket, stamp, std::move(work), std::move(done));
+        launch(m_state, ticket, stamp, std::move(work), std::move(done));
     }
     // Whatever is running now is dropped when it returns; a waiting job never starts.
     void drop() {
@@ -76,17 +87,23 @@ class BackgroundJob {
         int dropped = 0;
         int superseded = 0;
         std::function<void(const std::shared_ptr<State>&)> pending; // OneAtATime only
+        QObject* anchor = nullptr; // in the owner's thread; outlives the running jobs
+        bool orphaned = false;     // the BackgroundJob is gone: the last job deletes anchor
     };
 
     template <class Work, class Done>
-    static void launch(const std::shared_ptr<State>& state, const QPointer<QObject>& owner,
-                       quint64 ticket, quint64 stamp, Work work, Done done) {
+    static void launch(const std::shared_ptr<State>& state, quint64 ticket, quint64 stamp,
+                       Work work, Done done) {
         using R = std::invoke_result_t<Work>;
         ++state->running;
         ++state->started;
         QtConcurrent::run(std::move(work))
-            .then(owner.data(), [state, ticket, stamp, done = std::move(done)](R result) {
+            .then(state->anchor, [state, ticket, stamp, done = std::move(done)](R result) {
                 --state->running;
+                if (state->orphaned) {
+                    if (state->running == 0) state->anchor->deleteLater();
+                    return;
+                }
                 if (ticket != state->ticket) {
                     ++state->dropped;
                 } else {
@@ -102,7 +119,6 @@ class BackgroundJob {
             });
     }
 
-    QPointer<QObject> m_owner;
     Policy m_policy;
     std::shared_ptr<State> m_state;
 };
