@@ -44,6 +44,110 @@ const std::vector<std::array<int, 4>>& factorisations(int n) {
     return memo.emplace(n, std::move(out)).first->second;
 }
 
+// One tile's block of a MAC layer (Mapper::evaluatePartition), shared by the loop-order
+// candidates below.
+struct MacBlock {
+    Count kT, bT, hT, wT, spatialT; // output channels, samples, rows, columns; positions
+    Count inRows, inCols, cInT;     // the input window and its channels
+    Count cBlocks, kBlocks;         // array passes over input / output channels
+    int groups;
+    Count kg, cg; // output / input channels per group (at least 1)
+    double db;    // bytes per element
+    int cLanes, kLanes;
+    double I, W, O; // the tile's input, weight (or operand B) and output bytes
+};
+
+// The cheapest per-tile loop order found so far: buffer traffic in bytes and its name.
+struct LoopChoice {
+    double bytes = std::numeric_limits<double>::max();
+    std::string desc;
+    void offer(double acc, const std::string& name) {
+        if (acc < bytes) bytes = acc, desc = name;
+    }
+};
+
+// Weight-, output- and input-stationary orders; the search over block sizes stops once a
+// candidate reaches `reached` (the lower bound).
+void tryStationaryOrders(const Layer& l, const MacBlock& b, double reached, LoopChoice& best) {
+    const double kb = double(b.kBlocks), cb = double(b.cBlocks) * l.kernelH * l.kernelW;
+    const double W = b.W, I = b.I, O = b.O, db = b.db;
+    const std::string k = std::to_string(b.kLanes), c = std::to_string(b.cLanes);
+    // Weight-stationary: each weight block loaded once, inputs re-read per k block,
+    // partial sums spilled per c block.
+    best.offer(W + I * kb + O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1),
+               "WS k" + k + " c" + c);
+    // Output-stationary with a spatial block of s positions in the accumulators:
+    // weights re-read once per spatial block.
+    for (double s = 16; s <= double(b.spatialT) * 2 && best.bytes > reached; s *= 2) {
+        if (s * b.kLanes * kPsumBytes > kLocalBytes) break;
+        best.offer(W * std::ceil(double(b.spatialT) / s) + I * kb + O,
+                   "OS k" + k + " s" + std::to_string(int(s)));
+    }
+    // Input-stationary: an input block of s positions held; weights streamed per block.
+    for (double s = 16; s <= double(b.spatialT) * 2 && best.bytes > reached; s *= 2) {
+        if (s * b.cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
+        best.offer(I + W * std::ceil(double(b.spatialT) / s) +
+                       O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1),
+                   "IS c" + c + " s" + std::to_string(int(s)));
+    }
+}
+
+// v, then halved (rounding up) down to 1.
+std::vector<Count> halvings(Count v) {
+    std::vector<Count> out;
+    for (Count x = v; x >= 1; x = x > 1 ? (x + 1) / 2 : 0) {
+        out.push_back(x);
+        if (x == 1) break;
+    }
+    return out;
+}
+
+// Output-block (the bound's dataflow, docs/cost-model.md §2a): an x-row by y-column block
+// of z output channels accumulates in local storage while the input channels stream past;
+// z's weights stay resident when they fit (then loaded once), and a line buffer holding the
+// block's whole input patch lets the next row block reuse the rows they share (then every
+// input row is loaded once per channel block).
+void tryOutputBlocks(const Layer& l, const MacBlock& b, LoopChoice& best) {
+    if (b.hT <= 0 || b.wT <= 0 || b.kT <= 0) return;
+    const double kg = double(b.kg), cg = double(b.cg), db = b.db;
+    const auto xs = halvings(b.hT), ys = halvings(b.wT);
+    for (Count z : halvings(b.kT)) {
+        const double nK = std::ceil(double(b.kT) / double(z));
+        const double cz = b.groups == 1 ? double(b.cInT)
+                                        : std::min(double(b.cInT), std::ceil(double(z) / kg) * cg);
+        const double wz = b.W * double(z) / double(b.kT);
+        const bool resident = wz + double(z) * kPsumBytes <= kLocalBytes;
+        const double slab = double(z) * std::min<double>(b.cLanes, cz) * l.kernelH * l.kernelW * db;
+        for (Count x : xs) {
+            const double pr = double(
+                std::min<Count>(b.inRows, (x - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1));
+            const double nR = std::ceil(double(b.hT) / double(x));
+            for (Count y : ys) {
+                const double psum = double(x * y * z) * kPsumBytes;
+                if (psum > kLocalBytes) continue;
+                const double pc = double(std::min<Count>(
+                    b.inCols, (y - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1));
+                const double nC = std::ceil(double(b.wT) / double(y));
+                const double weights = resident ? b.W : b.W * nR * nC * double(b.bT);
+                const double wStore = resident ? wz : slab;
+                for (int line = 0; line < 2; ++line) {
+                    const double stage =
+                        pr * pc * db * (line ? cz : std::min<double>(b.cLanes, cz));
+                    if (psum + wStore + stage > kLocalBytes) continue;
+                    const double share = b.I * cz / double(b.cInT) * nK;
+                    const double inputs =
+                        line ? share * pc * nC / double(b.inCols)
+                             : share * pr * pc * nR * nC / double(b.inRows * b.inCols);
+                    const double acc = inputs + weights + b.O;
+                    if (acc < best.bytes)
+                        best.offer(acc, "OB z" + std::to_string(z) + " x" + std::to_string(x) +
+                                            " y" + std::to_string(y) + (resident ? " Wres" : "") +
+                                            (line ? " line" : ""));
+                }
+            }
+        }
+    }
+}
 } // namespace
 
 Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
@@ -180,94 +284,14 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
                        " blocks / " + std::to_string(m.cim.crossbars) + " crossbars";
             break;
         }
+        LoopChoice best;
+        const MacBlock blk{kT, bT,  hT,  wT, spatialT, inRows,   inCols, cInT, cBlocks, kBlocks,
+                           g,  kg_, cg_, db, m_cLanes, m_kLanes, I,      W,    O};
         const double reached = m.ioLowerBound * (1 + 1e-9);
-        const double kb = double(kBlocks), cb = double(cBlocks) * l.kernelH * l.kernelW;
-        double best = std::numeric_limits<double>::max();
-        std::string bestDesc;
-        // Weight-stationary: each weight block loaded once, inputs re-read per k block,
-        // partial sums spilled per c block.
-        {
-            const double acc = W + I * kb + O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
-            if (acc < best)
-                best = acc,
-                bestDesc = "WS k" + std::to_string(m_kLanes) + " c" + std::to_string(m_cLanes);
-        }
-        // Output-stationary with a spatial block of s positions in the accumulators:
-        // weights re-read once per spatial block.
-        for (double s = 16; s <= double(spatialT) * 2 && best > reached; s *= 2) {
-            if (s * m_kLanes * kPsumBytes > kLocalBytes) break;
-            const double acc = W * std::ceil(double(spatialT) / s) + I * kb + O;
-            if (acc < best)
-                best = acc,
-                bestDesc = "OS k" + std::to_string(m_kLanes) + " s" + std::to_string(int(s));
-        }
-        // Input-stationary: an input block of s positions held; weights streamed per block.
-        for (double s = 16; s <= double(spatialT) * 2 && best > reached; s *= 2) {
-            if (s * m_cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
-            const double acc = I + W * std::ceil(double(spatialT) / s) +
-                               O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1);
-            if (acc < best)
-                best = acc,
-                bestDesc = "IS c" + std::to_string(m_cLanes) + " s" + std::to_string(int(s));
-        }
-        // Output-block (the bound's dataflow, docs/cost-model.md §2a): an x-row by y-column
-        // block of z output channels accumulates in local storage while the input channels
-        // stream past; z's weights stay resident when they fit (then loaded once), and a
-        // line buffer holding the block's whole input patch lets the next row block reuse
-        // the rows they share (then every input row is loaded once per channel block).
-        if (best > reached && hT > 0 && wT > 0 && kT > 0) {
-            const double kg = double(kg_), cg = double(cg_);
-            auto halvings = [](Count v) {
-                std::vector<Count> out;
-                for (Count x = v; x >= 1; x = x > 1 ? (x + 1) / 2 : 0) {
-                    out.push_back(x);
-                    if (x == 1) break;
-                }
-                return out;
-            };
-            const auto zs = halvings(kT), xs = halvings(hT), ys = halvings(wT);
-            for (Count z : zs) {
-                const double nK = std::ceil(double(kT) / double(z));
-                const double cz =
-                    g == 1 ? double(cInT) : std::min(double(cInT), std::ceil(double(z) / kg) * cg);
-                const double wz = W * double(z) / double(kT);
-                const bool resident = wz + double(z) * kPsumBytes <= kLocalBytes;
-                const double slab =
-                    double(z) * std::min<double>(m_cLanes, cz) * l.kernelH * l.kernelW * db;
-                for (Count x : xs) {
-                    const double pr = double(std::min<Count>(
-                        inRows, (x - 1) * l.strideH + (l.kernelH - 1) * l.dilationH + 1));
-                    const double nR = std::ceil(double(hT) / double(x));
-                    for (Count y : ys) {
-                        const double psum = double(x * y * z) * kPsumBytes;
-                        if (psum > kLocalBytes) continue;
-                        const double pc = double(std::min<Count>(
-                            inCols, (y - 1) * l.strideW + (l.kernelW - 1) * l.dilationW + 1));
-                        const double nC = std::ceil(double(wT) / double(y));
-                        const double weights = resident ? W : W * nR * nC * double(bT);
-                        const double wStore = resident ? wz : slab;
-                        for (int line = 0; line < 2; ++line) {
-                            const double stage =
-                                pr * pc * db * (line ? cz : std::min<double>(m_cLanes, cz));
-                            if (psum + wStore + stage > kLocalBytes) continue;
-                            const double share = I * cz / double(cInT) * nK;
-                            const double inputs =
-                                line ? share * pc * nC / double(inCols)
-                                     : share * pr * pc * nR * nC / double(inRows * inCols);
-                            const double acc = inputs + weights + O;
-                            if (acc < best) {
-                                best = acc;
-                                bestDesc = "OB z" + std::to_string(z) + " x" + std::to_string(x) +
-                                           " y" + std::to_string(y) + (resident ? " Wres" : "") +
-                                           (line ? " line" : "");
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        m.bufferAccessBytes = best * n;
-        m.tiling = bestDesc;
+        tryStationaryOrders(l, blk, reached, best);
+        if (best.bytes > reached) tryOutputBlocks(l, blk, best);
+        m.bufferAccessBytes = best.bytes * n;
+        m.tiling = best.desc;
         break;
     }
     case LayerKind::Pool:

@@ -6,6 +6,7 @@
 #include "core/layersmodel.h"
 #include "core/selectionstate.h"
 #include "report/layers.h"
+#include "testwindow.h"
 #include "tree/ratree.h"
 #include "widgets/boundaryview.h"
 #include "widgets/layerspanel.h"
@@ -34,13 +35,8 @@ class TstBoundsUi : public QObject {
 
   private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
-        m_w = std::make_unique<MainWindow>();
-        m_w->setInteractive(false);
-        m_w->resize(1280, 800);
-        m_w->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
+        m_w = openTestWindow(m_dir);
+        QVERIFY(m_w);
         QVERIFY(m_w->openSample(QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx"),
                                 QStringLiteral("edge"), false));
         QTRY_VERIFY_WITH_TIMEOUT(m_w->stGraph()->hasLayout(), 20000);

@@ -7,6 +7,7 @@
 #include "core/selectionstate.h"
 #include "expectok.h"
 #include "report/segments.h"
+#include "testwindow.h"
 #include "tree/ratree.h"
 #include "widgets/diffpanel.h"
 #include "widgets/mainwindow.h"
@@ -54,13 +55,8 @@ class TstIssue16 : public QObject {
 
   private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
-        m_w = std::make_unique<MainWindow>();
-        m_w->setInteractive(false);
-        m_w->resize(1280, 800);
-        m_w->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
+        m_w = openTestWindow(m_dir);
+        QVERIFY(m_w);
     }
 
     // 9. First start: a welcome page instead of empty panels, Start disabled without a

@@ -3,6 +3,7 @@
 // export writes a well-formed file atomically and an unwritable one reports the error.
 #include "core/document.h"
 #include "core/selectionstate.h"
+#include "testwindow.h"
 #include "widgets/mainwindow.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/stgraphplottable.h"
@@ -52,15 +53,13 @@ class TstRender : public QObject {
   private:
     std::unique_ptr<MainWindow> m_w;
     QTemporaryDir m_dir;
+    QTemporaryDir m_recovery; // autosaves, kept apart from the exported files
 
   private slots:
     void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);
-        m_w = std::make_unique<MainWindow>();
-        m_w->setInteractive(false);
+        m_w = openTestWindow(m_recovery);
+        QVERIFY(m_w);
         m_w->resize(1500, 950);
-        m_w->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_w.get()));
         QSignalSpy ready(m_w->stGraph(), &StGraphView::layoutReady);
         QVERIFY(m_w->openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         QTRY_VERIFY_WITH_TIMEOUT(ready.count() >= 1, 20000);
