@@ -9,6 +9,7 @@
 #include "report/segments.h"
 #include "testwindow.h"
 #include "tree/ratree.h"
+#include "widgets/axisfit.h"
 #include "widgets/diffpanel.h"
 #include "widgets/mainwindow.h"
 #include "widgets/metricspanel.h"
@@ -307,6 +308,39 @@ class TstIssue16 : public QObject {
         QVERIFY(!(doc->tree() == before));
         QVERIFY(doc->evaluation()->valid);
         QVERIFY(doc->undoStack()->undoText().startsWith(QLatin1String("Adopt search best")));
+    }
+
+    // 6. Tick labels overlapped (the search strips' iteration and energy axes, at any size):
+    // every axis of every chart fits its tick count to its length, at 1280x800 and smaller.
+    void item6_tickLabelsNeverCrowd() {
+        const QList<QCustomPlot*> plots = m_w->findChildren<QCustomPlot*>();
+        QVERIFY(plots.size() >= 4);
+        for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
+            m_w->resize(size);
+            for (int round = 0; round < 3; ++round) { // the fit may ask for one more replot
+                for (QCustomPlot* p : plots)
+                    if (p->isVisible()) p->replot();
+                QTest::qWait(50);
+            }
+            int checked = 0;
+            for (QCustomPlot* p : plots) {
+                if (!p->isVisible()) continue;
+                for (QCPAxisRect* r : p->axisRects())
+                    for (QCPAxis* ax : r->axes()) {
+                        if (!ax->visible() || !ax->tickLabels()) continue;
+                        ++checked;
+                        QVERIFY2(!tickLabelsCrowded(ax, 2),
+                                 qPrintable(QStringLiteral("%1 axis %2 at %3x%4: %5")
+                                                .arg(p->objectName())
+                                                .arg(int(ax->axisType()))
+                                                .arg(size.width())
+                                                .arg(size.height())
+                                                .arg(ax->tickVectorLabels().join(u' '))));
+                    }
+            }
+            QVERIFY(checked >= 8);
+        }
+        m_w->resize(1280, 800);
     }
 
     // 1. Switching the hardware preset discarded the edits and the undo history.

@@ -3,6 +3,7 @@
 #include "core/backgroundjob.h"
 #include "core/bytestext.h"
 #include "core/document.h"
+#include "widgets/axisfit.h"
 #include "widgets/energydelayaxes.h"
 #include "widgets/palette.h"
 
@@ -115,6 +116,7 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
     m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
 
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    fitAxisTicks(m_plot);
 
     connect(m_start, &QPushButton::clicked, this, &BoundaryView::startSampling);
     connect(m_cancel, &QPushButton::clicked, this, &BoundaryView::cancelSampling);

@@ -5,6 +5,7 @@
 #include "core/session.h"
 #include "core/treediff.h"
 #include "eval/evaluator.h"
+#include "widgets/axisfit.h"
 #include "widgets/diffpanel.h"
 #include "widgets/stgraphplottable.h"
 
@@ -49,6 +50,7 @@ CompareSessionsDialog::CompareSessionsDialog(QWidget* parent)
         s.plot->yAxis->setRangeReversed(true);
         s.plot->yAxis->grid()->setVisible(false);
         s.rects = new StGraphPlottable(s.plot->xAxis, s.plot->yAxis);
+        fitAxisTicks(s.plot);
         pl->addWidget(s.title);
         pl->addWidget(s.metrics);
         pl->addWidget(s.plot, 1);

@@ -6,6 +6,7 @@
 #include "core/programrunner.h"
 #include "report/segments.h"
 #include "sim/fidelity.h"
+#include "widgets/axisfit.h"
 
 #include <QFormLayout>
 #include <QHeaderView>
@@ -75,6 +76,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     m_plot->yAxis->setRangeReversed(true); // DRAM on top, as the breakdown is listed
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->xAxis->ticker()->setTickCount(4);
+    fitAxisTicks(m_plot);
 
     // Segments and the comparison share one tab widget: the dock is narrow and short.
     auto* tabs = new QTabWidget(this);

@@ -1,6 +1,7 @@
 #include "widgets/searchpanel.h"
 
 #include "core/bytestext.h"
+#include "widgets/axisfit.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -209,6 +210,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    fitAxisTicks(m_plot);
     lay->addWidget(m_plot, 1);
     setRunState(RunState::Idle, {});
 }

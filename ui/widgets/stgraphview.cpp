@@ -9,6 +9,7 @@
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
 #include "report/layers.h"
+#include "widgets/axisfit.h"
 #include "widgets/palette.h"
 #include "widgets/plotexport.h"
 #include "widgets/stgraphplottable.h"
@@ -77,6 +78,7 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_plot->setMouseTracking(true);
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    fitAxisTicks(m_plot);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_plot->xAxis->setLabel(tr("time (cycles)"));

@@ -1,6 +1,7 @@
 #include "widgets/sweepview.h"
 
 #include "util/units.h"
+#include "widgets/axisfit.h"
 #include "widgets/energydelayaxes.h"
 #include "widgets/palette.h"
 
@@ -84,6 +85,7 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
     // Top left: energy grows with delay across a sweep, so that corner stays empty.
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    fitAxisTicks(m_plot);
     m_plot->setMouseTracking(true);
     m_plot->installEventFilter(this);
     m_plot->setToolTip(QString()); // the hover tooltip is per point

@@ -1,6 +1,7 @@
 #include "widgets/tradeoffview.h"
 
 #include "util/units.h"
+#include "widgets/axisfit.h"
 #include "widgets/energydelayaxes.h"
 
 #include <QVBoxLayout>
@@ -34,6 +35,7 @@ TradeoffView::TradeoffView(QWidget* parent) : QWidget(parent), m_plot(new QCusto
     m_plot->legend->setFont(small);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     m_plot->setInteractions(QCP::iSelectPlottables | QCP::iRangeDrag | QCP::iRangeZoom);
+    fitAxisTicks(m_plot);
     m_plot->setToolTip(tr("Energy against delay of every schedule seen; click a blue diamond to "
                           "adopt its tree (undoable)"));
     connect(m_plot, &QCustomPlot::plottableClick, this,
