@@ -48,6 +48,14 @@ class TstRecovery : public QObject {
         QVERIFY2(w.openModel(QString::fromLatin1(kModel)), qPrintable(w.lastError()));
     }
 
+    // The small model in a window on screen that asks its questions (message boxes).
+    static void openShown(MainWindow& w) {
+        openSmall(w);
+        w.setInteractive(true);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+    }
+
   private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
@@ -94,10 +102,7 @@ class TstRecovery : public QObject {
     // Discard closes; with nothing modified there is no question at all.
     void closeAsksBeforeDroppingEdits() {
         MainWindow w;
-        openSmall(w);
-        w.setInteractive(true);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        openShown(w);
         Document* doc = w.document();
         QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         QVERIFY(w.isModified());
@@ -120,10 +125,7 @@ class TstRecovery : public QObject {
         QVERIFY(w.close());
         QVERIFY(asked);
         MainWindow clean;
-        openSmall(clean);
-        clean.setInteractive(true);
-        clean.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&clean));
+        openShown(clean);
         asked = false;
         answer(QMessageBox::Cancel, &asked);
         QVERIFY(clean.close()); // nothing to lose: closes without a question
@@ -135,10 +137,7 @@ class TstRecovery : public QObject {
     // first: Cancel keeps the edited schedule, Discard opens the other model.
     void openAsksBeforeDroppingEdits() {
         MainWindow w;
-        openSmall(w);
-        w.setInteractive(true);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        openShown(w);
         Document* doc = w.document();
         QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         const std::string edited = treeToText(doc->tree(), *doc->network());
