@@ -101,14 +101,16 @@ int runExportInstructions(const Args& a) {
         eo.minUtilisation = u.get<double>();
     }
     EvalContext ctx(*net, *hw);
-    auto gen = buildProgram(ctx, *tree, batch, eo, model);
+    CodegenOptions co;
+    co.withIr = formats.ir; // the IR is only ir.json's
+    auto gen = buildProgram(ctx, *tree, batch, eo, model, co);
     if (!gen) return userError(path + ": " + gen.error().message);
     const CodegenResult& r = *gen;
     if (auto e = exportProgram(out, r, *net, *hw, formats)) return userError(e->message);
 
     const double sched = r.layout.evaluation.dramBytes;
     std::printf("%s: %zu instructions on %zu tiles, %zu workloads\n", out.c_str(),
-                r.program.instructionCount(), r.program.tiles.size(), r.workloads.size());
+                r.program.instructionCount(), r.program.tiles.size(), r.workloadCount);
     std::printf("DRAM bytes: program %.0f, schedule %.0f (%+.3f%%)\n", double(r.programDramBytes),
                 sched, pct(double(r.programDramBytes), sched));
     std::uint64_t peak = 0;
@@ -172,25 +174,12 @@ int runSimulate(const Args& a) {
         rf.linkBytes.empty() ? 0.0 : *std::max_element(rf.linkBytes.begin(), rf.linkBytes.end());
 
     if (a.has("--json")) {
-        json busy = json::array(), timeline = json::object();
+        json busy = json::array();
         for (size_t t = 0; t < rf.busy.size(); ++t)
             busy.push_back({{"tile", t},
                             {"load", rf.busy[t][0]},
                             {"compute", rf.busy[t][1]},
                             {"store", rf.busy[t][2]}});
-        for (const auto& iv : rf.timeline) {
-            const std::string key = std::to_string(iv.tile);
-            if (!timeline.contains(key)) timeline[key] = json::array();
-            timeline[key].push_back(
-                {{"id", iv.id},
-                 {"engine", toString(iv.engine)},
-                 {"op", toString(iv.op)},
-                 {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
-                               ? prog->layers[size_t(iv.layer)]
-                               : ""},
-                 {"start", iv.start},
-                 {"end", iv.end}});
-        }
         json j = {{"program", file},
                   {"deadlock_free", ok},
                   {"stuck", rf.stuck.empty() ? rc.stuck : rf.stuck},
@@ -212,9 +201,41 @@ int runSimulate(const Args& a) {
                     {"north", rf.dramSideBytes[North]},
                     {"south", rf.dramSideBytes[South]}}},
                   {"busiest_link_bytes", busiestLink},
-                  {"busy", busy},
-                  {"timeline", timeline}};
-        if (auto e = writeFileAtomic(a.get("--json"), j.dump(1) + "\n"))
+                  {"busy", busy}};
+        // "timeline" (tile -> its instructions' intervals) is streamed, one interval a line:
+        // on a program of a million instructions a document in memory took gigabytes.
+        std::vector<std::vector<std::uint32_t>> perTile;
+        for (std::uint32_t k = 0; k < rf.timeline.size(); ++k) {
+            const size_t tile = size_t(std::max(0, rf.timeline[k].tile));
+            if (tile >= perTile.size()) perTile.resize(tile + 1);
+            perTile[tile].push_back(k);
+        }
+        auto write = [&](std::ostream& out) {
+            const std::string head = j.dump(1);
+            out << head.substr(0, head.size() - 2) << ",\n \"timeline\": {";
+            bool firstTile = true;
+            for (size_t t = 0; t < perTile.size(); ++t) {
+                if (perTile[t].empty()) continue;
+                out << (firstTile ? "\n  \"" : ",\n  \"") << t << "\": [";
+                firstTile = false;
+                for (size_t n = 0; n < perTile[t].size(); ++n) {
+                    const auto& iv = rf.timeline[perTile[t][n]];
+                    const json item = {
+                        {"id", iv.id},
+                        {"engine", toString(iv.engine)},
+                        {"op", toString(iv.op)},
+                        {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
+                                      ? prog->layers[size_t(iv.layer)]
+                                      : ""},
+                        {"start", iv.start},
+                        {"end", iv.end}};
+                    out << (n ? ",\n   " : "\n   ") << item.dump();
+                }
+                out << "\n  ]";
+            }
+            out << (firstTile ? "}\n}\n" : "\n }\n}\n");
+        };
+        if (auto e = writeFileAtomic(a.get("--json"), StreamWriter(write)))
             return userError(e->message);
     }
     if (a.has("--trace")) {

@@ -442,7 +442,10 @@ class Generator {
     std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
     std::vector<std::uint64_t> loadBytes;
     std::vector<TileBuffer> buf;
-    std::vector<IrWorkload>& W = R.workloads;
+    std::vector<IrWorkload>& W = R.workloads; // empty unless m_opt.withIr
+    IrWorkload sink; // the current invocation's figures when the IR is not kept
+    // The workload act[a].workload names: its IR entry, or the sink.
+    IrWorkload& irOf(int workload) { return m_opt.withIr ? W[size_t(workload)] : sink; }
 
     std::vector<WeightState> wstate;
     std::vector<std::vector<StoreRec>> stores;
@@ -602,6 +605,8 @@ void Generator::guard(const Region& r, const std::vector<std::uint32_t>& writers
 
 void Generator::addRegion(int workload, Region& r, const std::string& what,
                           std::uint32_t firstWriter) {
+    r.workload = workload;
+    if (!m_opt.withIr) return;
     BufferRegion br;
     br.what = what;
     br.tile = r.tile;
@@ -609,12 +614,12 @@ void Generator::addRegion(int workload, Region& r, const std::string& what,
     br.bytes = r.bytes;
     br.extents = r.ext;
     br.firstWriter = firstWriter;
-    r.workload = workload;
     r.regionIndex = int(W[size_t(workload)].buffers.size());
     W[size_t(workload)].buffers.push_back(br);
 }
 
 void Generator::addDestination(int workload, std::int32_t to) {
+    if (!m_opt.withIr) return;
     auto& d = W[size_t(workload)].destinations;
     if (std::find(d.begin(), d.end(), to) == d.end()) d.push_back(to);
 }
@@ -623,7 +628,8 @@ void Generator::release(Region& r) {
     std::uint32_t last = 0;
     for (auto x : r.readers)
         last = std::max(last, x);
-    if (r.workload >= 0) W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
+    if (m_opt.withIr && r.workload >= 0)
+        W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
     buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
 }
 
@@ -763,8 +769,8 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
         wl.ofmap = b;
         wl.partition = partition;
         wl.tiling = m.tiling;
-        W.push_back(wl);
-        act.push_back({leaf.tiles[size_t(t)], b, int(W.size()) - 1});
+        if (m_opt.withIr) W.push_back(std::move(wl));
+        act.push_back({leaf.tiles[size_t(t)], b, int(R.workloadCount++)});
     }
     if (act.empty())
         return Error{"layer " + cur.ly.name + ": no tile has work (over-split partition)"};
@@ -801,7 +807,7 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
         ii.from = from;
         ii.viaDram = leaf.inputViaDram[k];
         ii.range = win[a];
-        W[size_t(act[a].workload)].inputs.push_back(ii);
+        if (m_opt.withIr) W[size_t(act[a].workload)].inputs.push_back(ii);
     }
     if (leaf.inputViaDram[k]) return emitDramInputs(cur, k, win, from);
     return emitNocInputs(cur, k, win, from);
@@ -877,6 +883,7 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
         guard(regs[a], regWriters[a]);
         addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
         inRegions[a].push_back(regs[a]);
+        if (!m_opt.withIr) continue;
         auto& ii = W[size_t(act[a].workload)].inputs.back();
         ii.sources = {kDram};
         ii.bytes = regs[a].bytes;
@@ -966,11 +973,13 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
         }
     }
     for (size_t a = 0; a < act.size(); ++a) {
-        auto& ii = W[size_t(act[a].workload)].inputs.back();
-        for (const auto& lr : local[a])
-            if (lr.input == k) sources[a].insert(act[a].tile);
-        ii.sources.assign(sources[a].begin(), sources[a].end());
-        ii.bytes = regs[a].bytes;
+        if (m_opt.withIr) {
+            auto& ii = W[size_t(act[a].workload)].inputs.back();
+            for (const auto& lr : local[a])
+                if (lr.input == k) sources[a].insert(act[a].tile);
+            ii.sources.assign(sources[a].begin(), sources[a].end());
+            ii.bytes = regs[a].bytes;
+        }
         if (regs[a].bytes == 0) continue;
         guard(regs[a], regWriters[a]);
         addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
@@ -1102,7 +1111,7 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     regionRefs(c.buffers, out, true);
     const std::uint32_t cid = emit(c, st, order);
     if (programId) fullDep(programId, cid);
-    IrWorkload& wl = W[size_t(act[a].workload)];
+    IrWorkload& wl = irOf(act[a].workload);
     wl.cycles = c.cycles;
     wl.computeId = cid;
     guard(out, {cid});

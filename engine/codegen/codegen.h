@@ -27,6 +27,9 @@ struct CodegenOptions {
     // Load all weights of a segment at its start (when the buffers allow), not at each
     // leaf's first invocation.
     bool prefetchWeights = true;
+    // Keep the IR (CodegenResult::workloads, what ir.json holds). Nothing else reads it;
+    // without it a large program needs about a quarter less memory (docs/isa.md).
+    bool withIr = true;
 };
 
 // A region of a tile's global buffer with its lifetime in instruction ids.
@@ -70,7 +73,8 @@ struct IrWorkload {
 
 struct CodegenResult {
     Program program;
-    std::vector<IrWorkload> workloads; // in issue order
+    std::vector<IrWorkload> workloads; // in issue order; empty unless CodegenOptions::withIr
+    std::size_t workloadCount = 0;     // leaf invocations on one tile, kept or not
     ScheduleLayout layout;
     std::uint64_t programDramBytes = 0;         // bytes the program's LOAD(dram) + STORE move
     std::vector<std::uint64_t> peakBufferBytes; // per tile id: largest live allocation sum

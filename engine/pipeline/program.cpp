@@ -4,8 +4,9 @@ namespace tilescope {
 
 Result<CodegenResult> buildProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
                                    const EvalOptions& evalOpt,
-                                   const std::optional<std::string>& model) {
-    auto gen = generateProgram(ctx, tree, totalBatch, evalOpt);
+                                   const std::optional<std::string>& model,
+                                   const CodegenOptions& opt) {
+    auto gen = generateProgram(ctx, tree, totalBatch, evalOpt, opt);
     if (gen && model) gen->program.schedule["model"] = *model;
     return gen;
 }

@@ -17,7 +17,8 @@ namespace tilescope {
 // (its memo caches are not synchronised).
 Result<CodegenResult> buildProgram(EvalContext& ctx, const RATree& tree, int totalBatch,
                                    const EvalOptions& evalOpt,
-                                   const std::optional<std::string>& model = std::nullopt);
+                                   const std::optional<std::string>& model = std::nullopt,
+                                   const CodegenOptions& opt = {});
 
 struct ProgramReplay {
     SimResult fine;   // stage-granular dependencies, with the timeline

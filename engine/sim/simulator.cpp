@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include "codegen/idindex.h"
 #include "hw/mesh.h"
 
 #include <algorithm>
@@ -14,13 +15,26 @@ namespace tilescope {
 
 namespace {
 
+// Sizes f.index for the program's instruction ids.
+void prepareIndex(const Program& p, IdIndex& index) {
+    size_t count = 0;
+    std::uint32_t maxId = 0;
+    for (const auto& t : p.tiles) {
+        count += t.instructions.size();
+        for (const auto& i : t.instructions)
+            maxId = std::max(maxId, i.id);
+    }
+    index.prepare(count, maxId);
+}
+
 struct Flat {
-    std::vector<const Instruction*> ins;             // all instructions
-    std::unordered_map<std::uint32_t, size_t> index; // id -> position in ins
+    std::vector<const Instruction*> ins; // all instructions
+    IdIndex index;                       // id -> position in ins
 };
 
 Flat flatten(const Program& p) {
     Flat f;
+    prepareIndex(p, f.index);
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
             f.index.emplace(i.id, f.ins.size());
@@ -56,9 +70,10 @@ std::optional<Error> checkTiles(const Program& p, const Hardware& hw, const std:
 }
 
 std::optional<Error> indexInstructions(const Program& p, Flat& f, const BadInstruction& bad) {
+    prepareIndex(p, f.index);
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
-            if (!f.index.emplace(i.id, f.ins.size()).second)
+            if (!f.index.emplace(i.id, f.ins.size()))
                 return bad(i.id, "duplicate instruction id");
             f.ins.push_back(&i);
         }
@@ -99,11 +114,11 @@ std::optional<Error> checkInstruction(const Instruction& i, const Flat& f, const
         break;
     }
     for (const auto& d : i.deps) {
-        auto it = f.index.find(d.id);
-        if (it == f.index.end())
+        const size_t at = f.index.find(d.id);
+        if (at == IdIndex::npos)
             return bad(i.id, "missing dependency target " + std::to_string(d.id));
         if (d.id == i.id) return bad(i.id, "depends on itself");
-        const Instruction& q = *f.ins[it->second];
+        const Instruction& q = *f.ins[at];
         if (d.stage < 1 || d.stage > q.stages)
             return bad(i.id, "dependency on " + std::to_string(d.id) + " names stage " +
                                  std::to_string(d.stage) + " of " + std::to_string(q.stages));

@@ -25,14 +25,14 @@ Result<std::string> readFile(const std::string& path) {
     return ss.str();
 }
 
-std::optional<Error> writeFileAtomic(const std::string& path, const std::string& contents) {
+std::optional<Error> writeFileAtomic(const std::string& path, const StreamWriter& write) {
     std::random_device rd;
     const std::string tmp =
         path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 100000);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) return makeError(path, "", std::string("cannot write: ") + std::strerror(errno));
-        out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+        write(out);
         out.flush();
         if (!out) {
             std::error_code ec;
@@ -47,6 +47,12 @@ std::optional<Error> writeFileAtomic(const std::string& path, const std::string&
         return makeError(path, "", "cannot replace file: " + ec.message());
     }
     return std::nullopt;
+}
+
+std::optional<Error> writeFileAtomic(const std::string& path, const std::string& contents) {
+    return writeFileAtomic(path, [&contents](std::ostream& out) {
+        out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    });
 }
 
 namespace {

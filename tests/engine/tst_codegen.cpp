@@ -261,6 +261,16 @@ void TestCodegen::samples() {
     const double perInstruction = double(bin.size()) / double(r->program.instructionCount());
     qInfo("  program.bin %zu bytes, %.1f per instruction", bin.size(), perInstruction);
     QVERIFY2(perInstruction <= 64, qPrintable(QString::number(perInstruction)));
+    // Without the IR (what export does unless ir.json is asked for) the program is the same.
+    CodegenOptions noIr;
+    noIr.withIr = false;
+    auto lean = generateProgram(ctx, t, batch, {}, noIr);
+    QVERIFY(lean.ok());
+    QVERIFY(lean->program == r->program);
+    QVERIFY(lean->workloads.empty());
+    QCOMPARE(lean->workloadCount, r->workloads.size());
+    QCOMPARE(r->workloadCount, r->workloads.size());
+    QCOMPARE(lean->programDramBytes, r->programDramBytes);
 }
 
 // The per-file field widths hold any value exactly: extremes of every field, negative

@@ -21,7 +21,7 @@ ProgramModel::ProgramModel(QObject* parent) : QAbstractItemModel(parent) {}
 void ProgramModel::setRun(std::shared_ptr<const ProgramRun> run) {
     beginResetModel();
     m_run = std::move(run);
-    m_simIndex.clear();
+    m_simIndex.prepare(0, 0);
     m_layerNames.clear();
     if (m_run && m_run->codegen) {
         QStringList full;
@@ -29,7 +29,10 @@ void ProgramModel::setRun(std::shared_ptr<const ProgramRun> run) {
             full << QString::fromStdString(n);
         m_layerNames = shortLayerNames(full);
         const auto& tl = m_run->fine.timeline;
-        m_simIndex.reserve(tl.size());
+        std::uint32_t maxId = 0;
+        for (const auto& iv : tl)
+            maxId = std::max(maxId, iv.id);
+        m_simIndex.prepare(tl.size(), maxId);
         for (size_t i = 0; i < tl.size(); ++i)
             m_simIndex.emplace(tl[i].id, i);
     }
@@ -132,8 +135,8 @@ QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
         return {};
     }
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::EditRole) return {};
-    const auto sim = m_simIndex.find(ins.id);
-    const SimInterval* iv = sim == m_simIndex.end() ? nullptr : &m_run->fine.timeline[sim->second];
+    const size_t sim = m_simIndex.find(ins.id);
+    const SimInterval* iv = sim == IdIndex::npos ? nullptr : &m_run->fine.timeline[sim];
     switch (idx.column()) {
     case Id:
         return ins.id;

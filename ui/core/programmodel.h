@@ -3,12 +3,12 @@
 // node's layers are highlighted, or with the filter on are the only rows.
 #pragma once
 
+#include "codegen/idindex.h"
 #include "core/programrun.h"
 
 #include <QAbstractItemModel>
 #include <QSet>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace tilescope::ui {
@@ -59,7 +59,7 @@ class ProgramModel : public QAbstractItemModel {
 
     std::shared_ptr<const ProgramRun> m_run;
     std::vector<const Instruction*> m_rows;
-    std::unordered_map<quint32, size_t> m_simIndex; // instruction id -> timeline interval
+    IdIndex m_simIndex; // instruction id -> timeline interval
     QStringList m_layerNames;
     QSet<int> m_layers;
     int m_tile = kAllTiles;

@@ -10,7 +10,9 @@ std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATr
     run->revision = revision;
     EvalOptions eo;
     eo.objective = objective;
-    auto gen = buildProgram(ctx, tree, batch, eo);
+    CodegenOptions co;
+    co.withIr = false; // the Instructions panel shows the program, not the IR
+    auto gen = buildProgram(ctx, tree, batch, eo, std::nullopt, co);
     if (!gen) {
         run->error = QString::fromStdString(gen.error().message);
         return run;

@@ -2,7 +2,22 @@
 
 #include "core/document.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace tilescope::ui {
+
+namespace {
+// A replaced program (hundreds of MB for a large schedule) goes back to the system, not
+// only to the allocator's free lists: glibc keeps freed heap pages otherwise, and the
+// window's resident memory would stay at its largest program's.
+void returnFreedMemory() {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+} // namespace
 
 ProgramRunner::ProgramRunner(Document* doc, QObject* parent) : QObject(parent), m_doc(doc) {
     // Edits come in bursts (undo held down, a search adopting): generate once they settle.
@@ -51,6 +66,8 @@ void ProgramRunner::start() {
             }
             m_last = std::move(run);
             emit runReady(m_last);
+            // The views have let go of the previous run by the next turn of the event loop.
+            QTimer::singleShot(0, this, [] { returnFreedMemory(); });
         });
 }
 

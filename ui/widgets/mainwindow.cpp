@@ -1008,7 +1008,9 @@ void MainWindow::exportForTestChip(const QString& dir, const ProgramFormats& for
         EvalContext ctx(*net, *hw);
         EvalOptions eo;
         eo.objective = obj;
-        auto gen = buildProgram(ctx, tree, batch, eo, model);
+        CodegenOptions co;
+        co.withIr = formats.ir;
+        auto gen = buildProgram(ctx, tree, batch, eo, model, co);
         if (!gen) {
             r.error = qs(out + ": " + gen.error().message);
             return r;
