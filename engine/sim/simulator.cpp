@@ -73,8 +73,7 @@ std::optional<Error> indexInstructions(const Program& p, Flat& f, const BadInstr
     prepareIndex(p, f.index);
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
-            if (!f.index.emplace(i.id, f.ins.size()))
-                return bad(i.id, "duplicate instruction id");
+            if (!f.index.emplace(i.id, f.ins.size())) return bad(i.id, "duplicate instruction id");
             f.ins.push_back(&i);
         }
     return std::nullopt;
