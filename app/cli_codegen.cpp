@@ -139,13 +139,15 @@ int runSimulate(const Args& a) {
         file = fs::exists(dir / "program.bin") ? (dir / "program.bin").string()
                                                : (dir / "program.json").string();
     }
-    auto bytes = readFile(file);
-    if (!bytes) return userError(bytes.error().message);
+    // Mapped, not read: a large program.bin is decoded straight from the page cache.
+    auto mapped = MappedFile::open(file);
+    if (!mapped) return userError(mapped.error().message);
+    const std::string_view bytes = mapped->view();
     Result<Program> prog = Error{};
-    if (bytes->size() >= 4 && bytes->compare(0, 4, "TSCP") == 0) {
-        prog = decodeProgram(*bytes, file);
+    if (bytes.size() >= 4 && bytes.compare(0, 4, "TSCP") == 0) {
+        prog = decodeProgram(bytes, file);
     } else {
-        json j = json::parse(*bytes, nullptr, false);
+        json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
         if (j.is_discarded()) return userError(file + ": not JSON and not a program.bin");
         prog = programFromJson(j, file);
     }

@@ -525,7 +525,7 @@ struct InstructionReader {
     }
 };
 
-Result<Program> decodeProgram(const std::string& bytes, const std::string& file) {
+Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
     if (bytes.size() < sizeof kMagic + 2 + 4 ||
         std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
         return makeError(file, "", "not a tilescope program.bin (bad magic or too short)");

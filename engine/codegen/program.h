@@ -100,6 +100,6 @@ void writeProgramText(std::ostream& out, const Program& p);
 std::string encodeProgram(const Program& p);
 // The same bytes streamed (a large program never sits in memory twice).
 void writeProgramBin(std::ostream& out, const Program& p);
-Result<Program> decodeProgram(const std::string& bytes, const std::string& file);
+Result<Program> decodeProgram(std::string_view bytes, const std::string& file);
 
 } // namespace tilescope

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tilescope {
@@ -23,6 +26,42 @@ Result<std::string> readFile(const std::string& path) {
     ss << in.rdbuf();
     if (in.bad()) return makeError(path, "", "read error");
     return ss.str();
+}
+
+Result<MappedFile> MappedFile::open(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return makeError(path, "", "is a directory, expected a file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return makeError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return makeError(path, "", std::string("cannot read: ") + std::strerror(err));
+    }
+    const std::size_t size = std::size_t(st.st_size);
+    void* data = nullptr;
+    if (size > 0) {
+        data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (data == MAP_FAILED) {
+            const int err = errno;
+            ::close(fd);
+            return makeError(path, "", std::string("cannot map: ") + std::strerror(err));
+        }
+        ::madvise(data, size, MADV_SEQUENTIAL);
+    }
+    ::close(fd); // the mapping keeps the file
+    return MappedFile(data, size);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : m_data(o.m_data), m_size(o.m_size) {
+    o.m_data = nullptr;
+    o.m_size = 0;
+}
+
+MappedFile::~MappedFile() {
+    if (m_data) ::munmap(m_data, m_size);
 }
 
 std::optional<Error> writeFileAtomic(const std::string& path, const StreamWriter& write) {

@@ -5,6 +5,7 @@
 #include "codegen/program.h"
 #include "hw/mesh.h"
 #include "sim/simulator.h"
+#include "util/fileio.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -78,6 +79,7 @@ class TestSimulator : public QObject {
   private slots:
     void loadThenCompute();
     void sparseIdsReplayTheSame();
+    void mappedFileAndStreamedWrite();
     void dramIsShared();
     void sendOverOneLink();
     void sendReadByCompute();
@@ -141,6 +143,30 @@ void TestSimulator::sparseIdsReplayTheSame() {
         QVERIFY(e);
         QVERIFY2(e->message.find("duplicate") != std::string::npos, e->message.c_str());
     }
+}
+
+// simulate reads program.bin mapped (util/fileio.h MappedFile) and writes its --json
+// streamed (writeFileAtomic with a StreamWriter): both see exactly the file's bytes.
+void TestSimulator::mappedFileAndStreamedWrite() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("p.bin")).toStdString();
+    const std::string bytes = encodeProgram(twoTiles({make(1, Op::Load, 0, kDram, 0, 64, 1)}));
+    QVERIFY(!writeFileAtomic(path, StreamWriter([&](std::ostream& out) { out << bytes; })));
+    auto m = MappedFile::open(path);
+    QVERIFY(m.ok());
+    QCOMPARE(std::string(m->view()), bytes);
+    auto p = decodeProgram(m->view(), path);
+    QVERIFY(p.ok());
+    QCOMPARE(p->instructionCount(), size_t(1));
+    const std::string empty = dir.filePath(QStringLiteral("empty")).toStdString();
+    QVERIFY(!writeFileAtomic(empty, std::string()));
+    auto e = MappedFile::open(empty);
+    QVERIFY(e.ok());
+    QVERIFY(e->view().empty());
+    auto missing = MappedFile::open(dir.filePath(QStringLiteral("none")).toStdString());
+    QVERIFY(!missing.ok());
+    QVERIFY(missing.error().message.find("none") != std::string::npos);
+    QVERIFY(!MappedFile::open(dir.path().toStdString()).ok());
 }
 
 // Two tiles each load 800 B: the shared 4 B/cycle DRAM serves them one after the other,
