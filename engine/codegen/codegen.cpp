@@ -578,15 +578,31 @@ Result<Region> Generator::allocate(int tile, std::uint64_t bytes, bool top,
 // instructions in order, so waiting for the last waits for all (this keeps a writer's
 // dependency list short when a region was read by many SENDs).
 std::vector<std::uint32_t> Generator::lastPerQueue(const std::vector<std::uint32_t>& ids) {
-    std::map<std::pair<std::int32_t, int>, std::uint32_t> last;
+    // A handful of queues at most: a sorted small vector, not a map (this runs for every
+    // buffer region written).
+    struct Last {
+        std::int32_t tile;
+        int engine;
+        std::uint32_t id;
+    };
+    std::vector<Last> last;
     for (std::uint32_t h : ids) {
         const Instruction& i = at(h);
-        std::uint32_t& l = last[{i.tile, int(i.engine())}];
-        l = std::max(l, h);
+        const int e = int(i.engine());
+        auto it = std::find_if(last.begin(), last.end(),
+                               [&](const Last& l) { return l.tile == i.tile && l.engine == e; });
+        if (it == last.end())
+            last.push_back({i.tile, e, h});
+        else
+            it->id = std::max(it->id, h);
     }
+    std::sort(last.begin(), last.end(), [](const Last& a, const Last& b) {
+        return std::pair(a.tile, a.engine) < std::pair(b.tile, b.engine);
+    });
     std::vector<std::uint32_t> out;
-    for (const auto& [queue, h] : last)
-        out.push_back(h);
+    out.reserve(last.size());
+    for (const Last& l : last)
+        out.push_back(l.id);
     return out;
 }
 
