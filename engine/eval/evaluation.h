@@ -6,6 +6,7 @@
 
 #include "util/units.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ struct NodeFigures {
         inputViaDram;        // leaves, per layer input: read through DRAM (docs/cost-model.md §3)
     bool writesDram = false; // leaves: its output is stored to DRAM
     std::string partition;   // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
-    std::string mapping;     // leaves: intra-tile tiling and loop order
+    std::array<int, 4> partitionFactors{1, 1, 1, 1}; // leaves: the same as pk, pb, ph, pw
+    std::string mapping;                             // leaves: intra-tile tiling and loop order
     // Leaves on compute-in-memory tiles: crossbar programmings over the whole run (and under
     // the default template's loop order), their energy, and the write cycles one
     // invocation's time holds on average.

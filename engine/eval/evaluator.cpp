@@ -1097,6 +1097,7 @@ void Coster::nodeFigures() {
             f.inputViaDram = inputViaDram[size_t(nd.layer)];
             f.writesDram = writesDram[size_t(nd.layer)] != 0;
             f.partition = m.partitionLabel();
+            f.partitionFactors = {m.pk, m.pb, m.ph, m.pw};
             f.mapping = m.tiling;
             if (m.cim.used) {
                 f.weightProgrammings = Count(std::llround(nw.cimPrograms * segInvocations));

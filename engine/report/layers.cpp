@@ -3,6 +3,7 @@
 #include "mapping/iobound.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace tilescope {
@@ -11,6 +12,21 @@ namespace {
 
 bool disjoint(const NodeFigures& a, const NodeFigures& b) {
     return a.tileBegin + a.tileCount <= b.tileBegin || b.tileBegin + b.tileCount <= a.tileBegin;
+}
+
+int sharedTiles(const NodeFigures& a, const NodeFigures& b) {
+    return std::max(0, std::min(a.tileBegin + a.tileCount, b.tileBegin + b.tileCount) -
+                           std::max(a.tileBegin, b.tileBegin));
+}
+
+// The largest share of its output one tile of a leaf holds: its partition cuts the output
+// channels, samples (of `batch` per invocation), rows and columns into ceil-sized chunks.
+double largestTileShare(const NodeFigures& f, const Layer& l, int batch) {
+    const auto& p = f.partitionFactors;
+    auto share = [](double n, int parts) {
+        return n > 0 ? std::ceil(n / std::max(1, parts)) / n : 1.0;
+    };
+    return share(l.outC, p[0]) * share(batch, p[1]) * share(l.outH, p[2]) * share(l.outW, p[3]);
 }
 
 } // namespace
@@ -47,23 +63,45 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.nocBytesInside = f.runNocInsideBytes;
         r.movedBytes = r.dramBytes + r.nocBytesIn + r.nocBytesOut;
         // Compulsory (docs/cost-model.md §2a): weights once; an input's needed elements
-        // once unless the schedule hands it over on chip (over the NoC from a producer
-        // sharing tiles with the group, which may keep it in place); the output once when
+        // once, less what a producer sharing tiles with the group can already hold on the
+        // shared tiles (at most its largest per-tile share each); the output once when
         // the schedule stores it to DRAM or a consumer on disjoint tiles receives it.
         double c = double(l.weightBytes);
         for (size_t k = 0; k < l.inputs.size(); ++k) {
             const int p = l.inputs[k].producer;
             const bool viaDram = k >= f.inputViaDram.size() || f.inputViaDram[k];
-            if (p < 0 || viaDram || leafOf[size_t(p)] < 0 ||
-                disjoint(e.nodes[size_t(leafOf[size_t(p)])], f))
-                c += neededInputElements(l, k) * total;
+            const double needed = neededInputElements(l, k);
+            if (p < 0 || viaDram || leafOf[size_t(p)] < 0) {
+                c += needed * total;
+                continue;
+            }
+            const int pid = leafOf[size_t(p)];
+            const NodeFigures& pf = e.nodes[size_t(pid)];
+            const Layer& pl = net.layers[size_t(p)];
+            const double inside = double(sharedTiles(pf, f)) *
+                                  largestTileShare(pf, pl, tree.node(pid).batch) *
+                                  double(pl.outputBytesPerSample());
+            c += std::max(0.0, needed - inside) * total;
         }
         double outNeed = 0;
         if (f.writesDram || consumers[size_t(n.layer)].empty())
             outNeed = double(l.outputBytesPerSample());
         for (int q : consumers[size_t(n.layer)]) {
-            if (leafOf[size_t(q)] < 0 || !disjoint(e.nodes[size_t(leafOf[size_t(q)])], f)) continue;
+            if (leafOf[size_t(q)] < 0) continue;
+            const NodeFigures& qf = e.nodes[size_t(leafOf[size_t(q)])];
             const Layer& ql = net.layers[size_t(q)];
+            // A dense Conv / Gemm split by output channels only: every one of its tiles
+            // reads all of the input, so one of them outside the group receives it whole.
+            // (Ceil-sized chunks may leave the last tiles without work: more than that many
+            // of its tiles must be outside.)
+            const auto& qp = qf.partitionFactors;
+            const bool wholeToEachTile =
+                (ql.kind == LayerKind::Conv || ql.kind == LayerKind::Gemm) && ql.groups <= 1 &&
+                qp[1] == 1 && qp[2] == 1 && qp[3] == 1 && ql.outC > 0;
+            const int chunk = wholeToEachTile ? (ql.outC + qp[0] - 1) / qp[0] : 1;
+            const int idle = wholeToEachTile ? qp[0] - (ql.outC + chunk - 1) / chunk : 0;
+            if (!disjoint(qf, f) && !(wholeToEachTile && qf.tileCount - sharedTiles(qf, f) > idle))
+                continue;
             for (size_t k = 0; k < ql.inputs.size(); ++k)
                 if (ql.inputs[k].producer == n.layer)
                     outNeed = std::max(outNeed, std::min(double(l.outputBytesPerSample()),
