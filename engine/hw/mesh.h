@@ -68,10 +68,11 @@ class Mesh {
     // exactly 1 for every other link (port links included: the DRAM bandwidth is a limit
     // of its own). A byte tally x slowness / NoC bandwidth is the link's time.
     double linkSlowness(int link) const { return crossesChiplet(link) ? m_interSlowness : 1.0; }
-    // The largest linkSlowness over a route (1 on a template without chiplets).
+    // The largest linkSlowness over a route: a transfer moves at its slowest link's
+    // bandwidth (1 on a template without chiplets, and for an empty route).
     double routeSlowness(const std::vector<int>& links) const {
-        if (!m_chiplets) return 1.0;
-        double s = 1.0;
+        if (!m_chiplets || links.empty()) return 1.0;
+        double s = 0.0;
         for (int l : links)
             s = std::max(s, linkSlowness(l));
         return s;
