@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption hw(
         QStringLiteral("hw"),
-        QStringLiteral("Hardware template file or preset (edge, cloud, testchip, cim)"),
+        QStringLiteral("Hardware template file or preset (edge, cloud, testchip, cim, chiplet)"),
         QStringLiteral("HW"));
     const QCommandLineOption batch(QStringLiteral("batch"),
                                    QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));

@@ -77,8 +77,9 @@ struct Evaluation {
     double cost = 0; // E^n * D^m (E in pJ, D in cycles)
     Objective objective;
     Bytes dramBytes = 0;
-    Bytes nocHopBytes = 0;  // sum over links of bytes crossing it
-    double utilisation = 0; // MAC-array busy fraction over all tiles for the whole run
+    Bytes nocHopBytes = 0;          // sum over links of bytes crossing it
+    Bytes interChipletHopBytes = 0; // of which over inter-chiplet links (Mesh::crossesChiplet)
+    double utilisation = 0;         // MAC-array busy fraction over all tiles for the whole run
     Count macs = 0;
     // Compute-in-memory: crossbar programmings of the whole run, and what the default
     // template's loop order would need under the same tree (docs/cost-model.md §8).

@@ -120,7 +120,8 @@ struct EvalContext::Impl {
     // The leaf's traffic per segment invocation (transfers.h), memoised by everything it
     // depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
     // The busiest link of the leaves at positions [lo, hi): their activation links
-    // scaled by `scale`, plus their weight links when withWeights (busiestMemo).
+    // scaled by `scale`, plus their weight links when withWeights (busiestMemo); in bytes
+    // at NoC bandwidth (Mesh::linkSlowness).
     template <class Work>
     double busiestOf(const std::vector<Work>& w, const std::vector<int>& leafNode,
                      const std::vector<int>& posLayer, int lo, int hi, double scale,
@@ -142,7 +143,8 @@ struct EvalContext::Impl {
                     linkSums.add(link, b * scale);
         }
         double busiest = 0;
-        linkSums.drain([&](int, double b) { busiest = std::max(busiest, b); });
+        linkSums.drain(
+            [&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
         busiestBytes += key.size() + 64; // the key and about a node's overhead
         if (busiestBytes > (std::size_t(32) << 20)) busiestMemo.clear(), busiestBytes = 0;
         busiestMemo.emplace(key, busiest);
@@ -194,8 +196,8 @@ struct EvalContext::Impl {
         }
         const LeafTraffic& t =
             traffic
-                .emplace(key,
-                         scaleTraffic(pit->second, std::max(1, segBatch / std::max(1, leaf.batch))))
+                .emplace(key, scaleTraffic(mesh, pit->second,
+                                           std::max(1, segBatch / std::max(1, leaf.batch))))
                 .first->second;
         storedLinks += t.actLinks.size() + t.weightLinks.size();
         last = &t;
@@ -887,7 +889,7 @@ struct Coster {
     std::vector<double> totalLinks;
     std::vector<double> tileDram;
     const double sramPj;
-    double dramTotal = 0, hopBytesTotal = 0, macTotal = 0;
+    double dramTotal = 0, hopBytesTotal = 0, interHopBytesTotal = 0, macTotal = 0;
     double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
     EnergyBreakdown E;
     std::vector<double> segTime;
@@ -909,6 +911,11 @@ struct Coster {
           segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
           dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {}
 
+    // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.
+    double hopPj(double hop, double inter) const {
+        if (inter <= 0) return hop * 8 * hw.energy.nocPjPerBitHop;
+        return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
+    }
     Cycles weightBoundOf(const NodeWork& sw);
     void costSegment(size_t s);
     void totals();
@@ -930,7 +937,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
             // The weights of every leaf so far cross the links together: the busiest
             // link of their sum bounds their arrival.
             for (const auto& [link, b] : lw->traffic->weightLinks)
-                linkMax = std::max(linkMax, C.weightSums.add(link, b));
+                linkMax = std::max(linkMax, C.weightSums.add(link, b) * mesh.linkSlowness(link));
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
             // The leaf streams its weights in kWeightStages slices (by output channel,
@@ -950,7 +957,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
 
 void Coster::costSegment(size_t s) {
     double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
-           segHop = 0, energyWrite = 0;
+           segHop = 0, segInterHop = 0, energyWrite = 0;
     std::array<double, 4> sideBytes{};
     const NodeWork& sw = w[size_t(segments[s])];
     const bool alone = sw.hi - sw.lo == 1;
@@ -963,11 +970,13 @@ void Coster::costSegment(size_t s) {
         const LeafTraffic& T = *lw.traffic;
         const double invocations = double(segBatch) / tree.node(id).batch;
         const double hop = T.actHop + T.weightHop;
+        const double interHop = T.actInterHop + T.weightInterHop;
         if (opt.detail)
             for (const auto* part : {&T.actLinks, &T.weightLinks})
                 for (const auto& [link, b] : *part)
                     C.linkSums.add(link, b);
         segHop += hop;
+        segInterHop += interHop;
         const double leafDram = T.actDram + T.weightDram;
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += T.actSide[d] + T.weightSide[d];
@@ -988,7 +997,7 @@ void Coster::costSegment(size_t s) {
         macTotal += macs * segInvocations;
         dram += leafDram;
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
-                     hop * 8 * hw.energy.nocPjPerBitHop + eWrite) *
+                     hopPj(hop, interHop) + eWrite) *
                     segInvocations;
         energyWrite += eWrite;
         programsTotal += lw.cimPrograms * segInvocations;
@@ -1019,7 +1028,7 @@ void Coster::costSegment(size_t s) {
         alone ? w[size_t(leafNode[size_t(posLayer[size_t(sw.lo)])])].traffic->maxLink : 0.0;
     if (opt.detail)
         C.linkSums.drain([&](int l, double b) {
-            maxLink = std::max(maxLink, b);
+            maxLink = std::max(maxLink, b * mesh.linkSlowness(l));
             totalLinks[size_t(l)] += b * segInvocations;
         });
     else if (!alone)
@@ -1040,11 +1049,12 @@ void Coster::costSegment(size_t s) {
     segDram[s] = dram;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
+    interHopBytesTotal += segInterHop * segInvocations;
     E.mac += energyCompute * segInvocations;
     E.buffer += energyBuffer * segInvocations;
     E.weightWrite += energyWrite * segInvocations;
     E.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
-    E.noc += hop * 8 * hw.energy.nocPjPerBitHop * segInvocations;
+    E.noc += hopPj(hop, segInterHop) * segInvocations;
 }
 
 void Coster::totals() {
@@ -1058,6 +1068,7 @@ void Coster::totals() {
     ev.cost = objectiveCost(E.total(), delay, opt.objective);
     ev.dramBytes = dramTotal;
     ev.nocHopBytes = hopBytesTotal;
+    ev.interChipletHopBytes = interHopBytesTotal;
     ev.macs = Count(macTotal);
     ev.weightProgrammings = Count(std::llround(programsTotal));
     ev.weightProgrammingsDefault = Count(std::llround(programsDefaultTotal));

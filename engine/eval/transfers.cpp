@@ -469,24 +469,25 @@ class LinkTally {
         for (int l : route)
             m_mark[size_t(l)] = 0;
     }
-    // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the max.
-    double take(std::vector<std::pair<int, double>>& out) {
+    // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
+    // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
+    double take(const Mesh& mesh, std::vector<std::pair<int, double>>& out) {
         std::sort(m_touched.begin(), m_touched.end());
         double mx = 0;
         for (int l : m_touched) {
             out.emplace_back(l, m_bytes[size_t(l)]);
-            mx = std::max(mx, m_bytes[size_t(l)]);
+            mx = std::max(mx, m_bytes[size_t(l)] * mesh.linkSlowness(l));
             m_bytes[size_t(l)] = 0.0;
             m_seen[size_t(l)] = 0;
         }
         m_touched.clear();
         return mx;
     }
-    // Clears the tally; returns its busiest link's bytes.
-    double takeMax() {
+    // Clears the tally; returns its busiest link's bytes at NoC bandwidth.
+    double takeMax(const Mesh& mesh) {
         double mx = 0;
         for (int l : m_touched) {
-            mx = std::max(mx, m_bytes[size_t(l)]);
+            mx = std::max(mx, m_bytes[size_t(l)] * mesh.linkSlowness(l));
             m_bytes[size_t(l)] = 0.0;
             m_seen[size_t(l)] = 0;
         }
@@ -505,8 +506,8 @@ class LinkTally {
 // another, and a piece on a link shared with other tiles' SENDs moves at an equal share
 // while they have bytes left there: b + sum over the other senders s of min(W_s, b), for
 // its own bytes b and W_s the bytes s sends over the link (fluid round-robin, as the
-// replay's links). A piece takes the longest of its route's links; per tile, its pieces
-// add up.
+// replay's links). A piece takes the longest of its route's links (an inter-chiplet link's
+// time scaled by Mesh::linkSlowness); per tile, its pieces add up.
 class SendLog {
   public:
     void clear() {
@@ -595,7 +596,7 @@ class SendLog {
                                           std::min(m_onLink[m_merged[m_entry[r]]].bytes, b);
                     m_last[l] = {m_tile[i], b, b + others};
                 }
-                slowest = std::max(slowest, m_last[l].time);
+                slowest = std::max(slowest, m_last[l].time * mesh.linkSlowness(int(l)));
             }
             m_paced[size_t(m_tile[i])] += slowest;
         }
@@ -770,7 +771,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         else
                             T.nocInByInput[k] += bytes;
                         if (leaves) T.nocOutOfProducer[k] += bytes;
-                        egress[size_t(slices[sl].tile)] += bytes;
+                        egress[size_t(slices[sl].tile)] += bytes * mesh.routeSlowness(route);
                         actDelivered += bytes * double(to.size());
                     },
                     [](size_t, size_t) {});
@@ -784,20 +785,20 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 act.add(route, bytes);
                 T.actSide[size_t(mesh.nearestPort(actTiles[a]).first)] += bytes;
                 T.actDram += bytes;
-                egress[size_t(actTiles[a])] += bytes;
+                egress[size_t(actTiles[a])] += bytes * mesh.routeSlowness(route);
             }
     }
     T.nocPaced = sends.paced(mesh);
-    T.actMaxLink = act.take(T.actLinks);
+    T.actMaxLink = act.take(mesh, T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
     T.maxEgress = *std::max_element(egress.begin(), egress.end());
-    T.weightMaxLink = wgt.take(T.weightLinks);
-    T.nocInMaxLink = noc.takeMax();
-    T.nocSameMaxLink = nocSame.takeMax();
+    T.weightMaxLink = wgt.take(mesh, T.weightLinks);
+    T.nocInMaxLink = noc.takeMax(mesh);
+    T.nocSameMaxLink = nocSame.takeMax(mesh);
     return T;
 }
 
-LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
+LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations) {
     LeafTraffic T = period;
     const double scale = double(invocations) / std::max(1, period.invocations);
     T.invocations = invocations;
@@ -817,21 +818,28 @@ LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations) {
     T.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
     // Both parts together, for a leaf alone in its segment (links are sorted in each).
     T.maxLink = 0;
-    T.actHop = T.weightHop = 0;
+    T.actHop = T.weightHop = T.actInterHop = T.weightInterHop = 0;
     size_t j = 0;
+    auto weightOnly = [&](size_t i) {
+        const auto& [l, b] = T.weightLinks[i];
+        T.maxLink = std::max(T.maxLink, b * mesh.linkSlowness(l));
+    };
     for (const auto& [link, bytes] : T.actLinks) {
         T.actHop += bytes;
+        if (mesh.crossesChiplet(link)) T.actInterHop += bytes;
         while (j < T.weightLinks.size() && T.weightLinks[j].first < link)
-            T.maxLink = std::max(T.maxLink, T.weightLinks[j++].second);
+            weightOnly(j++);
         const double w = j < T.weightLinks.size() && T.weightLinks[j].first == link
                              ? T.weightLinks[j++].second
                              : 0.0;
-        T.maxLink = std::max(T.maxLink, bytes + w);
+        T.maxLink = std::max(T.maxLink, (bytes + w) * mesh.linkSlowness(link));
     }
     for (; j < T.weightLinks.size(); ++j)
-        T.maxLink = std::max(T.maxLink, T.weightLinks[j].second);
-    for (const auto& [link, bytes] : T.weightLinks)
+        weightOnly(j);
+    for (const auto& [link, bytes] : T.weightLinks) {
         T.weightHop += bytes;
+        if (mesh.crossesChiplet(link)) T.weightInterHop += bytes;
+    }
     return T;
 }
 

@@ -128,7 +128,10 @@ struct LeafTraffic {
     double actDram = 0;    // input bytes read from DRAM + output bytes stored
     double weightDram = 0; // weight bytes read from DRAM
     double delivered = 0;  // bytes written into buffers by transfers (multicast copies counted)
-    double weightDelivered = 0;               // of which weights
+    double weightDelivered = 0; // of which weights
+    // The "max link" figures below are bytes at a NoC link's bandwidth: a link's bytes x
+    // Mesh::linkSlowness (exactly its bytes but on inter-chiplet links), so / the NoC
+    // bandwidth they are cycles.
     double actMaxLink = 0, weightMaxLink = 0; // busiest link of each part
     double maxLink = 0;                       // busiest link of both together
     // Busiest link of the inputs received over the NoC alone: re-partitioned ones (a
@@ -137,7 +140,8 @@ struct LeafTraffic {
     double nocInMaxLink = 0, nocSameMaxLink = 0;
     // Bytes the busiest tile sends for this leaf (its inputs to the consumer tiles, its
     // outputs to DRAM): a tile's STORE/SEND engine moves one transfer at a time, each at
-    // most at a link's bandwidth, so these serialise however many links they use.
+    // most at its route's slowest link's bandwidth, so these serialise however many links
+    // they use (each transfer's bytes x Mesh::routeSlowness).
     double maxEgress = 0;
     // The same for the inputs received over the NoC, each piece paced by the slowest link
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they
@@ -148,6 +152,8 @@ struct LeafTraffic {
     // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
     std::array<double, 4> actSide{}, weightSide{};
     double actHop = 0, weightHop = 0; // bytes x links of each part
+    // Of which on inter-chiplet links (Mesh::crossesChiplet; 0 without chiplets).
+    double actInterHop = 0, weightInterHop = 0;
     // Per input, bytes of the NoC pieces received (each once, whatever its fan-out): those
     // from tiles outside this leaf's group (they cross its boundary), those that leave the
     // producer's group (they cross the producer's), and those between tiles of this group.
@@ -163,6 +169,6 @@ struct LeafTraffic {
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram);
-LeafTraffic scaleTraffic(const LeafTraffic& period, int invocations);
+LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations);
 
 } // namespace tilescope

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 namespace tilescope {
 
@@ -45,7 +46,7 @@ Hardware defaultHardware(int meshX, int meshY, const std::string& name) {
 }
 
 std::vector<std::string> presetNames() {
-    return {"edge", "cloud", "testchip", "cim"};
+    return {"edge", "cloud", "testchip", "cim", "chiplet"};
 }
 
 namespace {
@@ -60,6 +61,22 @@ Hardware cimHardware() {
     return hw;
 }
 
+// The reference chiplet package: 2 x 2 chiplets of 4 x 4 edge tiles (an 8 x 8 tile mesh,
+// DRAM by the usual rule: 64 B/cycle on the west and east sides). The snake numbering
+// takes stripes of a chiplet's width, so 16 consecutive positions fill one chiplet and the
+// chiplets follow one another in serpentine order. Inter-chiplet links: a third of the
+// on-chiplet bandwidth at about three times the energy (docs/hardware-format.md gives the
+// figures and their sources).
+Hardware chipletHardware() {
+    Hardware hw = defaultHardware(8, 8, "chiplet");
+    hw.stripe = 4;
+    hw.chiplets.x = 2;
+    hw.chiplets.y = 2;
+    hw.chiplets.linkBytesPerCycle = 8;
+    hw.chiplets.pjPerBitHop = 2.0;
+    return hw;
+}
+
 } // namespace
 
 bool presetHardware(const std::string& name, Hardware& out) {
@@ -71,6 +88,8 @@ bool presetHardware(const std::string& name, Hardware& out) {
         out = defaultHardware(2, 2, "testchip");
     else if (name == "cim")
         out = cimHardware();
+    else if (name == "chiplet")
+        out = chipletHardware();
     else
         return false;
     return true;
@@ -170,6 +189,35 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
     return std::nullopt;
 }
 
+// The "chiplets" object (after the mesh): chiplets per row and column, each dividing the
+// mesh evenly, and the inter-chiplet link's bandwidth and energy.
+std::optional<Error> parseChiplets(const json& j, Hardware& hw, JsonReader& r,
+                                   const std::string& file) {
+    if (!j.contains("chiplets")) return std::nullopt;
+    const json& c = j["chiplets"];
+    ChipletLinks& k = hw.chiplets;
+    if (!r.checkKeys(c, "chiplets", {"x", "y", "link_bytes_per_cycle", "pj_per_bit_hop"}) ||
+        !r.num(c, "chiplets", "x", k.x, true) || !r.num(c, "chiplets", "y", k.y, true) ||
+        !r.num(c, "chiplets", "link_bytes_per_cycle", k.linkBytesPerCycle, true) ||
+        !r.num(c, "chiplets", "pj_per_bit_hop", k.pjPerBitHop, false))
+        return makeError(file, "", r.error);
+    for (const auto& [key, n, size, what] :
+         {std::tuple<const char*, int, int, const char*>{"x", k.x, hw.meshX, "columns"},
+          {"y", k.y, hw.meshY, "rows"}})
+        if (size % n != 0)
+            return makeError(file, std::string("chiplets.") + key,
+                             std::to_string(n) + " chiplets do not divide the mesh's " +
+                                 std::to_string(size) + " " + what + " evenly");
+    return std::nullopt;
+}
+
+std::string presetList() {
+    std::string s;
+    for (const std::string& p : presetNames())
+        s += (s.empty() ? "" : ", ") + p;
+    return s;
+}
+
 } // namespace
 
 Result<Hardware> parseHardware(const std::string& jsonText, const std::string& file) {
@@ -183,7 +231,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     auto fail = [&]() { return makeError(file, "", r.error); };
     if (!r.checkKeys(j, "",
                      {"name", "mesh", "tile", "noc", "dram", "clock_ghz", "data_bits", "energy",
-                      "cim", "comment"}))
+                      "cim", "chiplets", "comment"}))
         return fail();
 
     int mx = 4, my = 4;
@@ -200,6 +248,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     Hardware hw = defaultHardware(mx, my, j.value("name", std::string("custom")));
     bool dramGiven = false;
     if (j.contains("mesh") && !r.num(j["mesh"], "mesh", "stripe", hw.stripe, true)) return fail();
+    if (auto err = parseChiplets(j, hw, r, file)) return *err;
     if (j.contains("tile")) {
         const json& t = j["tile"];
         if (!r.checkKeys(t, "tile", {"macs", "buffer_bytes", "vector_lanes", "arch"}))
@@ -301,8 +350,7 @@ Result<Hardware> loadHardware(const std::string& pathOrPreset) {
     std::error_code ec;
     if (!std::filesystem::exists(pathOrPreset, ec) && presetHardware(pathOrPreset, hw)) return hw;
     if (!std::filesystem::exists(pathOrPreset, ec))
-        return makeError(pathOrPreset, "",
-                         "no such file, and not a preset (edge, cloud, testchip, cim)");
+        return makeError(pathOrPreset, "", "no such file, and not a preset (" + presetList() + ")");
     auto text = readFile(pathOrPreset);
     if (!text) return text.error();
     return parseHardware(*text, pathOrPreset);
@@ -339,6 +387,11 @@ json hardwareToJson(const Hardware& hw) {
           {"vector_pj_per_op", hw.energy.vectorPjPerOp},
           {"sram_pj_per_byte", sram}}},
     };
+    if (hw.chiplets != ChipletLinks{}) // a single-chip template's JSON stays as it was
+        j["chiplets"] = {{"x", hw.chiplets.x},
+                         {"y", hw.chiplets.y},
+                         {"link_bytes_per_cycle", hw.chiplets.linkBytesPerCycle},
+                         {"pj_per_bit_hop", hw.chiplets.pjPerBitHop}};
     if (hw.arch == TileArch::Cim) {
         const CimParams& c = hw.cim;
         j["cim"] = {{"cores", c.cores},

@@ -57,6 +57,18 @@ struct CimParams {
     }
 };
 
+// A mesh of chiplets (docs/hardware-format.md "Chiplets"): the tile mesh (Hardware::meshX x
+// meshY) cut into x x y chiplets of equal size; a mesh link between two chiplets carries
+// linkBytesPerCycle (per direction) at pjPerBitHop, every other link the NoC's figures.
+// One chiplet (the default) is a single-chip template.
+struct ChipletLinks {
+    int x = 1, y = 1;             // chiplets per row and per column
+    double linkBytesPerCycle = 8; // an inter-chiplet link, per direction
+    double pjPerBitHop = 2.0;     // energy per bit per inter-chiplet hop
+    int count() const { return x * y; }
+    bool operator==(const ChipletLinks&) const = default;
+};
+
 struct Hardware {
     std::string name = "custom";
     int meshX = 4, meshY = 4;    // columns x rows
@@ -78,6 +90,7 @@ struct Hardware {
     int stripe = 2; // columns per stripe of the snake tile numbering
     EnergyModel energy;
     CimParams cim;
+    ChipletLinks chiplets;
 
     int tiles() const { return meshX * meshY; }
     double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
@@ -85,7 +98,8 @@ struct Hardware {
 
 // Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
-// "edge" 4x4, "cloud" 12x12, "testchip" 2x2, "cim" 4x4 compute-in-memory; false when unknown.
+// "edge" 4x4, "cloud" 12x12, "testchip" 2x2, "cim" 4x4 compute-in-memory, "chiplet" 8x8 as
+// 2x2 chiplets of 4x4; false when unknown.
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 

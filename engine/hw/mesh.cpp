@@ -8,7 +8,10 @@ namespace tilescope {
 
 Mesh::Mesh(const Hardware& hw)
     : m_x(hw.meshX), m_y(hw.meshY), m_nocBytesPerCycle(hw.nocBytesPerCycle),
-      m_dramBytesPerCycle(hw.dramBytesPerCycle) {
+      m_dramBytesPerCycle(hw.dramBytesPerCycle), m_cw(m_x), m_ch(m_y),
+      m_interBytesPerCycle(hw.chiplets.linkBytesPerCycle), m_nocPj(hw.energy.nocPjPerBitHop),
+      m_interPj(hw.chiplets.pjPerBitHop) {
+    initChiplets(hw.chiplets);
     for (MeshSide s : hw.dramSides) {
         switch (s) {
         case MeshSide::West:
@@ -39,6 +42,28 @@ Mesh::Mesh(const Hardware& hw)
     }
 }
 
+void Mesh::initChiplets(const ChipletLinks& c) {
+    // parseHardware rejects chiplet counts that do not divide the mesh; a hand-built
+    // template that does anyway is treated as one chiplet.
+    if (c.count() <= 1 || c.x < 1 || c.y < 1 || m_x % c.x != 0 || m_y % c.y != 0) return;
+    m_chiplets = true;
+    m_cw = m_x / c.x;
+    m_ch = m_y / c.y;
+    m_interSlowness = m_nocBytesPerCycle / std::max(1e-9, m_interBytesPerCycle);
+    m_linkClass.assign(size_t(linkCount()), 0);
+    for (int t = 0; t < tiles(); ++t) {
+        const int x = tileX(t), y = tileY(t);
+        const bool east = x + 1 < m_x && (x + 1) % m_cw == 0;
+        const bool west = x > 0 && x % m_cw == 0;
+        const bool south = y + 1 < m_y && (y + 1) % m_ch == 0;
+        const bool north = y > 0 && y % m_ch == 0;
+        m_linkClass[size_t(outLink(t, East))] = east;
+        m_linkClass[size_t(outLink(t, West))] = west;
+        m_linkClass[size_t(outLink(t, South))] = south;
+        m_linkClass[size_t(outLink(t, North))] = north;
+    }
+}
+
 Mesh::LinkInfo Mesh::linkInfo(int link) const {
     const bool fromDram = link >= tiles() * 4;
     const int l = fromDram ? link - tiles() * 4 : link;
@@ -54,7 +79,7 @@ bool Mesh::isPortLink(int link) const {
 }
 
 double Mesh::linkCapacity(int link) const {
-    if (!isPortLink(link)) return m_nocBytesPerCycle;
+    if (!isPortLink(link)) return crossesChiplet(link) ? m_interBytesPerCycle : m_nocBytesPerCycle;
     const Dir side = linkInfo(link).dir;
     const int portTiles = (side == West || side == East) ? m_y : m_x;
     const int sides = std::max<int>(1, int(m_sides.size()));

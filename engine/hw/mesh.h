@@ -5,6 +5,7 @@
 
 #include "hw/hardware.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -42,10 +43,40 @@ class Mesh {
     };
     LinkInfo linkInfo(int link) const;
     bool isPortLink(int link) const;
-    // Bytes per cycle the link carries at most: a mesh link the NoC link bandwidth; a port
-    // link (isPortLink) its share of the DRAM bandwidth, which the DRAM sides split evenly
-    // and each side evenly again among the edge tiles along it.
+    // Bytes per cycle the link carries at most: a mesh link the NoC link bandwidth (the
+    // inter-chiplet bandwidth when it crossesChiplet); a port link (isPortLink) its share of
+    // the DRAM bandwidth, which the DRAM sides split evenly and each side evenly again among
+    // the edge tiles along it.
     double linkCapacity(int link) const;
+
+    // Link classes (Hardware::chiplets): chiplets x chiplets of the mesh, each
+    // chipletWidth() x chipletHeight() tiles. One chiplet: no link crosses, every figure
+    // below is the NoC's.
+    bool hasChiplets() const { return m_chiplets; }
+    int chipletWidth() const { return m_cw; }
+    int chipletHeight() const { return m_ch; }
+    int chipletOf(int tile) const {
+        return (tileY(tile) / m_ch) * (m_x / m_cw) + tileX(tile) / m_cw;
+    }
+    // A mesh link from one chiplet into another (never a port link).
+    bool crossesChiplet(int link) const { return m_chiplets && m_linkClass[size_t(link)] != 0; }
+    // Energy per bit of one hop over the link: the inter-chiplet figure when it crosses,
+    // else the NoC's (port links too).
+    double linkPjPerBit(int link) const { return crossesChiplet(link) ? m_interPj : m_nocPj; }
+    // Time per byte on the link relative to a NoC link, for the evaluator's "bytes at a
+    // link's bandwidth" figures: NoC bandwidth / linkCapacity for an inter-chiplet link,
+    // exactly 1 for every other link (port links included: the DRAM bandwidth is a limit
+    // of its own). A byte tally x slowness / NoC bandwidth is the link's time.
+    double linkSlowness(int link) const { return crossesChiplet(link) ? m_interSlowness : 1.0; }
+    // The largest linkSlowness over a route: a transfer moves at its slowest link's
+    // bandwidth (1 on a template without chiplets, and for an empty route).
+    double routeSlowness(const std::vector<int>& links) const {
+        if (!m_chiplets || links.empty()) return 1.0;
+        double s = 0.0;
+        for (int l : links)
+            s = std::max(s, linkSlowness(l));
+        return s;
+    }
 
     int hops(int a, int b) const;
     // Links of the X-then-Y route from tile a to tile b, appended to out.
@@ -68,8 +99,14 @@ class Mesh {
     void multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out) const;
 
   private:
+    void initChiplets(const ChipletLinks& c);
+
     int m_x, m_y;
     double m_nocBytesPerCycle, m_dramBytesPerCycle;
+    bool m_chiplets = false;
+    int m_cw, m_ch; // chiplet size in tiles (the mesh when there is one chiplet)
+    double m_interBytesPerCycle, m_nocPj, m_interPj, m_interSlowness = 1.0;
+    std::vector<char> m_linkClass; // per link: 1 = crosses a chiplet boundary (chiplets only)
     std::vector<Dir> m_sides;
     std::vector<int> m_order;
 };

@@ -91,6 +91,10 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
               {"model_sha256", ctx.modelSha256},
               {"hw", hw},
               {"batch", ctx.batch}};
+    // Templates with chiplets: the hop-bytes over inter-chiplet links (single-chip results
+    // keep their keys as they were).
+    if (e.interChipletHopBytes > 0 || (ctx.hw && ctx.hw->chiplets.count() > 1))
+        j["inter_chiplet_hop_bytes"] = e.interChipletHopBytes;
     // Compute-in-memory templates: crossbar programming energy and counts (MAC-array results
     // keep their keys as they were).
     if (e.energy.weightWrite > 0 || (ctx.hw && ctx.hw->arch == TileArch::Cim)) {

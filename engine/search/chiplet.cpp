@@ -48,7 +48,12 @@ std::vector<ChipletNode> reduceChains(const Network& net) {
 }
 
 int chipletCount(const Hardware& hw) {
+    if (hw.chiplets.count() > 1) return hw.chiplets.count();
     return std::max(1, hw.tiles() / 16);
+}
+
+double chipletLinkBytesPerCycle(const Hardware& hw) {
+    return hw.chiplets.count() > 1 ? hw.chiplets.linkBytesPerCycle : hw.nocBytesPerCycle;
 }
 
 namespace {
@@ -59,7 +64,7 @@ class RegionCoster {
     RegionCoster(const Network& net, const Hardware& hw, const std::vector<ChipletNode>& nodes,
                  int batch, int chiplets)
         : m_net(net), m_nodes(nodes), m_consumers(net.consumers()), m_batch(std::max(1, batch)),
-          m_bw(std::max(1e-9, hw.nocBytesPerCycle)) {
+          m_bw(std::max(1e-9, chipletLinkBytesPerCycle(hw))) {
         m_width = std::max(
             1, int(std::lround(std::sqrt(double(hw.macsPerTile) * hw.tiles() / chiplets))));
         m_pos.assign(net.layers.size(), 0);

@@ -52,9 +52,13 @@ struct ChipletPlan {
 // Merges chains; nodes ordered by (depth, first layer).
 std::vector<ChipletNode> reduceChains(const Network& net);
 
-// Chiplets of a template: a single-chip template is treated as tile groups of 4x4 (the
-// chiplet preset's chiplet), at least one.
+// Chiplets of a template: its chiplets (Hardware::chiplets) when it has several; a
+// single-chip template is treated as tile groups of 4x4 (the chiplet preset's chiplet), at
+// least one.
 int chipletCount(const Hardware& hw);
+// The bandwidth of the links between chiplets the cost's C term uses: the template's
+// inter-chiplet links, or its NoC links on a single-chip template.
+double chipletLinkBytesPerCycle(const Hardware& hw);
 
 // The regions and groups for a total batch (deterministic).
 ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch);

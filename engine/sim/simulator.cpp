@@ -333,6 +333,9 @@ struct Sim {
         std::vector<Flow> flows;
     };
     std::vector<LinkFlows> linkFlows;
+    // Per link: bandwidth a transfer moves at (the NoC's, an inter-chiplet link's own; port
+    // links the NoC's too: the DRAM is a resource of its own).
+    std::vector<double> linkBwOf;
 
     Sim(const Program& p, const Hardware& h, const SimOptions& o, SimResult& r)
         : hw(h), opt(o), mesh(h), R(r), f(flatten(p)), n(f.ins.size()) {}
@@ -429,6 +432,11 @@ struct Sim {
         portBw = hw.dramPortBytesPerCycle;
         latency = std::max(0.0, hw.dramLatencyCycles);
         linkFlows.assign(size_t(mesh.linkCount()), {});
+        linkBwOf.assign(size_t(mesh.linkCount()), linkBw);
+        if (mesh.hasChiplets())
+            for (int l = 0; l < mesh.linkCount(); ++l)
+                if (mesh.crossesChiplet(l))
+                    linkBwOf[size_t(l)] = std::max(1e-9, mesh.linkCapacity(l));
     }
 
     // The DRAM (and each side's controller) serves requests first come, first served: a
@@ -492,7 +500,7 @@ struct Sim {
         const double bytes = double(i.bytes) * frac;
         const bool dram = i.op != Op::Send;
         for (int l : links)
-            end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBw));
+            end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBwOf[size_t(l)]));
         if (dram) {
             end = std::max(end, book(0, start, bytes / dramBw));
             R.dramBusy += bytes / dramBw;

@@ -70,9 +70,9 @@ Result<HardwareBase> hardwareBase(const std::string& ref, const std::string& fil
     if (!std::filesystem::exists(path, ec)) {
         if (presetHardware(ref, preset))
             return HardwareBase{ref, hardwareToJson(preset), defaultObjective(preset)};
-        return makeError(file, place,
-                         "'" + ref +
-                             "': no such file, and not a preset (edge, cloud, testchip, cim)");
+        return makeError(
+            file, place,
+            "'" + ref + "': no such file, and not a preset (edge, cloud, testchip, cim, chiplet)");
     }
     auto text = readFile(path);
     if (!text) return makeError(file, place, text.error().message);

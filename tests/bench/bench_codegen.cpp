@@ -404,10 +404,17 @@ int main(int argc, char** argv) {
                         std::printf("    what-if %-22s sim %10.0f  sim/eval %.3f\n", what, w.delay,
                                     w.delay / ev);
                     };
-                    replay("links x100", [](Hardware& x) { x.nocBytesPerCycle *= 100; });
+                    replay("links x100", [](Hardware& x) {
+                        x.nocBytesPerCycle *= 100;
+                        x.chiplets.linkBytesPerCycle *= 100;
+                    });
+                    if (hw.chiplets.count() > 1)
+                        replay("inter-chiplet x100",
+                               [](Hardware& x) { x.chiplets.linkBytesPerCycle *= 100; });
                     replay("dram x100", [](Hardware& x) { x.dramBytesPerCycle *= 100; });
                     replay("links+dram x100", [](Hardware& x) {
                         x.nocBytesPerCycle *= 100;
+                        x.chiplets.linkBytesPerCycle *= 100;
                         x.dramBytesPerCycle *= 100;
                     });
                 }

@@ -1,7 +1,7 @@
 // Hardware for the model-agreement matrix (tst_fidelity, bench_codegen): a preset name, or
 // a mesh "XxY" with the defaults for its size, optionally followed by variants:
 // "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth), "+4sides"
-// (DRAM ports on all four sides).
+// (DRAM ports on all four sides), "+onechip" (no chiplets: the same mesh as one chip).
 #pragma once
 
 #include "hw/hardware.h"
@@ -27,6 +27,8 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
             hw.nocBytesPerCycle = 96;
         else if (v == "slowdram")
             hw.dramBytesPerCycle /= 4;
+        else if (v == "onechip") // a chiplet template's mesh as one chip
+            hw.chiplets = ChipletLinks{};
         else if (v == "4sides")
             hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
         else

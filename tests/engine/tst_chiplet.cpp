@@ -55,7 +55,7 @@ void TestChiplet::plan_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
     for (const char* m : kModels)
-        for (const char* hw : {"edge", "cloud"})
+        for (const char* hw : {"edge", "cloud", "chiplet"})
             QTest::newRow((std::string(m) + " " + hw).c_str()) << m << hw;
 }
 

@@ -24,6 +24,9 @@ class TestHardware : public QObject {
     void sramTable();
     void linkCapacityAndUtilisation();
     void tileLoadFigures();
+    void chipletsParseAndRoundTrip();
+    void chipletPreset();
+    void chipletLinkClasses();
 };
 
 void TestHardware::presetsHaveSpecDefaults_data() {
@@ -77,6 +80,8 @@ void TestHardware::sampleFilesMatchPresets_data() {
                               << "testchip";
     QTest::newRow("cim") << "cim-4x4.json"
                          << "cim";
+    QTest::newRow("chiplet") << "chiplet-8x8.json"
+                             << "chiplet";
 }
 
 void TestHardware::sampleFilesMatchPresets() {
@@ -213,6 +218,28 @@ void TestHardware::badTemplates_data() {
     QTest::newRow("cim macs disagree")
         << R"({"tile": {"arch": "cim", "macs": 1024}})"
         << "hw.json: tile.macs: a cim tile's MACs per cycle follow from cim";
+    // Chiplets: counts that divide the mesh, positive; the link figures checked and named.
+    QTest::newRow("chiplets not dividing x")
+        << R"({"mesh": {"x": 8, "y": 8}, "chiplets": {"x": 3, "y": 2}})"
+        << "hw.json: chiplets.x: 3 chiplets do not divide the mesh's 8 columns evenly";
+    QTest::newRow("chiplets not dividing y")
+        << R"({"mesh": {"x": 8, "y": 6}, "chiplets": {"x": 2, "y": 4}})"
+        << "hw.json: chiplets.y: 4 chiplets do not divide the mesh's 6 rows evenly";
+    QTest::newRow("chiplets zero") << R"({"chiplets": {"x": 0}})"
+                                   << "hw.json: chiplets.x: must be positive (got 0)";
+    QTest::newRow("chiplets negative") << R"({"chiplets": {"y": -2}})"
+                                       << "hw.json: chiplets.y: must be positive (got -2)";
+    QTest::newRow("chiplets fractional")
+        << R"({"chiplets": {"x": 1.5}})"
+        << "hw.json: chiplets.x: expected a whole number (got 1.5)";
+    QTest::newRow("chiplets zero bandwidth")
+        << R"({"chiplets": {"x": 2, "link_bytes_per_cycle": 0}})"
+        << "hw.json: chiplets.link_bytes_per_cycle: must be positive (got 0)";
+    QTest::newRow("chiplets negative energy") << R"({"chiplets": {"x": 2, "pj_per_bit_hop": -1}})"
+                                              << "hw.json: chiplets.pj_per_bit_hop: must be "
+                                                 "non-negative (got -1)";
+    QTest::newRow("chiplets unknown key") << R"({"chiplets": {"x": 2, "z": 2}})"
+                                          << "hw.json: chiplets.z: unknown key";
     QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
                                    << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
 }
@@ -231,8 +258,8 @@ void TestHardware::loadNamesMissingFile() {
     QVERIFY(!hw.ok());
     QCOMPARE(
         QString::fromStdString(hw.error().message),
-        QString(
-            "/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim)"));
+        QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim, "
+                "chiplet)"));
 }
 
 void TestHardware::sramTable() {
@@ -294,6 +321,122 @@ void TestHardware::tileLoadFigures() {
     QCOMPARE(only5.dominantLeaf, all.dominantLeaf); // the busiest leaf ignores the filter
     e.delay = 0;
     QCOMPARE(tileLoad(e, 4).busy, (std::vector<double>(4, 0.0)));
+}
+
+// The "chiplets" object: parsed, kept by hardwareToJson (and absent from a single-chip
+// template's JSON, which stays as it was).
+void TestHardware::chipletsParseAndRoundTrip() {
+    auto hw = parseHardware(std::string(R"({"mesh": {"x": 6, "y": 4}, "chiplets": {"x": 3, "y": 2,)"
+                                        R"( "link_bytes_per_cycle": 6, "pj_per_bit_hop": 1.75}})"),
+                            "hw.json");
+    QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
+    QCOMPARE(hw->chiplets.x, 3);
+    QCOMPARE(hw->chiplets.y, 2);
+    QCOMPARE(hw->chiplets.linkBytesPerCycle, 6.0);
+    QCOMPARE(hw->chiplets.pjPerBitHop, 1.75);
+    const nlohmann::json j = hardwareToJson(*hw);
+    QVERIFY(j.contains("chiplets"));
+    QCOMPARE(j["chiplets"]["x"].get<int>(), 3);
+    auto back = parseHardware(j, "mem");
+    QVERIFY(back.ok());
+    QCOMPARE(hardwareToJson(*back), j);
+    QVERIFY(back->chiplets == hw->chiplets);
+    // Defaults for the link figures when only the counts are given.
+    auto counts = parseHardware(std::string(R"({"chiplets": {"x": 2, "y": 1}})"), "hw.json");
+    QVERIFY(counts.ok());
+    QCOMPARE(counts->chiplets.linkBytesPerCycle, 8.0);
+    QCOMPARE(counts->chiplets.pjPerBitHop, 2.0);
+    // One chiplet: the template of today, its JSON without the key.
+    Hardware edge;
+    QVERIFY(presetHardware("edge", edge));
+    QCOMPARE(edge.chiplets.count(), 1);
+    QVERIFY(!hardwareToJson(edge).contains("chiplets"));
+    QVERIFY(!Mesh(edge).hasChiplets());
+}
+
+void TestHardware::chipletPreset() {
+    auto hw = loadHardware("chiplet");
+    QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
+    QCOMPARE(hw->meshX, 8);
+    QCOMPARE(hw->meshY, 8);
+    QCOMPARE(hw->chiplets.x, 2);
+    QCOMPARE(hw->chiplets.y, 2);
+    QCOMPARE(hw->chiplets.linkBytesPerCycle, 8.0);
+    QCOMPARE(hw->chiplets.pjPerBitHop, 2.0);
+    QCOMPARE(hw->dramBytesPerCycle, 64.0); // 0.5 GB/s per TOPS of 64 tiles
+    const auto names = presetNames();
+    QVERIFY(std::find(names.begin(), names.end(), "chiplet") != names.end());
+    // Snake stripes of a chiplet's width: each 16 consecutive positions fill one chiplet,
+    // and consecutive chiplets share an edge (serpentine: 0, 2, 3, 1 by chiplet index).
+    const Mesh mesh(*hw);
+    QVERIFY(mesh.hasChiplets());
+    const int order[] = {0, 2, 3, 1};
+    for (int pos = 0; pos < mesh.tiles(); ++pos)
+        QCOMPARE(mesh.chipletOf(mesh.tileAt(pos)), order[pos / 16]);
+}
+
+// By hand on a 4x4 mesh of 2x2 chiplets of 2x2 tiles (DRAM west and east, 16 B/cycle):
+// the links between columns 1 and 2 and between rows 1 and 2 cross, 2 x 4 directed links
+// each; they carry the inter-chiplet 8 B/cycle at 2 pJ/bit, the other mesh links 24 at
+// 0.7; port links keep their DRAM share (16 / 2 sides / 4 tiles = 2) and the NoC energy.
+void TestHardware::chipletLinkClasses() {
+    Hardware hw = defaultHardware(4, 4, "c");
+    hw.chiplets.x = hw.chiplets.y = 2;
+    hw.chiplets.linkBytesPerCycle = 8;
+    hw.chiplets.pjPerBitHop = 2.0;
+    const Mesh mesh(hw);
+    QCOMPARE(mesh.chipletWidth(), 2);
+    QCOMPARE(mesh.chipletHeight(), 2);
+    QCOMPARE(mesh.chipletOf(mesh.tileId(1, 1)), 0);
+    QCOMPARE(mesh.chipletOf(mesh.tileId(2, 0)), 1);
+    QCOMPARE(mesh.chipletOf(mesh.tileId(0, 2)), 2);
+    QCOMPARE(mesh.chipletOf(mesh.tileId(3, 3)), 3);
+    const int across = mesh.outLink(mesh.tileId(1, 0), East);
+    const int back = mesh.outLink(mesh.tileId(2, 0), West);
+    const int down = mesh.outLink(mesh.tileId(3, 1), South);
+    const int up = mesh.outLink(mesh.tileId(0, 2), North);
+    const int inside = mesh.outLink(mesh.tileId(0, 0), East);
+    const int insideV = mesh.outLink(mesh.tileId(2, 2), South);
+    const int westPort = mesh.outLink(mesh.tileId(0, 1), West);
+    const int eastIn = mesh.portInLink(mesh.tileId(3, 2), East);
+    const int bottom = mesh.outLink(mesh.tileId(1, 3), South); // no DRAM there: a port link
+    for (int l : {across, back, down, up}) {
+        QVERIFY(mesh.crossesChiplet(l));
+        QCOMPARE(mesh.linkCapacity(l), 8.0);
+        QCOMPARE(mesh.linkPjPerBit(l), 2.0);
+        QCOMPARE(mesh.linkSlowness(l), 3.0);
+    }
+    for (int l : {inside, insideV}) {
+        QVERIFY(!mesh.crossesChiplet(l));
+        QCOMPARE(mesh.linkCapacity(l), 24.0);
+        QCOMPARE(mesh.linkPjPerBit(l), 0.7);
+        QCOMPARE(mesh.linkSlowness(l), 1.0);
+    }
+    for (int l : {westPort, eastIn, bottom}) {
+        QVERIFY(mesh.isPortLink(l));
+        QVERIFY(!mesh.crossesChiplet(l));
+        QCOMPARE(mesh.linkPjPerBit(l), 0.7);
+        QCOMPARE(mesh.linkSlowness(l), 1.0);
+    }
+    QCOMPARE(mesh.linkCapacity(westPort), 2.0);
+    QCOMPARE(mesh.linkCapacity(eastIn), 2.0);
+    int crossing = 0;
+    for (int l = 0; l < mesh.linkCount(); ++l)
+        crossing += mesh.crossesChiplet(l);
+    QCOMPARE(crossing, 16);
+    // A route's slowness is its slowest link's; a route inside a chiplet runs at NoC speed.
+    std::vector<int> r;
+    mesh.route(mesh.tileId(0, 0), mesh.tileId(3, 0), r);
+    QCOMPARE(mesh.routeSlowness(r), 3.0);
+    r.clear();
+    mesh.route(mesh.tileId(0, 0), mesh.tileId(1, 1), r);
+    QCOMPARE(mesh.routeSlowness(r), 1.0);
+    // Utilisation follows the per-link capacity: 800 bytes over 100 cycles at 8 B/cycle.
+    Evaluation e;
+    e.delay = 100;
+    e.linkBytes.assign(size_t(mesh.linkCount()), 0.0);
+    e.linkBytes[size_t(across)] = 800;
+    QCOMPARE(linkUtilisation(e, mesh, across), 1.0);
 }
 
 QTEST_APPLESS_MAIN(TestHardware)

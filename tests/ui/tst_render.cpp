@@ -183,6 +183,30 @@ class TstRender : public QObject {
         QVERIFY(!QFile::exists(p));
     }
 
+    // Link classes (issue 14): the heatmap draws a dashed line between chiplets, one per
+    // chiplet column and row boundary, across the whole mesh; none on a single-chip mesh.
+    void chipletBoundaries() {
+        NocHeatmapView* heat = m_w->heatmap();
+        QVERIFY(heat->chipletBoundaries().empty()); // edge: one chip
+        QVERIFY(m_w->openHardware(QStringLiteral("chiplet")));
+        QTRY_VERIFY_WITH_TIMEOUT(m_w->document()->hardware()->chiplets.count() == 4, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(int(heat->chipletBoundaries().size()), 2, 20000);
+        const auto lines = heat->chipletBoundaries();
+        const QLineF& v = lines[0];
+        const QLineF& h = lines[1];
+        QCOMPARE(v.x1(), v.x2()); // vertical, between tile columns 3 and 4
+        QCOMPARE(h.y1(), h.y2()); // horizontal, between rows 3 and 4
+        QVERIFY(v.length() > 0 && h.length() > 0);
+        QVERIFY(qAbs(v.length() - h.length()) < 1e-6); // an 8x8 mesh: both span it
+        // The two lines cross at the mesh's centre, inside the widget.
+        QPointF centre;
+        QCOMPARE(v.intersects(h, &centre), QLineF::BoundedIntersection);
+        QVERIFY(qAbs(centre.x() - (v.p1().x())) < 1e-9);
+        QVERIFY(QRectF(QPointF(0, 0), QSizeF(heat->size())).contains(centre));
+        QVERIFY(m_w->openHardware(QStringLiteral("edge")));
+        QTRY_VERIFY_WITH_TIMEOUT(heat->chipletBoundaries().empty(), 20000);
+    }
+
     void cleanupTestCase() { m_w.reset(); }
 };
 

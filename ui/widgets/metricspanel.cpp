@@ -261,7 +261,12 @@ void MetricsPanel::refresh() {
                          .arg(e->objective.m));
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));
-    set("NoC hop-bytes", bytesText(e->nocHopBytes));
+    if (m_doc->hardware()->chiplets.count() > 1)
+        set("NoC hop-bytes",
+            tr("%1 (%2 between chiplets)")
+                .arg(bytesText(e->nocHopBytes), bytesText(e->interChipletHopBytes)));
+    else
+        set("NoC hop-bytes", bytesText(e->nocHopBytes));
     if (cim)
         set("Weight writes", tr("%1, %2 programmings (default loop order: %3)")
                                  .arg(energyText(e->energy.weightWrite))

@@ -135,6 +135,23 @@ double NocHeatmapView::linkValue(int link) const {
     return linkUtilisation(*m_eval, Mesh(*m_hw), link);
 }
 
+std::vector<QLineF> NocHeatmapView::chipletBoundaries(const Geometry& g) const {
+    std::vector<QLineF> out;
+    if (!m_hw || m_hw->chiplets.count() <= 1) return out;
+    const Mesh mesh(*m_hw);
+    if (!mesh.hasChiplets()) return out;
+    const QRectF& r = g.mesh;
+    for (int x = mesh.chipletWidth(); x < mesh.width(); x += mesh.chipletWidth())
+        out.emplace_back(r.left() + x * g.cell, r.top(), r.left() + x * g.cell, r.bottom());
+    for (int y = mesh.chipletHeight(); y < mesh.height(); y += mesh.chipletHeight())
+        out.emplace_back(r.left(), r.top() + y * g.cell, r.right(), r.top() + y * g.cell);
+    return out;
+}
+
+std::vector<QLineF> NocHeatmapView::chipletBoundaries() const {
+    return chipletBoundaries(geometry(size()));
+}
+
 QRectF NocHeatmapView::Geometry::tileRect(int x, int y) const {
     const double pad = (cell - tileSize) / 2;
     return QRectF(mesh.left() + x * cell + pad, mesh.top() + y * cell + pad, tileSize, tileSize);
@@ -292,6 +309,16 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
                        QStringLiteral("%1\n%2%").arg(t).arg(m_busy[size_t(t)] * 100, 0, 'f', 0));
     }
 
+    // Chiplet boundaries: thick dashed lines between the chiplets, under the links that
+    // cross them.
+    if (const auto lines = chipletBoundaries(g); !lines.empty()) {
+        QPen pen(QColor(90, 60, 140), std::max(2.0, g.cell * 0.06), Qt::DashLine);
+        pen.setCapStyle(Qt::FlatCap);
+        p.setPen(pen);
+        for (const QLineF& l : lines)
+            p.drawLine(l);
+    }
+
     // Links.
     p.setPen(Qt::NoPen);
     // One link scale for the schedule and its live best: the larger maximum of the two.
@@ -433,6 +460,10 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
                 ? tr("DRAM -> tile %1 (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
             : mesh.isPortLink(l)
                 ? tr("tile %1 -> DRAM (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
+            : mesh.crossesChiplet(l)
+                ? tr("tile %1 -> %2 (inter-chiplet link)")
+                      .arg(info.tile)
+                      .arg(QLatin1String(dirs[info.dir]))
                 : tr("tile %1 -> %2").arg(info.tile).arg(QLatin1String(dirs[info.dir]));
         const bool util = m_utilisation;
         const double bytes = m_eval->linkBytes[size_t(l)];

@@ -9,6 +9,7 @@
 #include "hw/hardware.h"
 #include "tree/ratree.h"
 
+#include <QLineF>
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -44,6 +45,10 @@ class NocHeatmapView : public QWidget {
     bool liveBestShown() const; // drawn now
     double liveBestTileBusy(int tile) const;
     double liveBestLinkValue(int link) const;
+    // The lines drawn between chiplets (a template with Hardware::chiplets), in widget
+    // coordinates at the current size: one per chiplet column and row boundary, each across
+    // the whole mesh; empty on a single-chip template.
+    std::vector<QLineF> chipletBoundaries() const;
 
     QSize sizeHint() const override { return {420, 380}; }
 
@@ -65,6 +70,7 @@ class NocHeatmapView : public QWidget {
     };
     Geometry geometry(const QSize& size) const;
     std::vector<LinkShape> linkShapes(const Geometry& g) const;
+    std::vector<QLineF> chipletBoundaries(const Geometry& g) const;
     void recompute();
     int tileAt(const QPointF& pos) const;
     int linkAt(const QPointF& pos) const;
