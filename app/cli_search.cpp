@@ -581,10 +581,10 @@ int runCompare(const Args& a) {
                     in->modelPath.c_str(), in->hw.name.c_str(), in->hw.meshX, in->hw.meshY,
                     so.cfg.totalBatch, objectiveName(so.cfg.objective).c_str(),
                     (unsigned long long)so.cfg.seed);
-        std::printf("%-5s %12s %28s %14s %14s %8s\n", "mode", "energy", "delay", "cost", "EDP",
+        std::printf("%-7s %12s %28s %14s %14s %8s\n", "mode", "energy", "delay", "cost", "EDP",
                     "time s");
         for (const Row& r : rows)
-            std::printf("%-5s %12s %28s %14.6g %14.6g %8.2f\n", r.key.c_str(),
+            std::printf("%-7s %12s %28s %14.6g %14.6g %8.2f\n", r.key.c_str(),
                         formatEnergy(r.energy).c_str(),
                         formatTime(r.delay, in->hw.clockGHz).c_str(), r.cost, r.edp, r.seconds);
         for (const Row& r : rows) {

@@ -5,6 +5,7 @@
 #include "core/selectionstate.h"
 #include "testwindow.h"
 #include "widgets/mainwindow.h"
+#include "widgets/metricspanel.h"
 #include "widgets/nocheatmapview.h"
 #include "widgets/stgraphplottable.h"
 #include "widgets/stgraphview.h"
@@ -203,8 +204,14 @@ class TstRender : public QObject {
         QCOMPARE(v.intersects(h, &centre), QLineF::BoundedIntersection);
         QVERIFY(qAbs(centre.x() - (v.p1().x())) < 1e-9);
         QVERIFY(QRectF(QPointF(0, 0), QSizeF(heat->size())).contains(centre));
+        // The metrics give the inter-chiplet hop-bytes a row of their own, only here.
+        QTRY_VERIFY_WITH_TIMEOUT(m_w->metrics()->figureShown(QStringLiteral("Inter-chiplet")),
+                                 20000);
+        QVERIFY(m_w->metrics()->figureText(QStringLiteral("Inter-chiplet")).endsWith(u'B'));
         QVERIFY(m_w->openHardware(QStringLiteral("edge")));
         QTRY_VERIFY_WITH_TIMEOUT(heat->chipletBoundaries().empty(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!m_w->metrics()->figureShown(QStringLiteral("Inter-chiplet")),
+                                 20000);
     }
 
     void cleanupTestCase() { m_w.reset(); }

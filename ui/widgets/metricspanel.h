@@ -38,6 +38,9 @@ class MetricsPanel : public QWidget {
     // The "Weight writes" row (crossbar programming energy and counts) shows only for a
     // compute-in-memory template.
     bool weightWritesShown() const;
+    // Whether the figure's row is on screen (rows such as "Inter-chiplet" come and go
+    // with the template; tests).
+    bool figureShown(const QString& key) const;
 
   signals:
     void compareRequested();
