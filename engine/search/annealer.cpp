@@ -266,9 +266,13 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         if (in.stop.stop_requested()) break;
         double x; // elapsed share of the chain's budget: the temperature follows it
         if (timed) {
+            // At least one iteration: a budget already spent on the set-up (a slow or busy
+            // machine) still tries one move rather than report a chain that never ran.
             const auto now = Clock::now();
-            if (now >= end) break;
-            x = span > 0 ? std::chrono::duration<double>(now - chainStart).count() / span : 1.0;
+            if (now >= end && n > 0) break;
+            x = span > 0
+                    ? std::min(1.0, std::chrono::duration<double>(now - chainStart).count() / span)
+                    : 1.0;
         } else {
             if (n >= N) break;
             x = double(n) / double(N);
