@@ -2,8 +2,12 @@
 // crash or time-out), stdout and stderr.
 #pragma once
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QStringList>
+#include <QTemporaryDir>
 
 namespace tilescope::test {
 
@@ -26,6 +30,26 @@ inline CliRun runCli(const QStringList& args, int timeoutMs = 120000) {
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+// `compare SAMPLE --hw HW --batch 8 --iterations 40 --json`: the JSON document, or an
+// empty object with the reason in `error` (status, stderr) when the run failed.
+inline QJsonObject compareJson(const QString& sample, const QString& hw, QString* error) {
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("compare.json"));
+    const CliRun r =
+        runCli({QStringLiteral("compare"),
+                QStringLiteral(TILESCOPE_SAMPLES "/models/") + sample + QStringLiteral(".onnx"),
+                QStringLiteral("--hw"), hw, QStringLiteral("--batch"), QStringLiteral("8"),
+                QStringLiteral("--iterations"), QStringLiteral("40"), QStringLiteral("--json"), out,
+                QStringLiteral("--quiet")},
+               600000);
+    QFile f(out);
+    if (r.status != 0 || !f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("exit %1: %2").arg(r.status).arg(r.err);
+        return {};
+    }
+    return QJsonDocument::fromJson(f.readAll()).object();
 }
 
 } // namespace tilescope::test

@@ -3,6 +3,7 @@
 // (chain reduction keeps the work, groups are independent, regions take the M chiplets,
 // every split paid) and of the tree (valid, regions adjacent along the mesh, annealing
 // from it never ends worse, compare reports it and SA does not lose to it).
+#include "clirunner.h"
 #include "eval/evaluator.h"
 #include "hw/mesh.h"
 #include "model/model_loader.h"
@@ -195,18 +196,10 @@ void TestChiplet::annealingFromItNeverEndsWorse() {
 void TestChiplet::compareReportsIt() {
     // The CLI contract: compare's JSON has a "chiplet" row and its ratio, and SA (seeded with
     // the baselines' trees, this one included) is never worse than it.
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString out = dir.filePath("compare.json");
-    QProcess p;
-    p.start(TILESCOPE_CLI,
-            {"compare", QString(TILESCOPE_SAMPLES) + "/models/googlenet.onnx", "--hw", "cloud",
-             "--batch", "8", "--iterations", "40", "--json", out, "--quiet"});
-    QVERIFY(p.waitForFinished(600000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-    QFile f(out);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+    QString error;
+    const QJsonObject j =
+        test::compareJson(QStringLiteral("googlenet"), QStringLiteral("cloud"), &error);
+    QVERIFY2(!j.isEmpty(), qPrintable(error));
     QVERIFY(j.contains("chiplet"));
     const QJsonObject chiplet = j["chiplet"].toObject();
     QVERIFY(chiplet["valid"].toBool());

@@ -12,6 +12,7 @@
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
+#include "replaycheck.h"
 #include "search/search.h"
 #include "sim/fidelity.h"
 #include "sim/simulator.h"
@@ -125,13 +126,10 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
         QSKIP(qPrintable("export failure (docs/isa.md, Export failures): " +
                          QString::fromStdString(r.error().message)));
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QVERIFY(validateProgram(r->program, h, "generated") == std::nullopt);
-    SimOptions opt;
-    opt.recordTimeline = false;
-    const SimResult s = simulate(r->program, h, opt);
-    QVERIFY(s.deadlockFree);
+    SimResult s;
+    test::replayChecked(*r, h, s);
+    if (QTest::currentTestFailed()) return;
     const Evaluation& ev = r->layout.evaluation;
-    QCOMPARE(double(r->programDramBytes), ev.dramBytes);
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
     if (tree == "sa8" || tree == "seg1")

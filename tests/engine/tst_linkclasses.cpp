@@ -3,10 +3,12 @@
 // case, the evaluator and the instruction-level replay in agreement on the chiplet preset,
 // and compare's SA never worse than the chiplet baseline there. The template keys and the
 // Mesh's per-link figures are in tst_hardware; the heatmap's boundaries in tst_render.
+#include "clirunner.h"
 #include "codegen/codegen.h"
 #include "eval/evaluator.h"
 #include "hw/mesh.h"
 #include "netbuilder.h"
+#include "replaycheck.h"
 #include "samples.h"
 #include "search/chiplet.h"
 #include "search/search.h"
@@ -138,13 +140,10 @@ void TestLinkClasses::simulatorAgrees() {
     QVERIFY(evaluate(ctx, t, batch, {}).valid);
     auto r = generateProgram(ctx, t, batch, {});
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QVERIFY(validateProgram(r->program, h, "generated") == std::nullopt);
-    SimOptions opt;
-    opt.recordTimeline = false;
-    const SimResult s = simulate(r->program, h, opt);
-    QVERIFY(s.deadlockFree);
+    SimResult s;
+    test::replayChecked(*r, h, s);
+    if (QTest::currentTestFailed()) return;
     const Evaluation& ev = r->layout.evaluation;
-    QCOMPARE(double(r->programDramBytes), ev.dramBytes);
     QCOMPARE(s.dramBytes, ev.dramBytes);
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f, inter-chiplet hop-bytes %.0f of %.0f",
@@ -161,18 +160,10 @@ void TestLinkClasses::compareNeverLosesToChiplet() {
     QCOMPARE(chipletCount(h), 4);
     QCOMPARE(chipletLinkBytesPerCycle(h), 8.0);
     QCOMPARE(chipletPlan(net, h, 8).chiplets, 4);
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString out = dir.filePath("compare.json");
-    QProcess p;
-    p.start(TILESCOPE_CLI,
-            {"compare", QString(TILESCOPE_SAMPLES) + "/models/googlenet.onnx", "--hw", "chiplet",
-             "--batch", "8", "--iterations", "40", "--json", out, "--quiet"});
-    QVERIFY(p.waitForFinished(600000));
-    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-    QFile f(out);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+    QString error;
+    const QJsonObject j =
+        test::compareJson(QStringLiteral("googlenet"), QStringLiteral("chiplet"), &error);
+    QVERIFY2(!j.isEmpty(), qPrintable(error));
     const QJsonObject chiplet = j["chiplet"].toObject();
     QVERIFY(chiplet["valid"].toBool());
     const double sa = j["sa"].toObject()["cost"].toDouble();
