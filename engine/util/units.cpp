@@ -3,19 +3,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 namespace tilescope {
+
+namespace {
+// SI prefixes from atto to yotta; kUnit is the position of none.
+const char* const kPrefixes[] = {"a", "f", "p", "n", "\xC2\xB5", "m", "", "k",
+                                 "M", "G", "T", "P", "E",        "Z", "Y"};
+constexpr int kUnit = 6;
+constexpr int kTop = int(std::size(kPrefixes)) - 1 - kUnit; // prefixes above none
+} // namespace
 
 std::string formatEngineering(double value, std::string_view unit, int significant, bool sign) {
     if (!std::isfinite(value)) return "-";
     const std::string u(unit);
     if (value == 0) return "0" + (u.empty() ? std::string() : " " + u);
-    static const char* prefixes[] = {"p", "n", "\xC2\xB5", "m", "", "k", "M", "G", "T", "P"};
-    constexpr int unitIndex = 4;
     significant = std::max(3, significant);
     const double mag = std::abs(value);
     int p = int(std::floor(std::log10(mag) / 3.0));
-    p = std::clamp(p, -unitIndex, 5);
+    p = std::clamp(p, -kUnit, kTop);
     double m = mag / std::pow(1000.0, p);
     // Rounding to `significant` digits may reach the next power of ten (9.9996 -> 10.00)
     // or 1000 (then the next prefix: 999.96 -> 1.000 k).
@@ -27,7 +34,7 @@ std::string formatEngineering(double value, std::string_view unit, int significa
         return std::round(x * scale) / scale;
     };
     int d = digitsAfterPoint(m);
-    if (roundTo(m, d) >= 1000.0 && p < 5) {
+    if (roundTo(m, d) >= 1000.0 && p < kTop) {
         ++p;
         m = mag / std::pow(1000.0, p);
         d = digitsAfterPoint(m);
@@ -36,22 +43,18 @@ std::string formatEngineering(double value, std::string_view unit, int significa
     char buf[64];
     std::snprintf(buf, sizeof buf, "%s%.*f", value < 0 ? "-" : (sign ? "+" : ""), d, m);
     std::string s = buf;
-    const std::string prefix = prefixes[p + unitIndex];
+    const std::string prefix = kPrefixes[p + kUnit];
     if (u.empty()) return prefix.empty() ? s : s + " " + prefix;
     return s + " " + prefix + u;
-}
-
-namespace {
-const char* const kPrefixes[] = {"p", "n", "\xC2\xB5", "m", "", "k", "M", "G", "T", "P"};
 }
 
 UnitScale engineeringScale(double maxValue, std::string_view unit) {
     UnitScale s;
     const double mag = std::abs(maxValue);
     int p = mag > 0 && std::isfinite(mag) ? int(std::floor(std::log10(mag) / 3.0)) : 0;
-    p = std::clamp(p, -4, 5);
+    p = std::clamp(p, -kUnit, kTop);
     s.factor = std::pow(1000.0, -p);
-    s.unit = std::string(kPrefixes[p + 4]) + std::string(unit);
+    s.unit = std::string(kPrefixes[p + kUnit]) + std::string(unit);
     return s;
 }
 

@@ -36,8 +36,15 @@ class TstUnits : public QObject {
                                            << "10.00 s";
         QTest::newRow("negative") << -3.5e-3 << "J"
                                   << "-3.500 mJ";
-        QTest::newRow("tiny below pico") << 1e-15 << "J"
-                                         << "0.001000 pJ";
+        QTest::newRow("femto") << 1e-15 << "J"
+                               << "1.000 fJ";
+        QTest::newRow("below atto") << 1e-21 << "J"
+                                    << "0.001000 aJ";
+        // Objectives such as E x D^2 on a large mesh reach 10^18 and more.
+        QTest::newRow("exa") << 2.5e18 << ""
+                             << "2.500 E";
+        QTest::newRow("beyond yotta") << 3e27 << ""
+                                      << "3000 Y";
         QTest::newRow("nan") << std::numeric_limits<double>::quiet_NaN() << "J"
                              << "-";
     }
