@@ -2,6 +2,7 @@
 
 #include <QFontMetricsF>
 #include <QPointer>
+#include <algorithm>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
