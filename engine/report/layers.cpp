@@ -10,10 +10,6 @@ namespace tilescope {
 
 namespace {
 
-bool disjoint(const NodeFigures& a, const NodeFigures& b) {
-    return a.tileBegin + a.tileCount <= b.tileBegin || b.tileBegin + b.tileCount <= a.tileBegin;
-}
-
 int sharedTiles(const NodeFigures& a, const NodeFigures& b) {
     return std::max(0, std::min(a.tileBegin + a.tileCount, b.tileBegin + b.tileCount) -
                            std::max(a.tileBegin, b.tileBegin));
@@ -100,8 +96,8 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
                 qp[1] == 1 && qp[2] == 1 && qp[3] == 1 && ql.outC > 0;
             const int chunk = wholeToEachTile ? (ql.outC + qp[0] - 1) / qp[0] : 1;
             const int idle = wholeToEachTile ? qp[0] - (ql.outC + chunk - 1) / chunk : 0;
-            if (!disjoint(qf, f) && !(wholeToEachTile && qf.tileCount - sharedTiles(qf, f) > idle))
-                continue;
+            const int shared = sharedTiles(qf, f); // 0: disjoint tiles, it receives it all
+            if (shared > 0 && !(wholeToEachTile && qf.tileCount - shared > idle)) continue;
             for (size_t k = 0; k < ql.inputs.size(); ++k)
                 if (ql.inputs[k].producer == n.layer)
                     outNeed = std::max(outNeed, std::min(double(l.outputBytesPerSample()),
