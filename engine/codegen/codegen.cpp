@@ -96,8 +96,19 @@ class TileBuffer {
         if (at < m_cap) gaps.push_back({at, m_cap});
         std::optional<std::uint64_t> pick;
         if (top) {
-            for (auto it = gaps.rbegin(); it != gaps.rend() && !pick; ++it)
-                if (it->second - it->first >= bytes) pick = it->second - bytes;
+            // Of the places that fit (each gap's top and bottom end), the one whose newest
+            // earlier reader is oldest, highest first on a tie: a weight load then waits for
+            // no more of the recent work than the buffer forces (write-after-read).
+            std::uint32_t best = 0;
+            for (auto it = gaps.rbegin(); it != gaps.rend(); ++it) {
+                if (it->second - it->first < bytes) continue;
+                for (std::uint64_t place : {it->second - bytes, it->first}) {
+                    const std::uint32_t newest = newestReader(place, bytes);
+                    if (!pick || newest < best) pick = place, best = newest;
+                    if (best == 0) break;
+                }
+                if (pick && best == 0) break;
+            }
         } else {
             for (int pass = 0; pass < 2 && !pick; ++pass)
                 for (const auto& [lo, hi] : gaps) {
@@ -155,6 +166,16 @@ class TileBuffer {
         }
         m_freed = std::move(keep);
         return out;
+    }
+    // The newest reader (largest id) of the released regions overlapping [off, off+bytes);
+    // 0 when none.
+    std::uint32_t newestReader(std::uint64_t off, std::uint64_t bytes) const {
+        std::uint32_t newest = 0;
+        for (const auto& f : m_freed)
+            if (std::max(f.off, off) < std::min(f.off + f.bytes, off + bytes))
+                for (std::uint32_t r : f.readers)
+                    newest = std::max(newest, r);
+        return newest;
     }
     std::uint64_t free() const { return m_cap - m_used; }
     std::uint64_t peak() const { return m_peak; }

@@ -48,6 +48,9 @@ struct NodeFigures {
     Bytes dramBytes = 0;          // DRAM traffic of one invocation
     double utilisation = 1.0;     // S cut: allocation utilisation; leaf: PE-array utilisation
     Bound bound = Bound::Compute; // segments: the bound that dominates
+    // Segments: their weights' busiest link (all weight trees added up) / link bandwidth,
+    // the W of docs/cost-model.md §5 "Weights in the background".
+    Cycles weightLinkCycles = 0;
     // Leaves, over the whole run: DRAM bytes (inputs read, outputs stored, weights); bytes of
     // the NoC pieces it receives from tiles outside its group and of the pieces of its
     // output that reach tiles outside its group (each piece once, whatever its multicast

@@ -99,6 +99,7 @@ struct EvalContext::Impl {
     size_t storedLinks = 0;       // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
+    std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
@@ -246,6 +247,11 @@ namespace {
 constexpr double kWeightStages = 8;
 // Stages the generator cuts a compute and its transfers into (docs/isa.md).
 constexpr double kStages = 8;
+// The share of a segment's weight streaming, on its busiest link, that the leaves' own
+// transfers lose to it: a link shared round-robin gives each of two flows half of it, and
+// about four fifths of the weight streaming meets the leaves' exchanges (measured on the
+// cloud preset's annealed trees: docs/cost-model.md §5).
+constexpr double kWeightShare = 0.4;
 
 struct NodeWork {
     int lo = 0, hi = 0; // leaf positions covered
@@ -257,6 +263,7 @@ struct NodeWork {
     Cycles compute = 0;     // one invocation, compute only (docs/cost-model.md §5)
     Cycles time = 0;        // one invocation, with each leaf's own activation DRAM bound
     Cycles slot = 0;        // S cut: the pipeline slot, max(slowest child, shared DRAM)
+    Cycles stageOffset = 0; // S-cut child: start of its stage's first sub-batch in the cut
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
@@ -350,6 +357,7 @@ struct Analyser {
     bool checkBuffers();
     void leafTraffic();
     void leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram);
+    Cycles pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field, bool offsets);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -679,9 +687,31 @@ void Analyser::leafBuffers() {
                 const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0) + hold[size_t(c)];
                 nw.act = std::max(nw.act, a);
             }
-            nw.compute = slot * (nd.subBatch + nw.maxStage);
+            nw.compute =
+                slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::compute, false);
         }
     }
+}
+
+// The pipeline fill of an S cut: the first sub-batch passes its stages one after another,
+// each as long as its slowest child (the sum of those), while every later sub-batch follows
+// one slot behind the one before (docs/cost-model.md §5). With `offsets`, each child's
+// stage start.
+Cycles Analyser::pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field,
+                              bool offsets) {
+    std::vector<Cycles>& st = C.stageScratch;
+    st.assign(size_t(maxStage) + 1, 0.0);
+    for (int c : nd.children) {
+        Cycles& len = st[size_t(w[size_t(c)].stage)];
+        len = std::max(len, w[size_t(c)].*field);
+    }
+    Cycles fill = 0; // each stage's start, then the fill
+    for (Cycles& t : st)
+        fill += std::exchange(t, fill);
+    if (offsets)
+        for (int c : nd.children)
+            w[size_t(c)].stageOffset = st[size_t(w[size_t(c)].stage)];
+    return fill;
 }
 
 bool Analyser::overflow(int id) {
@@ -798,7 +828,8 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
         const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
-        nw.time = nw.slot * (nd.subBatch + nw.maxStage);
+        nw.time =
+            nw.slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::time, true);
     }
     nw.dram = bytes * nd.subBatch;
 }
@@ -842,7 +873,7 @@ void Analyser::firstStarts() {
             else if (nd.type == NodeType::T)
                 cw.firstStart = t, t += cw.time;
             else
-                cw.firstStart = nw.firstStart + cw.stage * nw.slot;
+                cw.firstStart = nw.firstStart + cw.stageOffset;
         }
     }
 }
@@ -894,7 +925,7 @@ struct Coster {
     EnergyBreakdown E;
     std::vector<double> segTime;
     std::vector<Bound> segBound;
-    std::vector<double> segDram;
+    std::vector<double> segDram, segWeightLink;
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
     Cycles delay = 0;
@@ -909,7 +940,8 @@ struct Coster {
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
           segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
-          dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {}
+          segWeightLink(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
+          linkBw(c.hw.nocBytesPerCycle) {}
 
     // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.
     double hopPj(double hop, double inter) const {
@@ -917,6 +949,7 @@ struct Coster {
         return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
     }
     Cycles weightBoundOf(const NodeWork& sw);
+    Cycles weightLinkTime = 0; // the segment's weights on their busiest link / link bandwidth
     void costSegment(size_t s);
     void totals();
     void nodeFigures();
@@ -928,6 +961,7 @@ struct Coster {
 // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
 Cycles Coster::weightBoundOf(const NodeWork& sw) {
     Cycles weightBound = 0;
+    weightLinkTime = 0;
     if (!byStart.empty()) {
         std::stable_sort(byStart.begin(), byStart.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -951,6 +985,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
                                     arrival + rest / kWeightStages});
         }
         C.weightSums.drain([](int, double) {});
+        weightLinkTime = linkMax / linkBw;
     }
     return weightBound;
 }
@@ -1046,7 +1081,13 @@ void Coster::costSegment(size_t s) {
     if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
     if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
     if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
+    // The weights stream in behind the leaves' own traffic, on links it also uses: where
+    // they meet, each gets its share of the link (docs/cost-model.md §5, "Weights in
+    // the background").
+    const Cycles shared = sw.time + kWeightShare * weightLinkTime;
+    if (shared > segTime[s]) segTime[s] = shared, segBound[s] = Bound::Noc;
     segDram[s] = dram;
+    segWeightLink[s] = weightLinkTime;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
     interHopBytesTotal += segInterHop * segInvocations;
@@ -1124,6 +1165,7 @@ void Coster::nodeFigures() {
         f.time = segTime[s];
         f.bound = segBound[s];
         f.dramBytes = segDram[s];
+        f.weightLinkCycles = segWeightLink[s];
     }
     if (rootIsT) {
         ev.nodes[size_t(tree.root)].time = delay;
@@ -1167,8 +1209,8 @@ void Coster::intervals() {
         const Cycles slot = nw.slot * scale;
         for (int c : nd.children)
             for (int j = 0; j < nd.subBatch; ++j)
-                place(c, t0 + (j + w[size_t(c)].stage) * slot, sample + j * cb, scale);
-        return t0 + (nd.subBatch + nw.maxStage) * slot;
+                place(c, t0 + w[size_t(c)].stageOffset * scale + j * slot, sample + j * cb, scale);
+        return t0 + nw.time * scale;
     };
     Cycles t = 0;
     for (int j = 0; j < segInvocations; ++j)

@@ -34,7 +34,8 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
                   {"total_dram_bytes", s.dramBytes},
                   {"buffer_bytes_per_tile", f.bufferPerTile},
                   {"utilisation", f.utilisation},
-                  {"bound", toString(f.bound)}};
+                  {"bound", toString(f.bound)},
+                  {"weight_link_cycles", f.weightLinkCycles}};
         segs.push_back(std::move(j));
     }
     return segs;

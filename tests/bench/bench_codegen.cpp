@@ -101,6 +101,9 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     }
 }
 
+std::string gSaveDir; // --save-trees DIR: annealed trees as result JSON files (for --tree)
+bool gEndLag = false; // --end-lag: --leaves charges the growth of the lag of ends
+
 // Per leaf invocation, in the evaluator's order: the lag of the replay (first COMPUTE start
 // of the invocation in the replay minus its start on the evaluator's clock). The growth of
 // the lag from one invocation to the next is charged to the earlier one; summed per leaf,
@@ -139,8 +142,8 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
     for (auto* b : ivs) {
         auto it = sim.find({b->layer, b->firstSample});
         if (it == sim.end()) continue;
-        const double lag = it->second.first - b->start;
-        if (prevLayer >= 0) growth[prevLayer] += lag - prevLag;
+        const double lag = (gEndLag ? it->second.second - b->end : it->second.first - b->start);
+        if (prevLayer >= 0) growth[gEndLag ? b->layer : prevLayer] += lag - prevLag;
         prevLag = lag;
         prevLayer = b->layer;
         evalTime[b->layer] += b->end - b->start;
@@ -301,6 +304,10 @@ int main(int argc, char** argv) {
             critical = criticalSteps = true;
         else if (a == "--what-if")
             whatIf = true;
+        else if (a == "--save-trees")
+            gSaveDir = next();
+        else if (a == "--end-lag")
+            gEndLag = true;
         else if (a == "--step-min")
             gStepMin = std::stod(next());
         else if (a == "--tree")
@@ -356,6 +363,14 @@ int main(int argc, char** argv) {
                                              " (" + std::to_string(countS(s->bestTree)) + " S)",
                                          s->bestTree});
                         treeBatch.push_back(b);
+                        if (!gSaveDir.empty()) {
+                            nlohmann::json out;
+                            out["tree"] = treeToText(s->bestTree, *net);
+                            out["batch"] = b;
+                            std::ofstream(gSaveDir + "/" + m + "-" + h + "-b" + std::to_string(b) +
+                                          "-s" + std::to_string(seed) + ".json")
+                                << out.dump();
+                        }
                     }
             } else {
                 // Layer-sequential at the largest batch <= `batch` whose tree is valid.

@@ -37,6 +37,8 @@ class TestEvaluator : public QObject {
     void dramLatency();
     void exchangeOnTheChain();
     void pacedExchange();
+    void sCutFillsStageByStage();
+    void weightsShareTheLinks();
     void allocationMatchesBruteForce();
     void dataFlowRules();
     void invariants_data();
@@ -225,6 +227,63 @@ void TestEvaluator::pacedExchange() {
     QCOMPARE(T.nocSameMaxLink, 3072.0);
     QCOMPARE(T.maxEgress, 3072.0);
     QCOMPARE(T.nocPaced, 6144.0);
+}
+
+// An S cut's first sub-batch passes its stages one after another, each as long as its
+// slowest child; later sub-batches follow a slot apart (docs/cost-model.md §5): a 3x3 conv
+// and the 1x1 conv reading it, 4 samples one per slot, on 16 compute-bound tiles. The
+// allocation gives the 3x3 (9x the work) most tiles, so the two stages differ and the
+// cut lasts 3 slots + t1 + t2, not the 5 slots of lock-step stages.
+void TestEvaluator::sCutFillsStageByStage() {
+    Network n;
+    n.name = "conv_then_1x1";
+    n.layers.push_back(test::conv("big", 128, 128, 28, 3, -1));
+    n.layers.push_back(test::conv("small", 128, 128, 28, 1, 0));
+    const Network net = test::finish(n);
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 4/1\n\tS 4/4\n\t\tbig 1\n\t\tsmall 1\n", net);
+    const Evaluation e = evaluate(net, computeBoundEdge(), t, 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int sId = t.node(t.root).children[0];
+    const int big = t.node(sId).children[0], small = t.node(sId).children[1];
+    const double t1 = e.nodes[size_t(big)].time, t2 = e.nodes[size_t(small)].time;
+    QCOMPARE(e.nodes[size_t(small)].stage, 1);
+    QVERIFY2(std::abs(t1 - t2) > 0.05 * t1, qPrintable(QString("%1 %2").arg(t1).arg(t2)));
+    const double slot = std::max(t1, t2);
+    QVERIFY(std::abs(e.nodes[size_t(sId)].time - (3 * slot + t1 + t2)) < 1e-6 * slot);
+    // The weights (128*128*(9+1) B at 1e9 B/cycle) add well under a cycle.
+    QVERIFY(std::abs(e.delay - (3 * slot + t1 + t2)) < 1.0);
+    // The S-T graph places the same schedule: small's sample j from t1 + j slots.
+    for (const BusyInterval& b : e.intervals)
+        if (b.node == small) QVERIFY(std::abs(b.start - (t1 + b.firstSample * slot)) < 1.0);
+}
+
+// The weights stream in behind the leaves' traffic on links it also uses: a segment lasts
+// at least its leaves' time + 0.4 W, W its weights' busiest link / link bandwidth
+// (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
+// bytes each) on the edge mesh with slow links: W is of the order of the compute.
+void TestEvaluator::weightsShareTheLinks() {
+    const Network net = test::twoConvs();
+    Hardware hw = computeBoundEdge();
+    hw.nocBytesPerCycle = 16;
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
+    const Evaluation e = evaluate(net, hw, t, 2, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int seg = t.node(t.root).children[0];
+    const NodeFigures& f = e.nodes[size_t(seg)];
+    const auto& kids = t.node(seg).children;
+    const double leaves = e.nodes[size_t(kids[0])].time + e.nodes[size_t(kids[1])].time;
+    // Each port link carries every weight slice whose tiles lie in its row: at least one
+    // conv's weights cross one link, at most both convs' cross every link.
+    QVERIFY2(f.weightLinkCycles >= 147456 / 16.0 && f.weightLinkCycles <= 2 * 147456 / 16.0,
+             qPrintable(QString::number(f.weightLinkCycles)));
+    QVERIFY(f.time >= leaves + 0.4 * f.weightLinkCycles - 1e-6);
+    QCOMPARE(f.bound, Bound::Noc);
+    QVERIFY(std::abs(f.time - (leaves + 0.4 * f.weightLinkCycles)) < 1e-6 * f.time);
+    QCOMPARE(e.delay, f.time);
 }
 
 void TestEvaluator::allocationMatchesBruteForce() {
