@@ -18,6 +18,21 @@ RATree parse(const std::string& text, const Network& net) {
     return test::parseTree(text, net);
 }
 
+// The two convs of test::twoConvs in one T segment, batch 2, evaluated with detail.
+struct TwoConvsRun {
+    Network net;
+    RATree tree;
+    Evaluation e;
+};
+TwoConvsRun twoConvsOneT(const Hardware& hw) {
+    TwoConvsRun r{test::twoConvs(), {}, {}};
+    r.tree = test::parseTree("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", r.net);
+    EvalOptions opt;
+    opt.detail = true;
+    r.e = evaluate(r.net, hw, r.tree, 2, opt);
+    return r;
+}
+
 // The edge preset with DRAM and NoC so fast that compute always dominates.
 Hardware computeBoundEdge() {
     Hardware hw = defaultHardware(4, 4, "fast-io");
@@ -162,13 +177,9 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
 // after the start too, waited for at the same time as its input: D = 500 + 0.0000184 +
 // 28,224 (the weight arrival bound; the pipeline alone is 500 + 28,224).
 void TestEvaluator::dramLatency() {
-    const Network net = test::twoConvs();
     Hardware hw = computeBoundEdge();
     hw.dramLatencyCycles = 500;
-    EvalOptions opt;
-    opt.detail = true;
-    const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
-    const Evaluation e = evaluate(net, hw, t, 2, opt);
+    const auto [net, t, e] = twoConvsOneT(hw);
     QVERIFY2(e.valid, e.reason.c_str());
     const auto& leaves = t.node(t.node(t.root).children[0]).children;
     QCOMPARE(e.nodes[size_t(leaves[0])].time, 14112.0 + 500);
@@ -264,13 +275,9 @@ void TestEvaluator::sCutFillsStageByStage() {
 // (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
 // bytes each) on the edge mesh with slow links: W is of the order of the compute.
 void TestEvaluator::weightsShareTheLinks() {
-    const Network net = test::twoConvs();
     Hardware hw = computeBoundEdge();
     hw.nocBytesPerCycle = 16;
-    EvalOptions opt;
-    opt.detail = true;
-    const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
-    const Evaluation e = evaluate(net, hw, t, 2, opt);
+    const auto [net, t, e] = twoConvsOneT(hw);
     QVERIFY2(e.valid, e.reason.c_str());
     const int seg = t.node(t.root).children[0];
     const NodeFigures& f = e.nodes[size_t(seg)];
