@@ -523,101 +523,108 @@ class SendLog {
         m_links.insert(m_links.end(), route.begin(), route.end());
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
-    // Linear in the pieces' route links: bucket by link (counting sort), merge each link's
-    // entries per sender (stamped slots), then answer each (piece, link) from the link's
-    // sender bytes sorted ascending with prefix sums.
+    // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
+    // sort), merge each link's entries per sender (stamped slots), then answer each link's
+    // entries together from its senders' bytes, and each piece takes its slowest link.
+    // Every byte count is a whole number (exact in a double), so the sums do not depend on
+    // the order they are taken in; the pieces' times are added per tile in piece order.
     double paced(const Mesh& mesh) {
         if (m_tile.empty()) return 0;
         const size_t links = size_t(mesh.linkCount());
         m_route.push_back(m_links.size());
+        bucketByLink(links);
+        mergeSenders(mesh, links);
+        m_slowest.assign(m_bytes.begin(), m_bytes.end());
+        for (size_t l = 0; l < links; ++l)
+            if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
+        m_paced.assign(size_t(mesh.tiles()), 0.0);
+        for (size_t i = 0; i < m_tile.size(); ++i)
+            m_paced[size_t(m_tile[i])] += m_slowest[i];
+        return *std::max_element(m_paced.begin(), m_paced.end());
+    }
+
+  private:
+    // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
+    // first entry).
+    void bucketByLink(size_t links) {
         m_firstOn.assign(links + 1, 0);
         for (int l : m_links)
             ++m_firstOn[size_t(l) + 1];
         for (size_t l = 1; l <= links; ++l)
             m_firstOn[l] += m_firstOn[l - 1];
-        // Scatter (sender, bytes) by link; m_entry[r]: route entry r's slot.
-        m_onLink.resize(m_links.size());
-        m_entry.resize(m_links.size());
+        m_onPiece.resize(m_links.size());
         m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
         for (size_t i = 0; i < m_tile.size(); ++i)
-            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
-                const size_t e = m_fill[size_t(m_links[r])]++;
-                m_onLink[e] = {m_tile[i], m_bytes[i]};
-                m_entry[r] = e;
-            }
-        // Merge per (link, sender) in place; m_merged[e]: where slot e went.
-        m_merged.resize(m_onLink.size());
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+                m_onPiece[m_fill[size_t(m_links[r])]++] = int(i);
+    }
+    // Per link, one slot per sender with the bytes it sends over the link (m_firstSlot[l]
+    // is link l's first slot); m_slotOf[e]: the slot of entry e's sender.
+    void mergeSenders(const Mesh& mesh, size_t links) {
+        m_slotW.resize(m_onPiece.size());
+        m_slotOf.resize(m_onPiece.size());
+        m_firstSlot.resize(links + 1);
         m_stamp.assign(size_t(mesh.tiles()), 0);
         m_slot.resize(size_t(mesh.tiles()));
         size_t w = 0;
         for (size_t l = 0; l < links; ++l) {
-            const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
-            m_firstOn[l] = w;
-            for (size_t e = lo; e < hi; ++e) {
-                const size_t t = size_t(m_onLink[e].tile);
+            m_firstSlot[l] = w;
+            for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+                const size_t i = size_t(m_onPiece[e]);
+                const size_t t = size_t(m_tile[i]);
                 if (m_stamp[t] == l + 1) {
-                    m_onLink[m_slot[t]].bytes += m_onLink[e].bytes;
+                    m_slotW[m_slot[t]] += m_bytes[i];
                 } else {
                     m_stamp[t] = l + 1;
                     m_slot[t] = w;
-                    m_onLink[w++] = m_onLink[e];
+                    m_slotW[w++] = m_bytes[i];
                 }
-                m_merged[e] = m_slot[t];
+                m_slotOf[e] = m_slot[t];
             }
         }
-        m_firstOn[links] = w;
-        m_onLink.resize(w);
-        // Per link: the senders' bytes ascending, prefix sums over all of them.
-        m_sorted.resize(w);
-        for (size_t e = 0; e < w; ++e)
-            m_sorted[e] = m_onLink[e].bytes;
-        for (size_t l = 0; l < links; ++l)
-            if (m_firstOn[l + 1] - m_firstOn[l] > 1)
-                std::sort(m_sorted.begin() + std::ptrdiff_t(m_firstOn[l]),
-                          m_sorted.begin() + std::ptrdiff_t(m_firstOn[l + 1]));
-        m_prefix.resize(w + 1);
-        m_prefix[0] = 0;
-        for (size_t e = 0; e < w; ++e)
-            m_prefix[e + 1] = m_prefix[e] + m_sorted[e];
-        // A piece of b bytes on link l waits for min(W, b) of every other sender's W there.
-        m_paced.assign(size_t(mesh.tiles()), 0.0);
-        m_last.assign(links, LastQuery{});
-        for (size_t i = 0; i < m_tile.size(); ++i) {
+        m_firstSlot[links] = w;
+    }
+    // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
+    // b + sum over the link's senders of min(W, b) - min(own W, b).
+    void answerLink(const Mesh& mesh, size_t l) {
+        const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
+        const double* W = m_slotW.data() + lo;
+        const double slowness = mesh.linkSlowness(int(l));
+        // Few senders: sum directly; many: their bytes sorted, with prefix sums.
+        const bool sorted = n > 8;
+        if (sorted) {
+            m_sorted.assign(W, W + n);
+            std::sort(m_sorted.begin(), m_sorted.end());
+            m_prefix.resize(n + 1);
+            m_prefix[0] = 0;
+            for (size_t k = 0; k < n; ++k)
+                m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+        }
+        double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
+        for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+            const size_t i = size_t(m_onPiece[e]);
             const double b = m_bytes[i];
-            double slowest = b;
-            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
-                const size_t l = size_t(m_links[r]);
-                if (m_last[l].tile != m_tile[i] || m_last[l].bytes != b) {
-                    const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
-                    const double* first = m_sorted.data() + lo;
-                    const size_t k = size_t(std::upper_bound(first, first + (hi - lo), b) - first);
-                    const double others = m_prefix[lo + k] - m_prefix[lo] +
-                                          b * double(hi - lo - k) -
-                                          std::min(m_onLink[m_merged[m_entry[r]]].bytes, b);
-                    m_last[l] = {m_tile[i], b, b + others};
+            if (b != lastB) {
+                lastB = b;
+                if (sorted) {
+                    const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
+                                            m_sorted.begin());
+                    lastAll = m_prefix[k] + b * double(n - k);
+                } else {
+                    lastAll = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        lastAll += std::min(W[k], b);
                 }
-                slowest = std::max(slowest, m_last[l].time * mesh.linkSlowness(int(l)));
             }
-            m_paced[size_t(m_tile[i])] += slowest;
+            const double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
+            m_slowest[i] = std::max(m_slowest[i], time * slowness);
         }
-        return *std::max_element(m_paced.begin(), m_paced.end());
     }
 
-  private:
-    struct OnLink {
-        int tile;
-        double bytes;
-    };
-    struct LastQuery { // a link's last answer: sender, piece bytes, time
-        int tile = -1;
-        double bytes = 0, time = 0;
-    };
-    std::vector<int> m_tile, m_links;
-    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix;
-    // m_route: each piece's first entry in m_links; m_firstOn: each link's first slot.
-    std::vector<size_t> m_route, m_firstOn, m_fill, m_entry, m_merged, m_stamp, m_slot;
-    std::vector<OnLink> m_onLink;
-    std::vector<LastQuery> m_last;
+    std::vector<int> m_tile, m_links, m_onPiece;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest;
+    // m_route: each piece's first entry in m_links.
+    std::vector<size_t> m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
 };
 
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
