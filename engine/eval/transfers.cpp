@@ -396,7 +396,7 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     // Per slice: its distinct intersections in first-hit order, each sent once to every
     // consumer that hit it (in hit order); hits on the slice's own tile are read in place.
     thread_local std::vector<Box> boxes;
-    thread_local std::vector<size_t> pieceOf, to;
+    thread_local std::vector<size_t> pieceOf, to, firstTo, fillTo;
     for (size_t h = 0; h < found.size();) {
         const size_t sl = found[h].slice;
         size_t end = h;
@@ -418,12 +418,19 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             if (p == boxes.size()) boxes.push_back(hit.x);
             pieceOf.push_back(p);
         }
-        for (size_t p = 0; p < boxes.size(); ++p) {
-            to.clear();
-            for (size_t i = h; i < end; ++i)
-                if (pieceOf[i - h] == p) to.push_back(found[i].hit.consumer);
-            onPiece(sl, boxes[p], std::span<const size_t>(to.data(), to.size()));
-        }
+        // Each piece's consumers in hit order: a counting sort of the hits by piece.
+        firstTo.assign(boxes.size() + 1, 0);
+        for (size_t p : pieceOf)
+            if (p != size_t(-1)) ++firstTo[p + 1];
+        for (size_t p = 1; p <= boxes.size(); ++p)
+            firstTo[p] += firstTo[p - 1];
+        to.resize(firstTo[boxes.size()]);
+        fillTo.assign(firstTo.begin(), firstTo.end() - 1);
+        for (size_t i = h; i < end; ++i)
+            if (pieceOf[i - h] != size_t(-1)) to[fillTo[pieceOf[i - h]]++] = found[i].hit.consumer;
+        for (size_t p = 0; p < boxes.size(); ++p)
+            onPiece(sl, boxes[p],
+                    std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
         h = end;
     }
 }
@@ -458,6 +465,13 @@ class LinkTally {
         m_bytes.resize(size_t(links), 0.0);
         m_mark.resize(size_t(links), 0);
         m_seen.resize(size_t(links), 0);
+    }
+    // A route without repeated links (a multicastRoute tree): no marking needed.
+    void addUnique(std::span<const int> route, double bytes) {
+        for (int l : route) {
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += bytes;
+        }
     }
     void add(const std::vector<int>& route, double bytes) {
         for (int l : route) {
@@ -764,15 +778,15 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         const double bytes = double(geo.bytesOf(box.volume()));
                         route.clear();
                         dst.clear();
-                        for (size_t a : to)
+                        bool leaves = false;
+                        for (size_t a : to) {
                             dst.push_back(actTiles[a]);
+                            leaves |= !inProducer[size_t(actTiles[a])];
+                        }
                         mesh.multicastRoute(slices[sl].tile, dst, route);
                         sends.add(slices[sl].tile, bytes, route);
-                        act.add(route, bytes);
-                        (g.sameAsProducer ? nocSame : noc).add(route, bytes);
-                        bool leaves = false;
-                        for (size_t a : to)
-                            leaves |= !inProducer[size_t(actTiles[a])];
+                        act.addUnique(route, bytes);
+                        (g.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
                         if (inLeaf[size_t(slices[sl].tile)])
                             T.nocInsideGroup[k] += bytes;
                         else
