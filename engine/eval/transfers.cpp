@@ -281,6 +281,14 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     return cells;
 }
 
+namespace {
+// Box::operator== without a call to memcmp (the piece search compares boxes per hit).
+bool sameBox(const Box& a, const Box& b) {
+    return a.lo[0] == b.lo[0] && a.hi[0] == b.hi[0] && a.lo[1] == b.lo[1] && a.hi[1] == b.hi[1] &&
+           a.lo[2] == b.lo[2] && a.hi[2] == b.hi[2] && a.lo[3] == b.lo[3] && a.hi[3] == b.hi[3];
+}
+} // namespace
+
 void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
                      const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
                      const NocLocalFn& onLocal) {
@@ -412,10 +420,15 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
                 pieceOf.push_back(size_t(-1));
                 continue;
             }
-            size_t p = 0;
-            while (p < boxes.size() && !(boxes[p] == hit.x))
-                ++p;
-            if (p == boxes.size()) boxes.push_back(hit.x);
+            // Consumers next to each other (k innermost) mostly hit the same box: try the
+            // last one first.
+            size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
+            if (p >= boxes.size() || !sameBox(boxes[p], hit.x)) {
+                p = 0;
+                while (p < boxes.size() && !sameBox(boxes[p], hit.x))
+                    ++p;
+                if (p == boxes.size()) boxes.push_back(hit.x);
+            }
             pieceOf.push_back(p);
         }
         // Each piece's consumers in hit order: a counting sort of the hits by piece.
