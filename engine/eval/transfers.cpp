@@ -336,13 +336,9 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     // Every (slice, consumer, want) that meets, bucketed by slice: the consumer-major scan
     // fills each bucket in (consumer, want) order, so reading the buckets in slice order
     // gives the plain triple loop's order and pieces come out as they always did.
-    struct Hit {
-        size_t consumer;
-        Box x;
-    };
+    // The intersection itself is taken again per slice below: a hit stays 12 bytes.
     struct SliceHit {
-        size_t slice;
-        Hit hit;
+        std::uint32_t slice, consumer, want;
     };
     thread_local std::vector<SliceHit> found;
     thread_local std::vector<size_t> cand;
@@ -385,7 +381,8 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             }
             for (size_t sl : cand) {
                 const Box x = slices[sl].box.intersect(want);
-                if (!x.empty()) found.push_back({sl, {a, x}});
+                if (!x.empty())
+                    found.push_back({std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
             }
         }
     // Bucketed by slice (a counting sort, stable): within a slice the scan order
@@ -414,20 +411,21 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
         pieceOf.clear();
         size_t lastLocal = consumerTiles.size();
         for (size_t i = h; i < end; ++i) {
-            const Hit& hit = found[i].hit;
-            if (slices[sl].tile == consumerTiles[hit.consumer]) {
-                if (lastLocal != hit.consumer) onLocal(hit.consumer, sl), lastLocal = hit.consumer;
+            const size_t consumer = found[i].consumer;
+            if (slices[sl].tile == consumerTiles[consumer]) {
+                if (lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
                 pieceOf.push_back(size_t(-1));
                 continue;
             }
+            const Box x = slices[sl].box.intersect(wants[consumer][found[i].want]);
             // Consumers next to each other (k innermost) mostly hit the same box: try the
             // last one first.
             size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
-            if (p >= boxes.size() || !sameBox(boxes[p], hit.x)) {
+            if (p >= boxes.size() || !sameBox(boxes[p], x)) {
                 p = 0;
-                while (p < boxes.size() && !sameBox(boxes[p], hit.x))
+                while (p < boxes.size() && !sameBox(boxes[p], x))
                     ++p;
-                if (p == boxes.size()) boxes.push_back(hit.x);
+                if (p == boxes.size()) boxes.push_back(x);
             }
             pieceOf.push_back(p);
         }
@@ -440,7 +438,7 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
         to.resize(firstTo[boxes.size()]);
         fillTo.assign(firstTo.begin(), firstTo.end() - 1);
         for (size_t i = h; i < end; ++i)
-            if (pieceOf[i - h] != size_t(-1)) to[fillTo[pieceOf[i - h]]++] = found[i].hit.consumer;
+            if (pieceOf[i - h] != size_t(-1)) to[fillTo[pieceOf[i - h]]++] = found[i].consumer;
         for (size_t p = 0; p < boxes.size(); ++p)
             onPiece(sl, boxes[p],
                     std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
