@@ -301,8 +301,10 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     for (auto& e : ext)
         e.clear();
     for (const SliceRef& ps : slices)
-        for (size_t ax = 0; ax < 4; ++ax)
-            ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
+        for (size_t ax = 0; ax < 4; ++ax) {
+            const std::pair<int, int> x{ps.box.lo[ax], ps.box.hi[ax]};
+            if (ext[ax].empty() || ext[ax].back() != x) ext[ax].push_back(x); // fewer to sort
+        }
     for (auto& e : ext) {
         std::sort(e.begin(), e.end());
         e.erase(std::unique(e.begin(), e.end()), e.end());
@@ -497,7 +499,13 @@ class LinkTally {
     // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
     // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
     double take(const Mesh& mesh, std::vector<std::pair<int, double>>& out) {
-        std::sort(m_touched.begin(), m_touched.end());
+        if (m_touched.size() * 8 > m_seen.size()) { // many: a scan of the marks is cheaper
+            m_touched.clear();
+            for (size_t l = 0; l < m_seen.size(); ++l)
+                if (m_seen[l]) m_touched.push_back(int(l));
+        } else {
+            std::sort(m_touched.begin(), m_touched.end());
+        }
         double mx = 0;
         for (int l : m_touched) {
             out.emplace_back(l, m_bytes[size_t(l)]);
