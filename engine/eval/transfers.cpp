@@ -624,7 +624,7 @@ class SendLog {
         const double* W = m_slotW.data() + lo;
         const double slowness = mesh.linkSlowness(int(l));
         // Few senders: sum directly; many: their bytes sorted, with prefix sums.
-        const bool sorted = n > 8;
+        const bool sorted = n > 32;
         if (sorted) {
             m_sorted.assign(W, W + n);
             std::sort(m_sorted.begin(), m_sorted.end());
