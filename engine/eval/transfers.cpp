@@ -311,7 +311,8 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     }
     // Extents along an axis must not overlap for the grid lookup; otherwise fall back to
     // testing every slice (never the case for tileBox partitions, kept for safety).
-    bool grid = true;
+    bool grid = std::none_of(slices.begin(), slices.end(),
+                             [](const SliceRef& ps) { return ps.box.empty(); });
     for (const auto& e : ext)
         for (size_t i = 1; i < e.size() && grid; ++i)
             grid = e[i - 1].second <= e[i].first;
@@ -350,6 +351,9 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             const Box& want = wants[a][wi];
             cand.clear();
             if (grid) {
+                // Every slice the lookup finds overlaps a non-empty want on each axis (the
+                // slices are non-empty), so each is a hit; an empty want meets none.
+                if (want.empty()) continue;
                 std::array<std::pair<size_t, size_t>, 4> r{};
                 bool none = false;
                 for (size_t ax = 0; ax < 4 && !none; ++ax) {
@@ -375,7 +379,9 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
                             for (size_t i3 = r[3].first; i3 < r[3].second; ++i3) {
                                 const int sl =
                                     cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
-                                if (sl >= 0) cand.push_back(size_t(sl));
+                                if (sl >= 0)
+                                    found.push_back(
+                                        {std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
                             }
             } else {
                 for (size_t sl = 0; sl < slices.size(); ++sl)
