@@ -287,6 +287,57 @@ bool sameBox(const Box& a, const Box& b) {
     return a.lo[0] == b.lo[0] && a.hi[0] == b.hi[0] && a.lo[1] == b.lo[1] && a.hi[1] == b.hi[1] &&
            a.lo[2] == b.lo[2] && a.hi[2] == b.hi[2] && a.lo[3] == b.lo[3] && a.hi[3] == b.hi[3];
 }
+// A slice meeting a consumer's want (the intersection itself is taken again per slice:
+// a hit stays 12 bytes).
+struct SliceHit {
+    std::uint32_t slice, consumer, want;
+};
+
+// One slice's hits, in scan order (consumer, want): its distinct intersections in
+// first-hit order, each sent once to every consumer that hit it (in hit order); hits on
+// the slice's own tile are read in place.
+void slicePieces(const std::vector<SliceRef>& slices, std::span<const SliceHit> hits,
+                 const std::vector<int>& consumerTiles, const std::vector<std::vector<Box>>& wants,
+                 const NocPieceFn& onPiece, const NocLocalFn& onLocal) {
+    thread_local std::vector<Box> boxes;
+    thread_local std::vector<size_t> pieceOf, to, firstTo, fillTo;
+    const size_t sl = hits.front().slice;
+    boxes.clear();
+    pieceOf.clear();
+    size_t lastLocal = consumerTiles.size();
+    for (const SliceHit& hit : hits) {
+        const size_t consumer = hit.consumer;
+        if (slices[sl].tile == consumerTiles[consumer]) {
+            if (lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
+            pieceOf.push_back(size_t(-1));
+            continue;
+        }
+        const Box x = slices[sl].box.intersect(wants[consumer][hit.want]);
+        // Consumers next to each other (k innermost) mostly hit the same box: try the last
+        // one first.
+        size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
+        if (p >= boxes.size() || !sameBox(boxes[p], x)) {
+            p = 0;
+            while (p < boxes.size() && !sameBox(boxes[p], x))
+                ++p;
+            if (p == boxes.size()) boxes.push_back(x);
+        }
+        pieceOf.push_back(p);
+    }
+    // Each piece's consumers in hit order: a counting sort of the hits by piece.
+    firstTo.assign(boxes.size() + 1, 0);
+    for (size_t p : pieceOf)
+        if (p != size_t(-1)) ++firstTo[p + 1];
+    for (size_t p = 1; p <= boxes.size(); ++p)
+        firstTo[p] += firstTo[p - 1];
+    to.resize(firstTo[boxes.size()]);
+    fillTo.assign(firstTo.begin(), firstTo.end() - 1);
+    for (size_t i = 0; i < hits.size(); ++i)
+        if (pieceOf[i] != size_t(-1)) to[fillTo[pieceOf[i]]++] = hits[i].consumer;
+    for (size_t p = 0; p < boxes.size(); ++p)
+        onPiece(sl, boxes[p],
+                std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
+}
 } // namespace
 
 void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
@@ -339,10 +390,6 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     // Every (slice, consumer, want) that meets, bucketed by slice: the consumer-major scan
     // fills each bucket in (consumer, want) order, so reading the buckets in slice order
     // gives the plain triple loop's order and pieces come out as they always did.
-    // The intersection itself is taken again per slice below: a hit stays 12 bytes.
-    struct SliceHit {
-        std::uint32_t slice, consumer, want;
-    };
     thread_local std::vector<SliceHit> found;
     thread_local std::vector<size_t> cand;
     found.clear();
@@ -406,50 +453,12 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     for (const SliceHit& f : found)
         sorted[bucketAt[f.slice]++] = f;
     found.swap(sorted);
-    // Per slice: its distinct intersections in first-hit order, each sent once to every
-    // consumer that hit it (in hit order); hits on the slice's own tile are read in place.
-    thread_local std::vector<Box> boxes;
-    thread_local std::vector<size_t> pieceOf, to, firstTo, fillTo;
     for (size_t h = 0; h < found.size();) {
-        const size_t sl = found[h].slice;
         size_t end = h;
-        while (end < found.size() && found[end].slice == sl)
+        while (end < found.size() && found[end].slice == found[h].slice)
             ++end;
-        boxes.clear();
-        pieceOf.clear();
-        size_t lastLocal = consumerTiles.size();
-        for (size_t i = h; i < end; ++i) {
-            const size_t consumer = found[i].consumer;
-            if (slices[sl].tile == consumerTiles[consumer]) {
-                if (lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
-                pieceOf.push_back(size_t(-1));
-                continue;
-            }
-            const Box x = slices[sl].box.intersect(wants[consumer][found[i].want]);
-            // Consumers next to each other (k innermost) mostly hit the same box: try the
-            // last one first.
-            size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
-            if (p >= boxes.size() || !sameBox(boxes[p], x)) {
-                p = 0;
-                while (p < boxes.size() && !sameBox(boxes[p], x))
-                    ++p;
-                if (p == boxes.size()) boxes.push_back(x);
-            }
-            pieceOf.push_back(p);
-        }
-        // Each piece's consumers in hit order: a counting sort of the hits by piece.
-        firstTo.assign(boxes.size() + 1, 0);
-        for (size_t p : pieceOf)
-            if (p != size_t(-1)) ++firstTo[p + 1];
-        for (size_t p = 1; p <= boxes.size(); ++p)
-            firstTo[p] += firstTo[p - 1];
-        to.resize(firstTo[boxes.size()]);
-        fillTo.assign(firstTo.begin(), firstTo.end() - 1);
-        for (size_t i = h; i < end; ++i)
-            if (pieceOf[i - h] != size_t(-1)) to[fillTo[pieceOf[i - h]]++] = found[i].consumer;
-        for (size_t p = 0; p < boxes.size(); ++p)
-            onPiece(sl, boxes[p],
-                    std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
+        slicePieces(slices, std::span<const SliceHit>(found.data() + h, end - h), consumerTiles,
+                    wants, onPiece, onLocal);
         h = end;
     }
 }
