@@ -96,7 +96,10 @@ struct EvalContext::Impl {
     std::unordered_map<std::string, double> busiestMemo;
     std::string busiestKey;
     std::size_t busiestBytes = 0; // held by busiestMemo, kept under 32 MiB
-    size_t storedLinks = 0;       // (link, bytes) pairs held by the two memos
+    // The busiest link of the weights of a segment's first i leaves, for every i, by the
+    // memo entries in start order (weightBoundOf); cleared with busiestMemo.
+    std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
+    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
@@ -147,9 +150,37 @@ struct EvalContext::Impl {
         linkSums.drain(
             [&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
         busiestBytes += key.size() + 64; // the key and about a node's overhead
-        if (busiestBytes > (std::size_t(32) << 20)) busiestMemo.clear(), busiestBytes = 0;
+        if (busiestBytes > (std::size_t(32) << 20))
+            busiestMemo.clear(), weightMaxMemo.clear(), busiestBytes = 0;
         busiestMemo.emplace(key, busiest);
         return busiest;
+    }
+
+    // The busiest link (bytes at NoC bandwidth) of the summed weight links of the first
+    // i + 1 of `leaves`, for every i.
+    template <class Work>
+    const std::vector<double>&
+    weightMaxOf(const std::vector<std::pair<double, const Work*>>& leaves) {
+        std::string& key = busiestKey;
+        key.clear();
+        for (const auto& [start, lw] : leaves) {
+            const LeafTraffic* t = lw->traffic;
+            key.append(reinterpret_cast<const char*>(&t), sizeof t);
+        }
+        if (auto it = weightMaxMemo.find(key); it != weightMaxMemo.end()) return it->second;
+        std::vector<double> maxima;
+        maxima.reserve(leaves.size());
+        double linkMax = 0;
+        for (const auto& [start, lw] : leaves) {
+            for (const auto& [link, b] : lw->traffic->weightLinks)
+                linkMax = std::max(linkMax, weightSums.add(link, b) * mesh.linkSlowness(link));
+            maxima.push_back(linkMax);
+        }
+        weightSums.drain([](int, double) {});
+        busiestBytes += key.size() + 8 * maxima.size() + 96;
+        if (busiestBytes > (std::size_t(32) << 20))
+            busiestMemo.clear(), weightMaxMemo.clear(), busiestBytes = 0;
+        return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
     }
 
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
@@ -749,6 +780,7 @@ void Analyser::leafTraffic() {
         C.storedLinks = 0;
         C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
         C.busiestMemo.clear();
+        C.weightMaxMemo.clear();
         C.busiestBytes = 0;
     }
     std::vector<LeafPlacement>& place = C.placeScratch;
@@ -965,13 +997,14 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
     if (!byStart.empty()) {
         std::stable_sort(byStart.begin(), byStart.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
-        double cumDram = 0, linkMax = 0;
-        for (const auto& [start, lw] : byStart) {
+        double cumDram = 0;
+        // The weights of every leaf so far cross the links together: the busiest link of
+        // their sum bounds their arrival.
+        const std::vector<double>& linkMaxAt = C.weightMaxOf(byStart);
+        for (size_t i = 0; i < byStart.size(); ++i) {
+            const auto& [start, lw] = byStart[i];
             cumDram += lw->traffic->weightDram;
-            // The weights of every leaf so far cross the links together: the busiest
-            // link of their sum bounds their arrival.
-            for (const auto& [link, b] : lw->traffic->weightLinks)
-                linkMax = std::max(linkMax, C.weightSums.add(link, b) * mesh.linkSlowness(link));
+            const double linkMax = linkMaxAt[i];
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
             // The leaf streams its weights in kWeightStages slices (by output channel,
@@ -984,8 +1017,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
             weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
                                     arrival + rest / kWeightStages});
         }
-        C.weightSums.drain([](int, double) {});
-        weightLinkTime = linkMax / linkBw;
+        weightLinkTime = linkMaxAt.back() / linkBw;
     }
     return weightBound;
 }

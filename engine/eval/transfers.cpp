@@ -281,6 +281,65 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     return cells;
 }
 
+namespace {
+// Box::operator== without a call to memcmp (the piece search compares boxes per hit).
+bool sameBox(const Box& a, const Box& b) {
+    return a.lo[0] == b.lo[0] && a.hi[0] == b.hi[0] && a.lo[1] == b.lo[1] && a.hi[1] == b.hi[1] &&
+           a.lo[2] == b.lo[2] && a.hi[2] == b.hi[2] && a.lo[3] == b.lo[3] && a.hi[3] == b.hi[3];
+}
+// A slice meeting a consumer's want (the intersection itself is taken again per slice:
+// a hit stays 12 bytes).
+struct SliceHit {
+    std::uint32_t slice, consumer, want;
+};
+
+// One slice's hits, in scan order (consumer, want): its distinct intersections in
+// first-hit order, each sent once to every consumer that hit it (in hit order); hits on
+// the slice's own tile are read in place.
+void slicePieces(const std::vector<SliceRef>& slices, std::span<const SliceHit> hits,
+                 const std::vector<int>& consumerTiles, const std::vector<std::vector<Box>>& wants,
+                 const NocPieceFn& onPiece, const NocLocalFn& onLocal) {
+    thread_local std::vector<Box> boxes;
+    thread_local std::vector<size_t> pieceOf, to, firstTo, fillTo;
+    const size_t sl = hits.front().slice;
+    boxes.clear();
+    pieceOf.clear();
+    size_t lastLocal = consumerTiles.size();
+    for (const SliceHit& hit : hits) {
+        const size_t consumer = hit.consumer;
+        if (slices[sl].tile == consumerTiles[consumer]) {
+            if (lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
+            pieceOf.push_back(size_t(-1));
+            continue;
+        }
+        const Box x = slices[sl].box.intersect(wants[consumer][hit.want]);
+        // Consumers next to each other (k innermost) mostly hit the same box: try the last
+        // one first.
+        size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
+        if (p >= boxes.size() || !sameBox(boxes[p], x)) {
+            p = 0;
+            while (p < boxes.size() && !sameBox(boxes[p], x))
+                ++p;
+            if (p == boxes.size()) boxes.push_back(x);
+        }
+        pieceOf.push_back(p);
+    }
+    // Each piece's consumers in hit order: a counting sort of the hits by piece.
+    firstTo.assign(boxes.size() + 1, 0);
+    for (size_t p : pieceOf)
+        if (p != size_t(-1)) ++firstTo[p + 1];
+    for (size_t p = 1; p <= boxes.size(); ++p)
+        firstTo[p] += firstTo[p - 1];
+    to.resize(firstTo[boxes.size()]);
+    fillTo.assign(firstTo.begin(), firstTo.end() - 1);
+    for (size_t i = 0; i < hits.size(); ++i)
+        if (pieceOf[i] != size_t(-1)) to[fillTo[pieceOf[i]]++] = hits[i].consumer;
+    for (size_t p = 0; p < boxes.size(); ++p)
+        onPiece(sl, boxes[p],
+                std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
+}
+} // namespace
+
 void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>& consumerTiles,
                      const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
                      const NocLocalFn& onLocal) {
@@ -293,15 +352,18 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     for (auto& e : ext)
         e.clear();
     for (const SliceRef& ps : slices)
-        for (size_t ax = 0; ax < 4; ++ax)
-            ext[ax].push_back({ps.box.lo[ax], ps.box.hi[ax]});
+        for (size_t ax = 0; ax < 4; ++ax) {
+            const std::pair<int, int> x{ps.box.lo[ax], ps.box.hi[ax]};
+            if (ext[ax].empty() || ext[ax].back() != x) ext[ax].push_back(x); // fewer to sort
+        }
     for (auto& e : ext) {
         std::sort(e.begin(), e.end());
         e.erase(std::unique(e.begin(), e.end()), e.end());
     }
     // Extents along an axis must not overlap for the grid lookup; otherwise fall back to
     // testing every slice (never the case for tileBox partitions, kept for safety).
-    bool grid = true;
+    bool grid = std::none_of(slices.begin(), slices.end(),
+                             [](const SliceRef& ps) { return ps.box.empty(); });
     for (const auto& e : ext)
         for (size_t i = 1; i < e.size() && grid; ++i)
             grid = e[i - 1].second <= e[i].first;
@@ -328,14 +390,6 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     // Every (slice, consumer, want) that meets, bucketed by slice: the consumer-major scan
     // fills each bucket in (consumer, want) order, so reading the buckets in slice order
     // gives the plain triple loop's order and pieces come out as they always did.
-    struct Hit {
-        size_t consumer;
-        Box x;
-    };
-    struct SliceHit {
-        size_t slice;
-        Hit hit;
-    };
     thread_local std::vector<SliceHit> found;
     thread_local std::vector<size_t> cand;
     found.clear();
@@ -344,6 +398,9 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             const Box& want = wants[a][wi];
             cand.clear();
             if (grid) {
+                // Every slice the lookup finds overlaps a non-empty want on each axis (the
+                // slices are non-empty), so each is a hit; an empty want meets none.
+                if (want.empty()) continue;
                 std::array<std::pair<size_t, size_t>, 4> r{};
                 bool none = false;
                 for (size_t ax = 0; ax < 4 && !none; ++ax) {
@@ -369,7 +426,9 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
                             for (size_t i3 = r[3].first; i3 < r[3].second; ++i3) {
                                 const int sl =
                                     cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
-                                if (sl >= 0) cand.push_back(size_t(sl));
+                                if (sl >= 0)
+                                    found.push_back(
+                                        {std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
                             }
             } else {
                 for (size_t sl = 0; sl < slices.size(); ++sl)
@@ -377,7 +436,8 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             }
             for (size_t sl : cand) {
                 const Box x = slices[sl].box.intersect(want);
-                if (!x.empty()) found.push_back({sl, {a, x}});
+                if (!x.empty())
+                    found.push_back({std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
             }
         }
     // Bucketed by slice (a counting sort, stable): within a slice the scan order
@@ -393,37 +453,12 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
     for (const SliceHit& f : found)
         sorted[bucketAt[f.slice]++] = f;
     found.swap(sorted);
-    // Per slice: its distinct intersections in first-hit order, each sent once to every
-    // consumer that hit it (in hit order); hits on the slice's own tile are read in place.
-    thread_local std::vector<Box> boxes;
-    thread_local std::vector<size_t> pieceOf, to;
     for (size_t h = 0; h < found.size();) {
-        const size_t sl = found[h].slice;
         size_t end = h;
-        while (end < found.size() && found[end].slice == sl)
+        while (end < found.size() && found[end].slice == found[h].slice)
             ++end;
-        boxes.clear();
-        pieceOf.clear();
-        size_t lastLocal = consumerTiles.size();
-        for (size_t i = h; i < end; ++i) {
-            const Hit& hit = found[i].hit;
-            if (slices[sl].tile == consumerTiles[hit.consumer]) {
-                if (lastLocal != hit.consumer) onLocal(hit.consumer, sl), lastLocal = hit.consumer;
-                pieceOf.push_back(size_t(-1));
-                continue;
-            }
-            size_t p = 0;
-            while (p < boxes.size() && !(boxes[p] == hit.x))
-                ++p;
-            if (p == boxes.size()) boxes.push_back(hit.x);
-            pieceOf.push_back(p);
-        }
-        for (size_t p = 0; p < boxes.size(); ++p) {
-            to.clear();
-            for (size_t i = h; i < end; ++i)
-                if (pieceOf[i - h] == p) to.push_back(found[i].hit.consumer);
-            onPiece(sl, boxes[p], std::span<const size_t>(to.data(), to.size()));
-        }
+        slicePieces(slices, std::span<const SliceHit>(found.data() + h, end - h), consumerTiles,
+                    wants, onPiece, onLocal);
         h = end;
     }
 }
@@ -459,6 +494,13 @@ class LinkTally {
         m_mark.resize(size_t(links), 0);
         m_seen.resize(size_t(links), 0);
     }
+    // A route without repeated links (a multicastRoute tree): no marking needed.
+    void addUnique(std::span<const int> route, double bytes) {
+        for (int l : route) {
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += bytes;
+        }
+    }
     void add(const std::vector<int>& route, double bytes) {
         for (int l : route) {
             if (m_mark[size_t(l)]) continue;
@@ -472,7 +514,13 @@ class LinkTally {
     // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
     // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
     double take(const Mesh& mesh, std::vector<std::pair<int, double>>& out) {
-        std::sort(m_touched.begin(), m_touched.end());
+        if (m_touched.size() * 8 > m_seen.size()) { // many: a scan of the marks is cheaper
+            m_touched.clear();
+            for (size_t l = 0; l < m_seen.size(); ++l)
+                if (m_seen[l]) m_touched.push_back(int(l));
+        } else {
+            std::sort(m_touched.begin(), m_touched.end());
+        }
         double mx = 0;
         for (int l : m_touched) {
             out.emplace_back(l, m_bytes[size_t(l)]);
@@ -523,101 +571,108 @@ class SendLog {
         m_links.insert(m_links.end(), route.begin(), route.end());
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
-    // Linear in the pieces' route links: bucket by link (counting sort), merge each link's
-    // entries per sender (stamped slots), then answer each (piece, link) from the link's
-    // sender bytes sorted ascending with prefix sums.
+    // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
+    // sort), merge each link's entries per sender (stamped slots), then answer each link's
+    // entries together from its senders' bytes, and each piece takes its slowest link.
+    // Every byte count is a whole number (exact in a double), so the sums do not depend on
+    // the order they are taken in; the pieces' times are added per tile in piece order.
     double paced(const Mesh& mesh) {
         if (m_tile.empty()) return 0;
         const size_t links = size_t(mesh.linkCount());
         m_route.push_back(m_links.size());
+        bucketByLink(links);
+        mergeSenders(mesh, links);
+        m_slowest.assign(m_bytes.begin(), m_bytes.end());
+        for (size_t l = 0; l < links; ++l)
+            if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
+        m_paced.assign(size_t(mesh.tiles()), 0.0);
+        for (size_t i = 0; i < m_tile.size(); ++i)
+            m_paced[size_t(m_tile[i])] += m_slowest[i];
+        return *std::max_element(m_paced.begin(), m_paced.end());
+    }
+
+  private:
+    // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
+    // first entry).
+    void bucketByLink(size_t links) {
         m_firstOn.assign(links + 1, 0);
         for (int l : m_links)
             ++m_firstOn[size_t(l) + 1];
         for (size_t l = 1; l <= links; ++l)
             m_firstOn[l] += m_firstOn[l - 1];
-        // Scatter (sender, bytes) by link; m_entry[r]: route entry r's slot.
-        m_onLink.resize(m_links.size());
-        m_entry.resize(m_links.size());
+        m_onPiece.resize(m_links.size());
         m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
         for (size_t i = 0; i < m_tile.size(); ++i)
-            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
-                const size_t e = m_fill[size_t(m_links[r])]++;
-                m_onLink[e] = {m_tile[i], m_bytes[i]};
-                m_entry[r] = e;
-            }
-        // Merge per (link, sender) in place; m_merged[e]: where slot e went.
-        m_merged.resize(m_onLink.size());
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+                m_onPiece[m_fill[size_t(m_links[r])]++] = int(i);
+    }
+    // Per link, one slot per sender with the bytes it sends over the link (m_firstSlot[l]
+    // is link l's first slot); m_slotOf[e]: the slot of entry e's sender.
+    void mergeSenders(const Mesh& mesh, size_t links) {
+        m_slotW.resize(m_onPiece.size());
+        m_slotOf.resize(m_onPiece.size());
+        m_firstSlot.resize(links + 1);
         m_stamp.assign(size_t(mesh.tiles()), 0);
         m_slot.resize(size_t(mesh.tiles()));
         size_t w = 0;
         for (size_t l = 0; l < links; ++l) {
-            const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
-            m_firstOn[l] = w;
-            for (size_t e = lo; e < hi; ++e) {
-                const size_t t = size_t(m_onLink[e].tile);
+            m_firstSlot[l] = w;
+            for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+                const size_t i = size_t(m_onPiece[e]);
+                const size_t t = size_t(m_tile[i]);
                 if (m_stamp[t] == l + 1) {
-                    m_onLink[m_slot[t]].bytes += m_onLink[e].bytes;
+                    m_slotW[m_slot[t]] += m_bytes[i];
                 } else {
                     m_stamp[t] = l + 1;
                     m_slot[t] = w;
-                    m_onLink[w++] = m_onLink[e];
+                    m_slotW[w++] = m_bytes[i];
                 }
-                m_merged[e] = m_slot[t];
+                m_slotOf[e] = m_slot[t];
             }
         }
-        m_firstOn[links] = w;
-        m_onLink.resize(w);
-        // Per link: the senders' bytes ascending, prefix sums over all of them.
-        m_sorted.resize(w);
-        for (size_t e = 0; e < w; ++e)
-            m_sorted[e] = m_onLink[e].bytes;
-        for (size_t l = 0; l < links; ++l)
-            if (m_firstOn[l + 1] - m_firstOn[l] > 1)
-                std::sort(m_sorted.begin() + std::ptrdiff_t(m_firstOn[l]),
-                          m_sorted.begin() + std::ptrdiff_t(m_firstOn[l + 1]));
-        m_prefix.resize(w + 1);
-        m_prefix[0] = 0;
-        for (size_t e = 0; e < w; ++e)
-            m_prefix[e + 1] = m_prefix[e] + m_sorted[e];
-        // A piece of b bytes on link l waits for min(W, b) of every other sender's W there.
-        m_paced.assign(size_t(mesh.tiles()), 0.0);
-        m_last.assign(links, LastQuery{});
-        for (size_t i = 0; i < m_tile.size(); ++i) {
+        m_firstSlot[links] = w;
+    }
+    // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
+    // b + sum over the link's senders of min(W, b) - min(own W, b).
+    void answerLink(const Mesh& mesh, size_t l) {
+        const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
+        const double* W = m_slotW.data() + lo;
+        const double slowness = mesh.linkSlowness(int(l));
+        // Few senders: sum directly; many: their bytes sorted, with prefix sums.
+        const bool sorted = n > 32;
+        if (sorted) {
+            m_sorted.assign(W, W + n);
+            std::sort(m_sorted.begin(), m_sorted.end());
+            m_prefix.resize(n + 1);
+            m_prefix[0] = 0;
+            for (size_t k = 0; k < n; ++k)
+                m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+        }
+        double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
+        for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+            const size_t i = size_t(m_onPiece[e]);
             const double b = m_bytes[i];
-            double slowest = b;
-            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r) {
-                const size_t l = size_t(m_links[r]);
-                if (m_last[l].tile != m_tile[i] || m_last[l].bytes != b) {
-                    const size_t lo = m_firstOn[l], hi = m_firstOn[l + 1];
-                    const double* first = m_sorted.data() + lo;
-                    const size_t k = size_t(std::upper_bound(first, first + (hi - lo), b) - first);
-                    const double others = m_prefix[lo + k] - m_prefix[lo] +
-                                          b * double(hi - lo - k) -
-                                          std::min(m_onLink[m_merged[m_entry[r]]].bytes, b);
-                    m_last[l] = {m_tile[i], b, b + others};
+            if (b != lastB) {
+                lastB = b;
+                if (sorted) {
+                    const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
+                                            m_sorted.begin());
+                    lastAll = m_prefix[k] + b * double(n - k);
+                } else {
+                    lastAll = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        lastAll += std::min(W[k], b);
                 }
-                slowest = std::max(slowest, m_last[l].time * mesh.linkSlowness(int(l)));
             }
-            m_paced[size_t(m_tile[i])] += slowest;
+            const double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
+            m_slowest[i] = std::max(m_slowest[i], time * slowness);
         }
-        return *std::max_element(m_paced.begin(), m_paced.end());
     }
 
-  private:
-    struct OnLink {
-        int tile;
-        double bytes;
-    };
-    struct LastQuery { // a link's last answer: sender, piece bytes, time
-        int tile = -1;
-        double bytes = 0, time = 0;
-    };
-    std::vector<int> m_tile, m_links;
-    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix;
-    // m_route: each piece's first entry in m_links; m_firstOn: each link's first slot.
-    std::vector<size_t> m_route, m_firstOn, m_fill, m_entry, m_merged, m_stamp, m_slot;
-    std::vector<OnLink> m_onLink;
-    std::vector<LastQuery> m_last;
+    std::vector<int> m_tile, m_links, m_onPiece;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest;
+    // m_route: each piece's first entry in m_links.
+    std::vector<size_t> m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
 };
 
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
@@ -757,15 +812,15 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         const double bytes = double(geo.bytesOf(box.volume()));
                         route.clear();
                         dst.clear();
-                        for (size_t a : to)
+                        bool leaves = false;
+                        for (size_t a : to) {
                             dst.push_back(actTiles[a]);
+                            leaves |= !inProducer[size_t(actTiles[a])];
+                        }
                         mesh.multicastRoute(slices[sl].tile, dst, route);
                         sends.add(slices[sl].tile, bytes, route);
-                        act.add(route, bytes);
-                        (g.sameAsProducer ? nocSame : noc).add(route, bytes);
-                        bool leaves = false;
-                        for (size_t a : to)
-                            leaves |= !inProducer[size_t(actTiles[a])];
+                        act.addUnique(route, bytes);
+                        (g.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
                         if (inLeaf[size_t(slices[sl].tile)])
                             T.nocInsideGroup[k] += bytes;
                         else

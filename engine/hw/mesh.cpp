@@ -11,6 +11,10 @@ Mesh::Mesh(const Hardware& hw)
       m_dramBytesPerCycle(hw.dramBytesPerCycle), m_cw(m_x), m_ch(m_y),
       m_interBytesPerCycle(hw.chiplets.linkBytesPerCycle), m_nocPj(hw.energy.nocPjPerBitHop),
       m_interPj(hw.chiplets.pjPerBitHop) {
+    m_tileX.resize(size_t(std::max(0, tiles())));
+    m_tileY.resize(size_t(std::max(0, tiles())));
+    for (int t = 0; t < tiles(); ++t)
+        m_tileX[size_t(t)] = t % m_x, m_tileY[size_t(t)] = t / m_x;
     initChiplets(hw.chiplets);
     for (MeshSide s : hw.dramSides) {
         switch (s) {

@@ -21,8 +21,8 @@ class Mesh {
     int width() const { return m_x; }
     int height() const { return m_y; }
     int tileId(int x, int y) const { return y * m_x + x; }
-    int tileX(int id) const { return id % m_x; }
-    int tileY(int id) const { return id / m_x; }
+    int tileX(int id) const { return m_tileX[size_t(id)]; } // id % width()
+    int tileY(int id) const { return m_tileY[size_t(id)]; } // id / width()
 
     // Snake order: stripes of `stripe` columns, left to right; within a stripe rows go
     // top to bottom in even stripes and bottom to top in odd ones (each row of a stripe
@@ -109,6 +109,7 @@ class Mesh {
     std::vector<char> m_linkClass; // per link: 1 = crosses a chiplet boundary (chiplets only)
     std::vector<Dir> m_sides;
     std::vector<int> m_order;
+    std::vector<int> m_tileX, m_tileY; // per tile id: its column and row (no division per lookup)
 };
 
 } // namespace tilescope
