@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -41,8 +42,22 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     // item 6), then tabs: energy chart, segments, comparison.
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
-    auto* lay = new QVBoxLayout;
-    outer->addLayout(lay, 2);
+    // The figures scroll when a warning or an extra row (chiplets, compute-in-memory) makes
+    // them taller than the dock, rather than be clipped.
+    auto* figures = new QWidget;
+    auto* lay = new QVBoxLayout(figures);
+    lay->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("metricsFigures"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(figures);
+    // As wide as the figures had before they could scroll: "Simulated" and a cost on one
+    // or two lines at 1280x800.
+    scroll->setMinimumWidth(
+        fontMetrics().horizontalAdvance(QStringLiteral("Simulated: 641.4 k cycles")) + 24);
+    outer->addWidget(scroll, 2);
 
     auto* form = m_form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
