@@ -95,7 +95,7 @@ struct EvalContext::Impl {
     // slots a move left alone are not summed again. Cleared with the memos.
     std::unordered_map<std::string, double> busiestMemo;
     std::string busiestKey;
-    std::size_t busiestBytes = 0; // held by busiestMemo, kept under 32 MiB
+    std::size_t busiestBytes = 0; // held by busiestMemo and weightMaxMemo
     // The busiest link of the weights of a segment's first i leaves, for every i, by the
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.
     std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
@@ -149,11 +149,20 @@ struct EvalContext::Impl {
         double busiest = 0;
         linkSums.drain(
             [&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
-        busiestBytes += key.size() + 64; // the key and about a node's overhead
-        if (busiestBytes > (std::size_t(32) << 20))
-            busiestMemo.clear(), weightMaxMemo.clear(), busiestBytes = 0;
+        chargeSegmentMemos(key.size() + 64); // the key and about a node's overhead
         busiestMemo.emplace(key, busiest);
         return busiest;
+    }
+
+    // busiestMemo and weightMaxMemo share one budget: under 32 MiB, else both start afresh.
+    void chargeSegmentMemos(std::size_t bytes) {
+        busiestBytes += bytes;
+        if (busiestBytes > (std::size_t(32) << 20)) clearSegmentMemos();
+    }
+    void clearSegmentMemos() {
+        busiestMemo.clear();
+        weightMaxMemo.clear();
+        busiestBytes = 0;
     }
 
     // The busiest link (bytes at NoC bandwidth) of the summed weight links of the first
@@ -177,9 +186,7 @@ struct EvalContext::Impl {
             maxima.push_back(linkMax);
         }
         weightSums.drain([](int, double) {});
-        busiestBytes += key.size() + 8 * maxima.size() + 96;
-        if (busiestBytes > (std::size_t(32) << 20))
-            busiestMemo.clear(), weightMaxMemo.clear(), busiestBytes = 0;
+        chargeSegmentMemos(key.size() + 8 * maxima.size() + 96);
         return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
     }
 
@@ -779,9 +786,7 @@ void Analyser::leafTraffic() {
         C.periods.clear();
         C.storedLinks = 0;
         C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
-        C.busiestMemo.clear();
-        C.weightMaxMemo.clear();
-        C.busiestBytes = 0;
+        C.clearSegmentMemos();
     }
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
@@ -980,8 +985,7 @@ struct Coster {
         if (inter <= 0) return hop * 8 * hw.energy.nocPjPerBitHop;
         return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
     }
-    Cycles weightBoundOf(const NodeWork& sw);
-    Cycles weightLinkTime = 0; // the segment's weights on their busiest link / link bandwidth
+    Cycles weightBoundOf(size_t s);
     void costSegment(size_t s);
     void totals();
     void nodeFigures();
@@ -991,9 +995,11 @@ struct Coster {
 // Weights arrive in the order their leaves first run, through the shared DRAM and
 // the links they use; a leaf cannot start before its weights are in, and what
 // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
-Cycles Coster::weightBoundOf(const NodeWork& sw) {
+// Also sets segWeightLink[s], the weights' busiest link / link bandwidth.
+Cycles Coster::weightBoundOf(size_t s) {
+    const NodeWork& sw = w[size_t(segments[s])];
     Cycles weightBound = 0;
-    weightLinkTime = 0;
+    segWeightLink[s] = 0;
     if (!byStart.empty()) {
         std::stable_sort(byStart.begin(), byStart.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -1017,7 +1023,7 @@ Cycles Coster::weightBoundOf(const NodeWork& sw) {
             weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
                                     arrival + rest / kWeightStages});
         }
-        weightLinkTime = linkMaxAt.back() / linkBw;
+        segWeightLink[s] = linkMaxAt.back() / linkBw;
     }
     return weightBound;
 }
@@ -1100,7 +1106,7 @@ void Coster::costSegment(size_t s) {
         });
     else if (!alone)
         maxLink = C.busiestOf(w, leafNode, posLayer, sw.lo, sw.hi, 1.0, true);
-    Cycles weightBound = weightBoundOf(sw);
+    Cycles weightBound = weightBoundOf(s);
     Cycles dramTime = dram / dramBw;
     if (hw.dramPortBytesPerCycle > 0)
         for (double b : sideBytes)
@@ -1116,10 +1122,9 @@ void Coster::costSegment(size_t s) {
     // The weights stream in behind the leaves' own traffic, on links it also uses: where
     // they meet, each gets its share of the link (docs/cost-model.md §5, "Weights in
     // the background").
-    const Cycles shared = sw.time + kWeightShare * weightLinkTime;
+    const Cycles shared = sw.time + kWeightShare * segWeightLink[s];
     if (shared > segTime[s]) segTime[s] = shared, segBound[s] = Bound::Noc;
     segDram[s] = dram;
-    segWeightLink[s] = weightLinkTime;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
     interHopBytesTotal += segInterHop * segInvocations;
