@@ -71,7 +71,13 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     for (const auto& l : S.leaves)
         segOfLayer[size_t(l.layer)] = l.segment;
     std::vector<double> first(nseg, 1e300), last(nseg, 0);
-    double evalEnd = 0;
+    std::vector<double> evalFirst(nseg, 1e300), evalLast(nseg, 0);
+    for (const auto& iv : S.evaluation.intervals) {
+        const int s = segOfLayer[size_t(iv.layer)];
+        if (s < 0) continue;
+        evalFirst[size_t(s)] = std::min(evalFirst[size_t(s)], iv.start);
+        evalLast[size_t(s)] = std::max(evalLast[size_t(s)], iv.end);
+    }
     for (const auto& iv : f.timeline) {
         if (iv.layer < 0) continue;
         const int s = segOfLayer[size_t(iv.layer)];
@@ -84,9 +90,8 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
         const RANode& nd = tree.node(S.segments[s]);
         const double span = last[s] - first[s];
         const double evalT = nf.time * S.segInvocations;
-        evalEnd += evalT;
         std::printf("    seg %2zu %s%-3s leaves %2d  eval %10.0f (%-7s) dram %9.0f  sim span "
-                    "%10.0f  ratio %.3f  ends eval %10.0f sim %10.0f\n",
+                    "%10.0f  ratio %.3f  eval %8.0f-%8.0f sim %8.0f-%8.0f\n",
                     s,
                     nd.type == NodeType::S   ? "S"
                     : nd.type == NodeType::T ? "T"
@@ -97,7 +102,7 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
                     int(std::count_if(S.leaves.begin(), S.leaves.end(),
                                       [&](const LeafLayout& l) { return l.segment == int(s); })),
                     evalT, toString(nf.bound), nf.dramBytes, span, evalT > 0 ? span / evalT : 0.0,
-                    evalEnd, last[s]);
+                    evalFirst[s], evalLast[s], first[s], last[s]);
     }
 }
 
