@@ -189,7 +189,7 @@ void TstBounds::outputBlockNearTheBound() {
         int c, k, hw;
     };
     const Hardware hw = preset("edge");
-    int chosen = 0;
+    int chosen = 0, fits = 0;
     for (const Case& cs :
          {Case{64, 64, 56}, Case{128, 128, 28}, Case{256, 256, 14}, Case{512, 512, 7},
           Case{64, 128, 28}, Case{32, 32, 112}, Case{256, 256, 28}, Case{128, 128, 56}}) {
@@ -207,8 +207,26 @@ void TstBounds::outputBlockNearTheBound() {
             ++chosen;
             QVERIFY2(ratio <= 1.25, m.tiling.c_str());
         }
+        // The leading-order traffic of the bound-achieving dataflow (docs/cost-model.md §2a,
+        // "The dataflow against its estimate"): output blocks x y z with x y = R z and
+        // x y z p = S, each block reading its inputs and weights once:
+        // 2 MACs e sqrt(p) / sqrt(R S) + the outputs. Where that block fits the layer
+        // (z <= K, x y <= H W) the mapper's best order stays within 1.25 of it (or of the
+        // compulsory bytes, when they are larger).
+        const double e = hw.dataBits / 8.0, p = kPartialSumBytes, S = kArrayLocalBytes, R = 9;
+        const double z = std::sqrt(S / (p * R));
+        if (z > cs.k || R * z > double(cs.hw) * cs.hw) continue;
+        const double macs = double(cs.c) * cs.k * 9 * cs.hw * cs.hw;
+        const double outputs = double(cs.k) * cs.hw * cs.hw * e;
+        const double estimate = 2 * macs * e * std::sqrt(p) / std::sqrt(R * S) + outputs;
+        const double toEstimate = m.bufferAccessBytes / std::max(estimate, m.ioLowerBound);
+        qInfo("    block fits: estimate %.0f, traffic / max(estimate, bound) %.3f", estimate,
+              toEstimate);
+        QVERIFY2(toEstimate <= 1.25, m.tiling.c_str());
+        ++fits;
     }
     QVERIFY(chosen > 0);
+    QVERIFY(fits >= 4); // 3x3 layers of ResNet-50's sizes where the block fits
 }
 
 void TstBounds::jsonCarriesLayers() {
