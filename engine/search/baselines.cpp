@@ -1,5 +1,6 @@
 // Strategies other than full-space annealing: the LS / LP restricted spaces (annealing
-// confined to depth-one T / S cuts), random search, and the starting trees.
+// confined to a root T cut over layers and T / S cuts of layers), random search, and the
+// starting trees.
 #include "search/schedule.h"
 #include "search/strategy.h"
 
@@ -108,16 +109,18 @@ std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
     switch (mode) {
     case SearchMode::Set:
         return std::make_unique<Annealing>(mode, SpaceRule{});
+    // The restricted spaces of the method's reference: a root T cut whose children are
+    // layers or cuts of one type over layers (docs/search.md "Spaces").
     case SearchMode::LS:
-        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T});
+        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::T, 2});
     case SearchMode::LP:
-        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S});
+        return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S, 2});
     case SearchMode::Random:
         return std::make_unique<RandomSearch>();
     // dp-lp is a construction, not a chain (runSearch builds it); its trees live in the
     // LP space, which is what a chain continuing from one must stay in.
     case SearchMode::DpLp:
-        return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S});
+        return std::make_unique<Annealing>(SearchMode::LP, SpaceRule{NodeType::S, 2});
     // The chiplet baseline's trees (a root S cut over T-cut regions) are in the full space.
     case SearchMode::Chiplet:
         return std::make_unique<Annealing>(SearchMode::Set, SpaceRule{});

@@ -41,6 +41,18 @@ std::optional<Error> SpaceRule::check(const RATree& t) const {
             return Error{"node " + t.pathOf(c) + " is a depth-one " + toString(n.type) +
                          " cut; this space allows only " + toString(*depthOneCut) + " cuts there"};
     }
+    if (maxDepth <= 0) return std::nullopt;
+    std::vector<std::pair<int, int>> stack{{t.root, 0}}; // (node, depth)
+    while (!stack.empty()) {
+        const auto [id, depth] = stack.back();
+        stack.pop_back();
+        if (depth > maxDepth)
+            return Error{"node " + t.pathOf(id) + " is at depth " + std::to_string(depth) +
+                         "; this space goes " + std::to_string(maxDepth) +
+                         " levels deep (a depth-one cut holds layers only)"};
+        for (int c : t.node(id).children)
+            stack.push_back({c, depth + 1});
+    }
     return std::nullopt;
 }
 

@@ -36,10 +36,13 @@ enum class Operator {
 constexpr int kOperatorCount = 6;
 const char* toString(Operator op);
 
-// A restricted space (LS / LP baselines): when set, every cut among the root's children
-// must have this type. Leaves at depth one are always allowed.
+// A restricted space (LS / LP baselines, docs/search.md "Spaces"): when set, every cut
+// among the root's children must have this type, and no node may lie deeper than
+// maxDepth (the root at 0; 2 keeps those cuts' children leaves). Leaves at depth one are
+// always allowed.
 struct SpaceRule {
     std::optional<NodeType> depthOneCut;
+    int maxDepth = 0; // 0: no limit
     // Why t is outside the space (naming the node), or nullopt.
     std::optional<Error> check(const RATree& t) const;
 };

@@ -20,7 +20,8 @@
 
 namespace tilescope {
 
-// set = the unrestricted RA-tree space (SET); ls / lp = depth-one cuts must be T / S;
+// set = the unrestricted RA-tree space (SET); ls / lp = a root T cut over layers and T / S
+// cuts of layers only (two levels deep, docs/search.md "Modes and starting trees");
 // random = random walk over the same operators, keeping the best valid tree;
 // dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming;
 // chiplet = the chiplet pipeline-parallel baseline (search/chiplet.h).

@@ -102,13 +102,13 @@ int main(int argc, char** argv) {
 
     QCustomPlot plot;
     plot.resize(900, 520);
-    const QColor colours[] = {QColor(46, 125, 50), QColor(239, 108, 0), QColor(106, 27, 154),
-                              QColor(21, 101, 192), QColor(120, 144, 156)};
+    const QColor colours[] = {QColor(46, 125, 50),  QColor(239, 108, 0),   QColor(106, 27, 154),
+                              QColor(21, 101, 192), QColor(120, 144, 156), QColor(198, 40, 40)};
     for (size_t i = 0; i < curves.size(); ++i) {
         QCPGraph* g = plot.addGraph();
         g->setName(QString::fromStdString(curves[i].name));
         g->setLineStyle(QCPGraph::lsStepLeft);
-        QPen pen(colours[i % 5], 2);
+        QPen pen(colours[i % 6], 2);
         if (curves[i].name == "dp-lp") pen.setStyle(Qt::DashLine);
         if (curves[i].name == "SA (anneal)") pen.setStyle(Qt::DotLine);
         g->setPen(pen);

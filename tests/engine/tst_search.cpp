@@ -263,18 +263,23 @@ class TestSearch : public QObject {
     }
 
     void restrictedWalksStayInTheirSpace_data() {
+        QTest::addColumn<int>("mode");
         QTest::addColumn<int>("type");
-        QTest::newRow("LS: depth-one cuts are T") << int(NodeType::T);
-        QTest::newRow("LP: depth-one cuts are S") << int(NodeType::S);
+        QTest::newRow("LS: T cuts over layers") << int(SearchMode::LS) << int(NodeType::T);
+        QTest::newRow("LP: S cuts over layers") << int(SearchMode::LP) << int(NodeType::S);
     }
+    // The walk in each baseline's space (the rule its strategy gives, docs/search.md
+    // "Modes and starting trees") builds depth-one cuts of its type over layers only.
     void restrictedWalksStayInTheirSpace() {
+        QFETCH(int, mode);
         QFETCH(int, type);
         const Network& net = sample("resnet50");
         const auto deps = net.transitiveDeps();
-        const OperatorContext ctx{net, deps, SpaceRule{NodeType(type)}};
+        const SpaceRule rule = makeStrategy(SearchMode(mode))->space();
+        const OperatorContext ctx{net, deps, rule};
         RATree t = RATree::layerSequential(net, 8);
         Rng rng(7);
-        int depthOneCuts = 0;
+        int depthOneCuts = 0, refused = 0;
         for (int step = 0; step < 5000; ++step) {
             auto c = proposeCandidate(t, ctx, rng);
             if (!c) continue;
@@ -283,9 +288,26 @@ class TestSearch : public QObject {
                 if (t.node(id).isCut()) {
                     QCOMPARE(int(t.node(id).type), type);
                     ++depthOneCuts;
+                    for (int g : t.node(id).children)
+                        QVERIFY2(!t.node(g).isCut(), t.pathOf(g).c_str());
+                }
+            // A cut of the space's type wrapped around a depth-one cut's first two
+            // layers goes one level too deep: the rule refuses it, naming the node.
+            for (int id : t.node(t.root).children)
+                if (t.node(id).isCut() && t.node(id).children.size() >= 3) {
+                    auto deeper = edit::wrap(t, net, id, 0, 2, NodeType(type), 1);
+                    if (!deeper) continue;
+                    auto why = rule.check(*deeper);
+                    QVERIFY(why.has_value());
+                    QVERIFY2(why->message.find("depth 2") != std::string::npos ||
+                                 why->message.find("depth 3") != std::string::npos,
+                             why->message.c_str());
+                    ++refused;
+                    break;
                 }
         }
         QVERIFY(depthOneCuts > 0); // the walk did build depth-one cuts
+        QVERIFY(refused > 0);      // and the depth rule was put to the test
     }
 
     // ----------------------------------------------------------------------------------
