@@ -97,11 +97,21 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
             const int chunk = wholeToEachTile ? (ql.outC + qp[0] - 1) / qp[0] : 1;
             const int idle = wholeToEachTile ? qp[0] - (ql.outC + chunk - 1) / chunk : 0;
             const int shared = sharedTiles(qf, f); // 0: disjoint tiles, it receives it all
-            if (shared > 0 && !(wholeToEachTile && qf.tileCount - shared > idle)) continue;
-            for (size_t k = 0; k < ql.inputs.size(); ++k)
-                if (ql.inputs[k].producer == n.layer)
-                    outNeed = std::max(outNeed, std::min(double(l.outputBytesPerSample()),
-                                                         neededInputElements(ql, k)));
+            // An elementwise consumer of the same shape: each of its tiles reads the input
+            // box of its own output box, so its tiles inside the group can read at most
+            // `shared` such boxes in place; what the tiles outside need must leave.
+            const bool sameBoxes = ql.kind == LayerKind::Eltwise;
+            const double boxShare =
+                sameBoxes ? largestTileShare(qf, ql, tree.node(leafOf[size_t(q)]).batch) : 1.0;
+            for (size_t k = 0; k < ql.inputs.size(); ++k) {
+                if (ql.inputs[k].producer != n.layer) continue;
+                const double needed =
+                    std::min(double(l.outputBytesPerSample()), neededInputElements(ql, k));
+                if (shared == 0 || (wholeToEachTile && qf.tileCount - shared > idle))
+                    outNeed = std::max(outNeed, needed);
+                else if (sameBoxes && ql.inputs[k].bytesPerSample == ql.outputBytesPerSample())
+                    outNeed = std::max(outNeed, needed - double(shared) * boxShare * needed);
+            }
         }
         c += outNeed * total;
         r.compulsoryBytes = c * db;
