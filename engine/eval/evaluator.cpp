@@ -82,9 +82,14 @@ struct EvalContext::Impl {
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
     TransferGeometry geo;
-    // Leaf traffic memo: annealing revisits the same placements constantly.
-    std::unordered_map<std::string, LeafTraffic> traffic;
-    std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
+    // Leaf traffic memo: annealing revisits the same placements constantly. Two
+    // generations: entries found in the old one move to the current one (their addresses
+    // stay), and when the current one is full the old one is dropped, so the placements
+    // the search keeps using survive a turnover (a full clear cost 10% of a cloud anneal
+    // in misses).
+    std::unordered_map<std::string, LeafTraffic> traffic, oldTraffic;
+    // By placement, one period each.
+    std::unordered_map<std::string, LeafTraffic> periods, oldPeriods;
     std::string keyScratch;
     // Per layer, the last key looked up and its entry: a search move changes few leaves,
     // so most lookups repeat the previous evaluation's (cleared with the memos).
@@ -99,7 +104,7 @@ struct EvalContext::Impl {
     // The busiest link of the weights of a segment's first i leaves, for every i, by the
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.
     std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
-    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
+    size_t storedLinks = 0; // (link, bytes) pairs held by the current generation
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
@@ -190,6 +195,31 @@ struct EvalContext::Impl {
         return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
     }
 
+    // The entry of `key` in the old generation moved to the current one (the same node, so
+    // at the same address), or cur.end().
+    using TrafficMap = std::unordered_map<std::string, LeafTraffic>;
+    TrafficMap::iterator promote(TrafficMap& cur, TrafficMap& old, const std::string& key) {
+        if (old.empty()) return cur.end();
+        auto node = old.extract(key);
+        if (node.empty()) return cur.end();
+        storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size();
+        return cur.insert(std::move(node)).position;
+    }
+    // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
+    // generation turns over at 2 M pairs, so both keep the memo near 64 MiB per context (a
+    // 12x12 leaf holds up to a few thousand). Entries of the dropped generation may still
+    // be named by the segment memos and the last-lookup cache: those start afresh.
+    void turnOver() {
+        if (storedLinks <= 2'000'000) return;
+        oldTraffic = std::move(traffic);
+        oldPeriods = std::move(periods);
+        traffic.clear();
+        periods.clear();
+        storedLinks = 0;
+        lastTraffic.assign(lastTraffic.size(), nullptr);
+        clearSegmentMemos();
+    }
+
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
                                  const std::vector<const LeafPlacement*>& prods, bool writesDram,
                                  int segBatch) {
@@ -217,6 +247,7 @@ struct EvalContext::Impl {
         }
         lastKey[size_t(leaf.layer)] = key;
         auto it = traffic.find(key);
+        if (it == traffic.end()) it = promote(traffic, oldTraffic, key);
         if (it != traffic.end()) {
             ++stats.routeHits;
             last = &it->second;
@@ -226,6 +257,7 @@ struct EvalContext::Impl {
         // than cost the geometry again.
         const std::string pkey = key.substr(0, placementKey);
         auto pit = periods.find(pkey);
+        if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
         if (pit == periods.end()) {
             pit =
                 periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
@@ -777,17 +809,10 @@ bool Analyser::checkBuffers() {
 }
 
 // ---- Traffic per leaf: exactly the transfers the instruction generator emits
-// (transfers.h), memoised per placement.
-// Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, so 4 M pairs
-// keep the memo near 64 MiB per context (a 12x12 leaf holds up to a few thousand).
+// (transfers.h), memoised per placement (EvalContext::Impl::trafficOf; memory bounded by
+// turnOver).
 void Analyser::leafTraffic() {
-    if (C.storedLinks > 4'000'000) {
-        C.traffic.clear();
-        C.periods.clear();
-        C.storedLinks = 0;
-        C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
-        C.clearSegmentMemos();
-    }
+    C.turnOver();
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
     for (int l = 0; l < L; ++l) {
