@@ -294,10 +294,27 @@ const EvalStats& EvalContext::stats() const {
 // Exact min-max allocation: n_i >= 1, sum n_i = N, minimising max_i a_i / n_i. Starting
 // from one tile each, giving the next tile to the child with the largest a_i / n_i is
 // optimal (each step lowers the current maximum as far as any single tile can).
+// Every child has one (a_i / n_i, i) in play and no two are equal, so the child chosen
+// next is the same however the largest is found: by a scan when there are few children
+// (no heap to allocate), else by a heap.
 void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
     const int k = int(a.size());
     out.assign(size_t(k), 1);
     using Item = std::pair<double, int>;
+    if (k <= 16) {
+        std::array<double, 16> r{};
+        for (int i = 0; i < k; ++i)
+            r[size_t(i)] = a[size_t(i)];
+        for (int left = N - k; left > 0; --left) {
+            Item best{r[0], 0};
+            for (int i = 1; i < k; ++i)
+                best = std::max(best, Item{r[size_t(i)], i});
+            const int i = best.second;
+            ++out[size_t(i)];
+            r[size_t(i)] = a[size_t(i)] / out[size_t(i)];
+        }
+        return;
+    }
     std::priority_queue<Item> heap;
     for (int i = 0; i < k; ++i)
         heap.push({a[size_t(i)], i});
@@ -370,7 +387,9 @@ struct Analysis {
     std::vector<double> hold;
     std::vector<std::vector<int>> sharedProducers;
     std::vector<std::uint64_t> held;
-    std::vector<int> stack; // orderNodes()
+    std::vector<int> stack;   // orderNodes()
+    std::vector<double> npts; // allocateTileGroups(): an S cut's children's NPT
+    std::vector<int> alloc;   // ... and their tiles
 };
 
 // The working data of analyse(), shared by its phases (each fills part of A).
@@ -534,7 +553,8 @@ void Analyser::bottomUp() {
 bool Analyser::allocateTileGroups() {
     w[size_t(tree.root)].tileBegin = 0;
     w[size_t(tree.root)].tileCount = mesh.tiles();
-    std::vector<int> alloc;
+    std::vector<int>& alloc = A.alloc;
+    std::vector<double>& a = A.npts;
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         const NodeWork& nw = w[size_t(id)];
@@ -550,7 +570,7 @@ bool Analyser::allocateTileGroups() {
         if (k > nw.tileCount)
             return invalid(id, "S cut " + tree.pathOf(id) + " has " + std::to_string(k) +
                                    " children but only " + std::to_string(nw.tileCount) + " tiles");
-        std::vector<double> a(static_cast<size_t>(k));
+        a.resize(static_cast<size_t>(k));
         for (int j = 0; j < k; ++j)
             a[size_t(j)] = w[size_t(nd.children[size_t(j)])].npt;
         allocateTiles(a, nw.tileCount, alloc);
