@@ -630,20 +630,13 @@ bool Analyser::viaDram(int prod, int cons) {
         id = tree.node(id).parent;
     }
     const RANode& lca = tree.node(id);
-    const int ci = childContaining(lca, w[size_t(child)].lo);
-    const int pi = childContaining(lca, pp);
-    bool dram;
-    if (id == tree.root && lca.type == NodeType::T)
-        dram = true; // different segments
-    else if (lca.type == NodeType::T)
-        dram = ci != pi + 1; // not consumed next
-    else
-        dram =
-            w[size_t(lca.children[size_t(ci)])].stage - w[size_t(lca.children[size_t(pi)])].stage >
-            1; // waits > 1 stage
-    consumerChild = lca.children[size_t(ci)];
+    consumerChild = child; // the LCA's child holding the consumer
     lcaIsT = lca.type == NodeType::T;
-    return dram;
+    if (id == tree.root && lcaIsT) return true; // different segments
+    const int pi = childContaining(lca, pp);
+    if (lcaIsT) return childContaining(lca, w[size_t(child)].lo) != pi + 1; // not consumed next
+    // An S cut: through DRAM when the consumer waits more than one stage.
+    return w[size_t(child)].stage - w[size_t(lca.children[size_t(pi)])].stage > 1;
 }
 
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
