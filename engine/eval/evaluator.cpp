@@ -82,9 +82,14 @@ struct EvalContext::Impl {
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
     TransferGeometry geo;
-    // Leaf traffic memo: annealing revisits the same placements constantly.
-    std::unordered_map<std::string, LeafTraffic> traffic;
-    std::unordered_map<std::string, LeafTraffic> periods; // by placement, one period each
+    // Leaf traffic memo: annealing revisits the same placements constantly. Two
+    // generations: entries found in the old one move to the current one (their addresses
+    // stay), and when the current one is full the old one is dropped, so the placements
+    // the search keeps using survive a turnover (a full clear cost 10% of a cloud anneal
+    // in misses).
+    std::unordered_map<std::string, LeafTraffic> traffic, oldTraffic;
+    // By placement, one period each.
+    std::unordered_map<std::string, LeafTraffic> periods, oldPeriods;
     std::string keyScratch;
     // Per layer, the last key looked up and its entry: a search move changes few leaves,
     // so most lookups repeat the previous evaluation's (cleared with the memos).
@@ -99,7 +104,7 @@ struct EvalContext::Impl {
     // The busiest link of the weights of a segment's first i leaves, for every i, by the
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.
     std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
-    size_t storedLinks = 0; // (link, bytes) pairs held by the two memos
+    size_t storedLinks = 0; // (link, bytes) pairs held by the current generation
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
@@ -190,6 +195,31 @@ struct EvalContext::Impl {
         return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
     }
 
+    // The entry of `key` in the old generation moved to the current one (the same node, so
+    // at the same address), or cur.end().
+    using TrafficMap = std::unordered_map<std::string, LeafTraffic>;
+    TrafficMap::iterator promote(TrafficMap& cur, TrafficMap& old, const std::string& key) {
+        if (old.empty()) return cur.end();
+        auto node = old.extract(key);
+        if (node.empty()) return cur.end();
+        storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size();
+        return cur.insert(std::move(node)).position;
+    }
+    // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
+    // generation turns over at 2 M pairs, so both keep the memo near 64 MiB per context (a
+    // 12x12 leaf holds up to a few thousand). Entries of the dropped generation may still
+    // be named by the segment memos and the last-lookup cache: those start afresh.
+    void turnOver() {
+        if (storedLinks <= 2'000'000) return;
+        oldTraffic = std::move(traffic);
+        oldPeriods = std::move(periods);
+        traffic.clear();
+        periods.clear();
+        storedLinks = 0;
+        lastTraffic.assign(lastTraffic.size(), nullptr);
+        clearSegmentMemos();
+    }
+
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
                                  const std::vector<const LeafPlacement*>& prods, bool writesDram,
                                  int segBatch) {
@@ -217,6 +247,7 @@ struct EvalContext::Impl {
         }
         lastKey[size_t(leaf.layer)] = key;
         auto it = traffic.find(key);
+        if (it == traffic.end()) it = promote(traffic, oldTraffic, key);
         if (it != traffic.end()) {
             ++stats.routeHits;
             last = &it->second;
@@ -226,6 +257,7 @@ struct EvalContext::Impl {
         // than cost the geometry again.
         const std::string pkey = key.substr(0, placementKey);
         auto pit = periods.find(pkey);
+        if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
         if (pit == periods.end()) {
             pit =
                 periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
@@ -262,10 +294,27 @@ const EvalStats& EvalContext::stats() const {
 // Exact min-max allocation: n_i >= 1, sum n_i = N, minimising max_i a_i / n_i. Starting
 // from one tile each, giving the next tile to the child with the largest a_i / n_i is
 // optimal (each step lowers the current maximum as far as any single tile can).
+// Every child has one (a_i / n_i, i) in play and no two are equal, so the child chosen
+// next is the same however the largest is found: by a scan when there are few children
+// (no heap to allocate), else by a heap.
 void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
     const int k = int(a.size());
     out.assign(size_t(k), 1);
     using Item = std::pair<double, int>;
+    if (k <= 16) {
+        std::array<double, 16> r{};
+        for (int i = 0; i < k; ++i)
+            r[size_t(i)] = a[size_t(i)];
+        for (int left = N - k; left > 0; --left) {
+            Item best{r[0], 0};
+            for (int i = 1; i < k; ++i)
+                best = std::max(best, Item{r[size_t(i)], i});
+            const int i = best.second;
+            ++out[size_t(i)];
+            r[size_t(i)] = a[size_t(i)] / out[size_t(i)];
+        }
+        return;
+    }
     std::priority_queue<Item> heap;
     for (int i = 0; i < k; ++i)
         heap.push({a[size_t(i)], i});
@@ -338,7 +387,9 @@ struct Analysis {
     std::vector<double> hold;
     std::vector<std::vector<int>> sharedProducers;
     std::vector<std::uint64_t> held;
-    std::vector<int> stack; // orderNodes()
+    std::vector<int> stack;   // orderNodes()
+    std::vector<double> npts; // allocateTileGroups(): an S cut's children's NPT
+    std::vector<int> alloc;   // ... and their tiles
 };
 
 // The working data of analyse(), shared by its phases (each fills part of A).
@@ -502,7 +553,8 @@ void Analyser::bottomUp() {
 bool Analyser::allocateTileGroups() {
     w[size_t(tree.root)].tileBegin = 0;
     w[size_t(tree.root)].tileCount = mesh.tiles();
-    std::vector<int> alloc;
+    std::vector<int>& alloc = A.alloc;
+    std::vector<double>& a = A.npts;
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         const NodeWork& nw = w[size_t(id)];
@@ -518,7 +570,7 @@ bool Analyser::allocateTileGroups() {
         if (k > nw.tileCount)
             return invalid(id, "S cut " + tree.pathOf(id) + " has " + std::to_string(k) +
                                    " children but only " + std::to_string(nw.tileCount) + " tiles");
-        std::vector<double> a(static_cast<size_t>(k));
+        a.resize(static_cast<size_t>(k));
         for (int j = 0; j < k; ++j)
             a[size_t(j)] = w[size_t(nd.children[size_t(j)])].npt;
         allocateTiles(a, nw.tileCount, alloc);
@@ -578,20 +630,13 @@ bool Analyser::viaDram(int prod, int cons) {
         id = tree.node(id).parent;
     }
     const RANode& lca = tree.node(id);
-    const int ci = childContaining(lca, w[size_t(child)].lo);
-    const int pi = childContaining(lca, pp);
-    bool dram;
-    if (id == tree.root && lca.type == NodeType::T)
-        dram = true; // different segments
-    else if (lca.type == NodeType::T)
-        dram = ci != pi + 1; // not consumed next
-    else
-        dram =
-            w[size_t(lca.children[size_t(ci)])].stage - w[size_t(lca.children[size_t(pi)])].stage >
-            1; // waits > 1 stage
-    consumerChild = lca.children[size_t(ci)];
+    consumerChild = child; // the LCA's child holding the consumer
     lcaIsT = lca.type == NodeType::T;
-    return dram;
+    if (id == tree.root && lcaIsT) return true; // different segments
+    const int pi = childContaining(lca, pp);
+    if (lcaIsT) return childContaining(lca, w[size_t(child)].lo) != pi + 1; // not consumed next
+    // An S cut: through DRAM when the consumer waits more than one stage.
+    return w[size_t(child)].stage - w[size_t(lca.children[size_t(pi)])].stage > 1;
 }
 
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
@@ -777,17 +822,10 @@ bool Analyser::checkBuffers() {
 }
 
 // ---- Traffic per leaf: exactly the transfers the instruction generator emits
-// (transfers.h), memoised per placement.
-// Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, so 4 M pairs
-// keep the memo near 64 MiB per context (a 12x12 leaf holds up to a few thousand).
+// (transfers.h), memoised per placement (EvalContext::Impl::trafficOf; memory bounded by
+// turnOver).
 void Analyser::leafTraffic() {
-    if (C.storedLinks > 4'000'000) {
-        C.traffic.clear();
-        C.periods.clear();
-        C.storedLinks = 0;
-        C.lastTraffic.assign(C.lastTraffic.size(), nullptr);
-        C.clearSegmentMemos();
-    }
+    C.turnOver();
     std::vector<LeafPlacement>& place = C.placeScratch;
     place.resize(static_cast<size_t>(L));
     for (int l = 0; l < L; ++l) {

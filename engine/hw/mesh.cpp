@@ -162,6 +162,18 @@ void Mesh::routeToDram(int tile, std::vector<int>& out) const {
 void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>& out) const {
     if (dsts.empty()) return;
     const int sx = tileX(a), sy = tileY(a);
+    if (dsts.size() == 1) { // one destination: the X-then-Y route, in the same order
+        const int dx = tileX(dsts[0]), dy = tileY(dsts[0]);
+        for (int x = sx; x < dx; ++x)
+            out.push_back(outLink(tileId(x, sy), East));
+        for (int x = sx; x > dx; --x)
+            out.push_back(outLink(tileId(x, sy), West));
+        for (int y = sy; y < dy; ++y)
+            out.push_back(outLink(tileId(dx, y), South));
+        for (int y = sy; y > dy; --y)
+            out.push_back(outLink(tileId(dx, y), North));
+        return;
+    }
     // Along the source row to the westmost and eastmost destination column, then down
     // and up each destination column from the source row.
     int minX = sx, maxX = sx;
