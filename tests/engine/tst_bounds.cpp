@@ -168,7 +168,8 @@ void TstBounds::straddlingProducerIsCounted() {
     opt.detail = true;
     const Evaluation e = evaluate(n, h, t, 4, opt);
     QVERIFY(e.valid);
-    for (const LayerFigures& f : layerFigures(e, t, n, h)) {
+    const std::vector<LayerFigures> figures = layerFigures(e, t, n, h);
+    for (const LayerFigures& f : figures) {
         if (f.name != "add") continue;
         const auto& nf = e.nodes[size_t(f.node)];
         QVERIFY(nf.tileCount < h.tiles());
@@ -182,7 +183,7 @@ void TstBounds::straddlingProducerIsCounted() {
         // on the whole mesh, whose tiles outside the add's group need all but what add2's
         // tiles inside it read: an elementwise tile reads its own output box.
         auto share = [&](const std::string& name) {
-            for (const LayerFigures& g : layerFigures(e, t, n, h))
+            for (const LayerFigures& g : figures)
                 if (g.name == name) {
                     const auto& p = e.nodes[size_t(g.node)].partitionFactors;
                     auto part = [](double d, int k) { return std::ceil(d / k) / d; };
