@@ -57,6 +57,10 @@ struct NodeFigures {
     // fan-out): what crosses the group's boundary; and the pieces it receives from its own
     // group's tiles (docs/cost-model.md §2a, §4).
     Bytes runDramBytes = 0, runNocInBytes = 0, runNocOutBytes = 0, runNocInsideBytes = 0;
+    // Leaves, over the whole run: bytes between its tiles' global buffers and their PE
+    // arrays / vector units (LeafMapping::bufferAccessBytes x invocations), the bytes its
+    // buffer energy is charged for (docs/cost-model.md §2a "Two levels").
+    Bytes runArrayBytes = 0;
     std::vector<char>
         inputViaDram;        // leaves, per layer input: read through DRAM (docs/cost-model.md §3)
     bool writesDram = false; // leaves: its output is stored to DRAM

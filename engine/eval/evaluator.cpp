@@ -360,6 +360,7 @@ struct NodeWork {
     int segment = -1;                     // index of the segment this node lies in
     PicoJoules energy = 0;                // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
+    Bytes runArray = 0; // leaves, whole run (detail): buffer <-> array bytes
     // Compute-in-memory leaves (cimWeights): weights kept programmed over the segment
     // invocation; programmings per segment invocation (optimised and default order); the
     // write cycles the mapping's time holds but a kept invocation does not spend.
@@ -1118,6 +1119,7 @@ void Coster::costSegment(size_t s) {
             // its DRAM bytes, the NoC pieces it receives from outside its group, and those
             // of its output that leave its group; pieces between its own tiles apart.
             lw.runDram += leafDram * segInvocations;
+            lw.runArray += m.bufferAccessBytes * invocations * segInvocations; // as eBuffer
             const auto& ins = C.net.layers[size_t(l)].inputs;
             for (size_t k = 0; k < T.nocInByInput.size() && k < ins.size(); ++k) {
                 lw.runNocIn += T.nocInByInput[k] * segInvocations;
@@ -1221,6 +1223,7 @@ void Coster::nodeFigures() {
             f.runNocInBytes = nw.runNocIn;
             f.runNocOutBytes = nw.runNocOut;
             f.runNocInsideBytes = nw.runNocInside;
+            f.runArrayBytes = nw.runArray;
             f.inputViaDram = inputViaDram[size_t(nd.layer)];
             f.writesDram = writesDram[size_t(nd.layer)] != 0;
             f.partition = m.partitionLabel();

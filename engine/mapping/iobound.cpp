@@ -21,7 +21,12 @@ long long validPositions(int out, int in, int stride, int pad, int dil, int tap)
     return n;
 }
 
-// Input rows (or columns) some window tap touches.
+bool hasMacs(const Layer& l) {
+    return l.kind == LayerKind::Conv || l.kind == LayerKind::Gemm || l.kind == LayerKind::MatMul;
+}
+
+} // namespace
+
 long long touchedRows(int out, int in, int stride, int pad, int dil, int kernel) {
     std::vector<char> hit(size_t(std::max(in, 0)), 0);
     for (int h = 0; h < out; ++h)
@@ -31,12 +36,6 @@ long long touchedRows(int out, int in, int stride, int pad, int dil, int kernel)
         }
     return std::count(hit.begin(), hit.end(), 1);
 }
-
-bool hasMacs(const Layer& l) {
-    return l.kind == LayerKind::Conv || l.kind == LayerKind::Gemm || l.kind == LayerKind::MatMul;
-}
-
-} // namespace
 
 FastMemory groupMemory(const Hardware& hw, int tiles) {
     return {double(tiles) * (double(hw.bufferBytes) + kArrayLocalBytes), hw.dataBits / 8.0,
@@ -77,7 +76,8 @@ double neededInputElements(const Layer& l, size_t k) {
            double(touchedRows(l.outW, l.inW, l.strideW, l.padW, l.dilationW, l.kernelW));
 }
 
-double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m) {
+double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m,
+                        double processors) {
     if (macs <= 0 || m.bytes <= 0) return 0;
     const double e = m.elementBytes, p = m.partialBytes, big = std::max(e, p);
     const double scale = std::sqrt(reuse / (e * e * p));
@@ -94,8 +94,8 @@ double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMem
         const double ga = g(Y), gb = g(2 * Y);
         const double chordA = (g(Y + p * xMax) - ga) / xMax;
         const double chordB = (g(2 * Y + p * xMax) - gb) / xMax;
-        best = std::max(best, M * ((macs - chordA * outputs) / ga - 1.0));
-        best = std::max(best, M * ((macs - chordB * outputs) / gb - 1.0));
+        best = std::max(best, M * ((macs - chordA * outputs) / ga - processors));
+        best = std::max(best, M * ((macs - chordB * outputs) / gb - processors));
     }
     return best;
 }
@@ -104,6 +104,19 @@ double layerPebbleBound(const Layer& l, int batch, const FastMemory& m) {
     if (!hasMacs(l)) return 0;
     const double outputs = double(l.outputBytesPerSample()) * batch;
     return pebbleBoundBytes(realMacs(l, batch), outputs, reuseBound(l), m);
+}
+
+double arrayLowerBoundBytes(const Layer& l, int batch, int tiles, const Hardware& hw) {
+    const double db = hw.dataBits / 8.0;
+    double once = double(l.weightBytes) + double(l.outputBytesPerSample()) * batch;
+    for (size_t k = 0; k < l.inputs.size(); ++k)
+        once += neededInputElements(l, k) * batch;
+    if (!hasMacs(l) || hw.arch == TileArch::Cim) return once * db;
+    const FastMemory local{kArrayLocalBytes, db, kPartialSumBytes};
+    const double pebble =
+        pebbleBoundBytes(realMacs(l, batch), double(l.outputBytesPerSample()) * batch,
+                         reuseBound(l), local, std::max(1, tiles));
+    return std::max(once * db, pebble);
 }
 
 } // namespace tilescope

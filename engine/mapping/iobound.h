@@ -35,6 +35,10 @@ double reuseBound(const Layer& l);
 // perform (a padded tap multiplies a zero that is never loaded).
 double realMacs(const Layer& l, int batch);
 
+// Input rows (or columns) some window tap touches: `out` output rows of stride `stride`,
+// dilation `dil` and `kernel` taps over `in` rows, pad / 2 of padding before the first.
+long long touchedRows(int out, int in, int stride, int pad, int dil, int kernel);
+
 // Elements of input k one sample needs at least once: the channels of that input times
 // the input rows and columns some window touches (a 1x1 stride-2 conv needs a quarter of
 // its input); inputs read whole (MatMul operand B, non-spatial inputs) count whole.
@@ -47,10 +51,22 @@ double neededInputElements(const Layer& l, size_t k);
 // transfers can perform (e, p: element and partial-sum bytes, P the larger), c(M) the
 // chord slope for the outputs first touched in a phase.
 // Its leading term is 2 macs e sqrt(p) / sqrt(R' S). 0 when the bound is not positive.
-double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m);
+// With `processors` > 1 the MACs run on that many processors, each behind its own fast
+// memory `m`, every output made on one of them: the per-processor bounds summed at each
+// M, M ((macs - c(M) outputs) / g(M) - processors), whatever the split.
+double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m,
+                        double processors = 1);
 
 // pebbleBoundBytes for `batch` samples of layer `l`: its real MACs and outputs. 0 for
 // layers without MACs (pooling, element-wise and vector layers reuse nothing).
 double layerPebbleBound(const Layer& l, int batch, const FastMemory& m);
+
+// The array level (docs/cost-model.md §2a "Two levels"): the least bytes any mapping of one
+// invocation of `batch` samples of `l` on `tiles` tiles moves between the tiles' global
+// buffers and their PE arrays / vector units, for any partition of the outputs over the
+// tiles: every needed input element, weight and output once, or, when larger, the pebble
+// bound of `tiles` arrays with kArrayLocalBytes of local storage each (MAC layers on
+// compute-in-memory tiles, whose weights sit in the crossbars, only the former).
+double arrayLowerBoundBytes(const Layer& l, int batch, int tiles, const Hardware& hw);
 
 } // namespace tilescope

@@ -92,6 +92,23 @@ void tryStationaryOrders(const Layer& l, const MacBlock& b, double reached, Loop
     }
 }
 
+// Least buffer<->array bytes of one tile (LeafMapping::ioLowerBound, docs/cost-model.md
+// §2a): every operand once, or the pebble bound of the tile's share of the layer on the
+// array's local storage when larger. The input counts only the rows and columns the tile's
+// windows touch: with a stride above the kernel (a 1x1 stride-2 conv) fewer than its
+// window holds, and every order below reads no fewer.
+double tileIoLowerBound(const Layer& l, const MacBlock& b, int batch, int n) {
+    const double touched =
+        double(touchedRows(int(b.hT), int(b.inRows), l.strideH, 0, l.dilationH, l.kernelH)) *
+        double(touchedRows(int(b.wT), int(b.inCols), l.strideW, 0, l.dilationW, l.kernelW)) /
+        double(std::max<Count>(1, b.inRows * b.inCols));
+    const FastMemory local{kLocalBytes, b.db, kPsumBytes};
+    return std::max(b.I * std::min(1.0, touched) + b.W + b.O,
+                    pebbleBoundBytes(realMacs(l, batch) / n,
+                                     double(l.outputBytesPerSample()) * batch / n, reuseBound(l),
+                                     local));
+}
+
 // v, then halved (rounding up) down to 1.
 std::vector<Count> halvings(Count v) {
     std::vector<Count> out;
@@ -266,27 +283,25 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         if (!withTiling) break;
         const double I = m.ifmapPerTile, W = m.weightPerTile + m.operandBPerTile,
                      O = m.ofmapPerTile;
-        // Nothing moves less than every operand once, nor less than the pebble bound of
-        // the tile's share of the layer on the array's local storage (docs/cost-model.md
-        // §2a): once a candidate reaches it, the search stops.
-        const FastMemory local{kLocalBytes, db, kPsumBytes};
-        const double tileMacs = realMacs(l, batch) / n;
-        m.ioLowerBound = std::max(
-            I + W + O, pebbleBoundBytes(tileMacs, double(l.outputBytesPerSample()) * batch / n,
-                                        reuseBound(l), local));
+        const MacBlock blk{kT, bT,  hT,  wT, spatialT, inRows,   inCols, cInT, cBlocks, kBlocks,
+                           g,  kg_, cg_, db, m_cLanes, m_kLanes, I,      W,    O};
+        // Once a candidate reaches the bound, the search stops.
+        m.ioLowerBound = tileIoLowerBound(l, blk, batch, n);
         if (m.cim.used) {
             // Crossbars: each pass over the positions reads the inputs once, every
-            // programming reads its crossbar's weights from the buffer, outputs are written once.
+            // programming reads its crossbar's weights from the buffer, the bias (the
+            // weights beyond the matrix, its output channels' share) is read once, outputs
+            // are written once.
             const double passes = std::ceil(double(m.cim.blocksPerTile) / m.cim.crossbars);
-            m.bufferAccessBytes =
-                (I * passes + O) * n + double(m.cim.programmings) * cimCrossbarWeightBytes(m_hw);
+            const Count matrix = Count(l.outC) * cg * l.kernelH * l.kernelW;
+            const double bias = double(ceilDiv(std::max<Count>(0, l.weightBytes - matrix), pk));
+            m.bufferAccessBytes = (I * passes + bias * db + O) * n +
+                                  double(m.cim.programmings) * cimCrossbarWeightBytes(m_hw);
             m.tiling = "CIM " + m.cim.order + ", " + std::to_string(m.cim.blocksPerTile) +
                        " blocks / " + std::to_string(m.cim.crossbars) + " crossbars";
             break;
         }
         LoopChoice best;
-        const MacBlock blk{kT, bT,  hT,  wT, spatialT, inRows,   inCols, cInT, cBlocks, kBlocks,
-                           g,  kg_, cg_, db, m_cLanes, m_kLanes, I,      W,    O};
         const double reached = m.ioLowerBound * (1 + 1e-9);
         tryStationaryOrders(l, blk, reached, best);
         if (best.bytes > reached) tryOutputBlocks(l, blk, best);
@@ -313,8 +328,11 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.inputDmaRuns = n * Count(inputs) *
                          contiguousRuns({bT, cIn, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
         m.inputMulticast = 1;
-        m.bufferAccessBytes = (m.ifmapPerTile + m.ofmapPerTile) * n;
-        m.ioLowerBound = m.ifmapPerTile + m.ofmapPerTile; // each operand once
+        // A vector layer's weights (LayerNorm's scale and bias: its output channels' share,
+        // as the transfers deliver them) pass through the vector unit too.
+        const double w = double(ceilDiv(l.weightBytes, pk)) * db;
+        m.bufferAccessBytes = (m.ifmapPerTile + w + m.ofmapPerTile) * n;
+        m.ioLowerBound = m.ifmapPerTile + w + m.ofmapPerTile; // each operand once
         m.tiling = "vector x" + std::to_string(m_hw.vectorLanes);
         m.vectorOps = Count(double(l.opsPerSample()) * batch);
         break;

@@ -42,9 +42,12 @@ struct LeafMapping {
     Bytes bufferAccessBytes = 0;        // global-buffer reads + writes by the PE array, all tiles
     int inputMulticast = 1;             // tiles that need the same input slice
     int weightMulticast = 1;            // tiles that need the same weight slice
-    // Least buffer<->array traffic of one tile (each operand once, or the pebble bound on
-    // the array's local storage when larger: docs/cost-model.md §2a); bufferAccessBytes / n
-    // never falls below it.
+    // Least buffer<->array traffic of one tile (each operand once, the input only where
+    // its windows touch it, or the pebble bound on the array's local storage when larger:
+    // docs/cost-model.md §2a); on MAC-array tiles bufferAccessBytes / n never falls below
+    // it (compute-in-memory tiles charge only the tiles with work, and keep their weights
+    // in the crossbars). The report's array level uses a partition-independent floor
+    // instead (mapping/iobound.h arrayLowerBoundBytes).
     Bytes ioLowerBound = 0;
     std::string tiling; // human-readable: loop order and block sizes
     // Contiguous DRAM runs (DMAs) of the tiles' input windows, one invocation, all tiles:

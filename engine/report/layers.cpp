@@ -118,6 +118,10 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.pebbleBoundBytes = layerPebbleBound(l, total, groupMemory(hw, f.tileCount));
         r.ioLowerBoundBytes = std::max(r.compulsoryBytes, r.pebbleBoundBytes);
         r.ratio = r.ioLowerBoundBytes > 0 ? r.movedBytes / r.ioLowerBoundBytes : 0.0;
+        r.arrayBytes = f.runArrayBytes;
+        r.arrayLowerBoundBytes = arrayLowerBoundBytes(l, n.batch, f.tileCount, hw) *
+                                 (n.batch > 0 ? double(total) / n.batch : 1.0);
+        r.arrayRatio = r.arrayLowerBoundBytes > 0 ? r.arrayBytes / r.arrayLowerBoundBytes : 0.0;
         out.push_back(std::move(r));
     }
     return out;

@@ -1,7 +1,8 @@
 // Per-leaf traffic against its lower bounds (docs/cost-model.md §2a, §4): what each leaf
 // moves across its tile group's boundary (DRAM bytes, NoC bytes in and out) next to the
-// least any schedule could move for it. The result JSON's "layers", the CLI and the GUI's
-// Layers table read this one table.
+// least any schedule could move for it, and at the array level what it moves between its
+// tiles' buffers and their arrays next to the least any mapping could move there. The result JSON's
+// "layers", the CLI and the GUI's Layers table read this one table.
 #pragma once
 
 #include "eval/evaluation.h"
@@ -31,6 +32,14 @@ struct LayerFigures {
     Bytes pebbleBoundBytes = 0;  // red-blue pebble bound for the group's buffers
     Bytes ioLowerBoundBytes = 0; // max(compulsory, pebble)
     double ratio = 0;            // moved / ioLowerBound (0 when the bound is 0)
+    // The array level (docs/cost-model.md §2a "Two levels"), whole run: bytes between the
+    // group's global buffers and its PE arrays / vector units (what its buffer energy is
+    // charged for), the least any partition of its outputs over the group could move there
+    // (mapping/iobound.h arrayLowerBoundBytes x invocations; positive for every leaf with
+    // an input or an output), and their ratio.
+    Bytes arrayBytes = 0;
+    Bytes arrayLowerBoundBytes = 0;
+    double arrayRatio = 0; // arrayBytes / arrayLowerBoundBytes (0 when the bound is 0)
 };
 
 // One entry per leaf in tree order; empty when `e` carries no per-node figures for `tree`.

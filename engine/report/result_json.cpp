@@ -59,7 +59,10 @@ json layersJson(const Evaluation& e, const RATree& tree, const Network& net, con
                        {"io_lower_bound_bytes", f.ioLowerBoundBytes},
                        {"pebble_bound_bytes", f.pebbleBoundBytes},
                        {"compulsory_bytes", f.compulsoryBytes},
-                       {"ratio", f.ratio}});
+                       {"ratio", f.ratio},
+                       {"array_bytes", f.arrayBytes},
+                       {"array_lower_bound_bytes", f.arrayLowerBoundBytes},
+                       {"array_ratio", f.arrayRatio}});
     return out;
 }
 

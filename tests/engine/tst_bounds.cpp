@@ -1,7 +1,9 @@
-// Per-leaf traffic against its lower bound (engine/report/layers.h, docs/cost-model.md §2a):
-// no leaf of an LS or annealed tree of the samples moves less than its bound, the result
-// JSON carries the figures, the mapper's output-block order stays near the bound on
-// single 3x3 convolutions, and the sampler returns valid trees.
+// Per-leaf traffic against its lower bounds (engine/report/layers.h, docs/cost-model.md §2a):
+// no leaf of an LS or annealed tree of the samples moves less than its bound at its group's
+// boundary nor between its buffers and arrays (where every leaf has a positive bound), the
+// array bound matches hand-worked cases, the result JSON carries the figures, the mapper's
+// output-block order stays near the bound on single 3x3 convolutions, and the sampler returns valid
+// trees.
 #include "clirunner.h"
 #include "eval/evaluator.h"
 #include "mapping/iobound.h"
@@ -30,9 +32,10 @@ const std::string kSamples = TILESCOPE_SAMPLES;
 using test::preset;
 using test::sample;
 
-// Every leaf moves at least its bound, and the whole run's DRAM traffic is at least the
-// network's compulsory traffic. The bound is positive for every leaf that touches DRAM, has
-// weights or exchanges data with disjoint tiles; a leaf that only hands data on in place
+// Every leaf moves at least its bound, at its group's boundary and between its buffers and
+// arrays (where the bound is always positive), and the whole run's DRAM traffic is at
+// least the network's compulsory traffic. The bound is positive for every leaf that touches DRAM,
+// has weights or exchanges data with disjoint tiles; a leaf that only hands data on in place
 // between leaves sharing its tiles may have none (docs/cost-model.md §2a), and then it
 // moves nothing across its boundary. Those are counted.
 // Returns the number of leaves.
@@ -62,6 +65,14 @@ int checkTree(const Network& net, const Hardware& hw, const RATree& tree, int ba
         if (!(f.movedBytes >= f.ioLowerBoundBytes * (1 - 1e-9)))
             qFatal("%s: %s moves %g < bound %g (compulsory %g, pebble %g)", what, f.name.c_str(),
                    f.movedBytes, f.ioLowerBoundBytes, f.compulsoryBytes, f.pebbleBoundBytes);
+        // The array level: positive for every leaf, and no leaf moves less than it between
+        // its buffers and arrays (docs/cost-model.md §2a "Two levels").
+        if (!(f.arrayLowerBoundBytes > 0))
+            qFatal("%s: %s has array bound %g", what, f.name.c_str(), f.arrayLowerBoundBytes);
+        if (!(f.arrayBytes >= f.arrayLowerBoundBytes * (1 - 1e-9)))
+            qFatal("%s: %s moves %g between buffers and arrays < array bound %g (%s, %d tiles)",
+                   what, f.name.c_str(), f.arrayBytes, f.arrayLowerBoundBytes, nf.mapping.c_str(),
+                   f.tiles);
     }
     if (zero)
         qInfo("%s: %d of %zu leaves without a bound (on-chip hand-over only)", what, zero,
@@ -78,6 +89,9 @@ class TstBounds : public QObject {
     Q_OBJECT
   private slots:
     void handWorkedConv();
+    void arrayLevelByHand();
+    void groupedPebbleBoundIsBelowThePerTileSum();
+    void arrayFloorHoldsForEveryMapping();
     void noLeafBeatsItsBound_data();
     void noLeafBeatsItsBound();
     void straddlingProducerIsCounted();
@@ -114,13 +128,104 @@ void TstBounds::handWorkedConv() {
     QCOMPARE(f[0].ioLowerBoundBytes, f[0].compulsoryBytes);
     QCOMPARE(f[0].dramBytes, f[0].compulsoryBytes);
     QCOMPARE(f[0].ratio, 1.0);
+    // The array level (docs/cost-model.md §2a "Two levels"): every operand once into or out
+    // of the arrays, 50,176 + 589,824 + 50,176 bytes; the pebble term on the arrays' 64 KiB
+    // is below that even on one tile (it falls with more tiles), so the bound is the sum.
+    const double once = 256.0 * 14 * 14 + 256.0 * 256 * 9 + 256.0 * 14 * 14;
+    QVERIFY(local < once);
+    QCOMPARE(f[0].arrayLowerBoundBytes, once);
+    QCOMPARE(f[0].arrayBytes, e.nodes[size_t(f[0].node)].runArrayBytes);
+    QVERIFY(f[0].arrayBytes >= once);
+    QCOMPARE(f[0].arrayRatio, f[0].arrayBytes / once);
+}
+
+// The array level by hand: an Add of two 64 x 28 x 28 maps on the edge mesh, 4 samples,
+// reads both inputs and writes its output once between its buffers and its vector units,
+// whatever the partition: 3 x 50,176 x 4 bytes, and the mapper moves exactly that. A
+// 256 -> 512 3x3 conv at 28x28 on the same tiles: the arrays' pebble bound (the tiles'
+// bounds summed at each M, mapping/iobound.h) exceeds its operands once.
+void TstBounds::arrayLevelByHand() {
+    Network n;
+    n.name = "array";
+    n.layers.push_back(test::conv("c", 64, 64, 28, 3, -1));
+    n.layers.push_back(test::add("add", 64, 28, 0, 0));
+    n.layers.push_back(test::conv("big", 64, 256, 28, 3, 1));
+    n.layers.push_back(test::conv("big2", 256, 512, 28, 3, 2));
+    n = test::finish(n);
+    const Hardware hw = preset("edge");
+    const double db = hw.dataBits / 8.0;
+    const RATree t = test::parseTree("T 4/1\n\tc 4\n\tadd 4\n\tbig 4\n\tbig2 4\n", n);
+    EvalOptions opt;
+    opt.detail = true;
+    const Evaluation e = evaluate(n, hw, t, 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto f = layerFigures(e, t, n, hw);
+    QCOMPARE(f.size(), size_t(4));
+    const LayerFigures& add = f[1];
+    QCOMPARE(add.name, std::string("add"));
+    QCOMPARE(add.arrayLowerBoundBytes, 3 * 64.0 * 28 * 28 * 4 * db);
+    QCOMPARE(add.arrayBytes, add.arrayLowerBoundBytes);
+    QCOMPARE(add.arrayRatio, 1.0);
+    const LayerFigures& big = f[3];
+    const Layer& l = n.layers[3];
+    const double operands = (256.0 * 28 * 28 * 4 + 256.0 * 512 * 9 + 512.0 * 28 * 28 * 4) * db;
+    const FastMemory local{kArrayLocalBytes, db, kPartialSumBytes};
+    const double pebble =
+        pebbleBoundBytes(realMacs(l, 4), 512.0 * 28 * 28 * 4, 9, local, big.tiles);
+    // Leading term: 2 MACs e sqrt(p) / sqrt(R S), MACs ~ 256 x 512 x 9 x 784 x 4.
+    const double lead = 2 * realMacs(l, 4) * db * 2 / std::sqrt(9 * kArrayLocalBytes);
+    QVERIFY(pebble > operands && pebble < lead);
+    QCOMPARE(big.arrayLowerBoundBytes, pebble);
+    QVERIFY(big.arrayBytes >= big.arrayLowerBoundBytes);
+}
+
+// The array bound's pebble term for a group (mapping/iobound.h, processors = tiles) is at
+// most the tiles' per-tile bounds summed for an even split, the mapper's per-tile
+// ioLowerBound: so the group bound stays below what any of the mapper's tilings moves.
+void TstBounds::groupedPebbleBoundIsBelowThePerTileSum() {
+    const FastMemory local{kArrayLocalBytes, 1, kPartialSumBytes};
+    for (double macs : {1e6, 1e8, 1e10})
+        for (int tiles : {1, 2, 4, 16, 64}) {
+            const double outputs = macs / 2000;
+            const double group = pebbleBoundBytes(macs, outputs, 9, local, tiles);
+            const double perTile = pebbleBoundBytes(macs / tiles, outputs / tiles, 9, local);
+            QVERIFY(group <= tiles * perTile * (1 + 1e-12));
+            if (tiles == 1) QCOMPARE(group, perTile);
+        }
+}
+
+// Every mapping the mapper makes of two samples' layers, on 1 ... 16 tiles of edge and cim
+// at batch 1, 2, 4, 8, moves at least the array floor between buffers and arrays; on
+// MAC-array tiles also at least its own per-tile bound on every tile (a 1x1 stride-2 conv
+// reads only the input rows and columns its windows touch: docs/cost-model.md §2a).
+void TstBounds::arrayFloorHoldsForEveryMapping() {
+    int checked = 0;
+    for (const char* model : {"resnet50", "transformer"})
+        for (const char* hn : {"edge", "cim"}) {
+            const Network& net = sample(model);
+            const Hardware hw = preset(hn);
+            Mapper mapper(net, hw);
+            for (size_t l = 0; l < net.layers.size(); ++l)
+                for (int t = 1; t <= 16; ++t)
+                    for (int b : {1, 2, 4, 8}) {
+                        const LeafMapping& m = mapper.map(int(l), t, b);
+                        const double floor = arrayLowerBoundBytes(net.layers[l], b, t, hw);
+                        QVERIFY2(floor > 0 && m.bufferAccessBytes >= floor * (1 - 1e-12),
+                                 net.layers[l].name.c_str());
+                        if (hw.arch != TileArch::Cim)
+                            QVERIFY2(m.bufferAccessBytes >= m.ioLowerBound * t * (1 - 1e-12),
+                                     net.layers[l].name.c_str());
+                        ++checked;
+                    }
+        }
+    QCOMPARE(checked, (72 + 52) * 2 * 16 * 4);
 }
 
 void TstBounds::noLeafBeatsItsBound_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
     for (const char* m : {"resnet50", "googlenet", "transformer", "mobilenet_v2"})
-        for (const char* h : {"edge", "cloud"})
+        for (const char* h : {"edge", "cloud", "cim"})
             QTest::newRow((std::string(m) + " " + h).c_str()) << QString(m) << QString(h);
 }
 
@@ -272,8 +377,14 @@ void TstBounds::jsonCarriesLayers() {
     for (const auto& v : layers) {
         const QJsonObject l = v.toObject();
         for (const char* key : {"name", "tiles", "dram_bytes", "noc_bytes_in", "noc_bytes_out",
-                                "io_lower_bound_bytes", "compulsory_bytes", "ratio"})
+                                "io_lower_bound_bytes", "compulsory_bytes", "ratio", "array_bytes",
+                                "array_lower_bound_bytes", "array_ratio"})
             QVERIFY2(l.contains(key), key);
+        const double array = l["array_bytes"].toDouble();
+        const double arrayBound = l["array_lower_bound_bytes"].toDouble();
+        QVERIFY(arrayBound > 0);
+        QVERIFY(array >= arrayBound * (1 - 1e-9));
+        QCOMPARE(l["array_ratio"].toDouble(), array / arrayBound);
         const double moved = l["dram_bytes"].toDouble() + l["noc_bytes_in"].toDouble() +
                              l["noc_bytes_out"].toDouble();
         const double bound = l["io_lower_bound_bytes"].toDouble();

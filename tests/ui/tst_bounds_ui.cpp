@@ -53,8 +53,10 @@ class TstBoundsUi : public QObject {
                                        *m_w->document()->network(), *m_w->document()->hardware());
         QCOMPARE(int(figs.size()), leaves);
         // Sorting by each numeric column orders the rows by that figure.
-        for (int col : {int(LayersModel::Time), int(LayersModel::Energy), int(LayersModel::Dram),
-                        int(LayersModel::Bound), int(LayersModel::Ratio)}) {
+        for (int col :
+             {int(LayersModel::Time), int(LayersModel::Energy), int(LayersModel::Dram),
+              int(LayersModel::Bound), int(LayersModel::Ratio), int(LayersModel::ArrayRatio),
+              int(LayersModel::ArrayBytes), int(LayersModel::ArrayBound)}) {
             v->sortByColumn(col, Qt::DescendingOrder);
             double prev = 1e300;
             for (int r = 0; r < v->model()->rowCount(); ++r) {
@@ -62,6 +64,30 @@ class TstBoundsUi : public QObject {
                 QVERIFY2(x <= prev, qPrintable(QString("column %1 row %2").arg(col).arg(r)));
                 prev = x;
             }
+        }
+        // The array-level columns (docs/cost-model.md §2a "Two levels") carry the same
+        // figures as report/layers.h, after the boundary columns, with header help.
+        LayersModel* m = p->model();
+        QVERIFY(m);
+        QCOMPARE(m->columnCount(), int(LayersModel::ColumnCount));
+        QVERIFY(int(LayersModel::ArrayRatio) > int(LayersModel::Tiles));
+        for (int col : {int(LayersModel::ArrayRatio), int(LayersModel::ArrayBytes),
+                        int(LayersModel::ArrayBound)}) {
+            QVERIFY(!m->headerData(col, Qt::Horizontal, Qt::DisplayRole).toString().isEmpty());
+            QVERIFY(!m->headerData(col, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+        }
+        for (int r = 0; r < m->rowCount(); ++r) {
+            const LayerFigures& f = figs[size_t(r)];
+            QCOMPARE(m->index(r, 0).data(LayersModel::NodeRole).toInt(), f.node);
+            QCOMPARE(m->index(r, LayersModel::ArrayBytes).data(LayersModel::SortRole).toDouble(),
+                     f.arrayBytes);
+            QCOMPARE(m->index(r, LayersModel::ArrayBound).data(LayersModel::SortRole).toDouble(),
+                     f.arrayLowerBoundBytes);
+            QCOMPARE(m->index(r, LayersModel::ArrayRatio).data(LayersModel::SortRole).toDouble(),
+                     f.arrayRatio);
+            QVERIFY(f.arrayLowerBoundBytes > 0 && f.arrayLowerBoundBytes <= f.arrayBytes);
+            QCOMPARE(m->index(r, LayersModel::ArrayRatio).data(Qt::DisplayRole).toString(),
+                     QString::number(f.arrayRatio, 'f', 2));
         }
         // A click on a row selects its leaf in the shared selection.
         const QModelIndex idx = v->model()->index(3, LayersModel::Name);

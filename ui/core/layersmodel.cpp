@@ -61,6 +61,12 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
             return f.compulsoryBytes;
         case Ratio:
             return f.ratio;
+        case ArrayRatio:
+            return f.arrayRatio;
+        case ArrayBytes:
+            return f.arrayBytes;
+        case ArrayBound:
+            return f.arrayLowerBoundBytes;
         default:
             return 0;
         }
@@ -73,12 +79,14 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
         return tr("%1: moves %2 across its %3-tile group's boundary (DRAM %4, NoC in %5, out "
-                  "%6); lower bound %7 (compulsory %8, pebble bound %9)")
+                  "%6); lower bound %7 (compulsory %8, pebble bound %9). Between its buffers "
+                  "and arrays: %10, lower bound %11")
             .arg(QString::fromStdString(f.name), bytesText(f.movedBytes))
             .arg(f.tiles)
             .arg(bytesText(f.dramBytes), bytesText(f.nocBytesIn), bytesText(f.nocBytesOut),
                  bytesText(f.ioLowerBoundBytes), bytesText(f.compulsoryBytes),
-                 bytesText(f.pebbleBoundBytes));
+                 bytesText(f.pebbleBoundBytes), bytesText(f.arrayBytes),
+                 bytesText(f.arrayLowerBoundBytes));
     }
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
@@ -92,6 +100,8 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         return energyText(f.energy);
     case Ratio:
         return f.ioLowerBoundBytes > 0 ? QString::number(f.ratio, 'f', 2) : tr("-");
+    case ArrayRatio:
+        return f.arrayLowerBoundBytes > 0 ? QString::number(f.arrayRatio, 'f', 2) : tr("-");
     default:
         return bytesText(number());
     }
@@ -100,9 +110,11 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
 QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
     static const char* names[] = {
-        QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),  QT_TR_NOOP("DRAM"),   QT_TR_NOOP("Bound"),
-        QT_TR_NOOP("Time"),       QT_TR_NOOP("Energy"), QT_TR_NOOP("NoC in"), QT_TR_NOOP("NoC out"),
-        QT_TR_NOOP("Compulsory"), QT_TR_NOOP("Tiles")};
+        QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),       QT_TR_NOOP("DRAM"),
+        QT_TR_NOOP("Bound"),      QT_TR_NOOP("Time"),        QT_TR_NOOP("Energy"),
+        QT_TR_NOOP("NoC in"),     QT_TR_NOOP("NoC out"),     QT_TR_NOOP("Compulsory"),
+        QT_TR_NOOP("Tiles"),      QT_TR_NOOP("Array ratio"), QT_TR_NOOP("Array"),
+        QT_TR_NOOP("Array bound")};
     static const char* tips[] = {
         QT_TR_NOOP("The leaf's layer, in tree order"),
         QT_TR_NOOP("(DRAM + NoC in + NoC out) / bound: 1 is at the bound"),
@@ -114,7 +126,13 @@ QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const
         QT_TR_NOOP("Bytes of the NoC pieces it receives"),
         QT_TR_NOOP("Bytes of the NoC pieces its consumers receive from it"),
         QT_TR_NOOP("Bytes that must cross the group's boundary at least once"),
-        QT_TR_NOOP("Tiles of the leaf's group")};
+        QT_TR_NOOP("Tiles of the leaf's group"),
+        QT_TR_NOOP("Array / array bound: 1 is at the bound"),
+        QT_TR_NOOP("Bytes between its tiles' global buffers and their PE arrays / vector "
+                   "units (what its buffer energy is charged for)"),
+        QT_TR_NOOP("Least any mapping on its group moves between buffers and arrays: every "
+                   "operand once, or the pebble bound of the arrays' local storage, "
+                   "docs/cost-model.md")};
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return tr(names[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);

@@ -1,7 +1,8 @@
 // The Layers table (docs/gui.md): one row per leaf of the document's tree with its time,
 // energy, the bytes it moves across its tile group's boundary and its I/O lower bound,
-// all from engine/report/layers.h (the result JSON's "layers" read the same function).
-// Qt::UserRole holds each cell's number for sorting; Qt::UserRole + 1 the leaf's node id.
+// then what it moves between its buffers and arrays and the bound at that level, all from
+// engine/report/layers.h (the result JSON's "layers" read the same function). Qt::UserRole holds
+// each cell's number for sorting; Qt::UserRole + 1 the leaf's node id.
 #pragma once
 
 #include "report/layers.h"
@@ -29,6 +30,10 @@ class LayersModel : public QAbstractTableModel {
         NocOut,
         Compulsory,
         Tiles,
+        // The array level (docs/cost-model.md §2a "Two levels"): buffer <-> array bytes.
+        ArrayRatio,
+        ArrayBytes,
+        ArrayBound,
         ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole;

@@ -75,23 +75,26 @@ void LayersPanel::updateSummary() {
         m_summary->setText(tr("No valid schedule: nothing to bound."));
         return;
     }
-    double moved = 0, bound = 0;
+    double moved = 0, bound = 0, array = 0, arrayBound = 0;
     int over = 0;
     for (const LayerFigures& f : m_model->figures()) {
         moved += f.movedBytes;
         bound += f.ioLowerBoundBytes;
         over += f.ratio > 2;
+        array += f.arrayBytes;
+        arrayBound += f.arrayLowerBoundBytes;
     }
     const Bytes compulsory =
         compulsoryDramBytes(*m_doc->network(), *m_doc->hardware(), m_doc->batch());
     m_summary->setText(
         tr("DRAM %1 (compulsory %2, %3x); leaves move %4 against bounds of %5; %6 of %7 "
-           "leaves move more than twice their bound.")
+           "leaves move more than twice their bound. Buffers <-> arrays: %8 against %9.")
             .arg(bytesText(e->dramBytes), bytesText(compulsory))
             .arg(compulsory > 0 ? e->dramBytes / compulsory : 0.0, 0, 'f', 2)
             .arg(bytesText(moved), bytesText(bound))
             .arg(over)
-            .arg(m_model->figures().size()));
+            .arg(m_model->figures().size())
+            .arg(bytesText(array), bytesText(arrayBound)));
 }
 
 } // namespace tilescope::ui
