@@ -15,6 +15,7 @@
 #include "widgets/stgraphplottable.h"
 #include "widgets/stgraphview.h"
 
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -109,6 +110,19 @@ class TstBoundsUi : public QObject {
                                        *m_w->document()->network(), *m_w->document()->hardware());
         for (const LayerFigures& f : figs)
             QCOMPARE(st->plottable()->layerColorOf(f.layer), efficiencyColor(f.ratio));
+        // The array level: every leaf has a positive bound, so none is left grey.
+        st->setColouring(StGraphView::Colouring::ArrayEfficiency);
+        const QColor grey = efficiencyColor(0);
+        for (const LayerFigures& f : figs) {
+            QVERIFY(f.arrayRatio >= 1.0 - 1e-9);
+            QCOMPARE(st->plottable()->layerColorOf(f.layer), efficiencyColor(f.arrayRatio));
+            QVERIFY(st->plottable()->layerColorOf(f.layer) != grey);
+        }
+        auto* box = m_w->findChild<QComboBox*>(QStringLiteral("stColouring"));
+        QVERIFY(box);
+        QCOMPARE(box->currentIndex(), int(StGraphView::Colouring::ArrayEfficiency));
+        box->setCurrentIndex(int(StGraphView::Colouring::Efficiency)); // the user's path
+        QCOMPARE(st->colouring(), StGraphView::Colouring::Efficiency);
         st->setColouring(StGraphView::Colouring::Layer);
         QCOMPARE(st->plottable()->layerColorOf(2), layerColor(2));
     }

@@ -59,6 +59,14 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
            "its crossbars, pale blue (none) to deep magenta (all); grey for leaves without "
            "crossbar weights and on MAC-array templates"),
         Qt::ToolTipRole);
+    m_colourBox->addItem(tr("Efficiency, buffers <-> arrays"));
+    m_colourBox->setItemData(
+        3,
+        tr("Each leaf's bytes between its tiles' buffers and their PE arrays / vector units over "
+           "the least any mapping of it on its group moves (docs/cost-model.md §2a, \"Two "
+           "levels\"); positive for every leaf, so in-place leaves get a colour too: green at "
+           "the bound, amber at 2x, red at 4x and above"),
+        Qt::ToolTipRole);
     connect(m_colourBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setColouring(Colouring(i)); });
     bar->addWidget(m_colourBox);
@@ -149,11 +157,13 @@ void StGraphView::setColouring(Colouring c) {
 void StGraphView::applyColouring() {
     std::vector<QColor> colors;
     const auto eval = m_doc->evaluation();
-    if (m_colouring == Colouring::Efficiency && m_doc->hasModel() && eval && eval->valid) {
+    const bool array = m_colouring == Colouring::ArrayEfficiency;
+    if ((m_colouring == Colouring::Efficiency || array) && m_doc->hasModel() && eval &&
+        eval->valid) {
         colors.assign(m_doc->network()->layers.size(), efficiencyColor(0));
         for (const LayerFigures& f :
              layerFigures(*eval, m_doc->tree(), *m_doc->network(), *m_doc->hardware()))
-            colors[size_t(f.layer)] = efficiencyColor(f.ratio);
+            colors[size_t(f.layer)] = efficiencyColor(array ? f.arrayRatio : f.ratio);
     }
     if (m_colouring == Colouring::Programming && m_doc->hasModel() && eval && eval->valid) {
         colors.assign(m_doc->network()->layers.size(), programmingColor(-1));

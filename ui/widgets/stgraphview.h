@@ -41,7 +41,7 @@ class StGraphView : public QWidget {
     // Rectangle colours: one per layer, or each leaf's efficiency, its moved bytes / its
     // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above),
     // or on compute-in-memory tiles the share of its time spent writing crossbars.
-    enum class Colouring { Layer, Efficiency, Programming };
+    enum class Colouring { Layer, Efficiency, Programming, ArrayEfficiency };
     void setColouring(Colouring c);
     Colouring colouring() const { return m_colouring; }
     StGraphPlottable* simulatedPlottable() const { return m_sim; }
