@@ -39,13 +39,23 @@ using test::sample;
 // between leaves sharing its tiles may have none (docs/cost-model.md §2a), and then it
 // moves nothing across its boundary. Those are counted.
 // Returns the number of leaves.
-int checkTree(const Network& net, const Hardware& hw, const RATree& tree, int batch,
-              const char* what) {
+// A tree's evaluation with the per-node figures, and its per-leaf table.
+struct Figures {
+    Evaluation e;
+    std::vector<LayerFigures> f;
+};
+Figures figuresOf(const Network& net, const Hardware& hw, const RATree& tree, int batch) {
     EvalOptions opt;
     opt.detail = true;
-    const Evaluation e = evaluate(net, hw, tree, batch, opt);
+    Figures r{evaluate(net, hw, tree, batch, opt), {}};
+    r.f = layerFigures(r.e, tree, net, hw);
+    return r;
+}
+
+int checkTree(const Network& net, const Hardware& hw, const RATree& tree, int batch,
+              const char* what) {
+    const auto [e, layers] = figuresOf(net, hw, tree, batch);
     if (!e.valid) qFatal("%s: invalid tree: %s", what, e.reason.c_str());
-    const auto layers = layerFigures(e, tree, net, hw);
     if (layers.size() != net.layers.size()) qFatal("%s: %zu entries", what, layers.size());
     int zero = 0;
     for (const LayerFigures& f : layers) {
@@ -118,11 +128,8 @@ void TstBounds::handWorkedConv() {
     QVERIFY(local > 0 && local < lead);
     // On one tile it moves exactly its compulsory bytes: input, weights, output once.
     const RATree t = test::parseTree("T 1/1\n\tconv 1\n", n);
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(n, hw, t, 1, opt);
+    const auto [e, f] = figuresOf(n, hw, t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
-    const auto f = layerFigures(e, t, n, hw);
     QCOMPARE(f.size(), size_t(1));
     QCOMPARE(f[0].compulsoryBytes, 256.0 * 14 * 14 + 256.0 * 256 * 9 + 256.0 * 14 * 14);
     QCOMPARE(f[0].ioLowerBoundBytes, f[0].compulsoryBytes);
@@ -155,11 +162,8 @@ void TstBounds::arrayLevelByHand() {
     const Hardware hw = preset("edge");
     const double db = hw.dataBits / 8.0;
     const RATree t = test::parseTree("T 4/1\n\tc 4\n\tadd 4\n\tbig 4\n\tbig2 4\n", n);
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(n, hw, t, 4, opt);
+    const auto [e, f] = figuresOf(n, hw, t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
-    const auto f = layerFigures(e, t, n, hw);
     QCOMPARE(f.size(), size_t(4));
     const LayerFigures& add = f[1];
     QCOMPARE(add.name, std::string("add"));
@@ -269,11 +273,8 @@ void TstBounds::straddlingProducerIsCounted() {
                                      "\t\t\tadd 1\n\t\t\tside 1\n\t\tadd2 4\n",
                                      n);
     checkTree(n, h, t, 4, "straddle");
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(n, h, t, 4, opt);
+    const auto [e, figures] = figuresOf(n, h, t, 4);
     QVERIFY(e.valid);
-    const std::vector<LayerFigures> figures = layerFigures(e, t, n, h);
     for (const LayerFigures& f : figures) {
         if (f.name != "add") continue;
         const auto& nf = e.nodes[size_t(f.node)];
