@@ -40,7 +40,8 @@ class StGraphView : public QWidget {
     Timeline timeline() const { return m_timeline; }
     // Rectangle colours: one per layer, or each leaf's efficiency, its moved bytes / its
     // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above),
-    // or on compute-in-memory tiles the share of its time spent writing crossbars.
+    // or on compute-in-memory tiles the share of its time spent writing crossbars, or the
+    // efficiency at the array level (its buffer <-> array bytes / their bound).
     enum class Colouring { Layer, Efficiency, Programming, ArrayEfficiency };
     void setColouring(Colouring c);
     Colouring colouring() const { return m_colouring; }
