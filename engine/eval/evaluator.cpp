@@ -355,10 +355,11 @@ struct NodeWork {
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
-    Cycles firstStart = 0;                // start of the first invocation, from its segment's start
-    Cycles latency = 0;                   // leaves: the DRAM latency its time includes
-    int segment = -1;                     // index of the segment this node lies in
-    PicoJoules energy = 0;                // whole-run energy attributed to this node
+    // Start of the first and of the last invocation, from its segment's start.
+    Cycles firstStart = 0, lastStart = 0;
+    Cycles latency = 0;    // leaves: the DRAM latency its time includes
+    int segment = -1;      // index of the segment this node lies in
+    PicoJoules energy = 0; // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
     Bytes runArray = 0; // leaves, whole run (detail): buffer <-> array bytes
     // Compute-in-memory leaves (cimWeights): weights kept programmed over the segment
@@ -934,22 +935,31 @@ void Analyser::delays() {
     }
 }
 
-// First start of every node within its segment: T-cut children one after another,
-// S-cut children one slot per stage (the same walk as the S-T graph, first sub-batch).
+// First and last start of every node within its segment: T-cut children one after
+// another, sub-batch after sub-batch; S-cut children one slot per stage and per
+// sub-batch (the same walk as the S-T graph).
 void Analyser::firstStarts() {
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         if (nd.type == NodeType::Leaf) continue;
         const NodeWork& nw = w[size_t(id)];
-        Cycles t = id == tree.root ? 0 : nw.firstStart;
+        const bool top = id == tree.root;
+        Cycles first = top ? 0 : nw.firstStart, last = top ? 0 : nw.lastStart;
+        Cycles round = 0; // a T cut's one pass over its children
+        for (int c : nd.children)
+            round += w[size_t(c)].time;
         for (int c : nd.children) {
             NodeWork& cw = w[size_t(c)];
-            if (id == tree.root && A.rootIsT)
-                cw.firstStart = 0;
-            else if (nd.type == NodeType::T)
-                cw.firstStart = t, t += cw.time;
-            else
-                cw.firstStart = nw.firstStart + cw.stageOffset;
+            if (top && A.rootIsT) {
+                cw.firstStart = cw.lastStart = 0;
+            } else if (nd.type == NodeType::T) {
+                cw.firstStart = first;
+                cw.lastStart = last + (nd.subBatch - 1) * round;
+                first += cw.time, last += cw.time;
+            } else {
+                cw.firstStart = first + cw.stageOffset;
+                cw.lastStart = last + cw.stageOffset + (nd.subBatch - 1) * nw.slot;
+            }
         }
     }
 }
@@ -1001,7 +1011,10 @@ struct Coster {
     EnergyBreakdown E;
     std::vector<double> segTime;
     std::vector<Bound> segBound;
-    std::vector<double> segDram, segWeightLink;
+    std::vector<double> segDram, segWeightLink, segDramTime, segNocTime;
+    // Start of segment s in root invocation j at [j x segments + s] (chainSegments()).
+    std::vector<Cycles> segStart;
+    std::vector<Cycles> tileFree, firstEnd, lastEnd; // chainSegments()' working data
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
     Cycles delay = 0;
@@ -1016,7 +1029,8 @@ struct Coster {
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
           segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
-          segWeightLink(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
+          segWeightLink(A.segments.size(), 0.0), segDramTime(A.segments.size(), 0.0),
+          segNocTime(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
           linkBw(c.hw.nocBytesPerCycle) {}
 
     // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.
@@ -1026,6 +1040,7 @@ struct Coster {
     }
     Cycles weightBoundOf(size_t s);
     void costSegment(size_t s);
+    Cycles chainSegments();
     void totals();
     void nodeFigures();
     void intervals();
@@ -1153,6 +1168,10 @@ void Coster::costSegment(size_t s) {
             dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
     const Cycles nocTime = maxLink / linkBw;
     segTime[s] = sw.time;
+    segDramTime[s] = dramTime;
+    // What of the segment is traffic: its busiest link's time, or what its leaves wait
+    // on their traffic beyond their compute (chainSegments()).
+    segNocTime[s] = std::max(nocTime, sw.time - sw.compute);
     // A segment whose pipeline already waits on its leaves' own traffic is bound by
     // what they wait for, even when no whole-segment bound below bites.
     if (sw.time > sw.compute) segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
@@ -1175,10 +1194,63 @@ void Coster::costSegment(size_t s) {
     E.noc += hopPj(hop, segInterHop) * segInvocations;
 }
 
+// Segments follow each other without a barrier (docs/cost-model.md §5, "Segments
+// overlap"): a tile starts its part of the next segment once it has finished its part of
+// this one, and a leaf's first and last invocations wait for those of its producers in
+// earlier segments. Each segment keeps its own bounded time (its leaves' starts stretched
+// in proportion to it), a segment starts no earlier than the one before it plus that one's
+// traffic time, and the run lasts at least every segment's DRAM time added up.
+Cycles Coster::chainSegments() {
+    const size_t S = segments.size();
+    segStart.assign(S * size_t(segInvocations), 0.0);
+    tileFree.assign(size_t(mesh.tiles()), 0.0);
+    firstEnd.assign(size_t(n), 0.0);
+    lastEnd.assign(size_t(n), 0.0);
+    Cycles end = 0, dramFloor = 0, prev = 0;
+    for (double d : segDramTime)
+        dramFloor += d;
+    if (S == 1 && segInvocations == 1) return std::max(segTime[0], dramFloor); // one segment
+    for (int j = 0; j < segInvocations; ++j)
+        for (size_t s = 0; s < S; ++s) {
+            const NodeWork& sw = w[size_t(segments[s])];
+            const double scale = sw.time > 0 ? segTime[s] / sw.time : 1.0;
+            Cycles start = prev; // segments start in order
+            for (int pos = sw.lo; pos < sw.hi && (j > 0 || s > 0); ++pos) {
+                const int l = posLayer[size_t(pos)];
+                const NodeWork& lw = w[size_t(leafNode[size_t(l)])];
+                const Cycles first = lw.firstStart * scale, last = lw.lastStart * scale;
+                for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
+                    start = std::max(start, tileFree[size_t(t)] - first);
+                for (const auto& in : C.net.layers[size_t(l)].inputs) {
+                    if (in.producer < 0) continue;
+                    const int p = leafNode[size_t(in.producer)];
+                    if (w[size_t(p)].segment >= int(s)) continue; // within the segment
+                    start =
+                        std::max({start, firstEnd[size_t(p)] - first, lastEnd[size_t(p)] - last});
+                }
+            }
+            // ... and no earlier than the segment before has moved its traffic: the DRAM
+            // and the links it keeps busy are not free for this one's.
+            if (j > 0 || s > 0) {
+                const size_t q = s > 0 ? s - 1 : S - 1;
+                start = std::max(start, prev + std::max(segDramTime[q], segNocTime[q]));
+            }
+            for (int pos = sw.lo; pos < sw.hi; ++pos) {
+                const int id = leafNode[size_t(posLayer[size_t(pos)])];
+                const NodeWork& lw = w[size_t(id)];
+                firstEnd[size_t(id)] = start + (lw.firstStart + lw.time) * scale;
+                lastEnd[size_t(id)] = start + (lw.lastStart + lw.time) * scale;
+                for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
+                    tileFree[size_t(t)] = std::max(tileFree[size_t(t)], lastEnd[size_t(id)]);
+            }
+            segStart[size_t(j) * S + s] = prev = start;
+            end = std::max(end, start + segTime[s]);
+        }
+    return std::max(end, dramFloor * segInvocations);
+}
+
 void Coster::totals() {
-    for (double t : segTime)
-        delay += t;
-    delay *= segInvocations;
+    delay = chainSegments();
 
     ev.valid = true;
     ev.energy = E;
@@ -1290,13 +1362,11 @@ void Coster::intervals() {
                 place(c, t0 + w[size_t(c)].stageOffset * scale + j * slot, sample + j * cb, scale);
         return t0 + nw.time * scale;
     };
-    Cycles t = 0;
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segments.size(); ++s) {
             const Cycles own = w[size_t(segments[s])].time;
             const double scale = own > 0 ? segTime[s] / own : 1.0;
-            place(segments[s], t, j * segBatch, scale);
-            t += segTime[s];
+            place(segments[s], segStart[size_t(j) * segments.size() + s], j * segBatch, scale);
         }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -305,9 +306,10 @@ struct Sim {
     // Dependency targets as positions, resolved once: consider() runs once per stage.
     std::vector<size_t> depAt;
     std::vector<std::uint32_t> depPos;
-    // The DRAM's resources, each booked first come, first served (book()): 0 = the shared
-    // total, then one per DRAM side (by Dir) when the template limits each side's
-    // controller. The links are shared instead (linkFlows, bookLink()).
+    // The DRAM's resources, when each is free (book()): 0 = the shared total, which takes
+    // one stage at a time in need order (grantDram()), then one per DRAM side (by Dir) when
+    // the template limits each side's controller, booked first come, first served. The
+    // links are shared instead (linkFlows, bookLink()).
     static constexpr size_t sideRes = 1;
     std::vector<Cycles> resFree;
     // Route unions and DRAM side sets, computed when an instruction first transfers; the
@@ -318,6 +320,24 @@ struct Sim {
     std::vector<std::uint8_t> sideMask;
     std::vector<int> routeLinks, tmp, dsts;
     size_t maxLoads = 1;
+    // Stages each instruction's engine has issued; done counts those whose end is known.
+    // They differ for DRAM transfers waiting for the DRAM to take them (grantDram()).
+    std::vector<std::uint32_t> posted;
+    // Per instruction: the id of the first instruction that depends on it (its own if none),
+    // the DRAM's priority. Stages waiting for the DRAM are served lowest (need, stage)
+    // first (grantDram()); a STORE engine waits for its stage's grant (waitsGrant).
+    std::vector<std::uint32_t> needAt;
+    struct DramReq {
+        std::uint32_t id, j; // need, stage
+        size_t k, e;
+        Cycles ready, linkEnd; // issued at ready; its links and sides done at linkEnd
+        bool operator>(const DramReq& o) const { return id != o.id ? id > o.id : j > o.j; }
+    };
+    std::priority_queue<DramReq, std::vector<DramReq>, std::greater<DramReq>> dramQ;
+    std::vector<char> waitsGrant;
+    bool dramEvent = false;
+    unsigned dramVersion = 0;
+    size_t dramEngine = 0; // the DRAM's events in pq: past every engine's index
     using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     double dramBw = 0, linkBw = 0, portBw = 0;
@@ -350,9 +370,12 @@ struct Sim {
             queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
         }
         head.assign(queue.size(), 0);
+        waitsGrant.assign(queue.size(), 0);
+        dramEngine = queue.size();
         engineFree.assign(queue.size(), 0);
         busyUntil.assign(queue.size(), 0);
         done.assign(n, 0);
+        posted.assign(n, 0);
         stageAt.assign(n + 1, 0);
         for (size_t k = 0; k < n; ++k)
             stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
@@ -368,6 +391,12 @@ struct Sim {
         for (size_t k = 0; k < n; ++k)
             for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
                 depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
+        needAt.assign(n, std::numeric_limits<std::uint32_t>::max());
+        for (size_t k = 0; k < n; ++k)
+            for (size_t d = depAt[k]; d < depAt[k + 1]; ++d)
+                needAt[depPos[d]] = std::min(needAt[depPos[d]], f.ins[k]->id);
+        for (size_t k = 0; k < n; ++k)
+            if (needAt[k] == std::numeric_limits<std::uint32_t>::max()) needAt[k] = f.ins[k]->id;
         resFree.assign(sideRes + 4, 0);
         routeAt.assign(n, kUnrouted);
         routeLen.assign(n, 0);
@@ -405,13 +434,19 @@ struct Sim {
     // Candidate start of the engine's next stage, or park it on the instruction it waits for.
     void consider(size_t e) {
         ++version[e];
-        if (head[e] >= queue[e].size()) return;
+        if (head[e] >= queue[e].size() || waitsGrant[e]) return;
         const size_t k = queue[e][head[e]];
         const Instruction& i = *f.ins[k];
-        const std::uint32_t j = done[k]; // next stage, 0-based
+        const std::uint32_t j = posted[k]; // next stage, 0-based
         Cycles start = engineFree[e];
-        if (e % 3 == loadEngine && j == 0 && head[e] >= maxLoads)
-            start = std::max(start, finish[queue[e][head[e] - maxLoads]]);
+        if (e % 3 == loadEngine && j == 0 && head[e] >= maxLoads) {
+            const size_t q = queue[e][head[e] - maxLoads];
+            if (done[q] < f.ins[q]->stages) {
+                waiters[q].push_back(e);
+                return;
+            }
+            start = std::max(start, finish[q]);
+        }
         for (size_t d = 0; d < i.deps.size(); ++d) {
             const size_t q = depPos[depAt[k] + d];
             const std::uint32_t np = f.ins[q]->stages;
@@ -439,9 +474,10 @@ struct Sim {
                     linkBwOf[size_t(l)] = std::max(1e-9, mesh.linkCapacity(l));
     }
 
-    // The DRAM (and each side's controller) serves requests first come, first served: a
-    // memory controller keeps request order, and sharing its bandwidth would let
-    // prefetches of later leaves' weights delay the weights needed now.
+    // Books resource r for dur from ready or when it is next free: the DRAM's total for the
+    // stage grantDram() chose, a side's controller in request order. Sharing the DRAM's
+    // bandwidth among transfers instead would let prefetches of later leaves' weights
+    // delay the weights needed now.
     Cycles book(size_t r, Cycles ready, Cycles dur) {
         resFree[r] = std::max(ready, resFree[r]) + dur;
         return resFree[r];
@@ -492,7 +528,8 @@ struct Sim {
         return end;
     }
 
-    // End of stage j of transfer k starting at `start`, booking its resources.
+    // End of stage j of transfer k starting at `start` on its links (and for a DRAM
+    // transfer its side controllers), booking them; the DRAM itself is grantDram()'s.
     Cycles transfer(size_t k, const Instruction& i, std::uint32_t j, Cycles start, double frac) {
         Cycles end = start;
         routeOf(k);
@@ -502,7 +539,6 @@ struct Sim {
         for (int l : links)
             end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBwOf[size_t(l)]));
         if (dram) {
-            end = std::max(end, book(0, start, bytes / dramBw));
             R.dramBusy += bytes / dramBw;
             const int sides = std::popcount(unsigned(sideMask[k]));
             if (portBw > 0)
@@ -510,8 +546,6 @@ struct Sim {
                     if (sideMask[k] >> s & 1u)
                         end =
                             std::max(end, book(sideRes + size_t(s), start, bytes / sides / portBw));
-            if (i.op == Op::Load)
-                end += latency; // posted writes pay none (docs/hardware-format.md)
             if (j == 0) {
                 R.dramBytes += double(i.bytes);
                 for (int s = 0; s < 4; ++s)
@@ -528,45 +562,101 @@ struct Sim {
         return end;
     }
 
-    // Runs the popped stage of engine e's head instruction.
+    // Runs the popped stage of engine e's head instruction: computes, SENDs and the
+    // acknowledging LOADs end now; DRAM transfers wait for the DRAM (grantDram()).
     void step(Cycles start, size_t e) {
         const size_t k = queue[e][head[e]];
         const Instruction& i = *f.ins[k];
-        const std::uint32_t j = done[k];
-        const double frac = 1.0 / i.stages;
-        Cycles end = start;
-        if (i.op == Op::Compute || i.op == Op::Program) {
-            end = start + double(i.cycles) * frac;
-        } else if (!(i.op == Op::Load && i.src != kDram)) { // a LOAD from a tile only acknowledges
-            end = transfer(k, i, j, start, frac);
-        }
+        const std::uint32_t j = posted[k]++;
         if (j == 0) firstStart[k] = start;
-        stageEnd[stageAt[k] + j] = end;
+        const bool viaDram = i.op == Op::Store || (i.op == Op::Load && i.src == kDram);
+        if (viaDram) {
+            dramQ.push({needAt[k], j, k, e, start, transfer(k, i, j, start, 1.0 / i.stages)});
+            requestDram(start);
+            if (e % 3 == loadEngine) { // up to maxLoads LOADs in flight
+                engineFree[e] = start;
+                if (posted[k] == i.stages) ++head[e];
+                consider(e);
+            } else { // the STORE engine moves one stage at a time
+                waitsGrant[e] = 1;
+                ++version[e];
+            }
+            return;
+        }
+        Cycles end = start;
+        if (i.op == Op::Compute || i.op == Op::Program)
+            end = start + double(i.cycles) / i.stages;
+        else if (i.op == Op::Send)
+            end = transfer(k, i, j, start, 1.0 / i.stages);
+        engineFree[e] = e % 3 == loadEngine ? start : end;
+        if (posted[k] == i.stages) ++head[e];
+        consider(e);
+        endStage(k, e, start, end);
+    }
+
+    // Stage done[k] of instruction k (engine e, issued at start) ends at end.
+    void endStage(size_t k, size_t e, Cycles start, Cycles end) {
+        const Instruction& i = *f.ins[k];
+        stageEnd[stageAt[k] + done[k]] = end;
         finish[k] = std::max(finish[k], end);
         ++done[k];
-        engineFree[e] = e % 3 == loadEngine ? start : end;
         if (end > std::max(start, busyUntil[e]))
             R.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
         busyUntil[e] = std::max(busyUntil[e], end);
         R.delay = std::max(R.delay, end);
         if (done[k] == i.stages) {
             ++R.completed;
-            ++head[e];
             if (opt.recordTimeline)
                 R.timeline.push_back(
                     {i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], finish[k]});
         }
-        consider(e);
         std::vector<size_t> wake;
         wake.swap(waiters[k]);
         for (size_t w : wake)
             consider(w);
     }
 
+    // The DRAM takes its next request once it is free and something waits.
+    void requestDram(Cycles now) {
+        if (dramEvent || dramQ.empty()) return;
+        dramEvent = true;
+        pq.push({std::max(now, resFree[0]), dramEngine, ++dramVersion});
+    }
+
+    // The DRAM serves the waiting stage the program needs first: the one whose first
+    // dependent instruction comes first in program order (needAt), then by stage, one
+    // stage at a time. A stage's links and side controllers are booked when it is issued
+    // (step()), as the DRAM and the NoC move its bytes concurrently; it ends when the
+    // slower of the two is done. Serving requests in arrival order instead let the weight
+    // prefetches every tile's LOAD engine issued at once hold a 672-byte input LOAD of the
+    // first layer for 35,000 cycles (mobilenet_v2, 6x6 mesh with slow DRAM): the
+    // generator emits transfers in the order the schedule needs them (docs/isa.md,
+    // "Replay").
+    void grantDram(Cycles now) {
+        dramEvent = false;
+        const DramReq r = dramQ.top();
+        dramQ.pop();
+        const Instruction& i = *f.ins[r.k];
+        Cycles end = std::max(r.linkEnd, book(0, now, double(i.bytes) / i.stages / dramBw));
+        if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
+        if (waitsGrant[r.e]) {
+            waitsGrant[r.e] = 0;
+            engineFree[r.e] = end;
+            if (posted[r.k] == i.stages) ++head[r.e];
+            consider(r.e);
+        }
+        endStage(r.k, r.e, r.ready, end);
+        requestDram(now);
+    }
+
     void run() {
         while (!pq.empty()) {
             auto [start, e, ver] = pq.top();
             pq.pop();
+            if (e == dramEngine) {
+                if (ver == dramVersion) grantDram(start);
+                continue;
+            }
             if (ver != version[e]) continue;
             step(start, e);
         }

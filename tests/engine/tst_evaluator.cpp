@@ -53,6 +53,7 @@ class TestEvaluator : public QObject {
     void exchangeOnTheChain();
     void pacedExchange();
     void sCutFillsStageByStage();
+    void segmentsOverlap();
     void weightsShareTheLinks();
     void allocationMatchesBruteForce();
     void dataFlowRules();
@@ -268,6 +269,45 @@ void TestEvaluator::sCutFillsStageByStage() {
     // The S-T graph places the same schedule: small's sample j from t1 + j slots.
     for (const BusyInterval& b : e.intervals)
         if (b.node == small) QVERIFY(std::abs(b.start - (t1 + b.firstSample * slot)) < 1.0);
+}
+
+// Segments follow each other without a barrier (docs/cost-model.md §5, "Segments
+// overlap"): four identical 3x3 convs, a -> b and a -> c -> d, in two segments S(a, b) and
+// S(c, d), batch 1, on 16 compute-bound tiles. Each S cut splits the tiles 8 + 8 (a and c
+// on tiles 0-7, b and d on 8-15) and lasts 2t (t one conv on 8 tiles). c needs only a's
+// output and a's tiles, both free at t, and d's tiles are free when b ends at 2t = t + t
+// (d's own start in its segment): the second segment starts at t, the run ends at 3t, not
+// the 4t of segments one after the other. The S-T graph places c from t.
+void TestEvaluator::segmentsOverlap() {
+    Network n;
+    n.name = "two_branches";
+    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
+    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 0));
+    n.layers.push_back(test::conv("d", 128, 128, 28, 3, 2));
+    const Network net = test::finish(n);
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
+    const Evaluation e = evaluate(net, computeBoundEdge(), t, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto& segs = t.node(t.root).children;
+    const int a = t.node(segs[0]).children[0], c = t.node(segs[1]).children[0];
+    const int d = t.node(segs[1]).children[1];
+    QCOMPARE(e.nodes[size_t(a)].tileCount, 8);
+    QCOMPARE(e.nodes[size_t(c)].tileBegin, e.nodes[size_t(a)].tileBegin);
+    QCOMPARE(e.nodes[size_t(d)].tileCount, 8);
+    const double conv = e.nodes[size_t(a)].time;
+    QCOMPARE(e.nodes[size_t(c)].time, conv);
+    // Each segment alone lasts 2t; the run 3t (the weights at 1e9 B/cycle add < 1 cycle).
+    QVERIFY(std::abs(e.nodes[size_t(segs[0])].time - 2 * conv) < 1.0);
+    QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 2 * conv) < 1.0);
+    QVERIFY2(std::abs(e.delay - 3 * conv) < 1.0,
+             qPrintable(QString("delay %1, t %2").arg(e.delay).arg(conv)));
+    for (const BusyInterval& b : e.intervals) {
+        if (b.node == c) QVERIFY(std::abs(b.start - conv) < 1.0);
+        if (b.node == d) QVERIFY(std::abs(b.start - 2 * conv) < 1.0);
+    }
 }
 
 // The weights stream in behind the leaves' traffic on links it also uses: a segment lasts

@@ -81,6 +81,7 @@ class TestSimulator : public QObject {
     void sparseIdsReplayTheSame();
     void mappedFileAndStreamedWrite();
     void dramIsShared();
+    void dramServesNeedOrder();
     void sendOverOneLink();
     void sendReadByCompute();
     void loadsInFlightHideLatency();
@@ -178,6 +179,44 @@ void TestSimulator::dramIsShared() {
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
     QCOMPARE(r.delay, 400.0);
+}
+
+// The DRAM serves the waiting stage whose first dependent instruction comes first in
+// program order (docs/isa.md, "Replay"). Test chip, DRAM 4 B/cycle. Tile 0 loads 800 B
+// for COMPUTE 5 (50 cycles); tile 1 loads 40 B for COMPUTE 3 (100 cycles); both LOADs
+// issue at 0. LOAD 2 is needed first (by 3): DRAM [0, 10), COMPUTE 3 [10, 110); LOAD 1
+// [10, 210), COMPUTE 5 [210, 260). In arrival order (tile 0's engine first) LOAD 2 would
+// wait for LOAD 1: [200, 210), and COMPUTE 3 end at 310.
+// A stage in service is not interrupted: with LOAD 1 in 4 stages of 200 B and LOAD 2
+// issued at 30 (after a 30-cycle COMPUTE 4), stage 0 of LOAD 1 runs [0, 50), LOAD 2
+// [50, 60), then LOAD 1's stages 1-3 [60, 210).
+void TestSimulator::dramServesNeedOrder() {
+    const Hardware hw = testchip();
+    Program p = twoTiles(
+        {make(1, Op::Load, 0, kDram, 0, 800, 1), make(5, Op::Compute, 0, 0, 0, 0, 1, 50, {{1, 1}})},
+        {make(2, Op::Load, 1, kDram, 1, 40, 1),
+         make(3, Op::Compute, 1, 1, 1, 0, 1, 100, {{2, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 2), 10.0);
+    QCOMPARE(endOf(r, 3), 110.0);
+    QCOMPARE(endOf(r, 1), 210.0);
+    QCOMPARE(r.delay, 260.0);
+    QCOMPARE(r.dramBusy, 210.0);
+
+    p = twoTiles(
+        {make(1, Op::Load, 0, kDram, 0, 800, 4), make(5, Op::Compute, 0, 0, 0, 0, 1, 50, {{1, 4}})},
+        {make(4, Op::Compute, 1, 1, 1, 0, 1, 30),
+         make(2, Op::Load, 1, kDram, 1, 40, 1, 0, {{4, 1}}),
+         make(3, Op::Compute, 1, 1, 1, 0, 1, 100, {{2, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(startOf(r, 2), 30.0);
+    QCOMPARE(endOf(r, 2), 60.0);
+    QCOMPARE(endOf(r, 1), 210.0);
+    QCOMPARE(r.delay, 260.0);
 }
 
 // A SEND of 2400 B from tile 0 to its east neighbour crosses one link at 24 B/cycle: 100
