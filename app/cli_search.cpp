@@ -194,14 +194,18 @@ void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
 void printSegments(const Evaluation& e, const RATree& t, const Network& net, double clockGHz) {
     const auto segs = segmentFigures(e, t, net);
     if (segs.empty()) return;
-    std::printf("%-7s %-4s %6s %26s %12s %12s %8s  %s\n", "segment", "type", "layers", "time",
-                "energy", "DRAM", "bound", "layers");
+    // Segments overlap: "starts" is the first invocation's start, "adds" what the segment
+    // adds to the delay (the column adds up to it; docs/cost-model.md §5).
+    std::printf("%-7s %-4s %6s %26s %14s %14s %12s %12s %8s  %s\n", "segment", "type", "layers",
+                "time", "starts", "adds", "energy", "DRAM", "bound", "layers");
     for (const SegmentFigures& s : segs) {
         std::string span = s.firstLayer;
         if (s.layers > 1) span += " .. " + s.lastLayer;
-        std::printf("%-7s %-4s %6zu %26s %12s %12s %8s  %s\n", s.path.c_str(), toString(s.type),
-                    s.layers, formatTime(s.time, clockGHz).c_str(), formatEnergy(s.energy).c_str(),
-                    formatBytes(s.dramBytes).c_str(), toString(s.bound), span.c_str());
+        std::printf("%-7s %-4s %6zu %26s %14s %14s %12s %12s %8s  %s\n", s.path.c_str(),
+                    toString(s.type), s.layers, formatTime(s.time, clockGHz).c_str(),
+                    formatCycles(s.start).c_str(), formatCycles(s.share).c_str(),
+                    formatEnergy(s.energy).c_str(), formatBytes(s.dramBytes).c_str(),
+                    toString(s.bound), span.c_str());
     }
 }
 

@@ -95,6 +95,12 @@ struct Evaluation {
     // Detail (filled when EvalOptions::detail is set).
     std::vector<NodeFigures> nodes; // indexed by tree node id
     std::vector<BusyInterval> intervals;
+    // Per segment (the root's children when it is a T cut, else the root): when its first
+    // invocation starts, and the part of the delay it adds (all invocations: what it runs
+    // past every earlier segment invocation's end; where the DRAM floor makes the run
+    // longer than the last end, that difference in proportion to the segments' DRAM time).
+    // The shares add up to the delay; segments overlap (docs/cost-model.md §5).
+    std::vector<Cycles> segmentStart, segmentShare;
     std::vector<int> tileOrder;       // snake position -> tile id (tile id = y * meshX + x)
     std::vector<Bytes> linkBytes;     // indexed by linkIndex() of hw/mesh.h
     std::vector<Bytes> tileDramBytes; // per tile

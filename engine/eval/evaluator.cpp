@@ -1041,6 +1041,7 @@ struct Coster {
     Cycles weightBoundOf(size_t s);
     void costSegment(size_t s);
     Cycles chainSegments();
+    void segmentShares();
     void totals();
     void nodeFigures();
     void intervals();
@@ -1249,6 +1250,26 @@ Cycles Coster::chainSegments() {
     return std::max(end, dramFloor * segInvocations);
 }
 
+// Evaluation::segmentStart and segmentShare from the chain (detail only).
+void Coster::segmentShares() {
+    const size_t S = segments.size();
+    ev.segmentStart.assign(S, 0.0);
+    ev.segmentShare.assign(S, 0.0);
+    Cycles frontier = 0, dramFloor = 0;
+    for (int j = 0; j < segInvocations; ++j)
+        for (size_t s = 0; s < S; ++s) {
+            const Cycles start = segStart[size_t(j) * S + s], end = start + segTime[s];
+            if (j == 0) ev.segmentStart[s] = start;
+            ev.segmentShare[s] += std::max(0.0, end - frontier);
+            frontier = std::max(frontier, end);
+        }
+    for (double d : segDramTime)
+        dramFloor += d;
+    if (delay > frontier && dramFloor > 0)
+        for (size_t s = 0; s < S; ++s)
+            ev.segmentShare[s] += (delay - frontier) * segDramTime[s] / dramFloor;
+}
+
 void Coster::totals() {
     delay = chainSegments();
 
@@ -1390,6 +1411,7 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     K.totals();
     if (!opt.detail) return ev;
     K.nodeFigures();
+    K.segmentShares();
     K.intervals();
     return ev;
 }

@@ -30,6 +30,8 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
                   {"energy_pj", f.energy},
                   {"dram_bytes", f.dramBytes},
                   {"total_time_cycles", s.time},
+                  {"start_cycles", s.start},
+                  {"delay_share_cycles", s.share},
                   {"total_energy_pj", s.energy},
                   {"total_dram_bytes", s.dramBytes},
                   {"buffer_bytes_per_tile", f.bufferPerTile},

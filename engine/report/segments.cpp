@@ -28,6 +28,11 @@ std::vector<SegmentFigures> segmentFigures(const Evaluation& e, const RATree& tr
         s.energy = f.energy * s.invocations;
         s.dramBytes = f.dramBytes * s.invocations;
         s.bound = f.bound;
+        const size_t i = out.size();
+        const bool chained = e.segmentShare.size() == tree.node(tree.root).children.size() &&
+                             tree.node(tree.root).type == NodeType::T;
+        s.start = chained ? e.segmentStart[i] : 0.0;
+        s.share = chained ? e.segmentShare[i] : s.time;
         out.push_back(std::move(s));
     }
     return out;

@@ -22,7 +22,11 @@ struct SegmentFigures {
     // The root T cut runs each segment once per root sub-batch: B_tot / b_i invocations.
     int invocations = 1;
     Cycles timePerInvocation = 0;
-    Cycles time = 0;       // all invocations: the segment's share of the delay
+    Cycles time = 0; // all invocations
+    // When its first invocation starts, and what it adds to the delay over all its
+    // invocations (Evaluation::segmentShare): segments overlap, so their times add up to
+    // more than the delay and their shares to the delay (docs/cost-model.md §5).
+    Cycles start = 0, share = 0;
     PicoJoules energy = 0; // all invocations
     Bytes dramBytes = 0;   // all invocations
     Bound bound = Bound::Compute;

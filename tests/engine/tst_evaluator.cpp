@@ -5,6 +5,7 @@
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
 #include "netbuilder.h"
+#include "report/segments.h"
 
 #include <QtTest>
 #include <functional>
@@ -308,6 +309,15 @@ void TestEvaluator::segmentsOverlap() {
         if (b.node == c) QVERIFY(std::abs(b.start - conv) < 1.0);
         if (b.node == d) QVERIFY(std::abs(b.start - 2 * conv) < 1.0);
     }
+    // Every view's segment table (report/segments.h): the second segment starts at t and
+    // adds t to the delay; the shares add up to it.
+    const auto segRows = segmentFigures(e, t, net);
+    QCOMPARE(segRows.size(), size_t(2));
+    QCOMPARE(segRows[0].start, 0.0);
+    QVERIFY(std::abs(segRows[1].start - conv) < 1.0);
+    QVERIFY(std::abs(segRows[0].share - 2 * conv) < 1.0);
+    QVERIFY(std::abs(segRows[1].share - conv) < 1.0);
+    QVERIFY(std::abs(segRows[0].share + segRows[1].share - e.delay) < 1e-6 * e.delay);
 }
 
 // The weights stream in behind the leaves' traffic on links it also uses: a segment lasts

@@ -131,7 +131,7 @@ QString ReportBuilder::html() const {
     h += QStringLiteral(
         "<h2>Segments</h2><table id=\"segments\"><tr><th class=\"l\">segment</th>"
         "<th class=\"l\">type</th><th>layers</th><th>time</th><th>energy</th><th>DRAM</th>"
-        "<th class=\"l\">bound</th></tr>\n");
+        "<th class=\"l\">bound</th><th>starts</th><th>adds to delay</th></tr>\n");
     for (const SegmentFigures& sg : segmentFigures(e, t, net)) {
         const RANode& n = t.node(sg.node);
         const QString name = n.type == NodeType::Leaf ? names.value(n.layer)
@@ -140,11 +140,12 @@ QString ReportBuilder::html() const {
                                                             .arg(QLatin1String(toString(n.type)));
         h += QStringLiteral("<tr><td class=\"l\">%1</td><td "
                             "class=\"l\">%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td "
-                            "class=\"l\">%7</td></tr>\n")
+                            "class=\"l\">%7</td><td>%8</td><td>%9</td></tr>\n")
                  .arg(esc(name), QString::fromLatin1(toString(n.type)))
                  .arg(sg.layers)
                  .arg(timeText(sg.time, ghz), energyText(sg.energy), bytesText(sg.dramBytes),
-                      QString::fromLatin1(toString(sg.bound)));
+                      QString::fromLatin1(toString(sg.bound)), timeText(sg.start, ghz),
+                      timeText(sg.share, ghz));
     }
     h += QStringLiteral("</table>\n");
 

@@ -103,10 +103,16 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     tabs->addTab(m_plot, tr("Energy"));
     // The figures of report/segments.h, formatted by the units policy: the HTML report
     // shows the same text for every segment (tst_render checks it).
-    m_segments = new QTableWidget(0, 5, this);
+    m_segments = new QTableWidget(0, 7, this);
     m_segments->setObjectName(QStringLiteral("segmentsTable"));
-    m_segments->setHorizontalHeaderLabels(
-        {tr("Segment"), tr("Layers"), tr("Time"), tr("Energy"), tr("Bound")});
+    m_segments->setHorizontalHeaderLabels({tr("Segment"), tr("Layers"), tr("Time"), tr("Energy"),
+                                           tr("Bound"), tr("Starts"), tr("Adds")});
+    // Segments overlap (no barrier between them): "Adds" is what each adds to the delay.
+    m_segments->horizontalHeaderItem(5)->setToolTip(
+        tr("When the segment's first invocation starts"));
+    m_segments->horizontalHeaderItem(6)->setToolTip(
+        tr("What the segment adds to the delay: segments overlap, so their times add up to "
+           "more than the delay and this column to the delay"));
     m_segments->verticalHeader()->hide();
     m_segments->horizontalHeader()->setStretchLastSection(true);
     m_segments->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -340,6 +346,8 @@ void MetricsPanel::refresh() {
         m_segments->setItem(i, 2, time);
         m_segments->setItem(i, 3, item(energyText(sg.energy), true));
         m_segments->setItem(i, 4, item(QString::fromLatin1(toString(sg.bound))));
+        m_segments->setItem(i, 5, item(timeText(sg.start, ghz), true));
+        m_segments->setItem(i, 6, item(timeText(sg.share, ghz), true));
     }
     m_segments->resizeColumnsToContents();
 }
