@@ -471,6 +471,8 @@ class Generator {
     std::vector<WeightState> wstate;
     std::vector<std::vector<StoreRec>> stores;
     std::vector<int> segStarted;
+    std::vector<std::vector<int>> invsOfTile; // per tile: the invocations using it, in order
+    bool tilesBusy(int li, int vi, double until, int segInv) const;
     std::vector<std::pair<int, double>>
         pending; // (leaf, first start) whose weights are not issued yet
     double reserve = 0, dramClock = 0;
@@ -522,6 +524,26 @@ void Generator::collectInvocations() {
     invsOfLayer.resize(static_cast<size_t>(L));
     for (int i = 0; i < int(invs.size()); ++i)
         invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
+    invsOfTile.assign(size_t(mesh.tiles()), {});
+    for (int i = 0; i < int(invs.size()); ++i)
+        for (int t : S.leaves[size_t(invs[size_t(i)].leaf)].tiles)
+            invsOfTile[size_t(t)].push_back(i);
+}
+
+// Whether a tile of leaf `li` has work of another segment invocation left between
+// invocation vi and `until` (segments overlap: docs/cost-model.md §5): its weights
+// must not take that work's buffer room.
+bool Generator::tilesBusy(int li, int vi, double until, int segInv) const {
+    const LeafLayout& o = S.leaves[size_t(li)];
+    for (int t : o.tiles) {
+        const auto& list = invsOfTile[size_t(t)];
+        for (auto it = std::upper_bound(list.begin(), list.end(), vi); it != list.end(); ++it) {
+            const Inv& u = invs[size_t(*it)];
+            if (u.start >= until) break;
+            if (S.leaves[size_t(u.leaf)].segment != o.segment || u.segInv != segInv) return true;
+        }
+    }
+    return false;
 }
 
 std::vector<int> Generator::overlapping(int layer, int s0, int s1) const { // [s0, s1] inclusive
@@ -1034,7 +1056,9 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
 // leaf j (first start t_j) must be issued now if waiting for the next invocation
 // would land its bytes after t_j. Only while every tile keeps room for twice the
 // largest activation working set of the segment (a remote input coexists with
-// its producer's output); the rest load at their leaf's first invocation.
+// its producer's output), and not while a tile of the leaf has another segment's work
+// before the leaf starts (segments overlap); the rest load at their leaf's first
+// invocation.
 std::optional<Error> Generator::prefetchWeights(const Step& cur) {
     const int vi = cur.vi;
     const Inv& v = cur.v;
@@ -1072,6 +1096,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             continue;
         }
         if (std::max(dramClock, tNext) + wbytes / dramBw <= tStart) break; // can wait
+        if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;
         for (int t : o.tiles)
