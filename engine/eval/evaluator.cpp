@@ -983,6 +983,49 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     return true;
 }
 
+// Per tile (in snake order) when it is free, for chainSegments(): the max over a range and
+// raising a range to at least a value, in blocks of 16 tiles with a block-wide floor, so a
+// leaf on all 144 tiles of the cloud preset costs 9 steps, not 144.
+class TileClock {
+  public:
+    void reset(int tiles) {
+        tile_.assign(size_t(tiles), 0.0);
+        floor_.assign(size_t((tiles + kBlock - 1) / kBlock), 0.0);
+        max_.assign(floor_.size(), 0.0);
+    }
+    Cycles maxOver(int lo, int hi) const {
+        Cycles m = 0;
+        for (int t = lo; t < hi;) {
+            const size_t b = size_t(t / kBlock);
+            if (t % kBlock == 0 && t + kBlock <= hi) {
+                m = std::max(m, max_[b]);
+                t += kBlock;
+            } else {
+                m = std::max({m, tile_[size_t(t)], floor_[b]});
+                ++t;
+            }
+        }
+        return m;
+    }
+    void raise(int lo, int hi, Cycles v) {
+        for (int t = lo; t < hi;) {
+            const size_t b = size_t(t / kBlock);
+            max_[b] = std::max(max_[b], v);
+            if (t % kBlock == 0 && t + kBlock <= hi) {
+                floor_[b] = std::max(floor_[b], v);
+                t += kBlock;
+            } else {
+                tile_[size_t(t)] = std::max(tile_[size_t(t)], v);
+                ++t;
+            }
+        }
+    }
+
+  private:
+    static constexpr int kBlock = 16;
+    std::vector<Cycles> tile_, floor_, max_;
+};
+
 // The working data of evaluate() after analyse(): per-segment traffic, energy and bounds.
 struct Coster {
     EvalContext::Impl& C;
@@ -1014,7 +1057,8 @@ struct Coster {
     std::vector<double> segDram, segWeightLink, segDramTime, segNocTime;
     // Start of segment s in root invocation j at [j x segments + s] (chainSegments()).
     std::vector<Cycles> segStart;
-    std::vector<Cycles> tileFree, firstEnd, lastEnd; // chainSegments()' working data
+    TileClock tileFree;                    // chainSegments()' working data
+    std::vector<Cycles> firstEnd, lastEnd; // ... per leaf node
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
     Cycles delay = 0;
@@ -1204,9 +1248,9 @@ void Coster::costSegment(size_t s) {
 Cycles Coster::chainSegments() {
     const size_t S = segments.size();
     segStart.assign(S * size_t(segInvocations), 0.0);
-    tileFree.assign(size_t(mesh.tiles()), 0.0);
-    firstEnd.assign(size_t(n), 0.0);
-    lastEnd.assign(size_t(n), 0.0);
+    tileFree.reset(mesh.tiles());
+    firstEnd.resize(size_t(n)); // written before they are read: producers come first
+    lastEnd.resize(size_t(n));
     Cycles end = 0, dramFloor = 0, prev = 0;
     for (double d : segDramTime)
         dramFloor += d;
@@ -1220,8 +1264,8 @@ Cycles Coster::chainSegments() {
                 const int l = posLayer[size_t(pos)];
                 const NodeWork& lw = w[size_t(leafNode[size_t(l)])];
                 const Cycles first = lw.firstStart * scale, last = lw.lastStart * scale;
-                for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
-                    start = std::max(start, tileFree[size_t(t)] - first);
+                start = std::max(
+                    start, tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount) - first);
                 for (const auto& in : C.net.layers[size_t(l)].inputs) {
                     if (in.producer < 0) continue;
                     const int p = leafNode[size_t(in.producer)];
@@ -1241,8 +1285,7 @@ Cycles Coster::chainSegments() {
                 const NodeWork& lw = w[size_t(id)];
                 firstEnd[size_t(id)] = start + (lw.firstStart + lw.time) * scale;
                 lastEnd[size_t(id)] = start + (lw.lastStart + lw.time) * scale;
-                for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
-                    tileFree[size_t(t)] = std::max(tileFree[size_t(t)], lastEnd[size_t(id)]);
+                tileFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount, lastEnd[size_t(id)]);
             }
             segStart[size_t(j) * S + s] = prev = start;
             end = std::max(end, start + segTime[s]);
