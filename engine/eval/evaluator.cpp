@@ -1059,6 +1059,7 @@ struct Coster {
     std::vector<Cycles> segStart;
     TileClock tileFree;                    // chainSegments()' working data
     std::vector<Cycles> firstEnd, lastEnd; // ... per leaf node
+    Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
     Cycles delay = 0;
@@ -1251,7 +1252,8 @@ Cycles Coster::chainSegments() {
     tileFree.reset(mesh.tiles());
     firstEnd.resize(size_t(n)); // written before they are read: producers come first
     lastEnd.resize(size_t(n));
-    Cycles end = 0, dramFloor = 0, prev = 0;
+    Cycles end = 0, prev = 0;
+    dramFloor = 0;
     for (double d : segDramTime)
         dramFloor += d;
     if (S == 1 && segInvocations == 1) return std::max(segTime[0], dramFloor); // one segment
@@ -1298,7 +1300,7 @@ void Coster::segmentShares() {
     const size_t S = segments.size();
     ev.segmentStart.assign(S, 0.0);
     ev.segmentShare.assign(S, 0.0);
-    Cycles frontier = 0, dramFloor = 0;
+    Cycles frontier = 0;
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < S; ++s) {
             const Cycles start = segStart[size_t(j) * S + s], end = start + segTime[s];
@@ -1306,8 +1308,6 @@ void Coster::segmentShares() {
             ev.segmentShare[s] += std::max(0.0, end - frontier);
             frontier = std::max(frontier, end);
         }
-    for (double d : segDramTime)
-        dramFloor += d;
     if (delay > frontier && dramFloor > 0)
         for (size_t s = 0; s < S; ++s)
             ev.segmentShare[s] += (delay - frontier) * segDramTime[s] / dramFloor;

@@ -9,6 +9,9 @@ std::vector<SegmentFigures> segmentFigures(const Evaluation& e, const RATree& tr
     std::vector<SegmentFigures> out;
     if (tree.empty() || e.nodes.size() != size_t(tree.size())) return out;
     const int total = tree.node(tree.root).batch;
+    // The root's children are the evaluator's segments when it is a T cut.
+    const bool chained = tree.node(tree.root).type == NodeType::T &&
+                         e.segmentShare.size() == tree.node(tree.root).children.size();
     for (int c : tree.node(tree.root).children) {
         const RANode& n = tree.node(c);
         const NodeFigures& f = e.nodes[size_t(c)];
@@ -29,8 +32,6 @@ std::vector<SegmentFigures> segmentFigures(const Evaluation& e, const RATree& tr
         s.dramBytes = f.dramBytes * s.invocations;
         s.bound = f.bound;
         const size_t i = out.size();
-        const bool chained = e.segmentShare.size() == tree.node(tree.root).children.size() &&
-                             tree.node(tree.root).type == NodeType::T;
         s.start = chained ? e.segmentStart[i] : 0.0;
         s.share = chained ? e.segmentShare[i] : s.time;
         out.push_back(std::move(s));

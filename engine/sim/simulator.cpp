@@ -328,16 +328,15 @@ struct Sim {
     // first (grantDram()); a STORE engine waits for its stage's grant (waitsGrant).
     std::vector<std::uint32_t> needAt;
     struct DramReq {
-        std::uint32_t id, j; // need, stage
+        std::uint32_t need, j; // needAt of its instruction, its stage
         size_t k, e;
         Cycles ready, linkEnd; // issued at ready; its links and sides done at linkEnd
-        bool operator>(const DramReq& o) const { return id != o.id ? id > o.id : j > o.j; }
+        bool operator>(const DramReq& o) const { return need != o.need ? need > o.need : j > o.j; }
     };
     std::priority_queue<DramReq, std::vector<DramReq>, std::greater<DramReq>> dramQ;
     std::vector<char> waitsGrant;
-    bool dramEvent = false;
-    unsigned dramVersion = 0;
-    size_t dramEngine = 0; // the DRAM's events in pq: past every engine's index
+    bool dramEvent = false; // the DRAM's one event is in pq (never more than one)
+    size_t dramEngine = 0;  // the DRAM's event in pq: past every engine's index
     using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     double dramBw = 0, linkBw = 0, portBw = 0;
@@ -620,7 +619,7 @@ struct Sim {
     void requestDram(Cycles now) {
         if (dramEvent || dramQ.empty()) return;
         dramEvent = true;
-        pq.push({std::max(now, resFree[0]), dramEngine, ++dramVersion});
+        pq.push({std::max(now, resFree[0]), dramEngine, 0});
     }
 
     // The DRAM serves the waiting stage the program needs first: the one whose first
@@ -654,7 +653,7 @@ struct Sim {
             auto [start, e, ver] = pq.top();
             pq.pop();
             if (e == dramEngine) {
-                if (ver == dramVersion) grantDram(start);
+                grantDram(start);
                 continue;
             }
             if (ver != version[e]) continue;
