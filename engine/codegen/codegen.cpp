@@ -476,6 +476,7 @@ class Generator {
     std::vector<std::pair<int, double>>
         pending; // (leaf, first start) whose weights are not issued yet
     double reserve = 0, dramClock = 0;
+    std::vector<double> actBefore; // activation DRAM bytes of the invocations before each
 };
 
 Result<CodegenResult> Generator::run() {
@@ -524,6 +525,15 @@ void Generator::collectInvocations() {
     invsOfLayer.resize(static_cast<size_t>(L));
     for (int i = 0; i < int(invs.size()); ++i)
         invsOfLayer[size_t(invs[size_t(i)].layer)].push_back(i);
+    actBefore.assign(invs.size() + 1, 0.0);
+    for (size_t i = 0; i < invs.size(); ++i) {
+        const Inv& v = invs[i];
+        const NodeFigures& f = S.evaluation.nodes[size_t(S.leaves[size_t(v.leaf)].node)];
+        const double weights = double(net.layers[size_t(v.layer)].weightBytes) * hw.dataBits /
+                               8.0 * S.segInvocations;
+        actBefore[i + 1] = actBefore[i] + std::max(0.0, f.runDramBytes - weights) /
+                                              double(invsOfLayer[size_t(v.layer)].size());
+    }
     invsOfTile.assign(size_t(mesh.tiles()), {});
     for (int i = 0; i < int(invs.size()); ++i)
         for (int t : S.leaves[size_t(invs[size_t(i)].leaf)].tiles)
@@ -1054,7 +1064,8 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
 // then wait for the whole segment's weights. So a leaf's weights are issued at the
 // last invocation before they would arrive late: with DRAM busy until dramClock,
 // leaf j (first start t_j) must be issued now if waiting for the next invocation
-// would land its bytes after t_j. Only while every tile keeps room for twice the
+// would land its bytes after t_j, behind the activation traffic of the invocations
+// before t_j, which the DRAM serves first (it serves in need order, docs/isa.md). Only while every tile keeps room for twice the
 // largest activation working set of the segment (a remote input coexists with
 // its producer's output), and not while a tile of the leaf has another segment's work
 // before the leaf starts (segments overlap); the rest load at their leaf's first
@@ -1095,7 +1106,12 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             pending.erase(pending.begin());
             continue;
         }
-        if (std::max(dramClock, tNext) + wbytes / dramBw <= tStart) break; // can wait
+        // The DRAM serves the activation traffic of the invocations before the leaf first.
+        const auto at = std::lower_bound(invs.begin() + vi, invs.end(), tStart,
+                                         [](const Inv& u, double t) { return u.start < t; });
+        const double between =
+            std::max(0.0, actBefore[size_t(at - invs.begin())] - actBefore[size_t(vi) + 1]);
+        if (std::max(dramClock, tNext) + (wbytes + between) / dramBw <= tStart) break; // can wait
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;

@@ -1055,8 +1055,13 @@ struct Coster {
     std::vector<double> segTime;
     std::vector<Bound> segBound;
     std::vector<double> segDram, segWeightLink, segDramTime, segNocTime;
-    // Start of segment s in root invocation j at [j x segments + s] (chainSegments()).
-    std::vector<Cycles> segStart;
+    // Of segTime: the part its DRAM traffic bounds (its DRAM time or its weights' arrival)
+    // and the rest.
+    std::vector<double> segDramPart, segOtherPart;
+    // Start and length of segment s in root invocation j at [j x segments + s]
+    // (chainSegments()).
+    std::vector<Cycles> segStart, segLen;
+    std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
     TileClock tileFree;                    // chainSegments()' working data
     std::vector<Cycles> firstEnd, lastEnd; // ... per leaf node
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
@@ -1075,7 +1080,8 @@ struct Coster {
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
           segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
           segWeightLink(A.segments.size(), 0.0), segDramTime(A.segments.size(), 0.0),
-          segNocTime(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
+          segNocTime(A.segments.size(), 0.0), segDramPart(A.segments.size(), 0.0),
+          segOtherPart(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
           linkBw(c.hw.nocBytesPerCycle) {}
 
     // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.
@@ -1229,6 +1235,8 @@ void Coster::costSegment(size_t s) {
     // the background").
     const Cycles shared = sw.time + kWeightShare * segWeightLink[s];
     if (shared > segTime[s]) segTime[s] = shared, segBound[s] = Bound::Noc;
+    segDramPart[s] = std::max(dramTime, weightBound);
+    segOtherPart[s] = std::max({sw.time, nocTime, shared});
     segDram[s] = dram;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
@@ -1249,25 +1257,32 @@ void Coster::costSegment(size_t s) {
 Cycles Coster::chainSegments() {
     const size_t S = segments.size();
     segStart.assign(S * size_t(segInvocations), 0.0);
+    segLen.assign(S * size_t(segInvocations), 0.0);
     tileFree.reset(mesh.tiles());
     firstEnd.resize(size_t(n)); // written before they are read: producers come first
     lastEnd.resize(size_t(n));
-    Cycles end = 0, prev = 0;
+    Cycles end = 0, prev = 0, dramFree = 0;
     dramFloor = 0;
     for (double d : segDramTime)
         dramFloor += d;
-    if (S == 1 && segInvocations == 1) return std::max(segTime[0], dramFloor); // one segment
+    if (S == 1 && segInvocations == 1) { // one segment
+        segLen[0] = segTime[0];
+        return std::max(segTime[0], dramFloor);
+    }
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < S; ++s) {
             const NodeWork& sw = w[size_t(segments[s])];
-            const double scale = sw.time > 0 ? segTime[s] / sw.time : 1.0;
             Cycles start = prev; // segments start in order
+            early.clear();
             for (int pos = sw.lo; pos < sw.hi && (j > 0 || s > 0); ++pos) {
                 const int l = posLayer[size_t(pos)];
                 const NodeWork& lw = w[size_t(leafNode[size_t(l)])];
+                const double scale = sw.time > 0 ? segTime[s] / sw.time : 1.0;
                 const Cycles first = lw.firstStart * scale, last = lw.lastStart * scale;
-                start = std::max(
-                    start, tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount) - first);
+                const Cycles free = tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount);
+                start = std::max(start, free - first);
+                if (lw.traffic->weightDram > 0)
+                    early.push_back({free, lw.traffic->weightDram / dramBw});
                 for (const auto& in : C.net.layers[size_t(l)].inputs) {
                     if (in.producer < 0) continue;
                     const int p = leafNode[size_t(in.producer)];
@@ -1280,8 +1295,24 @@ Cycles Coster::chainSegments() {
             // and the links it keeps busy are not free for this one's.
             if (j > 0 || s > 0) {
                 const size_t q = s > 0 ? s - 1 : S - 1;
-                start = std::max(start, prev + std::max(segDramTime[q], segNocTime[q]));
+                start = std::max({start, dramFree, prev + segNocTime[q]});
             }
+            // Weights load onto tiles as soon as these are free and the DRAM has moved the
+            // earlier segments' traffic: what loads before the segment starts shortens its
+            // DRAM-bound part (docs/cost-model.md §5, "Weights ahead of their segment").
+            Cycles ahead = 0;
+            if (start > dramFree && !early.empty()) {
+                std::sort(early.begin(), early.end());
+                Cycles d = dramFree;
+                for (const auto& [free, t] : early) {
+                    d = std::max(d, free);
+                    if (d >= start) break;
+                    ahead += std::min(t, start - d);
+                    d += t;
+                }
+            }
+            const Cycles len = std::max(segOtherPart[s], segDramPart[s] - ahead);
+            const double scale = sw.time > 0 ? len / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi; ++pos) {
                 const int id = leafNode[size_t(posLayer[size_t(pos)])];
                 const NodeWork& lw = w[size_t(id)];
@@ -1290,7 +1321,9 @@ Cycles Coster::chainSegments() {
                 tileFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount, lastEnd[size_t(id)]);
             }
             segStart[size_t(j) * S + s] = prev = start;
-            end = std::max(end, start + segTime[s]);
+            segLen[size_t(j) * S + s] = len;
+            dramFree = start + std::max(0.0, segDramTime[s] - ahead);
+            end = std::max(end, start + len);
         }
     return std::max(end, dramFloor * segInvocations);
 }
@@ -1303,7 +1336,8 @@ void Coster::segmentShares() {
     Cycles frontier = 0;
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < S; ++s) {
-            const Cycles start = segStart[size_t(j) * S + s], end = start + segTime[s];
+            const Cycles start = segStart[size_t(j) * S + s];
+            const Cycles end = start + segLen[size_t(j) * S + s];
             if (j == 0) ev.segmentStart[s] = start;
             ev.segmentShare[s] += std::max(0.0, end - frontier);
             frontier = std::max(frontier, end);
@@ -1376,7 +1410,7 @@ void Coster::nodeFigures() {
     }
     for (size_t s = 0; s < segments.size(); ++s) {
         NodeFigures& f = ev.nodes[size_t(segments[s])];
-        f.time = segTime[s];
+        f.time = segLen[s];
         f.bound = segBound[s];
         f.dramBytes = segDram[s];
         f.weightLinkCycles = segWeightLink[s];
@@ -1428,9 +1462,10 @@ void Coster::intervals() {
     };
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segments.size(); ++s) {
+            const size_t k = size_t(j) * segments.size() + s;
             const Cycles own = w[size_t(segments[s])].time;
-            const double scale = own > 0 ? segTime[s] / own : 1.0;
-            place(segments[s], segStart[size_t(j) * segments.size() + s], j * segBatch, scale);
+            const double scale = own > 0 ? segLen[k] / own : 1.0;
+            place(segments[s], segStart[k], j * segBatch, scale);
         }
 }
 
