@@ -55,6 +55,7 @@ class TestEvaluator : public QObject {
     void pacedExchange();
     void sCutFillsStageByStage();
     void segmentsOverlap();
+    void weightsAheadOfSegment();
     void weightsShareTheLinks();
     void allocationMatchesBruteForce();
     void dataFlowRules();
@@ -324,6 +325,57 @@ void TestEvaluator::segmentsOverlap() {
 // at least its leaves' time + 0.4 W, W its weights' busiest link / link bandwidth
 // (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
 // bytes each) on the edge mesh with slow links: W is of the order of the compute.
+// Weights load ahead of their segment (docs/cost-model.md §5, "Weights ahead of their
+// segment"): a -> b -> c -> d in S(a, b), S(c, d) on 16 compute-bound tiles, DRAM at
+// 64 B/cycle. a and b are the 3x3 convs of handDerivedTwoConvs (8 + 8 tiles, 14,112 cycles
+// each); a waits for the first of its 8 weight slices, 147,456 / 8 / 64 = 288 cycles, so
+// segment 0 lasts 28,224 + 288 = 28,512 and a ends at 14,256. Segment 0 moves 495,616 B
+// through DRAM (input 100,352, weights 2 x 147,456, b's output 100,352): 7,744 cycles.
+// c is a fully connected layer on b's output (100,352 x 16 weights = 1,605,632 B, little
+// compute), so it gets 2 tiles, the first two of a's; d (16 -> 128, 3x3 on 28x28) the rest.
+// Segment 1 waits for b (starts at 28,512) and moves 1,824,768 B (b's output read again,
+// both weights, d's output): 28,512 cycles of DRAM. c's tiles are free from 14,256 and the
+// DRAM from 7,744, so 14,256 cycles of c's weights (25,088 in all) load before segment 1
+// starts: it lasts 28,512 - 14,256 = 14,256, the run 42,768 (57,024 without).
+void TestEvaluator::weightsAheadOfSegment() {
+    Network n;
+    n.name = "late_input";
+    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
+    n.layers.push_back(test::conv("c", 128 * 28 * 28, 16, 1, 1, 1));
+    n.layers.push_back(test::conv("d", 16, 128, 28, 3, 2, 16));
+    const Network net = test::finish(n);
+    EvalOptions opt;
+    opt.detail = true;
+    Hardware hw = computeBoundEdge();
+    hw.dramBytesPerCycle = 64;
+    const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
+    const Evaluation e = evaluate(net, hw, t, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto& segs = t.node(t.root).children;
+    const int a = t.node(segs[0]).children[0], c = t.node(segs[1]).children[0];
+    QCOMPARE(e.nodes[size_t(a)].tileBegin, 0);
+    QCOMPARE(e.nodes[size_t(a)].tileCount, 8);
+    QCOMPARE(e.nodes[size_t(c)].tileBegin, 0);
+    QCOMPARE(e.nodes[size_t(c)].tileCount, 2);
+    QCOMPARE(e.nodes[size_t(segs[0])].dramBytes, 495616.0);
+    QCOMPARE(e.nodes[size_t(segs[1])].dramBytes, 1824768.0);
+    QVERIFY2(std::abs(e.delay - 42768) < 1e-3, qPrintable(QString::number(e.delay)));
+    const auto rows = segmentFigures(e, t, net);
+    QCOMPARE(rows.size(), size_t(2));
+    QVERIFY2(std::abs(rows[1].start - 28512) < 1e-3, qPrintable(QString::number(rows[1].start, 'f', 6)));
+    QVERIFY(std::abs(rows[1].share - 14256) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 14256) < 1e-3);
+    for (const BusyInterval& b : e.intervals)
+        if (b.node == c) QVERIFY(std::abs(b.start - 28512) < 1e-3);
+    // With the DRAM slow enough that segment 0's own traffic fills the window, nothing
+    // loads ahead: at 16 B/cycle segment 0 moves its 495,616 B in 30,976 cycles, its
+    // weights' first slice takes 1,152, and segment 1 follows with all of its 114,048.
+    hw.dramBytesPerCycle = 16;
+    const Evaluation slow = evaluate(net, hw, t, 1, opt);
+    QVERIFY(std::abs(slow.delay - (30976 + 114048)) < 1e-3);
+}
+
 void TestEvaluator::weightsShareTheLinks() {
     Hardware hw = computeBoundEdge();
     hw.nocBytesPerCycle = 16;
