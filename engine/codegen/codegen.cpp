@@ -529,8 +529,8 @@ void Generator::collectInvocations() {
     for (size_t i = 0; i < invs.size(); ++i) {
         const Inv& v = invs[i];
         const NodeFigures& f = S.evaluation.nodes[size_t(S.leaves[size_t(v.leaf)].node)];
-        const double weights = double(net.layers[size_t(v.layer)].weightBytes) * hw.dataBits /
-                               8.0 * S.segInvocations;
+        const double weights =
+            double(net.layers[size_t(v.layer)].weightBytes) * hw.dataBits / 8.0 * S.segInvocations;
         actBefore[i + 1] = actBefore[i] + std::max(0.0, f.runDramBytes - weights) /
                                               double(invsOfLayer[size_t(v.layer)].size());
     }
@@ -1065,9 +1065,9 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
 // last invocation before they would arrive late: with DRAM busy until dramClock,
 // leaf j (first start t_j) must be issued now if waiting for the next invocation
 // would land its bytes after t_j, behind the activation traffic of the invocations
-// before t_j, which the DRAM serves first (it serves in need order, docs/isa.md). Only while every tile keeps room for twice the
-// largest activation working set of the segment (a remote input coexists with
-// its producer's output), and not while a tile of the leaf has another segment's work
+// before t_j, which the DRAM serves first (it serves in need order, docs/isa.md). Only while every
+// tile keeps room for twice the largest activation working set of the segment (a remote input
+// coexists with its producer's output), and not while a tile of the leaf has another segment's work
 // before the leaf starts (segments overlap); the rest load at their leaf's first
 // invocation.
 std::optional<Error> Generator::prefetchWeights(const Step& cur) {

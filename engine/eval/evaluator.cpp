@@ -1062,8 +1062,8 @@ struct Coster {
     // (chainSegments()).
     std::vector<Cycles> segStart, segLen;
     std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
-    TileClock tileFree;                    // chainSegments()' working data
-    std::vector<Cycles> firstEnd, lastEnd; // ... per leaf node
+    TileClock tileFree;                           // chainSegments()' working data
+    std::vector<Cycles> firstEnd, lastEnd;        // ... per leaf node
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start

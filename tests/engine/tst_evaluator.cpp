@@ -363,7 +363,8 @@ void TestEvaluator::weightsAheadOfSegment() {
     QVERIFY2(std::abs(e.delay - 42768) < 1e-3, qPrintable(QString::number(e.delay)));
     const auto rows = segmentFigures(e, t, net);
     QCOMPARE(rows.size(), size_t(2));
-    QVERIFY2(std::abs(rows[1].start - 28512) < 1e-3, qPrintable(QString::number(rows[1].start, 'f', 6)));
+    QVERIFY2(std::abs(rows[1].start - 28512) < 1e-3,
+             qPrintable(QString::number(rows[1].start, 'f', 6)));
     QVERIFY(std::abs(rows[1].share - 14256) < 1e-3);
     QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 14256) < 1e-3);
     for (const BusyInterval& b : e.intervals)
