@@ -1098,20 +1098,36 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
     }
     const double tNext = vi + 1 < int(invs.size()) ? invs[size_t(vi) + 1].start : v.start;
     const double dramBw = std::max(1e-9, hw.dramBytesPerCycle);
+    auto weightBytes = [&](int li) {
+        const int layer = S.leaves[size_t(li)].layer;
+        return wstate[size_t(layer)].segInv == v.segInv // already loaded on demand
+                   ? 0.0
+                   : double(net.layers[size_t(layer)].weightBytes) * hw.dataBits / 8.0;
+    };
+    // Waiting for the next invocation is late if any pending leaf's weights, behind those
+    // of the pending leaves before it and the activation traffic of the invocations
+    // before it (the DRAM serves that first), would then arrive after its first start.
+    auto late = [&] {
+        double bytes = 0;
+        for (const auto& [lj, tj] : pending) {
+            bytes += weightBytes(lj);
+            const auto at = std::lower_bound(invs.begin() + vi, invs.end(), tj,
+                                             [](const Inv& u, double t) { return u.start < t; });
+            const double between =
+                std::max(0.0, actBefore[size_t(at - invs.begin())] - actBefore[size_t(vi) + 1]);
+            if (std::max(dramClock, tNext) + (bytes + between) / dramBw > tj) return true;
+        }
+        return false;
+    };
     while (!pending.empty()) {
         const auto [li, tStart] = pending.front();
         const LeafLayout& o = S.leaves[size_t(li)];
-        const double wbytes = double(net.layers[size_t(o.layer)].weightBytes) * hw.dataBits / 8.0;
-        if (wstate[size_t(o.layer)].segInv == v.segInv) { // already loaded on demand
+        const double wbytes = weightBytes(li);
+        if (wbytes <= 0) {
             pending.erase(pending.begin());
             continue;
         }
-        // The DRAM serves the activation traffic of the invocations before the leaf first.
-        const auto at = std::lower_bound(invs.begin() + vi, invs.end(), tStart,
-                                         [](const Inv& u, double t) { return u.start < t; });
-        const double between =
-            std::max(0.0, actBefore[size_t(at - invs.begin())] - actBefore[size_t(vi) + 1]);
-        if (std::max(dramClock, tNext) + (wbytes + between) / dramBw <= tStart) break; // can wait
+        if (!late()) break;                             // can wait
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;
