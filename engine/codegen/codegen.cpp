@@ -1061,12 +1061,14 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
 // weight of a segment as resident and overlaps the segment's DRAM traffic with its
 // compute. Loading them all at the segment's start would queue them on the tiles'
 // in-order LOAD engines in front of the receiving LOADs of the next leaves, which
-// then wait for the whole segment's weights. So a leaf's weights are issued at the
-// last invocation before they would arrive late: with DRAM busy until dramClock,
-// leaf j (first start t_j) must be issued now if waiting for the next invocation
-// would land its bytes after t_j, behind the activation traffic of the invocations
-// before t_j, which the DRAM serves first (it serves in need order, docs/isa.md). Only while every
-// tile keeps room for twice the largest activation working set of the segment (a remote input
+// then wait for the whole segment's weights. So the pending leaves' weights (in the
+// order of the leaves' first starts) are issued at the last invocation before some of
+// them would arrive late: with DRAM busy until dramClock, they wait for the next
+// invocation only if every pending leaf j (first start t_j) would still have its bytes,
+// behind those of the pending leaves before it and the activation traffic of the
+// invocations before t_j (the DRAM serves that first: it serves in need order,
+// docs/isa.md), by t_j. Once late, they are issued no faster than the DRAM moves them. Only while
+// every tile keeps room for twice the largest activation working set of the segment (a remote input
 // coexists with its producer's output), and not while a tile of the leaf has another segment's work
 // before the leaf starts (segments overlap); the rest load at their leaf's first
 // invocation.
@@ -1104,18 +1106,21 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
                    ? 0.0
                    : double(net.layers[size_t(layer)].weightBytes) * hw.dataBits / 8.0;
     };
+    // Activation DRAM bytes of the invocations after this one that start before t: the
+    // DRAM serves them before weights needed at t.
+    auto demandBefore = [&](double t) {
+        const auto at = std::lower_bound(invs.begin() + vi, invs.end(), t,
+                                         [](const Inv& u, double x) { return u.start < x; });
+        return std::max(0.0, actBefore[size_t(at - invs.begin())] - actBefore[size_t(vi) + 1]);
+    };
     // Waiting for the next invocation is late if any pending leaf's weights, behind those
-    // of the pending leaves before it and the activation traffic of the invocations
-    // before it (the DRAM serves that first), would then arrive after its first start.
+    // of the pending leaves before it and the demand traffic before its first start,
+    // would then arrive after that start.
     auto late = [&] {
         double bytes = 0;
         for (const auto& [lj, tj] : pending) {
             bytes += weightBytes(lj);
-            const auto at = std::lower_bound(invs.begin() + vi, invs.end(), tj,
-                                             [](const Inv& u, double t) { return u.start < t; });
-            const double between =
-                std::max(0.0, actBefore[size_t(at - invs.begin())] - actBefore[size_t(vi) + 1]);
-            if (std::max(dramClock, tNext) + (bytes + between) / dramBw > tj) return true;
+            if (std::max(dramClock, tNext) + (bytes + demandBefore(tj)) / dramBw > tj) return true;
         }
         return false;
     };
@@ -1127,7 +1132,14 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             pending.erase(pending.begin());
             continue;
         }
-        if (!late()) break;                             // can wait
+        if (!late()) break; // can wait
+        // Some leaf further on is late: issue the weights in order, but no more than keep
+        // the DRAM busy until the next invocation, unless the first of them is late itself
+        // (issued all at once they would queue on the tiles' in-order LOAD engines in
+        // front of the demand loads).
+        const bool headLate =
+            std::max(dramClock, tNext) + (wbytes + demandBefore(tStart)) / dramBw > tStart;
+        if (!headLate && dramClock >= tNext) break;
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;
