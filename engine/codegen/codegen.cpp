@@ -1064,14 +1064,14 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
 // then wait for the whole segment's weights. So the pending leaves' weights (in the
 // order of the leaves' first starts) are issued at the last invocation before some of
 // them would arrive late: with DRAM busy until dramClock, they wait for the next
-// invocation only if every pending leaf j (first start t_j) would still have its bytes,
-// behind those of the pending leaves before it and the activation traffic of the
-// invocations before t_j (the DRAM serves that first: it serves in need order,
-// docs/isa.md), by t_j. Once late, they are issued no faster than the DRAM moves them. Only while
-// every tile keeps room for twice the largest activation working set of the segment (a remote input
-// coexists with its producer's output), and not while a tile of the leaf has another segment's work
-// before the leaf starts (segments overlap); the rest load at their leaf's first
-// invocation.
+// invocation only if every pending leaf j (first start t_j) would still have its
+// bytes by t_j, behind those of the pending leaves before it and the activation
+// traffic of the invocations before t_j (the DRAM serves that first: it serves in need
+// order, docs/isa.md). Once late, they are issued no faster than the DRAM moves them.
+// Only while every tile keeps room for twice the largest activation working set of the
+// segment (a remote input coexists with its producer's output), and not while a tile
+// of the leaf has another segment's work before the leaf starts (segments overlap); the
+// rest load at their leaf's first invocation.
 std::optional<Error> Generator::prefetchWeights(const Step& cur) {
     const int vi = cur.vi;
     const Inv& v = cur.v;

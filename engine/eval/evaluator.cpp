@@ -1053,7 +1053,7 @@ struct Coster {
     double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
     EnergyBreakdown E;
     std::vector<double> segTime;
-    std::vector<Bound> segBound;
+    std::vector<Bound> segBound, segOtherBound;
     std::vector<double> segDram, segWeightLink, segDramTime, segNocTime;
     // Of segTime: the part its DRAM traffic bounds (its DRAM time or its weights' arrival)
     // and the rest.
@@ -1078,7 +1078,8 @@ struct Coster {
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
           sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)), segTime(A.segments.size(), 0.0),
-          segBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
+          segBound(A.segments.size(), Bound::Compute),
+          segOtherBound(A.segments.size(), Bound::Compute), segDram(A.segments.size(), 0.0),
           segWeightLink(A.segments.size(), 0.0), segDramTime(A.segments.size(), 0.0),
           segNocTime(A.segments.size(), 0.0), segDramPart(A.segments.size(), 0.0),
           segOtherPart(A.segments.size(), 0.0), dramBw(c.hw.dramBytesPerCycle),
@@ -1237,6 +1238,11 @@ void Coster::costSegment(size_t s) {
     if (shared > segTime[s]) segTime[s] = shared, segBound[s] = Bound::Noc;
     segDramPart[s] = std::max(dramTime, weightBound);
     segOtherPart[s] = std::max({sw.time, nocTime, shared});
+    // The bound should the DRAM part shrink below the rest (chainSegments()).
+    segOtherBound[s] = std::max(nocTime, shared) > sw.time ? Bound::Noc
+                       : sw.time > sw.compute
+                           ? (leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram)
+                           : Bound::Compute;
     segDram[s] = dram;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
@@ -1312,6 +1318,9 @@ Cycles Coster::chainSegments() {
                 }
             }
             const Cycles len = std::max(segOtherPart[s], segDramPart[s] - ahead);
+            if (j == 0 && segDramPart[s] - ahead < segOtherPart[s] &&
+                segDramPart[s] >= segOtherPart[s])
+                segBound[s] = segOtherBound[s]; // its weights loaded ahead
             const double scale = sw.time > 0 ? len / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi; ++pos) {
                 const int id = leafNode[size_t(posLayer[size_t(pos)])];

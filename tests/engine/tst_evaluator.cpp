@@ -367,6 +367,7 @@ void TestEvaluator::weightsAheadOfSegment() {
              qPrintable(QString::number(rows[1].start, 'f', 6)));
     QVERIFY(std::abs(rows[1].share - 14256) < 1e-3);
     QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 14256) < 1e-3);
+    QCOMPARE(e.nodes[size_t(segs[1])].bound, Bound::Dram); // still its DRAM time's rest
     for (const BusyInterval& b : e.intervals)
         if (b.node == c) QVERIFY(std::abs(b.start - 28512) < 1e-3);
     // With the DRAM slow enough that segment 0's own traffic fills the window, nothing
