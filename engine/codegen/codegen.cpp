@@ -434,6 +434,10 @@ class Generator {
     void finishProgram();
 
     std::uint64_t bytesOf(long long elements) const { return geo.bytesOf(elements); }
+    // A layer's weights in bytes, as the prefetch clock counts them.
+    double layerWeightBytes(int layer) const {
+        return double(net.layers[size_t(layer)].weightBytes) * hw.dataBits / 8.0;
+    }
     Box window(int l, size_t k, const Box& o) const { return geo.window(l, k, o); }
     Box tileBox(const LeafLayout& leaf, int t, int s0, int s1) const {
         return geo.tileBox(leaf.layer, leaf.mapping, t, s0, s1);
@@ -529,8 +533,7 @@ void Generator::collectInvocations() {
     for (size_t i = 0; i < invs.size(); ++i) {
         const Inv& v = invs[i];
         const NodeFigures& f = S.evaluation.nodes[size_t(S.leaves[size_t(v.leaf)].node)];
-        const double weights =
-            double(net.layers[size_t(v.layer)].weightBytes) * hw.dataBits / 8.0 * S.segInvocations;
+        const double weights = layerWeightBytes(v.layer) * S.segInvocations;
         actBefore[i + 1] = actBefore[i] + std::max(0.0, f.runDramBytes - weights) /
                                               double(invsOfLayer[size_t(v.layer)].size());
     }
@@ -1104,7 +1107,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
         const int layer = S.leaves[size_t(li)].layer;
         return wstate[size_t(layer)].segInv == v.segInv // already loaded on demand
                    ? 0.0
-                   : double(net.layers[size_t(layer)].weightBytes) * hw.dataBits / 8.0;
+                   : layerWeightBytes(layer);
     };
     // Activation DRAM bytes of the invocations after this one that start before t: the
     // DRAM serves them before weights needed at t.

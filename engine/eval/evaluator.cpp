@@ -1280,11 +1280,12 @@ Cycles Coster::chainSegments() {
             const NodeWork& sw = w[size_t(segments[s])];
             Cycles start = prev; // segments start in order
             early.clear();
+            // Its leaves' starts stretched to its time without a head start.
+            const double planned = sw.time > 0 ? segTime[s] / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi && (j > 0 || s > 0); ++pos) {
                 const int l = posLayer[size_t(pos)];
                 const NodeWork& lw = w[size_t(leafNode[size_t(l)])];
-                const double scale = sw.time > 0 ? segTime[s] / sw.time : 1.0;
-                const Cycles first = lw.firstStart * scale, last = lw.lastStart * scale;
+                const Cycles first = lw.firstStart * planned, last = lw.lastStart * planned;
                 const Cycles free = tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount);
                 start = std::max(start, free - first);
                 if (lw.traffic->weightDram > 0)
