@@ -16,61 +16,7 @@ namespace tilescope {
 
 namespace {
 
-using Order = std::array<int, 4>;
-// Stage cutting orders (outermost axis first). Activations stream by samples, then rows,
-// then columns, then channels: a consumer can start on the first rows of the first sample.
-constexpr Order kActOrder{0, 2, 3, 1};
-// A compute whose weights dominate its traffic streams by output channels, so it can start
-// once the first weight slice (weights boxes are [k, c, r, s]) has arrived.
-constexpr Order kChannelOrder{1, 0, 2, 3};
-constexpr Order kWeightOrder{0, 1, 2, 3};
-
-std::vector<Box> splitBox(const Box& b, const Order& order, int maxStages) {
-    if (b.empty()) return {b};
-    std::array<int, 4> n{1, 1, 1, 1};
-    int budget = std::max(1, maxStages);
-    for (int a : order) {
-        const int ext = b.hi[size_t(a)] - b.lo[size_t(a)];
-        const int k = std::max(1, std::min(ext, budget));
-        n[size_t(a)] = k;
-        budget = std::max(1, budget / k);
-    }
-    std::vector<Box> out;
-    std::array<int, 4> idx{};
-    std::function<void(int)> rec = [&](int level) {
-        if (level == 4) {
-            Box s = b;
-            for (size_t a = 0; a < 4; ++a) {
-                const long long ext = b.hi[a] - b.lo[a];
-                s.lo[a] = b.lo[a] + int(ext * idx[a] / n[a]);
-                s.hi[a] = b.lo[a] + int(ext * (idx[a] + 1) / n[a]);
-            }
-            out.push_back(s);
-            return;
-        }
-        const size_t a = size_t(order[size_t(level)]);
-        for (idx[a] = 0; idx[a] < n[a]; ++idx[a])
-            rec(level + 1);
-    };
-    rec(0);
-    return out;
-}
-
-// The smallest lag k such that stage j (0-based) of the dependent, which needs the data in
-// req[j], finds it delivered once producer stage k + j (1-based) is done (docs/isa.md).
-std::uint32_t lagStage(const std::vector<Box>& prod, const std::vector<Box>& req) {
-    long long k = 1;
-    for (size_t j = 0; j < req.size(); ++j) {
-        long long need = 0;
-        for (size_t i = prod.size(); i-- > 0;)
-            if (prod[i].intersects(req[j])) {
-                need = (long long)i + 1;
-                break;
-            }
-        k = std::max(k, need - (long long)j);
-    }
-    return std::uint32_t(std::min<long long>(k, (long long)prod.size()));
-}
+using Order = StageOrder;
 
 // One tile's global buffer: a ring allocator for activations (so the next invocation's
 // data lands beside, not on top of, the current one: double buffering when space allows),
@@ -1181,15 +1127,8 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
     auto& inRegions = cur.inRegions;
     WeightState& ws = wstate[size_t(v.layer)];
-    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
     const Box& ob = act[a].box;
-    long long inBytes = 0;
-    for (size_t k = 0; k < ly.inputs.size(); ++k)
-        inBytes += window(v.layer, k, ob).volume();
-    const Order order =
-        loadsWeights && ly.weightBytes > 0 && weightElems(ob.lo[1], ob.hi[1]) > inBytes
-            ? kChannelOrder
-            : kActOrder;
+    const Order order = geo.computeOrder(v.layer, ob, loadsWeights);
     std::vector<Box> st = splitBox(ob, order, maxStages);
     auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
     if (!r) return r.error();

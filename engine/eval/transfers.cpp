@@ -217,6 +217,68 @@ long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
     return wb * k1 / oc - wb * k0 / oc;
 }
 
+StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWeights) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    if (!loadsWeights || ly.weightBytes <= 0) return kActOrder;
+    long long in = 0;
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        in += window(layer, k, o).volume();
+    return weightElems(layer, o.lo[1], o.hi[1]) > in ? kChannelOrder : kActOrder;
+}
+
+void splitBox(const Box& b, const StageOrder& order, int maxStages, std::vector<Box>& out) {
+    out.clear();
+    if (b.empty()) {
+        out.push_back(b);
+        return;
+    }
+    std::array<int, 4> n{1, 1, 1, 1};
+    int budget = std::max(1, maxStages);
+    for (int a : order) {
+        const int ext = b.hi[size_t(a)] - b.lo[size_t(a)];
+        const int k = std::max(1, std::min(ext, budget));
+        n[size_t(a)] = k;
+        budget = std::max(1, budget / k);
+    }
+    // Odometer over the cut counts, the first axis of the order outermost.
+    std::array<int, 4> idx{};
+    const size_t total = size_t(n[0]) * size_t(n[1]) * size_t(n[2]) * size_t(n[3]);
+    for (size_t i = 0; i < total; ++i) {
+        Box s = b;
+        for (size_t a = 0; a < 4; ++a) {
+            const long long ext = b.hi[a] - b.lo[a];
+            s.lo[a] = b.lo[a] + int(ext * idx[a] / n[a]);
+            s.hi[a] = b.lo[a] + int(ext * (idx[a] + 1) / n[a]);
+        }
+        out.push_back(s);
+        for (int level = 3; level >= 0; --level) {
+            const size_t a = size_t(order[size_t(level)]);
+            if (++idx[a] < n[a]) break;
+            idx[a] = 0;
+        }
+    }
+}
+
+std::vector<Box> splitBox(const Box& b, const StageOrder& order, int maxStages) {
+    std::vector<Box> out;
+    splitBox(b, order, maxStages, out);
+    return out;
+}
+
+std::uint32_t lagStage(std::span<const Box> prod, std::span<const Box> req) {
+    long long k = 1;
+    for (size_t j = 0; j < req.size(); ++j) {
+        long long need = 0;
+        for (size_t i = prod.size(); i-- > 0;)
+            if (prod[i].intersects(req[j])) {
+                need = (long long)i + 1;
+                break;
+            }
+        k = std::max(k, need - (long long)j);
+    }
+    return std::uint32_t(std::min<long long>(k, (long long)prod.size()));
+}
+
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     const size_t n = win.size();
     thread_local std::array<std::vector<int>, 4> cuts;

@@ -27,6 +27,24 @@ struct Box {
     bool operator==(const Box&) const = default;
 };
 
+// Stages (docs/isa.md, "Dependencies at stage granularity"): a compute and its transfers
+// complete in up to kMaxStages equal units, boxes cut along the axes of an order (outermost
+// first). Activations go by samples, then rows, then columns, then channels, so a consumer
+// can start on the first rows of the first sample; a compute whose weights dominate its
+// traffic on an invocation that loads them goes by output channels, so it can start on the
+// first weight slice; weights ([k, c, r, s]) by output channel.
+using StageOrder = std::array<int, 4>;
+inline constexpr int kMaxStages = 8;
+inline constexpr StageOrder kActOrder{0, 2, 3, 1};
+inline constexpr StageOrder kChannelOrder{1, 0, 2, 3};
+inline constexpr StageOrder kWeightOrder{0, 1, 2, 3};
+// The stage boxes of b (into out, replacing it): at most maxStages, the outer axes cut first.
+void splitBox(const Box& b, const StageOrder& order, int maxStages, std::vector<Box>& out);
+std::vector<Box> splitBox(const Box& b, const StageOrder& order, int maxStages);
+// The smallest lag k such that stage j (0-based) of a dependent, which needs the data in
+// req[j], finds it delivered once producer stage k + j (1-based) is done; at most prod.size().
+std::uint32_t lagStage(std::span<const Box> prod, std::span<const Box> req);
+
 // How a consumer sees input k: its own shape [C, H, W], its channel offset in the layer's
 // (concatenated) input, and whether that shape is the producer's output shape (then boxes
 // map one to one; otherwise the consumer needs what producerWants() says).
@@ -58,6 +76,10 @@ class TransferGeometry {
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfers.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
     void producerWants(int layer, size_t k, const Box& o, std::vector<Box>& out) const; // appends
+    // The order a compute of output box o cuts its stages in (kActOrder or kChannelOrder:
+    // by channels when this invocation loads the layer's weights and they outweigh its
+    // input windows).
+    StageOrder computeOrder(int layer, const Box& o, bool loadsWeights) const;
     // Weight elements of output channels [k0, k1): the layer's weights (bias included)
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.
     long long weightElems(int layer, int k0, int k1) const;
