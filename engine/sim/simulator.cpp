@@ -306,12 +306,19 @@ struct Sim {
     // Dependency targets as positions, resolved once: consider() runs once per stage.
     std::vector<size_t> depAt;
     std::vector<std::uint32_t> depPos;
-    // The DRAM's resources, when each is free (book()): 0 = the shared total, which takes
-    // one stage at a time in need order (grantDram()), then one per DRAM side (by Dir) when
-    // the template limits each side's controller, booked first come, first served. The
-    // links are shared instead (linkFlows, bookLink()).
+    // The DRAM's side controllers, when each is free (book()): one per DRAM side (by Dir)
+    // when the template limits each side's controller, booked first come, first served
+    // (index 0 unused). The links are shared instead (linkFlows, bookLink()).
     static constexpr size_t sideRes = 1;
     std::vector<Cycles> resFree;
+    // The DRAM's total bandwidth, given out in need order (grantDram()): the transfers it
+    // serves now, each at the rate its route can take, until when.
+    struct DramFlow {
+        size_t k;
+        double rate;
+        Cycles until;
+    };
+    std::vector<DramFlow> dramFlows;
     // Route unions and DRAM side sets, computed when an instruction first transfers; the
     // links in one array (programs run to millions of instructions).
     static constexpr size_t kUnrouted = size_t(-1);
@@ -396,7 +403,18 @@ struct Sim {
                 needAt[depPos[d]] = std::min(needAt[depPos[d]], f.ins[k]->id);
         for (size_t k = 0; k < n; ++k)
             if (needAt[k] == std::numeric_limits<std::uint32_t>::max()) needAt[k] = f.ins[k]->id;
+        // A STORE holds its in-order engine until the DRAM takes it: the SENDs queued behind
+        // it need it as soon as they do.
+        for (size_t e = 0; e < queue.size(); ++e) {
+            if (e % 3 == loadEngine) continue;
+            std::uint32_t after = std::numeric_limits<std::uint32_t>::max();
+            for (auto it = queue[e].rbegin(); it != queue[e].rend(); ++it) {
+                if (f.ins[*it]->op == Op::Store) needAt[*it] = std::min(needAt[*it], after);
+                after = std::min(after, needAt[*it]);
+            }
+        }
         resFree.assign(sideRes + 4, 0);
+        dramFlows.clear();
         routeAt.assign(n, kUnrouted);
         routeLen.assign(n, 0);
         sideMask.assign(n, 0);
@@ -570,7 +588,11 @@ struct Sim {
         if (j == 0) firstStart[k] = start;
         const bool viaDram = i.op == Op::Store || (i.op == Op::Load && i.src == kDram);
         if (viaDram) {
-            dramQ.push({needAt[k], j, k, e, start, transfer(k, i, j, start, 1.0 / i.stages)});
+            // A STORE's bytes leave the tile as it is issued; a LOAD's leave the DRAM once
+            // the DRAM serves its stage, so its links are booked then (grantDram()).
+            const Cycles linkEnd =
+                i.op == Op::Store ? transfer(k, i, j, start, 1.0 / i.stages) : start;
+            dramQ.push({needAt[k], j, k, e, start, linkEnd});
             requestDram(start);
             if (e % 3 == loadEngine) { // up to maxLoads LOADs in flight
                 engineFree[e] = start;
@@ -615,28 +637,73 @@ struct Sim {
             consider(w);
     }
 
-    // The DRAM takes its next request once it is free and something waits.
+    // The DRAM bandwidth in use at now (flows served until later), and when some frees.
+    double dramInUse(Cycles now, Cycles* nextFree = nullptr) {
+        std::erase_if(dramFlows, [now](const DramFlow& d) { return d.until <= now; });
+        double used = 0;
+        Cycles next = std::numeric_limits<Cycles>::infinity();
+        for (const DramFlow& d : dramFlows)
+            used += d.rate, next = std::min(next, d.until);
+        if (nextFree) *nextFree = next;
+        return used;
+    }
+    bool dramFull(double used) const { return used >= dramBw * (1 - 1e-9); }
+
+    // The DRAM takes its next request once it has bandwidth to spare and something waits.
     void requestDram(Cycles now) {
         if (dramEvent || dramQ.empty()) return;
         dramEvent = true;
-        pq.push({std::max(now, resFree[0]), dramEngine, 0});
+        Cycles next = now;
+        if (dramFull(dramInUse(now, &next))) now = next;
+        pq.push({now, dramEngine, 0});
+    }
+
+    // The fastest a transfer's bytes can move: its route's slowest link (and its share of
+    // a side controller's bandwidth when the template limits them).
+    double routeRate(size_t k) {
+        routeOf(k);
+        double rate = dramBw;
+        for (std::uint32_t q = 0; q < routeLen[k]; ++q)
+            rate = std::min(rate, linkBwOf[size_t(routeLinks[routeAt[k] + q])]);
+        if (portBw > 0) rate = std::min(rate, portBw * std::popcount(unsigned(sideMask[k])));
+        return rate;
     }
 
     // The DRAM serves the waiting stage the program needs first: the one whose first
-    // dependent instruction comes first in program order (needAt), then by stage, one
-    // stage at a time. A stage's links and side controllers are booked when it is issued
-    // (step()), as the DRAM and the NoC move its bytes concurrently; it ends when the
-    // slower of the two is done. Serving requests in arrival order instead let the weight
+    // dependent instruction comes first in program order (needAt), then by stage, while it
+    // has bandwidth left. The stage joins its transfer's flow, at most its route's rate; a
+    // LOAD's links and side controllers are booked from now (a STORE's when it was issued,
+    // step()), as the DRAM and the NoC move its bytes concurrently; it ends when the
+    // slower of the two is done. Booking a LOAD's links while it waited let the loads
+    // queued behind it slow the one served (docs/isa.md, "Replay", session 13). Serving
+    // requests in arrival order instead let the weight
     // prefetches every tile's LOAD engine issued at once hold a 672-byte input LOAD of the
     // first layer for 35,000 cycles (mobilenet_v2, 6x6 mesh with slow DRAM): the
     // generator emits transfers in the order the schedule needs them (docs/isa.md,
     // "Replay").
     void grantDram(Cycles now) {
         dramEvent = false;
+        const double used = dramInUse(now);
+        if (dramFull(used)) { // a flow ended later than planned (cannot happen; be safe)
+            requestDram(now);
+            return;
+        }
         const DramReq r = dramQ.top();
         dramQ.pop();
         const Instruction& i = *f.ins[r.k];
-        Cycles end = std::max(r.linkEnd, book(0, now, double(i.bytes) / i.stages / dramBw));
+        const Cycles linkEnd =
+            i.op == Op::Load ? transfer(r.k, i, r.j, now, 1.0 / i.stages) : r.linkEnd;
+        // The stage joins its transfer's flow (one flow per transfer, as on a link), which
+        // draws at most what its route can take of the bandwidth left.
+        const double bytes = double(i.bytes) / i.stages;
+        auto fl = std::find_if(dramFlows.begin(), dramFlows.end(),
+                               [&](const DramFlow& d) { return d.k == r.k; });
+        if (fl == dramFlows.end()) {
+            dramFlows.push_back({r.k, std::min(routeRate(r.k), dramBw - used), now});
+            fl = dramFlows.end() - 1;
+        }
+        fl->until = std::max(fl->until, now) + bytes / fl->rate;
+        Cycles end = std::max(linkEnd, fl->until);
         if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
         if (waitsGrant[r.e]) {
             waitsGrant[r.e] = 0;

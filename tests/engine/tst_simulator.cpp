@@ -82,6 +82,8 @@ class TestSimulator : public QObject {
     void mappedFileAndStreamedWrite();
     void dramIsShared();
     void dramServesNeedOrder();
+    void waitingLoadLeavesLinksFree();
+    void storeNeededByItsQueue();
     void sendOverOneLink();
     void sendReadByCompute();
     void loadsInFlightHideLatency();
@@ -217,6 +219,53 @@ void TestSimulator::dramServesNeedOrder() {
     QCOMPARE(endOf(r, 2), 60.0);
     QCOMPARE(endOf(r, 1), 210.0);
     QCOMPARE(r.delay, 260.0);
+}
+
+// A LOAD waiting for the DRAM does not move bytes yet, so it does not take a share of its
+// links (docs/isa.md, "Replay"). Test chip with DRAM at the link bandwidth (24 B/cycle):
+// tile 0 issues two 2,400-byte LOADs at 0 over the same port link; the second is needed
+// first (COMPUTE 3), so the DRAM serves it over [0, 100) at the full rate its route takes,
+// then the first over [100, 200). Booking both on the link from 0, as the replay did until
+// session 13, halved the needed LOAD's share: it ended at 200 with the other.
+void TestSimulator::waitingLoadLeavesLinksFree() {
+    Hardware hw = testchip();
+    hw.dramBytesPerCycle = 24;
+    const Program p =
+        twoTiles({make(1, Op::Load, 0, kDram, 0, 2400, 1), make(2, Op::Load, 0, kDram, 0, 2400, 1),
+                  make(3, Op::Compute, 0, 0, 0, 0, 1, 10, {{2, 1}}),
+                  make(4, Op::Compute, 0, 0, 0, 0, 1, 10, {{1, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 2), 100.0);
+    QCOMPARE(endOf(r, 3), 110.0);
+    QCOMPARE(endOf(r, 1), 200.0);
+    QCOMPARE(r.delay, 210.0);
+    QCOMPARE(r.dramBusy, 200.0);
+}
+
+// A STORE holds its tile's STORE/SEND engine until the DRAM takes it, so the DRAM serves
+// it as soon as the SENDs queued behind it are needed (docs/isa.md, "Replay"). Test chip,
+// DRAM 4 B/cycle: tile 0 stores 400 B (read back later by LOAD 6) and then SENDs 240 B
+// to tile 1, whose COMPUTE 3 needs them; tile 1's LOAD 4 (400 B, for COMPUTE 5) competes
+// for the DRAM. The STORE is needed at 3 (its SEND's consumer), before LOAD 4 (5): STORE
+// [0, 100), SEND [100, 110), LOAD 4 [100, 200). Needed only at 6 (its own reader), as
+// until session 13, the STORE waited for LOAD 4 and the SEND ended at 210.
+void TestSimulator::storeNeededByItsQueue() {
+    const Hardware hw = testchip();
+    const Program p = twoTiles(
+        {make(1, Op::Store, 0, 0, kDram, 400, 1), make(2, Op::Send, 0, 0, 1, 240, 1)},
+        {make(3, Op::Compute, 1, 1, 1, 0, 1, 10, {{2, 1}}), make(4, Op::Load, 1, kDram, 1, 400, 1),
+         make(5, Op::Compute, 1, 1, 1, 0, 1, 10, {{4, 1}}),
+         make(6, Op::Load, 1, kDram, 1, 400, 1, 0, {{1, 1}})});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QCOMPARE(endOf(r, 2), 110.0);
+    QCOMPARE(endOf(r, 3), 120.0);
+    QCOMPARE(endOf(r, 4), 200.0);
+    QCOMPARE(endOf(r, 6), 300.0);
 }
 
 // A SEND of 2400 B from tile 0 to its east neighbour crosses one link at 24 B/cycle: 100
