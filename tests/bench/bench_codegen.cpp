@@ -107,6 +107,7 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
 }
 
 std::string gSaveDir; // --save-trees DIR: annealed trees as result JSON files (for --tree)
+bool gFirst = false;  // --first: --leaves prints the first sample's pass, leaf by leaf
 bool gEndLag = false; // --end-lag: --leaves charges the growth of the lag of ends
 
 // Per leaf invocation, in the evaluator's order: the lag of the replay (first COMPUTE start
@@ -139,6 +140,18 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
                     it->second.second = std::max(it->second.second, iv.end);
                 break;
             }
+    }
+    if (gFirst) {
+        // The first sample's pass, leaf by leaf: estimate and replay start and end.
+        for (auto* b : ivs) {
+            if (b->firstSample != 0) continue;
+            auto it = sim.find({b->layer, b->firstSample});
+            if (it == sim.end()) continue;
+            std::printf("    %-36s eval %9.0f %9.0f  sim %9.0f %9.0f\n",
+                        net.layers[size_t(b->layer)].name.substr(0, 36).c_str(), b->start, b->end,
+                        it->second.first, it->second.second);
+        }
+        return;
     }
     std::map<int, double> growth;
     std::map<int, double> evalTime, simTime;
@@ -311,6 +324,8 @@ int main(int argc, char** argv) {
             whatIf = true;
         else if (a == "--save-trees")
             gSaveDir = next();
+        else if (a == "--first")
+            gFirst = leaves = true;
         else if (a == "--end-lag")
             gEndLag = true;
         else if (a == "--step-min")
