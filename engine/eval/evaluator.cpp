@@ -222,12 +222,13 @@ struct EvalContext::Impl {
 
     const LeafTraffic& trafficOf(const LeafPlacement& leaf,
                                  const std::vector<const LeafPlacement*>& prods, bool writesDram,
-                                 int segBatch) {
+                                 std::uint32_t paceInputs, int segBatch) {
         ++stats.routeCalls;
         std::string& key = keyScratch;
         key.clear();
         auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
         put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
+        put(int(paceInputs));
         for (const LeafPlacement* p : prods) {
             if (!p)
                 put(-1);
@@ -259,8 +260,10 @@ struct EvalContext::Impl {
         auto pit = periods.find(pkey);
         if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
         if (pit == periods.end()) {
-            pit =
-                periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram)).first;
+            pit = periods
+                      .emplace(pkey,
+                               leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs))
+                      .first;
             storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
         } else {
             ++stats.routeHits;
@@ -385,6 +388,12 @@ struct Analysis {
     int segBatch = 1, segInvocations = 1;
     std::vector<std::vector<char>> inputViaDram; // per layer, per input
     std::vector<char> writesDram;                // per layer
+    // Per layer, the position of its first consumer over the NoC: its tiles' STORE/SEND
+    // engines move their transfers in order, so only the first can keep pace with the compute.
+    std::vector<int> firstSend;
+    // Per layer, bit k: input k can keep pace with its producer in the paced fill (both
+    // leaves of one S cut, over the NoC, the first transfer of a producer that stores nothing).
+    std::vector<std::uint32_t> paceInputs;
     // dataFlow()'s working data (Analyser): kept here so a reused Analysis keeps capacity.
     std::vector<double> hold;
     std::vector<std::vector<int>> sharedProducers;
@@ -448,7 +457,8 @@ struct Analyser {
     bool checkBuffers();
     void leafTraffic();
     void leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram);
-    Cycles pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field, bool offsets);
+    Cycles pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field);
+    Cycles pacedFill(const RANode& nd, const NodeWork& nw);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -650,6 +660,7 @@ void Analyser::dataFlow() {
         sp.clear();
     held.clear();
     A.writesDram.assign(size_t(L), 0);
+    A.firstSend.assign(size_t(L), std::numeric_limits<int>::max());
     A.inputViaDram.resize(static_cast<size_t>(L)); // each row assigned below
     for (int l = 0; l < L; ++l) {
         const auto& ins = net.layers[size_t(l)].inputs;
@@ -658,7 +669,11 @@ void Analyser::dataFlow() {
             if (ins[k].producer >= 0) {
                 const bool d = viaDram(ins[k].producer, l);
                 inputViaDram[size_t(l)][k] = d;
-                if (d) writesDram[size_t(ins[k].producer)] = 1;
+                if (d)
+                    writesDram[size_t(ins[k].producer)] = 1;
+                else
+                    A.firstSend[size_t(ins[k].producer)] =
+                        std::min(A.firstSend[size_t(ins[k].producer)], layerPos[size_t(l)]);
                 // Data kept on chip for a cut (not the consuming leaf itself) stays in the
                 // buffers of that cut's tiles for the whole time the cut runs.
                 // One tensor feeding several layers of the same cut is held once.
@@ -677,12 +692,40 @@ void Analyser::dataFlow() {
                     std::find(held.begin(), held.end(), heldKey) == held.end()) {
                     held.push_back(heldKey);
                     const NodeWork& cw = w[size_t(consumerChild)];
-                    hold[size_t(consumerChild)] += double(ins[k].bytesPerSample) *
-                                                   tree.node(consumerChild).batch * db /
-                                                   std::max(1, cw.tileCount);
+                    if (lcaIsT) {
+                        // The next T child reads it: the producer's tiles keep every
+                        // invocation's output of the round until the cut has read it, beside
+                        // the producer's own work and then beside the cut's (the generator
+                        // frees an output once its NoC readers have it).
+                        const int pl = leafNode[size_t(ins[k].producer)];
+                        const RANode& pn = tree.node(pl);
+                        const double slice =
+                            C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile;
+                        const double n = std::ceil(double(tree.node(consumerChild).batch) /
+                                                   std::max(1, pn.batch));
+                        hold[size_t(consumerChild)] += slice * n;
+                        hold[size_t(pl)] += slice * (n - 1);
+                    } else {
+                        hold[size_t(consumerChild)] += double(ins[k].bytesPerSample) *
+                                                       tree.node(consumerChild).batch * db /
+                                                       std::max(1, cw.tileCount);
+                    }
                 }
             }
         if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
+    }
+    A.paceInputs.assign(size_t(L), 0);
+    for (int l = 0; l < L; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        const RANode& me = tree.node(leafNode[size_t(l)]);
+        if (me.parent < 0 || tree.node(me.parent).type != NodeType::S) continue;
+        for (size_t k = 0; k < ins.size() && k < 32; ++k) {
+            const int p = ins[k].producer;
+            if (p >= 0 && !inputViaDram[size_t(l)][k] &&
+                tree.node(leafNode[size_t(p)]).parent == me.parent && !writesDram[size_t(p)] &&
+                A.firstSend[size_t(p)] == layerPos[size_t(l)])
+                A.paceInputs[size_t(l)] |= 1u << k;
+        }
     }
 }
 
@@ -773,29 +816,66 @@ void Analyser::leafBuffers() {
                 nw.act = std::max(nw.act, a);
             }
             nw.compute =
-                slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::compute, false);
+                slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::compute);
         }
     }
 }
 
-// The pipeline fill of an S cut: the first sub-batch passes its stages one after another,
-// each as long as its slowest child (the sum of those), while every later sub-batch follows
-// one slot behind the one before (docs/cost-model.md §5). With `offsets`, each child's
-// stage start.
-Cycles Analyser::pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field,
-                              bool offsets) {
+// The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages
+// one after another, each as long as its slowest child (the sum of those).
+Cycles Analyser::pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field) {
     std::vector<Cycles>& st = C.stageScratch;
     st.assign(size_t(maxStage) + 1, 0.0);
     for (int c : nd.children) {
         Cycles& len = st[size_t(w[size_t(c)].stage)];
         len = std::max(len, w[size_t(c)].*field);
     }
-    Cycles fill = 0; // each stage's start, then the fill
-    for (Cycles& t : st)
-        fill += std::exchange(t, fill);
-    if (offsets)
-        for (int c : nd.children)
-            w[size_t(c)].stageOffset = st[size_t(w[size_t(c)].stage)];
+    Cycles fill = 0;
+    for (Cycles t : st)
+        fill += t;
+    return fill;
+}
+
+// The first sub-batch's pass through an S cut, with each child's start (docs/cost-model.md
+// §5, "Paced fill"): a child starts once the earlier children it reads from let it. A leaf
+// reading a leaf sibling's output over the NoC keeps pace with it as the generator's stage
+// dependencies let it (LeafTraffic::pace) when its transfer is the first on the producer's
+// in-order STORE/SEND engines (the producer stores nothing and this is its first NoC
+// consumer): it starts once `lead` of the producer's compute has run (the rest of the
+// producer's time, waiting on its own inputs or traffic, comes first) and ends no sooner
+// than `tail` of its own time after the producer's end. Any other dependency waits for the
+// producer's end.
+Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
+    std::vector<Cycles>& st = C.stageScratch; // per child: start, then end
+    st.assign(2 * nd.children.size(), 0.0);
+    Cycles fill = 0;
+    for (size_t j = 0; j < nd.children.size(); ++j) {
+        NodeWork& cw = w[size_t(nd.children[j])];
+        Cycles start = 0, end = 0;
+        for (int pos = cw.lo; pos < cw.hi; ++pos) {
+            const int l = posLayer[size_t(pos)];
+            for (const auto& [prod, k] : C.producers[size_t(l)]) {
+                const int pp = layerPos[size_t(prod)];
+                if (pp < nw.lo || pp >= cw.lo) continue;
+                const size_t i = size_t(childContaining(nd, pp));
+                const int pc = nd.children[i];
+                if (k < 32 && (A.paceInputs[size_t(l)] >> k & 1u)) {
+                    const LeafTraffic::Pace& p = cw.traffic->pace[size_t(k)];
+                    // Only the producer's compute is spread over its stages; what it
+                    // waits beyond that (its inputs, DRAM, links) comes first.
+                    const NodeWork& pw = w[size_t(pc)];
+                    const Cycles comp = std::min(pw.compute, pw.time);
+                    start = std::max(start, st[2 * i] + pw.time - (1 - p.lead) * comp);
+                    end = std::max(end, st[2 * i + 1] + p.tail * cw.time);
+                } else {
+                    start = std::max(start, st[2 * i + 1]);
+                }
+            }
+        }
+        st[2 * j] = cw.stageOffset = start;
+        st[2 * j + 1] = std::max(start + cw.time, end);
+        fill = std::max(fill, st[2 * j + 1]);
+    }
     return fill;
 }
 
@@ -842,7 +922,8 @@ void Analyser::leafTraffic() {
         for (size_t k = 0; k < ins.size(); ++k)
             if (!inputViaDram[size_t(l)][k]) prods[k] = &place[size_t(ins[k].producer)];
         w[size_t(leafNode[size_t(l)])].traffic =
-            &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0, A.segBatch);
+            &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0,
+                         A.paceInputs[size_t(l)], A.segBatch);
     }
 }
 
@@ -905,8 +986,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
         const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
-        nw.time =
-            nw.slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::time, true);
+        nw.time = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
     }
     nw.dram = bytes * nd.subBatch;
 }

@@ -766,11 +766,113 @@ void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
     }
 }
 
+// Invocations repeat with a period: the consumer's own partition is the same every
+// invocation, and a NoC producer's invocations line up the same way again after
+// lcm(b, producer batch) samples. One period is costed and scaled.
+int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
+    int period = 1;
+    for (const LeafPlacement* p : producers)
+        if (p) {
+            const int pb = std::max(1, p->batch);
+            period = std::lcm(period, std::lcm(b, pb) / b);
+        }
+    return period;
+}
+
+// An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
+// whose windows hold it. Returns the bytes delivered (multicast copies counted).
+double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& g, int s0, int s1,
+                 const std::vector<Box>& win, const std::vector<int>& actTiles, LinkTally& act,
+                 LeafTraffic& T) {
+    thread_local std::vector<int> dst, route;
+    Box ext;
+    ext.lo = {s0, 0, 0, 0};
+    ext.hi = {s1, g.C, g.H, g.W};
+    double delivered = 0;
+    for (const DramCell& c : dramCells(ext, win)) {
+        const double bytes = double(geo.bytesOf(c.box.volume()));
+        dst.clear();
+        for (size_t a : c.to)
+            dst.push_back(actTiles[a]);
+        route.clear();
+        mesh.multicastFromDram(dst, route);
+        act.add(route, bytes);
+        chargeSides(mesh, T.actSide, dst, bytes);
+        T.actDram += bytes;
+        delivered += bytes * double(c.to.size());
+    }
+    return delivered;
+}
+
+// How a leaf's first invocation keeps pace with a producer (LeafTraffic::pace), from the
+// stage boxes the generator cuts (docs/isa.md, "Dependencies at stage granularity"): each
+// consumer tile's compute stages (the first invocation loads the weights), the windows
+// they read of the input, each producer slice's stages and a piece's SEND stages (in the
+// producer's order, as the generator's emitInput cuts them). From nothing upwards, the
+// slowest piece decides; once it waits for all of its producer nothing can be slower.
+class PaceProbe {
+  public:
+    void consumer(const TransferGeometry& geo, int layer, const std::vector<Box>& boxes) {
+        const bool weights = geo.network().layers[size_t(layer)].weightBytes > 0;
+        m_cStages.resize(boxes.size());
+        for (size_t a = 0; a < boxes.size(); ++a)
+            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], weights), kMaxStages,
+                     m_cStages[a]);
+    }
+    void input(const TransferGeometry& geo, int layer, size_t k, LeafTraffic::Pace& pace) {
+        m_pace = &pace;
+        pace = {0, 0};
+        m_req.resize(m_cStages.size());
+        for (size_t a = 0; a < m_cStages.size(); ++a) {
+            m_req[a].clear();
+            for (const Box& st : m_cStages[a])
+                m_req[a].push_back(geo.window(layer, k, st));
+        }
+    }
+    void producer(const TransferGeometry& geo, int layer, const std::vector<SliceRef>& slices,
+                  bool first) {
+        const bool weights = first && geo.network().layers[size_t(layer)].weightBytes > 0;
+        m_pStages.resize(slices.size());
+        m_pOrder.resize(slices.size());
+        for (size_t sl = 0; sl < slices.size(); ++sl) {
+            m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, weights);
+            splitBox(slices[sl].box, m_pOrder[sl], kMaxStages, m_pStages[sl]);
+        }
+    }
+    // Producer compute -> SEND -> consumer compute.
+    void piece(size_t sl, const Box& box, std::span<const size_t> to) {
+        if (saturated()) return;
+        splitBox(box, m_pOrder[sl], kMaxStages, m_send);
+        const std::uint32_t lag1 = lagStage(m_pStages[sl], m_send);
+        for (size_t a : to)
+            by(sl, a,
+               std::min<std::uint32_t>(std::uint32_t(m_pStages[sl].size()),
+                                       lag1 + lagStage(m_send, m_req[a]) - 1));
+    }
+    // A slice the consumer reads in place.
+    void local(size_t a, size_t sl) {
+        if (!saturated()) by(sl, a, lagStage(m_pStages[sl], m_req[a]));
+    }
+
+  private:
+    bool saturated() const { return m_pace->lead >= 1 && m_pace->tail >= 1; }
+    void by(size_t sl, size_t a, std::uint32_t lag) {
+        const double nP = double(m_pStages[sl].size()), nC = double(m_req[a].size());
+        m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, lag / nP)));
+        m_pace->tail = std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC));
+    }
+    std::vector<std::vector<Box>> m_cStages, m_req, m_pStages;
+    std::vector<StageOrder> m_pOrder;
+    std::vector<Box> m_send;
+    LeafTraffic::Pace* m_pace = nullptr;
+};
+
 } // namespace
 
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
-                              const std::vector<const LeafPlacement*>& producers, bool writesDram) {
+                              const std::vector<const LeafPlacement*>& producers, bool writesDram,
+                              std::uint32_t paceInputs) {
     const Network& net = geo.network();
     const Layer& ly = net.layers[size_t(leaf.layer)];
     const LeafMapping& m = *leaf.mapping;
@@ -781,24 +883,11 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     noc.ensure(mesh.linkCount());
     nocSame.ensure(mesh.linkCount());
     thread_local std::vector<int> route;
-    auto fromDram = [&](const std::vector<int>& tiles) {
-        route.clear();
-        mesh.multicastFromDram(tiles, route);
-    };
     const int b = std::max(1, leaf.batch);
 
     if (ly.weightBytes > 0) weightTraffic(geo, mesh, leaf, wgt, route, T);
 
-    // Invocations repeat with a period: the consumer's own partition is the same every
-    // invocation, and a NoC producer's invocations line up the same way again after
-    // lcm(b, producer batch) samples. Cost one period and scale it.
-    int period = 1;
-    for (const LeafPlacement* p : producers)
-        if (p) {
-            const int pb = std::max(1, p->batch);
-            period = std::lcm(period, std::lcm(b, pb) / b);
-        }
-    T.invocations = period;
+    const int period = T.invocations = periodOf(b, producers);
     T.nocInByInput.assign(ly.inputs.size(), 0.0);
     T.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
     T.nocInsideGroup.assign(ly.inputs.size(), 0.0);
@@ -816,6 +905,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local SendLog sends;
     sends.clear();
     double actDelivered = 0;
+    T.pace.assign(ly.inputs.size(), {});
+    thread_local PaceProbe probe;
     for (int inv = 0; inv < period; ++inv) {
         const int s0 = inv * b, s1 = s0 + b;
         actTiles.clear();
@@ -826,6 +917,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
             boxes.push_back(box);
         }
+        if (inv == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const InputGeom& g = geo.input(leaf.layer, k);
             win.clear();
@@ -833,20 +925,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 win.push_back(geo.window(leaf.layer, k, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
-                Box ext;
-                ext.lo = {s0, 0, 0, 0};
-                ext.hi = {s1, g.C, g.H, g.W};
-                for (const DramCell& c : dramCells(ext, win)) {
-                    const double bytes = double(geo.bytesOf(c.box.volume()));
-                    dst.clear();
-                    for (size_t a : c.to)
-                        dst.push_back(actTiles[a]);
-                    fromDram(dst);
-                    act.add(route, bytes);
-                    chargeSides(mesh, T.actSide, dst, bytes);
-                    T.actDram += bytes;
-                    actDelivered += bytes * double(c.to.size());
-                }
+                actDelivered += dramInput(geo, mesh, g, s0, s1, win, actTiles, act, T);
                 continue;
             }
             wants.resize(boxes.size()); // keeps each consumer's capacity
@@ -862,15 +941,22 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 inProducer[size_t(mesh.tileAt(p->tileBegin + t))] = 1;
             // The producer invocations whose samples overlap [s0, s1).
             const int pb = std::max(1, p->batch);
+            // Paced when the first invocation reads one producer invocation in its own
+            // coordinates; from nothing upwards, the slowest piece decides.
+            const bool pacing =
+                inv == 0 && k < 32 && (paceInputs >> k & 1u) && g.sameAsProducer && pb >= b;
+            if (pacing) probe.input(geo, leaf.layer, k, T.pace[k]);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
                 slices.clear();
                 for (int t = 0; t < p->tileCount; ++t) {
                     const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
                     if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
                 }
+                if (pacing) probe.producer(geo, p->layer, slices, q0 == 0);
                 forEachNocPiece(
                     slices, actTiles, wants,
                     [&](size_t sl, const Box& box, std::span<const size_t> to) {
+                        if (pacing) probe.piece(sl, box, to);
                         const double bytes = double(geo.bytesOf(box.volume()));
                         route.clear();
                         dst.clear();
@@ -891,7 +977,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         egress[size_t(slices[sl].tile)] += bytes * mesh.routeSlowness(route);
                         actDelivered += bytes * double(to.size());
                     },
-                    [](size_t, size_t) {});
+                    [&](size_t a, size_t sl) {
+                        if (pacing) probe.local(a, sl);
+                    });
             }
         }
         if (writesDram)

@@ -180,17 +180,29 @@ struct LeafTraffic {
     // from tiles outside this leaf's group (they cross its boundary), those that leave the
     // producer's group (they cross the producer's), and those between tiles of this group.
     std::vector<double> nocInByInput, nocOutOfProducer, nocInsideGroup;
+    // Per input received over the NoC, how the leaf's first invocation keeps pace with its
+    // producer's (the generator's stage dependencies, lagStage, on the same boxes): it can
+    // start once `lead` of the producer's time has passed and ends no sooner than `tail` of
+    // its own time after the producer's end. 1 and 1 wait for all of it (inputs read from
+    // DRAM or re-partitioned: a window on the producer's channels, a folded reshape).
+    struct Pace {
+        float lead = 1, tail = 1;
+    };
+    std::vector<Pace> pace;
     int invocations = 1;
 };
 
 // producers[k]: the placement of input k's producer when it arrives over the NoC, null
-// when it is read from DRAM (network inputs and DRAM-routed feature maps).
+// when it is read from DRAM (network inputs and DRAM-routed feature maps). Bit k of
+// paceInputs asks for input k's LeafTraffic::pace (left at 1, 1 otherwise): the evaluator
+// asks only where the leaf can keep pace with its producer (docs/cost-model.md §5).
 // Built in two steps: the activation traffic repeats with a period of invocations (a NoC
 // producer's invocations line up the same way again after lcm(b, its batch) samples), so
 // one period is costed (invocations = the period) and scaled to a segment invocation.
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
-                              const std::vector<const LeafPlacement*>& producers, bool writesDram);
+                              const std::vector<const LeafPlacement*>& producers, bool writesDram,
+                              std::uint32_t paceInputs = 0);
 LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations);
 
 } // namespace tilescope

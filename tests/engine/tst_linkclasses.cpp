@@ -149,11 +149,6 @@ void TestLinkClasses::simulatorAgrees() {
     qInfo("%s: sim %.0f eval %.0f ratio %.3f, inter-chiplet hop-bytes %.0f of %.0f",
           QTest::currentDataTag(), s.delay, ev.delay, a.ratio, ev.interChipletHopBytes,
           ev.nocHopBytes);
-    // Known miss (docs/isa.md, "What is left"): this tree's one-sub-batch S cuts of 33 and
-    // 30 leaves stream stage into stage in the replay, faster than the estimate's
-    // stage-by-stage fill; the replay runs at 0.83 of the estimate.
-    if (model == "googlenet" && tree == "sa8")
-        QEXPECT_FAIL("", "one-sub-batch S-cut fill is pessimistic (docs/isa.md)", Continue);
     QVERIFY2(a.ratio >= 0.85 && a.ratio <= 1.15, qPrintable(QString::number(a.ratio)));
 }
 
