@@ -42,6 +42,18 @@ Hardware computeBoundEdge() {
     return hw;
 }
 
+// Four 3x3 convs a, b, c, d (128 -> 128 channels, 28x28): b reads a, c reads layer
+// cReads (a or b), d reads c.
+Network fourConvs(const char* name, int cReads) {
+    Network n;
+    n.name = name;
+    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
+    n.layers.push_back(test::conv("c", 128, 128, 28, 3, cReads));
+    n.layers.push_back(test::conv("d", 128, 128, 28, 3, 2));
+    return test::finish(n);
+}
+
 } // namespace
 
 class TestEvaluator : public QObject {
@@ -283,13 +295,7 @@ void TestEvaluator::sCutFillsStageByStage() {
 // segment starts at 1.75t and the run ends at 3t, not the 3.25t of segments one after the
 // other. The S-T graph places c from 1.75t and d from 2t.
 void TestEvaluator::segmentsOverlap() {
-    Network n;
-    n.name = "two_branches";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("d", 128, 128, 28, 3, 2));
-    const Network net = test::finish(n);
+    const Network net = fourConvs("two_branches", 0);
     EvalOptions opt;
     opt.detail = true;
     const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
@@ -578,13 +584,7 @@ void TestEvaluator::bufferOverflowNamesNode() {
 // (spread over the 16 tiles it was 50,176). With the two S cuts as segments the map goes
 // through DRAM and nothing is held.
 void TestEvaluator::heldOutputStaysOnProducerTiles() {
-    Network n;
-    n.name = "chain4";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 1));
-    n.layers.push_back(test::conv("d", 128, 128, 28, 3, 2));
-    const Network net = test::finish(n);
+    const Network net = fourConvs("chain4", 1);
     EvalOptions opt;
     opt.detail = true;
     Hardware hw = computeBoundEdge();
