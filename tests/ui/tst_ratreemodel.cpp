@@ -3,6 +3,7 @@
 #include "core/document.h"
 #include "core/ratreemodel.h"
 #include "expectok.h"
+#include "search/chiplet.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -55,6 +56,41 @@ class TstRATreeModel : public QObject {
         QVERIFY_OK(doc.openHardware(QStringLiteral("cloud")));
         QVERIFY(
             model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("144:")));
+    }
+
+    // The chiplet baseline's regions (issue 14): on a template with chiplets the Tiles
+    // column says which chiplets a node's tiles lie on, for each region of the baseline's
+    // root S cut too.
+    void regionsShowTheirChiplets() {
+        Document doc;
+        RATreeModel model(&doc);
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/googlenet.onnx"));
+        QVERIFY(!model.index(0, RATreeModel::Tiles).data().toString().contains("chiplet"));
+        QVERIFY_OK(doc.openHardware(QStringLiteral("chiplet")));
+        QCOMPARE(model.index(0, RATreeModel::Tiles).data().toString().section(" (", 1),
+                 QStringLiteral("chiplets 0, 1, 2, 3)"));
+        auto tree = chipletBaseline(*doc.network(), *doc.hardware(), doc.batch(), {});
+        QVERIFY2(tree.ok(), tree.ok() ? "" : tree.error().message.c_str());
+        QVERIFY_OK(doc.adoptTree(*tree, QStringLiteral("chiplet baseline")));
+        // GoogLeNet splits into 3 regions: the root S cut's children.
+        const QModelIndex cut = model.index(0, 0);
+        QCOMPARE(cut.data().toString(), QStringLiteral("S cut"));
+        QCOMPARE(model.rowCount(cut), 3);
+        QStringList chips;
+        for (int r = 0; r < model.rowCount(cut); ++r) {
+            const QString t = model.index(r, RATreeModel::Tiles, cut).data().toString();
+            QVERIFY2(t.contains(QLatin1String("(chiplet")), qPrintable(t));
+            chips << t.section(QLatin1String(" (chiplet"), 1)
+                         .remove(QLatin1Char('s'))
+                         .remove(')')
+                         .trimmed();
+        }
+        // The evaluator gives the regions tiles by their work (docs/method.md, tile allocation at
+        // an S cut), so a region may reach into a neighbouring chiplet; together they use all four.
+        QStringList all = chips.join(QStringLiteral(", ")).split(QStringLiteral(", "));
+        all.sort();
+        all.removeDuplicates();
+        QCOMPARE(all, QStringList({"0", "1", "2", "3"}));
     }
 
     void pinnedCheckBoxGoesThroughDocument() {

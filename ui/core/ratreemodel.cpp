@@ -10,6 +10,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QPixmap>
+#include <algorithm>
 
 namespace tilescope::ui {
 
@@ -77,7 +78,31 @@ QString RATreeModel::tileText(int node) const {
          ++p)
         ids << QString::number(m_eval->tileOrder[size_t(p)]);
     if (ids.size() > 12) ids = ids.mid(0, 12) << QStringLiteral("...");
-    return QStringLiteral("%1: %2").arg(f.tileCount).arg(ids.join(QLatin1Char(',')));
+    const QString chips = chipletText(node);
+    return QStringLiteral("%1: %2%3")
+        .arg(f.tileCount)
+        .arg(ids.join(QLatin1Char(',')),
+             chips.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(chips));
+}
+
+QString RATreeModel::chipletText(int node) const {
+    const auto hw = m_doc->hardware();
+    if (!m_eval || !hw || size_t(node) >= m_eval->nodes.size()) return {};
+    if (m_meshHw != hw) m_meshHw = hw, m_mesh = std::make_shared<const Mesh>(*hw);
+    const Mesh& mesh = *m_mesh;
+    if (!mesh.hasChiplets()) return {};
+    const NodeFigures& f = m_eval->nodes[size_t(node)];
+    std::vector<int> chips;
+    for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size());
+         ++p)
+        chips.push_back(mesh.chipletOf(m_eval->tileOrder[size_t(p)]));
+    std::sort(chips.begin(), chips.end());
+    chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
+    QStringList ids;
+    for (int c : chips)
+        ids << QString::number(c);
+    return (chips.size() == 1 ? tr("chiplet %1") : tr("chiplets %1"))
+        .arg(ids.join(QStringLiteral(", ")));
 }
 
 QIcon RATreeModel::typeIcon(NodeType t) const {

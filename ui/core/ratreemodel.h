@@ -4,6 +4,7 @@
 #pragma once
 
 #include "eval/evaluation.h"
+#include "hw/mesh.h"
 #include "model/network.h"
 #include "tree/ratree.h"
 
@@ -51,6 +52,9 @@ class RATreeModel : public QAbstractItemModel {
 
   private:
     QString tileText(int node) const;
+    // On a template with chiplets, the chiplets a node's tiles lie on ("chiplet 2",
+    // "chiplets 0, 1"); empty on a single chip.
+    QString chipletText(int node) const;
     QIcon typeIcon(NodeType t) const;
 
     QStringList m_names; // short unique layer names (layernames.h)
@@ -59,6 +63,9 @@ class RATreeModel : public QAbstractItemModel {
     std::shared_ptr<const Evaluation> m_eval;
     RATree m_tree;
     mutable QIcon m_icons[3];
+    // chipletText()'s mesh, built for the hardware it was last asked with.
+    mutable std::shared_ptr<const Hardware> m_meshHw;
+    mutable std::shared_ptr<const Mesh> m_mesh;
 };
 
 } // namespace tilescope::ui
