@@ -80,6 +80,9 @@ class TstRATreeModel : public QObject {
         for (int r = 0; r < model.rowCount(cut); ++r) {
             const QString t = model.index(r, RATreeModel::Tiles, cut).data().toString();
             QVERIFY2(t.contains(QLatin1String("(chiplet")), qPrintable(t));
+            // The region's name says it too (the Tiles column is off to the right).
+            const QString name = model.index(r, 0, cut).data().toString();
+            QVERIFY2(name.endsWith(t.section(QLatin1String(" ("), 1)), qPrintable(name));
             chips << t.section(QLatin1String(" (chiplet"), 1)
                          .remove(QLatin1Char('s'))
                          .remove(')')

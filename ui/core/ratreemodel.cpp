@@ -189,7 +189,14 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         // The short unique name (layernames.h): the whole ONNX path does not fit a narrow
         // dock and its informative part is in the middle; the tooltip has it all.
         if (n.type == NodeType::Leaf) return m_names.value(n.layer);
-        return n.type == NodeType::S ? tr("S cut") : tr("T cut");
+        {
+            // An S cut's children on a template with chiplets (the chiplet baseline's
+            // regions) say where they sit; the Tiles column has it for every node.
+            const QString kind = n.type == NodeType::S ? tr("S cut") : tr("T cut");
+            const bool region = n.parent >= 0 && m_tree.node(n.parent).type == NodeType::S;
+            const QString chips = region ? chipletText(id) : QString();
+            return chips.isEmpty() ? kind : QStringLiteral("%1 (%2)").arg(kind, chips);
+        }
     case Layers:
         return int(m_tree.layersUnder(id).size());
     case Tiles:
