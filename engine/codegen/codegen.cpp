@@ -16,8 +16,6 @@ namespace tilescope {
 
 namespace {
 
-using Order = StageOrder;
-
 // One tile's global buffer: a ring allocator for activations (so the next invocation's
 // data lands beside, not on top of, the current one: double buffering when space allows),
 // weights packed from the top, and the history of released regions whose last readers a
@@ -153,7 +151,7 @@ struct ProdSlice {
     Region region;
     std::uint32_t computeId = 0;
     std::vector<Box> stages; // the compute's stage boxes (producer coordinates)
-    Order order{};
+    StageOrder order{};
 };
 
 struct ProdInv {
@@ -266,7 +264,7 @@ struct Where {
     std::int32_t tile;
     std::uint32_t pos;
 };
-constexpr std::array<Order, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
+constexpr std::array<StageOrder, 3> kOrders{kActOrder, kChannelOrder, kWeightOrder};
 
 struct WeightState {
     int segInv = -1;
@@ -338,7 +336,7 @@ class Generator {
     std::vector<int> overlapping(int layer, int s0, int s1) const;
     void countNocReaders();
     // Emission primitives.
-    std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const Order& order);
+    std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const StageOrder& order);
     Instruction& at(std::uint32_t id);
     std::vector<Box> stageBoxesOf(std::uint32_t id);
     void addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage);
@@ -374,7 +372,7 @@ class Generator {
     std::uint32_t emitProgram(const Step& cur, size_t a);
     void addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
                         IrWorkload& wl);
-    void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const Order& order,
+    void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const StageOrder& order,
                    std::uint32_t cid, ProdSlice& ps);
     void releaseAfter(const Step& cur);
     void finishProgram();
@@ -527,7 +525,8 @@ void Generator::countNocReaders() {
     }
 }
 
-std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages, const Order& order) {
+std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
+                              const StageOrder& order) {
     ins.id = std::uint32_t(where.size() + 1);
     ins.stages = std::uint32_t(stages.size());
     auto& list = P.tiles[size_t(ins.tile)].instructions;
@@ -1064,14 +1063,17 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
     };
     // Waiting for the next invocation is late if any pending leaf's weights, behind those
     // of the pending leaves before it and the demand traffic before its first start,
-    // would then arrive after that start.
-    auto late = [&] {
+    // would then arrive after that start: the first such leaf's place in `pending`, -1 if
+    // none.
+    auto firstLate = [&] {
         double bytes = 0;
-        for (const auto& [lj, tj] : pending) {
+        for (size_t j = 0; j < pending.size(); ++j) {
+            const auto& [lj, tj] = pending[j];
             bytes += weightBytes(lj);
-            if (std::max(dramClock, tNext) + (bytes + demandBefore(tj)) / dramBw > tj) return true;
+            if (std::max(dramClock, tNext) + (bytes + demandBefore(tj)) / dramBw > tj)
+                return int(j);
         }
-        return false;
+        return -1;
     };
     while (!pending.empty()) {
         const auto [li, tStart] = pending.front();
@@ -1081,14 +1083,13 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             pending.erase(pending.begin());
             continue;
         }
-        if (!late()) break; // can wait
+        const int lateAt = firstLate();
+        if (lateAt < 0) break; // can wait
         // Some leaf further on is late: issue the weights in order, but no more than keep
         // the DRAM busy until the next invocation, unless the first of them is late itself
         // (issued all at once they would queue on the tiles' in-order LOAD engines in
         // front of the demand loads).
-        const bool headLate =
-            std::max(dramClock, tNext) + (wbytes + demandBefore(tStart)) / dramBw > tStart;
-        if (!headLate && dramClock >= tNext) break;
+        if (lateAt > 0 && dramClock >= tNext) break;
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;
@@ -1128,7 +1129,7 @@ Result<ProdSlice> Generator::emitCompute(Step& cur, size_t a) {
     auto& inRegions = cur.inRegions;
     WeightState& ws = wstate[size_t(v.layer)];
     const Box& ob = act[a].box;
-    const Order order = geo.computeOrder(v.layer, ob, loadsWeights);
+    const StageOrder order = geo.computeOrder(v.layer, ob, loadsWeights);
     std::vector<Box> st = splitBox(ob, order, maxStages);
     auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
     if (!r) return r.error();
@@ -1279,8 +1280,8 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
     }
 }
 
-void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const Order& order,
-                          std::uint32_t cid, ProdSlice& ps) {
+void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
+                          const StageOrder& order, std::uint32_t cid, ProdSlice& ps) {
     const auto& act = cur.act;
     const Box& ob = act[a].box;
     const Region& out = ps.region;
