@@ -331,12 +331,10 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
 
 namespace {
 
-// Slices a leaf's weights stream in: the instruction generator cuts transfers and computes
-// into at most 8 stages (CodegenOptions::maxStages) and streams a weight-heavy compute by
-// output channel, so a leaf can start on its first weight slice.
-constexpr double kWeightStages = 8;
-// Stages the generator cuts a compute and its transfers into (docs/isa.md).
-constexpr double kStages = 8;
+// Stages the generator cuts a compute and its transfers into (kMaxStages, transfers.h;
+// docs/isa.md). A weight-heavy compute streams by output channel in as many slices, so a
+// leaf can start on its first weight slice.
+constexpr double kStages = kMaxStages;
 // The share of a segment's weight streaming, on its busiest link, that the leaves' own
 // transfers lose to it: a link shared round-robin gives each of two flows half of it, and
 // about four fifths of the weight streaming meets the leaves' exchanges (measured on the
@@ -457,7 +455,9 @@ struct Analyser {
     bool checkBuffers();
     void leafTraffic();
     void leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram);
-    Cycles pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field);
+    template <class F>
+    void forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const;
+    Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
@@ -521,6 +521,20 @@ int Analyser::childContaining(const RANode& cut, int pos) const {
     return int(lo);
 }
 
+// Every input of a layer under cut child cw whose producer lies in an earlier child of
+// the cut nd (leaf positions from lo, nd's first): f(that child's index, layer, producer,
+// input index).
+template <class F>
+void Analyser::forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const {
+    for (int pos = cw.lo; pos < cw.hi; ++pos) {
+        const int l = posLayer[size_t(pos)];
+        for (const auto& [prod, k] : C.producers[size_t(l)]) {
+            const int pp = layerPos[size_t(prod)];
+            if (pp >= lo && pp < cw.lo) f(size_t(childContaining(nd, pp)), l, prod, int(k));
+        }
+    }
+}
+
 // ---- Bottom-up: leaf ranges, pipeline stages, NPT (docs/cost-model.md §1).
 void Analyser::bottomUp() {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
@@ -542,15 +556,9 @@ void Analyser::bottomUp() {
             for (size_t j = 0; j < nd.children.size(); ++j) {
                 NodeWork& cw = w[size_t(nd.children[j])];
                 cw.stage = 0;
-                for (int pos = cw.lo; pos < cw.hi; ++pos)
-                    for (const auto& [prod, k] : C.producers[size_t(posLayer[size_t(pos)])]) {
-                        const int pp = layerPos[size_t(prod)];
-                        if (pp >= nw.lo && pp < cw.lo) {
-                            const int i = childContaining(nd, pp);
-                            cw.stage =
-                                std::max(cw.stage, w[size_t(nd.children[size_t(i)])].stage + 1);
-                        }
-                    }
+                forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
+                    cw.stage = std::max(cw.stage, w[size_t(nd.children[i])].stage + 1);
+                });
                 nw.maxStage = std::max(nw.maxStage, cw.stage);
             }
             const double sb = nd.subBatch;
@@ -815,20 +823,19 @@ void Analyser::leafBuffers() {
                 const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0) + hold[size_t(c)];
                 nw.act = std::max(nw.act, a);
             }
-            nw.compute =
-                slot * (nd.subBatch - 1) + pipelineFill(nd, nw.maxStage, &NodeWork::compute);
+            nw.compute = slot * (nd.subBatch - 1) + computeFill(nd, nw.maxStage);
         }
     }
 }
 
 // The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages
 // one after another, each as long as its slowest child (the sum of those).
-Cycles Analyser::pipelineFill(const RANode& nd, int maxStage, Cycles NodeWork::*field) {
+Cycles Analyser::computeFill(const RANode& nd, int maxStage) {
     std::vector<Cycles>& st = C.stageScratch;
     st.assign(size_t(maxStage) + 1, 0.0);
     for (int c : nd.children) {
         Cycles& len = st[size_t(w[size_t(c)].stage)];
-        len = std::max(len, w[size_t(c)].*field);
+        len = std::max(len, w[size_t(c)].compute);
     }
     Cycles fill = 0;
     for (Cycles t : st)
@@ -852,26 +859,19 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
     for (size_t j = 0; j < nd.children.size(); ++j) {
         NodeWork& cw = w[size_t(nd.children[j])];
         Cycles start = 0, end = 0;
-        for (int pos = cw.lo; pos < cw.hi; ++pos) {
-            const int l = posLayer[size_t(pos)];
-            for (const auto& [prod, k] : C.producers[size_t(l)]) {
-                const int pp = layerPos[size_t(prod)];
-                if (pp < nw.lo || pp >= cw.lo) continue;
-                const size_t i = size_t(childContaining(nd, pp));
-                const int pc = nd.children[i];
-                if (k < 32 && (A.paceInputs[size_t(l)] >> k & 1u)) {
-                    const LeafTraffic::Pace& p = cw.traffic->pace[size_t(k)];
-                    // Only the producer's compute is spread over its stages; what it
-                    // waits beyond that (its inputs, DRAM, links) comes first.
-                    const NodeWork& pw = w[size_t(pc)];
-                    const Cycles comp = std::min(pw.compute, pw.time);
-                    start = std::max(start, st[2 * i] + pw.time - (1 - p.lead) * comp);
-                    end = std::max(end, st[2 * i + 1] + p.tail * cw.time);
-                } else {
-                    start = std::max(start, st[2 * i + 1]);
-                }
+        forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int l, int, int k) {
+            if (k < 32 && (A.paceInputs[size_t(l)] >> k & 1u)) {
+                const LeafTraffic::Pace& p = cw.traffic->pace[size_t(k)];
+                // Only the producer's compute is spread over its stages; what it waits
+                // beyond that (its inputs, DRAM, links) comes first.
+                const NodeWork& pw = w[size_t(nd.children[i])];
+                const Cycles comp = std::min(pw.compute, pw.time);
+                start = std::max(start, st[2 * i] + pw.time - (1 - p.lead) * comp);
+                end = std::max(end, st[2 * i + 1] + p.tail * cw.time);
+            } else {
+                start = std::max(start, st[2 * i + 1]);
             }
-        }
+        });
         st[2 * j] = cw.stageOffset = start;
         st[2 * j + 1] = std::max(start + cw.time, end);
         fill = std::max(fill, st[2 * j + 1]);
@@ -1200,15 +1200,15 @@ Cycles Coster::weightBoundOf(size_t s) {
             const double linkMax = linkMaxAt[i];
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
-            // The leaf streams its weights in kWeightStages slices (by output channel,
+            // The leaf streams its weights in kStages slices (by output channel,
             // as the generator cuts them): it starts once the first slice is in and its
             // last slice's work follows the last weights. Its own wait for DRAM data
             // overlaps the wait for its weights.
             const Cycles own =
                 std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
             const Cycles rest = sw.time - start - lw->latency;
-            weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kWeightStages) + rest,
-                                    arrival + rest / kWeightStages});
+            weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kStages) + rest,
+                                    arrival + rest / kStages});
         }
         segWeightLink[s] = linkMaxAt.back() / linkBw;
     }

@@ -813,11 +813,9 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
 class PaceProbe {
   public:
     void consumer(const TransferGeometry& geo, int layer, const std::vector<Box>& boxes) {
-        const bool weights = geo.network().layers[size_t(layer)].weightBytes > 0;
         m_cStages.resize(boxes.size());
         for (size_t a = 0; a < boxes.size(); ++a)
-            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], weights), kMaxStages,
-                     m_cStages[a]);
+            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], true), kMaxStages, m_cStages[a]);
     }
     void input(const TransferGeometry& geo, int layer, size_t k, LeafTraffic::Pace& pace) {
         m_pace = &pace;
@@ -830,12 +828,11 @@ class PaceProbe {
         }
     }
     void producer(const TransferGeometry& geo, int layer, const std::vector<SliceRef>& slices,
-                  bool first) {
-        const bool weights = first && geo.network().layers[size_t(layer)].weightBytes > 0;
+                  bool loadsWeights) {
         m_pStages.resize(slices.size());
         m_pOrder.resize(slices.size());
         for (size_t sl = 0; sl < slices.size(); ++sl) {
-            m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, weights);
+            m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, loadsWeights);
             splitBox(slices[sl].box, m_pOrder[sl], kMaxStages, m_pStages[sl]);
         }
     }

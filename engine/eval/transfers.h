@@ -182,7 +182,7 @@ struct LeafTraffic {
     std::vector<double> nocInByInput, nocOutOfProducer, nocInsideGroup;
     // Per input received over the NoC, how the leaf's first invocation keeps pace with its
     // producer's (the generator's stage dependencies, lagStage, on the same boxes): it can
-    // start once `lead` of the producer's time has passed and ends no sooner than `tail` of
+    // start once `lead` of the producer's compute has run and ends no sooner than `tail` of
     // its own time after the producer's end. 1 and 1 wait for all of it (inputs read from
     // DRAM or re-partitioned: a window on the producer's channels, a folded reshape).
     struct Pace {
