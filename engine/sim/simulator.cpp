@@ -4,6 +4,7 @@
 #include "hw/mesh.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #include <map>
@@ -306,11 +307,10 @@ struct Sim {
     // Dependency targets as positions, resolved once: consider() runs once per stage.
     std::vector<size_t> depAt;
     std::vector<std::uint32_t> depPos;
-    // The DRAM's side controllers, when each is free (book()): one per DRAM side (by Dir)
-    // when the template limits each side's controller, booked first come, first served
-    // (index 0 unused). The links are shared instead (linkFlows, bookLink()).
-    static constexpr size_t sideRes = 1;
-    std::vector<Cycles> resFree;
+    // The DRAM's side controllers, when each is free (bookSide()): one per DRAM side (by
+    // Dir) when the template limits each side's controller, booked first come, first
+    // served. The links are shared instead (linkFlows, bookLink()).
+    std::array<Cycles, 4> sideFree{};
     // The DRAM's total bandwidth, given out in need order (grantDram()): the transfers it
     // serves now, each at the rate its route can take, until when.
     struct DramFlow {
@@ -413,7 +413,7 @@ struct Sim {
                 after = std::min(after, needAt[*it]);
             }
         }
-        resFree.assign(sideRes + 4, 0);
+        sideFree.fill(0);
         dramFlows.clear();
         routeAt.assign(n, kUnrouted);
         routeLen.assign(n, 0);
@@ -491,13 +491,11 @@ struct Sim {
                     linkBwOf[size_t(l)] = std::max(1e-9, mesh.linkCapacity(l));
     }
 
-    // Books resource r for dur from ready or when it is next free: the DRAM's total for the
-    // stage grantDram() chose, a side's controller in request order. Sharing the DRAM's
-    // bandwidth among transfers instead would let prefetches of later leaves' weights
-    // delay the weights needed now.
-    Cycles book(size_t r, Cycles ready, Cycles dur) {
-        resFree[r] = std::max(ready, resFree[r]) + dur;
-        return resFree[r];
+    // Books DRAM side s's controller for dur from ready or when it is next free (request
+    // order).
+    Cycles bookSide(size_t s, Cycles ready, Cycles dur) {
+        sideFree[s] = std::max(ready, sideFree[s]) + dur;
+        return sideFree[s];
     }
 
     // Links are shared, not reserved: a link's arbiter interleaves the packets of the
@@ -561,8 +559,7 @@ struct Sim {
             if (portBw > 0)
                 for (int s = 0; s < 4; ++s)
                     if (sideMask[k] >> s & 1u)
-                        end =
-                            std::max(end, book(sideRes + size_t(s), start, bytes / sides / portBw));
+                        end = std::max(end, bookSide(size_t(s), start, bytes / sides / portBw));
             if (j == 0) {
                 R.dramBytes += double(i.bytes);
                 for (int s = 0; s < 4; ++s)
@@ -676,11 +673,10 @@ struct Sim {
     // step()), as the DRAM and the NoC move its bytes concurrently; it ends when the
     // slower of the two is done. Booking a LOAD's links while it waited let the loads
     // queued behind it slow the one served (docs/isa.md, "Replay", session 13). Serving
-    // requests in arrival order instead let the weight
-    // prefetches every tile's LOAD engine issued at once hold a 672-byte input LOAD of the
-    // first layer for 35,000 cycles (mobilenet_v2, 6x6 mesh with slow DRAM): the
-    // generator emits transfers in the order the schedule needs them (docs/isa.md,
-    // "Replay").
+    // requests in arrival order instead let the weight prefetches every tile's LOAD engine
+    // issued at once hold a 672-byte input LOAD of the first layer for 35,000 cycles
+    // (mobilenet_v2, 6x6 mesh with slow DRAM): the generator emits transfers in the order
+    // the schedule needs them (docs/isa.md, "Replay").
     void grantDram(Cycles now) {
         dramEvent = false;
         const double used = dramInUse(now);
