@@ -26,6 +26,11 @@ void RATreeModel::refresh() {
     m_eval = m_doc->evaluation();
     m_tree = m_net ? m_doc->tree() : RATree{};
     m_names = m_net ? displayLayerNames(*m_net) : QStringList();
+    m_chiplets.reset();
+    if (const auto hw = m_doc->hardware()) {
+        auto mesh = std::make_shared<const Mesh>(*hw);
+        if (mesh->hasChiplets()) m_chiplets = std::move(mesh);
+    }
     endResetModel();
 }
 
@@ -70,32 +75,35 @@ int RATreeModel::columnCount(const QModelIndex&) const {
     return ColumnCount;
 }
 
-QString RATreeModel::tileText(int node) const {
-    if (!m_eval || size_t(node) >= m_eval->nodes.size()) return {};
+std::vector<int> RATreeModel::tilesOf(int node) const {
+    std::vector<int> tiles;
+    if (!m_eval || size_t(node) >= m_eval->nodes.size()) return tiles;
     const NodeFigures& f = m_eval->nodes[size_t(node)];
-    QStringList ids;
     for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size());
          ++p)
-        ids << QString::number(m_eval->tileOrder[size_t(p)]);
+        tiles.push_back(m_eval->tileOrder[size_t(p)]);
+    return tiles;
+}
+
+QString RATreeModel::tileText(int node) const {
+    if (!m_eval || size_t(node) >= m_eval->nodes.size()) return {};
+    QStringList ids;
+    for (int t : tilesOf(node))
+        ids << QString::number(t);
     if (ids.size() > 12) ids = ids.mid(0, 12) << QStringLiteral("...");
     const QString chips = chipletText(node);
     return QStringLiteral("%1: %2%3")
-        .arg(f.tileCount)
+        .arg(m_eval->nodes[size_t(node)].tileCount)
         .arg(ids.join(QLatin1Char(',')),
              chips.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(chips));
 }
 
 QString RATreeModel::chipletText(int node) const {
-    const auto hw = m_doc->hardware();
-    if (!m_eval || !hw || size_t(node) >= m_eval->nodes.size()) return {};
-    if (m_meshHw != hw) m_meshHw = hw, m_mesh = std::make_shared<const Mesh>(*hw);
-    const Mesh& mesh = *m_mesh;
-    if (!mesh.hasChiplets()) return {};
-    const NodeFigures& f = m_eval->nodes[size_t(node)];
-    std::vector<int> chips;
-    for (int p = f.tileBegin; p < f.tileBegin + f.tileCount && p < int(m_eval->tileOrder.size());
-         ++p)
-        chips.push_back(mesh.chipletOf(m_eval->tileOrder[size_t(p)]));
+    if (!m_chiplets) return {};
+    std::vector<int> chips = tilesOf(node);
+    if (chips.empty()) return {};
+    for (int& t : chips)
+        t = m_chiplets->chipletOf(t);
     std::sort(chips.begin(), chips.end());
     chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
     QStringList ids;

@@ -51,6 +51,8 @@ class RATreeModel : public QAbstractItemModel {
     void refresh(); // copy the document's tree and evaluation again
 
   private:
+    // The tile ids of a node's group, in snake order.
+    std::vector<int> tilesOf(int node) const;
     QString tileText(int node) const;
     // On a template with chiplets, the chiplets a node's tiles lie on ("chiplet 2",
     // "chiplets 0, 1"); empty on a single chip.
@@ -63,9 +65,8 @@ class RATreeModel : public QAbstractItemModel {
     std::shared_ptr<const Evaluation> m_eval;
     RATree m_tree;
     mutable QIcon m_icons[3];
-    // chipletText()'s mesh, built for the hardware it was last asked with.
-    mutable std::shared_ptr<const Hardware> m_meshHw;
-    mutable std::shared_ptr<const Mesh> m_mesh;
+    // The mesh of a template with chiplets (chipletText()), none on a single chip.
+    std::shared_ptr<const Mesh> m_chiplets;
 };
 
 } // namespace tilescope::ui
