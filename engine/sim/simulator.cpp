@@ -311,14 +311,14 @@ struct Sim {
     // Dir) when the template limits each side's controller, booked first come, first
     // served. The links are shared instead (linkFlows, bookLink()).
     std::array<Cycles, 4> sideFree{};
-    // The DRAM's total bandwidth, given out in need order (grantDram()): the transfers it
-    // serves now, each at the rate its route can take, until when.
-    struct DramFlow {
-        size_t k;
-        double rate;
-        Cycles until;
-    };
-    std::vector<DramFlow> dramFlows;
+    // The DRAM's total bandwidth, given out in need order (grantDram()), as the bandwidth
+    // in use over time: from dramUse[i].first on, dramUse[i].second bytes/cycle (the last
+    // entry, 0, runs on forever). A transfer stage takes what is left, at most what its
+    // route carries, from when it is served on, and more as the transfers served before it
+    // end (bookDram()); flowEnd[k]: when transfer k's last booked stage leaves the DRAM
+    // (one transfer's stages follow one another).
+    std::vector<std::pair<Cycles, double>> dramUse;
+    std::vector<Cycles> flowEnd;
     // Route unions and DRAM side sets, computed when an instruction first transfers; the
     // links in one array (programs run to millions of instructions).
     static constexpr size_t kUnrouted = size_t(-1);
@@ -342,8 +342,14 @@ struct Sim {
     };
     std::priority_queue<DramReq, std::vector<DramReq>, std::greater<DramReq>> dramQ;
     std::vector<char> waitsGrant;
-    bool dramEvent = false; // the DRAM's one event is in pq (never more than one)
-    size_t dramEngine = 0;  // the DRAM's event in pq: past every engine's index
+    // Waiting stages whose transfer still moves an earlier stage through the DRAM: served
+    // once that one has left (flowEnd), so that a transfer does not book the DRAM ahead
+    // of stages the program needs sooner.
+    std::vector<DramReq> dramLater;
+    // The DRAM's next event in pq (infinity: none); an earlier one supersedes it.
+    Cycles dramEventAt = std::numeric_limits<Cycles>::infinity();
+    unsigned dramVersion = 0;
+    size_t dramEngine = 0; // the DRAM's event in pq: past every engine's index
     using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     double dramBw = 0, linkBw = 0, portBw = 0;
@@ -414,7 +420,8 @@ struct Sim {
             }
         }
         sideFree.fill(0);
-        dramFlows.clear();
+        dramUse.assign(1, {0.0, 0.0});
+        flowEnd.assign(n, 0.0);
         routeAt.assign(n, kUnrouted);
         routeLen.assign(n, 0);
         sideMask.assign(n, 0);
@@ -634,25 +641,74 @@ struct Sim {
             consider(w);
     }
 
-    // The DRAM bandwidth in use at now (flows served until later), and when some frees.
+    // The DRAM bandwidth in use at now, and when it next drops (dramUse; the entries
+    // before now are dropped).
     double dramInUse(Cycles now, Cycles* nextFree = nullptr) {
-        std::erase_if(dramFlows, [now](const DramFlow& d) { return d.until <= now; });
-        double used = 0;
-        Cycles next = std::numeric_limits<Cycles>::infinity();
-        for (const DramFlow& d : dramFlows)
-            used += d.rate, next = std::min(next, d.until);
-        if (nextFree) *nextFree = next;
+        size_t i = 0;
+        while (i + 1 < dramUse.size() && dramUse[i + 1].first <= now)
+            ++i;
+        dramUse.erase(dramUse.begin(), dramUse.begin() + std::ptrdiff_t(i));
+        const double used = dramUse.front().second;
+        if (nextFree) {
+            *nextFree = std::numeric_limits<Cycles>::infinity();
+            for (size_t q = 1; q < dramUse.size(); ++q)
+                if (dramUse[q].second < used) {
+                    *nextFree = dramUse[q].first;
+                    break;
+                }
+        }
         return used;
     }
+
+    // Index of a breakpoint of dramUse at t (split there if needed; t >= the first).
+    size_t dramSplit(Cycles t) {
+        size_t i = 0;
+        while (i + 1 < dramUse.size() && dramUse[i + 1].first <= t)
+            ++i;
+        if (dramUse[i].first == t) return i;
+        dramUse.insert(dramUse.begin() + std::ptrdiff_t(i + 1), {t, dramUse[i].second});
+        return i + 1;
+    }
+
+    // Moves `bytes` through the DRAM from `from`, at most `cap` bytes/cycle, in the
+    // bandwidth the transfers booked before leave: returns when the last byte leaves.
+    Cycles bookDram(Cycles from, double bytes, double cap) {
+        size_t i = dramSplit(from);
+        for (;;) {
+            const double avail = std::min(cap, dramBw - dramUse[i].second);
+            const Cycles segEnd = i + 1 < dramUse.size() ? dramUse[i + 1].first
+                                                         : std::numeric_limits<Cycles>::infinity();
+            if (avail > dramBw * 1e-9) {
+                const Cycles end = dramUse[i].first + bytes / avail;
+                if (end <= dramUse[i].first) return end; // nothing (left) to move
+                if (end <= segEnd) {
+                    if (end < segEnd) dramSplit(end);
+                    dramUse[i].second += avail;
+                    return end;
+                }
+                bytes -= avail * (segEnd - dramUse[i].first);
+                dramUse[i].second += avail;
+            }
+            ++i;
+        }
+    }
+
     bool dramFull(double used) const { return used >= dramBw * (1 - 1e-9); }
 
-    // The DRAM takes its next request once it has bandwidth to spare and something waits.
+    // The DRAM takes its next request once it has bandwidth to spare and something waits
+    // (a stage behind its transfer's earlier one: once that one has left).
     void requestDram(Cycles now) {
-        if (dramEvent || dramQ.empty()) return;
-        dramEvent = true;
-        Cycles next = now;
-        if (dramFull(dramInUse(now, &next))) now = next;
-        pq.push({now, dramEngine, 0});
+        Cycles at = std::numeric_limits<Cycles>::infinity();
+        if (!dramQ.empty()) {
+            Cycles next = now;
+            at = dramFull(dramInUse(now, &next)) ? next : now;
+        } else {
+            for (const DramReq& r : dramLater)
+                at = std::min(at, std::max(now, flowEnd[r.k]));
+        }
+        if (at >= dramEventAt) return;
+        dramEventAt = at;
+        pq.push({at, dramEngine, ++dramVersion});
     }
 
     // The fastest a transfer's bytes can move: its route's slowest link (and its share of
@@ -668,19 +724,34 @@ struct Sim {
 
     // The DRAM serves the waiting stage the program needs first: the one whose first
     // dependent instruction comes first in program order (needAt), then by stage, while it
-    // has bandwidth left. The stage joins its transfer's flow, at most its route's rate; a
+    // has bandwidth left, one stage of a transfer at a time. The stage takes what the DRAM
+    // has left, at most its route's rate, and more as earlier stages end (bookDram()); a
     // LOAD's links and side controllers are booked from now (a STORE's when it was issued,
     // step()), as the DRAM and the NoC move its bytes concurrently; it ends when the
-    // slower of the two is done. Booking a LOAD's links while it waited let the loads
-    // queued behind it slow the one served (docs/isa.md, "Replay", session 13). Serving
-    // requests in arrival order instead let the weight prefetches every tile's LOAD engine
-    // issued at once hold a 672-byte input LOAD of the first layer for 35,000 cycles
-    // (mobilenet_v2, 6x6 mesh with slow DRAM): the generator emits transfers in the order
-    // the schedule needs them (docs/isa.md, "Replay").
+    // slower of the two is done. A transfer keeping the rate it was first served at let a
+    // 401 KB LOAD move at the 1 B/cycle a link-bound one left for 400,000 cycles (googlenet,
+    // 5x5 mesh: DRAM 25 B/cycle, links 24; docs/isa.md, "Replay", session 14). Booking a LOAD's
+    // links while it waited let the loads queued behind it slow the one served (docs/isa.md,
+    // "Replay", session 13). Serving requests in arrival order instead let the weight prefetches
+    // every tile's LOAD engine issued at once hold a 672-byte input LOAD of the first layer for
+    // 35,000 cycles (mobilenet_v2, 6x6 mesh with slow DRAM): the generator emits transfers in the
+    // order the schedule needs them (docs/isa.md, "Replay").
     void grantDram(Cycles now) {
-        dramEvent = false;
-        const double used = dramInUse(now);
-        if (dramFull(used)) { // a flow ended later than planned (cannot happen; be safe)
+        dramEventAt = std::numeric_limits<Cycles>::infinity();
+        std::erase_if(dramLater, [&](const DramReq& r) {
+            if (flowEnd[r.k] > now) return false;
+            dramQ.push(r);
+            return true;
+        });
+        if (dramFull(dramInUse(now))) {
+            requestDram(now);
+            return;
+        }
+        while (!dramQ.empty() && flowEnd[dramQ.top().k] > now) {
+            dramLater.push_back(dramQ.top());
+            dramQ.pop();
+        }
+        if (dramQ.empty()) {
             requestDram(now);
             return;
         }
@@ -689,17 +760,10 @@ struct Sim {
         const Instruction& i = *f.ins[r.k];
         const Cycles linkEnd =
             i.op == Op::Load ? transfer(r.k, i, r.j, now, 1.0 / i.stages) : r.linkEnd;
-        // The stage joins its transfer's flow (one flow per transfer, as on a link), which
-        // draws at most what its route can take of the bandwidth left.
-        const double bytes = double(i.bytes) / i.stages;
-        auto fl = std::find_if(dramFlows.begin(), dramFlows.end(),
-                               [&](const DramFlow& d) { return d.k == r.k; });
-        if (fl == dramFlows.end()) {
-            dramFlows.push_back({r.k, std::min(routeRate(r.k), dramBw - used), now});
-            fl = dramFlows.end() - 1;
-        }
-        fl->until = std::max(fl->until, now) + bytes / fl->rate;
-        Cycles end = std::max(linkEnd, fl->until);
+        // The stage follows its transfer's earlier stages (one flow per transfer, as on a
+        // link), in what the DRAM has left, at most what its route carries.
+        flowEnd[r.k] = bookDram(now, double(i.bytes) / i.stages, routeRate(r.k));
+        Cycles end = std::max(linkEnd, flowEnd[r.k]);
         if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
         if (waitsGrant[r.e]) {
             waitsGrant[r.e] = 0;
@@ -716,7 +780,7 @@ struct Sim {
             auto [start, e, ver] = pq.top();
             pq.pop();
             if (e == dramEngine) {
-                grantDram(start);
+                if (ver == dramVersion) grantDram(start);
                 continue;
             }
             if (ver != version[e]) continue;

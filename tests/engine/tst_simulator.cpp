@@ -84,6 +84,8 @@ class TestSimulator : public QObject {
     void dramServesNeedOrder();
     void waitingLoadLeavesLinksFree();
     void storeNeededByItsQueue();
+    void dramLeftoverGrows();
+    void dramServesNeedBetweenStages();
     void sendOverOneLink();
     void sendReadByCompute();
     void loadsInFlightHideLatency();
@@ -242,6 +244,58 @@ void TestSimulator::waitingLoadLeavesLinksFree() {
     QCOMPARE(endOf(r, 1), 200.0);
     QCOMPARE(r.delay, 210.0);
     QCOMPARE(r.dramBusy, 200.0);
+}
+
+// The DRAM bandwidth a transfer finds left when it is served grows as the transfers
+// served before it end (docs/isa.md, "Replay"). Test chip with DRAM at 25 B/cycle and
+// links at 24: LOAD 1 (2400 B to tile 0, west port) takes 24 B/cycle over [0, 100); LOAD 2
+// (2400 B to tile 1, east port) gets the 1 B/cycle left until 100 and then its route's 24:
+// 100 + 2300 / 24 = 195.83. A transfer keeping the rate it started with (until session
+// 14) moved LOAD 2 at 1 B/cycle to the end: 2400 (on 5x5 meshes, whose DRAM is 25
+// B/cycle, a 401 KB input LOAD took 400,000 cycles that way).
+void TestSimulator::dramLeftoverGrows() {
+    Hardware hw = testchip();
+    hw.dramBytesPerCycle = 25;
+    hw.nocBytesPerCycle = 24;
+    const Program p = twoTiles({make(1, Op::Load, 0, kDram, 0, 2400, 1)},
+                               {make(2, Op::Load, 1, kDram, 1, 2400, 1)});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 1), 100.0);
+    QCOMPARE(endOf(r, 2), 100.0 + 2300.0 / 24.0);
+    QCOMPARE(r.delay, 100.0 + 2300.0 / 24.0);
+}
+
+// The DRAM serves one stage of a transfer at a time, so a stage the program needs sooner
+// is served between the stages of ones it needs later (docs/isa.md, "Replay"). Test
+// chip, DRAM 50 B/cycle, links 24: tiles 0 and 1 each LOAD 2400 B in 8 stages (for
+// COMPUTEs late in the program), each stage 12.5 cycles at its route's 24 B/cycle; tile
+// 3 computes 10 cycles and then STOREs 240 B, read back by its LOAD 3. At 10 the two
+// LOADs' first stages leave 2 B/cycle: the STORE moves 5 B by 12.5, when those stages are
+// done and it, needed sooner, gets its route's 24 B/cycle ahead of their next stages:
+// it ends at 12.5 + 235 / 24 = 22.29. Booking every stage of a transfer as soon as its
+// engine issued it (until session 14) kept both LOADs on the DRAM until 100, and the
+// STORE moved at the 2 B/cycle it started with: 10 + 120 = 130.
+void TestSimulator::dramServesNeedBetweenStages() {
+    Hardware hw = testchip();
+    hw.dramBytesPerCycle = 50;
+    hw.nocBytesPerCycle = 24;
+    const Program p = onTiles(hw, {{0,
+                                    {make(5, Op::Load, 0, kDram, 0, 2400, 8),
+                                     make(6, Op::Compute, 0, 0, 0, 0, 1, 1, {{5, 1}})}},
+                                   {1,
+                                    {make(7, Op::Load, 1, kDram, 1, 2400, 8),
+                                     make(8, Op::Compute, 1, 1, 1, 0, 1, 1, {{7, 1}})}},
+                                   {3,
+                                    {make(1, Op::Compute, 3, 3, 3, 0, 1, 10),
+                                     make(2, Op::Store, 3, 3, kDram, 240, 1, 0, {{1, 1}}),
+                                     make(3, Op::Load, 3, kDram, 3, 240, 1, 0, {{2, 1}})}}});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 2), 12.5 + 235.0 / 24.0);
+    QCOMPARE(r.dramBytes, 2 * 2400.0 + 2 * 240.0);
 }
 
 // A STORE holds its tile's STORE/SEND engine until the DRAM takes it, so the DRAM serves
@@ -416,11 +470,14 @@ void TestSimulator::linkIsShared() {
     QCOMPARE(endOf(r, 3), 210.0);
 }
 
-// A link is shared per transfer, not per stage: a 2400-byte LOAD in 8 stages (issued
-// back to back at 0, 100 cycles of tile 0's east link) and a 240-byte SEND over the same
-// link from 1 (after a 1-cycle COMPUTE). At 1 the LOAD has 99 cycles of work left; the
-// SEND (10 cycles) gets half the link until it is done: 1 + 10 + min(99, 10) = 21. Counting
-// the LOAD's 8 queued stages as 8 transfers made it 1 + 10 + min(99, 8 x 10) = 91.
+// A link is shared per transfer, not per stage: a 2400-byte LOAD in 8 stages (100 cycles
+// of tile 0's east link; its route's 24 B/cycle lets the DRAM serve a stage every 12.5
+// cycles) and a 240-byte SEND over the same link from 1 (after a 1-cycle COMPUTE). At 1
+// the LOAD has 11.5 cycles of work left there; the SEND (10 cycles) gets half the link
+// until it is done: 1 + 10 + min(11.5, 10) = 21. Counting the LOAD's queued stages as
+// transfers of their own made it 1 + 10 + min(99, 8 x 10) = 91. The link moves both, 110
+// cycles of work: the LOAD ends at 110 (until session 14 the DRAM booked all eight
+// stages at 0, and a LOAD booked before the SEND came was not slowed by it: 100).
 void TestSimulator::linkSharedPerTransfer() {
     Hardware hw = testchip();
     hw.dramSides = {MeshSide::West};
@@ -435,7 +492,7 @@ void TestSimulator::linkSharedPerTransfer() {
     const SimResult r = simulate(p, hw);
     QVERIFY(r.deadlockFree);
     QCOMPARE(endOf(r, 2), 21.0);
-    QCOMPARE(endOf(r, 3), 100.0);
+    QCOMPARE(endOf(r, 3), 110.0);
 }
 
 void TestSimulator::linksAndDramAreIndependent() {
