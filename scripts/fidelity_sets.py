@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Model-agreement sets (docs/isa.md, "Figures"): anneals each model on each mesh of a
+named set as `tilescope-cli anneal --batch 8 --beta 20 --seed S` does (bench_codegen
+anneal: one chain, EDP), generates the program, replays it and prints, per set, how many
+rows have replay / estimate within [0.85, 1.15], the mean |log(ratio)|, the rows outside
+and whether every program moved exactly the schedule's DRAM bytes.
+
+    scripts/fidelity_sets.py [--bench build/release/tests/bench/bench_codegen]
+        [--sets untuned,six,matrix,fresh1,fresh2] [--seed 1] [--markdown]
+
+Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
+edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
+for nothing before). Meshes "NxM" take the defaults for their size; "+fastlinks" 96
+B/cycle links, "+slowdram" a quarter of the DRAM bandwidth, "+4sides" DRAM on all four
+sides. Re-run it after any change to the evaluator, the generator or the simulator; it
+needs only python3 and a Release build (a set takes 20-60 s on one core).
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = "resnet50,googlenet,mobilenet_v2,transformer"
+SETS = {
+    "untuned": ["6x6", "16x16", "4x8", "12x12+slowdram", "8x8+fastlinks", "10x10+4sides",
+                "6x6+slowdram", "14x14"],
+    "six": ["cloud", "8x8", "6x6+4sides", "cloud+fastlinks", "8x8+slowdram", "10x10"],
+    "matrix": ["testchip", "edge"],
+    "fresh1": ["5x5", "7x7", "9x9", "11x11", "8x8+4sides", "12x12+fastlinks",
+               "10x10+slowdram", "5x10"],
+    "fresh2": ["3x3", "9x9+4sides", "13x13", "6x12", "4x4+slowdram", "7x7+fastlinks",
+               "16x16+slowdram", "10x10+fastlinks+4sides"],
+}
+
+
+def find_bench():
+    for d in ("build/release", "build", "build/dev"):
+        p = os.path.join(ROOT, d, "tests", "bench", "bench_codegen")
+        if os.access(p, os.X_OK):
+            return p
+    sys.exit("bench_codegen not found; build Release or pass --bench PATH")
+
+
+def run_set(bench, name, seed):
+    if name == "matrix":
+        args = ["--hw", ",".join(SETS[name]), "--batches", "2,4,8", "--seeds", "1,2,3", "--beta", "3"]
+    else:
+        args = ["--hw", ",".join(SETS[name]), "--models", MODELS, "--batches", "8", "--seeds",
+                str(seed), "--beta", "20"]
+    out = subprocess.run([bench, "anneal"] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{bench} failed on set {name}: {out.stderr.strip()}")
+    rows = []
+    for line in out.stdout.splitlines():
+        p = line.split()
+        # model hw SA bB sS (n S) instr dram_prog dram_sched diff% sim eval ratio speedup gen sim
+        if len(p) < 12 or p[0] == "model" or p[2] != "SA":
+            continue
+        try:
+            ratio, diff = float(p[-4]), float(p[-7])
+        except ValueError:
+            rows.append((p[0], p[1], p[3], p[4], float("nan"), float("nan")))
+            continue
+        rows.append((p[0], p[1], p[3], p[4], ratio, diff))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default=None)
+    ap.add_argument("--sets", default="untuned,six,matrix,fresh1,fresh2")
+    ap.add_argument("--seed", type=int, default=1, help="the annealing seed (not for matrix)")
+    ap.add_argument("--markdown", action="store_true", help="also print each set as a table")
+    a = ap.parse_args()
+    bench = a.bench or find_bench()
+    total = within_all = 0
+    for name in a.sets.split(","):
+        if name not in SETS:
+            sys.exit(f"unknown set {name!r} (sets: {', '.join(SETS)})")
+        rows = run_set(bench, name, a.seed)
+        good = [r for r in rows if r[4] == r[4]]
+        inside = [r for r in good if 0.85 <= r[4] <= 1.15]
+        mean = sum(abs(math.log(r[4])) for r in good) / max(1, len(good))
+        exact = all(abs(r[5]) < 1e-3 for r in good)
+        out = " ".join(f"{m}/{h}/{b}/{s}:{r:.3f}" for m, h, b, s, r, _ in rows
+                       if not (0.85 <= r <= 1.15))
+        print(f"{name}: {len(inside)}/{len(rows)} within 15%, mean |log| {mean:.3f}, "
+              f"DRAM bytes {'exact' if exact else 'NOT exact'}; outside: {out or 'none'}")
+        total += len(rows)
+        within_all += len(inside)
+        if a.markdown and name != "matrix":
+            hws = SETS[name]
+            print("| model | " + " | ".join(hws) + " |")
+            print("|---|" + "---|" * len(hws))
+            for m in MODELS.split(","):
+                cells = []
+                for h in hws:
+                    r = next((x[4] for x in rows if x[0] == m and x[1] == h), float("nan"))
+                    cell = f"{r:.3f}"
+                    cells.append(cell if 0.85 <= r <= 1.15 else f"**{cell}**")
+                print(f"| {m} | " + " | ".join(cells) + " |")
+    print(f"total: {within_all}/{total} within 15%")
+
+
+if __name__ == "__main__":
+    main()
