@@ -85,6 +85,7 @@ class TestSimulator : public QObject {
     void waitingLoadLeavesLinksFree();
     void storeNeededByItsQueue();
     void dramLeftoverGrows();
+    void dramEmptyTransferTakesNothing();
     void dramServesNeedBetweenStages();
     void sendOverOneLink();
     void sendReadByCompute();
@@ -265,6 +266,21 @@ void TestSimulator::dramLeftoverGrows() {
     QCOMPARE(endOf(r, 1), 100.0);
     QCOMPARE(endOf(r, 2), 100.0 + 2300.0 / 24.0);
     QCOMPARE(r.delay, 100.0 + 2300.0 / 24.0);
+}
+
+// A transfer with no bytes takes no DRAM time and leaves the bandwidth to the others
+// (test chip, DRAM 4 B/cycle): an empty LOAD on tile 0 and a 400-byte LOAD on tile 1, both
+// issued at 0: the empty one ends at 0, the other at 100. An empty stage once booked the
+// DRAM's whole bandwidth from its start on, and the second LOAD never ran.
+void TestSimulator::dramEmptyTransferTakesNothing() {
+    const Hardware hw = testchip();
+    const Program p =
+        twoTiles({make(1, Op::Load, 0, kDram, 0, 0, 1)}, {make(2, Op::Load, 1, kDram, 1, 400, 1)});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QVERIFY(r.deadlockFree);
+    QCOMPARE(endOf(r, 1), 0.0);
+    QCOMPARE(endOf(r, 2), 100.0);
 }
 
 // The DRAM serves one stage of a transfer at a time, so a stage the program needs sooner
