@@ -644,10 +644,7 @@ struct Sim {
     // The DRAM bandwidth in use at now, and when it next drops (dramUse; the entries
     // before now are dropped).
     double dramInUse(Cycles now, Cycles* nextFree = nullptr) {
-        size_t i = 0;
-        while (i + 1 < dramUse.size() && dramUse[i + 1].first <= now)
-            ++i;
-        dramUse.erase(dramUse.begin(), dramUse.begin() + std::ptrdiff_t(i));
+        dramUse.erase(dramUse.begin(), dramUse.begin() + std::ptrdiff_t(dramEntryAt(now)));
         const double used = dramUse.front().second;
         if (nextFree) {
             *nextFree = std::numeric_limits<Cycles>::infinity();
@@ -660,11 +657,17 @@ struct Sim {
         return used;
     }
 
-    // Index of a breakpoint of dramUse at t (split there if needed; t >= the first).
-    size_t dramSplit(Cycles t) {
+    // Index of the dramUse entry in force at t (t >= the first entry's time).
+    size_t dramEntryAt(Cycles t) const {
         size_t i = 0;
         while (i + 1 < dramUse.size() && dramUse[i + 1].first <= t)
             ++i;
+        return i;
+    }
+
+    // Index of a breakpoint of dramUse at t (split there if needed; t >= the first).
+    size_t dramSplit(Cycles t) {
+        const size_t i = dramEntryAt(t);
         if (dramUse[i].first == t) return i;
         dramUse.insert(dramUse.begin() + std::ptrdiff_t(i + 1), {t, dramUse[i].second});
         return i + 1;
@@ -760,8 +763,8 @@ struct Sim {
         const Instruction& i = *f.ins[r.k];
         const Cycles linkEnd =
             i.op == Op::Load ? transfer(r.k, i, r.j, now, 1.0 / i.stages) : r.linkEnd;
-        // The stage follows its transfer's earlier stages (one flow per transfer, as on a
-        // link), in what the DRAM has left, at most what its route carries.
+        // Its transfer's earlier stage has left the DRAM (dramLater): the stage takes what
+        // the DRAM has left from now, at most what its route carries.
         flowEnd[r.k] = bookDram(now, double(i.bytes) / i.stages, routeRate(r.k));
         Cycles end = std::max(linkEnd, flowEnd[r.k]);
         if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
