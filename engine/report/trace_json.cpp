@@ -1,5 +1,6 @@
 #include "report/trace_json.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -54,6 +55,15 @@ std::string traceEventJson(const std::vector<TraceEvent>& events, double clockGH
                        {"args", {{"sort_index", key.second}}}});
     }
     for (const TraceEvent& e : events) {
+        if (e.counter) {
+            out.push_back({{"name", e.label},
+                           {"ph", "C"},
+                           {"ts", e.start * usPerCycle},
+                           {"pid", e.pid},
+                           {"tid", e.tid},
+                           {"args", e.args}});
+            continue;
+        }
         json ev = {{"name", e.label},
                    {"ph", "X"},
                    {"ts", e.start * usPerCycle},
@@ -152,6 +162,22 @@ std::vector<TraceEvent> simTraceEvents(const SimResult& r, const Program& p) {
         ev.end = iv.end;
         ev.args = {
             {"id", iv.id}, {"layer", layer}, {"start_cycle", iv.start}, {"end_cycle", iv.end}};
+        events.push_back(std::move(ev));
+    }
+    // The DRAM's bandwidth in use over time, as a counter track of its own process (after
+    // the tiles'): where the DRAM idles, nothing the program had issued was waiting for it.
+    int dramPid = 0;
+    for (const auto& t : p.tiles)
+        dramPid = std::max(dramPid, t.id + 1);
+    for (const auto& [from, used] : r.dramInUse) {
+        TraceEvent ev;
+        ev.pid = dramPid;
+        ev.process = "DRAM";
+        ev.track = "bandwidth in use";
+        ev.label = "DRAM bytes/cycle";
+        ev.start = ev.end = from;
+        ev.args = {{"in use", used}};
+        ev.counter = true;
         events.push_back(std::move(ev));
     }
     return events;

@@ -28,6 +28,7 @@ struct TraceEvent {
     std::string category; // "cat"; empty: none
     Cycles start = 0, end = 0;
     nlohmann::json args = nlohmann::json::object();
+    bool counter = false; // a counter sample ("ph": "C") at start: args hold its values
 };
 
 // ts and dur in microseconds: cycles / clockGHz gives nanoseconds, / 1000 microseconds.

@@ -644,7 +644,9 @@ struct Sim {
     // The DRAM bandwidth in use at now, and when it next drops (dramUse; the entries
     // before now are dropped).
     double dramInUse(Cycles now, Cycles* nextFree = nullptr) {
-        dramUse.erase(dramUse.begin(), dramUse.begin() + std::ptrdiff_t(dramEntryAt(now)));
+        const size_t past = dramEntryAt(now);
+        keepDramProfile(past);
+        dramUse.erase(dramUse.begin(), dramUse.begin() + std::ptrdiff_t(past));
         const double used = dramUse.front().second;
         if (nextFree) {
             *nextFree = std::numeric_limits<Cycles>::infinity();
@@ -655,6 +657,18 @@ struct Sim {
                 }
         }
         return used;
+    }
+
+    // The first `count` entries of dramUse, which no later booking changes, go to the
+    // result's profile (with the timeline; equal neighbours merged).
+    void keepDramProfile(size_t count) {
+        if (!opt.recordTimeline) return;
+        auto& out = R.dramInUse;
+        for (size_t q = 0; q < count; ++q) {
+            const auto& [from, used] = dramUse[q];
+            if (!out.empty() && out.back().first == from) out.pop_back();
+            if (out.empty() || out.back().second != used) out.push_back({from, used});
+        }
     }
 
     // Index of the dramUse entry in force at t (t >= the first entry's time).
@@ -792,6 +806,7 @@ struct Sim {
     }
 
     void finishResult() {
+        keepDramProfile(dramUse.size());
         R.deadlockFree = R.completed == n;
         if (!R.deadlockFree)
             for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)

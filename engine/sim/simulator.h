@@ -13,6 +13,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilescope {
@@ -53,6 +54,9 @@ struct SimResult {
     // DRAM bytes per side (by Dir) as Mesh::dramSidesOf charges them, whether or not the
     // template limits the sides.
     std::array<Bytes, 4> dramSideBytes{};
+    // With the timeline: the DRAM bandwidth in use over time, piecewise constant: from
+    // dramInUse[i].first on, dramInUse[i].second bytes/cycle (the last entry is 0).
+    std::vector<std::pair<Cycles, double>> dramInUse;
 };
 
 // Replays a program that validateProgram accepted.

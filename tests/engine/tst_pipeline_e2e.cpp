@@ -158,9 +158,23 @@ void TestPipelineE2e::annealExportSimulate() {
     size_t complete = 0;
     double last = 0;
     std::set<std::pair<int, int>> named;
+    // The DRAM counter track (its own process, after the tiles): the bandwidth in use over
+    // time moves exactly the program's DRAM bytes and drops to 0 at the end.
+    double counterBytes = 0, counterAt = 0, counterUse = 0;
+    size_t counters = 0;
     for (const auto& e : tr["traceEvents"]) {
         if (e["ph"] == "M" && e["name"] == "thread_name")
             named.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+        if (e["ph"] == "C") {
+            QCOMPARE(e["pid"].get<int>(), hwr->tiles());
+            const double at = e["ts"].get<double>() / usPerCycle;
+            QVERIFY(at >= counterAt);
+            counterBytes += (at - counterAt) * counterUse;
+            counterAt = at;
+            counterUse = e["args"]["in use"].get<double>();
+            QVERIFY(counterUse >= 0 && counterUse <= hwr->dramBytesPerCycle * (1 + 1e-9));
+            ++counters;
+        }
         if (e["ph"] != "X") continue;
         ++complete;
         const int pid = e["pid"].get<int>(), tid = e["tid"].get<int>();
@@ -171,6 +185,9 @@ void TestPipelineE2e::annealExportSimulate() {
         QVERIFY(e["ts"].get<double>() >= 0 && e["dur"].get<double>() >= 0);
         last = std::max(last, e["ts"].get<double>() + e["dur"].get<double>());
     }
+    QVERIFY(counters >= 2);
+    QCOMPARE(counterUse, 0.0);
+    QVERIFY(std::abs(counterBytes - double(programDram)) <= 1e-6 * double(programDram));
     QCOMPARE(qint64(complete), sim["instructions"].get<qint64>());
     QVERIFY(std::abs(last - sim["delay_cycles"].get<double>() * usPerCycle) <= 1e-6 * last + 1e-9);
 }

@@ -266,6 +266,10 @@ void TestSimulator::dramLeftoverGrows() {
     QCOMPARE(endOf(r, 1), 100.0);
     QCOMPARE(endOf(r, 2), 100.0 + 2300.0 / 24.0);
     QCOMPARE(r.delay, 100.0 + 2300.0 / 24.0);
+    // The DRAM's bandwidth in use: all 25 B/cycle (24 + the 1 left), then 24, then none.
+    const std::vector<std::pair<Cycles, double>> inUse{
+        {0.0, 25.0}, {100.0, 24.0}, {100.0 + 2300.0 / 24.0, 0.0}};
+    QCOMPARE(r.dramInUse, inUse);
 }
 
 // A transfer with no bytes takes no DRAM time and leaves the bandwidth to the others
