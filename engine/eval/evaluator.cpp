@@ -13,6 +13,7 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace tilescope {
@@ -108,6 +109,11 @@ struct EvalContext::Impl {
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
+    // dramOrderedPipeline(): (time without DRAM, child, sub-batch, start/end), per child
+    // its DRAM bytes, per (child, sub-batch) its start
+    std::vector<std::tuple<Cycles, int, int, int>> pipeItems;
+    std::vector<double> pipeNeed;
+    std::vector<Cycles> pipeStart;
     std::vector<LeafPlacement> placeScratch;
     std::vector<const LeafPlacement*> prodScratch;
 
@@ -351,6 +357,7 @@ struct NodeWork {
     Cycles compute = 0;     // one invocation, compute only (docs/cost-model.md §5)
     Cycles time = 0;        // one invocation, with each leaf's own activation DRAM bound
     Cycles slot = 0;        // S cut: the pipeline slot, max(slowest child, shared DRAM)
+    Cycles piped = 0;       // S cut: slot x (sub-batches - 1) + the paced fill
     Cycles stageOffset = 0; // S-cut child: start of its stage's first sub-batch in the cut
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
@@ -358,9 +365,10 @@ struct NodeWork {
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
     // Start of the first and of the last invocation, from its segment's start.
     Cycles firstStart = 0, lastStart = 0;
-    Cycles latency = 0;    // leaves: the DRAM latency its time includes
-    int segment = -1;      // index of the segment this node lies in
-    PicoJoules energy = 0; // whole-run energy attributed to this node
+    Cycles latency = 0;       // leaves: the DRAM latency its time includes
+    bool dramOrdered = false; // leaves under an S cut: dramOrderedPipeline() waits for its weights
+    int segment = -1;         // index of the segment this node lies in
+    PicoJoules energy = 0;    // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
     Bytes runArray = 0; // leaves, whole run (detail): buffer <-> array bytes
     // Compute-in-memory leaves (cimWeights): weights kept programmed over the segment
@@ -459,6 +467,7 @@ struct Analyser {
     void forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const;
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
+    Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -879,6 +888,69 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
     return fill;
 }
 
+// The S cut's sub-batches with the DRAM serving in program order (docs/cost-model.md §5,
+// "DRAM-ordered pipeline"). Without DRAM, child j's sub-batch k starts at S(j,k) =
+// stageOffset_j + k slot and spans what its first sub-batch spans in the paced fill. The
+// replay's DRAM serves what the program needs first, and the program follows that clock:
+// taken in that order, a (child, sub-batch) starts once the DRAM has moved everything
+// needed before it (its own inputs stream in as it runs; a child's weights, all loaded
+// once per segment invocation, come with its first sub-batch, which starts once their
+// first slice is in; outputs are stored at its end), and no sooner than its previous
+// sub-batch on the same tiles allows, nor earlier against its producers' same sub-batch
+// than in the fill. The cut lasts until the last one ends: the drain that the DRAM bound
+// max(pipeline, DRAM time) leaves out.
+Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
+    const std::vector<Cycles>& st = C.stageScratch; // pacedFill(): per child start, end
+    const size_t m = nd.children.size();
+    const int n = nd.subBatch;
+    const double perSeg = std::max(1.0, double(A.segBatch) / std::max(1, nd.batch));
+    auto& need = C.pipeNeed; // per child: weights, inputs, outputs (DRAM bytes)
+    need.assign(3 * m, 0.0);
+    for (size_t j = 0; j < m; ++j) {
+        const NodeWork& cw = w[size_t(nd.children[j])];
+        double all = 0, out = 0;
+        for (int pos = cw.lo; pos < cw.hi; ++pos) {
+            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            need[3 * j] += T.weightDram / perSeg;
+            all += T.actDram, out += T.actDramOut;
+        }
+        const double outShare = all > 0 ? out / all : 0.0;
+        need[3 * j + 1] = cw.dram * (1 - outShare);
+        need[3 * j + 2] = cw.dram * outShare;
+    }
+    auto& items = C.pipeItems; // (when, child, sub-batch, 0 start / 1 end) on that clock
+    items.clear();
+    for (size_t j = 0; j < m; ++j)
+        for (int k = 0; k < n; ++k) {
+            const Cycles s = st[2 * j] + k * nw.slot;
+            items.push_back({s, int(j), k, 0});
+            if (need[3 * j + 2] > 0) items.push_back({s + st[2 * j + 1] - st[2 * j], int(j), k, 1});
+        }
+    std::sort(items.begin(), items.end());
+    auto& start = C.pipeStart; // [k * m + j]
+    start.assign(m * size_t(n), 0.0);
+    double served = 0;
+    Cycles end = 0;
+    for (const auto& [key, jj, k, atEnd] : items) {
+        const size_t j = size_t(jj);
+        if (atEnd) {
+            served += need[3 * j + 2];
+            continue;
+        }
+        const NodeWork& cw = w[size_t(nd.children[j])];
+        const double weights = k == 0 ? need[3 * j] : 0.0;
+        Cycles s = std::max(key, (served + weights / kStages) / dramBw);
+        served += weights + need[3 * j + 1];
+        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + cw.time);
+        forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
+            if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
+        });
+        start[size_t(k) * m + j] = s;
+        end = std::max(end, s + st[2 * j + 1] - st[2 * j]);
+    }
+    return end;
+}
+
 bool Analyser::overflow(int id) {
     const double cap = hw.bufferBytes;
     const RANode& nd = tree.node(id);
@@ -986,7 +1058,10 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         const double perSlot = double(nd.batch / nd.subBatch) / std::max(1, A.segBatch);
         const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
-        nw.time = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
+        nw.time = nw.piped = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
+        nw.time = std::max(nw.time, dramOrderedPipeline(nd, nw));
+        for (int pos = nw.lo; pos < nw.hi; ++pos)
+            w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].dramOrdered = true;
     }
     nw.dram = bytes * nd.subBatch;
 }
@@ -1197,6 +1272,7 @@ Cycles Coster::weightBoundOf(size_t s) {
         for (size_t i = 0; i < byStart.size(); ++i) {
             const auto& [start, lw] = byStart[i];
             cumDram += lw->traffic->weightDram;
+            if (lw->dramOrdered) continue; // its S cut's time holds the wait
             const double linkMax = linkMaxAt[i];
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
@@ -1307,7 +1383,12 @@ void Coster::costSegment(size_t s) {
     segNocTime[s] = std::max(nocTime, sw.time - sw.compute);
     // A segment whose pipeline already waits on its leaves' own traffic is bound by
     // what they wait for, even when no whole-segment bound below bites.
-    if (sw.time > sw.compute) segBound[s] = leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram;
+    // (An S cut held up by the DRAM's order, dramOrderedPipeline(), waits for the DRAM.)
+    const Cycles dramHeld = sw.piped > 0 ? std::max(0.0, sw.time - sw.piped) : 0.0;
+    const Bound waitBound = dramHeld > 0                 ? Bound::Dram
+                            : leafNocWait > leafDramWait ? Bound::Noc
+                                                         : Bound::Dram;
+    if (sw.time > sw.compute) segBound[s] = waitBound;
     if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
     if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
     if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
@@ -1315,14 +1396,16 @@ void Coster::costSegment(size_t s) {
     // they meet, each gets its share of the link (docs/cost-model.md §5, "Weights in
     // the background").
     const Cycles shared = sw.time + kWeightShare * segWeightLink[s];
-    if (shared > segTime[s]) segTime[s] = shared, segBound[s] = Bound::Noc;
+    // (Named after the larger part: the DRAM's order, or the weights' share of the links.)
+    const Bound sharedBound = dramHeld > shared - sw.time ? Bound::Dram : Bound::Noc;
+    if (shared > segTime[s]) segTime[s] = shared, segBound[s] = sharedBound;
     segDramPart[s] = std::max(dramTime, weightBound);
     segOtherPart[s] = std::max({sw.time, nocTime, shared});
     // The bound should the DRAM part shrink below the rest (chainSegments()).
-    segOtherBound[s] = std::max(nocTime, shared) > sw.time ? Bound::Noc
-                       : sw.time > sw.compute
-                           ? (leafNocWait > leafDramWait ? Bound::Noc : Bound::Dram)
-                           : Bound::Compute;
+    segOtherBound[s] = nocTime > sw.time && nocTime >= shared ? Bound::Noc
+                       : shared > sw.time                     ? sharedBound
+                       : sw.time > sw.compute                 ? waitBound
+                                                              : Bound::Compute;
     segDram[s] = dram;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
@@ -1544,10 +1627,13 @@ void Coster::intervals() {
                     t = place(c, t, sample + j * cb, scale);
             return t;
         }
-        const Cycles slot = nw.slot * scale;
+        // An S cut held up by the DRAM's order (dramOrderedPipeline()) is drawn stretched
+        // to its time, except on the program's clock.
+        const double inner = nw.piped > 0 && !opt.programClock ? scale * nw.time / nw.piped : scale;
+        const Cycles slot = nw.slot * inner;
         for (int c : nd.children)
             for (int j = 0; j < nd.subBatch; ++j)
-                place(c, t0 + w[size_t(c)].stageOffset * scale + j * slot, sample + j * cb, scale);
+                place(c, t0 + w[size_t(c)].stageOffset * inner + j * slot, sample + j * cb, inner);
         return t0 + nw.time * scale;
     };
     for (int j = 0; j < segInvocations; ++j)
@@ -1600,6 +1686,7 @@ ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBa
     EvalOptions detailOpt = opt;
     detailOpt.detail = true;
     detailOpt.maxIntervals = std::numeric_limits<size_t>::max();
+    detailOpt.programClock = true;
     out.evaluation = evaluate(ctx, tree, totalBatch, detailOpt);
     out.valid = out.evaluation.valid;
     out.reason = out.evaluation.reason;

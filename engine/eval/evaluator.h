@@ -18,6 +18,11 @@ struct EvalOptions {
     double minUtilisation = 0.75; // S-cut allocations below this are invalid (docs/method.md §2)
     bool detail = false;          // per-node figures, intervals, per-link bytes
     size_t maxIntervals = 250000; // S-T rectangles kept in detail mode
+    // Intervals on the program's clock (analyseSchedule(), for the instruction generator):
+    // an S cut held up by the DRAM's order keeps its children at stage offset + sub-batch x
+    // slot, the order its DRAM-ordered time assumes, instead of being drawn stretched to
+    // that time (docs/cost-model.md §5, "DRAM-ordered pipeline").
+    bool programClock = false;
 };
 
 struct EvalStats {

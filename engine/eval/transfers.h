@@ -148,6 +148,7 @@ struct LeafPlacement {
 struct LeafTraffic {
     std::vector<std::pair<int, double>> actLinks, weightLinks; // (link, bytes)
     double actDram = 0;    // input bytes read from DRAM + output bytes stored
+    double actDramOut = 0; // of which output bytes stored
     double weightDram = 0; // weight bytes read from DRAM
     double delivered = 0;  // bytes written into buffers by transfers (multicast copies counted)
     double weightDelivered = 0; // of which weights

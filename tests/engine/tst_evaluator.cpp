@@ -137,12 +137,29 @@ void TestEvaluator::handDerivedEnergy() {
         QCOMPARE(e.dramBytes, 696320.0);
         QVERIFY(qFuzzyCompare(e.energy.dram, 41779200.0));
         QVERIFY(qFuzzyCompare(e.energy.mac, 8323596.288));
-        // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the segment. Weight
-        // arrival: conv1's 147,456 B take 9,216 cycles and stream in 8 slices, so conv1
-        // starts after 1,152: T 1,152 + 2 x 14,112 = 29,376 below the DRAM bound. S (8 + 8
-        // tiles, conv2 keeping pace with conv1, one slot behind for the second sample:
-        // handDerivedTwoConvs) stays below it too, with conv2's exposed exchange.
-        QCOMPARE(e.delay, 43520.0);
+        if (std::string(text).find("\tS") == std::string::npos) {
+            // Edge DRAM: 16 B/cycle -> 696,320 / 16 = 43,520 cycles bound the segment.
+            // Weight arrival: conv1's 147,456 B take 9,216 cycles and stream in 8 slices, so
+            // conv1 starts after 1,152: 1,152 + 2 x 14,112 = 29,376, below the DRAM bound.
+            QCOMPARE(e.delay, 43520.0);
+            continue;
+        }
+        // S (8 + 8 tiles; conv1 14,112 cycles a sample, conv2 14,112 + 896 / 3 = 14,410.67
+        // with its exchange over the edge links, starting 3,528 into conv1:
+        // handDerivedTwoConvs; slot 14,410.67) with
+        // the DRAM serving in program order (docs/cost-model.md §5, "DRAM-ordered
+        // pipeline"): conv1's sample 0 starts once the first slice of its weights is in,
+        // 147,456 / 8 / 16 = 1,152; conv2's sample 0 once conv1's weights and input
+        // (247,808 B) and its own first slice (18,432) are: 16,640; conv1's sample 1 (at
+        // 14,410.67 on the pipeline's clock) behind conv2's weights, 395,264 / 16 = 24,704;
+        // conv2's sample 1 (at 17,938.67) behind conv1's second input and conv2's first
+        // output stored (at 17,938.67 too), 595,968 / 16 = 37,248, and ends 14,410.67
+        // later: 51,658.67, above the DRAM bound. Then the weights' busiest link W =
+        // 3,072 cycles shares the leaves' links: + 0.4 W ("Weights in the background").
+        // The replay of this tree's program takes 60,091 cycles; the DRAM bound alone
+        // said 43,520.
+        QVERIFY2(std::abs(e.delay - (37248 + 14112 + 896.0 / 3 + 0.4 * 3072)) < 1e-3,
+                 qPrintable(QString::number(e.delay, 'f', 4)));
     }
     // As two segments conv1's output goes through DRAM: 2 * 200,704 B more.
     const Evaluation e2 = evaluate(net, hw, parse("T 2/1\n\tconv1 2\n\tconv2 2\n", net), 2, {});
@@ -334,19 +351,22 @@ void TestEvaluator::segmentsOverlap() {
 // (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
 // bytes each) on the edge mesh with slow links: W is of the order of the compute.
 // Weights load ahead of their segment (docs/cost-model.md §5, "Weights ahead of their
-// segment"): a -> b -> c -> d in S(a, b), S(c, d) on 16 compute-bound tiles, DRAM at
+// segment"), but an S cut waits for its own weights in the DRAM's order ("DRAM-ordered
+// pipeline"): a -> b -> c -> d in S(a, b), S(c, d) on 16 compute-bound tiles, DRAM at
 // 64 B/cycle. a and b are the 3x3 convs of handDerivedTwoConvs (8 + 8 tiles, 14,112 cycles
-// each, b keeping pace two of a's eight stages behind); a waits for the first of its 8
-// weight slices, 147,456 / 8 / 64 = 288 cycles, so segment 0 lasts 288 + 1.25 x 14,112 =
-// 17,928, and drawn to that length a ends at 14,112 x 17,928 / 17,640 = 14,342.4. Segment 0
-// moves 495,616 B through DRAM (input 100,352, weights 2 x 147,456, b's output 100,352):
-// 7,744 cycles. c is a fully connected layer on b's output (100,352 x 16 weights =
-// 1,605,632 B, little compute), so it gets 2 tiles, the first two of a's; d (16 -> 128,
-// 3x3 on 28x28) the rest. Segment 1 waits for b (starts at 17,928) and moves 1,824,768 B
-// (b's output read again, both weights, d's output): 28,512 cycles of DRAM. c's tiles are
-// free from 14,342.4 and the DRAM from 7,744, so 3,585.6 cycles of c's weights load before
-// segment 1 starts: it lasts 28,512 - 3,585.6 = 24,926.4, the run 42,854.4 (46,440
-// without).
+// each, b keeping pace two of a's eight stages behind, from 3,528). a starts once the first
+// of its 8 weight slices is in, 147,456 / 8 / 64 = 288 cycles; b once a's weights and input
+// and its own first slice are, (147,456 + 100,352 + 18,432) / 64 = 4,160: segment 0 lasts
+// 4,160 + 14,112 = 18,272, and drawn to that length a ends at 14,112 x 18,272 / 17,640 =
+// 14,617.6. c is a fully connected layer on b's output (100,352 x 16 weights = 1,605,632 B,
+// little compute), so it gets 2 tiles, the first two of a's; d (16 -> 128, 3x3 on 28x28)
+// the rest. Segment 1 waits for b's output (b ends at 3,528 + 14,112 = 17,640 on the
+// pipeline's clock) and moves 1,824,768 B (b's output read again, both weights, d's
+// output): 28,512 cycles of DRAM. In the DRAM's order d starts once c's weights and input
+// and its own first slice are in, (1,605,632 + 100,352 + 2,304) / 64 = 26,692 cycles, and
+// ends 2,016 later: segment 1 lasts 28,708, which c's weights loading ahead cannot shorten
+// (the S cut's time holds the wait), and the run 17,640 + 28,708 = 46,348. The replay of
+// this tree's program: 45,873 cycles (42,854.4 before the DRAM's order: 1.070).
 void TestEvaluator::weightsAheadOfSegment() {
     Network n;
     n.name = "late_input";
@@ -370,16 +390,18 @@ void TestEvaluator::weightsAheadOfSegment() {
     QCOMPARE(e.nodes[size_t(c)].tileCount, 2);
     QCOMPARE(e.nodes[size_t(segs[0])].dramBytes, 495616.0);
     QCOMPARE(e.nodes[size_t(segs[1])].dramBytes, 1824768.0);
-    QVERIFY2(std::abs(e.delay - 42854.4) < 1e-3, qPrintable(QString::number(e.delay)));
+    QVERIFY2(std::abs(e.delay - 46348) < 1e-2, qPrintable(QString::number(e.delay)));
     const auto rows = segmentFigures(e, t, net);
     QCOMPARE(rows.size(), size_t(2));
-    QVERIFY2(std::abs(rows[1].start - 17928) < 1e-3,
+    QVERIFY2(std::abs(rows[1].start - 17640) < 1e-3,
              qPrintable(QString::number(rows[1].start, 'f', 6)));
-    QVERIFY(std::abs(rows[1].share - 24926.4) < 1e-3);
-    QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 24926.4) < 1e-3);
-    QCOMPARE(e.nodes[size_t(segs[1])].bound, Bound::Dram); // still its DRAM time's rest
-    for (const BusyInterval& b : e.intervals)
-        if (b.node == c) QVERIFY(std::abs(b.start - 17928) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(segs[0])].time - 18272) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(segs[1])].time - 28708) < 1e-2);
+    QVERIFY(std::abs(rows[1].share - (46348 - 18272)) < 1e-2); // after segment 0's end
+    for (const BusyInterval& b : e.intervals) {
+        if (b.node == a) QVERIFY(std::abs(b.end - 14617.6) < 1e-3);
+        if (b.node == c) QVERIFY(std::abs(b.start - 17640) < 1e-3);
+    }
     // With the DRAM slow enough that segment 0's own traffic fills the window, nothing
     // loads ahead: at 16 B/cycle segment 0 moves its 495,616 B in 30,976 cycles, its
     // weights' first slice takes 1,152, and segment 1 follows with all of its 114,048.
