@@ -65,6 +65,7 @@ class TestEvaluator : public QObject {
     void dramLatency();
     void exchangeOnTheChain();
     void pacedExchange();
+    void pacedSendersSpreadInTime();
     void sCutFillsStageByStage();
     void segmentsOverlap();
     void weightsAheadOfSegment();
@@ -270,6 +271,34 @@ void TestEvaluator::pacedExchange() {
     QCOMPARE(T.nocSameMaxLink, 3072.0);
     QCOMPARE(T.maxEgress, 3072.0);
     QCOMPARE(T.nocPaced, 6144.0);
+}
+
+// docs/cost-model.md §5, "Senders spread in time": the same all-to-all on a 2x2 mesh (X
+// then Y routes; tile 0 at (0,0), 1 at (1,0), 2 at (0,1), 3 at (1,1)), conv1 split by
+// output channels (24 each) feeding conv2 split by rows (3 each): every tile sends
+// 24 x 3 x 12 = 864 bytes (p) to each other tile, 3p in all. Tile 0's piece to tile 2
+// (down its column) shares that link with tile 1's piece to tile 2
+// (west, then down), and its piece to tile 3 (east, then down tile 1's column) with tile
+// 1's own piece to tile 3. As if both sent at once each would take p + p = 2p, and tile 0
+// 5p; but tile 1 keeps each of those links busy for a third of its sending (p of 3p), so
+// each takes p / (1 - 1/3) = 1.5p, and tile 0 (like every tile) p + 1.5p + 1.5p = 4p.
+void TestEvaluator::pacedSendersSpreadInTime() {
+    Network net;
+    net.name = "all_to_all_2x2";
+    net.layers.push_back(test::conv("conv1", 96, 96, 12, 1, -1));
+    net.layers.push_back(test::conv("conv2", 96, 96, 12, 1, 0));
+    net = test::finish(net);
+    const Hardware hw = defaultHardware(2, 2, "square");
+    const Mesh mesh(hw);
+    const TransferGeometry geo(net, hw.dataBits);
+    LeafMapping byChannel, byRow;
+    byChannel.pk = 4;
+    byRow.ph = 4;
+    const LeafPlacement producer{0, 1, 0, 4, &byChannel};
+    const LeafPlacement consumer{1, 1, 0, 4, &byRow};
+    const LeafTraffic T = leafTrafficPeriod(geo, mesh, consumer, {&producer}, false);
+    QCOMPARE(T.maxEgress, 3 * 864.0);
+    QCOMPARE(T.nocPaced, 4 * 864.0);
 }
 
 // An S cut's first sub-batch passes its stages one after another, each as long as its
