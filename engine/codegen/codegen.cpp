@@ -10,6 +10,8 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace tilescope {
@@ -29,7 +31,7 @@ class TileBuffer {
     // One contiguous extent when a gap fits; otherwise, when enough is free in total, the
     // lowest gaps gathered (the DMA engines scatter/gather, so a fragmented buffer still
     // holds what the evaluator's per-tile budget says fits).
-    std::optional<Extents> alloc(std::uint64_t bytes, bool top) {
+    std::optional<Extents> alloc(std::uint64_t bytes, bool top, std::string_view what) {
         if (bytes == 0) return Extents{};
         std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps; // [lo, hi)
         std::uint64_t at = 0;
@@ -81,15 +83,35 @@ class TileBuffer {
         for (const auto& [off, len] : ext)
             m_live[off] = len;
         m_used += bytes;
+        m_held[what] += bytes;
         m_peak = std::max(m_peak, m_used);
         return ext;
     }
-    void release(const Extents& ext, const std::vector<std::uint32_t>& readers) {
+    void release(const Extents& ext, const std::vector<std::uint32_t>& readers,
+                 std::string_view what) {
         for (const auto& [off, len] : ext) {
             m_live.erase(off);
             m_used -= len;
             m_freed.push_back({off, len, readers});
+            const auto it = m_held.find(what);
+            if (it != m_held.end() && (it->second -= len) == 0) m_held.erase(it);
         }
+    }
+    // What the buffer holds, the largest first: "weights of conv1 400000 B, ..." (at most
+    // `count` of them).
+    std::string held(size_t count) const {
+        std::vector<std::pair<std::uint64_t, std::string_view>> by;
+        for (const auto& [what, bytes] : m_held)
+            by.push_back({bytes, what});
+        std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        std::string out;
+        for (size_t i = 0; i < by.size() && i < count; ++i)
+            out += (i ? ", " : "") + std::string(by[i].second) + " " + std::to_string(by[i].first) +
+                   " B";
+        if (by.size() > count) out += ", ...";
+        return out;
     }
     // Readers of released regions overlapping [off, off+bytes); those parts are forgotten
     // (the new writer now orders every later reuse).
@@ -131,12 +153,15 @@ class TileBuffer {
     };
     std::uint64_t m_cap;
     std::map<std::uint64_t, std::uint64_t> m_live;
+    // Live bytes by what they hold (views of Generator::labels, which outlive the buffer).
+    std::map<std::string_view, std::uint64_t> m_held;
     std::vector<Freed> m_freed;
     std::uint64_t m_cursor = 0, m_used = 0, m_peak = 0;
 };
 
 struct Region {
     int tile = 0;
+    std::string_view what;               // what it holds (a Generator::labels entry)
     std::uint64_t offset = 0, bytes = 0; // offset of the first extent; total bytes
     TileBuffer::Extents ext;
     std::vector<std::uint32_t> readers;
@@ -410,6 +435,7 @@ class Generator {
     std::vector<Where> where;          // per instruction (index id - 1)
     std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
     std::vector<std::uint64_t> loadBytes;
+    std::set<std::string> labels; // what buffer regions hold (TileBuffer's views of them)
     std::vector<TileBuffer> buf;
     std::vector<IrWorkload>& W = R.workloads; // empty unless m_opt.withIr
     IrWorkload sink; // the current invocation's figures when the IR is not kept
@@ -565,11 +591,13 @@ Result<Region> Generator::allocate(int tile, std::uint64_t bytes, bool top,
     Region r;
     r.tile = tile;
     r.bytes = bytes;
-    auto off = buf[size_t(tile)].alloc(bytes, top);
+    r.what = *labels.insert(what).first;
+    auto off = buf[size_t(tile)].alloc(bytes, top, r.what);
     if (!off)
         return Error{"tile " + std::to_string(tile) + ": no room for " + what + " (" +
                      std::to_string(bytes) + " bytes, " + std::to_string(buf[size_t(tile)].free()) +
-                     " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) + ")"};
+                     " free of " + std::to_string(std::uint64_t(hw.bufferBytes)) +
+                     "; held: " + buf[size_t(tile)].held(4) + ")"};
     r.ext = *off;
     r.offset = r.ext.empty() ? 0 : r.ext.front().first;
     return r;
@@ -647,7 +675,7 @@ void Generator::release(Region& r) {
         last = std::max(last, x);
     if (m_opt.withIr && r.workload >= 0)
         W[size_t(r.workload)].buffers[size_t(r.regionIndex)].lastReader = last;
-    buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers));
+    buf[size_t(r.tile)].release(r.ext, lastPerQueue(r.readers), r.what);
 }
 
 // Buffer references of a whole region, and of bytes [from, from + len) of it.
