@@ -29,6 +29,32 @@ Hardware preset(const std::string& name) {
     return hw;
 }
 
+// A saved case: a sample model, a hardware spec (hwvariants.h) and a tree of
+// tests/data/trees, as text. False (with a warning naming what is missing) when one fails.
+struct TreeCase {
+    Network net;
+    Hardware hw;
+    std::string tree;
+};
+bool loadTreeCase(const std::string& model, const std::string& hwSpec, const std::string& file,
+                  TreeCase& c) {
+    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model + ".onnx");
+    if (!net.ok()) {
+        qWarning("%s", net.error().message.c_str());
+        return false;
+    }
+    c.net = *net;
+    std::ifstream in(std::string(TILESCOPE_TESTDATA) + "/trees/" + file);
+    std::stringstream text;
+    text << in.rdbuf();
+    c.tree = text.str();
+    if (!test::hardwareVariant(hwSpec, c.hw) || c.tree.empty()) {
+        qWarning("no hardware %s or no tree %s", hwSpec.c_str(), file.c_str());
+        return false;
+    }
+    return true;
+}
+
 std::string layerSequential(const Network& net, int batch) {
     std::string t = "T " + std::to_string(batch) + "/1\n";
     for (const auto& l : net.layers)
@@ -507,16 +533,11 @@ void TestCodegen::invalidTreeIsAnError() {
 // classifier's weights arrived at 722k cycles, 1.25 x the estimate. Counting every pending
 // leaf's weights behind those before it, they load while the DRAM has room.
 void TestCodegen::prefetchLooksAhead() {
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/mobilenet_v2.onnx");
-    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
-    Hardware hw;
-    QVERIFY(test::hardwareVariant("6x6+slowdram", hw));
-    std::ifstream in(std::string(TILESCOPE_TESTDATA) + "/trees/mobilenet_v2_6x6slowdram_b8.tree");
-    QVERIFY(in.good());
-    std::stringstream text;
-    text << in.rdbuf();
-    const RATree t = parse(text.str(), *net);
-    EvalContext ctx(*net, hw);
+    TreeCase c;
+    QVERIFY(loadTreeCase("mobilenet_v2", "6x6+slowdram", "mobilenet_v2_6x6slowdram_b8.tree", c));
+    const RATree t = parse(c.tree, c.net);
+    const Hardware& hw = c.hw;
+    EvalContext ctx(c.net, hw);
     auto r = generateProgram(ctx, t, 8, {});
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     const SimResult f = checkProgram(*r, hw);
@@ -536,17 +557,12 @@ void TestCodegen::prefetchLooksAhead() {
 // the last sample's pass through the chain drains after it: 487,257 cycles (1.264). The
 // estimate now follows that order; the segment is bound by the DRAM.
 void TestCodegen::dramOrderedPipeline() {
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/transformer.onnx");
-    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
-    Hardware hw;
-    QVERIFY(test::hardwareVariant("16x16+slowdram", hw));
-    QCOMPARE(hw.dramBytesPerCycle, 64.0);
-    std::ifstream in(std::string(TILESCOPE_TESTDATA) + "/trees/transformer_16x16slowdram_b8.tree");
-    QVERIFY(in.good());
-    std::stringstream text;
-    text << in.rdbuf();
-    const RATree t = parse(text.str(), *net);
-    EvalContext ctx(*net, hw);
+    TreeCase c;
+    QVERIFY(loadTreeCase("transformer", "16x16+slowdram", "transformer_16x16slowdram_b8.tree", c));
+    QCOMPARE(c.hw.dramBytesPerCycle, 64.0);
+    const RATree t = parse(c.tree, c.net);
+    const Hardware& hw = c.hw;
+    EvalContext ctx(c.net, hw);
     EvalOptions opt;
     opt.detail = true;
     const Evaluation e = evaluate(ctx, t, 8, opt);
@@ -574,16 +590,11 @@ void TestCodegen::dramOrderedPipeline() {
 // the evaluator's buffer check does not count: a known limitation (the export fails;
 // nothing is written).
 void TestCodegen::noRoomNamesWhatIsHeld() {
-    auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/googlenet.onnx");
-    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
-    Hardware hw;
-    QVERIFY(test::hardwareVariant("3x3", hw));
-    std::ifstream in(std::string(TILESCOPE_TESTDATA) + "/trees/googlenet_3x3_b8_s3.tree");
-    QVERIFY(in.good());
-    std::stringstream text;
-    text << in.rdbuf();
-    const RATree t = parse(text.str(), *net);
-    EvalContext ctx(*net, hw);
+    TreeCase c;
+    QVERIFY(loadTreeCase("googlenet", "3x3", "googlenet_3x3_b8_s3.tree", c));
+    const RATree t = parse(c.tree, c.net);
+    const Hardware& hw = c.hw;
+    EvalContext ctx(c.net, hw);
     QVERIFY(evaluate(ctx, t, 8, {}).valid);
     auto r = generateProgram(ctx, t, 8, {});
     QVERIFY(!r.ok());

@@ -244,6 +244,24 @@ void TestEvaluator::exchangeOnTheChain() {
     QCOMPARE(e.nodes[size_t(c2)].time, 112896.0 + 12544.0);
 }
 
+// The exchange of an all-to-all on the first `parts` tiles of `hw`: conv1 (1x1, 96 -> 96,
+// 12x12) split by output channels feeding conv2 split by rows, both over the same tiles.
+static LeafTraffic allToAll(const Hardware& hw, int parts) {
+    Network net;
+    net.name = "all_to_all";
+    net.layers.push_back(test::conv("conv1", 96, 96, 12, 1, -1));
+    net.layers.push_back(test::conv("conv2", 96, 96, 12, 1, 0));
+    net = test::finish(net);
+    const Mesh mesh(hw);
+    const TransferGeometry geo(net, hw.dataBits);
+    LeafMapping byChannel, byRow;
+    byChannel.pk = parts;
+    byRow.ph = parts;
+    const LeafPlacement producer{0, 1, 0, parts, &byChannel};
+    const LeafPlacement consumer{1, 1, 0, parts, &byRow};
+    return leafTrafficPeriod(geo, mesh, consumer, {&producer}, false);
+}
+
 // docs/cost-model.md §5: an all-to-all among three tiles in a row. conv1 (1x1, 96 -> 96,
 // 12x12) split by output channels (32 each) feeds conv2 split by rows (4 each) on the same
 // tiles: every tile sends its 32 channels x 4 rows x 12 columns = 1536 bytes to each other
@@ -252,22 +270,11 @@ void TestEvaluator::exchangeOnTheChain() {
 // half a link, so it needs 2 x 1536 x 2 = 6144 bytes' worth of link time, twice the busiest
 // link.
 void TestEvaluator::pacedExchange() {
-    Network net;
-    net.name = "all_to_all";
-    net.layers.push_back(test::conv("conv1", 96, 96, 12, 1, -1));
-    net.layers.push_back(test::conv("conv2", 96, 96, 12, 1, 0));
-    net = test::finish(net);
     const Hardware hw = defaultHardware(3, 1, "row");
     const Mesh mesh(hw);
     QCOMPARE(mesh.tileAt(1), 1);
     QCOMPARE(mesh.tileAt(2), 2);
-    const TransferGeometry geo(net, hw.dataBits);
-    LeafMapping byChannel, byRow;
-    byChannel.pk = 3;
-    byRow.ph = 3;
-    const LeafPlacement producer{0, 1, 0, 3, &byChannel};
-    const LeafPlacement consumer{1, 1, 0, 3, &byRow};
-    const LeafTraffic T = leafTrafficPeriod(geo, mesh, consumer, {&producer}, false);
+    const LeafTraffic T = allToAll(hw, 3);
     QCOMPARE(T.nocSameMaxLink, 3072.0);
     QCOMPARE(T.maxEgress, 3072.0);
     QCOMPARE(T.nocPaced, 6144.0);
@@ -283,20 +290,7 @@ void TestEvaluator::pacedExchange() {
 // 5p; but tile 1 keeps each of those links busy for a third of its sending (p of 3p), so
 // each takes p / (1 - 1/3) = 1.5p, and tile 0 (like every tile) p + 1.5p + 1.5p = 4p.
 void TestEvaluator::pacedSendersSpreadInTime() {
-    Network net;
-    net.name = "all_to_all_2x2";
-    net.layers.push_back(test::conv("conv1", 96, 96, 12, 1, -1));
-    net.layers.push_back(test::conv("conv2", 96, 96, 12, 1, 0));
-    net = test::finish(net);
-    const Hardware hw = defaultHardware(2, 2, "square");
-    const Mesh mesh(hw);
-    const TransferGeometry geo(net, hw.dataBits);
-    LeafMapping byChannel, byRow;
-    byChannel.pk = 4;
-    byRow.ph = 4;
-    const LeafPlacement producer{0, 1, 0, 4, &byChannel};
-    const LeafPlacement consumer{1, 1, 0, 4, &byRow};
-    const LeafTraffic T = leafTrafficPeriod(geo, mesh, consumer, {&producer}, false);
+    const LeafTraffic T = allToAll(defaultHardware(2, 2, "square"), 4);
     QCOMPARE(T.maxEgress, 3 * 864.0);
     QCOMPARE(T.nocPaced, 4 * 864.0);
 }
