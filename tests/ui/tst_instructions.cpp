@@ -27,6 +27,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <qcustomplot.h>
 
 using namespace tilescope;
 using namespace tilescope::ui;
@@ -121,6 +122,24 @@ class TstInstructions : public QObject {
                  qPrintable(summary));
         QCOMPARE(w.instructionsPanel()->tileSelector()->count(),
                  1 + w.document()->hardware()->tiles());
+        // The DRAM chart: the replay's bandwidth in use, step by step, never above the
+        // template's, moving exactly the program's DRAM bytes; then the template's line.
+        QCustomPlot* dram = w.instructionsPanel()->dramPlot();
+        QVERIFY(!dram->isHidden());
+        const auto& use = run->fine.dramInUse;
+        QCOMPARE(dram->graph(0)->dataCount(), int(use.size()));
+        const double bw = w.document()->hardware()->dramBytesPerCycle;
+        double bytes = 0;
+        for (int i = 0; i + 1 < dram->graph(0)->dataCount(); ++i) {
+            const auto d = dram->graph(0)->data()->at(i);
+            QVERIFY(d->value >= 0 && d->value <= bw * (1 + 1e-9));
+            bytes += d->value * (dram->graph(0)->data()->at(i + 1)->key - d->key);
+        }
+        QVERIFY2(std::abs(bytes - double(run->codegen->programDramBytes)) <=
+                     1e-6 * double(run->codegen->programDramBytes),
+                 qPrintable(QString::number(bytes)));
+        QCOMPARE(dram->graph(1)->data()->at(0)->value, bw);
+        QCOMPARE(dram->xAxis->range().upper, run->fine.delay);
 
         // Nothing changes the tree: nothing is regenerated.
         ProgramRunner* runner = w.programRunner();

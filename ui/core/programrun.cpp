@@ -20,6 +20,7 @@ std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATr
     auto cg = std::make_shared<CodegenResult>(std::move(gen).value());
     run->evaluatorDelay = cg->layout.evaluation.delay;
     run->scheduleDramBytes = cg->layout.evaluation.dramBytes;
+    run->dramBytesPerCycle = ctx.hardware().dramBytesPerCycle;
     // A program the simulator would refuse is a generator bug; say so rather than replay it.
     auto replay = replayProgram(cg->program, ctx.hardware(), "program");
     if (!replay) {

@@ -21,6 +21,7 @@ class ProgramRun {
     SimResult coarse;          // whole-instruction dependencies (no timeline): the speed-up's base
     double evaluatorDelay = 0; // the schedule's own figures, from the evaluation codegen ran
     double scheduleDramBytes = 0;
+    double dramBytesPerCycle = 0; // the template's DRAM bandwidth the program ran at
 
     bool ok() const { return error.isEmpty() && codegen; }
     // fine vs coarse: how much the stage-granular dependencies buy (>= 1 normally)

@@ -6,6 +6,7 @@
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
 #include "sim/fidelity.h"
+#include "widgets/axisfit.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -16,6 +17,8 @@
 #include <QLocale>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
 
 namespace tilescope::ui {
 
@@ -30,7 +33,7 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
     : QWidget(parent), m_doc(doc), m_selection(selection), m_runner(runner),
       m_model(new ProgramModel(this)), m_tiles(new QComboBox(this)),
       m_filter(new QCheckBox(tr("Only the selected node"), this)), m_view(new QTableView(this)),
-      m_summary(new QLabel(this)) {
+      m_summary(new QLabel(this)), m_dram(new QCustomPlot(this)) {
     setObjectName(QStringLiteral("instructionsPanel"));
     m_tiles->setObjectName(QStringLiteral("instructionsTile"));
     m_filter->setObjectName(QStringLiteral("instructionsFilter"));
@@ -48,7 +51,26 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
     lay->setContentsMargins(2, 2, 2, 2);
     lay->addLayout(top);
     lay->addWidget(m_summary);
+    lay->addWidget(m_dram);
     lay->addWidget(m_view, 1);
+
+    m_dram->setObjectName(QStringLiteral("instructionsDram"));
+    m_dram->setMinimumHeight(fontMetrics().height() * 8);
+    m_dram->setMaximumHeight(fontMetrics().height() * 10);
+    m_dram->setToolTip(
+        tr("The DRAM bandwidth the replay has in use over time (bytes/cycle), against the "
+           "template's (dashed). Where it drops while the program runs, the DRAM waits for "
+           "the program, not the program for the DRAM (docs/isa.md, \"Perfetto trace\")."));
+    m_dram->xAxis->setLabel(tr("time (cycles)"));
+    m_dram->yAxis->setLabel(tr("DRAM B/cycle"));
+    auto* use = m_dram->addGraph();
+    use->setLineStyle(QCPGraph::lsStepLeft);
+    use->setPen(QPen(QColor(21, 101, 192), 1.5));
+    use->setBrush(QColor(21, 101, 192, 60));
+    auto* cap = m_dram->addGraph();
+    cap->setPen(QPen(QColor(120, 120, 120), 1, Qt::DashLine));
+    fitAxisTicks(m_dram);
+    m_dram->hide();
 
     m_view->setModel(m_model);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -133,11 +155,33 @@ void InstructionsPanel::showRun(std::shared_ptr<const ProgramRun> run) {
     if (run->codegen) rebuildTileSelector(int(run->codegen->program.tiles.size()));
     m_model->setRun(run);
     m_summary->setText(summarize(*run));
+    showDram(*run);
     const bool agrees = !run->ok() || modelAgreement(run->fine.delay, run->evaluatorDelay).agrees;
     m_summary->setStyleSheet(run->ok() && run->fine.deadlockFree && agrees
                                  ? QString()
                                  : QStringLiteral("color: #b00020"));
     selectionChanged(m_selection->node());
+}
+
+void InstructionsPanel::showDram(const ProgramRun& run) {
+    const auto& use = run.fine.dramInUse;
+    if (!run.ok() || use.empty() || run.fine.delay <= 0) {
+        m_dram->hide();
+        return;
+    }
+    QVector<double> keys, values;
+    for (const auto& [from, bytesPerCycle] : use) {
+        keys.push_back(from);
+        values.push_back(bytesPerCycle);
+    }
+    m_dram->graph(0)->setData(keys, values, true);
+    m_dram->graph(1)->setData({0.0, run.fine.delay}, {run.dramBytesPerCycle, run.dramBytesPerCycle},
+                              true);
+    m_dram->xAxis->setRange(0, std::max(run.fine.delay, keys.back()));
+    m_dram->yAxis->setRange(
+        0, 1.1 * std::max(run.dramBytesPerCycle, *std::max_element(values.begin(), values.end())));
+    m_dram->show();
+    m_dram->replot();
 }
 
 void InstructionsPanel::selectionChanged(int node) {

@@ -1,8 +1,9 @@
 // The Instructions panel (docs/method.md §5, §6): the program generated for the document's current
 // tree, per tile or for all tiles, with its simulated start / end, and a summary comparing
 // the replay with the evaluator (instructions, DRAM bytes, delay, deadlock freedom,
-// fine- vs coarse-grained speed-up). It follows the shared ProgramRunner and
-// SelectionState and never calls another view.
+// fine- vs coarse-grained speed-up), and a chart of the DRAM bandwidth the replay has in use
+// over time (where it idles, the program waits for something else). It follows the shared
+// ProgramRunner and SelectionState and never calls another view.
 #pragma once
 
 #include "core/programrun.h"
@@ -12,6 +13,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QCustomPlot;
 class QLabel;
 class QTableView;
 
@@ -33,6 +35,9 @@ class InstructionsPanel : public QWidget {
     QComboBox* tileSelector() const { return m_tiles; }
     QCheckBox* filterBox() const { return m_filter; }
     QString summaryText() const;
+    // The DRAM bandwidth in use over the replay (graph 0, SimResult::dramInUse, steps) and the
+    // template's bandwidth (graph 1); hidden without a replay.
+    QCustomPlot* dramPlot() const { return m_dram; }
 
     // The summary line of a run (also used by the status bar after an export).
     static QString summarize(const ProgramRun& run);
@@ -42,6 +47,7 @@ class InstructionsPanel : public QWidget {
     void selectionChanged(int node);
     void rowActivated(int row);
     void rebuildTileSelector(int tiles);
+    void showDram(const ProgramRun& run);
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -51,6 +57,7 @@ class InstructionsPanel : public QWidget {
     QCheckBox* m_filter;
     QTableView* m_view;
     QLabel* m_summary;
+    QCustomPlot* m_dram;
     bool m_selecting = false; // our own row click is echoing back through the selection
 };
 
