@@ -931,9 +931,12 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
     start.assign(m * size_t(n), 0.0);
     double served = 0;
     Cycles end = 0;
-    for (const auto& [key, jj, k, atEnd] : items) {
-        const size_t j = size_t(jj);
-        if (atEnd) {
+    for (const auto& item : items) {
+        // (Named copies: a lambda below uses k, and clang 14 does not capture bindings.)
+        const Cycles key = std::get<0>(item);
+        const size_t j = size_t(std::get<1>(item));
+        const int k = std::get<2>(item);
+        if (std::get<3>(item)) { // its end: its outputs are stored
             served += need[3 * j + 2];
             continue;
         }
