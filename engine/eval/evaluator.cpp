@@ -467,7 +467,7 @@ struct Analyser {
     void forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const;
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
-    Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw);
+    Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw); // marks its leaves
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -898,7 +898,7 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
 // first slice is in; outputs are stored at its end), and no sooner than its previous
 // sub-batch on the same tiles allows, nor earlier against its producers' same sub-batch
 // than in the fill. The cut lasts until the last one ends: the drain that the DRAM bound
-// max(pipeline, DRAM time) leaves out.
+// max(pipeline, DRAM time) leaves out. Marks the cut's leaves dramOrdered.
 Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
     const std::vector<Cycles>& st = C.stageScratch; // pacedFill(): per child start, end
     const size_t m = nd.children.size();
@@ -910,7 +910,9 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
         const NodeWork& cw = w[size_t(nd.children[j])];
         double all = 0, out = 0;
         for (int pos = cw.lo; pos < cw.hi; ++pos) {
-            const LeafTraffic& T = *w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].traffic;
+            NodeWork& lw = w[size_t(leafNode[size_t(posLayer[size_t(pos)])])];
+            lw.dramOrdered = true; // this cut's time holds the wait for its weights
+            const LeafTraffic& T = *lw.traffic;
             need[3 * j] += T.weightDram / perSeg;
             all += T.actDram, out += T.actDramOut;
         }
@@ -1063,8 +1065,6 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.piped = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
         nw.time = std::max(nw.time, dramOrderedPipeline(nd, nw));
-        for (int pos = nw.lo; pos < nw.hi; ++pos)
-            w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].dramOrdered = true;
     }
     nw.dram = bytes * nd.subBatch;
 }

@@ -684,12 +684,16 @@ class SendLog {
         m_firstSlot.resize(links + 1);
         m_stamp.assign(size_t(mesh.tiles()), 0);
         m_slot.resize(size_t(mesh.tiles()));
+        // Each sender spreads its bytes on a link over all its sending: it keeps the link
+        // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
+        m_rho.assign(links, 0.0);
         size_t w = 0;
         for (size_t l = 0; l < links; ++l) {
             m_firstSlot[l] = w;
             for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
                 const size_t i = size_t(m_onPiece[e]);
                 const size_t t = size_t(m_tile[i]);
+                m_rho[l] += m_bytes[i] / m_total[t];
                 if (m_stamp[t] == l + 1) {
                     m_slotW[m_slot[t]] += m_bytes[i];
                 } else {
@@ -701,14 +705,6 @@ class SendLog {
             }
         }
         m_firstSlot[links] = w;
-        // Each sender spreads its bytes on a link over all its sending: it keeps the link
-        // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
-        m_rho.assign(links, 0.0);
-        for (size_t l = 0; l < links; ++l)
-            for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-                const size_t i = size_t(m_onPiece[e]);
-                m_rho[l] += m_bytes[i] / m_total[size_t(m_tile[i])];
-            }
     }
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
