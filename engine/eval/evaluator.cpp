@@ -367,8 +367,11 @@ struct NodeWork {
     Cycles firstStart = 0, lastStart = 0;
     Cycles latency = 0;       // leaves: the DRAM latency its time includes
     bool dramOrdered = false; // leaves under an S cut: dramOrderedPipeline() waits for its weights
-    int segment = -1;         // index of the segment this node lies in
-    PicoJoules energy = 0;    // whole-run energy attributed to this node
+    // Leaves: bytes its busiest tile's STORE/SEND engine moves per segment invocation (its
+    // stores and its sends to every consumer over the NoC, x Mesh::routeSlowness).
+    Bytes sentOut = 0;
+    int segment = -1;      // index of the segment this node lies in
+    PicoJoules energy = 0; // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
     Bytes runArray = 0; // leaves, whole run (detail): buffer <-> array bytes
     // Compute-in-memory leaves (cimWeights): weights kept programmed over the segment
@@ -1002,6 +1005,15 @@ void Analyser::leafTraffic() {
             &C.trafficOf(place[size_t(l)], prods, writesDram[size_t(l)] != 0,
                          A.paceInputs[size_t(l)], A.segBatch);
     }
+    // A producer's tiles send to its consumers one after another (docs/cost-model.md §5).
+    for (int l = 0; l < L; ++l) {
+        NodeWork& lw = w[size_t(leafNode[size_t(l)])];
+        lw.sentOut += lw.traffic->storedMax;
+        const auto& ins = net.layers[size_t(l)].inputs;
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (!inputViaDram[size_t(l)][k])
+                w[size_t(leafNode[size_t(ins[k].producer)])].sentOut += lw.traffic->sentByInput[k];
+    }
 }
 
 void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram) {
@@ -1040,9 +1052,11 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     };
     double exposed = (xFull > 0 ? left(xFull) : 0.0) + xSame / kStages;
     if (xPaced > 0 && std::isfinite(producerCompute)) exposed = std::max(exposed, left(xPaced));
+    // Its tiles' STORE/SEND engines move its stores and its sends to every consumer one
+    // transfer at a time (sentOut; docs/cost-model.md §5, "One consumer at a time").
     nw.time =
         std::max({nw.compute + latency + std::min(nw.compute, exposed), nw.dram / dramBw + latency,
-                  sideTime, std::max(T.actMaxLink, T.maxEgress) / inv / linkBw});
+                  sideTime, std::max({T.actMaxLink, T.maxEgress, nw.sentOut}) / inv / linkBw});
 }
 
 void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
@@ -1322,8 +1336,9 @@ void Coster::costSegment(size_t s) {
         if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
         // Why the leaf waits beyond its compute (for the reported bound).
         const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
-        const double nocWait = std::max(
-            0.0, std::max(T.actMaxLink, T.maxEgress) / T.invocations / linkBw - lw.compute);
+        const double nocWait = std::max(0.0, std::max({T.actMaxLink, T.maxEgress, lw.sentOut}) /
+                                                     T.invocations / linkBw -
+                                                 lw.compute);
         leafDramWait += dramWait * invocations;
         leafNocWait += nocWait * invocations;
         const double macs = double(m.macs) * invocations;

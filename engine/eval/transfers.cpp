@@ -912,8 +912,13 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<Box> boxes, win;
     thread_local std::vector<std::vector<Box>> wants;
     thread_local std::vector<SliceRef> slices;
-    thread_local std::vector<double> egress;
+    thread_local std::vector<double> egress, stored;
+    thread_local std::vector<std::vector<double>> sent; // per input, per producer tile
     egress.assign(size_t(mesh.tiles()), 0.0);
+    stored.assign(size_t(mesh.tiles()), 0.0);
+    if (sent.size() < ly.inputs.size()) sent.resize(ly.inputs.size());
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
     thread_local SendLog sends;
     sends.clear();
     double actDelivered = 0;
@@ -986,7 +991,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         else
                             T.nocInByInput[k] += bytes;
                         if (leaves) T.nocOutOfProducer[k] += bytes;
-                        egress[size_t(slices[sl].tile)] += bytes * mesh.routeSlowness(route);
+                        const double slow = bytes * mesh.routeSlowness(route);
+                        egress[size_t(slices[sl].tile)] += slow;
+                        sent[k][size_t(slices[sl].tile)] += slow;
                         actDelivered += bytes * double(to.size());
                     },
                     [&](size_t a, size_t sl) {
@@ -1004,8 +1011,13 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 T.actDram += bytes;
                 T.actDramOut += bytes;
                 egress[size_t(actTiles[a])] += bytes * mesh.routeSlowness(route);
+                stored[size_t(actTiles[a])] += bytes * mesh.routeSlowness(route);
             }
     }
+    T.sentByInput.assign(ly.inputs.size(), 0.0);
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        if (!sent[k].empty()) T.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
+    T.storedMax = *std::max_element(stored.begin(), stored.end());
     T.nocPaced = sends.paced(mesh);
     T.actMaxLink = act.take(mesh, T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
@@ -1026,6 +1038,9 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
     T.nocInMaxLink *= scale;
     T.nocSameMaxLink *= scale;
     T.maxEgress *= scale;
+    T.storedMax *= scale;
+    for (double& b : T.sentByInput)
+        b *= scale;
     T.nocPaced *= scale;
     for (double& b : T.actSide)
         b *= scale;

@@ -166,6 +166,13 @@ struct LeafTraffic {
     // most at its route's slowest link's bandwidth, so these serialise however many links
     // they use (each transfer's bytes x Mesh::routeSlowness).
     double maxEgress = 0;
+    // The producer's side of the same engines: per input received over the NoC, the bytes
+    // its busiest producer tile sends for this leaf, and the bytes this leaf's busiest tile
+    // stores (both x Mesh::routeSlowness). A producer feeding several consumers (a residual
+    // branch, an inception block's branches) sends to them one after another: the evaluator
+    // sums its consumers' sentByInput with its own storedMax (docs/cost-model.md §5).
+    std::vector<double> sentByInput;
+    double storedMax = 0;
     // The same for the inputs received over the NoC, each piece paced by the slowest link
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they
     // have bytes left there; a tile's pieces one after another (docs/cost-model.md §5).

@@ -194,8 +194,9 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // goes to the predecessor (the previous instruction of the same engine queue, or a
 // dependency) that ended latest before this one started (stage overlap aside, the one that
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
-bool whatIf = false;    // --what-if: replays with one resource class made free
-double gStepMin = 5000; // --step-min: the smallest step --critical-steps prints
+bool whatIf = false;     // --what-if: replays with one resource class made free
+double gStepMin = 5000;  // --step-min: the smallest step --critical-steps prints
+std::string gProgramTxt; // --program-txt FILE: the program as text (docs/isa.md)
 
 void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
@@ -332,6 +333,8 @@ int main(int argc, char** argv) {
             gStepMin = std::stod(next());
         else if (a == "--tree")
             treeFile = next();
+        else if (a == "--program-txt")
+            gProgramTxt = next();
         else
             batch = std::atoi(a.c_str());
     }
@@ -413,6 +416,7 @@ int main(int argc, char** argv) {
                                 trees[i].first.c_str(), r.error().message.c_str());
                     continue;
                 }
+                if (!gProgramTxt.empty()) std::ofstream(gProgramTxt) << programToText(r->program);
                 SimOptions coarse;
                 coarse.fineGrained = false;
                 coarse.recordTimeline = false;

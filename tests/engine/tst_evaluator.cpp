@@ -66,6 +66,7 @@ class TestEvaluator : public QObject {
     void exchangeOnTheChain();
     void pacedExchange();
     void pacedSendersSpreadInTime();
+    void producerSendsToOneConsumerAtATime();
     void sCutFillsStageByStage();
     void segmentsOverlap();
     void weightsAheadOfSegment();
@@ -293,6 +294,38 @@ void TestEvaluator::pacedSendersSpreadInTime() {
     const LeafTraffic T = allToAll(defaultHardware(2, 2, "square"), 4);
     QCOMPARE(T.maxEgress, 3 * 864.0);
     QCOMPARE(T.nocPaced, 4 * 864.0);
+}
+
+// docs/cost-model.md §5, "One consumer at a time": a tile's STORE/SEND engine moves one
+// transfer at a time. A 1x1 conv a (64 -> 64, 28x28) feeds three 1x1 convs b, c, d, each a
+// consumer of its own; S 1/1 [a, b, c, d] on a row of four tiles, one each, links at 1
+// B/cycle, DRAM at 1e9. a's whole output, 64 x 28 x 28 = 50,176 bytes, goes to each
+// consumer in a SEND of its own, so a's tile sends 3 x 50,176 = 150,528 bytes one after
+// another: a lasts 150,528 cycles (its compute is 3,136; before, the busiest link of its
+// own traffic, 50,176). Each consumer still waits for its own 50,176 and stores its output
+// (50,176 at the link's rate): 50,176 cycles.
+void TestEvaluator::producerSendsToOneConsumerAtATime() {
+    Network n;
+    n.name = "one_to_three";
+    n.layers.push_back(test::conv("a", 64, 64, 28, 1, -1));
+    for (const char* name : {"b", "c", "d"})
+        n.layers.push_back(test::conv(name, 64, 64, 28, 1, 0));
+    const Network net = test::finish(n);
+    Hardware hw = defaultHardware(4, 1, "row");
+    hw.dramBytesPerCycle = 1e9;
+    hw.nocBytesPerCycle = 1;
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("S 1/1\n\ta 1\n\tb 1\n\tc 1\n\td 1\n", net);
+    const Evaluation e = evaluate(net, hw, t, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto& kids = t.node(t.root).children;
+    for (int c : kids)
+        QCOMPARE(e.nodes[size_t(c)].tileCount, 1);
+    QCOMPARE(e.nodes[size_t(kids[0])].time, 3 * 50176.0);
+    for (size_t k = 1; k < kids.size(); ++k)
+        QCOMPARE(e.nodes[size_t(kids[k])].time, 50176.0);
+    QVERIFY(e.delay >= 3 * 50176.0);
 }
 
 // An S cut's first sub-batch passes its stages one after another, each as long as its
