@@ -459,6 +459,7 @@ struct Analyser {
     bool allocateTileGroups();
     void assignSegments();
     bool viaDram(int prod, int cons);
+    void keepForLaterStage(int prod);
     void dataFlow();
     void cimWeights();
     void leafBuffers();
@@ -671,6 +672,23 @@ bool Analyser::viaDram(int prod, int cons) {
     return w[size_t(child)].stage - w[size_t(lca.children[size_t(pi)])].stage > 1;
 }
 
+// A producer under a cut child of an S cut, read over the NoC by a later stage (after
+// viaDram() found the LCA an S cut): the generator keeps the producer's outputs of the
+// cut's invocation on its tiles until that stage has read them, while the rest of the cut
+// runs there (docs/cost-model.md §6). One copy however many consumers read it.
+void Analyser::keepForLaterStage(int prod) {
+    const RANode& lca = tree.node(tree.node(consumerChild).parent);
+    const int pc = lca.children[size_t(childContaining(lca, layerPos[size_t(prod)]))];
+    const int pl = leafNode[size_t(prod)];
+    if (pc == pl) return; // the stage is the producer itself: its own output buffer
+    const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x80000000u | unsigned(pc);
+    if (std::find(held.begin(), held.end(), key) != held.end()) return;
+    held.push_back(key);
+    const RANode& pn = tree.node(pl);
+    const double slice = C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile;
+    hold[size_t(pc)] += slice * std::ceil(double(tree.node(pc).batch) / std::max(1, pn.batch));
+}
+
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
@@ -731,6 +749,7 @@ void Analyser::dataFlow() {
                                                        std::max(1, cw.tileCount);
                     }
                 }
+                if (!d && !lcaIsT) keepForLaterStage(ins[k].producer);
             }
         if (C.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
     }
