@@ -354,9 +354,13 @@ struct NodeWork {
     double npt = 0;
     int tileBegin = 0, tileCount = 0;
     double util = 1.0;
-    Cycles compute = 0;     // one invocation, compute only (docs/cost-model.md §5)
-    Cycles time = 0;        // one invocation, with each leaf's own activation DRAM bound
-    Cycles slot = 0;        // S cut: the pipeline slot, max(slowest child, shared DRAM)
+    Cycles compute = 0; // one invocation, compute only (docs/cost-model.md §5)
+    Cycles time = 0;    // one invocation, with each leaf's own activation DRAM bound
+    Cycles slot = 0;    // S cut: the pipeline slot, max(slowest child, shared DRAM); T cut: a
+                        // pass over its children after the first (cutDelay())
+    // Time but for the DRAM reads, which the LOAD engines start ahead (leaves; T cuts: all
+    // passes; S cuts: their time).
+    Cycles rest = 0;
     Cycles piped = 0;       // S cut: slot x (sub-batches - 1) + the paced fill
     Cycles stageOffset = 0; // S-cut child: start of its stage's first sub-batch in the cut
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
@@ -472,6 +476,11 @@ struct Analyser {
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw); // marks its leaves
+    // An S-cut child's time per sub-batch once the pipeline runs: a T cut's later passes.
+    Cycles period(int c) const {
+        const RANode& cn = tree.node(c);
+        return cn.type == NodeType::T ? w[size_t(c)].slot * cn.subBatch : w[size_t(c)].time;
+    }
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -1073,22 +1082,32 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     if (xPaced > 0 && std::isfinite(producerCompute)) exposed = std::max(exposed, left(xPaced));
     // Its tiles' STORE/SEND engines move its stores and its sends to every consumer one
     // transfer at a time (sentOut; docs/cost-model.md §5, "One consumer at a time").
-    nw.time =
-        std::max({nw.compute + latency + std::min(nw.compute, exposed), nw.dram / dramBw + latency,
-                  sideTime, std::max({T.actMaxLink, T.maxEgress, nw.sentOut}) / inv / linkBw});
+    nw.rest = std::max({nw.compute + latency + std::min(nw.compute, exposed),
+                        std::max({T.actMaxLink, T.maxEgress, nw.sentOut}) / inv / linkBw,
+                        T.actDramOut / inv / dramBw});
+    nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
 }
 
 void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
     double t = 0, bytes = 0;
     if (nd.type == NodeType::T) {
+        // One pass over the children, then each further pass no longer than its DRAM
+        // transfers or the rest: the LOAD engines read a child's inputs while the
+        // children before it compute (docs/cost-model.md §5, "T-cut passes").
+        double rest = 0;
         for (int c : nd.children) {
-            t += w[size_t(c)].time;
-            bytes += w[size_t(c)].dram;
+            const NodeWork& cw = w[size_t(c)];
+            t += cw.time;
+            bytes += cw.dram;
+            rest += cw.rest;
         }
-        nw.time = t * nd.subBatch;
+        nw.slot = std::min(t, std::max(rest, bytes / dramBw));
+        nw.rest = rest * nd.subBatch;
+        nw.time = t + nw.slot * (nd.subBatch - 1);
     } else {
+        // A T-cut child repeats pass after pass in the pipeline (cutDelay() above).
         for (int c : nd.children) {
-            t = std::max(t, w[size_t(c)].time);
+            t = std::max(t, period(c));
             bytes += w[size_t(c)].dram;
         }
         // Every child moves one sub-batch per slot: add up the links of every leaf
@@ -1098,6 +1117,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.piped = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
         nw.time = std::max(nw.time, dramOrderedPipeline(nd, nw));
+        nw.rest = nw.time;
     }
     nw.dram = bytes * nd.subBatch;
 }
@@ -1136,17 +1156,22 @@ void Analyser::firstStarts() {
         const NodeWork& nw = w[size_t(id)];
         const bool top = id == tree.root;
         Cycles first = top ? 0 : nw.firstStart, last = top ? 0 : nw.lastStart;
-        Cycles round = 0; // a T cut's one pass over its children
+        Cycles round = 0; // a T cut's first pass over its children
         for (int c : nd.children)
             round += w[size_t(c)].time;
+        // Later passes: each nw.slot long, the children's starts in proportion.
+        const double later = round > 0 ? nw.slot / round : 1.0;
+        Cycles off = 0;
         for (int c : nd.children) {
             NodeWork& cw = w[size_t(c)];
             if (top && A.rootIsT) {
                 cw.firstStart = cw.lastStart = 0;
             } else if (nd.type == NodeType::T) {
-                cw.firstStart = first;
-                cw.lastStart = last + (nd.subBatch - 1) * round;
-                first += cw.time, last += cw.time;
+                cw.firstStart = first + off;
+                cw.lastStart = nd.subBatch > 1
+                                   ? last + round + (nd.subBatch - 2) * nw.slot + off * later
+                                   : last + off;
+                off += cw.time;
             } else {
                 cw.firstStart = first + cw.stageOffset;
                 cw.lastStart = last + cw.stageOffset + (nd.subBatch - 1) * nw.slot;
@@ -1657,11 +1682,14 @@ void Coster::intervals() {
             return t0 + nw.time * scale;
         }
         const int cb = nd.batch / nd.subBatch;
-        if (nd.type == NodeType::T) {
-            Cycles t = t0;
+        if (nd.type == NodeType::T) { // later passes drawn in proportion (cutDelay())
+            Cycles t = t0, round = 0;
+            for (int c : nd.children)
+                round += w[size_t(c)].time;
+            const double later = round > 0 ? scale * nw.slot / round : scale;
             for (int j = 0; j < nd.subBatch; ++j)
                 for (int c : nd.children)
-                    t = place(c, t, sample + j * cb, scale);
+                    t = place(c, t, sample + j * cb, j == 0 ? scale : later);
             return t;
         }
         // An S cut held up by the DRAM's order (dramOrderedPipeline()) is drawn stretched

@@ -67,6 +67,7 @@ class TestEvaluator : public QObject {
     void pacedExchange();
     void pacedSendersSpreadInTime();
     void producerSendsToOneConsumerAtATime();
+    void tCutPassesReadAhead();
     void sCutFillsStageByStage();
     void segmentsOverlap();
     void weightsAheadOfSegment();
@@ -326,6 +327,45 @@ void TestEvaluator::producerSendsToOneConsumerAtATime() {
     for (size_t k = 1; k < kids.size(); ++k)
         QCOMPARE(e.nodes[size_t(kids[k])].time, 50176.0);
     QVERIFY(e.delay >= 3 * 50176.0);
+}
+
+// docs/cost-model.md §5, "T-cut passes": the LOAD engines read a T cut's inputs ahead
+// while the children before them compute, so after its first pass each pass lasts
+// max(sum of the children's times without their DRAM reads, the pass's DRAM bytes / BW_D).
+// Three 1x1 convs a -> b -> c (128 -> 128 channels, 28x28) in T 4/4 on the 16 tiles of a
+// compute-bound edge, DRAM at 100 B/cycle: each conv computes 12,845,056 MACs / 16,384 =
+// 784 cycles; a reads its input (100,352 bytes) from DRAM, 1,003.52 cycles; c stores its
+// output, 1,003.52 cycles (a store is not read ahead). A pass: 1,003.52 + 784 + 1,003.52 =
+// 2,791.04; without a's read 784 + 784 + 1,003.52 = 2,571.52; its DRAM bytes 200,704, 2,007.04
+// cycles. Four passes: 2,791.04 + 3 x 2,571.52 = 10,505.6 (before: 4 x 2,791.04 =
+// 11,164.16), after a's first weight slice (16,384 / 8 bytes at 100 B/cycle: 20.48 cycles;
+// the weight arrival bound of tst_evaluator `dramLatency`): 10,526.08.
+void TestEvaluator::tCutPassesReadAhead() {
+    Network n;
+    n.name = "three_1x1";
+    n.layers.push_back(test::conv("a", 128, 128, 28, 1, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 1, 0));
+    n.layers.push_back(test::conv("c", 128, 128, 28, 1, 1));
+    const Network net = test::finish(n);
+    Hardware hw = computeBoundEdge();
+    hw.dramBytesPerCycle = 100;
+    EvalOptions opt;
+    opt.detail = true;
+    const RATree t = parse("T 4/1\n\tT 4/4\n\t\ta 1\n\t\tb 1\n\t\tc 1\n", net);
+    const Evaluation e = evaluate(net, hw, t, 4, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int seg = t.node(t.root).children[0];
+    const auto& kids = t.node(seg).children;
+    QVERIFY(std::abs(e.nodes[size_t(kids[0])].time - 1003.52) < 1e-6);
+    QVERIFY(std::abs(e.nodes[size_t(kids[1])].time - 784) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(kids[2])].time - 1003.52) < 1e-6);
+    QVERIFY2(std::abs(e.nodes[size_t(seg)].time - 10526.08) < 1e-2,
+             qPrintable(QString::number(e.nodes[size_t(seg)].time, 'f', 3)));
+    // The S-T graph draws the later passes in proportion: c's last pass ends with the cut.
+    double end = 0;
+    for (const BusyInterval& b : e.intervals)
+        end = std::max(end, b.end);
+    QVERIFY(std::abs(end - e.nodes[size_t(seg)].time) < 1.0);
 }
 
 // An S cut's first sub-batch passes its stages one after another, each as long as its
