@@ -12,6 +12,7 @@
 #include <QtTest>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -53,6 +54,25 @@ bool loadTreeCase(const std::string& model, const std::string& hwSpec, const std
         return false;
     }
     return true;
+}
+
+// A tree case evaluated with detail, in its own context (generateProgram needs it).
+struct TreeRun {
+    TreeCase c;
+    RATree tree;
+    std::unique_ptr<EvalContext> ctx;
+    Evaluation e;
+};
+bool evaluateTreeCase(const std::string& model, const std::string& hwSpec, const std::string& file,
+                      int batch, TreeRun& run) {
+    if (!loadTreeCase(model, hwSpec, file, run.c)) return false;
+    run.tree = test::parseTree(run.c.tree, run.c.net);
+    run.ctx = std::make_unique<EvalContext>(run.c.net, run.c.hw);
+    EvalOptions opt;
+    opt.detail = true;
+    run.e = evaluate(*run.ctx, run.tree, batch, opt);
+    if (!run.e.valid) qWarning("%s", run.e.reason.c_str());
+    return run.e.valid;
 }
 
 std::string layerSequential(const Network& net, int batch) {
@@ -158,6 +178,21 @@ SimResult checkProgram(const CodegenResult& r, const Hardware& hw) {
     // of greedy list scheduling: an earlier start can take a shared link first).
     if (sf.delay > sc.delay * 1.01) qFatal("fine %.0f slower than coarse %.0f", sf.delay, sc.delay);
     return sf;
+}
+
+// The run's program replayed: the generator keeps the estimate, the replay is deadlock-free
+// and within 15% of it (ratio: replay / estimate).
+bool replayWithin15(TreeRun& run, int batch, double& ratio) {
+    auto r = generateProgram(*run.ctx, run.tree, batch, {});
+    if (!r.ok()) {
+        qWarning("%s", r.error().message.c_str());
+        return false;
+    }
+    const SimResult f = checkProgram(*r, run.c.hw);
+    ratio = f.delay / run.e.delay;
+    qInfo("replay %.0f, estimate %.0f, ratio %.3f", f.delay, run.e.delay, ratio);
+    return r->layout.evaluation.delay == run.e.delay && f.deadlockFree && ratio >= 0.85 &&
+           ratio <= 1.15;
 }
 
 } // namespace
@@ -558,29 +593,17 @@ void TestCodegen::prefetchLooksAhead() {
 // the last sample's pass through the chain drains after it: 487,257 cycles (1.264). The
 // estimate now follows that order; the segment is bound by the DRAM.
 void TestCodegen::dramOrderedPipeline() {
-    TreeCase c;
-    QVERIFY(loadTreeCase("transformer", "16x16+slowdram", "transformer_16x16slowdram_b8.tree", c));
-    QCOMPARE(c.hw.dramBytesPerCycle, 64.0);
-    const RATree t = parse(c.tree, c.net);
-    const Hardware& hw = c.hw;
-    EvalContext ctx(c.net, hw);
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(ctx, t, 8, opt);
-    QVERIFY2(e.valid, e.reason.c_str());
-    const double dramTime = e.dramBytes / hw.dramBytesPerCycle;
+    TreeRun run;
+    QVERIFY(evaluateTreeCase("transformer", "16x16+slowdram", "transformer_16x16slowdram_b8.tree",
+                             8, run));
+    QCOMPARE(run.c.hw.dramBytesPerCycle, 64.0);
+    const Evaluation& e = run.e;
+    const double dramTime = e.dramBytes / run.c.hw.dramBytesPerCycle;
     QVERIFY2(e.delay > 1.2 * dramTime, qPrintable(QString::number(e.delay / dramTime)));
-    const int segment = t.node(t.root).children[0]; // the root T cut holds one segment
+    const int segment = run.tree.node(run.tree.root).children[0]; // the root T: one segment
     QCOMPARE(e.nodes[size_t(segment)].bound, Bound::Dram);
-    auto r = generateProgram(ctx, t, 8, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QCOMPARE(r->layout.evaluation.delay, e.delay);
-    const SimResult f = checkProgram(*r, hw);
-    QVERIFY(f.deadlockFree);
-    const double ratio = f.delay / e.delay;
-    qInfo("replay %.0f, estimate %.0f (DRAM time %.0f), ratio %.3f", f.delay, e.delay, dramTime,
-          ratio);
-    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
+    double ratio = 0;
+    QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
 }
 
 // A producer under a cut child of an S cut, read over the NoC by the cut's next stage,
@@ -618,32 +641,21 @@ void TestCodegen::laterStageInputHeldOnCutTiles() {
 // left that out (each consumer counted only its own share) and was 15% below the replay
 // (1.151); now the leaf lasts at least that and the two agree within 15%.
 void TestCodegen::oneConsumerAtATime() {
-    TreeCase c;
-    QVERIFY(loadTreeCase("transformer", "cloud", "transformer_cloud_b8.tree", c));
-    const RATree t = parse(c.tree, c.net);
-    const Hardware& hw = c.hw;
-    EvalContext ctx(c.net, hw);
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(ctx, t, 8, opt);
-    QVERIFY2(e.valid, e.reason.c_str());
+    TreeRun run;
+    QVERIFY(evaluateTreeCase("transformer", "cloud", "transformer_cloud_b8.tree", 8, run));
+    const RATree& t = run.tree;
     int ln2 = -1;
     for (int id = 0; id < t.size(); ++id)
         if (t.node(id).type == NodeType::Leaf &&
-            c.net.layers[size_t(t.node(id).layer)].name == "/layers.2/ln2/LayerNormalization")
+            run.c.net.layers[size_t(t.node(id).layer)].name == "/layers.2/ln2/LayerNormalization")
             ln2 = id;
     QVERIFY(ln2 >= 0);
-    QCOMPARE(e.nodes[size_t(ln2)].tileCount, 1);
-    const double perSample = 4 * 65536.0 / hw.nocBytesPerCycle;
-    QVERIFY2(e.nodes[size_t(ln2)].time >= perSample,
-             qPrintable(QString::number(e.nodes[size_t(ln2)].time)));
-    auto r = generateProgram(ctx, t, 8, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    const SimResult f = checkProgram(*r, hw);
-    QVERIFY(f.deadlockFree);
-    const double ratio = f.delay / e.delay;
-    qInfo("replay %.0f, estimate %.0f, ratio %.3f", f.delay, e.delay, ratio);
-    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
+    const NodeFigures& leaf = run.e.nodes[size_t(ln2)];
+    QCOMPARE(leaf.tileCount, 1);
+    const double perSample = 4 * 65536.0 / run.c.hw.nocBytesPerCycle;
+    QVERIFY2(leaf.time >= perSample, qPrintable(QString::number(leaf.time)));
+    double ratio = 0;
+    QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
 }
 
 QTEST_APPLESS_MAIN(TestCodegen)

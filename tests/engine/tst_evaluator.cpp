@@ -42,6 +42,21 @@ Hardware computeBoundEdge() {
     return hw;
 }
 
+// A row of `tiles` tiles with links at 1 B/cycle and DRAM at 1e9 B/cycle: the NoC decides.
+Hardware slowLinkRow(int tiles) {
+    Hardware hw = defaultHardware(tiles, 1, "slow-links");
+    hw.dramBytesPerCycle = 1e9;
+    hw.nocBytesPerCycle = 1;
+    return hw;
+}
+
+// Evaluated with detail (per-node figures, intervals).
+Evaluation detailed(const Network& net, const Hardware& hw, const RATree& t, int batch) {
+    EvalOptions opt;
+    opt.detail = true;
+    return evaluate(net, hw, t, batch, opt);
+}
+
 // Four 3x3 convs a, b, c, d (128 -> 128 channels, 28x28): b reads a, c reads layer
 // cReads (a or b), d reads c.
 Network fourConvs(const char* name, int cReads) {
@@ -232,13 +247,8 @@ void TestEvaluator::dramLatency() {
 // link term, 100,352 cycles, is below).
 void TestEvaluator::exchangeOnTheChain() {
     const Network net = test::twoConvs();
-    Hardware hw = defaultHardware(2, 1, "fast-io");
-    hw.dramBytesPerCycle = 1e9;
-    hw.nocBytesPerCycle = 1;
-    EvalOptions opt;
-    opt.detail = true;
     const RATree s = parse("S 1/1\n\tconv1 1\n\tconv2 1\n", net);
-    const Evaluation e = evaluate(net, hw, s, 1, opt);
+    const Evaluation e = detailed(net, slowLinkRow(2), s, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     const int c1 = s.node(s.root).children[0], c2 = s.node(s.root).children[1];
     QCOMPARE(e.nodes[size_t(c1)].tileCount, 1);
@@ -312,13 +322,8 @@ void TestEvaluator::producerSendsToOneConsumerAtATime() {
     for (const char* name : {"b", "c", "d"})
         n.layers.push_back(test::conv(name, 64, 64, 28, 1, 0));
     const Network net = test::finish(n);
-    Hardware hw = defaultHardware(4, 1, "row");
-    hw.dramBytesPerCycle = 1e9;
-    hw.nocBytesPerCycle = 1;
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse("S 1/1\n\ta 1\n\tb 1\n\tc 1\n\td 1\n", net);
-    const Evaluation e = evaluate(net, hw, t, 1, opt);
+    const Evaluation e = detailed(net, slowLinkRow(4), t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     const auto& kids = t.node(t.root).children;
     for (int c : kids)
@@ -349,10 +354,8 @@ void TestEvaluator::tCutPassesReadAhead() {
     const Network net = test::finish(n);
     Hardware hw = computeBoundEdge();
     hw.dramBytesPerCycle = 100;
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse("T 4/1\n\tT 4/4\n\t\ta 1\n\t\tb 1\n\t\tc 1\n", net);
-    const Evaluation e = evaluate(net, hw, t, 4, opt);
+    const Evaluation e = detailed(net, hw, t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
     const int seg = t.node(t.root).children[0];
     const auto& kids = t.node(seg).children;
