@@ -1696,9 +1696,18 @@ void Coster::intervals() {
         // to its time, except on the program's clock.
         const double inner = nw.piped > 0 && !opt.programClock ? scale * nw.time / nw.piped : scale;
         const Cycles slot = nw.slot * inner;
-        for (int c : nd.children)
+        for (int c : nd.children) {
+            // A T child runs each sub-batch in its later passes' time (cutDelay()): drawn so,
+            // its sub-batches one slot apart do not overlap on its tiles (the program's clock
+            // keeps each pass whole).
+            const RANode& cn = tree.node(c);
+            const NodeWork& cw = w[size_t(c)];
+            const double drawn = cn.type == NodeType::T && cw.time > 0 && !opt.programClock
+                                     ? std::min(1.0, cw.slot * cn.subBatch / cw.time)
+                                     : 1.0;
             for (int j = 0; j < nd.subBatch; ++j)
-                place(c, t0 + w[size_t(c)].stageOffset * inner + j * slot, sample + j * cb, inner);
+                place(c, t0 + cw.stageOffset * inner + j * slot, sample + j * cb, inner * drawn);
+        }
         return t0 + nw.time * scale;
     };
     for (int j = 0; j < segInvocations; ++j)

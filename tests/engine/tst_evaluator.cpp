@@ -1,6 +1,7 @@
 // The evaluator and analyzer: a hand-derived case, allocation against brute force, the
 // data-flow rules, invariants, and the mesh numbering.
 #include "eval/evaluator.h"
+#include "eval/linkload.h"
 #include "eval/transfers.h"
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
@@ -83,6 +84,7 @@ class TestEvaluator : public QObject {
     void pacedSendersSpreadInTime();
     void producerSendsToOneConsumerAtATime();
     void tCutPassesReadAhead();
+    void tChildOfSCutDrawnWithoutOverlap();
     void sCutFillsStageByStage();
     void segmentsOverlap();
     void weightsAheadOfSegment();
@@ -369,6 +371,45 @@ void TestEvaluator::tCutPassesReadAhead() {
     for (const BusyInterval& b : e.intervals)
         end = std::max(end, b.end);
     QVERIFY(std::abs(end - e.nodes[size_t(seg)].time) < 1.0);
+}
+
+// A T child of an S cut runs each sub-batch in its later passes' time (docs/cost-model.md
+// §5, "T-cut passes") and the S-T graph draws it so: its sub-batches, one slot apart, do not
+// overlap on its tiles, and no tile is busy more than the whole delay (the NoC heatmap's
+// tile busy). a (reading its input from DRAM at 50 B/cycle: 2,007.04 cycles, more than
+// its compute on the T child's 9 tiles) and b in T 1/1 beside c and d (128 -> 8 channels: a
+// small store) in S 4/4: the T child's first pass is longer than its later ones and than
+// the slot (drawn at full length, sub-batch 1 started before sub-batch 0 ended).
+void TestEvaluator::tChildOfSCutDrawnWithoutOverlap() {
+    Network n;
+    n.name = "t_child";
+    n.layers.push_back(test::conv("a", 128, 128, 28, 1, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 1, 0));
+    n.layers.push_back(test::conv("c", 128, 128, 28, 1, 1));
+    n.layers.push_back(test::conv("d", 128, 8, 28, 1, 2));
+    const Network net = test::finish(n);
+    Hardware hw = computeBoundEdge();
+    hw.dramBytesPerCycle = 50;
+    const RATree t =
+        parse("T 4/1\n\tS 4/4\n\t\tT 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tc 1\n\t\td 1\n", net);
+    const Evaluation e = detailed(net, hw, t, 4);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int tChild = t.node(t.node(t.root).children[0]).children[0];
+    const int a = t.node(tChild).children[0];
+    QVERIFY2(e.nodes[size_t(a)].time >= 2007.04 - 1e-6,
+             qPrintable(QString::number(e.nodes[size_t(a)].time)));
+    std::vector<std::vector<std::pair<double, double>>> onTile(size_t(hw.meshX * hw.meshY));
+    for (const BusyInterval& b : e.intervals)
+        for (int p = b.tileBegin; p < b.tileBegin + b.tileCount; ++p)
+            onTile[size_t(e.tileOrder[size_t(p)])].push_back({b.start, b.end});
+    for (auto& v : onTile) {
+        std::sort(v.begin(), v.end());
+        for (size_t i = 1; i < v.size(); ++i)
+            QVERIFY2(v[i].first >= v[i - 1].second - 1e-6,
+                     qPrintable(QString("%1 < %2").arg(v[i].first).arg(v[i - 1].second)));
+    }
+    for (double busy : tileLoad(e, hw.meshX * hw.meshY).busy)
+        QVERIFY2(busy <= 1 + 1e-9, qPrintable(QString::number(busy)));
 }
 
 // An S cut's first sub-batch passes its stages one after another, each as long as its
