@@ -58,6 +58,21 @@ Evaluation detailed(const Network& net, const Hardware& hw, const RATree& t, int
     return evaluate(net, hw, t, batch, opt);
 }
 
+// A chain of 1x1 convs a -> b -> ... on 28x28, 128 input channels, each conv's output
+// channels as given.
+Network chain1x1(const char* name, std::initializer_list<int> outChannels) {
+    Network n;
+    n.name = name;
+    int in = 128, producer = -1;
+    for (int out : outChannels) {
+        n.layers.push_back(
+            test::conv(std::string(1, char('a' + producer + 1)), in, out, 28, 1, producer));
+        in = out;
+        ++producer;
+    }
+    return test::finish(n);
+}
+
 // Four 3x3 convs a, b, c, d (128 -> 128 channels, 28x28): b reads a, c reads layer
 // cReads (a or b), d reads c.
 Network fourConvs(const char* name, int cReads) {
@@ -348,12 +363,7 @@ void TestEvaluator::producerSendsToOneConsumerAtATime() {
 // 11,164.16), after a's first weight slice (16,384 / 8 bytes at 100 B/cycle: 20.48 cycles;
 // the weight arrival bound of tst_evaluator `dramLatency`): 10,526.08.
 void TestEvaluator::tCutPassesReadAhead() {
-    Network n;
-    n.name = "three_1x1";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 1, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 1, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 1, 1));
-    const Network net = test::finish(n);
+    const Network net = chain1x1("three_1x1", {128, 128, 128});
     Hardware hw = computeBoundEdge();
     hw.dramBytesPerCycle = 100;
     const RATree t = parse("T 4/1\n\tT 4/4\n\t\ta 1\n\t\tb 1\n\t\tc 1\n", net);
@@ -381,13 +391,7 @@ void TestEvaluator::tCutPassesReadAhead() {
 // small store) in S 4/4: the T child's first pass is longer than its later ones and than
 // the slot (drawn at full length, sub-batch 1 started before sub-batch 0 ended).
 void TestEvaluator::tChildOfSCutDrawnWithoutOverlap() {
-    Network n;
-    n.name = "t_child";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 1, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 1, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 1, 1));
-    n.layers.push_back(test::conv("d", 128, 8, 28, 1, 2));
-    const Network net = test::finish(n);
+    const Network net = chain1x1("t_child", {128, 128, 128, 8});
     Hardware hw = computeBoundEdge();
     hw.dramBytesPerCycle = 50;
     const RATree t =
