@@ -386,6 +386,22 @@ struct NodeWork {
     Cycles writeSaved = 0;
 };
 
+// A T cut's first pass over its children: the sum of their times (cutDelay(); each later
+// pass lasts its slot).
+Cycles firstPass(const std::vector<NodeWork>& w, const RANode& nd) {
+    Cycles round = 0;
+    for (int c : nd.children)
+        round += w[size_t(c)].time;
+    return round;
+}
+
+// An S-cut child's time per sub-batch once the pipeline runs: a T cut's later passes
+// (docs/cost-model.md §5, "T-cut passes"), any other child its time.
+Cycles pipelinePeriod(const std::vector<NodeWork>& w, const RATree& tree, int c) {
+    const RANode& cn = tree.node(c);
+    return cn.type == NodeType::T ? w[size_t(c)].slot * cn.subBatch : w[size_t(c)].time;
+}
+
 } // namespace
 
 namespace {
@@ -476,11 +492,6 @@ struct Analyser {
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw); // marks its leaves
-    // An S-cut child's time per sub-batch once the pipeline runs: a T cut's later passes.
-    Cycles period(int c) const {
-        const RANode& cn = tree.node(c);
-        return cn.type == NodeType::T ? w[size_t(c)].slot * cn.subBatch : w[size_t(c)].time;
-    }
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -690,6 +701,7 @@ void Analyser::keepForLaterStage(int prod) {
     const int pc = lca.children[size_t(childContaining(lca, layerPos[size_t(prod)]))];
     const int pl = leafNode[size_t(prod)];
     if (pc == pl) return; // the stage is the producer itself: its own output buffer
+    // (The top bit of the low word keeps these keys apart from dataFlow()'s (producer, cut).)
     const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x80000000u | unsigned(pc);
     if (std::find(held.begin(), held.end(), key) != held.end()) return;
     held.push_back(key);
@@ -1107,7 +1119,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
     } else {
         // A T-cut child repeats pass after pass in the pipeline (cutDelay() above).
         for (int c : nd.children) {
-            t = std::max(t, period(c));
+            t = std::max(t, pipelinePeriod(w, tree, c));
             bytes += w[size_t(c)].dram;
         }
         // Every child moves one sub-batch per slot: add up the links of every leaf
@@ -1156,9 +1168,7 @@ void Analyser::firstStarts() {
         const NodeWork& nw = w[size_t(id)];
         const bool top = id == tree.root;
         Cycles first = top ? 0 : nw.firstStart, last = top ? 0 : nw.lastStart;
-        Cycles round = 0; // a T cut's first pass over its children
-        for (int c : nd.children)
-            round += w[size_t(c)].time;
+        const Cycles round = firstPass(w, nd);
         // Later passes: each nw.slot long, the children's starts in proportion.
         const double later = round > 0 ? nw.slot / round : 1.0;
         Cycles off = 0;
@@ -1683,9 +1693,8 @@ void Coster::intervals() {
         }
         const int cb = nd.batch / nd.subBatch;
         if (nd.type == NodeType::T) { // later passes drawn in proportion (cutDelay())
-            Cycles t = t0, round = 0;
-            for (int c : nd.children)
-                round += w[size_t(c)].time;
+            Cycles t = t0;
+            const Cycles round = firstPass(w, nd);
             const double later = round > 0 ? scale * nw.slot / round : scale;
             for (int j = 0; j < nd.subBatch; ++j)
                 for (int c : nd.children)
@@ -1700,10 +1709,9 @@ void Coster::intervals() {
             // A T child runs each sub-batch in its later passes' time (cutDelay()): drawn so,
             // its sub-batches one slot apart do not overlap on its tiles (the program's clock
             // keeps each pass whole).
-            const RANode& cn = tree.node(c);
             const NodeWork& cw = w[size_t(c)];
-            const double drawn = cn.type == NodeType::T && cw.time > 0 && !opt.programClock
-                                     ? std::min(1.0, cw.slot * cn.subBatch / cw.time)
+            const double drawn = cw.time > 0 && !opt.programClock
+                                     ? std::min(1.0, pipelinePeriod(w, tree, c) / cw.time)
                                      : 1.0;
             for (int j = 0; j < nd.subBatch; ++j)
                 place(c, t0 + cw.stageOffset * inner + j * slot, sample + j * cb, inner * drawn);
