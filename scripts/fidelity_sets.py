@@ -6,7 +6,8 @@ rows have replay / estimate within [0.85, 1.15], the mean |log(ratio)|, the rows
 and whether every program moved exactly the schedule's DRAM bytes.
 
     scripts/fidelity_sets.py [--bench build/release/tests/bench/bench_codegen]
-        [--sets untuned,six,matrix,fresh1,fresh2] [--seed 1] [--markdown]
+        [--sets untuned,six,matrix,fresh1,fresh2] [--seed 1] [--markdown] [--save-trees DIR]
+    scripts/fidelity_sets.py --replay DIR [DIR ...]
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
@@ -14,7 +15,15 @@ for nothing before). Meshes "NxM" take the defaults for their size; "+fastlinks"
 B/cycle links, "+slowdram" a quarter of the DRAM bandwidth, "+4sides" DRAM on all four
 sides. Re-run it after any change to the evaluator, the generator or the simulator; it
 needs only python3 and a Release build (a set takes 20-60 s on one core).
+
+--save-trees keeps every annealed tree (model-mesh-bB-sS.json); --replay replays the trees
+saved in DIR(s) with the current build instead of annealing anew. Annealing under a changed
+cost model picks other trees, so its set figures mix how well the model predicts with which
+trees it picks; a fixed pool of trees, replayed before and after the change, measures the
+model alone (docs/isa.md, "Session 17").
 """
+import concurrent.futures
+import glob
 import argparse
 import math
 import os
@@ -43,12 +52,14 @@ def find_bench():
     sys.exit("bench_codegen not found; build Release or pass --bench PATH")
 
 
-def run_set(bench, name, seed):
+def run_set(bench, name, seed, save=None):
     if name == "matrix":
         args = ["--hw", ",".join(SETS[name]), "--batches", "2,4,8", "--seeds", "1,2,3", "--beta", "3"]
     else:
         args = ["--hw", ",".join(SETS[name]), "--models", MODELS, "--batches", "8", "--seeds",
                 str(seed), "--beta", "20"]
+    if save:
+        args += ["--save-trees", save]
     out = subprocess.run([bench, "anneal"] + args, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{bench} failed on set {name}: {out.stderr.strip()}")
@@ -67,6 +78,43 @@ def run_set(bench, name, seed):
     return rows
 
 
+def replay_pool(bench, dirs):
+    files = [f for d in dirs for f in sorted(glob.glob(os.path.join(d, "*.json")))]
+    if not files:
+        sys.exit(f"no saved trees (*.json) in {', '.join(dirs)}")
+
+    def one(path):
+        name = os.path.basename(path)[:-len(".json")]
+        parts = name.split("-")
+        if len(parts) < 4:
+            return (name, float("nan"), float("nan"))
+        model, hw = parts[0], parts[1]
+        out = subprocess.run([bench, "--tree", path, "--models", model, "--hw", hw],
+                             capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            p = line.split()
+            if len(p) >= 12 and p[0] == model and p[2] == "tree":
+                try:
+                    return (name, float(p[-4]), float(p[-7]))
+                except ValueError:
+                    break
+        return (name, float("nan"), float("nan"))
+
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as ex:
+        rows = list(ex.map(one, files))
+    good = [r for r in rows if r[1] == r[1]]
+    inside = [r for r in good if 0.85 <= r[1] <= 1.15]
+    mean = sum(abs(math.log(r[1])) for r in good) / max(1, len(good))
+    exact = all(abs(r[2]) < 1e-3 for r in good)
+    low = sum(1 for r in good if r[1] < 0.85)
+    high = sum(1 for r in good if r[1] > 1.15)
+    out = " ".join(f"{n}:{r:.3f}" for n, r, _ in rows if not (0.85 <= r <= 1.15))
+    print(f"replay of {len(rows)} saved trees: {len(inside)}/{len(rows)} within 15% "
+          f"({low} below 0.85, {high} above 1.15, {len(rows) - len(good)} failed), "
+          f"mean |log| {mean:.4f}, DRAM bytes {'exact' if exact else 'NOT exact'}; "
+          f"outside: {out or 'none'}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,13 +122,20 @@ def main():
     ap.add_argument("--sets", default="untuned,six,matrix,fresh1,fresh2")
     ap.add_argument("--seed", type=int, default=1, help="the annealing seed (not for matrix)")
     ap.add_argument("--markdown", action="store_true", help="also print each set as a table")
+    ap.add_argument("--save-trees", default=None, metavar="DIR",
+                    help="keep each annealed tree in DIR (replay one with bench_codegen --tree)")
+    ap.add_argument("--replay", nargs="+", default=None, metavar="DIR",
+                    help="replay the trees saved in DIR(s) (--save-trees) instead of annealing")
     a = ap.parse_args()
     bench = a.bench or find_bench()
+    if a.replay:
+        replay_pool(bench, a.replay)
+        return
     total = within_all = 0
     for name in a.sets.split(","):
         if name not in SETS:
             sys.exit(f"unknown set {name!r} (sets: {', '.join(SETS)})")
-        rows = run_set(bench, name, a.seed)
+        rows = run_set(bench, name, a.seed, a.save_trees)
         good = [r for r in rows if r[4] == r[4]]
         inside = [r for r in good if 0.85 <= r[4] <= 1.15]
         mean = sum(abs(math.log(r[4])) for r in good) / max(1, len(good))
