@@ -22,9 +22,9 @@ cost model picks other trees, so its set figures mix how well the model predicts
 trees it picks; a fixed pool of trees, replayed before and after the change, measures the
 model alone (docs/isa.md, "Session 17").
 """
+import argparse
 import concurrent.futures
 import glob
-import argparse
 import math
 import os
 import subprocess
@@ -59,6 +59,7 @@ def run_set(bench, name, seed, save=None):
         args = ["--hw", ",".join(SETS[name]), "--models", MODELS, "--batches", "8", "--seeds",
                 str(seed), "--beta", "20"]
     if save:
+        os.makedirs(save, exist_ok=True)
         args += ["--save-trees", save]
     out = subprocess.run([bench, "anneal"] + args, capture_output=True, text=True)
     if out.returncode != 0:
