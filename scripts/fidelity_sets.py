@@ -70,13 +70,29 @@ def run_set(bench, name, seed, save=None):
         # model hw SA bB sS (n S) instr dram_prog dram_sched diff% sim eval ratio speedup gen sim
         if len(p) < 12 or p[0] == "model" or p[2] != "SA":
             continue
-        try:
-            ratio, diff = float(p[-4]), float(p[-7])
-        except ValueError:
-            rows.append((p[0], p[1], p[3], p[4], float("nan"), float("nan")))
-            continue
-        rows.append((p[0], p[1], p[3], p[4], ratio, diff))
+        rows.append((p[0], p[1], p[3], p[4]) + ratio_and_diff(p))
     return rows
+
+
+def ratio_and_diff(p):
+    """replay / estimate and the DRAM bytes' difference (%) of a bench_codegen row."""
+    try:
+        return float(p[-4]), float(p[-7])
+    except ValueError:
+        return float("nan"), float("nan")
+
+
+def tally(rows):
+    """rows: (label, ratio, diff). Rows within 15%, mean |log(ratio)| of those that replayed,
+    whether DRAM bytes were exact in all of them, the count below / above, the labels outside."""
+    good = [r for r in rows if r[1] == r[1]]
+    inside = sum(1 for r in good if 0.85 <= r[1] <= 1.15)
+    mean = sum(abs(math.log(r[1])) for r in good) / max(1, len(good))
+    exact = all(abs(r[2]) < 1e-3 for r in good)
+    low = sum(1 for r in good if r[1] < 0.85)
+    high = sum(1 for r in good if r[1] > 1.15)
+    out = " ".join(f"{n}:{r:.3f}" for n, r, _ in rows if not (0.85 <= r <= 1.15))
+    return inside, mean, exact, low, high, len(rows) - len(good), out
 
 
 def replay_pool(bench, dirs):
@@ -95,23 +111,14 @@ def replay_pool(bench, dirs):
         for line in out.stdout.splitlines():
             p = line.split()
             if len(p) >= 12 and p[0] == model and p[2] == "tree":
-                try:
-                    return (name, float(p[-4]), float(p[-7]))
-                except ValueError:
-                    break
+                return (name,) + ratio_and_diff(p)
         return (name, float("nan"), float("nan"))
 
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as ex:
         rows = list(ex.map(one, files))
-    good = [r for r in rows if r[1] == r[1]]
-    inside = [r for r in good if 0.85 <= r[1] <= 1.15]
-    mean = sum(abs(math.log(r[1])) for r in good) / max(1, len(good))
-    exact = all(abs(r[2]) < 1e-3 for r in good)
-    low = sum(1 for r in good if r[1] < 0.85)
-    high = sum(1 for r in good if r[1] > 1.15)
-    out = " ".join(f"{n}:{r:.3f}" for n, r, _ in rows if not (0.85 <= r <= 1.15))
-    print(f"replay of {len(rows)} saved trees: {len(inside)}/{len(rows)} within 15% "
-          f"({low} below 0.85, {high} above 1.15, {len(rows) - len(good)} failed), "
+    inside, mean, exact, low, high, failed, out = tally(rows)
+    print(f"replay of {len(rows)} saved trees: {inside}/{len(rows)} within 15% "
+          f"({low} below 0.85, {high} above 1.15, {failed} failed), "
           f"mean |log| {mean:.4f}, DRAM bytes {'exact' if exact else 'NOT exact'}; "
           f"outside: {out or 'none'}")
 
@@ -137,16 +144,12 @@ def main():
         if name not in SETS:
             sys.exit(f"unknown set {name!r} (sets: {', '.join(SETS)})")
         rows = run_set(bench, name, a.seed, a.save_trees)
-        good = [r for r in rows if r[4] == r[4]]
-        inside = [r for r in good if 0.85 <= r[4] <= 1.15]
-        mean = sum(abs(math.log(r[4])) for r in good) / max(1, len(good))
-        exact = all(abs(r[5]) < 1e-3 for r in good)
-        out = " ".join(f"{m}/{h}/{b}/{s}:{r:.3f}" for m, h, b, s, r, _ in rows
-                       if not (0.85 <= r <= 1.15))
-        print(f"{name}: {len(inside)}/{len(rows)} within 15%, mean |log| {mean:.3f}, "
+        inside, mean, exact, _, _, _, out = tally(
+            [(f"{m}/{h}/{b}/{s}", r, d) for m, h, b, s, r, d in rows])
+        print(f"{name}: {inside}/{len(rows)} within 15%, mean |log| {mean:.3f}, "
               f"DRAM bytes {'exact' if exact else 'NOT exact'}; outside: {out or 'none'}")
         total += len(rows)
-        within_all += len(inside)
+        within_all += inside
         if a.markdown and name != "matrix":
             hws = SETS[name]
             print("| model | " + " | ".join(hws) + " |")

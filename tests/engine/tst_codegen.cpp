@@ -569,18 +569,11 @@ void TestCodegen::invalidTreeIsAnError() {
 // classifier's weights arrived at 722k cycles, 1.25 x the estimate. Counting every pending
 // leaf's weights behind those before it, they load while the DRAM has room.
 void TestCodegen::prefetchLooksAhead() {
-    TreeCase c;
-    QVERIFY(loadTreeCase("mobilenet_v2", "6x6+slowdram", "mobilenet_v2_6x6slowdram_b8.tree", c));
-    const RATree t = parse(c.tree, c.net);
-    const Hardware& hw = c.hw;
-    EvalContext ctx(c.net, hw);
-    auto r = generateProgram(ctx, t, 8, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    const SimResult f = checkProgram(*r, hw);
-    QVERIFY(f.deadlockFree);
-    const double ratio = f.delay / r->layout.evaluation.delay;
-    qInfo("replay %.0f, estimate %.0f, ratio %.3f", f.delay, r->layout.evaluation.delay, ratio);
-    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
+    TreeRun run;
+    QVERIFY(evaluateTreeCase("mobilenet_v2", "6x6+slowdram", "mobilenet_v2_6x6slowdram_b8.tree", 8,
+                             run));
+    double ratio = 0;
+    QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
 }
 
 // An S cut bound by the DRAM drains in the order the DRAM serves (docs/cost-model.md §5,

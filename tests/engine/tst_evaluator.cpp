@@ -20,6 +20,13 @@ RATree parse(const std::string& text, const Network& net) {
     return test::parseTree(text, net);
 }
 
+// Evaluated with detail (per-node figures, intervals).
+Evaluation detailed(const Network& net, const Hardware& hw, const RATree& t, int batch) {
+    EvalOptions opt;
+    opt.detail = true;
+    return evaluate(net, hw, t, batch, opt);
+}
+
 // The two convs of test::twoConvs in one T segment, batch 2, evaluated with detail.
 struct TwoConvsRun {
     Network net;
@@ -29,9 +36,7 @@ struct TwoConvsRun {
 TwoConvsRun twoConvsOneT(const Hardware& hw) {
     TwoConvsRun r{test::twoConvs(), {}, {}};
     r.tree = test::parseTree("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", r.net);
-    EvalOptions opt;
-    opt.detail = true;
-    r.e = evaluate(r.net, hw, r.tree, 2, opt);
+    r.e = detailed(r.net, hw, r.tree, 2);
     return r;
 }
 
@@ -49,13 +54,6 @@ Hardware slowLinkRow(int tiles) {
     hw.dramBytesPerCycle = 1e9;
     hw.nocBytesPerCycle = 1;
     return hw;
-}
-
-// Evaluated with detail (per-node figures, intervals).
-Evaluation detailed(const Network& net, const Hardware& hw, const RATree& t, int batch) {
-    EvalOptions opt;
-    opt.detail = true;
-    return evaluate(net, hw, t, batch, opt);
 }
 
 // A chain of 1x1 convs a -> b -> ... on 28x28, 128 input channels, each conv's output
@@ -134,17 +132,15 @@ class TestEvaluator : public QObject {
 void TestEvaluator::handDerivedTwoConvs() {
     const Network net = test::twoConvs();
     const Hardware hw = computeBoundEdge();
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse("T 2/1\n\tT 2/1\n\t\tconv1 2\n\t\tconv2 2\n", net);
-    const Evaluation et = evaluate(net, hw, t, 2, opt);
+    const Evaluation et = detailed(net, hw, t, 2);
     QVERIFY2(et.valid, et.reason.c_str());
     // The first leaf cannot start before the first of its 8 weight slices is in
     // (docs/cost-model.md §5, weight arrival): conv1's 128*128*9 = 147,456 B / 8 at 1e9 B/cycle.
     // conv2's exchange with conv1 (docs/cost-model.md §5) at 1e9 B/cycle adds < 0.001 cycles.
     QVERIFY(std::abs(et.delay - (28224.0 + 147456 / 8e9)) < 1e-3);
     const RATree s = parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net);
-    const Evaluation es = evaluate(net, hw, s, 2, opt);
+    const Evaluation es = detailed(net, hw, s, 2);
     QVERIFY2(es.valid, es.reason.c_str());
     QVERIFY2(std::abs(es.delay - 31752.0) < 1e-3, qPrintable(QString::number(es.delay)));
     // The S cut split the 16 tiles 8 + 8 and put conv2 in stage 1.
@@ -221,11 +217,9 @@ void TestEvaluator::leafDramOnItsCriticalPath() {
     const Network net = test::residual(1);
     Hardware hw = computeBoundEdge();
     hw.dramBytesPerCycle = 100;
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t =
         parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
-    const Evaluation e = evaluate(net, hw, t, 4, opt);
+    const Evaluation e = detailed(net, hw, t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.dramBytes, 4 * 4 * 50176.0 + 3 * 64 * 64 * 9.0);
     const int seg = t.node(t.root).children[0];
@@ -427,10 +421,8 @@ void TestEvaluator::sCutFillsStageByStage() {
     n.layers.push_back(test::conv("big", 128, 128, 28, 3, -1));
     n.layers.push_back(test::conv("small", 128, 128, 28, 1, 0));
     const Network net = test::finish(n);
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse("T 4/1\n\tS 4/4\n\t\tbig 1\n\t\tsmall 1\n", net);
-    const Evaluation e = evaluate(net, computeBoundEdge(), t, 4, opt);
+    const Evaluation e = detailed(net, computeBoundEdge(), t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
     const int sId = t.node(t.root).children[0];
     const int big = t.node(sId).children[0], small = t.node(sId).children[1];
@@ -457,10 +449,8 @@ void TestEvaluator::sCutFillsStageByStage() {
 // other. The S-T graph places c from 1.75t and d from 2t.
 void TestEvaluator::segmentsOverlap() {
     const Network net = fourConvs("two_branches", 0);
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
-    const Evaluation e = evaluate(net, computeBoundEdge(), t, 1, opt);
+    const Evaluation e = detailed(net, computeBoundEdge(), t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     const auto& segs = t.node(t.root).children;
     const int a = t.node(segs[0]).children[0], c = t.node(segs[1]).children[0];
@@ -519,12 +509,10 @@ void TestEvaluator::weightsAheadOfSegment() {
     n.layers.push_back(test::conv("c", 128 * 28 * 28, 16, 1, 1, 1));
     n.layers.push_back(test::conv("d", 16, 128, 28, 3, 2, 16));
     const Network net = test::finish(n);
-    EvalOptions opt;
-    opt.detail = true;
     Hardware hw = computeBoundEdge();
     hw.dramBytesPerCycle = 64;
     const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
-    const Evaluation e = evaluate(net, hw, t, 1, opt);
+    const Evaluation e = detailed(net, hw, t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     const auto& segs = t.node(t.root).children;
     const int a = t.node(segs[0]).children[0], c = t.node(segs[1]).children[0];
@@ -550,7 +538,7 @@ void TestEvaluator::weightsAheadOfSegment() {
     // loads ahead: at 16 B/cycle segment 0 moves its 495,616 B in 30,976 cycles, its
     // weights' first slice takes 1,152, and segment 1 follows with all of its 114,048.
     hw.dramBytesPerCycle = 16;
-    const Evaluation slow = evaluate(net, hw, t, 1, opt);
+    const Evaluation slow = detailed(net, hw, t, 1);
     QVERIFY(std::abs(slow.delay - (30976 + 114048)) < 1e-3);
 }
 
@@ -677,9 +665,7 @@ void TestEvaluator::invariants() {
     const Network net = test::residual(2);
     Hardware h;
     QVERIFY(presetHardware(hw.toStdString(), h));
-    EvalOptions opt;
-    opt.detail = true;
-    const Evaluation e = evaluate(net, h, parse(tree.toStdString(), net), 4, opt);
+    const Evaluation e = detailed(net, h, parse(tree.toStdString(), net), 4);
     QVERIFY2(e.valid, e.reason.c_str());
     // E is the sum of its breakdown; every part is positive.
     QVERIFY(qFuzzyCompare(e.energy.total(),
@@ -751,15 +737,13 @@ void TestEvaluator::bufferOverflowNamesNode() {
 // through DRAM and nothing is held.
 void TestEvaluator::heldOutputStaysOnProducerTiles() {
     const Network net = fourConvs("chain4", 1);
-    EvalOptions opt;
-    opt.detail = true;
     Hardware hw = computeBoundEdge();
     hw.bufferBytes = 4 << 20;
     const RATree held = parse(
         "T 8/1\n\tT 8/1\n\t\tS 8/8\n\t\t\ta 1\n\t\t\tb 1\n\t\tS 8/8\n\t\t\tc 1\n\t\t\td 1\n", net);
     const RATree segs = parse("T 8/1\n\tS 8/8\n\t\ta 1\n\t\tb 1\n\tS 8/8\n\t\tc 1\n\t\td 1\n", net);
-    const Evaluation eh = evaluate(net, hw, held, 8, opt);
-    const Evaluation es = evaluate(net, hw, segs, 8, opt);
+    const Evaluation eh = detailed(net, hw, held, 8);
+    const Evaluation es = detailed(net, hw, segs, 8);
     QVERIFY2(eh.valid, eh.reason.c_str());
     QVERIFY2(es.valid, es.reason.c_str());
     const Bytes second = es.nodes[size_t(segs.nodeAtPath("/1"))].bufferPerTile;
@@ -772,9 +756,9 @@ void TestEvaluator::heldOutputStaysOnProducerTiles() {
     QVERIFY2(need >= second + 100352.0, qPrintable(QString::number(need)));
     // A buffer one byte short makes the tree invalid, naming the T cut.
     hw.bufferBytes = need;
-    QVERIFY(evaluate(net, hw, held, 8, opt).valid);
+    QVERIFY(detailed(net, hw, held, 8).valid);
     hw.bufferBytes = need - 1;
-    const Evaluation small = evaluate(net, hw, held, 8, opt);
+    const Evaluation small = detailed(net, hw, held, 8);
     QVERIFY(!small.valid);
     QVERIFY2(QString::fromStdString(small.reason).startsWith("buffer overflow at T cut /0:"),
              small.reason.c_str());
@@ -783,28 +767,26 @@ void TestEvaluator::heldOutputStaysOnProducerTiles() {
 void TestEvaluator::heldInputChargedToCut() {
     const Network net = test::residual(1);
     Hardware h = defaultHardware(4, 4, "edge");
-    EvalOptions opt;
-    opt.detail = true;
     const RATree flat =
         parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
     const RATree nested = parse(
         "T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tT 4/1\n\t\t\tb0_c1 4\n\t\t\tb0_c2 4\n\t\t\tb0_add 4\n",
         net);
-    const Evaluation ef = evaluate(net, h, flat, 4, opt);
+    const Evaluation ef = detailed(net, h, flat, 4);
     QVERIFY2(ef.valid, ef.reason.c_str());
     const Bytes need = ef.nodes[size_t(flat.nodeAtPath("/0"))].bufferPerTile;
     h.bufferBytes = need;
-    QVERIFY(evaluate(net, h, flat, 4, opt).valid);
-    const Evaluation en = evaluate(net, h, nested, 4, opt);
+    QVERIFY(detailed(net, h, flat, 4).valid);
+    const Evaluation en = detailed(net, h, nested, 4);
     QVERIFY(!en.valid);
     QVERIFY2(QString::fromStdString(en.reason).startsWith("buffer overflow at T cut /0:"),
              en.reason.c_str());
     h.bufferBytes = need + 12544;
-    const Evaluation ok = evaluate(net, h, nested, 4, opt);
+    const Evaluation ok = detailed(net, h, nested, 4);
     QVERIFY2(ok.valid, ok.reason.c_str());
     QCOMPARE(ok.nodes[size_t(nested.nodeAtPath("/0"))].bufferPerTile, need + 12544);
     h.bufferBytes = need + 12543;
-    QVERIFY(!evaluate(net, h, nested, 4, opt).valid);
+    QVERIFY(!detailed(net, h, nested, 4).valid);
 }
 
 void TestEvaluator::snakeNumbering() {
@@ -836,12 +818,10 @@ void TestEvaluator::xyRoutes() {
 void TestEvaluator::detailIntervalsCoverSchedule() {
     const Network net = test::residual(1);
     const Hardware h = defaultHardware(4, 4, "edge");
-    EvalOptions opt;
-    opt.detail = true;
     const RATree t = parse(
         "T 4/2\n\tS 2/2\n\t\tstem 1\n\t\tT 1/1\n\t\t\tb0_c1 1\n\t\t\tb0_c2 1\n\t\t\tb0_add 1\n",
         net);
-    const auto e = evaluate(net, h, t, 4, opt);
+    const auto e = detailed(net, h, t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
     // 4 leaves x 2 sub-batches x 2 root sub-batches = 16 rectangles.
     QCOMPARE(int(e.intervals.size()), 16);
