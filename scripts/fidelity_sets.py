@@ -100,10 +100,13 @@ def replay_pool(bench, dirs):
     if not files:
         sys.exit(f"no saved trees (*.json) in {', '.join(dirs)}")
 
+    failed = {}  # path -> why it did not replay
+
     def one(path):
         name = os.path.basename(path)[:-len(".json")]
         parts = name.split("-")
         if len(parts) < 4:
+            failed[path] = "not named model-mesh-bB-sS.json as --save-trees names trees"
             return (name, float("nan"), float("nan"))
         model, hw = parts[0], parts[1]
         out = subprocess.run([bench, "--tree", path, "--models", model, "--hw", hw],
@@ -112,13 +115,20 @@ def replay_pool(bench, dirs):
             p = line.split()
             if len(p) >= 12 and p[0] == model and p[2] == "tree":
                 return (name,) + ratio_and_diff(p)
+        # bench_codegen names the file and the reason on either stream (its header aside)
+        said = [ln for ln in (out.stdout + "\n" + out.stderr).splitlines()
+                if ln.strip() and not ln.startswith("model ")]
+        failed[path] = said[-1] if said else f"{bench} printed no row (exit {out.returncode})"
         return (name, float("nan"), float("nan"))
 
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as ex:
         rows = list(ex.map(one, files))
-    inside, mean, exact, low, high, failed, out = tally(rows)
+    for path in sorted(failed):
+        why = failed[path]
+        print(why if why.startswith(path) else f"{path}: {why}", file=sys.stderr)
+    inside, mean, exact, low, high, nfailed, out = tally(rows)
     print(f"replay of {len(rows)} saved trees: {inside}/{len(rows)} within 15% "
-          f"({low} below 0.85, {high} above 1.15, {failed} failed), "
+          f"({low} below 0.85, {high} above 1.15, {nfailed} failed), "
           f"mean |log| {mean:.4f}, DRAM bytes {'exact' if exact else 'NOT exact'}; "
           f"outside: {out or 'none'}")
 
