@@ -6,12 +6,12 @@ rows have replay / estimate within [0.85, 1.15], the mean |log(ratio)|, the rows
 and whether every program moved exactly the schedule's DRAM bytes.
 
     scripts/fidelity_sets.py [--bench build/release/tests/bench/bench_codegen]
-        [--sets untuned,six,matrix,fresh1,fresh2] [--seed 1] [--markdown] [--save-trees DIR]
+        [--sets untuned,six,matrix,fresh1,fresh2,fresh3] [--seed 1] [--markdown] [--save-trees DIR]
     scripts/fidelity_sets.py --replay DIR [DIR ...]
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
-for nothing before). Meshes "NxM" take the defaults for their size; "+fastlinks" 96
+for nothing before), "fresh3" (session 18, likewise). Meshes "NxM" take the defaults for their size; "+fastlinks" 96
 B/cycle links, "+slowdram" a quarter of the DRAM bandwidth, "+4sides" DRAM on all four
 sides. Re-run it after any change to the evaluator, the generator or the simulator; it
 needs only python3 and a Release build (a set takes 20-60 s on one core).
@@ -41,6 +41,8 @@ SETS = {
                "10x10+slowdram", "5x10"],
     "fresh2": ["3x3", "9x9+4sides", "13x13", "6x12", "4x4+slowdram", "7x7+fastlinks",
                "16x16+slowdram", "10x10+fastlinks+4sides"],
+    "fresh3": ["4x6", "7x9", "11x13", "15x15", "6x10+slowdram", "9x12+fastlinks",
+               "14x14+4sides", "3x8"],
 }
 
 
