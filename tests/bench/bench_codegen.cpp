@@ -16,7 +16,9 @@
 //                                                   --critical what the replay's critical path
 //                                                   waits for,
 //                                                   --critical-steps also each step over 5,000
-//                                                   cycles (--step-min N: over N)
+//                                                   cycles (--step-min N: over N),
+//                                                   --invocations A,B every invocation of
+//                                                   layers A and B, estimate against replay
 //        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as `anneal --json`
 //        wrote it
 #include "../engine/hwvariants.h"
@@ -108,6 +110,10 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
 
 std::string gSaveDir; // --save-trees DIR: annealed trees as result JSON files (for --tree)
 bool gFirst = false;  // --first: --leaves prints the first sample's pass, leaf by leaf
+// --invocations NAME[,NAME...]: --leaves prints every invocation of these layers instead
+// (estimate and replay start and end), e.g. a pipeline's first and last leaf: the spacing
+// of their ends is the period each model gives it.
+std::vector<std::string> gInvocations;
 bool gEndLag = false; // --end-lag: --leaves charges the growth of the lag of ends
 
 // Per leaf invocation, in the evaluator's order: the lag of the replay (first COMPUTE start
@@ -141,16 +147,26 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
                 break;
             }
     }
-    if (gFirst) {
-        // The first sample's pass, leaf by leaf: estimate and replay start and end.
+    if (gFirst || !gInvocations.empty()) {
+        // The first sample's pass, leaf by leaf, or every invocation of the layers named:
+        // estimate and replay start and end.
         for (auto* b : ivs) {
-            if (b->firstSample != 0) continue;
+            const std::string& name = net.layers[size_t(b->layer)].name;
+            if (gInvocations.empty() ? b->firstSample != 0
+                                     : std::find(gInvocations.begin(), gInvocations.end(), name) ==
+                                           gInvocations.end())
+                continue;
             auto it = sim.find({b->layer, b->firstSample});
             if (it == sim.end()) continue;
-            std::printf("    %-36s eval %9.0f %9.0f  sim %9.0f %9.0f\n",
-                        net.layers[size_t(b->layer)].name.substr(0, 36).c_str(), b->start, b->end,
+            std::printf("    %-36s samples %3d-%-3d eval %9.0f %9.0f  sim %9.0f %9.0f\n",
+                        name.substr(0, 36).c_str(), b->firstSample, b->lastSample, b->start, b->end,
                         it->second.first, it->second.second);
         }
+        for (const std::string& name : gInvocations)
+            if (std::none_of(ivs.begin(), ivs.end(),
+                             [&](auto* b) { return net.layers[size_t(b->layer)].name == name; }))
+                std::fprintf(stderr, "--invocations: no leaf of this tree is layer '%s'\n",
+                             name.c_str());
         return;
     }
     std::map<int, double> growth;
@@ -327,7 +343,12 @@ int main(int argc, char** argv) {
             gSaveDir = next();
         else if (a == "--first")
             gFirst = leaves = true;
-        else if (a == "--end-lag")
+        else if (a == "--invocations") {
+            std::stringstream ss(next());
+            for (std::string name; std::getline(ss, name, ',');)
+                if (!name.empty()) gInvocations.push_back(name);
+            leaves = true;
+        } else if (a == "--end-lag")
             gEndLag = true;
         else if (a == "--step-min")
             gStepMin = std::stod(next());
