@@ -11,9 +11,9 @@ and whether every program moved exactly the schedule's DRAM bytes.
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
-for nothing before), "fresh3" (session 18, likewise). Meshes "NxM" take the defaults for their size; "+fastlinks" 96
-B/cycle links, "+slowdram" a quarter of the DRAM bandwidth, "+4sides" DRAM on all four
-sides. Re-run it after any change to the evaluator, the generator or the simulator; it
+for nothing before), "fresh3" (session 18, likewise). Meshes "NxM" take the defaults for
+their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM bandwidth,
+"+4sides" DRAM on all four sides. Re-run it after any change to the evaluator, the generator or the simulator; it
 needs only python3 and a Release build (a set takes 20-60 s on one core).
 
 --save-trees keeps every annealed tree (model-mesh-bB-sS.json); --replay replays the trees

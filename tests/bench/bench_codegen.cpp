@@ -344,9 +344,7 @@ int main(int argc, char** argv) {
         else if (a == "--first")
             gFirst = leaves = true;
         else if (a == "--invocations") {
-            std::stringstream ss(next());
-            for (std::string name; std::getline(ss, name, ',');)
-                if (!name.empty()) gInvocations.push_back(name);
+            gInvocations = splitList(next());
             leaves = true;
         } else if (a == "--end-lag")
             gEndLag = true;
