@@ -20,8 +20,8 @@ class TstBackgroundJob : public QObject {
     void initTestCase() {
         // The first job blocks one pool thread; the others need another one (a 1-core
         // machine's pool has a single thread).
-        QThreadPool::globalInstance()->setMaxThreadCount(
-            std::max(4, QThreadPool::globalInstance()->maxThreadCount()));
+        BackgroundJob::pool()->setMaxThreadCount(
+            std::max(4, BackgroundJob::pool()->maxThreadCount()));
     }
     void newestWins() {
         BackgroundJob job(this);
@@ -172,6 +172,36 @@ class TstBackgroundJob : public QObject {
         QCOMPARE(job.startedCount(), 1);
         QCOMPARE(job.droppedCount(), 1);
     }
+    // Jobs run on the application's pool and leave Qt's global one alone: Qt's raster
+    // paint engine hands parts of large fills to the global pool and waits for them on the
+    // GUI thread, so jobs filling that pool froze painting (one core: 3 s while sampling).
+    void globalPoolStaysFree() {
+        QVERIFY(BackgroundJob::pool() != QThreadPool::globalInstance());
+        QVERIFY(BackgroundJob::pool()->maxThreadCount() >= 2);
+        QSemaphore gate;
+        const auto open = qScopeGuard([&] { gate.release(2); });
+        std::atomic<int> entered{0};
+        QThread* ranOn[2] = {nullptr, nullptr};
+        BackgroundJob a(this), b(this);
+        auto work = [&](int i) {
+            return [&, i] {
+                ranOn[i] = QThread::currentThread();
+                ++entered;
+                gate.acquire();
+                return i;
+            };
+        };
+        int calls = 0;
+        a.run(1, work(0), [&](int, quint64) { ++calls; });
+        b.run(1, work(1), [&](int, quint64) { ++calls; });
+        QTRY_COMPARE(entered.load(), 2); // both run at once, even on one core
+        QCOMPARE(QThreadPool::globalInstance()->activeThreadCount(), 0);
+        QCOMPARE(BackgroundJob::pool()->activeThreadCount(), 2);
+        for (QThread* t : ranOn)
+            QVERIFY(t && t != thread());
+        gate.release(2);
+        QTRY_COMPARE(calls, 2);
+    }
     // The owner goes away while its job runs: the result is dropped and nothing touches
     // the dead owner (with a continuation context that died first, a debug build aborted
     // in qfuture_impl.h: "ASSERT: context").
@@ -193,7 +223,7 @@ class TstBackgroundJob : public QObject {
                 2, [] { return 2; }, [&](int, quint64) { ++calls; }); // waiting
         }
         gate.release();
-        QTRY_COMPARE(QThreadPool::globalInstance()->activeThreadCount(), 0);
+        QTRY_COMPARE(BackgroundJob::pool()->activeThreadCount(), 0);
         QTest::qWait(100);
         QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
         QCOMPARE(calls, 0);

@@ -133,8 +133,14 @@ class TstBoundsUi : public QObject {
         QSignalSpy done(b, &BoundaryView::samplingFinished);
         b->setSampleCount(30);
         b->startSampling();
-        QVERIFY(b->sampling());
-        QVERIFY(done.wait(60000));
+        // A walk this short may be done before startSampling() returns: the job's
+        // continuation then runs at once, on this thread (BackgroundJob::run). Otherwise it
+        // is under way until the event loop delivers its result.
+        if (done.isEmpty()) {
+            QVERIFY(b->sampling());
+            QVERIFY(done.wait(60000));
+        }
+        QCOMPARE(done.count(), 1);
         QVERIFY(!b->sampling());
         QCOMPARE(int(b->samples().size()), 30);
         int plotted = 0;
@@ -159,6 +165,7 @@ class TstBoundsUi : public QObject {
         // Cancelling stops a long walk early with what it has.
         b->setSampleCount(100000);
         b->startSampling();
+        QVERIFY(b->sampling());
         QTest::qWait(200);
         b->cancelSampling();
         QVERIFY(done.wait(60000));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <QObject>
+#include <QThreadPool>
 #include <QtConcurrent>
 #include <functional>
 #include <memory>
@@ -45,7 +46,13 @@ class BackgroundJob {
             m_state->orphaned = true;
     }
 
-    // work() -> R runs on the thread pool; done(R, stamp) runs on the owner's thread if
+    // The pool every job runs on: the application's own, not QThreadPool::globalInstance().
+    // Qt's raster paint engine (Qt 6.4) splits large fills over the global pool and blocks
+    // the GUI thread until they are done, so a long job there froze painting whenever it
+    // filled that pool (on one core, sampling 100,000 trees froze the window for 3 s).
+    static QThreadPool* pool();
+
+    // work() -> R runs on pool(); done(R, stamp) runs on the owner's thread if
     // this is still the newest job (possibly before run() returns when the work is done by
     // then: Qt runs a finished future's continuation at once).
     template <class Work, class Done> void run(quint64 stamp, Work work, Done done) {
@@ -97,7 +104,7 @@ class BackgroundJob {
         using R = std::invoke_result_t<Work>;
         ++state->running;
         ++state->started;
-        QtConcurrent::run(std::move(work))
+        QtConcurrent::run(pool(), std::move(work))
             .then(state->anchor, [state, ticket, stamp, done = std::move(done)](R result) {
                 --state->running;
                 if (state->orphaned) {
