@@ -16,19 +16,21 @@ void drainJobs() {
     BackgroundJob::pool()->waitForDone();
 }
 
+// At least two threads, so that on one core a quick job (an evaluation) still starts
+// while a long one (a sampling walk, a simulation) runs.
+class JobPool : public QThreadPool {
+  public:
+    JobPool() {
+        setObjectName(QStringLiteral("TilescopeJobs"));
+        setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        if (QCoreApplication::instance()) qAddPostRoutine(drainJobs);
+    }
+};
+
 } // namespace
 
 QThreadPool* BackgroundJob::pool() {
-    // At least two threads, so that on one core a quick job (an evaluation) still starts
-    // while a long one (a sampling walk, a simulation) runs.
-    static QThreadPool jobs;
-    static const bool ready = [] {
-        jobs.setObjectName(QStringLiteral("TilescopeJobs"));
-        jobs.setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
-        if (QCoreApplication::instance()) qAddPostRoutine(drainJobs);
-        return true;
-    }();
-    (void)ready;
+    static JobPool jobs;
     return &jobs;
 }
 
