@@ -133,6 +133,13 @@ def replay_pool(bench, dirs):
           f"({low} below 0.85, {high} above 1.15, {nfailed} failed), "
           f"mean |log| {mean:.4f}, DRAM bytes {'exact' if exact else 'NOT exact'}; "
           f"outside: {out or 'none'}")
+    ok = sorted(r for _, r, _ in rows if r == r)
+    if ok:
+        # The signed mean says which side the estimate leans to (and, for a change to the
+        # generator or the simulator alone, how much faster or slower the programs got).
+        signed = sum(math.log(r) for r in ok) / len(ok)
+        print(f"  mean log(replay / estimate) {signed:+.4f}, median ratio {ok[len(ok) // 2]:.3f}, "
+              f"quartiles {ok[len(ok) // 4]:.3f} {ok[3 * len(ok) // 4]:.3f}")
 
 
 def main():

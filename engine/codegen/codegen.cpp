@@ -188,7 +188,7 @@ struct ProdInv {
 struct Inv {
     int layer = -1, leaf = -1;
     int first = 0, last = 0;
-    double start = 0;
+    double start = 0, end = 0;
     int segInv = 0;
 };
 
@@ -401,6 +401,7 @@ class Generator {
                    std::uint32_t cid, ProdSlice& ps);
     void releaseAfter(const Step& cur);
     void finishProgram();
+    void sendHeldInputsFirst();
 
     std::uint64_t bytesOf(long long elements) const { return geo.bytesOf(elements); }
     // A layer's weights in bytes, as the prefetch clock counts them.
@@ -432,7 +433,11 @@ class Generator {
     std::vector<ProdInv> prod;
 
     Program& P = R.program;
-    std::vector<Where> where;          // per instruction (index id - 1)
+    std::vector<Where> where; // per instruction (index id - 1)
+    // Per instruction: the evaluator's interval of the invocation that emitted it
+    // (sendHeldInputsFirst()); floats, as a program can hold millions of instructions.
+    std::vector<float> spanStart, spanEnd;
+    float curStart = 0, curEnd = 0;
     std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
     std::vector<std::uint64_t> loadBytes;
     std::set<std::string> labels; // what buffer regions hold (TileBuffer's views of them)
@@ -488,6 +493,7 @@ void Generator::collectInvocations() {
         v.first = b.firstSample;
         v.last = b.lastSample;
         v.start = b.start;
+        v.end = b.end;
         v.segInv = b.firstSample / std::max(1, S.segBatch);
         invs.push_back(v);
     }
@@ -557,6 +563,8 @@ std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
     ins.stages = std::uint32_t(stages.size());
     auto& list = P.tiles[size_t(ins.tile)].instructions;
     where.push_back({ins.tile, std::uint32_t(list.size())});
+    spanStart.push_back(curStart);
+    spanEnd.push_back(curEnd);
     orderOf.push_back(
         std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
     list.push_back(std::move(ins));
@@ -765,6 +773,7 @@ std::optional<Error> Generator::emitInvocation(int vi) {
     const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
     const Layer& ly = net.layers[size_t(v.layer)];
     Step cur{vi, v, leaf, ly, leaf.mapping, v.first, v.last + 1, v.layer};
+    curStart = float(v.start), curEnd = float(v.end);
     if (auto e = activeTiles(cur)) return e;
 
     // Weights: loaded once per segment invocation (normally prefetched at its start).
@@ -1351,6 +1360,7 @@ void Generator::releaseAfter(const Step& cur) {
 
 // ---- Program: the per-tile streams are complete.
 void Generator::finishProgram() {
+    sendHeldInputsFirst();
     P.hardwareJson = hardwareToJson(hw).dump();
     for (const auto& l : net.layers)
         P.layers.push_back(l.name);
@@ -1367,6 +1377,68 @@ void Generator::finishProgram() {
                   {"energy_pj", ev.energy.total()}, {"noc_hop_bytes", ev.nocHopBytes},
                   {"batch", m_totalBatch},          {"tree", treeToText(m_tree, net)},
                   {"model", net.sourcePath}};
+}
+
+// A SEND emitted for a consumer whose data was all there before the consumer started (an
+// output held from an earlier part of the segment: a skip connection, the input of an S
+// cut's first stage) would wait, on its tile's in-order STORE/SEND engine, behind the
+// transfers emitted before it that stream with computes still running then: a later
+// pipeline stage's STORE holds the engine until that stage's last output, and the next
+// sub-batch of the first stage waits for it. So such a SEND goes ahead of those transfers
+// (at most kLookBack of them), never ahead of an instruction it depends on through any
+// chain: every instruction gets a rank, queues are in rank order and every dependency points
+// to a lower rank, so the program stays deadlock-free (docs/isa.md, "What the generator
+// follows", Held inputs). Times are the evaluator's clock.
+void Generator::sendHeldInputsFirst() {
+    constexpr int kLookBack = 32;
+    const size_t n = where.size();
+    std::vector<float> ready(n + 1, 0.f); // when its data is all there (its producers' ends)
+    std::vector<double> rank(n + 1, 0.0);
+    std::vector<std::vector<std::uint32_t>> queue(P.tiles.size()); // STORE/SEND ids, in order
+    for (std::uint32_t id = 1; id <= n; ++id) {
+        const Instruction& i = at(id);
+        double end = 0, after = 0; // its inputs' end; the highest rank it depends on
+        for (const auto& d : i.deps) {
+            end =
+                std::max(end, double(at(d.id).op == Op::Compute ? spanEnd[d.id - 1] : ready[d.id]));
+            after = std::max(after, rank[d.id]);
+        }
+        ready[id] = i.op == Op::Compute ? spanEnd[id - 1] : float(end);
+        rank[id] = id;
+        if (i.engine() != Engine::Store) continue;
+        auto& q = queue[size_t(i.tile)];
+        size_t k = q.size();
+        const double need = spanStart[id - 1];
+        if (i.op == Op::Send && end <= need) {
+            for (int steps = 0;
+                 k > 0 && steps < kLookBack && ready[q[k - 1]] > need && rank[q[k - 1]] > after;
+                 ++steps)
+                --k;
+            if (k < q.size()) { // between q[k - 1] and q[k], above everything it depends on
+                const double lo = std::max(k > 0 ? rank[q[k - 1]] : rank[q[k]] - 1, after);
+                const double mid = lo + (rank[q[k]] - lo) / 2;
+                if (mid > lo && mid < rank[q[k]])
+                    rank[id] = mid;
+                else
+                    k = q.size(); // no rank left between them: stays in place
+            }
+        }
+        q.insert(q.begin() + std::ptrdiff_t(k), id);
+    }
+    // Each tile's STORE/SEND instructions take their places in its stream in queue order.
+    std::vector<size_t> places;
+    std::vector<Instruction> inOrder;
+    for (size_t t = 0; t < P.tiles.size(); ++t) {
+        auto& list = P.tiles[t].instructions;
+        places.clear();
+        inOrder.clear();
+        for (size_t k = 0; k < list.size(); ++k)
+            if (list[k].engine() == Engine::Store) places.push_back(k);
+        for (std::uint32_t id : queue[t])
+            inOrder.push_back(std::move(list[where[id - 1].pos]));
+        for (size_t k = 0; k < places.size(); ++k)
+            list[places[k]] = std::move(inOrder[k]);
+    }
 }
 
 } // namespace

@@ -371,6 +371,7 @@ struct NodeWork {
     Cycles firstStart = 0, lastStart = 0;
     Cycles latency = 0;       // leaves: the DRAM latency its time includes
     bool dramOrdered = false; // leaves under an S cut: dramOrderedPipeline() waits for its weights
+    int dramCut = -1;         // ... and the node id of the outermost such S cut
     // Leaves: bytes its busiest tile's STORE/SEND engine moves per segment invocation (its
     // stores and its sends to every consumer over the NoC, x Mesh::routeSlowness).
     Bytes sentOut = 0;
@@ -954,7 +955,8 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
         double all = 0, out = 0;
         for (int pos = cw.lo; pos < cw.hi; ++pos) {
             NodeWork& lw = w[size_t(leafNode[size_t(posLayer[size_t(pos)])])];
-            lw.dramOrdered = true; // this cut's time holds the wait for its weights
+            lw.dramOrdered = true;            // this cut's time holds the wait for its weights
+            lw.dramCut = int(&nw - w.data()); // (the outer cut's call comes last)
             const LeafTraffic& T = *lw.traffic;
             need[3 * j] += T.weightDram / perSeg;
             all += T.actDram, out += T.actDramOut;
@@ -1340,8 +1342,19 @@ Cycles Coster::weightBoundOf(size_t s) {
         // The weights of every leaf so far cross the links together: the busiest link of
         // their sum bounds their arrival.
         const std::vector<double>& linkMaxAt = C.weightMaxOf(byStart);
+        int cut = -1;
         for (size_t i = 0; i < byStart.size(); ++i) {
             const auto& [start, lw] = byStart[i];
+            // An S cut's own pipeline counts the DRAM from the cut's start: the weights of
+            // the leaves before it, still loading then, come first (docs/cost-model.md §5,
+            // "Weight arrival", the backlog at an S cut).
+            if (lw->dramOrdered && lw->dramCut != cut) {
+                cut = lw->dramCut;
+                const Cycles before =
+                    hw.dramLatencyCycles +
+                    std::max(cumDram / dramBw, i > 0 ? linkMaxAt[i - 1] / linkBw : 0.0);
+                weightBound = std::max(weightBound, before + sw.time - w[size_t(cut)].firstStart);
+            }
             cumDram += lw->traffic->weightDram;
             if (lw->dramOrdered) continue; // its S cut's time holds the wait
             const double linkMax = linkMaxAt[i];

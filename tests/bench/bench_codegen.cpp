@@ -2,25 +2,19 @@
 // DRAM bytes against the schedule, simulated delay against the evaluator, the fine-grained
 // speed-up and the time each step takes. Prints figures; never gates.
 //
-// usage: bench_codegen [BATCH]                      layer-sequential trees (largest valid batch <=
-// BATCH)
-//        (--hw takes presets or meshes "8x8", with variants "+fastlinks", "+slowdram", "+4sides")
-//        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3] [--models a,b] [--hw
-//        testchip,edge]
-//                             [--segments] [--leaves]  annealed trees, as `tilescope-cli anneal`
-//                             makes them
-//                                                   (one chain, EDP); --segments adds per-segment
-//                                                   figures,
-//                                                   --leaves the leaves where the replay drifts
-//                                                   most,
-//                                                   --critical what the replay's critical path
-//                                                   waits for,
-//                                                   --critical-steps also each step over 5,000
-//                                                   cycles (--step-min N: over N),
-//                                                   --invocations A,B every invocation of
-//                                                   layers A and B, estimate against replay
-//        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as `anneal --json`
-//        wrote it
+// usage: bench_codegen [BATCH]     layer-sequential trees (largest valid batch <= BATCH)
+//        bench_codegen anneal [--batches 2,4,8] [--seeds 1,2,3] [--beta 3]
+//                             [--iterations N [--chains K]] [--save-trees DIR]
+//                             annealed trees, as `tilescope-cli anneal` makes them (one chain,
+//                             EDP; --iterations: tst_fidelity's short search instead of --beta)
+//        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as
+//                             `anneal --json` (or --save-trees) wrote it
+// --models takes sample names or paths to .onnx files (tests/data); --hw presets or meshes
+// "8x8", with variants "+fastlinks", "+slowdram", "+4sides". Flags: --segments per-segment
+// figures; --leaves the leaves where the replay drifts most; --critical what the replay's
+// critical path waits for; --critical-steps also each step over 5,000 cycles (--step-min N:
+// over N); --invocations A,B every invocation of layers A and B, estimate against replay;
+// --dram-use the DRAM's use in each twentieth of the replay; --program-txt FILE the program.
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -34,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -108,6 +103,8 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     }
 }
 
+int gIterations = 0, gChains = 1; // --iterations N [--chains K]: instead of --beta
+bool gDramUse = false;            // --dram-use: the DRAM's use over the replay, in twentieths
 std::string gSaveDir; // --save-trees DIR: annealed trees as result JSON files (for --tree)
 bool gFirst = false;  // --first: --leaves prints the first sample's pass, leaf by leaf
 // --invocations NAME[,NAME...]: --leaves prints every invocation of these layers instead
@@ -350,6 +347,12 @@ int main(int argc, char** argv) {
             gEndLag = true;
         else if (a == "--step-min")
             gStepMin = std::stod(next());
+        else if (a == "--dram-use")
+            gDramUse = true;
+        else if (a == "--iterations")
+            gIterations = std::stoi(next());
+        else if (a == "--chains")
+            gChains = std::stoi(next());
         else if (a == "--tree")
             treeFile = next();
         else if (a == "--program-txt")
@@ -359,8 +362,12 @@ int main(int argc, char** argv) {
     }
     header();
     double worst = 0;
-    for (const auto& m : models) {
-        auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + m + ".onnx");
+    for (const auto& modelArg : models) {
+        // A sample's name, or a path to any .onnx file (tests/data has more kinds).
+        const bool isPath = modelArg.find('/') != std::string::npos || modelArg.ends_with(".onnx");
+        const std::string m = isPath ? std::filesystem::path(modelArg).stem().string() : modelArg;
+        auto net = loadModel(isPath ? modelArg
+                                    : std::string(TILESCOPE_SAMPLES) + "/models/" + m + ".onnx");
         if (!net) {
             std::printf("%s: %s\n", m.c_str(), net.error().message.c_str());
             continue;
@@ -394,6 +401,9 @@ int main(int argc, char** argv) {
                         SearchConfig cfg;
                         cfg.seed = std::uint64_t(seed);
                         cfg.beta = beta;
+                        if (gIterations >
+                            0) // tst_fidelity's short search: --iterations N --chains 1
+                            cfg.iterations = gIterations, cfg.chains = gChains;
                         cfg.totalBatch = b;
                         auto s = runSearch(*net, hw, cfg);
                         if (!s) {
@@ -441,6 +451,25 @@ int main(int argc, char** argv) {
                 coarse.recordTimeline = false;
                 const SimResult f = simulate(r->program, hw);
                 const SimResult c = simulate(r->program, hw, coarse);
+                if (gDramUse) { // the DRAM's use in each twentieth of the replay
+                    const int nb = 20;
+                    std::vector<double> busy(nb, 0);
+                    const double D = f.delay;
+                    for (size_t q = 0; q < f.dramInUse.size(); ++q) {
+                        const double a = f.dramInUse[q].first;
+                        const double b = q + 1 < f.dramInUse.size() ? f.dramInUse[q + 1].first : D;
+                        for (int k = 0; k < nb; ++k) {
+                            const double lo = std::max(a, D * k / nb),
+                                         hi = std::min(b, D * (k + 1) / nb);
+                            if (hi > lo) busy[size_t(k)] += (hi - lo) * f.dramInUse[q].second;
+                        }
+                    }
+                    std::printf("    dram use:");
+                    for (int k = 0; k < nb; ++k)
+                        std::printf(" %.0f%%",
+                                    100 * busy[size_t(k)] / (D / nb) / hw.dramBytesPerCycle);
+                    std::printf("\n");
+                }
                 const auto t2 = Clock::now();
                 row(m.c_str(), h.c_str(), trees[i].first, *r, f, c,
                     std::chrono::duration<double>(t1 - t0).count(),

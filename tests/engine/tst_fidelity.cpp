@@ -2,13 +2,13 @@
 // 12x12 and on fast-link, slow-DRAM and four-sided-DRAM variants, the instruction-level
 // replay of every sample's program is held against the evaluator's delay, with DRAM bytes
 // exact and the per-link bytes equal (tst_codegen checks those on every program it makes).
-// Layer-sequential trees (batch 1 and the largest valid batch <= 8) must agree within 15%.
-// Long segments are the open part of issue 10: one segment holding every layer at batch 1
-// still replays up to ~1.5x the estimate (mobilenet_v2 on 10x10: weight loads queued in the
-// first-come-first-served DRAM behind other traffic), and the annealed rows run 0.87-0.95
-// (the tables in docs/isa.md), so both are held to [0.75, 1.75] as a regression guard until
-// the evaluator models what they lose. Below 1 is the known pipelining gap: the evaluator
-// runs S-cut children in lock-step slots, the replay lets them run ahead.
+// Every row must agree within 15%: layer-sequential trees (batch 1 and the largest valid
+// batch <= 8), one segment holding every layer at batch 1, and annealed trees (a short
+// search at batch 8) on meshes the model was not tuned on and on the newer layer kinds.
+// One row is a known exception, held to a looser guard: mobilenet_v2 in one segment on the
+// 10x10 mesh replays at 1.33 of the estimate, because the DRAM idles in the middle of the
+// run while the generator's just-in-time weight prefetch waits for the program to reach the
+// point the estimate's clock names (docs/isa.md, "Session 20").
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
@@ -132,8 +132,8 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
     const Evaluation& ev = r->layout.evaluation;
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
-    if (tree == "sa8" || tree == "seg1")
-        QVERIFY2(a.ratio > 0.75 && a.ratio < 1.75, qPrintable(QString::number(a.ratio)));
+    if (QString(QTest::currentDataTag()) == "10x10 mobilenet_v2 seg1") // the exception above
+        QVERIFY2(a.ratio > 0.85 && a.ratio < 1.4, qPrintable(QString::number(a.ratio)));
     else
         QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
 }
