@@ -1399,11 +1399,12 @@ void Generator::sendHeldInputsFirst() {
         const Instruction& i = at(id);
         double end = 0, after = 0; // its inputs' end; the highest rank it depends on
         for (const auto& d : i.deps) {
-            end =
-                std::max(end, double(at(d.id).op == Op::Compute ? spanEnd[d.id - 1] : ready[d.id]));
+            end = std::max(end, double(ready[d.id]));
             after = std::max(after, rank[d.id]);
         }
-        ready[id] = i.op == Op::Compute ? spanEnd[id - 1] : float(end);
+        // A compute ends no earlier than its interval, nor than all of its inputs are in (the
+        // evaluator's intervals let a consumer keeping pace end before its producer does).
+        ready[id] = i.op == Op::Compute ? std::max(spanEnd[id - 1], float(end)) : float(end);
         rank[id] = id;
         if (i.engine() != Engine::Store) continue;
         auto& q = queue[size_t(i.tile)];
