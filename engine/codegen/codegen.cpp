@@ -434,10 +434,8 @@ class Generator {
 
     Program& P = R.program;
     std::vector<Where> where; // per instruction (index id - 1)
-    // Per instruction: the evaluator's interval of the invocation that emitted it
-    // (sendHeldInputsFirst()); floats, as a program can hold millions of instructions.
-    std::vector<float> spanStart, spanEnd;
-    float curStart = 0, curEnd = 0;
+    std::vector<int> invOf;   // per instruction: the invocation that emitted it (index in invs)
+    int curInv = -1;
     std::vector<std::uint8_t> orderOf; // per instruction: index into kOrders
     std::vector<std::uint64_t> loadBytes;
     std::set<std::string> labels; // what buffer regions hold (TileBuffer's views of them)
@@ -563,8 +561,7 @@ std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
     ins.stages = std::uint32_t(stages.size());
     auto& list = P.tiles[size_t(ins.tile)].instructions;
     where.push_back({ins.tile, std::uint32_t(list.size())});
-    spanStart.push_back(curStart);
-    spanEnd.push_back(curEnd);
+    invOf.push_back(curInv);
     orderOf.push_back(
         std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
     list.push_back(std::move(ins));
@@ -773,7 +770,7 @@ std::optional<Error> Generator::emitInvocation(int vi) {
     const LeafLayout& leaf = S.leaves[size_t(v.leaf)];
     const Layer& ly = net.layers[size_t(v.layer)];
     Step cur{vi, v, leaf, ly, leaf.mapping, v.first, v.last + 1, v.layer};
-    curStart = float(v.start), curEnd = float(v.end);
+    curInv = vi;
     if (auto e = activeTiles(cur)) return e;
 
     // Weights: loaded once per segment invocation (normally prefetched at its start).
@@ -1392,9 +1389,12 @@ void Generator::finishProgram() {
 void Generator::sendHeldInputsFirst() {
     constexpr int kLookBack = 32;
     const size_t n = where.size();
+    // The evaluator's interval of the invocation that emitted instruction `id`.
+    auto span = [&](std::uint32_t id) -> const Inv& { return invs[size_t(invOf[id - 1])]; };
     std::vector<float> ready(n + 1, 0.f); // when its data is all there (its producers' ends)
     std::vector<double> rank(n + 1, 0.0);
     std::vector<std::vector<std::uint32_t>> queue(P.tiles.size()); // STORE/SEND ids, in order
+    bool moved = false;
     for (std::uint32_t id = 1; id <= n; ++id) {
         const Instruction& i = at(id);
         double end = 0, after = 0; // its inputs' end; the highest rank it depends on
@@ -1404,12 +1404,12 @@ void Generator::sendHeldInputsFirst() {
         }
         // A compute ends no earlier than its interval, nor than all of its inputs are in (the
         // evaluator's intervals let a consumer keeping pace end before its producer does).
-        ready[id] = i.op == Op::Compute ? std::max(spanEnd[id - 1], float(end)) : float(end);
+        ready[id] = i.op == Op::Compute ? std::max(float(span(id).end), float(end)) : float(end);
         rank[id] = id;
         if (i.engine() != Engine::Store) continue;
         auto& q = queue[size_t(i.tile)];
         size_t k = q.size();
-        const double need = spanStart[id - 1];
+        const double need = float(span(id).start);
         if (i.op == Op::Send && end <= need) {
             for (int steps = 0;
                  k > 0 && steps < kLookBack && ready[q[k - 1]] > need && rank[q[k - 1]] > after;
@@ -1419,13 +1419,14 @@ void Generator::sendHeldInputsFirst() {
                 const double lo = std::max(k > 0 ? rank[q[k - 1]] : rank[q[k]] - 1, after);
                 const double mid = lo + (rank[q[k]] - lo) / 2;
                 if (mid > lo && mid < rank[q[k]])
-                    rank[id] = mid;
+                    rank[id] = mid, moved = true;
                 else
                     k = q.size(); // no rank left between them: stays in place
             }
         }
         q.insert(q.begin() + std::ptrdiff_t(k), id);
     }
+    if (!moved) return; // every queue is in issue order already
     // Each tile's STORE/SEND instructions take their places in its stream in queue order.
     std::vector<size_t> places;
     std::vector<Instruction> inOrder;

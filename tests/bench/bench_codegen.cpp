@@ -103,6 +103,26 @@ void printSegments(const CodegenResult& r, const SimResult& f, const RATree& tre
     }
 }
 
+// --dram-use: the DRAM's use in each twentieth of the replay, in % of its bandwidth.
+void printDramUse(const SimResult& f, const Hardware& hw) {
+    constexpr int kParts = 20;
+    std::vector<double> moved(kParts, 0); // bytes
+    const double D = f.delay;
+    for (size_t q = 0; q < f.dramInUse.size(); ++q) {
+        const auto& [from, rate] = f.dramInUse[q];
+        const double to = q + 1 < f.dramInUse.size() ? f.dramInUse[q + 1].first : D;
+        for (int k = 0; k < kParts; ++k) {
+            const double lo = std::max(from, D * k / kParts),
+                         hi = std::min(to, D * (k + 1) / kParts);
+            if (hi > lo) moved[size_t(k)] += (hi - lo) * rate;
+        }
+    }
+    std::printf("    dram use:");
+    for (double b : moved)
+        std::printf(" %.0f%%", 100 * b / (D / kParts) / hw.dramBytesPerCycle);
+    std::printf("\n");
+}
+
 int gIterations = 0, gChains = 1; // --iterations N [--chains K]: instead of --beta
 bool gDramUse = false;            // --dram-use: the DRAM's use over the replay, in twentieths
 std::string gSaveDir; // --save-trees DIR: annealed trees as result JSON files (for --tree)
@@ -401,9 +421,8 @@ int main(int argc, char** argv) {
                         SearchConfig cfg;
                         cfg.seed = std::uint64_t(seed);
                         cfg.beta = beta;
-                        if (gIterations >
-                            0) // tst_fidelity's short search: --iterations N --chains 1
-                            cfg.iterations = gIterations, cfg.chains = gChains;
+                        // tst_fidelity's short search: --iterations N --chains 1
+                        if (gIterations > 0) cfg.iterations = gIterations, cfg.chains = gChains;
                         cfg.totalBatch = b;
                         auto s = runSearch(*net, hw, cfg);
                         if (!s) {
@@ -451,25 +470,7 @@ int main(int argc, char** argv) {
                 coarse.recordTimeline = false;
                 const SimResult f = simulate(r->program, hw);
                 const SimResult c = simulate(r->program, hw, coarse);
-                if (gDramUse) { // the DRAM's use in each twentieth of the replay
-                    const int nb = 20;
-                    std::vector<double> busy(nb, 0);
-                    const double D = f.delay;
-                    for (size_t q = 0; q < f.dramInUse.size(); ++q) {
-                        const double a = f.dramInUse[q].first;
-                        const double b = q + 1 < f.dramInUse.size() ? f.dramInUse[q + 1].first : D;
-                        for (int k = 0; k < nb; ++k) {
-                            const double lo = std::max(a, D * k / nb),
-                                         hi = std::min(b, D * (k + 1) / nb);
-                            if (hi > lo) busy[size_t(k)] += (hi - lo) * f.dramInUse[q].second;
-                        }
-                    }
-                    std::printf("    dram use:");
-                    for (int k = 0; k < nb; ++k)
-                        std::printf(" %.0f%%",
-                                    100 * busy[size_t(k)] / (D / nb) / hw.dramBytesPerCycle);
-                    std::printf("\n");
-                }
+                if (gDramUse) printDramUse(f, hw);
                 const auto t2 = Clock::now();
                 row(m.c_str(), h.c_str(), trees[i].first, *r, f, c,
                     std::chrono::duration<double>(t1 - t0).count(),
