@@ -361,7 +361,10 @@ struct NodeWork {
     // Time but for the DRAM reads, which the LOAD engines start ahead (leaves; T cuts: all
     // passes; S cuts: their time).
     Cycles rest = 0;
-    Cycles piped = 0;       // S cut: slot x (sub-batches - 1) + the paced fill
+    Cycles piped = 0; // S cut: slot x (sub-batches - 1) + the paced fill
+    // S cut that is a segment: its time with its weights all loaded before it starts (the
+    // DRAM-ordered pipeline serving only its activations; 0 elsewhere; costSegment()).
+    Cycles preloaded = 0;
     Cycles stageOffset = 0; // S-cut child: start of its stage's first sub-batch in the cut
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
@@ -492,7 +495,9 @@ struct Analyser {
     void forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const;
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
-    Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw); // marks its leaves
+    // Marks its leaves; `preloaded`: the cut's weights are in before it starts.
+    Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded = false);
+    bool fedFromAhead(const RANode& leaf) const;
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -942,8 +947,10 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
 // first slice is in; outputs are stored at its end), and no sooner than its previous
 // sub-batch on the same tiles allows, nor earlier against its producers' same sub-batch
 // than in the fill. The cut lasts until the last one ends: the drain that the DRAM bound
-// max(pipeline, DRAM time) leaves out. Marks the cut's leaves dramOrdered.
-Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
+// max(pipeline, DRAM time) leaves out. Marks the cut's leaves dramOrdered. With `preloaded`
+// the cut's weights count as served before it starts (a segment's weights loading ahead
+// of it, chainSegments()).
+Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded) {
     const std::vector<Cycles>& st = C.stageScratch; // pacedFill(): per child start, end
     const size_t m = nd.children.size();
     const int n = nd.subBatch;
@@ -977,6 +984,9 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw) {
     auto& start = C.pipeStart; // [k * m + j]
     start.assign(m * size_t(n), 0.0);
     double served = 0;
+    if (preloaded) // counted as served before the cut starts
+        for (size_t j = 0; j < m; ++j)
+            served -= need[3 * j];
     Cycles end = 0;
     for (const auto& item : items) {
         // (Named copies: a lambda below uses k, and clang 14 does not capture bindings.)
@@ -1071,8 +1081,9 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
             sideTime = std::max(sideTime, b / inv / portBw);
     // Its inputs received over the NoC arrive between its producers' compute and
     // its own (docs/cost-model.md §5). The producer sends stage by stage as it
-    // computes, so an exchange x overlaps the producer's compute c_p but for its last
-    // stage: what is left after the producer ends is max(x / S, x - c_p (S-1) / S).
+    // computes, so an exchange x overlaps the producer's span c_p (its compute, or its
+    // STORE/SEND engine's time when that is longer: its sends run through it) but for
+    // its last stage: what is left after the producer ends is max(x / S, x - c_p (S-1) / S).
     // Inputs in the producer's coordinates stream on into the consumer's stages
     // (one stage of lag); re-partitioned ones (a window on the producer's channels,
     // a folded reshape) are waited for whole.
@@ -1080,8 +1091,9 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
         if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
             const NodeWork& pw = w[size_t(leafNode[size_t(prod)])];
-            const double perConsumer = pw.compute * double(nd.batch) /
-                                       std::max(1, tree.node(leafNode[size_t(prod)]).batch);
+            const double span = std::max(pw.compute, pw.sentOut / pw.traffic->invocations / linkBw);
+            const double perConsumer =
+                span * double(nd.batch) / std::max(1, tree.node(leafNode[size_t(prod)]).batch);
             producerCompute = std::min(producerCompute, perConsumer);
         }
     // On a crowded mesh the exchange is paced by the busiest tile's SENDs at their shared
@@ -1096,10 +1108,38 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     if (xPaced > 0 && std::isfinite(producerCompute)) exposed = std::max(exposed, left(xPaced));
     // Its tiles' STORE/SEND engines move its stores and its sends to every consumer one
     // transfer at a time (sentOut; docs/cost-model.md §5, "One consumer at a time").
-    nw.rest = std::max({nw.compute + latency + std::min(nw.compute, exposed),
-                        std::max({T.actMaxLink, T.maxEgress, nw.sentOut}) / inv / linkBw,
-                        T.actDramOut / inv / dramBw});
+    // A leaf of a T cut whose NoC inputs all come from outside that cut, from an S-cut
+    // sibling running ahead, receives them while the T cut works on the sample before
+    // (docs/cost-model.md §5, "Inputs from ahead"): its link terms drop out.
+    const Cycles sends = std::max(T.maxEgress, nw.sentOut) / inv / linkBw;
+    if (fedFromAhead(nd))
+        nw.rest = std::max({nw.compute + latency, sends, T.actDramOut / inv / dramBw});
+    else
+        nw.rest =
+            std::max({nw.compute + latency + std::min(nw.compute, exposed),
+                      std::max(T.actMaxLink / inv / linkBw, sends), T.actDramOut / inv / dramBw});
     nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
+}
+
+// Whether every NoC input of leaf nd comes from outside the T cut that holds it directly
+// under an S cut (from another child of that S cut, or from before it; leafDelay()).
+bool Analyser::fedFromAhead(const RANode& nd) const {
+    int id = leafNode[size_t(nd.layer)], tcut = -1;
+    for (int par = tree.node(id).parent; par >= 0; id = par, par = tree.node(id).parent)
+        if (tree.node(par).type == NodeType::S) {
+            if (tree.node(id).type == NodeType::T) tcut = id;
+            break;
+        }
+    if (tcut < 0) return false;
+    const NodeWork& tw = w[size_t(tcut)];
+    bool any = false;
+    for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
+        if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
+            const int pos = layerPos[size_t(prod)];
+            if (pos >= tw.lo && pos < tw.hi) return false;
+            any = true;
+        }
+    return any;
 }
 
 void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
@@ -1130,6 +1170,12 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.piped = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
+        // A segment's own S cut: also its time were its weights in before it starts
+        // (what is left once they load ahead of it; costSegment()).
+        nw.preloaded = 0;
+        if (std::find(A.segments.begin(), A.segments.end(), int(&nw - w.data())) !=
+            A.segments.end())
+            nw.preloaded = std::max(nw.time, dramOrderedPipeline(nd, nw, true));
         nw.time = std::max(nw.time, dramOrderedPipeline(nd, nw));
         nw.rest = nw.time;
     }
@@ -1295,6 +1341,7 @@ struct Coster {
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
+    std::vector<std::pair<Cycles, double>> actByStart; // every leaf: first start, activation DRAM
     Cycles delay = 0;
 
     Coster(EvalContext::Impl& c, const RATree& t, int batch, const EvalOptions& o, Analysis& A,
@@ -1343,8 +1390,15 @@ Cycles Coster::weightBoundOf(size_t s) {
         // their sum bounds their arrival.
         const std::vector<double>& linkMaxAt = C.weightMaxOf(byStart);
         int cut = -1;
+        // The DRAM serves in need order: the activation traffic of the leaves that start
+        // before a leaf comes before its weights.
+        std::sort(actByStart.begin(), actByStart.end());
+        size_t a = 0;
+        double actBefore = 0;
         for (size_t i = 0; i < byStart.size(); ++i) {
             const auto& [start, lw] = byStart[i];
+            for (; a < actByStart.size() && actByStart[a].first < start; ++a)
+                actBefore += actByStart[a].second;
             // An S cut's own pipeline counts the DRAM from the cut's start: the weights of
             // the leaves before it, still loading then, come first (docs/cost-model.md §5,
             // "Weight arrival", the backlog at an S cut).
@@ -1359,16 +1413,17 @@ Cycles Coster::weightBoundOf(size_t s) {
             if (lw->dramOrdered) continue; // its S cut's time holds the wait
             const double linkMax = linkMaxAt[i];
             const Cycles arrival =
-                hw.dramLatencyCycles + std::max(cumDram / dramBw, linkMax / linkBw);
+                hw.dramLatencyCycles + std::max((cumDram + actBefore) / dramBw, linkMax / linkBw);
             // The leaf streams its weights in kStages slices (by output channel,
             // as the generator cuts them): it starts once the first slice is in and its
-            // last slice's work follows the last weights. Its own wait for DRAM data
-            // overlaps the wait for its weights.
+            // last slice's work follows the last weights, and what comes after it follows
+            // its end. Its own wait for DRAM data overlaps the wait for its weights.
             const Cycles own =
                 std::max(lw->traffic->weightDram / dramBw, lw->traffic->weightMaxLink / linkBw);
             const Cycles rest = sw.time - start - lw->latency;
             weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kStages) + rest,
-                                    arrival + rest / kStages});
+                                    arrival + rest / kStages,
+                                    arrival + lw->time / kStages + rest - lw->time});
         }
         segWeightLink[s] = linkMaxAt.back() / linkBw;
     }
@@ -1382,6 +1437,7 @@ void Coster::costSegment(size_t s) {
     const NodeWork& sw = w[size_t(segments[s])];
     const bool alone = sw.hi - sw.lo == 1;
     byStart.clear();
+    actByStart.clear();
     for (int pos = sw.lo; pos < sw.hi; ++pos) {
         const int l = posLayer[size_t(pos)];
         const int id = leafNode[size_t(l)];
@@ -1401,6 +1457,7 @@ void Coster::costSegment(size_t s) {
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += T.actSide[d] + T.weightSide[d];
         if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
+        actByStart.push_back({lw.firstStart, lw.dram});
         // Why the leaf waits beyond its compute (for the reported bound).
         const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
         const double nocWait = std::max(0.0, std::max({T.actMaxLink, T.maxEgress, lw.sentOut}) /
@@ -1486,6 +1543,13 @@ void Coster::costSegment(size_t s) {
     if (shared > segTime[s]) segTime[s] = shared, segBound[s] = sharedBound;
     segDramPart[s] = std::max(dramTime, weightBound);
     segOtherPart[s] = std::max({sw.time, nocTime, shared});
+    // An S cut held up by the DRAM's order waits for its weights: what of that wait their
+    // loading ahead of the segment takes away (the cut's time were they in before it
+    // starts) belongs to the DRAM part.
+    if (sw.preloaded > 0 && sw.preloaded < sw.time) {
+        segDramPart[s] = std::max(segDramPart[s], sw.time);
+        segOtherPart[s] = std::max({sw.preloaded, nocTime, shared - sw.time + sw.preloaded});
+    }
     // The bound should the DRAM part shrink below the rest (chainSegments()).
     segOtherBound[s] = nocTime > sw.time && nocTime >= shared ? Bound::Noc
                        : shared > sw.time                     ? sharedBound

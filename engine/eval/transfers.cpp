@@ -823,8 +823,11 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
 // stage boxes the generator cuts (docs/isa.md, "Dependencies at stage granularity"): each
 // consumer tile's compute stages (the first invocation loads the weights), the windows
 // they read of the input, each producer slice's stages and a piece's SEND stages (in the
-// producer's order, as the generator's emitInput cuts them). From nothing upwards, the
-// slowest piece decides; once it waits for all of its producer nothing can be slower.
+// producer's order, as the generator's emitInput cuts them). A producer tile's STORE/SEND
+// engine moves its pieces one after another in that order, so a piece's SEND starts no
+// sooner than the one before it on the same tile has ended (docs/cost-model.md §5,
+// "Pieces in turn"). From nothing upwards, the slowest piece decides; once it waits for
+// all of its producer nothing can be slower.
 class PaceProbe {
   public:
     void consumer(const TransferGeometry& geo, int layer, const std::vector<Box>& boxes) {
@@ -846,6 +849,7 @@ class PaceProbe {
                   bool loadsWeights) {
         m_pStages.resize(slices.size());
         m_pOrder.resize(slices.size());
+        m_sent.assign(slices.size(), 0);
         for (size_t sl = 0; sl < slices.size(); ++sl) {
             m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, loadsWeights);
             splitBox(slices[sl].box, m_pOrder[sl], kMaxStages, m_pStages[sl]);
@@ -855,7 +859,13 @@ class PaceProbe {
     void piece(size_t sl, const Box& box, std::span<const size_t> to) {
         if (saturated()) return;
         splitBox(box, m_pOrder[sl], kMaxStages, m_send);
-        const std::uint32_t lag1 = lagStage(m_pStages[sl], m_send);
+        // In producer stages: when this piece's SEND can start (its first data there and
+        // the engine done with the slice's earlier pieces), and when it is done (its last
+        // stage follows the producer's, one stage after another).
+        const std::uint32_t nP = std::uint32_t(m_pStages[sl].size());
+        const std::uint32_t first = lagStage(m_pStages[sl], m_send);
+        const std::uint32_t lag1 = std::max(first, m_sent[sl]);
+        m_sent[sl] = std::min(nP, std::max(m_sent[sl], first + std::uint32_t(m_send.size()) - 1));
         for (size_t a : to)
             by(sl, a,
                std::min<std::uint32_t>(std::uint32_t(m_pStages[sl].size()),
@@ -875,6 +885,7 @@ class PaceProbe {
     }
     std::vector<std::vector<Box>> m_cStages, m_req, m_pStages;
     std::vector<StageOrder> m_pOrder;
+    std::vector<std::uint32_t> m_sent; // per slice: the producer stage its engine is done at
     std::vector<Box> m_send;
     LeafTraffic::Pace* m_pace = nullptr;
 };

@@ -14,7 +14,8 @@
 // figures; --leaves the leaves where the replay drifts most; --critical what the replay's
 // critical path waits for; --critical-steps also each step over 5,000 cycles (--step-min N:
 // over N); --invocations A,B every invocation of layers A and B, estimate against replay;
-// --dram-use the DRAM's use in each twentieth of the replay; --program-txt FILE the program.
+// --dram-use the DRAM's use in each twentieth of the replay; --program-txt FILE the program;
+// --tile-ops T,FROM,TO tile T's instructions that run in that window of the replay.
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
@@ -227,9 +228,28 @@ void printLeaves(const CodegenResult& r, const SimResult& f, const Network& net)
 // goes to the predecessor (the previous instruction of the same engine queue, or a
 // dependency) that ended latest before this one started (stage overlap aside, the one that
 // held it back). Time on the path is summed per (op, layer): what the program waits for.
-bool whatIf = false;     // --what-if: replays with one resource class made free
-double gStepMin = 5000;  // --step-min: the smallest step --critical-steps prints
-std::string gProgramTxt; // --program-txt FILE: the program as text (docs/isa.md)
+bool whatIf = false;          // --what-if: replays with one resource class made free
+double gStepMin = 5000;       // --step-min: the smallest step --critical-steps prints
+std::string gProgramTxt;      // --program-txt FILE: the program as text (docs/isa.md)
+std::vector<double> gTileOps; // --tile-ops T,FROM,TO: tile T's instructions in that window
+
+// Every instruction of one tile whose replay interval meets [from, to], in start order: what
+// each engine of the tile was doing while something waited.
+void printTileOps(const CodegenResult& r, const SimResult& f) {
+    const int tile = int(gTileOps[0]);
+    std::map<std::uint32_t, const Instruction*> ins;
+    for (const auto& tp : r.program.tiles)
+        for (const auto& i : tp.instructions)
+            ins[i.id] = &i;
+    for (const auto& x : f.timeline) {
+        if (x.tile != tile || x.end < gTileOps[1] || x.start > gTileOps[2]) continue;
+        const Instruction& i = *ins[x.id];
+        std::printf("      [%9.0f, %9.0f] id %6u %-7s bytes %7llu dsts %2zu deps %zu  %s\n",
+                    x.start, x.end, i.id, toString(i.op), (unsigned long long)i.bytes,
+                    i.destinations().size(), i.deps.size(),
+                    i.layer >= 0 ? r.program.layers[size_t(i.layer)].c_str() : "-");
+    }
+}
 
 void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
@@ -377,7 +397,11 @@ int main(int argc, char** argv) {
             treeFile = next();
         else if (a == "--program-txt")
             gProgramTxt = next();
-        else
+        else if (a == "--tile-ops") {
+            for (auto& v : splitList(next()))
+                gTileOps.push_back(std::stod(v));
+            if (gTileOps.size() != 3) gTileOps.clear();
+        } else
             batch = std::atoi(a.c_str());
     }
     header();
@@ -471,6 +495,7 @@ int main(int argc, char** argv) {
                 const SimResult f = simulate(r->program, hw);
                 const SimResult c = simulate(r->program, hw, coarse);
                 if (gDramUse) printDramUse(f, hw);
+                if (!gTileOps.empty()) printTileOps(*r, f);
                 const auto t2 = Clock::now();
                 row(m.c_str(), h.c_str(), trees[i].first, *r, f, c,
                     std::chrono::duration<double>(t1 - t0).count(),

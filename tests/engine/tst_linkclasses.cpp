@@ -38,18 +38,20 @@ class TestLinkClasses : public QObject {
 // one 1024-MAC tile: 112,896 cycles. conv2 reads conv1 in conv1's coordinates, streamed
 // stage by stage (S = 8); the exchange X (bytes / the link's bandwidth) is also the paced
 // time P of tile 0's one piece, and what is left of P after conv1 is
-// max(P / 8, P - 112,896 x 7 / 8) (docs/cost-model.md §5). One chip (1 B/cycle):
-// P = 100,352, left 12,544, conv2 = 125,440 (tst_evaluator's exchangeOnTheChain).
-//   inter 0.8 B/cycle: P = 100,352 / 0.8 = 125,440, left 125,440 - 98,784 = 26,656;
-//     conv2 = 112,896 + 26,656 = 139,552 (its link term, 125,440, is below);
-//   inter 0.5 B/cycle: P = 200,704, left 101,920; conv2 = 214,816 (link term 200,704).
+// max(P / 8, P - c_p x 7 / 8), c_p being conv1's span: its compute, or its STORE/SEND
+// engine's time for that piece when longer (docs/cost-model.md §5). One chip (1 B/cycle):
+// P = 100,352, c_p = 112,896, left 12,544, conv2 = 125,440 (tst_evaluator's
+// exchangeOnTheChain).
+//   inter 0.8 B/cycle: P = 100,352 / 0.8 = 125,440 = c_p, left P / 8 = 15,680;
+//     conv2 = 112,896 + 15,680 = 128,576 (its link term, 125,440, is below);
+//   inter 0.5 B/cycle: P = c_p = 200,704, left 25,088; conv2 = its link term, 200,704.
 // NoC energy: the 100,352 crossing bytes at 2.0 pJ/bit instead of 0.7: + 100,352 x 8 x 1.3
 // pJ over the same schedule on one chip.
 void TestLinkClasses::handDerivedCrossing_data() {
     QTest::addColumn<double>("interBw");
     QTest::addColumn<double>("conv2Time");
-    QTest::newRow("inter 0.8") << 0.8 << 112896.0 + (125440.0 - 98784.0);
-    QTest::newRow("inter 0.5") << 0.5 << 112896.0 + (200704.0 - 98784.0);
+    QTest::newRow("inter 0.8") << 0.8 << 112896.0 + 125440.0 / 8;
+    QTest::newRow("inter 0.5") << 0.5 << 200704.0;
 }
 
 void TestLinkClasses::handDerivedCrossing() {
