@@ -1170,13 +1170,14 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         const double busiest = C.busiestOf(w, leafNode, posLayer, nw.lo, nw.hi, perSlot, false);
         nw.slot = std::max({t, bytes / dramBw, busiest / linkBw});
         nw.time = nw.piped = nw.slot * (nd.subBatch - 1) + pacedFill(nd, nw);
-        // A segment's own S cut: also its time were its weights in before it starts
-        // (what is left once they load ahead of it; costSegment()).
+        const Cycles ordered = dramOrderedPipeline(nd, nw);
+        // A segment's own S cut held up by the DRAM's order: also its time were its weights
+        // in before it starts (what is left once they load ahead of it; costSegment()).
         nw.preloaded = 0;
-        if (std::find(A.segments.begin(), A.segments.end(), int(&nw - w.data())) !=
-            A.segments.end())
-            nw.preloaded = std::max(nw.time, dramOrderedPipeline(nd, nw, true));
-        nw.time = std::max(nw.time, dramOrderedPipeline(nd, nw));
+        if (ordered > nw.piped && std::find(A.segments.begin(), A.segments.end(),
+                                            int(&nw - w.data())) != A.segments.end())
+            nw.preloaded = std::max(nw.piped, dramOrderedPipeline(nd, nw, true));
+        nw.time = std::max(nw.piped, ordered);
         nw.rest = nw.time;
     }
     nw.dram = bytes * nd.subBatch;
@@ -1341,7 +1342,7 @@ struct Coster {
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
     std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
-    std::vector<std::pair<Cycles, double>> actByStart; // every leaf: first start, activation DRAM
+    std::vector<std::pair<Cycles, double>> actByStart; // leaves with activation DRAM, likewise
     Cycles delay = 0;
 
     Coster(EvalContext::Impl& c, const RATree& t, int batch, const EvalOptions& o, Analysis& A,
@@ -1457,7 +1458,7 @@ void Coster::costSegment(size_t s) {
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += T.actSide[d] + T.weightSide[d];
         if (T.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
-        actByStart.push_back({lw.firstStart, lw.dram});
+        if (lw.dram > 0) actByStart.push_back({lw.firstStart, lw.dram});
         // Why the leaf waits beyond its compute (for the reported bound).
         const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
         const double nocWait = std::max(0.0, std::max({T.actMaxLink, T.maxEgress, lw.sentOut}) /
