@@ -451,6 +451,9 @@ Status Importer::shapeSlice(const ox::NodeProto& n, Outs& outs) {
         setWhy(n, o, "slice bounds are not constants");
         return {};
     }
+    if (axes && axes->size() != starts->size())
+        return fail("axes (" + std::to_string(axes->size()) + ") and starts (" +
+                    std::to_string(starts->size()) + ") differ in length");
     if (!x.shape) {
         o.why = x.why;
         return {};

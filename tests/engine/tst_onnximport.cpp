@@ -758,6 +758,21 @@ void TestOnnxImport::badModels_data() {
             << QByteArray::fromStdString(mb.bytes())
             << QStringList{"node 'matmul' (MatMul)", "unknown shape", "reshape"};
     }
+    {
+        // A Slice with fewer axes than starts: the importer read past the axes (found by
+        // fuzz_onnx; tests/data/fuzz-regressions/onnx/slice-short-axes.onnx).
+        ModelBuilder mb;
+        mb.input("x", {std::string("N"), 3, 8, 8});
+        mb.ints("starts", {0, 0});
+        mb.ints("ends", {1, 4});
+        mb.ints("axes", {1});
+        mb.node("Slice", "short_axes", {"x", "starts", "ends", "axes"}, {"y"});
+        mb.conv("c", "y", "z", 1, 8);
+        mb.output("z");
+        QTest::newRow("slice axes shorter than starts")
+            << QByteArray::fromStdString(mb.bytes())
+            << QStringList{"node 'short_axes' (Slice)", "axes (1) and starts (2) differ in length"};
+    }
 }
 
 void TestOnnxImport::badModels() {
