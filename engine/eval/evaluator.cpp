@@ -1174,8 +1174,7 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         // A segment's own S cut held up by the DRAM's order: also its time were its weights
         // in before it starts (what is left once they load ahead of it; costSegment()).
         nw.preloaded = 0;
-        if (ordered > nw.piped && std::find(A.segments.begin(), A.segments.end(),
-                                            int(&nw - w.data())) != A.segments.end())
+        if (ordered > nw.piped && A.segments[size_t(nw.segment)] == int(&nw - w.data()))
             nw.preloaded = std::max(nw.piped, dramOrderedPipeline(nd, nw, true));
         nw.time = std::max(nw.piped, ordered);
         nw.rest = nw.time;

@@ -867,9 +867,7 @@ class PaceProbe {
         const std::uint32_t lag1 = std::max(first, m_sent[sl]);
         m_sent[sl] = std::min(nP, std::max(m_sent[sl], first + std::uint32_t(m_send.size()) - 1));
         for (size_t a : to)
-            by(sl, a,
-               std::min<std::uint32_t>(std::uint32_t(m_pStages[sl].size()),
-                                       lag1 + lagStage(m_send, m_req[a]) - 1));
+            by(sl, a, std::min(nP, lag1 + lagStage(m_send, m_req[a]) - 1));
     }
     // A slice the consumer reads in place.
     void local(size_t a, size_t sl) {

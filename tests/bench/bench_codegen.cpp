@@ -235,15 +235,20 @@ std::vector<double> gTileOps; // --tile-ops T,FROM,TO: tile T's instructions in 
 
 // Every instruction of one tile whose replay interval meets [from, to], in start order: what
 // each engine of the tile was doing while something waited.
-void printTileOps(const CodegenResult& r, const SimResult& f) {
-    const int tile = int(gTileOps[0]);
+std::map<std::uint32_t, const Instruction*> instructionsById(const Program& p) {
     std::map<std::uint32_t, const Instruction*> ins;
-    for (const auto& tp : r.program.tiles)
+    for (const auto& tp : p.tiles)
         for (const auto& i : tp.instructions)
             ins[i.id] = &i;
+    return ins;
+}
+
+void printTileOps(const CodegenResult& r, const SimResult& f) {
+    const int tile = int(gTileOps[0]);
+    const auto ins = instructionsById(r.program);
     for (const auto& x : f.timeline) {
         if (x.tile != tile || x.end < gTileOps[1] || x.start > gTileOps[2]) continue;
-        const Instruction& i = *ins[x.id];
+        const Instruction& i = *ins.at(x.id);
         std::printf("      [%9.0f, %9.0f] id %6u %-7s bytes %7llu dsts %2zu deps %zu  %s\n",
                     x.start, x.end, i.id, toString(i.op), (unsigned long long)i.bytes,
                     i.destinations().size(), i.deps.size(),
@@ -255,12 +260,11 @@ void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::uint32_t, const SimInterval*> iv;
     for (const auto& x : f.timeline)
         iv[x.id] = &x;
-    std::map<std::uint32_t, const Instruction*> ins;
+    const auto ins = instructionsById(r.program);
     std::map<std::uint32_t, std::uint32_t> prevOnQueue;
     for (const auto& tp : r.program.tiles) {
         std::map<int, std::uint32_t> last;
         for (const auto& i : tp.instructions) {
-            ins[i.id] = &i;
             auto it = last.find(int(i.engine()));
             if (it != last.end()) prevOnQueue[i.id] = it->second;
             last[int(i.engine())] = i.id;
@@ -272,7 +276,7 @@ void printCritical(const CodegenResult& r, const SimResult& f, bool dumpSteps) {
     std::map<std::string, double> onPath;
     std::map<std::string, int> steps;
     while (cur) {
-        const Instruction& i = *ins[cur->id];
+        const Instruction& i = *ins.at(cur->id);
         const SimInterval* best = nullptr;
         auto consider = [&](std::uint32_t id) {
             auto it = iv.find(id);
@@ -400,7 +404,10 @@ int main(int argc, char** argv) {
         else if (a == "--tile-ops") {
             for (auto& v : splitList(next()))
                 gTileOps.push_back(std::stod(v));
-            if (gTileOps.size() != 3) gTileOps.clear();
+            if (gTileOps.size() != 3) {
+                std::fprintf(stderr, "bench_codegen: --tile-ops wants TILE,FROM,TO\n");
+                return 2;
+            }
         } else
             batch = std::atoi(a.c_str());
     }
