@@ -487,10 +487,6 @@ void TestEvaluator::segmentsOverlap() {
     QVERIFY(std::abs(segRows[0].share + segRows[1].share - e.delay) < 1e-6 * e.delay);
 }
 
-// The weights stream in behind the leaves' traffic on links it also uses: a segment lasts
-// at least its leaves' time + 0.4 W, W its weights' busiest link / link bandwidth
-// (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
-// bytes each) on the edge mesh with slow links: W is of the order of the compute.
 // Weights load ahead of their segment (docs/cost-model.md §5, "Weights ahead of their
 // segment"), and that shortens the wait of an S cut for its own weights in the DRAM's order
 // ("DRAM-ordered pipeline"): a -> b -> c -> d in S(a, b), S(c, d) on 16 compute-bound
@@ -553,6 +549,10 @@ void TestEvaluator::weightsAheadOfSegment() {
     QVERIFY(std::abs(slow.delay - (30976 + 114048)) < 1e-3);
 }
 
+// The weights stream in behind the leaves' traffic on links it also uses: a segment lasts
+// at least its leaves' time + 0.4 W, W its weights' busiest link / link bandwidth
+// (docs/cost-model.md §5, "Weights in the background"). Two 3x3 convs (147,456 weight
+// bytes each) on the edge mesh with slow links: W is of the order of the compute.
 void TestEvaluator::weightsShareTheLinks() {
     Hardware hw = computeBoundEdge();
     hw.nocBytesPerCycle = 16;
