@@ -1105,7 +1105,18 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
         return std::max(x / kStages, x - producerCompute * (1 - 1.0 / kStages));
     };
     double exposed = (xFull > 0 ? left(xFull) : 0.0) + xSame / kStages;
-    if (xPaced > 0 && std::isfinite(producerCompute)) exposed = std::max(exposed, left(xPaced));
+    if (xPaced > 0 && std::isfinite(producerCompute)) {
+        // Inputs all in the producer's coordinates: the consumer tile the busiest sender
+        // serves last receives its piece stage by stage, and computes on each stage as it
+        // lands, so its compute overlaps that piece but for one stage (docs/cost-model.md
+        // §5, "The last piece streamed").
+        double paced = left(xPaced);
+        if (xFull == 0)
+            paced =
+                std::max(xPaced / kStages, paced - std::min(nw.compute, T.nocPacedPiece / linkBw) *
+                                                       (1 - 1.0 / kStages));
+        exposed = std::max(exposed, paced);
+    }
     // Its tiles' STORE/SEND engines move its stores and its sends to every consumer one
     // transfer at a time (sentOut; docs/cost-model.md §5, "One consumer at a time").
     // A leaf of a T cut whose NoC inputs all come from outside that cut, from an S-cut

@@ -644,6 +644,7 @@ class SendLog {
     // Every byte count is a whole number (exact in a double), so the sums do not depend on
     // the order they are taken in; the pieces' times are added per tile in piece order.
     double paced(const Mesh& mesh) {
+        m_piece = 0;
         if (m_tile.empty()) return 0;
         const size_t links = size_t(mesh.linkCount());
         m_route.push_back(m_links.size());
@@ -656,10 +657,18 @@ class SendLog {
         for (size_t l = 0; l < links; ++l)
             if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
         m_paced.assign(size_t(mesh.tiles()), 0.0);
-        for (size_t i = 0; i < m_tile.size(); ++i)
+        m_pieces.assign(size_t(mesh.tiles()), 0);
+        for (size_t i = 0; i < m_tile.size(); ++i) {
             m_paced[size_t(m_tile[i])] += m_slowest[i];
-        return *std::max_element(m_paced.begin(), m_paced.end());
+            ++m_pieces[size_t(m_tile[i])];
+        }
+        const size_t busiest =
+            size_t(std::max_element(m_paced.begin(), m_paced.end()) - m_paced.begin());
+        m_piece = m_paced[busiest] / m_pieces[busiest];
+        return m_paced[busiest];
     }
+    // After paced(): the busiest tile's time per piece, its pieces' mean.
+    double pieceTime() const { return m_piece; }
 
   private:
     // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
@@ -746,7 +755,8 @@ class SendLog {
         }
     }
 
-    std::vector<int> m_tile, m_links, m_onPiece;
+    double m_piece = 0;
+    std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
     std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
     // m_route: each piece's first entry in m_links.
     std::vector<size_t> m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
@@ -1028,6 +1038,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
         if (!sent[k].empty()) T.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
     T.storedMax = *std::max_element(stored.begin(), stored.end());
     T.nocPaced = sends.paced(mesh);
+    T.nocPacedPiece = sends.pieceTime();
     T.actMaxLink = act.take(mesh, T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
     T.maxEgress = *std::max_element(egress.begin(), egress.end());

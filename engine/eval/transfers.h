@@ -177,6 +177,10 @@ struct LeafTraffic {
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they
     // have bytes left there; a tile's pieces one after another (docs/cost-model.md §5).
     double nocPaced = 0;
+    // The busiest sending tile's time per piece (its pieces' mean, in bytes at a link's
+    // full bandwidth; one piece, so not scaled with the invocations): the consumer fed
+    // last receives its piece over that long, stage by stage (docs/cost-model.md §5).
+    double nocPacedPiece = 0;
     // DRAM bytes per side (indexed by Dir), for templates that give each side its own
     // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
     // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).

@@ -294,7 +294,7 @@ static LeafTraffic allToAll(const Hardware& hw, int parts) {
 // tile. Links E0, E1, W1, W2 each carry two pieces (3072 bytes), but E1 is shared by the
 // SENDs of tiles 0 and 1 and W1 by those of tiles 1 and 2: tile 1's two pieces each move at
 // half a link, so it needs 2 x 1536 x 2 = 6144 bytes' worth of link time, twice the busiest
-// link.
+// link. Its pieces take 3072 each (docs/cost-model.md §5, "The last piece streamed").
 void TestEvaluator::pacedExchange() {
     const Hardware hw = defaultHardware(3, 1, "row");
     const Mesh mesh(hw);
@@ -304,6 +304,7 @@ void TestEvaluator::pacedExchange() {
     QCOMPARE(T.nocSameMaxLink, 3072.0);
     QCOMPARE(T.maxEgress, 3072.0);
     QCOMPARE(T.nocPaced, 6144.0);
+    QCOMPARE(T.nocPacedPiece, 3072.0);
 }
 
 // docs/cost-model.md §5, "Senders spread in time": the same all-to-all on a 2x2 mesh (X
@@ -314,11 +315,13 @@ void TestEvaluator::pacedExchange() {
 // (west, then down), and its piece to tile 3 (east, then down tile 1's column) with tile
 // 1's own piece to tile 3. As if both sent at once each would take p + p = 2p, and tile 0
 // 5p; but tile 1 keeps each of those links busy for a third of its sending (p of 3p), so
-// each takes p / (1 - 1/3) = 1.5p, and tile 0 (like every tile) p + 1.5p + 1.5p = 4p.
+// each takes p / (1 - 1/3) = 1.5p, and tile 0 (like every tile) p + 1.5p + 1.5p = 4p: 4p / 3
+// a piece.
 void TestEvaluator::pacedSendersSpreadInTime() {
     const LeafTraffic T = allToAll(defaultHardware(2, 2, "square"), 4);
     QCOMPARE(T.maxEgress, 3 * 864.0);
     QCOMPARE(T.nocPaced, 4 * 864.0);
+    QCOMPARE(T.nocPacedPiece, 4 * 864.0 / 3);
 }
 
 // docs/cost-model.md §5, "One consumer at a time": a tile's STORE/SEND engine moves one
