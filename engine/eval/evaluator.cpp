@@ -378,6 +378,11 @@ struct NodeWork {
     // Leaves: bytes its busiest tile's STORE/SEND engine moves per segment invocation (its
     // stores and its sends to every consumer over the NoC, x Mesh::routeSlowness).
     Bytes sentOut = 0;
+    // Leaves of a T cut under an S cut: their NoC consumers outside that T cut, and the
+    // most any one of them adds to sentOut at the links' pace (leafTraffic()).
+    int sentAhead = 0;
+    bool sentWithin = false;
+    Bytes sentAheadPaced = 0;
     int segment = -1;      // index of the segment this node lies in
     PicoJoules energy = 0; // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
@@ -1063,8 +1068,31 @@ void Analyser::leafTraffic() {
         lw.sentOut += lw.traffic->storedMax;
         const auto& ins = net.layers[size_t(l)].inputs;
         for (size_t k = 0; k < ins.size(); ++k)
-            if (!inputViaDram[size_t(l)][k])
-                w[size_t(leafNode[size_t(ins[k].producer)])].sentOut += lw.traffic->sentByInput[k];
+            if (!inputViaDram[size_t(l)][k]) {
+                const int p = leafNode[size_t(ins[k].producer)];
+                NodeWork& pw = w[size_t(p)];
+                pw.sentOut += lw.traffic->sentByInput[k];
+                const int tcut = tree.node(p).parent;
+                if (tcut < 0 || tree.node(tcut).type != NodeType::T || tree.node(tcut).parent < 0 ||
+                    tree.node(tree.node(tcut).parent).type != NodeType::S)
+                    continue;
+                const int pos = layerPos[size_t(l)];
+                if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) {
+                    pw.sentWithin = true;
+                    continue;
+                }
+                ++pw.sentAhead;
+                pw.sentAheadPaced = std::max(pw.sentAheadPaced, lw.traffic->pacedByInput[k] -
+                                                                    lw.traffic->sentByInput[k]);
+            }
+    }
+    // A leaf of a T cut under an S cut that sends only ahead, to several consumers of the
+    // S cut's later stages: the T cut's next pass on its tiles waits behind those sends,
+    // and the slowest of them moves at the crowded links' pace (docs/cost-model.md §5,
+    // "Sends ahead at the links' pace").
+    for (int l = 0; l < L; ++l) {
+        NodeWork& lw = w[size_t(leafNode[size_t(l)])];
+        if (lw.sentAhead > 1 && !lw.sentWithin) lw.sentOut += lw.sentAheadPaced;
     }
 }
 

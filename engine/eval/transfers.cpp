@@ -630,8 +630,10 @@ class SendLog {
         m_bytes.clear();
         m_route.clear();
         m_links.clear();
+        m_input.clear();
     }
-    void add(int tile, double bytes, const std::vector<int>& route) {
+    void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
+        m_input.push_back(input);
         m_tile.push_back(tile);
         m_bytes.push_back(bytes);
         m_route.push_back(m_links.size());
@@ -669,6 +671,20 @@ class SendLog {
     }
     // After paced(): the busiest tile's time per piece, its pieces' mean.
     double pieceTime() const { return m_piece; }
+    // After paced(): per input, the most time one tile's pieces of it take (their paced
+    // times added up).
+    void pacedByInput(const Mesh& mesh, std::vector<double>& out) {
+        if (out.size() == 1) { // every piece is of that input: paced() has the sums
+            out[0] = *std::max_element(m_paced.begin(), m_paced.end());
+            return;
+        }
+        for (size_t k = 0; k < out.size(); ++k) {
+            m_paced.assign(size_t(mesh.tiles()), 0.0);
+            for (size_t i = 0; i < m_tile.size(); ++i)
+                if (m_input[i] == k) m_paced[size_t(m_tile[i])] += m_slowest[i];
+            out[k] = *std::max_element(m_paced.begin(), m_paced.end());
+        }
+    }
 
   private:
     // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
@@ -759,7 +775,7 @@ class SendLog {
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
     std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
 };
 
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
@@ -1002,7 +1018,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                             leaves |= !inProducer[size_t(actTiles[a])];
                         }
                         mesh.multicastRoute(slices[sl].tile, dst, route);
-                        sends.add(slices[sl].tile, bytes, route);
+                        sends.add(slices[sl].tile, bytes, route, k);
                         act.addUnique(route, bytes);
                         (g.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
                         if (inLeaf[size_t(slices[sl].tile)])
@@ -1039,6 +1055,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     T.storedMax = *std::max_element(stored.begin(), stored.end());
     T.nocPaced = sends.paced(mesh);
     T.nocPacedPiece = sends.pieceTime();
+    T.pacedByInput.assign(ly.inputs.size(), 0.0);
+    if (T.nocPaced > 0) sends.pacedByInput(mesh, T.pacedByInput);
     T.actMaxLink = act.take(mesh, T.actLinks);
     T.delivered = T.weightDelivered + actDelivered;
     T.maxEgress = *std::max_element(egress.begin(), egress.end());
@@ -1059,8 +1077,9 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
     T.nocSameMaxLink *= scale;
     T.maxEgress *= scale;
     T.storedMax *= scale;
-    for (double& b : T.sentByInput)
-        b *= scale;
+    for (auto* v : {&T.sentByInput, &T.pacedByInput})
+        for (double& b : *v)
+            b *= scale;
     T.nocPaced *= scale;
     for (double& b : T.actSide)
         b *= scale;

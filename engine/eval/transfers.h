@@ -172,6 +172,10 @@ struct LeafTraffic {
     // branch, an inception block's branches) sends to them one after another: the evaluator
     // sums its consumers' sentByInput with its own storedMax (docs/cost-model.md §5).
     std::vector<double> sentByInput;
+    // The same at the crowded links' pace (each piece's time in nocPaced below, added per
+    // producer tile): what a producer that sends ahead of its T cut waits for
+    // (docs/cost-model.md §5, "Sends ahead at the links' pace").
+    std::vector<double> pacedByInput;
     double storedMax = 0;
     // The same for the inputs received over the NoC, each piece paced by the slowest link
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they
