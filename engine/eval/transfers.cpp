@@ -666,7 +666,7 @@ class SendLog {
         }
         const size_t busiest =
             size_t(std::max_element(m_paced.begin(), m_paced.end()) - m_paced.begin());
-        m_piece = m_paced[busiest] / m_pieces[busiest];
+        m_piece = m_pieces[busiest] > 0 ? m_paced[busiest] / m_pieces[busiest] : 0.0;
         return m_paced[busiest];
     }
     // After paced(): the busiest tile's time per piece, its pieces' mean.
