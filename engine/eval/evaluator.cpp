@@ -500,6 +500,7 @@ struct Analyser {
     void forEachSiblingInput(const RANode& nd, int lo, const NodeWork& cw, F&& f) const;
     Cycles computeFill(const RANode& nd, int maxStage);
     Cycles pacedFill(const RANode& nd, const NodeWork& nw);
+    Cycles subBatchFeed(const RANode& nd, size_t i, size_t j) const;
     // Marks its leaves; `preloaded`: the cut's weights are in before it starts.
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded = false);
     bool fedFromAhead(const RANode& leaf) const;
@@ -906,6 +907,31 @@ Cycles Analyser::computeFill(const RANode& nd, int maxStage) {
     return fill;
 }
 
+// An S-cut child that is itself an S cut, read by a later child, also an S cut, that takes
+// no more samples at a time: the reader's sub-batches follow the producer's as they come
+// out, not its end (docs/cost-model.md §5, "Sub-batch by sub-batch"). The reader starts
+// once the producer's first sub-batch has passed its fill, and late enough that each of
+// its sub-batches starts after the producer's sub-batch holding its samples as the S-T
+// walk places them (the producer's slots stretched to its time, the reader's not): the
+// generator emits invocations in that order. Returns that start after the producer's, or
+// -1 when the reader waits for the producer's end.
+Cycles Analyser::subBatchFeed(const RANode& nd, size_t i, size_t j) const {
+    const RANode& pn = tree.node(nd.children[i]);
+    const RANode& cn = tree.node(nd.children[j]);
+    if (pn.type != NodeType::S || cn.type != NodeType::S || pn.subBatch < 2 || pn.batch != cn.batch)
+        return -1;
+    const int gp = pn.batch / pn.subBatch, gc = cn.batch / cn.subBatch;
+    if (gc > gp) return -1;
+    const NodeWork& pw = w[size_t(nd.children[i])];
+    const NodeWork& cw = w[size_t(nd.children[j])];
+    const double stretch = pw.piped > 0 ? std::max(1.0, pw.time / pw.piped) : 1.0;
+    const Cycles fill = (pw.piped - pw.slot * (pn.subBatch - 1)) * stretch;
+    Cycles lag = 0;
+    for (int s = 0; s < pn.batch; s += gc)
+        lag = std::max(lag, (s / gp) * pw.slot * stretch - (s / gc) * cw.slot);
+    return fill + lag;
+}
+
 // The first sub-batch's pass through an S cut, with each child's start (docs/cost-model.md
 // §5, "Paced fill"): a child starts once the earlier children it reads from let it. A leaf
 // reading a leaf sibling's output over the NoC keeps pace with it as the generator's stage
@@ -913,8 +939,9 @@ Cycles Analyser::computeFill(const RANode& nd, int maxStage) {
 // in-order STORE/SEND engines (the producer stores nothing and this is its first NoC
 // consumer): it starts once `lead` of the producer's compute has run (the rest of the
 // producer's time, waiting on its own inputs or traffic, comes first) and ends no sooner
-// than `tail` of its own time after the producer's end. Any other dependency waits for the
-// producer's end.
+// than `tail` of its own time after the producer's end. An S cut reading an S cut follows
+// it sub-batch by sub-batch (subBatchFeed()); any other dependency waits for the producer's
+// end.
 Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
     std::vector<Cycles>& st = C.stageScratch; // per child: start, then end
     st.assign(2 * nd.children.size(), 0.0);
@@ -932,7 +959,8 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
                 start = std::max(start, st[2 * i] + pw.time - (1 - p.lead) * comp);
                 end = std::max(end, st[2 * i + 1] + p.tail * cw.time);
             } else {
-                start = std::max(start, st[2 * i + 1]);
+                const Cycles fed = subBatchFeed(nd, i, j);
+                start = std::max(start, fed >= 0 ? st[2 * i] + fed : st[2 * i + 1]);
             }
         });
         st[2 * j] = cw.stageOffset = start;
