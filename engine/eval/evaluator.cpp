@@ -503,6 +503,7 @@ struct Analyser {
     Cycles subBatchFeed(const RANode& nd, size_t i, size_t j) const;
     // Marks its leaves; `preloaded`: the cut's weights are in before it starts.
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded = false);
+    int tcutUnderS(int leafId) const;
     bool fedFromAhead(const RANode& leaf) const;
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
@@ -1100,10 +1101,8 @@ void Analyser::leafTraffic() {
                 const int p = leafNode[size_t(ins[k].producer)];
                 NodeWork& pw = w[size_t(p)];
                 pw.sentOut += lw.traffic->sentByInput[k];
-                const int tcut = tree.node(p).parent;
-                if (tcut < 0 || tree.node(tcut).type != NodeType::T || tree.node(tcut).parent < 0 ||
-                    tree.node(tree.node(tcut).parent).type != NodeType::S)
-                    continue;
+                const int tcut = tcutUnderS(p);
+                if (tcut < 0) continue;
                 const int pos = layerPos[size_t(l)];
                 if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) {
                     pw.sentWithin = true;
@@ -1188,15 +1187,20 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
 }
 
+// The T cut that holds leaf `leafId` directly under an S cut: the child of the leaf's
+// nearest S ancestor, when that child is a T cut; -1 otherwise (the leaf is that child, or
+// has no S ancestor).
+int Analyser::tcutUnderS(int leafId) const {
+    int id = leafId;
+    for (int par = tree.node(id).parent; par >= 0; id = par, par = tree.node(id).parent)
+        if (tree.node(par).type == NodeType::S) return tree.node(id).type == NodeType::T ? id : -1;
+    return -1;
+}
+
 // Whether every NoC input of leaf nd comes from outside the T cut that holds it directly
 // under an S cut (from another child of that S cut, or from before it; leafDelay()).
 bool Analyser::fedFromAhead(const RANode& nd) const {
-    int id = leafNode[size_t(nd.layer)], tcut = -1;
-    for (int par = tree.node(id).parent; par >= 0; id = par, par = tree.node(id).parent)
-        if (tree.node(par).type == NodeType::S) {
-            if (tree.node(id).type == NodeType::T) tcut = id;
-            break;
-        }
+    const int tcut = tcutUnderS(leafNode[size_t(nd.layer)]);
     if (tcut < 0) return false;
     const NodeWork& tw = w[size_t(tcut)];
     bool any = false;
