@@ -1408,6 +1408,7 @@ struct Coster {
     std::vector<Cycles> segStart, segLen;
     std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
     TileClock tileFree;                           // chainSegments()' working data
+    TileClock loadFree;                           // ... when the tiles' LOAD engines are
     std::vector<Cycles> firstEnd, lastEnd;        // ... per leaf node
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
@@ -1648,6 +1649,7 @@ Cycles Coster::chainSegments() {
     segStart.assign(S * size_t(segInvocations), 0.0);
     segLen.assign(S * size_t(segInvocations), 0.0);
     tileFree.reset(mesh.tiles());
+    loadFree.reset(mesh.tiles());
     firstEnd.resize(size_t(n)); // written before they are read: producers come first
     lastEnd.resize(size_t(n));
     Cycles end = 0, prev = 0, dramFree = 0;
@@ -1663,6 +1665,13 @@ Cycles Coster::chainSegments() {
             const NodeWork& sw = w[size_t(segments[s])];
             Cycles start = prev; // segments start in order
             early.clear();
+            // Its weights fit beside what the segment before holds on a tile, twice over (the
+            // generator places weights at the ends of the buffer's free gaps): they need not
+            // wait for that segment's readers, only for the tiles' LOAD engines
+            // (docs/cost-model.md §5, "Weights ahead of their segment").
+            const bool aside = s > 0 && w[size_t(segments[s - 1])].wgt +
+                                                w[size_t(segments[s - 1])].act + 2 * sw.wgt <=
+                                            hw.bufferBytes;
             // Its leaves' starts stretched to its time without a head start.
             const double planned = sw.time > 0 ? segTime[s] / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi && (j > 0 || s > 0); ++pos) {
@@ -1672,7 +1681,9 @@ Cycles Coster::chainSegments() {
                 const Cycles free = tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount);
                 start = std::max(start, free - first);
                 if (lw.traffic->weightDram > 0)
-                    early.push_back({free, lw.traffic->weightDram / dramBw});
+                    early.push_back(
+                        {aside ? loadFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount) : free,
+                         lw.traffic->weightDram / dramBw});
                 for (const auto& in : C.net.layers[size_t(l)].inputs) {
                     if (in.producer < 0) continue;
                     const int p = leafNode[size_t(in.producer)];
@@ -1712,6 +1723,11 @@ Cycles Coster::chainSegments() {
                 firstEnd[size_t(id)] = start + (lw.firstStart + lw.time) * scale;
                 lastEnd[size_t(id)] = start + (lw.lastStart + lw.time) * scale;
                 tileFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount, lastEnd[size_t(id)]);
+                // Its tiles' LOAD engines: busy with its weights until its first start, and
+                // until its last when it reads inputs from DRAM.
+                const bool readsDram = lw.traffic->actDram - lw.traffic->actDramOut > 0;
+                loadFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount,
+                               start + (readsDram ? lw.lastStart : lw.firstStart) * scale);
             }
             segStart[size_t(j) * S + s] = prev = start;
             segLen[size_t(j) * S + s] = len;
