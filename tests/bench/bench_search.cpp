@@ -4,15 +4,29 @@
 // portfolio, whose warm-up and dp-lp trees change the mix of trees evaluated), dp-lp's
 // time, then a compare-like run (LS, LP, dp-lp, SA seeded with their bests; 4 chains
 // each, beta 10) with its wall time and the cost ratios. Prints figures; nothing is gated.
+// --trees DIR instead evaluates the trees saved in DIR (as `scripts/fidelity_sets.py
+// --save-trees` names them: model-hw-bB-sS.json) round after round, one context per model
+// and mesh, and prints evaluations per second per mesh: the evaluator's own cost, which
+// the chains' figures mix with the trees they happen to visit.
 //
 // usage: bench_search [MODEL.onnx] [--beta B] [--threads T]
+//        bench_search --trees DIR [--rounds R]
+#include "../engine/hwvariants.h"
 #include "model/model_loader.h"
 #include "search/search.h"
+#include "tree/tree_json.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <sys/resource.h>
 #include <thread>
@@ -47,20 +61,100 @@ Figures run(const char* label, const Network& net, const Hardware& hw, SearchCon
     return {r->best.cost, r->elapsedSeconds};
 }
 
+// Evaluations per second of the saved trees in `dir`, per model and mesh (each tree
+// evaluated once per round, as the search evaluates a state: no detail).
+int fixedTrees(const std::string& dir, int rounds) {
+    struct Group {
+        std::unique_ptr<Network> net;
+        Hardware hw;
+        std::vector<std::pair<RATree, int>> trees; // tree, batch
+    };
+    std::map<std::string, Group> groups; // "model hw"
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    if (ec || files.empty()) {
+        std::fprintf(stderr, "%s: no saved trees (*.json)\n", dir.c_str());
+        return 1;
+    }
+    std::sort(files.begin(), files.end());
+    std::map<std::string, std::shared_ptr<Network>> nets;
+    for (const auto& f : files) {
+        const std::string name = f.stem().string();
+        const auto dash = name.find('-'), dash2 = name.find('-', dash + 1);
+        if (dash == std::string::npos || dash2 == std::string::npos) {
+            std::fprintf(stderr, "%s: not named model-hw-bB-sS.json\n", f.c_str());
+            return 1;
+        }
+        const std::string model = name.substr(0, dash),
+                          hwName = name.substr(dash + 1, dash2 - dash - 1);
+        Group& g = groups[model + " " + hwName];
+        if (!g.net) {
+            auto net = loadModel(std::string(TILESCOPE_SAMPLES) + "/models/" + model + ".onnx");
+            if (!net || !test::hardwareVariant(hwName, g.hw)) {
+                std::fprintf(stderr, "%s: no model %s or hardware %s\n", f.c_str(), model.c_str(),
+                             hwName.c_str());
+                return 1;
+            }
+            g.net = std::make_unique<Network>(std::move(*net));
+        }
+        std::ifstream in(f);
+        std::stringstream text;
+        text << in.rdbuf();
+        const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+        if (!j.is_object() || !j.contains("tree") || !j["tree"].is_string()) {
+            std::fprintf(stderr, "%s: no \"tree\" text\n", f.c_str());
+            return 1;
+        }
+        auto t = parseTreeText(j["tree"].get<std::string>(), *g.net, f.string());
+        if (!t) {
+            std::fprintf(stderr, "%s\n", t.error().message.c_str());
+            return 1;
+        }
+        g.trees.push_back({std::move(*t), j.value("batch", 8)});
+    }
+    double allEvals = 0, allSeconds = 0;
+    for (auto& [key, g] : groups) {
+        EvalContext ctx(*g.net, g.hw);
+        double checksum = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 0; r < rounds; ++r)
+            for (const auto& [tree, batch] : g.trees)
+                checksum += evaluate(ctx, tree, batch, {}).delay;
+        const double sec =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double n = double(rounds) * double(g.trees.size());
+        allEvals += n, allSeconds += sec;
+        std::printf("%-28s %3zu trees %9.0f eval/s  (mean delay %.6g)\n", key.c_str(),
+                    g.trees.size(), n / sec, checksum / n);
+    }
+    std::printf("all %zu trees, %d rounds: %.0f eval/s\n", files.size(), rounds,
+                allEvals / allSeconds);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::string model = std::string(TILESCOPE_SAMPLES) + "/models/resnet50.onnx";
     double beta = 20;
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    std::string treeDir;
+    int rounds = 20;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--beta") && i + 1 < argc)
+        if (!std::strcmp(argv[i], "--trees") && i + 1 < argc)
+            treeDir = argv[++i];
+        else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--beta") && i + 1 < argc)
             beta = std::atof(argv[++i]);
         else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
             threads = std::atoi(argv[++i]);
         else
             model = argv[i];
     }
+    if (!treeDir.empty()) return fixedTrees(treeDir, rounds);
     auto net = loadModel(model);
     if (!net) {
         std::fprintf(stderr, "%s\n", net.error().message.c_str());
