@@ -1408,7 +1408,7 @@ struct Coster {
     std::vector<Cycles> segStart, segLen;
     std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
     TileClock tileFree;                           // chainSegments()' working data
-    TileClock loadFree;                           // ... when the tiles' LOAD engines are
+    TileClock loadFree;                           // ... when the tiles' LOAD engines free up
     std::vector<Cycles> firstEnd, lastEnd;        // ... per leaf node
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
