@@ -19,6 +19,7 @@
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
+#include "report/result_json.h"
 #include "search/search.h"
 #include "sim/simulator.h"
 #include "tree/tree_json.h"
@@ -436,9 +437,7 @@ int main(int argc, char** argv) {
                 std::stringstream text;
                 text << in.rdbuf();
                 const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-                auto t = j.is_object() && j.contains("tree") && j["tree"].is_string()
-                             ? parseTreeText(j["tree"].get<std::string>(), *net, treeFile)
-                             : parseTreeJson(text.str(), *net, treeFile);
+                auto t = parseTreeDocument(text.str(), *net, treeFile);
                 if (!t) {
                     std::printf("%s\n", t.error().message.c_str());
                     return 1;

@@ -13,8 +13,8 @@
 //        bench_search --trees DIR [--rounds R]
 #include "../engine/hwvariants.h"
 #include "model/model_loader.h"
+#include "report/result_json.h"
 #include "search/search.h"
-#include "tree/tree_json.h"
 
 #include <algorithm>
 #include <chrono>
@@ -79,7 +79,6 @@ int fixedTrees(const std::string& dir, int rounds) {
         return 1;
     }
     std::sort(files.begin(), files.end());
-    std::map<std::string, std::shared_ptr<Network>> nets;
     for (const auto& f : files) {
         const std::string name = f.stem().string();
         const auto dash = name.find('-'), dash2 = name.find('-', dash + 1);
@@ -102,17 +101,13 @@ int fixedTrees(const std::string& dir, int rounds) {
         std::ifstream in(f);
         std::stringstream text;
         text << in.rdbuf();
-        const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-        if (!j.is_object() || !j.contains("tree") || !j["tree"].is_string()) {
-            std::fprintf(stderr, "%s: no \"tree\" text\n", f.c_str());
-            return 1;
-        }
-        auto t = parseTreeText(j["tree"].get<std::string>(), *g.net, f.string());
+        auto t = parseTreeDocument(text.str(), *g.net, f.string());
         if (!t) {
             std::fprintf(stderr, "%s\n", t.error().message.c_str());
             return 1;
         }
-        g.trees.push_back({std::move(*t), j.value("batch", 8)});
+        const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+        g.trees.push_back({std::move(*t), j.is_object() ? j.value("batch", 8) : 8});
     }
     double allEvals = 0, allSeconds = 0;
     for (auto& [key, g] : groups) {
