@@ -405,10 +405,12 @@ Cycles firstPass(const std::vector<NodeWork>& w, const RANode& nd) {
 }
 
 // An S-cut child's time per sub-batch once the pipeline runs: a T cut's later passes
-// (docs/cost-model.md §5, "T-cut passes"), any other child its time.
+// (docs/cost-model.md §5, "T-cut passes"); an S cut's slot a sub-batch of its own, as its
+// stages take the next sub-batch while the later ones work ("Pipelines in a pipeline"); a
+// leaf its time.
 Cycles pipelinePeriod(const std::vector<NodeWork>& w, const RATree& tree, int c) {
     const RANode& cn = tree.node(c);
-    return cn.type == NodeType::T ? w[size_t(c)].slot * cn.subBatch : w[size_t(c)].time;
+    return cn.type == NodeType::Leaf ? w[size_t(c)].time : w[size_t(c)].slot * cn.subBatch;
 }
 
 } // namespace
@@ -1035,7 +1037,11 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
         const double weights = k == 0 ? need[3 * j] : 0.0;
         Cycles s = std::max(key, (served + weights / kStages) / dramBw);
         served += weights + need[3 * j + 1];
-        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + cw.time);
+        // Sub-batches a child's time apart (an S child: its period, pipelinePeriod()).
+        const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
+                                 ? pipelinePeriod(w, tree, nd.children[j])
+                                 : cw.time;
+        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + apart);
         forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
             if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
         });
@@ -1198,16 +1204,24 @@ int Analyser::tcutUnderS(int leafId) const {
 }
 
 // Whether every NoC input of leaf nd comes from outside the T cut that holds it directly
-// under an S cut (from another child of that S cut, or from before it; leafDelay()).
+// under an S cut: from another child of that S cut, or from before it on other tiles
+// (leafDelay()). A producer before the S cut on the cut's tiles does not count: its slices
+// wait there and go out on the SEND engines of the cut's stages, behind their own sends
+// (docs/cost-model.md §5, "Inputs from ahead").
 bool Analyser::fedFromAhead(const RANode& nd) const {
     const int tcut = tcutUnderS(leafNode[size_t(nd.layer)]);
     if (tcut < 0) return false;
     const NodeWork& tw = w[size_t(tcut)];
+    const NodeWork& sw = w[size_t(tree.node(tcut).parent)];
     bool any = false;
     for (const auto& [prod, k] : C.producers[size_t(nd.layer)])
         if (!inputViaDram[size_t(nd.layer)][size_t(k)]) {
             const int pos = layerPos[size_t(prod)];
             if (pos >= tw.lo && pos < tw.hi) return false;
+            const NodeWork& pw = w[size_t(leafNode[size_t(prod)])];
+            if ((pos < sw.lo || pos >= sw.hi) && pw.tileBegin < sw.tileBegin + sw.tileCount &&
+                sw.tileBegin < pw.tileBegin + pw.tileCount)
+                return false; // from before the S cut, held on its tiles
             any = true;
         }
     return any;
@@ -1874,9 +1888,10 @@ void Coster::intervals() {
             // its sub-batches one slot apart do not overlap on its tiles (the program's clock
             // keeps each pass whole).
             const NodeWork& cw = w[size_t(c)];
-            const double drawn = cw.time > 0 && !opt.programClock
-                                     ? std::min(1.0, pipelinePeriod(w, tree, c) / cw.time)
-                                     : 1.0;
+            const double drawn =
+                cw.time > 0 && !opt.programClock && tree.node(c).type == NodeType::T
+                    ? std::min(1.0, pipelinePeriod(w, tree, c) / cw.time)
+                    : 1.0;
             for (int j = 0; j < nd.subBatch; ++j)
                 place(c, t0 + cw.stageOffset * inner + j * slot, sample + j * cb, inner * drawn);
         }

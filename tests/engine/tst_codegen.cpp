@@ -250,6 +250,7 @@ class TestCodegen : public QObject {
     void oneConsumerAtATime();
     void heldInputGoesFirst();
     void piecesInTurn();
+    void pipelineInAPipeline();
     void backlogBeforeSCut();
 };
 
@@ -889,6 +890,48 @@ void TestCodegen::piecesInTurn() {
     test::replayChecked(*r, hw, f);
     if (QTest::currentTestFailed()) return;
     QVERIFY2(std::abs(f.delay - 42336) < 1.0, qPrintable(QString::number(f.delay, 'f', 1)));
+}
+
+// docs/cost-model.md §5, "Pipelines in a pipeline": three 3x3 convs (those of
+// test::twoConvs) a -> b -> c, with a and b in a pipeline of their own, S 1/1, that is one
+// stage of S 4/4 beside c: batch 4 a sample a slot, on 16 compute-bound tiles. The inner
+// cut gets 12 tiles (a and b 6 each, 20,160 cycles a sample: the mapper's best on 6
+// tiles) and c 4 (28,224). The inner cut lasts 40,320 for a sample (b waits for all of a:
+// piecesInTurn), but a takes the next sample once it is done with this one: the inner cut
+// takes a sample every 20,160 cycles, so the outer slot is c's 28,224 and the cut lasts
+// 3 x 28,224 + 40,320 + 28,224 = 153,216 cycles, as the replay of its program, not the
+// 189,504 of a slot of 40,320.
+void TestCodegen::pipelineInAPipeline() {
+    Network n;
+    n.name = "three_convs";
+    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
+    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
+    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 1));
+    const Network net = test::finish(n);
+    Hardware hw = defaultHardware(4, 4, "fast-io");
+    hw.dramBytesPerCycle = 1e9;
+    hw.nocBytesPerCycle = 1e9;
+    EvalContext ctx(net, hw);
+    const RATree tree = parse("T 4/1\n\tS 4/4\n\t\tS 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tc 1\n", net);
+    auto r = generateProgram(ctx, tree, 4, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    const Evaluation& e = r->layout.evaluation;
+    const int outer = tree.node(tree.root).children[0];
+    const int inner = tree.node(outer).children[0], c = tree.node(outer).children[1];
+    const int a = tree.node(inner).children[0];
+    QCOMPARE(e.nodes[size_t(inner)].tileCount, 12);
+    QCOMPARE(e.nodes[size_t(a)].tileCount, 6);
+    QCOMPARE(e.nodes[size_t(c)].tileCount, 4);
+    QVERIFY(std::abs(e.nodes[size_t(a)].time - 20160) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(inner)].time - 40320) < 1e-3);
+    QVERIFY(std::abs(e.nodes[size_t(c)].time - 28224) < 1e-3);
+    // Weights at 1e9 B/cycle add under a cycle.
+    QVERIFY2(std::abs(e.delay - 153216) < 1.0, qPrintable(QString::number(e.delay, 'f', 3)));
+    SimResult f;
+    test::replayChecked(*r, hw, f);
+    if (QTest::currentTestFailed()) return;
+    qInfo("replay %.0f, estimate %.0f", f.delay, e.delay);
+    QVERIFY2(std::abs(f.delay / e.delay - 1) < 0.01, qPrintable(QString::number(f.delay, 'f', 1)));
 }
 
 QTEST_APPLESS_MAIN(TestCodegen)
