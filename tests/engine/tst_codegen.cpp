@@ -251,6 +251,7 @@ class TestCodegen : public QObject {
     void heldInputGoesFirst();
     void piecesInTurn();
     void pipelineInAPipeline();
+    void aheadOnlyFromOtherTiles();
     void backlogBeforeSCut();
 };
 
@@ -932,6 +933,21 @@ void TestCodegen::pipelineInAPipeline() {
     if (QTest::currentTestFailed()) return;
     qInfo("replay %.0f, estimate %.0f", f.delay, e.delay);
     QVERIFY2(std::abs(f.delay / e.delay - 1) < 0.01, qPrintable(QString::number(f.delay, 'f', 1)));
+}
+
+// docs/cost-model.md §5, "Inputs from ahead": unet_decoder on edge, batch 8, the tree
+// tst_fidelity's 400-move search (seed 1) found in session 24. d1 sits in the T child
+// [d1, out] of an S 8/4 and reads d2's output (from the stage before, on other tiles) and
+// e1's (the skip connection, from a T sibling before the S cut, on the cut's own tiles).
+// e1's slices go out on the SEND engines of the cut's first stage, behind its own sends,
+// when d1's turn comes: tile 1 computed e3 from 41,147 to 45,755 and then sent its slices
+// of e1 to d1 until 50,158, and d1 waited for them. So d1 is not fed from ahead: its time
+// is its compute, 9,216 cycles a sub-batch, plus what its exchange adds (x = 4,267),
+// 13,483, not the 9,216 of a leaf fed from ahead. The tree's replay / estimate went
+// 1.152 -> 0.882.
+void TestCodegen::aheadOnlyFromOtherTiles() {
+    QVERIFY(leafTimeAndReplay("unet_decoder", "edge", "unet_decoder_edge_b8_s1.tree",
+                              "/d1/d1.0/Conv", 13483.0, 1));
 }
 
 QTEST_APPLESS_MAIN(TestCodegen)
