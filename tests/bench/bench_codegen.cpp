@@ -19,7 +19,7 @@
 #include "../engine/hwvariants.h"
 #include "codegen/codegen.h"
 #include "model/model_loader.h"
-#include "report/result_json.h"
+#include "saved_tree.h"
 #include "search/search.h"
 #include "sim/simulator.h"
 #include "tree/tree_json.h"
@@ -433,17 +433,13 @@ int main(int argc, char** argv) {
             std::vector<std::pair<std::string, RATree>> trees;
             std::vector<int> treeBatch;
             if (!treeFile.empty()) {
-                std::ifstream in(treeFile);
-                std::stringstream text;
-                text << in.rdbuf();
-                const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-                auto t = parseTreeDocument(text.str(), *net, treeFile);
+                auto t = readSavedTree(treeFile, *net, batch);
                 if (!t) {
                     std::printf("%s\n", t.error().message.c_str());
                     return 1;
                 }
-                const int b = j.is_object() && j.contains("batch") ? j["batch"].get<int>() : batch;
-                trees.push_back({"tree b" + std::to_string(b), *t});
+                const int b = t->second;
+                trees.push_back({"tree b" + std::to_string(b), t->first});
                 treeBatch.push_back(b);
             } else if (anneal) {
                 for (int b : batches)

@@ -13,7 +13,7 @@
 //        bench_search --trees DIR [--rounds R]
 #include "../engine/hwvariants.h"
 #include "model/model_loader.h"
-#include "report/result_json.h"
+#include "saved_tree.h"
 #include "search/search.h"
 
 #include <algorithm>
@@ -22,11 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <sys/resource.h>
 #include <thread>
@@ -98,16 +95,12 @@ int fixedTrees(const std::string& dir, int rounds) {
             }
             g.net = std::make_unique<Network>(std::move(*net));
         }
-        std::ifstream in(f);
-        std::stringstream text;
-        text << in.rdbuf();
-        auto t = parseTreeDocument(text.str(), *g.net, f.string());
+        auto t = readSavedTree(f.string(), *g.net, 8);
         if (!t) {
             std::fprintf(stderr, "%s\n", t.error().message.c_str());
             return 1;
         }
-        const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-        g.trees.push_back({std::move(*t), j.is_object() ? j.value("batch", 8) : 8});
+        g.trees.push_back(std::move(*t));
     }
     double allEvals = 0, allSeconds = 0;
     for (auto& [key, g] : groups) {
