@@ -494,6 +494,7 @@ struct Analyser {
     void dataFlow();
     void cimWeights();
     void leafBuffers();
+    double dramGapShare(int layer, const LeafMapping& m) const;
     bool overflow(int id);
     bool checkBuffers();
     void leafTraffic();
@@ -854,7 +855,8 @@ void Analyser::leafBuffers() {
             nw.mapping = &m;
             nw.compute = m.cycles - nw.writeSaved;
             nw.wgt = m.weightPerTile;
-            nw.act = m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile;
+            nw.act =
+                m.ifmapPerTile * dramGapShare(nd.layer, m) + m.operandBPerTile + m.ofmapPerTile;
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
@@ -893,6 +895,25 @@ void Analyser::leafBuffers() {
             nw.compute = slot * (nd.subBatch - 1) + computeFill(nd, nw.maxStage);
         }
     }
+}
+
+// A strided convolution reading its input from DRAM with its stride larger than its kernel:
+// the rows and columns no window needs travel with their neighbour's window, so the whole
+// tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s
+// rows of input for n output rows, not (n - 1) x s + k. The factor on the mapper's ifmap
+// per tile (1 elsewhere).
+double Analyser::dramGapShare(int layer, const LeafMapping& m) const {
+    const Layer& ly = net.layers[size_t(layer)];
+    if (ly.kind != LayerKind::Conv || ly.inputs.size() != 1 || !inputViaDram[size_t(layer)][0])
+        return 1.0;
+    auto share = [](int out, int parts, int stride, int kernel, int dilation) {
+        const int n = (out + std::max(1, parts) - 1) / std::max(1, parts);
+        const int span = (kernel - 1) * dilation + 1;
+        if (stride <= span || n < 1) return 1.0;
+        return double(n * stride) / double((n - 1) * stride + span);
+    };
+    return share(ly.outH, m.ph, ly.strideH, ly.kernelH, ly.dilationH) *
+           share(ly.outW, m.pw, ly.strideW, ly.kernelW, ly.dilationW);
 }
 
 // The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages
