@@ -346,6 +346,13 @@ constexpr double kStages = kMaxStages;
 // about four fifths of the weight streaming meets the leaves' exchanges (measured on the
 // cloud preset's annealed trees: docs/cost-model.md §5).
 constexpr double kWeightShare = 0.4;
+// The share of a consumer's intake from a stage's other tiles that the stage's busiest tile
+// waits for while it sends to that consumer. In lock step (every tile sending to the same
+// consumer at once) it would be all of it; the replay's tiles drift apart, and their SENDs
+// to a shared consumer overlapped for about 60% of their time on the cloud preset and for
+// all of it on a 12x16 mesh, where other transfers cross the same links (googlenet's
+// maxpool2: docs/cost-model.md §5, "Consumers fed by several tiles").
+constexpr double kSharedIngress = 0.75;
 
 struct NodeWork {
     int lo = 0, hi = 0; // leaf positions covered
@@ -372,7 +379,10 @@ struct NodeWork {
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
     // Start of the first and of the last invocation, from its segment's start.
     Cycles firstStart = 0, lastStart = 0;
-    Cycles latency = 0;       // leaves: the DRAM latency its time includes
+    Cycles latency = 0; // leaves: the DRAM latency its time includes
+    // Leaves fed from ahead: what their exchange adds to the first sub-batch, which has no
+    // sample before it to receive behind (pacedFill()).
+    Cycles aheadWait = 0;
     bool dramOrdered = false; // leaves under an S cut: dramOrderedPipeline() waits for its weights
     int dramCut = -1;         // ... and the node id of the outermost such S cut
     // Leaves: bytes its busiest tile's STORE/SEND engine moves per segment invocation (its
@@ -383,6 +393,11 @@ struct NodeWork {
     int sentAhead = 0;
     bool sentWithin = false;
     Bytes sentAheadPaced = 0;
+    // Leaves that are stages of an S cut: their consumers, and what those consumers' busiest
+    // tiles take in from this leaf's other tiles beyond its own busiest tile's sends, summed
+    // over them (leafTraffic()).
+    int stageConsumers = 0;
+    Bytes sentShared = 0;
     int segment = -1;      // index of the segment this node lies in
     PicoJoules energy = 0; // whole-run energy attributed to this node
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // leaves, whole run (detail)
@@ -987,6 +1002,13 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
                 start = std::max(start, fed >= 0 ? st[2 * i] + fed : st[2 * i + 1]);
             }
         });
+        // A T child's first sub-batch waits for the exchange of its leaves fed from ahead
+        // (docs/cost-model.md §5, "Inputs from ahead"; NodeWork::aheadWait).
+        Cycles wait = 0;
+        if (tree.node(nd.children[j]).type == NodeType::T)
+            for (int pos = cw.lo; pos < cw.hi; ++pos)
+                wait += w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].aheadWait;
+        start += wait;
         st[2 * j] = cw.stageOffset = start;
         st[2 * j + 1] = std::max(start + cw.time, end);
         fill = std::max(fill, st[2 * j + 1]);
@@ -1129,7 +1151,15 @@ void Analyser::leafTraffic() {
                 NodeWork& pw = w[size_t(p)];
                 pw.sentOut += lw.traffic->sentByInput[k];
                 const int tcut = tcutUnderS(p);
-                if (tcut < 0) continue;
+                if (tcut < 0) {
+                    const int par = tree.node(p).parent;
+                    if (par >= 0 && tree.node(par).type == NodeType::S) {
+                        ++pw.stageConsumers;
+                        pw.sentShared += std::max(0.0, lw.traffic->receivedByInput[k] -
+                                                           lw.traffic->sentByInput[k]);
+                    }
+                    continue;
+                }
                 const int pos = layerPos[size_t(l)];
                 if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) {
                     pw.sentWithin = true;
@@ -1147,6 +1177,10 @@ void Analyser::leafTraffic() {
     for (int l = 0; l < L; ++l) {
         NodeWork& lw = w[size_t(leafNode[size_t(l)])];
         if (lw.sentAhead > 1 && !lw.sentWithin) lw.sentOut += lw.sentAheadPaced;
+        // A stage sending to several consumers, each fed by more than one of its tiles at
+        // once: those tiles share the consumer tile's links while they send to it
+        // (docs/cost-model.md §5, "Consumers fed by several tiles").
+        if (lw.stageConsumers > 1) lw.sentOut += kSharedIngress * lw.sentShared;
     }
 }
 
@@ -1205,12 +1239,16 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     // sibling running ahead, receives them while the T cut works on the sample before
     // (docs/cost-model.md §5, "Inputs from ahead"): its link terms drop out.
     const Cycles sends = std::max(T.maxEgress, nw.sentOut) / inv / linkBw;
-    if (fedFromAhead(nd))
-        nw.rest = std::max({nw.compute + latency, sends, T.actDramOut / inv / dramBw});
-    else
-        nw.rest =
-            std::max({nw.compute + latency + std::min(nw.compute, exposed),
-                      std::max(T.actMaxLink / inv / linkBw, sends), T.actDramOut / inv / dramBw});
+    nw.rest = std::max({nw.compute + latency + std::min(nw.compute, exposed),
+                        std::max(T.actMaxLink / inv / linkBw, sends), T.actDramOut / inv / dramBw});
+    nw.aheadWait = 0;
+    if (fedFromAhead(nd)) {
+        // The first sub-batch has no sample before it to receive behind: it waits for what
+        // is left of its exchange after its producer (pacedFill(); "Inputs from ahead").
+        const Cycles alone = std::max({nw.compute + latency, sends, T.actDramOut / inv / dramBw});
+        nw.aheadWait = std::max(0.0, nw.compute + latency + std::min(nw.compute, exposed) - alone);
+        nw.rest = alone;
+    }
     nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
 }
 

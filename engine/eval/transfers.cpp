@@ -914,6 +914,25 @@ class PaceProbe {
     LeafTraffic::Pace* m_pace = nullptr;
 };
 
+// One invocation's outputs stored to DRAM from each tile (`boxes` on `tiles`): their links,
+// DRAM sides and bytes, and each tile's STORE/SEND engine time (x the route's slowness).
+void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vector<Box>& boxes,
+                  const std::vector<int>& tiles, LinkTally& act, std::vector<double>& egress,
+                  std::vector<double>& stored, LeafTraffic& T) {
+    thread_local std::vector<int> route;
+    for (size_t a = 0; a < boxes.size(); ++a) {
+        const double bytes = double(geo.bytesOf(boxes[a].volume()));
+        route.clear();
+        mesh.routeToDram(tiles[a], route);
+        act.add(route, bytes);
+        T.actSide[size_t(mesh.nearestPort(tiles[a]).first)] += bytes;
+        T.actDram += bytes;
+        T.actDramOut += bytes;
+        egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+        stored[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+    }
+}
+
 } // namespace
 
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
@@ -949,11 +968,15 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<SliceRef> slices;
     thread_local std::vector<double> egress, stored;
     thread_local std::vector<std::vector<double>> sent; // per input, per producer tile
+    thread_local std::vector<std::vector<double>> recv; // per input, per consumer tile
     egress.assign(size_t(mesh.tiles()), 0.0);
     stored.assign(size_t(mesh.tiles()), 0.0);
     if (sent.size() < ly.inputs.size()) sent.resize(ly.inputs.size());
-    for (size_t k = 0; k < ly.inputs.size(); ++k)
+    if (recv.size() < ly.inputs.size()) recv.resize(ly.inputs.size());
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
         sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
+        recv[k].assign(sent[k].size(), 0.0);
+    }
     thread_local SendLog sends;
     sends.clear();
     double actDelivered = 0;
@@ -1014,6 +1037,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         dst.clear();
                         bool leaves = false;
                         for (size_t a : to) {
+                            recv[k][size_t(actTiles[a])] += bytes;
                             dst.push_back(actTiles[a]);
                             leaves |= !inProducer[size_t(actTiles[a])];
                         }
@@ -1036,22 +1060,15 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                     });
             }
         }
-        if (writesDram)
-            for (size_t a = 0; a < boxes.size(); ++a) {
-                const double bytes = double(geo.bytesOf(boxes[a].volume()));
-                route.clear();
-                mesh.routeToDram(actTiles[a], route);
-                act.add(route, bytes);
-                T.actSide[size_t(mesh.nearestPort(actTiles[a]).first)] += bytes;
-                T.actDram += bytes;
-                T.actDramOut += bytes;
-                egress[size_t(actTiles[a])] += bytes * mesh.routeSlowness(route);
-                stored[size_t(actTiles[a])] += bytes * mesh.routeSlowness(route);
-            }
+        if (writesDram) storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, T);
     }
     T.sentByInput.assign(ly.inputs.size(), 0.0);
+    T.receivedByInput.assign(ly.inputs.size(), 0.0);
     for (size_t k = 0; k < ly.inputs.size(); ++k)
-        if (!sent[k].empty()) T.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
+        if (!sent[k].empty()) {
+            T.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
+            T.receivedByInput[k] = *std::max_element(recv[k].begin(), recv[k].end());
+        }
     T.storedMax = *std::max_element(stored.begin(), stored.end());
     T.nocPaced = sends.paced(mesh);
     T.nocPacedPiece = sends.pieceTime();
@@ -1077,7 +1094,7 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
     T.nocSameMaxLink *= scale;
     T.maxEgress *= scale;
     T.storedMax *= scale;
-    for (auto* v : {&T.sentByInput, &T.pacedByInput})
+    for (auto* v : {&T.sentByInput, &T.pacedByInput, &T.receivedByInput})
         for (double& b : *v)
             b *= scale;
     T.nocPaced *= scale;

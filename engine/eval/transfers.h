@@ -176,6 +176,9 @@ struct LeafTraffic {
     // producer tile): what a producer that sends ahead of its T cut waits for
     // (docs/cost-model.md §5, "Sends ahead at the links' pace").
     std::vector<double> pacedByInput;
+    // Per input received over the NoC, the bytes its busiest receiving tile takes in from
+    // all of the producer's tiles.
+    std::vector<double> receivedByInput;
     double storedMax = 0;
     // The same for the inputs received over the NoC, each piece paced by the slowest link
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they

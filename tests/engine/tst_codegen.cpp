@@ -253,6 +253,8 @@ class TestCodegen : public QObject {
     void pipelineInAPipeline();
     void aheadOnlyFromOtherTiles();
     void backlogBeforeSCut();
+    void consumersFedBySeveralTiles();
+    void firstSubBatchWaitsForItsExchange();
     void strideGapsHeldWithTheWindow();
 };
 
@@ -949,6 +951,52 @@ void TestCodegen::pipelineInAPipeline() {
 void TestCodegen::aheadOnlyFromOtherTiles() {
     QVERIFY(leafTimeAndReplay("unet_decoder", "edge", "unet_decoder_edge_b8_s1.tree",
                               "/d1/d1.0/Conv", 13483.0, 1));
+}
+
+// docs/cost-model.md §5, "Consumers fed by several tiles": googlenet on a 12x16 mesh,
+// batch 8, the tree `anneal --beta 20 --seed 1` found there in session 24. maxpool2 is a
+// stage of the first segment's S 8/8 on two tiles (K split in two: 75,264 bytes each a
+// sample) and sends to the four inception3a branches, one after another. branch1 and
+// branch3.0 (one tile each) need both halves, so both of maxpool2's tiles send to the same
+// tile at the same time and share its links: the replay's SENDs of 75,264 bytes took
+// 3,100-6,200 cycles (3,136 at 24 B/cycle) and the stage passed a sample every ~20,900
+// cycles against 15,153 estimated (1.195). Its busiest tile sends 301,056 bytes a sample;
+// branch1 and branch3.0 each take in 150,528 where it sends them 75,264, and branch2.0 (two
+// tiles, half each) and branch4.0 (its own channels) take in what it sends: 0.75 x (75,264
+// + 75,264) = 112,896 more, (301,056 + 112,896) / 24 = 17,248 cycles a sample.
+void TestCodegen::consumersFedBySeveralTiles() {
+    QVERIFY(leafTimeAndReplay("googlenet", "12x16", "googlenet_12x16_b8_s1.tree",
+                              "/maxpool2/MaxPool", 17248.0, 1));
+}
+
+// docs/cost-model.md §5, "Inputs from ahead": mobilenet_v2 on the cloud preset, batch 8,
+// the tree `anneal --beta 20 --seed 2` found there in session 23. Its first segment is an
+// S 8/2 of two T children; features.4 conv.1 (depthwise, 11 tiles), first in the second,
+// reads features.4 conv.0 (133 tiles, last in the first) and is fed from ahead: from the
+// second sub-batch on it receives while its T child works on the one before. The first
+// has nothing before it: it waits for what is left of the exchange after conv.0, capped at
+// its compute, min(15,120, 22,962) = 15,120 cycles. The estimate started it at conv.0's end
+// (23,273 against the replay's 38,242) and the tree's replay / estimate was 1.210; now
+// 1.121.
+void TestCodegen::firstSubBatchWaitsForItsExchange() {
+    TreeRun run;
+    QVERIFY(evaluateTreeCase("mobilenet_v2", "cloud", "mobilenet_v2_cloud_b8_s2.tree", 8, run));
+    const int conv0 = run.c.net.indexOf("/features/features.4/conv/conv.0/conv.0.0/Conv");
+    const int conv1 = run.c.net.indexOf("/features/features.4/conv/conv.1/conv.1.0/Conv");
+    QVERIFY(conv0 >= 0 && conv1 >= 0);
+    Cycles end0 = -1, start1 = -1;
+    for (const BusyInterval& b : run.e.intervals) {
+        if (b.layer == conv0 && b.firstSample == 0 && end0 < 0) end0 = b.end;
+        if (b.layer == conv1 && b.firstSample == 0 && start1 < 0) start1 = b.start;
+    }
+    QVERIFY(end0 > 0 && start1 > 0);
+    // The T child starts as the first has passed its first sub-batch (731 cycles after
+    // conv.0's drawn end without the wait: the first T child's pass holds its leaves'
+    // whole times), then conv.1 waits 15,120: 15,940 in all.
+    QVERIFY2(start1 - end0 >= 15120 && start1 - end0 < 15120 + 1000,
+             qPrintable(QString::number(start1 - end0, 'f', 1)));
+    double ratio = 0;
+    QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
 }
 
 // resnet50 on a 5x10 mesh, batch 8, the tree `anneal --beta 20 --seed 3` found in session
