@@ -391,7 +391,6 @@ struct NodeWork {
     // Leaves of a T cut under an S cut: their NoC consumers outside that T cut, and the
     // most any one of them adds to sentOut at the links' pace (leafTraffic()).
     int sentAhead = 0;
-    bool sentWithin = false;
     Bytes sentAheadPaced = 0;
     // Leaves that are stages of an S cut: their consumers, and what those consumers' busiest
     // tiles take in from this leaf's other tiles beyond its own busiest tile's sends, summed
@@ -1161,22 +1160,19 @@ void Analyser::leafTraffic() {
                     continue;
                 }
                 const int pos = layerPos[size_t(l)];
-                if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) {
-                    pw.sentWithin = true;
-                    continue;
-                }
+                if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) continue;
                 ++pw.sentAhead;
                 pw.sentAheadPaced = std::max(pw.sentAheadPaced, lw.traffic->pacedByInput[k] -
                                                                     lw.traffic->sentByInput[k]);
             }
     }
-    // A leaf of a T cut under an S cut that sends only ahead, to several consumers of the
-    // S cut's later stages: the T cut's next pass on its tiles waits behind those sends,
-    // and the slowest of them moves at the crowded links' pace (docs/cost-model.md §5,
-    // "Sends ahead at the links' pace").
+    // A leaf of a T cut under an S cut that sends ahead, to several consumers of the S
+    // cut's later stages (whether or not it also feeds a leaf of its own T cut): the T
+    // cut's next pass on its tiles waits behind those sends, and the slowest of them moves
+    // at the crowded links' pace (docs/cost-model.md §5, "Sends ahead at the links' pace").
     for (int l = 0; l < L; ++l) {
         NodeWork& lw = w[size_t(leafNode[size_t(l)])];
-        if (lw.sentAhead > 1 && !lw.sentWithin) lw.sentOut += lw.sentAheadPaced;
+        if (lw.sentAhead > 1) lw.sentOut += lw.sentAheadPaced;
         // A stage sending to several consumers, each fed by more than one of its tiles at
         // once: those tiles share the consumer tile's links while they send to it
         // (docs/cost-model.md §5, "Consumers fed by several tiles").
