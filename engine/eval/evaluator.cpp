@@ -1235,15 +1235,16 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     // sibling running ahead, receives them while the T cut works on the sample before
     // (docs/cost-model.md §5, "Inputs from ahead"): its link terms drop out.
     const Cycles sends = std::max(T.maxEgress, nw.sentOut) / inv / linkBw;
-    nw.rest = std::max({nw.compute + latency + std::min(nw.compute, exposed),
-                        std::max(T.actMaxLink / inv / linkBw, sends), T.actDramOut / inv / dramBw});
+    const Cycles stores = T.actDramOut / inv / dramBw;
+    const Cycles received = nw.compute + latency + std::min(nw.compute, exposed);
     nw.aheadWait = 0;
     if (fedFromAhead(nd)) {
         // The first sub-batch has no sample before it to receive behind: it waits for what
         // is left of its exchange after its producer (pacedFill(); "Inputs from ahead").
-        const Cycles alone = std::max({nw.compute + latency, sends, T.actDramOut / inv / dramBw});
-        nw.aheadWait = std::max(0.0, nw.compute + latency + std::min(nw.compute, exposed) - alone);
-        nw.rest = alone;
+        nw.rest = std::max({nw.compute + latency, sends, stores});
+        nw.aheadWait = std::max(0.0, received - nw.rest);
+    } else {
+        nw.rest = std::max({received, std::max(T.actMaxLink / inv / linkBw, sends), stores});
     }
     nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
 }
