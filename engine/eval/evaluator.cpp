@@ -1002,11 +1002,15 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
             }
         });
         // A T child's first sub-batch waits for the exchange of its leaves fed from ahead
-        // (docs/cost-model.md §5, "Inputs from ahead"; NodeWork::aheadWait).
+        // (docs/cost-model.md §5, "Inputs from ahead"; NodeWork::aheadWait): those it holds
+        // directly under this cut, not those of an S cut nested in it, whose own fill counts
+        // theirs.
         Cycles wait = 0;
         if (tree.node(nd.children[j]).type == NodeType::T)
-            for (int pos = cw.lo; pos < cw.hi; ++pos)
-                wait += w[size_t(leafNode[size_t(posLayer[size_t(pos)])])].aheadWait;
+            for (int pos = cw.lo; pos < cw.hi; ++pos) {
+                const int leaf = leafNode[size_t(posLayer[size_t(pos)])];
+                if (tcutUnderS(leaf) == nd.children[j]) wait += w[size_t(leaf)].aheadWait;
+            }
         start += wait;
         st[2 * j] = cw.stageOffset = start;
         st[2 * j + 1] = std::max(start + cw.time, end);
