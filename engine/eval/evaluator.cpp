@@ -47,6 +47,59 @@ std::string fmtBytes(double b) {
     return buf;
 }
 
+// Per tile (in snake order) when it is free, for chainSegments() and overlapPass(): the max
+// over a range and raising a range to at least a value, in blocks of 16 tiles with a
+// block-wide floor, so a leaf on all 144 tiles of the cloud preset costs 9 steps, not 144.
+class TileClock {
+  public:
+    void reset(int tiles) {
+        tile_.assign(size_t(tiles), 0.0);
+        floor_.assign(size_t((tiles + kBlock - 1) / kBlock), 0.0);
+        max_.assign(floor_.size(), 0.0);
+    }
+    Cycles maxOver(int lo, int hi) const {
+        Cycles m = 0;
+        for (int t = lo; t < hi;) {
+            const size_t b = size_t(t / kBlock);
+            if (t % kBlock == 0 && t + kBlock <= hi) {
+                m = std::max(m, max_[b]);
+                t += kBlock;
+            } else {
+                m = std::max({m, tile_[size_t(t)], floor_[b]});
+                ++t;
+            }
+        }
+        return m;
+    }
+    void raise(int lo, int hi, Cycles v) {
+        for (int t = lo; t < hi;) {
+            const size_t b = size_t(t / kBlock);
+            max_[b] = std::max(max_[b], v);
+            if (t % kBlock == 0 && t + kBlock <= hi) {
+                floor_[b] = std::max(floor_[b], v);
+                t += kBlock;
+            } else {
+                tile_[size_t(t)] = std::max(tile_[size_t(t)], v);
+                ++t;
+            }
+        }
+    }
+
+  private:
+    static constexpr int kBlock = 16;
+    std::vector<Cycles> tile_, floor_, max_;
+};
+
+// A leaf invocation in a T cut's pass (overlapPass()): its leaf position, its samples,
+// its start and end. Ordered by position, then first sample.
+struct PassInvocation {
+    int pos = 0, first = 0, last = 0;
+    Cycles start = 0, end = 0;
+    bool operator<(const PassInvocation& o) const {
+        return pos != o.pos ? pos < o.pos : first < o.first;
+    }
+};
+
 // Bytes per link, summed over a few transfers at a time: the links touched are remembered,
 // so reading the sums back and clearing them costs what was added, not the whole mesh.
 class LinkSums {
@@ -115,6 +168,11 @@ struct EvalContext::Impl {
     std::vector<double> pipeNeed;
     std::vector<Cycles> pipeStart;
     std::vector<LeafPlacement> placeScratch;
+    // overlapPass(): the cut's tiles, its children's leaf invocations, and per leaf
+    // position the range of its own among them
+    TileClock passClock;
+    std::vector<PassInvocation> passInvs;
+    std::vector<int> passRange;
     std::vector<const LeafPlacement*> prodScratch;
 
     Impl(const Network& n, const Hardware& h)
@@ -373,6 +431,7 @@ struct NodeWork {
     // DRAM-ordered pipeline serving only its activations; 0 elsewhere; costSegment()).
     Cycles preloaded = 0;
     Cycles stageOffset = 0; // S-cut child: start of its stage's first sub-batch in the cut
+    Cycles passOffset = 0;  // T-cut child: its start in the cut's first pass (overlapPass())
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
     const LeafMapping* mapping = nullptr;
@@ -425,6 +484,56 @@ Cycles firstPass(const std::vector<NodeWork>& w, const RANode& nd) {
 Cycles pipelinePeriod(const std::vector<NodeWork>& w, const RATree& tree, int c) {
     const RANode& cn = tree.node(c);
     return cn.type == NodeType::Leaf ? w[size_t(c)].time : w[size_t(c)].slot * cn.subBatch;
+}
+
+// Every leaf invocation below node `id` as the S-T graph places them, from t0 (`sample`
+// the index of its first sample, `scale` its stretch): f(leaf, start, end, first sample)
+// for each. Returns the node's end. A T cut with one pass has its children at their
+// offsets in it (overlapPass()), with several its later passes drawn in proportion
+// (cutDelay()); an S cut its children at their stage offsets, one slot per sub-batch.
+template <class F>
+Cycles placeInvocations(const RATree& tree, const std::vector<NodeWork>& w, bool programClock,
+                        int id, Cycles t0, int sample, double scale, F& f) {
+    const RANode& nd = tree.node(id);
+    const NodeWork& nw = w[size_t(id)];
+    if (nd.type == NodeType::Leaf) {
+        f(id, t0, t0 + nw.time * scale, sample);
+        return t0 + nw.time * scale;
+    }
+    const int cb = nd.batch / nd.subBatch;
+    if (nd.type == NodeType::T && nd.subBatch == 1) {
+        for (int c : nd.children)
+            placeInvocations(tree, w, programClock, c, t0 + w[size_t(c)].passOffset * scale, sample,
+                             scale, f);
+        return t0 + nw.time * scale;
+    }
+    if (nd.type == NodeType::T) {
+        Cycles t = t0;
+        const Cycles round = firstPass(w, nd);
+        const double later = round > 0 ? scale * nw.slot / round : scale;
+        for (int j = 0; j < nd.subBatch; ++j)
+            for (int c : nd.children)
+                t = placeInvocations(tree, w, programClock, c, t, sample + j * cb,
+                                     j == 0 ? scale : later, f);
+        return t;
+    }
+    // An S cut held up by the DRAM's order (dramOrderedPipeline()) is drawn stretched to its
+    // time, except on the program's clock.
+    const double inner = nw.piped > 0 && !programClock ? scale * nw.time / nw.piped : scale;
+    const Cycles slot = nw.slot * inner;
+    for (int c : nd.children) {
+        // A T child runs each sub-batch in its later passes' time (cutDelay()): drawn so, its
+        // sub-batches one slot apart do not overlap on its tiles (the program's clock keeps
+        // each pass whole).
+        const NodeWork& cw = w[size_t(c)];
+        const double drawn = cw.time > 0 && !programClock && tree.node(c).type == NodeType::T
+                                 ? std::min(1.0, pipelinePeriod(w, tree, c) / cw.time)
+                                 : 1.0;
+        for (int j = 0; j < nd.subBatch; ++j)
+            placeInvocations(tree, w, programClock, c, t0 + cw.stageOffset * inner + j * slot,
+                             sample + j * cb, inner * drawn, f);
+    }
+    return t0 + nw.time * scale;
 }
 
 } // namespace
@@ -522,6 +631,7 @@ struct Analyser {
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded = false);
     int tcutUnderS(int leafId) const;
     bool fedFromAhead(const RANode& leaf) const;
+    Cycles overlapPass(const RANode& nd, const NodeWork& nw);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();
@@ -1295,11 +1405,16 @@ void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
         // children before it compute (docs/cost-model.md §5, "T-cut passes").
         double rest = 0;
         for (int c : nd.children) {
-            const NodeWork& cw = w[size_t(c)];
+            NodeWork& cw = w[size_t(c)];
+            cw.passOffset = t;
             t += cw.time;
             bytes += cw.dram;
             rest += cw.rest;
         }
+        // One pass: the children overlap tile by tile, sharing the DRAM (a root cut's
+        // children are segments, chained in chainSegments()).
+        if (nd.subBatch == 1 && nd.children.size() > 1 && int(&nw - w.data()) != tree.root)
+            t = std::max(overlapPass(nd, nw), bytes / dramBw);
         nw.slot = std::min(t, std::max(rest, bytes / dramBw));
         nw.rest = rest * nd.subBatch;
         nw.time = t + nw.slot * (nd.subBatch - 1);
@@ -1351,9 +1466,65 @@ void Analyser::delays() {
     }
 }
 
-// First and last start of every node within its segment: T-cut children one after
-// another, sub-batch after sub-batch; S-cut children one slot per stage and per
-// sub-batch (the same walk as the S-T graph).
+// A T cut's one pass with its children overlapping tile by tile (docs/cost-model.md §5,
+// "T-cut children overlap"): each tile runs its instructions in order with no barrier
+// between the children, so a child starts once each of its leaves finds its tiles free of
+// the children before it and each of its invocations finds the invocations of its producers
+// there that hold its samples done (as chainSegments() chains segments, there by the first
+// and last invocations). The invocations are placed as the S-T graph places them on the
+// program's clock, the order the instruction generator emits them in; the children start
+// in order. Sets each child's passOffset; returns the end of the last to finish.
+Cycles Analyser::overlapPass(const RANode& nd, const NodeWork& nw) {
+    TileClock& clock = C.passClock;
+    clock.reset(nw.tileCount);
+    std::vector<PassInvocation>& invs = C.passInvs;
+    invs.clear();
+    C.passRange.resize(2 * size_t(L)); // per leaf position: its invocations in invs
+    Cycles prev = 0, end = 0;
+    for (int c : nd.children) {
+        NodeWork& cw = w[size_t(c)];
+        const size_t from = invs.size();
+        auto record = [&](int leaf, Cycles s, Cycles e, int sample) {
+            const RANode& ln = tree.node(leaf);
+            invs.push_back({layerPos[size_t(ln.layer)], sample, sample + ln.batch - 1, s, e});
+        };
+        placeInvocations(tree, w, true, c, 0, 0, 1.0, record);
+        std::sort(invs.begin() + std::ptrdiff_t(from), invs.end());
+        Cycles start = prev;
+        for (size_t i = from; i < invs.size(); ++i) {
+            const PassInvocation& v = invs[i];
+            const int l = posLayer[size_t(v.pos)];
+            const NodeWork& lw = w[size_t(leafNode[size_t(l)])];
+            const int b = lw.tileBegin - nw.tileBegin;
+            start = std::max(start, clock.maxOver(b, b + lw.tileCount) - v.start);
+            for (const auto& [prod, k] : C.producers[size_t(l)]) {
+                const size_t p = size_t(layerPos[size_t(prod)]);
+                if (int(p) < nw.lo || int(p) >= cw.lo) continue; // not an earlier child's
+                for (int u = C.passRange[2 * p]; u < C.passRange[2 * p + 1]; ++u)
+                    if (invs[size_t(u)].first <= v.last && v.first <= invs[size_t(u)].last)
+                        start = std::max(start, invs[size_t(u)].end - v.start);
+            }
+        }
+        for (size_t i = from; i < invs.size(); ++i) {
+            PassInvocation& v = invs[i];
+            if (i == from || invs[i - 1].pos != v.pos) C.passRange[2 * size_t(v.pos)] = int(i);
+            C.passRange[2 * size_t(v.pos) + 1] = int(i) + 1;
+            v.start += start;
+            v.end += start;
+            const NodeWork& lw = w[size_t(leafNode[size_t(posLayer[size_t(v.pos)])])];
+            const int b = lw.tileBegin - nw.tileBegin;
+            clock.raise(b, b + lw.tileCount, v.end);
+        }
+        cw.passOffset = prev = start;
+        end = std::max(end, start + cw.time);
+    }
+    return end;
+}
+
+// First and last start of every node within its segment: T-cut children at their offsets
+// in the cut's first pass (overlapPass()), later passes each nw.slot long with the
+// children's starts in proportion; S-cut children one slot per stage and per sub-batch (the
+// same walk as the S-T graph).
 void Analyser::firstStarts() {
     for (int id : pre) {
         const RANode& nd = tree.node(id);
@@ -1364,17 +1535,15 @@ void Analyser::firstStarts() {
         const Cycles round = firstPass(w, nd);
         // Later passes: each nw.slot long, the children's starts in proportion.
         const double later = round > 0 ? nw.slot / round : 1.0;
-        Cycles off = 0;
         for (int c : nd.children) {
             NodeWork& cw = w[size_t(c)];
             if (top && A.rootIsT) {
                 cw.firstStart = cw.lastStart = 0;
             } else if (nd.type == NodeType::T) {
-                cw.firstStart = first + off;
-                cw.lastStart = nd.subBatch > 1
-                                   ? last + round + (nd.subBatch - 2) * nw.slot + off * later
-                                   : last + off;
-                off += cw.time;
+                cw.firstStart = first + cw.passOffset;
+                cw.lastStart = nd.subBatch > 1 ? last + round + (nd.subBatch - 2) * nw.slot +
+                                                     cw.passOffset * later
+                                               : last + cw.passOffset;
             } else {
                 cw.firstStart = first + cw.stageOffset;
                 cw.lastStart = last + cw.stageOffset + (nd.subBatch - 1) * nw.slot;
@@ -1401,49 +1570,6 @@ bool analyse(EvalContext::Impl& C, const RATree& tree, int totalBatch, const Eva
     an.firstStarts();
     return true;
 }
-
-// Per tile (in snake order) when it is free, for chainSegments(): the max over a range and
-// raising a range to at least a value, in blocks of 16 tiles with a block-wide floor, so a
-// leaf on all 144 tiles of the cloud preset costs 9 steps, not 144.
-class TileClock {
-  public:
-    void reset(int tiles) {
-        tile_.assign(size_t(tiles), 0.0);
-        floor_.assign(size_t((tiles + kBlock - 1) / kBlock), 0.0);
-        max_.assign(floor_.size(), 0.0);
-    }
-    Cycles maxOver(int lo, int hi) const {
-        Cycles m = 0;
-        for (int t = lo; t < hi;) {
-            const size_t b = size_t(t / kBlock);
-            if (t % kBlock == 0 && t + kBlock <= hi) {
-                m = std::max(m, max_[b]);
-                t += kBlock;
-            } else {
-                m = std::max({m, tile_[size_t(t)], floor_[b]});
-                ++t;
-            }
-        }
-        return m;
-    }
-    void raise(int lo, int hi, Cycles v) {
-        for (int t = lo; t < hi;) {
-            const size_t b = size_t(t / kBlock);
-            max_[b] = std::max(max_[b], v);
-            if (t % kBlock == 0 && t + kBlock <= hi) {
-                floor_[b] = std::max(floor_[b], v);
-                t += kBlock;
-            } else {
-                tile_[size_t(t)] = std::max(tile_[size_t(t)], v);
-                ++t;
-            }
-        }
-    }
-
-  private:
-    static constexpr int kBlock = 16;
-    std::vector<Cycles> tile_, floor_, max_;
-};
 
 // The working data of evaluate() after analyse(): per-segment traffic, energy and bounds.
 struct Coster {
@@ -1907,62 +2033,32 @@ void Coster::nodeFigures() {
 void Coster::intervals() {
     // Rectangles: walk the schedule; a segment stretched by a DRAM/NoC bound has its
     // rectangles stretched in proportion.
-    std::function<Cycles(int, Cycles, int, double)> place = [&](int id, Cycles t0, int sample,
-                                                                double scale) -> Cycles {
+    auto push = [&](int id, Cycles start, Cycles end, int sample) {
+        if (ev.intervals.size() >= opt.maxIntervals) {
+            ev.intervalsTruncated = true;
+            return;
+        }
         const RANode& nd = tree.node(id);
         const NodeWork& nw = w[size_t(id)];
-        if (nd.type == NodeType::Leaf) {
-            if (ev.intervals.size() >= opt.maxIntervals) {
-                ev.intervalsTruncated = true;
-            } else {
-                BusyInterval b;
-                b.node = id;
-                b.layer = nd.layer;
-                b.firstSample = sample;
-                b.lastSample = sample + nd.batch - 1;
-                b.start = t0;
-                b.end = t0 + nw.time * scale;
-                b.tileBegin = nw.tileBegin;
-                b.tileCount = nw.tileCount;
-                b.energy = nw.energy * nd.batch / std::max(1, totalBatch);
-                ev.intervals.push_back(b);
-            }
-            return t0 + nw.time * scale;
-        }
-        const int cb = nd.batch / nd.subBatch;
-        if (nd.type == NodeType::T) { // later passes drawn in proportion (cutDelay())
-            Cycles t = t0;
-            const Cycles round = firstPass(w, nd);
-            const double later = round > 0 ? scale * nw.slot / round : scale;
-            for (int j = 0; j < nd.subBatch; ++j)
-                for (int c : nd.children)
-                    t = place(c, t, sample + j * cb, j == 0 ? scale : later);
-            return t;
-        }
-        // An S cut held up by the DRAM's order (dramOrderedPipeline()) is drawn stretched
-        // to its time, except on the program's clock.
-        const double inner = nw.piped > 0 && !opt.programClock ? scale * nw.time / nw.piped : scale;
-        const Cycles slot = nw.slot * inner;
-        for (int c : nd.children) {
-            // A T child runs each sub-batch in its later passes' time (cutDelay()): drawn so,
-            // its sub-batches one slot apart do not overlap on its tiles (the program's clock
-            // keeps each pass whole).
-            const NodeWork& cw = w[size_t(c)];
-            const double drawn =
-                cw.time > 0 && !opt.programClock && tree.node(c).type == NodeType::T
-                    ? std::min(1.0, pipelinePeriod(w, tree, c) / cw.time)
-                    : 1.0;
-            for (int j = 0; j < nd.subBatch; ++j)
-                place(c, t0 + cw.stageOffset * inner + j * slot, sample + j * cb, inner * drawn);
-        }
-        return t0 + nw.time * scale;
+        BusyInterval b;
+        b.node = id;
+        b.layer = nd.layer;
+        b.firstSample = sample;
+        b.lastSample = sample + nd.batch - 1;
+        b.start = start;
+        b.end = end;
+        b.tileBegin = nw.tileBegin;
+        b.tileCount = nw.tileCount;
+        b.energy = nw.energy * nd.batch / std::max(1, totalBatch);
+        ev.intervals.push_back(b);
     };
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segments.size(); ++s) {
             const size_t k = size_t(j) * segments.size() + s;
             const Cycles own = w[size_t(segments[s])].time;
             const double scale = own > 0 ? segLen[k] / own : 1.0;
-            place(segments[s], segStart[k], j * segBatch, scale);
+            placeInvocations(tree, w, opt.programClock, segments[s], segStart[k], j * segBatch,
+                             scale, push);
         }
 }
 

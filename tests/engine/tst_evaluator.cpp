@@ -100,6 +100,7 @@ class TestEvaluator : public QObject {
     void tChildOfSCutDrawnWithoutOverlap();
     void sCutFillsStageByStage();
     void segmentsOverlap();
+    void tCutChildrenOverlap();
     void weightsAheadOfSegment();
     void weightsShareTheLinks();
     void allocationMatchesBruteForce();
@@ -488,6 +489,39 @@ void TestEvaluator::segmentsOverlap() {
     QVERIFY(std::abs(segRows[0].share - 2 * conv) < 1.0);
     QVERIFY(std::abs(segRows[1].share - conv) < 1.0);
     QVERIFY(std::abs(segRows[0].share + segRows[1].share - e.delay) < 1e-6 * e.delay);
+}
+
+// T-cut children overlap in the same way inside a segment (docs/cost-model.md §5, "T-cut
+// children overlap"): the two S cuts of segmentsOverlap under one T 1/1 that is the only
+// segment. c's tiles (a's) and a's output are ready at t, and d's tiles (b's) free at 2t = t
+// + d's offset t in S(c, d): the second child starts at t and the cut lasts 3t, not the 4t
+// of its children one after the other. The S-T graph places c from t and d from 2t.
+void TestEvaluator::tCutChildrenOverlap() {
+    const Network net = fourConvs("two_branches", 0);
+    const RATree t = parse(
+        "T 1/1\n\tT 1/1\n\t\tS 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tS 1/1\n\t\t\tc 1\n\t\t\td 1\n", net);
+    const Evaluation e = detailed(net, computeBoundEdge(), t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int cut = t.node(t.root).children[0];
+    const auto& kids = t.node(cut).children;
+    const int a = t.node(kids[0]).children[0], c = t.node(kids[1]).children[0];
+    const int d = t.node(kids[1]).children[1];
+    QCOMPARE(e.nodes[size_t(c)].tileBegin, e.nodes[size_t(a)].tileBegin);
+    const double conv = e.nodes[size_t(a)].time;
+    QVERIFY(std::abs(e.nodes[size_t(c)].time - conv) < 1.0);
+    QVERIFY(std::abs(e.nodes[size_t(kids[0])].time - 2 * conv) < 1.0);
+    QVERIFY(std::abs(e.nodes[size_t(kids[1])].time - 2 * conv) < 1.0);
+    QVERIFY2(std::abs(e.nodes[size_t(cut)].time - 3 * conv) < 1.0,
+             qPrintable(QString("cut %1, t %2").arg(e.nodes[size_t(cut)].time).arg(conv)));
+    QVERIFY2(std::abs(e.delay - 3 * conv) < 1.0,
+             qPrintable(QString("delay %1, t %2").arg(e.delay).arg(conv)));
+    int seen = 0;
+    for (const BusyInterval& b : e.intervals) {
+        if (b.node != c && b.node != d) continue;
+        QVERIFY(std::abs(b.start - (b.node == c ? conv : 2 * conv)) < 1.0);
+        ++seen;
+    }
+    QCOMPARE(seen, 2);
 }
 
 // Weights load ahead of their segment (docs/cost-model.md §5, "Weights ahead of their
