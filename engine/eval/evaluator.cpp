@@ -434,6 +434,7 @@ struct NodeWork {
     Cycles passOffset = 0;  // T-cut child: its start in the cut's first pass (overlapPass())
     Bytes dram = 0;         // activation DRAM bytes of one invocation (weights excluded)
     Bytes wgt = 0, act = 0; // per-tile buffer use
+    Bytes kept = 0;         // cuts: the part of act that is keptOut (leafBuffers())
     const LeafMapping* mapping = nullptr;
     const LeafTraffic* traffic = nullptr; // leaves: per segment invocation (transfers.h)
     // Start of the first and of the last invocation, from its segment's start.
@@ -558,7 +559,7 @@ struct Analysis {
     // leaves of one S cut, over the NoC, the first transfer of a producer that stores nothing).
     std::vector<std::uint32_t> paceInputs;
     // dataFlow()'s working data (Analyser): kept here so a reused Analysis keeps capacity.
-    std::vector<double> hold;
+    std::vector<double> hold, keptOut;
     std::vector<std::vector<int>> sharedProducers;
     std::vector<std::uint64_t> held;
     std::vector<int> stack;   // orderNodes()
@@ -586,6 +587,9 @@ struct Analyser {
     std::vector<char>& writesDram;
     std::vector<std::vector<char>>& inputViaDram;
     std::vector<double>& hold; // per node: held input bytes per tile
+    // Per leaf: outputs of its earlier invocations its tiles keep for a consumer taking more
+    // samples at a time, per tile (dataFlow(); not in flight twice, leafBuffers()).
+    std::vector<double>& keptOut;
     // Per consumer leaf: producers whose output it receives over the NoC from tiles it shares
     // (its LCA with the producer is a T cut, whose children share the group). The instruction
     // generator keeps a producer's output slice in its tile's buffer until every NoC consumer
@@ -603,8 +607,8 @@ struct Analyser {
         : C(c), tree(t), opt(o), A(a), ev(e), net(c.net), hw(c.hw), mesh(c.mesh), n(t.size()),
           L(int(c.net.layers.size())), w(a.w), pre(a.pre), layerPos(a.layerPos),
           leafNode(a.leafNode), posLayer(a.posLayer), writesDram(a.writesDram),
-          inputViaDram(a.inputViaDram), hold(a.hold), sharedProducers(a.sharedProducers),
-          held(a.held) {}
+          inputViaDram(a.inputViaDram), hold(a.hold), keptOut(a.keptOut),
+          sharedProducers(a.sharedProducers), held(a.held) {}
 
     bool invalid(int node, std::string reason);
     void orderNodes();
@@ -614,6 +618,7 @@ struct Analyser {
     void assignSegments();
     bool viaDram(int prod, int cons);
     void keepForLaterStage(int prod);
+    bool keptOnce(int prod);
     void dataFlow();
     void cimWeights();
     void leafBuffers();
@@ -850,10 +855,21 @@ void Analyser::keepForLaterStage(int prod) {
     hold[size_t(pc)] += slice * std::ceil(double(tree.node(pc).batch) / std::max(1, pn.batch));
 }
 
+// A producer whose earlier invocations' outputs its tiles keep for a consumer taking more
+// samples at a time (dataFlow()): true the first time, so they are charged once however
+// many consumers read them.
+bool Analyser::keptOnce(int prod) {
+    const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x40000000u;
+    if (std::find(held.begin(), held.end(), key) != held.end()) return false;
+    held.push_back(key);
+    return true;
+}
+
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
     hold.assign(static_cast<size_t>(n), 0.0);
+    keptOut.assign(static_cast<size_t>(n), 0.0);
     sharedProducers.resize(static_cast<size_t>(n)); // cleared, capacity kept
     for (auto& sp : sharedProducers)
         sp.clear();
@@ -886,6 +902,16 @@ void Analyser::dataFlow() {
                     const int pl = leafNode[size_t(ins[k].producer)];
                     if (std::find(sp.begin(), sp.end(), pl) == sp.end())
                         sp.push_back(pl); // one slice per producer
+                    // A consumer taking more samples at a time than its producer: the
+                    // producer's tiles keep the outputs of its earlier invocations beside its
+                    // own work until the consumer has read them all (as for a cut below).
+                    const RANode& pn = tree.node(pl);
+                    const double n =
+                        std::ceil(double(tree.node(consumerChild).batch) / std::max(1, pn.batch));
+                    if (n > 1 && keptOnce(ins[k].producer))
+                        keptOut[size_t(pl)] +=
+                            C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile *
+                            (n - 1);
                 }
                 if (!d && tree.node(consumerChild).isCut() &&
                     std::find(held.begin(), held.end(), heldKey) == held.end()) {
@@ -903,7 +929,7 @@ void Analyser::dataFlow() {
                         const double n = std::ceil(double(tree.node(consumerChild).batch) /
                                                    std::max(1, pn.batch));
                         hold[size_t(consumerChild)] += slice * n;
-                        hold[size_t(pl)] += slice * (n - 1);
+                        if (keptOnce(ins[k].producer)) hold[size_t(pl)] += slice * (n - 1);
                     } else {
                         hold[size_t(consumerChild)] += double(ins[k].bytesPerSample) *
                                                        tree.node(consumerChild).batch * db /
@@ -1003,7 +1029,8 @@ void Analyser::leafBuffers() {
                     nw.act = std::max(nw.act, w[size_t(c)].wgt + w[size_t(c)].act);
                 } else {
                     nw.wgt += w[size_t(c)].wgt; // weights stay resident within a segment
-                    nw.act = std::max(nw.act, w[size_t(c)].act + hold[size_t(c)]);
+                    const double a = w[size_t(c)].act + hold[size_t(c)] + keptOut[size_t(c)];
+                    if (a > nw.act) nw.act = a, nw.kept = w[size_t(c)].kept + keptOut[size_t(c)];
                 }
             }
             nw.compute = t * nd.subBatch;
@@ -1012,9 +1039,12 @@ void Analyser::leafBuffers() {
             for (int c : nd.children) {
                 slot = std::max(slot, w[size_t(c)].compute);
                 nw.wgt = std::max(nw.wgt, w[size_t(c)].wgt);
-                // Pipelined sub-batches keep a second input slice in flight.
-                const double a = w[size_t(c)].act * (nd.subBatch > 1 ? 1.5 : 1.0) + hold[size_t(c)];
-                nw.act = std::max(nw.act, a);
+                // Pipelined sub-batches keep a second input slice in flight (not of the
+                // outputs kept for a later consumer).
+                const NodeWork& cw = w[size_t(c)];
+                const double a = (cw.act - cw.kept) * (nd.subBatch > 1 ? 1.5 : 1.0) + cw.kept +
+                                 hold[size_t(c)] + keptOut[size_t(c)];
+                if (a > nw.act) nw.act = a, nw.kept = cw.kept + keptOut[size_t(c)];
             }
             nw.compute = slot * (nd.subBatch - 1) + computeFill(nd, nw.maxStage);
         }

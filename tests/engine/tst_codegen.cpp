@@ -259,6 +259,7 @@ class TestCodegen : public QObject {
     void sendsAheadBesideASendWithin();
     void tCutChildrenOverlap();
     void overlapWaitsForEveryInvocation();
+    void keptForALargerBatch();
 };
 
 void TestCodegen::boxes() {
@@ -1111,6 +1112,26 @@ void TestCodegen::overlapWaitsForEveryInvocation() {
     QCOMPARE(checked, 8);
     double ratio = 0;
     QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
+}
+
+// docs/cost-model.md §6, "Kept for a larger batch": mobilenet_v2 on 6x6+4sides, batch 8,
+// the tree `anneal --beta 20 --seed 1` found in session 26 before the rule. features.3's
+// conv.2 is the last stage of an S 8/8 (one sample an invocation) and features.3's Add, the
+// next child of the T 8/1 above it, takes all 8 samples: conv.2's tile keeps 7 samples of
+// its output (526,848 bytes) beside its 451,584-byte input and the 75,264 bytes of its
+// next output, 1.01 MiB, and the export failed ("tile 35: no room for output of
+// /features/features.3/conv/conv.2/Conv"). The evaluator now charges those outputs to the
+// S cut and refuses the tree there.
+void TestCodegen::keptForALargerBatch() {
+    TreeCase c;
+    QVERIFY(loadTreeCase("mobilenet_v2", "6x6+4sides", "mobilenet_v2_6x6_4sides_b8_s1.tree", c));
+    const RATree tree = test::parseTree(c.tree, c.net);
+    EvalContext ctx(c.net, c.hw);
+    const Evaluation e = evaluate(ctx, tree, 8, {});
+    QVERIFY(!e.valid);
+    QVERIFY2(e.reason.find("buffer overflow at S cut /0/0") != std::string::npos &&
+                 e.reason.find("1.27 MiB") != std::string::npos,
+             e.reason.c_str());
 }
 
 QTEST_APPLESS_MAIN(TestCodegen)
