@@ -1306,8 +1306,14 @@ void Analyser::leafTraffic() {
                 const int pos = layerPos[size_t(l)];
                 if (pos >= w[size_t(tcut)].lo && pos < w[size_t(tcut)].hi) continue;
                 ++pw.sentAhead;
-                pw.sentAheadPaced = std::max(pw.sentAheadPaced, lw.traffic->pacedByInput[k] -
-                                                                    lw.traffic->sentByInput[k]);
+                // At the links' pace, but no longer than the consumer's busiest input link
+                // takes to carry all of the exchange (docs/cost-model.md §5, "Sends ahead
+                // at the links' pace").
+                const LeafTraffic& T = *lw.traffic;
+                const double paced =
+                    std::min(T.pacedByInput[k],
+                             std::max({T.sentByInput[k], T.nocInMaxLink, T.nocSameMaxLink}));
+                pw.sentAheadPaced = std::max(pw.sentAheadPaced, paced - T.sentByInput[k]);
             }
     }
     // A leaf of a T cut under an S cut that sends ahead, to several consumers of the S
