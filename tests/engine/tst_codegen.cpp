@@ -62,6 +62,50 @@ bool loadTreeCase(const std::string& model, const std::string& hwSpec, const std
     return true;
 }
 
+// The case's tree is invalid, with every one of `parts` in the reason.
+bool rejectedWith(const TreeCase& c, int batch, const std::vector<std::string>& parts) {
+    EvalContext ctx(c.net, c.hw);
+    const Evaluation e = evaluate(ctx, test::parseTree(c.tree, c.net), batch, {});
+    bool all = !e.valid;
+    for (const std::string& p : parts)
+        all = all && e.reason.find(p) != std::string::npos;
+    if (!all) qWarning("valid %d, reason: %s", int(e.valid), e.reason.c_str());
+    return all;
+}
+
+// 3x3 convs of 128 channels on 28x28 (those of test::twoConvs), named a, b, c, ... in order,
+// the k-th reading the output of producers[k] (-1: the network's input).
+Network sameConvs(const char* name, const std::vector<int>& producers) {
+    Network n;
+    n.name = name;
+    for (size_t k = 0; k < producers.size(); ++k)
+        n.layers.push_back(
+            test::conv(std::string(1, char('a' + k)), 128, 128, 28, 3, producers[k]));
+    return test::finish(n);
+}
+
+// A 4x4 mesh whose DRAM and links move about anything in a cycle: the compute alone counts.
+Hardware freeTraffic4x4() {
+    Hardware hw = defaultHardware(4, 4, "fast-io");
+    hw.dramBytesPerCycle = 1e9;
+    hw.nocBytesPerCycle = 1e9;
+    return hw;
+}
+
+// The tree's program: its estimate `expected` cycles (within tol) and its replay, checked,
+// the same (within a cycle).
+void estimateAndReplay(EvalContext& ctx, const RATree& tree, int batch, const Hardware& hw,
+                       double expected, double tol) {
+    auto r = generateProgram(ctx, tree, batch, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    QVERIFY2(std::abs(r->layout.evaluation.delay - expected) < tol,
+             qPrintable(QString::number(r->layout.evaluation.delay, 'f', 3)));
+    SimResult f;
+    test::replayChecked(*r, hw, f);
+    if (QTest::currentTestFailed()) return;
+    QVERIFY2(std::abs(f.delay - expected) < 1.0, qPrintable(QString::number(f.delay, 'f', 1)));
+}
+
 // A tree case evaluated with detail, in its own context (generateProgram needs it).
 struct TreeRun {
     TreeCase c;
@@ -887,18 +931,10 @@ void TestCodegen::backlogBeforeSCut() {
 // dependencies alone would let conv2 start a quarter into conv1: 31,752).
 void TestCodegen::piecesInTurn() {
     const Network net = test::twoConvs();
-    Hardware hw = defaultHardware(4, 4, "fast-io");
-    hw.dramBytesPerCycle = 1e9;
-    hw.nocBytesPerCycle = 1e9;
+    const Hardware hw = freeTraffic4x4();
     EvalContext ctx(net, hw);
-    auto r = generateProgram(ctx, parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net), 2, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QVERIFY2(std::abs(r->layout.evaluation.delay - 42336) < 1e-3,
-             qPrintable(QString::number(r->layout.evaluation.delay, 'f', 3)));
-    SimResult f;
-    test::replayChecked(*r, hw, f);
-    if (QTest::currentTestFailed()) return;
-    QVERIFY2(std::abs(f.delay - 42336) < 1.0, qPrintable(QString::number(f.delay, 'f', 1)));
+    estimateAndReplay(ctx, parse("T 2/1\n\tS 2/2\n\t\tconv1 1\n\t\tconv2 1\n", net), 2, hw, 42336,
+                      1e-3);
 }
 
 // docs/cost-model.md §5, "Pipelines in a pipeline": three 3x3 convs (those of
@@ -911,15 +947,8 @@ void TestCodegen::piecesInTurn() {
 // 3 x 28,224 + 40,320 + 28,224 = 153,216 cycles, as the replay of its program, not the
 // 189,504 of a slot of 40,320.
 void TestCodegen::pipelineInAPipeline() {
-    Network n;
-    n.name = "three_convs";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 1));
-    const Network net = test::finish(n);
-    Hardware hw = defaultHardware(4, 4, "fast-io");
-    hw.dramBytesPerCycle = 1e9;
-    hw.nocBytesPerCycle = 1e9;
+    const Network net = sameConvs("three_convs", {-1, 0, 1});
+    const Hardware hw = freeTraffic4x4();
     EvalContext ctx(net, hw);
     const RATree tree = parse("T 4/1\n\tS 4/4\n\t\tS 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tc 1\n", net);
     auto r = generateProgram(ctx, tree, 4, {});
@@ -1015,15 +1044,9 @@ void TestCodegen::firstSubBatchWaitsForItsExchange() {
 void TestCodegen::strideGapsHeldWithTheWindow() {
     TreeCase c;
     QVERIFY(loadTreeCase("resnet50", "5x10", "resnet50_5x10_b8_s3.tree", c));
-    const RATree tree = test::parseTree(c.tree, c.net);
+    QVERIFY(rejectedWith(
+        c, 8, {"buffer overflow", "/layer2/layer2.0/downsample/downsample.0/Conv", "1.11 MiB"}));
     EvalContext ctx(c.net, c.hw);
-    const Evaluation e = evaluate(ctx, tree, 8, {});
-    QVERIFY(!e.valid);
-    QVERIFY2(e.reason.find("buffer overflow") != std::string::npos &&
-                 e.reason.find("/layer2/layer2.0/downsample/downsample.0/Conv") !=
-                     std::string::npos &&
-                 e.reason.find("1.11 MiB") != std::string::npos,
-             e.reason.c_str());
     // The same leaf fits once its tiles hold one output row fewer: the generator exports
     // the layer-sequential schedule, whose downsample runs on all 50 tiles.
     const RATree seq = test::parseTree(layerSequential(c.net, 8), c.net);
@@ -1055,27 +1078,12 @@ void TestCodegen::sendsAheadBesideASendWithin() {
 // still runs, and d follows b on its tiles. The estimate and the replay both take 3 x
 // 14,112 = 42,336 cycles, not the 56,448 of the children one after the other.
 void TestCodegen::tCutChildrenOverlap() {
-    Network n;
-    n.name = "two_branches";
-    n.layers.push_back(test::conv("a", 128, 128, 28, 3, -1));
-    n.layers.push_back(test::conv("b", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("c", 128, 128, 28, 3, 0));
-    n.layers.push_back(test::conv("d", 128, 128, 28, 3, 2));
-    const Network net = test::finish(n);
-    Hardware hw = defaultHardware(4, 4, "fast-io");
-    hw.dramBytesPerCycle = 1e9;
-    hw.nocBytesPerCycle = 1e9;
+    const Network net = sameConvs("two_branches", {-1, 0, 0, 2});
+    const Hardware hw = freeTraffic4x4();
     EvalContext ctx(net, hw);
     const RATree tree = parse(
         "T 1/1\n\tT 1/1\n\t\tS 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tS 1/1\n\t\t\tc 1\n\t\t\td 1\n", net);
-    auto r = generateProgram(ctx, tree, 1, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QVERIFY2(std::abs(r->layout.evaluation.delay - 42336) < 1.0,
-             qPrintable(QString::number(r->layout.evaluation.delay, 'f', 3)));
-    SimResult f;
-    test::replayChecked(*r, hw, f);
-    if (QTest::currentTestFailed()) return;
-    QVERIFY2(std::abs(f.delay - 42336) < 1.0, qPrintable(QString::number(f.delay, 'f', 1)));
+    estimateAndReplay(ctx, tree, 1, hw, 42336, 1.0);
 }
 
 // docs/cost-model.md §5, "T-cut children overlap": mobilenet_v2 on 6x10+slowdram, batch 8,
@@ -1126,13 +1134,7 @@ void TestCodegen::overlapWaitsForEveryInvocation() {
 void TestCodegen::keptForALargerBatch() {
     TreeCase c;
     QVERIFY(loadTreeCase("mobilenet_v2", "6x6+4sides", "mobilenet_v2_6x6_4sides_b8_s1.tree", c));
-    const RATree tree = test::parseTree(c.tree, c.net);
-    EvalContext ctx(c.net, c.hw);
-    const Evaluation e = evaluate(ctx, tree, 8, {});
-    QVERIFY(!e.valid);
-    QVERIFY2(e.reason.find("buffer overflow at S cut /0/0") != std::string::npos &&
-                 e.reason.find("1.27 MiB") != std::string::npos,
-             e.reason.c_str());
+    QVERIFY(rejectedWith(c, 8, {"buffer overflow at S cut /0/0", "1.27 MiB"}));
 }
 
 // docs/cost-model.md §5, "Sends ahead at the links' pace": resnet50 on the cloud preset,
