@@ -365,6 +365,7 @@ std::optional<Small> transpose(const ox::NodeProto& n, const In& in, std::int64_
 }
 
 std::optional<Small> gather(const ox::NodeProto& n, const In& in, std::int64_t) {
+    if (in.size() < 2) return std::nullopt; // a malformed node: not evaluated
     auto ix = ints(in[1]);
     if (!in[0] || !ix) return std::nullopt;
     const Small& x = *in[0];
