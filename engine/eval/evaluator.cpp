@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <queue>
 #include <string>
@@ -619,6 +618,8 @@ struct Analyser {
     bool viaDram(int prod, int cons);
     void keepForLaterStage(int prod);
     bool keptOnce(int prod);
+    double outputSlice(int leaf);
+    double invocationsOver(int producerLeaf, int node) const;
     void dataFlow();
     void cimWeights();
     void leafBuffers();
@@ -850,9 +851,20 @@ void Analyser::keepForLaterStage(int prod) {
     const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x80000000u | unsigned(pc);
     if (std::find(held.begin(), held.end(), key) != held.end()) return;
     held.push_back(key);
-    const RANode& pn = tree.node(pl);
-    const double slice = C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile;
-    hold[size_t(pc)] += slice * std::ceil(double(tree.node(pc).batch) / std::max(1, pn.batch));
+    hold[size_t(pc)] += outputSlice(pl) * invocationsOver(pl, pc);
+}
+
+// A leaf's output slice per tile (its mapping's ofmap per tile): what its tiles hold of each
+// invocation's output.
+double Analyser::outputSlice(int leaf) {
+    const RANode& ln = tree.node(leaf);
+    return C.mapper.map(ln.layer, w[size_t(leaf)].tileCount, ln.batch).ofmapPerTile;
+}
+
+// The invocations of a producer leaf that one invocation of `node` spans (its batch over
+// the producer's, rounded up).
+double Analyser::invocationsOver(int producerLeaf, int node) const {
+    return std::ceil(double(tree.node(node).batch) / std::max(1, tree.node(producerLeaf).batch));
 }
 
 // A producer whose earlier invocations' outputs its tiles keep for a consumer taking more
@@ -905,13 +917,9 @@ void Analyser::dataFlow() {
                     // A consumer taking more samples at a time than its producer: the
                     // producer's tiles keep the outputs of its earlier invocations beside its
                     // own work until the consumer has read them all (as for a cut below).
-                    const RANode& pn = tree.node(pl);
-                    const double n =
-                        std::ceil(double(tree.node(consumerChild).batch) / std::max(1, pn.batch));
+                    const double n = invocationsOver(pl, consumerChild);
                     if (n > 1 && keptOnce(ins[k].producer))
-                        keptOut[size_t(pl)] +=
-                            C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile *
-                            (n - 1);
+                        keptOut[size_t(pl)] += outputSlice(pl) * (n - 1);
                 }
                 if (!d && tree.node(consumerChild).isCut() &&
                     std::find(held.begin(), held.end(), heldKey) == held.end()) {
@@ -923,11 +931,8 @@ void Analyser::dataFlow() {
                         // the producer's own work and then beside the cut's (the generator
                         // frees an output once its NoC readers have it).
                         const int pl = leafNode[size_t(ins[k].producer)];
-                        const RANode& pn = tree.node(pl);
-                        const double slice =
-                            C.mapper.map(pn.layer, w[size_t(pl)].tileCount, pn.batch).ofmapPerTile;
-                        const double n = std::ceil(double(tree.node(consumerChild).batch) /
-                                                   std::max(1, pn.batch));
+                        const double slice = outputSlice(pl);
+                        const double n = invocationsOver(pl, consumerChild);
                         hold[size_t(consumerChild)] += slice * n;
                         if (keptOnce(ins[k].producer)) hold[size_t(pl)] += slice * (n - 1);
                     } else {
@@ -1010,10 +1015,8 @@ void Analyser::leafBuffers() {
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
-                const RANode& pn = tree.node(p);
-                const double slice =
-                    C.mapper.map(pn.layer, w[size_t(p)].tileCount, pn.batch).ofmapPerTile;
-                nw.act += slice * std::max(1.0, double(nd.batch) / std::max(1, pn.batch));
+                nw.act += outputSlice(p) *
+                          std::max(1.0, double(nd.batch) / std::max(1, tree.node(p).batch));
             }
             continue;
         }
