@@ -399,10 +399,11 @@ namespace {
 // leaf can start on its first weight slice.
 constexpr double kStages = kMaxStages;
 // The share of a segment's weight streaming, on its busiest link, that the leaves' own
-// transfers lose to it: a link shared round-robin gives each of two flows half of it, and
-// about four fifths of the weight streaming meets the leaves' exchanges (measured on the
-// cloud preset's annealed trees: docs/cost-model.md §5).
-constexpr double kWeightShare = 0.4;
+// transfers lose to it: a link is shared per transfer and the weights come as many LOADs
+// in flight at once, so a SEND meeting them there gets a small share, not half; measured
+// on the 1,952 replayed trees with exchanges held up once (docs/cost-model.md §5,
+// "Weights in the background"; 0.4 before session 27).
+constexpr double kWeightShare = 0.7;
 // The share of a consumer's intake from a stage's other tiles that the stage's busiest tile
 // waits for while it sends to that consumer. In lock step (every tile sending to the same
 // consumer at once) it would be all of it; the replay's tiles drift apart, and their SENDs

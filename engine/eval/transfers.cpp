@@ -622,7 +622,9 @@ class LinkTally {
 // shares add up to rho < 1 takes at most b / (1 - rho) (all at once, a 6x6 mobilenet_v2
 // exchange was 5,899 cycles where the replay's busiest tile's SENDs spanned 2,392). A piece
 // takes the longest of its route's links (an inter-chiplet link's time scaled by
-// Mesh::linkSlowness); per tile, its pieces add up.
+// Mesh::linkSlowness); per tile, its pieces add up, but to no more than its own bytes plus
+// the most bytes the other senders put on one link of its routes (the links drain at once:
+// "Held up once").
 class SendLog {
   public:
     void clear() {
@@ -656,13 +658,26 @@ class SendLog {
         bucketByLink(links);
         mergeSenders(mesh, links);
         m_slowest.assign(m_bytes.begin(), m_bytes.end());
+        m_own.assign(m_bytes.size(), 0.0);
+        m_others.assign(size_t(mesh.tiles()), 0.0);
         for (size_t l = 0; l < links; ++l)
             if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
         m_paced.assign(size_t(mesh.tiles()), 0.0);
         m_pieces.assign(size_t(mesh.tiles()), 0);
+        m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
         for (size_t i = 0; i < m_tile.size(); ++i) {
             m_paced[size_t(m_tile[i])] += m_slowest[i];
+            m_scale[size_t(m_tile[i])] += m_own[i];
             ++m_pieces[size_t(m_tile[i])];
+        }
+        // A tile's pieces are done no later than its own bytes plus what the other senders
+        // put on the most loaded link of its routes: the links drain at once, so the
+        // others' bytes hold it up once, not once per piece (docs/cost-model.md §5,
+        // "Held up once").
+        for (size_t t = 0; t < m_paced.size(); ++t) {
+            const double cap = m_scale[t] + m_others[t];
+            m_scale[t] = m_paced[t] > cap ? cap / m_paced[t] : 1.0;
+            m_paced[t] = std::min(m_paced[t], cap);
         }
         const size_t busiest =
             size_t(std::max_element(m_paced.begin(), m_paced.end()) - m_paced.begin());
@@ -672,7 +687,7 @@ class SendLog {
     // After paced(): the busiest tile's time per piece, its pieces' mean.
     double pieceTime() const { return m_piece; }
     // After paced(): per input, the most time one tile's pieces of it take (their paced
-    // times added up).
+    // times added up, scaled down as the tile's whole sum was).
     void pacedByInput(const Mesh& mesh, std::vector<double>& out) {
         if (out.size() == 1) { // every piece is of that input: paced() has the sums
             out[0] = *std::max_element(m_paced.begin(), m_paced.end());
@@ -681,7 +696,8 @@ class SendLog {
         for (size_t k = 0; k < out.size(); ++k) {
             m_paced.assign(size_t(mesh.tiles()), 0.0);
             for (size_t i = 0; i < m_tile.size(); ++i)
-                if (m_input[i] == k) m_paced[size_t(m_tile[i])] += m_slowest[i];
+                if (m_input[i] == k)
+                    m_paced[size_t(m_tile[i])] += m_slowest[i] * m_scale[size_t(m_tile[i])];
             out[k] = *std::max_element(m_paced.begin(), m_paced.end());
         }
     }
@@ -733,11 +749,14 @@ class SendLog {
     }
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
-    // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1).
+    // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
+    // notes, per piece, its own time on its slowest link (m_own) and, per sender, the
+    // most bytes the others put on one of its links (m_others), both x the slowness.
     void answerLink(const Mesh& mesh, size_t l) {
         const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
         const double* W = m_slotW.data() + lo;
         const double slowness = mesh.linkSlowness(int(l));
+        const double load = std::accumulate(W, W + n, 0.0);
         // Few senders: sum directly; many: their bytes sorted, with prefix sums.
         const bool sorted = n > 32;
         if (sorted) {
@@ -768,12 +787,16 @@ class SendLog {
             const double rho = m_rho[l] - m_slotW[m_slotOf[e]] / m_total[size_t(m_tile[i])];
             if (rho < 1) time = std::min(time, b / (1 - rho));
             m_slowest[i] = std::max(m_slowest[i], time * slowness);
+            m_own[i] = std::max(m_own[i], b * slowness);
+            double& others = m_others[size_t(m_tile[i])];
+            others = std::max(others, (load - m_slotW[m_slotOf[e]]) * slowness);
         }
     }
 
     double m_piece = 0;
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
     std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
+    std::vector<double> m_own, m_others, m_scale;
     // m_route: each piece's first entry in m_links.
     std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
 };

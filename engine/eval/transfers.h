@@ -182,7 +182,8 @@ struct LeafTraffic {
     double storedMax = 0;
     // The same for the inputs received over the NoC, each piece paced by the slowest link
     // of its route, where it shares the bandwidth with the other tiles' SENDs while they
-    // have bytes left there; a tile's pieces one after another (docs/cost-model.md §5).
+    // have bytes left there; a tile's pieces one after another, held up by the others'
+    // bytes on any one link once (docs/cost-model.md §5, "Held up once").
     double nocPaced = 0;
     // The busiest sending tile's time per piece (its pieces' mean, in bytes at a link's
     // full bandwidth; one piece, so not scaled with the invocations): the consumer fed
