@@ -11,7 +11,7 @@ and whether every program moved exactly the schedule's DRAM bytes.
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
-for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise). Meshes "NxM" take the defaults for
+for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise), "fresh5" (session 27, likewise). Meshes "NxM" take the defaults for
 their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM bandwidth,
 "+4sides" DRAM on all four sides. Re-run it after any change to the evaluator, the generator or the simulator; it
 needs only python3 and a Release build (a set takes 20-60 s on one core).
@@ -45,6 +45,8 @@ SETS = {
                "14x14+4sides", "3x8"],
     "fresh4": ["5x7", "8x10", "12x16", "6x9+4sides", "10x14+slowdram", "4x12+fastlinks",
                "13x15", "7x8+slowdram+4sides"],
+    "fresh5": ["6x8", "9x11", "12x14", "3x12", "5x9+slowdram", "8x12+4sides",
+               "11x11+fastlinks", "14x10+slowdram+4sides"],
 }
 
 
