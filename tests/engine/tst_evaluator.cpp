@@ -193,7 +193,8 @@ void TestEvaluator::handDerivedEnergy() {
         // than in the fill: 24,704 + 14,112 = 38,816; it ends 14,410.67 later, 53,226.67,
         // above the DRAM bound. Then the weights' busiest link W = 3,072 cycles shares the
         // leaves' links: + 0.7 W ("Weights in the background"). The replay of this tree's
-        // program takes 60,091 cycles (1.085 of this); the DRAM bound alone said 43,520.
+        // program took 60,091 cycles in session 15 (1.085 of this); the DRAM bound alone said
+        // 43,520.
         QVERIFY2(std::abs(e.delay - (24704 + 14112 + 14112 + 896.0 / 3 + 0.7 * 3072)) < 1e-3,
                  qPrintable(QString::number(e.delay, 'f', 4)));
     }
