@@ -1109,6 +1109,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
         }
         return -1;
     };
+    bool issued = false;
     while (!pending.empty()) {
         const auto [li, tStart] = pending.front();
         const LeafLayout& o = S.leaves[size_t(li)];
@@ -1119,11 +1120,12 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
         }
         const int lateAt = firstLate();
         if (lateAt < 0) break; // can wait
-        // Some leaf further on is late: issue the weights in order, but no more than keep
-        // the DRAM busy until the next invocation, unless the first of them is late itself
-        // (issued all at once they would queue on the tiles' in-order LOAD engines in
-        // front of the demand loads).
-        if (lateAt > 0 && dramClock >= tNext) break;
+        // Some leaf is late: issue the weights in order, but no more than keep the DRAM
+        // busy until the next invocation (the first of them even so when it is late
+        // itself). Issued all at once they would queue on the tiles' in-order LOAD engines
+        // in front of the demand loads, which then wait, with the tile's LOADs in flight
+        // taken, until the DRAM reaches the last of them in need order.
+        if ((lateAt > 0 || issued) && dramClock >= tNext) break;
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         pending.erase(pending.begin());
         bool room = true;
@@ -1131,6 +1133,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             room = room && double(buf[size_t(t)].free()) - o.mapping.weightPerTile >= reserve;
         if (!room) continue;
         if (auto e = loadWeights(li, v.segInv)) return *e;
+        issued = true;
         dramClock = std::max(dramClock, v.start) + wbytes / dramBw;
     }
     return std::nullopt;

@@ -285,6 +285,7 @@ class TestCodegen : public QObject {
     void producerSliceBesideConsumer();
     void attentionOperandB();
     void prefetchLooksAhead();
+    void latePrefetchesPaced();
     void dramOrderedPipeline();
     void lastPieceStreamed();
     void sendsAheadAtTheLinksPace();
@@ -659,6 +660,41 @@ void TestCodegen::prefetchLooksAhead() {
     TreeRun run;
     QVERIFY(evaluateTreeCase("mobilenet_v2", "6x6+slowdram", "mobilenet_v2_6x6slowdram_b8.tree", 8,
                              run));
+    double ratio = 0;
+    QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
+}
+
+// Late weights are still issued no faster than the DRAM moves them (docs/isa.md, "What
+// the generator follows", Weights). transformer on a 12x12 mesh with a quarter of the
+// DRAM bandwidth and DRAM on four sides, batch 8, the tree `anneal --beta 20 --seed 1`
+// found there in session 28: one segment, two S cuts of eight sub-batches (layers 0-1,
+// then layers 2-3), 12.6 MB of weights. On that DRAM the first pending leaf is late from
+// the segment's first invocation, and the generator issued every leaf's weights there
+// (ids 1-236, before the first COMPUTE). On a tile holding both, a prefetch of the last
+// layer sat in the LOAD queue in front of layers.0/Add_1's residual input LOADs; with four
+// LOADs in flight per tile those waited for it, and the DRAM, serving in need order,
+// reached it only after every other weight of layers 2-3 (cycle 425,377 against their
+// producer's STORE at 286,204). The replay was 753,601 cycles against 589,650 estimated
+// (1.278); paced, 634,741 (1.076).
+void TestCodegen::latePrefetchesPaced() {
+    TreeRun run;
+    QVERIFY(evaluateTreeCase("transformer", "12x12+slowdram+4sides",
+                             "transformer_12x12slowdram_4sides_b8_s1.tree", 8, run));
+    QCOMPARE(run.c.hw.dramBytesPerCycle, 36.0);
+    auto r = generateProgram(*run.ctx, run.tree, 8, {});
+    QVERIFY(r.ok());
+    // Nothing of layers.3 (the last leaves, needing nothing from DRAM but their weights)
+    // is queued before the program's first COMPUTE.
+    std::uint32_t firstCompute = UINT32_MAX, firstLast = UINT32_MAX;
+    for (const TileProgram& t : r->program.tiles)
+        for (const Instruction& i : t.instructions) {
+            if (i.op == Op::Compute) firstCompute = std::min(firstCompute, i.id);
+            if (i.op == Op::Load && i.src == kDram &&
+                r->program.layers[size_t(i.layer)].rfind("/layers.3/", 0) == 0)
+                firstLast = std::min(firstLast, i.id);
+        }
+    QVERIFY2(firstLast > firstCompute,
+             qPrintable(QString("%1 %2").arg(firstLast).arg(firstCompute)));
     double ratio = 0;
     QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
 }
