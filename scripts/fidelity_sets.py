@@ -11,10 +11,12 @@ and whether every program moved exactly the schedule's DRAM bytes.
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
-for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise), "fresh5" (session 27, likewise). Meshes "NxM" take the defaults for
-their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM bandwidth,
-"+4sides" DRAM on all four sides. Re-run it after any change to the evaluator, the generator or the simulator; it
-needs only python3 and a Release build (a set takes 20-60 s on one core).
+for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise),
+"fresh5" (session 27, likewise), "fresh6" (session 28, likewise). Meshes "NxM" take the
+defaults for their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM
+bandwidth, "+4sides" DRAM on all four sides. Re-run it after any change to the evaluator,
+the generator or the simulator; it needs only python3 and a Release build (a set takes
+20-60 s on one core).
 
 --save-trees keeps every annealed tree (model-mesh-bB-sS.json); --replay replays the trees
 saved in DIR(s) with the current build instead of annealing anew. Annealing under a changed
@@ -47,6 +49,8 @@ SETS = {
                "13x15", "7x8+slowdram+4sides"],
     "fresh5": ["6x8", "9x11", "12x14", "3x12", "5x9+slowdram", "8x12+4sides",
                "11x11+fastlinks", "14x10+slowdram+4sides"],
+    "fresh6": ["4x10", "7x11", "10x13", "15x12", "6x7+slowdram", "9x10+fastlinks+4sides",
+               "12x12+slowdram+4sides", "16x8"],
 }
 
 
