@@ -12,7 +12,8 @@ and whether every program moved exactly the schedule's DRAM bytes.
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
 for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise),
-"fresh5" (session 27, likewise), "fresh6" (session 28, likewise). Meshes "NxM" take the
+"fresh5" (session 27, likewise), "fresh6" and "fresh7" (session 28, likewise; fresh7
+measured only after that session's change). Meshes "NxM" take the
 defaults for their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM
 bandwidth, "+4sides" DRAM on all four sides. Re-run it after any change to the evaluator,
 the generator or the simulator; it needs only python3 and a Release build (a set takes
@@ -51,6 +52,8 @@ SETS = {
                "11x11+fastlinks", "14x10+slowdram+4sides"],
     "fresh6": ["4x10", "7x11", "10x13", "15x12", "6x7+slowdram", "9x10+fastlinks+4sides",
                "12x12+slowdram+4sides", "16x8"],
+    "fresh7": ["5x6", "8x9", "11x14", "13x11", "7x12+slowdram", "10x11+4sides",
+               "6x14+fastlinks", "15x9+slowdram+4sides"],
 }
 
 
