@@ -8,6 +8,7 @@ and whether every program moved exactly the schedule's DRAM bytes.
     scripts/fidelity_sets.py [--bench build/release/tests/bench/bench_codegen]
         [--sets untuned,six,matrix,fresh1,fresh2,fresh3] [--seed 1] [--markdown] [--save-trees DIR]
     scripts/fidelity_sets.py --replay DIR [DIR ...]
+    scripts/fidelity_sets.py --cli build/release/app/tilescope-cli --sets fresh7 [--seed 1]
 
 Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
 edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
@@ -20,7 +21,11 @@ the generator or the simulator; it needs only python3 and a Release build (a set
 20-60 s on one core).
 
 --save-trees keeps every annealed tree (model-mesh-bB-sS.json); --replay replays the trees
-saved in DIR(s) with the current build instead of annealing anew. Annealing under a changed
+saved in DIR(s) with the current build instead of annealing anew. --cli runs each set as a
+user does, through tilescope-cli (anneal with its default portfolio and objective,
+export-instructions, simulate), on a hardware template it writes for each mesh (the cloud
+preset's, resized; in a temporary directory it names), so its trees are the CLI's, not
+bench_codegen's single chain's. Annealing under a changed
 cost model picks other trees, so its set figures mix how well the model predicts with which
 trees it picks; a fixed pool of trees, replayed before and after the change, measures the
 model alone (docs/isa.md, "Session 17").
@@ -28,10 +33,12 @@ model alone (docs/isa.md, "Session 17").
 import argparse
 import concurrent.futures
 import glob
+import json
 import math
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = "resnet50,googlenet,mobilenet_v2,transformer"
@@ -153,6 +160,72 @@ def replay_pool(bench, dirs):
               f"quartiles {ok[len(ok) // 4]:.3f} {ok[3 * len(ok) // 4]:.3f}")
 
 
+def template(spec, tmp):
+    """A hardware-template file for a mesh spec of SETS (what a user writes for the CLI):
+    the cloud preset's template (samples/hw/cloud-12x12.json) resized to NxM, its DRAM at
+    the default for the size (0.5 B/cycle per TOPS: macs x tiles / 1000), then the
+    variants. A preset name with no variant is passed as it is."""
+    base, *variants = spec.split("+")
+    if base in ("cloud", "edge", "testchip", "cim", "chiplet") and not variants:
+        return base
+    files = {"cloud": "cloud-12x12", "edge": "edge-4x4", "testchip": "testchip-2x2",
+             "cim": "cim-4x4"}
+    with open(os.path.join(ROOT, "samples", "hw", files.get(base, "cloud-12x12") + ".json")) as f:
+        hw = json.load(f)
+    if base not in files:
+        x, y = (int(v) for v in base.split("x"))
+        hw["mesh"]["x"], hw["mesh"]["y"] = x, y
+        hw["dram"]["bytes_per_cycle"] = hw["tile"]["macs"] * x * y / 1000.0
+    for v in variants:
+        if v == "fastlinks":
+            hw["noc"]["link_bytes_per_cycle"] = 96.0
+        elif v == "slowdram":
+            hw["dram"]["bytes_per_cycle"] /= 4
+        elif v == "4sides":
+            hw["dram"]["sides"] = ["west", "east", "north", "south"]
+        else:
+            sys.exit(f"unknown variant {v!r} in {spec}")
+    hw["name"] = spec
+    path = os.path.join(tmp, spec + ".json")
+    with open(path, "w") as f:
+        json.dump(hw, f, indent=1)
+    return path
+
+
+def run_set_cli(cli, name, seed, tmp):
+    """The set as a user runs it: `anneal MODEL --hw TEMPLATE --batch 8 --beta 20 --seed S`
+    (the default portfolio and objective), `export-instructions`, `simulate`."""
+    if name == "matrix":
+        sys.exit("--cli runs the mesh sets, not the matrix")
+
+    def one(job):
+        model, spec = job
+        hw = template(spec, tmp)
+        d = os.path.join(tmp, f"{model}-{spec}")
+        os.makedirs(d, exist_ok=True)
+        steps = [[cli, "anneal", os.path.join(ROOT, "samples", "models", model + ".onnx"), "--hw",
+                  hw, "--batch", "8", "--beta", "20", "--seed", str(seed), "--json",
+                  os.path.join(d, "r.json"), "--quiet"],
+                 [cli, "export-instructions", os.path.join(d, "r.json"), "--out",
+                  os.path.join(d, "p")],
+                 [cli, "simulate", os.path.join(d, "p"), "--json", os.path.join(d, "s.json")]]
+        for step in steps:
+            out = subprocess.run(step, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"{model} {spec}: {step[1]} failed: {out.stderr.strip()}", file=sys.stderr)
+                return (model, spec, "b8", f"s{seed}", float("nan"), float("nan"))
+        with open(os.path.join(d, "r.json")) as f:
+            r = json.load(f)
+        with open(os.path.join(d, "s.json")) as f:
+            sim = json.load(f)
+        diff = 100.0 * (sim["dram_bytes"] - r["dram_bytes"]) / max(1.0, r["dram_bytes"])
+        return (model, spec, "b8", f"s{seed}", sim["delay_cycles"] / r["delay_cycles"], diff)
+
+    jobs = [(m, h) for h in SETS[name] for m in MODELS.split(",")]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as ex:
+        return list(ex.map(one, jobs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -164,8 +237,14 @@ def main():
                     help="keep each annealed tree in DIR (replay one with bench_codegen --tree)")
     ap.add_argument("--replay", nargs="+", default=None, metavar="DIR",
                     help="replay the trees saved in DIR(s) (--save-trees) instead of annealing")
+    ap.add_argument("--cli", default=None, metavar="TILESCOPE_CLI",
+                    help="run the sets through tilescope-cli (anneal, export-instructions, "
+                         "simulate) on hardware templates written for each mesh, as a user would")
     a = ap.parse_args()
-    bench = a.bench or find_bench()
+    if a.cli:
+        tmp = tempfile.mkdtemp(prefix="fidelity_cli_")
+        print(f"templates, results and programs in {tmp}", file=sys.stderr)
+    bench = a.bench or (None if a.cli else find_bench())
     if a.replay:
         replay_pool(bench, a.replay)
         return
@@ -173,7 +252,8 @@ def main():
     for name in a.sets.split(","):
         if name not in SETS:
             sys.exit(f"unknown set {name!r} (sets: {', '.join(SETS)})")
-        rows = run_set(bench, name, a.seed, a.save_trees)
+        rows = (run_set_cli(a.cli, name, a.seed, tmp) if a.cli else
+                run_set(bench, name, a.seed, a.save_trees))
         inside, mean, exact, _, _, _, out = tally(
             [(f"{m}/{h}/{b}/{s}", r, d) for m, h, b, s, r, d in rows])
         print(f"{name}: {inside}/{len(rows)} within 15%, mean |log| {mean:.3f}, "
