@@ -173,7 +173,11 @@ def template(spec, tmp):
     with open(os.path.join(ROOT, "samples", "hw", files.get(base, "cloud-12x12") + ".json")) as f:
         hw = json.load(f)
     if base not in files:
-        x, y = (int(v) for v in base.split("x"))
+        try:
+            x, y = (int(v) for v in base.split("x"))
+        except ValueError:
+            sys.exit(f"{spec}: --cli writes templates for presets cloud, edge, testchip, cim "
+                     f"and meshes NxM, not {base!r}")
         hw["mesh"]["x"], hw["mesh"]["y"] = x, y
         hw["dram"]["bytes_per_cycle"] = hw["tile"]["macs"] * x * y / 1000.0
     for v in variants:
@@ -198,9 +202,12 @@ def run_set_cli(cli, name, seed, tmp):
     if name == "matrix":
         sys.exit("--cli runs the mesh sets, not the matrix")
 
+    # One template per mesh, written before the runs that read it start.
+    hws = {spec: template(spec, tmp) for spec in SETS[name]}
+
     def one(job):
         model, spec = job
-        hw = template(spec, tmp)
+        hw = hws[spec]
         d = os.path.join(tmp, f"{model}-{spec}")
         os.makedirs(d, exist_ok=True)
         steps = [[cli, "anneal", os.path.join(ROOT, "samples", "models", model + ".onnx"), "--hw",
@@ -244,7 +251,7 @@ def main():
     if a.cli:
         tmp = tempfile.mkdtemp(prefix="fidelity_cli_")
         print(f"templates, results and programs in {tmp}", file=sys.stderr)
-    bench = a.bench or (None if a.cli else find_bench())
+    bench = a.bench or (None if a.cli and not a.replay else find_bench())
     if a.replay:
         replay_pool(bench, a.replay)
         return
