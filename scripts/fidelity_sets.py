@@ -10,11 +10,11 @@ and whether every program moved exactly the schedule's DRAM bytes.
     scripts/fidelity_sets.py --replay DIR [DIR ...]
     scripts/fidelity_sets.py --cli build/release/app/tilescope-cli --sets fresh7 [--seed 1]
 
-Sets: "untuned" and "six" (sessions 12-13), "matrix" (the 90-tree matrix: test chip and
-edge, batches 2/4/8, seeds 1-3, --beta 3), "fresh1" and "fresh2" (session 14: meshes used
-for nothing before), "fresh3" (session 18, likewise), "fresh4" (session 23, likewise),
-"fresh5" (session 27, likewise), "fresh6" and "fresh7" (session 28, likewise; fresh7
-measured only after that session's change). Meshes "NxM" take the
+Sets: "untuned" and "six" (meshes and variants the delay model was not fitted on),
+"matrix" (the 90-tree matrix: test chip and edge, batches 2/4/8, seeds 1-3, --beta 3),
+"fresh1" to "fresh7" (held-out meshes: each set was added with meshes used for nothing
+before and first run only after the model change it checks, so it measures how the model
+generalises, not how well it was fitted). Meshes "NxM" take the
 defaults for their size; "+fastlinks" 96 B/cycle links, "+slowdram" a quarter of the DRAM
 bandwidth, "+4sides" DRAM on all four sides. Re-run it after any change to the evaluator,
 the generator or the simulator; it needs only python3 and a Release build (a set takes
@@ -28,7 +28,7 @@ preset's, resized; in a temporary directory it names), so its trees are the CLI'
 bench_codegen's single chain's. Annealing under a changed
 cost model picks other trees, so its set figures mix how well the model predicts with which
 trees it picks; a fixed pool of trees, replayed before and after the change, measures the
-model alone (docs/isa.md, "Session 17").
+model alone (docs/validation.md).
 """
 import argparse
 import concurrent.futures

@@ -488,7 +488,7 @@ TESTDATA = {
     "mnasnet0_5": (lambda: tvm.mnasnet0_5(weights=None), image),
     "efficientnet_b0": (lambda: tvm.efficientnet_b0(weights=None), image),
     "torch_encoder": (lambda: TorchEncoder(), lambda: torch.randn(1, 16, 64)),
-    # Operators added for issue 19: window attention (computed pads, cyclic shifts), transposed
+    # Operators beyond plain CNNs and encoders: window attention (computed pads, cyclic shifts), transposed
     # convolutions, 3-D convolution, recurrent layers, einsum; plus three more torchvision
     # families (hard-swish + SE, RegNet's grouped convs + SE, ConvNeXt's LayerNorm + 7x7
     # depthwise).

@@ -1,4 +1,4 @@
-// The Instructions panel after adopting a schedule (issue 15): opens MODEL on HW at BATCH in
+// The Instructions panel after adopting a schedule: opens MODEL on HW at BATCH in
 // the main window (offscreen), waits for the panel's program of the default tree, then
 // imports TREE (what adopting does: one undoable edit) and times the regeneration until the
 // panel shows the new program; prints resident memory (VmRSS) and its peak (VmHWM) at each

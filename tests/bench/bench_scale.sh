@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale check (issue 6): a BERT-base-sized 12-layer encoder (samples/models/transformer12.onnx,
+# Scale check: a BERT-base-sized 12-layer encoder (samples/models/transformer12.onnx,
 # from scripts/make_samples.py --scale) on the cloud 12x12 mesh at batch 64 -- import,
 # anneal --beta 20, instruction export and replay -- printing wall time and peak RSS of
 # each step (GNU time). The target: every step completes, peak RSS under 2 GiB.

@@ -1,4 +1,4 @@
-// Compute-in-memory tiles (issue 13, docs/cost-model.md §8): crossbar blocks, weight
+// Compute-in-memory tiles (docs/cost-model.md §8): crossbar blocks, weight
 // programmings of the default and the optimised loop order (closed form against a
 // brute-force run of the loop nest), the RA-tree rule for keeping weights programmed, the
 // PROGRAM instructions and their replay, the `mapping` command and resnet50 end to end.
@@ -132,7 +132,7 @@ void TestCim::presetFigures() {
     QCOMPARE(hardwareToJson(*file), hardwareToJson(hw));
 }
 
-// Issue 13's case: conv 28x28, 128 -> 256, 3x3, one cim tile, batch 1.
+// The reference case: conv 28x28, 128 -> 256, 3x3, one cim tile, batch 1.
 void TestCim::referenceConv() {
     Network n;
     n.layers.push_back(conv("conv", 128, 256, 28, 3, -1));
@@ -419,7 +419,7 @@ void TestCim::agreement() {
     QVERIFY2(ratio > 0.85 && ratio < 1.15, qPrintable(QString::number(ratio)));
 }
 
-// Issue 13's end-to-end check, through the CLI: anneal, export, simulate.
+// End to end through the CLI: anneal, export, simulate.
 void TestCim::resnet50EndToEnd() {
     QTemporaryDir dir;
     const QString result = dir.filePath("r50.json"), prog = dir.filePath("prog"),

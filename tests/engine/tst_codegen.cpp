@@ -667,7 +667,7 @@ void TestCodegen::prefetchLooksAhead() {
 // Late weights are still issued no faster than the DRAM moves them (docs/isa.md, "What
 // the generator follows", Weights). transformer on a 12x12 mesh with a quarter of the
 // DRAM bandwidth and DRAM on four sides, batch 8, the tree `anneal --beta 20 --seed 1`
-// found there in session 28: one segment, two S cuts of eight sub-batches (layers 0-1,
+// found there: one segment, two S cuts of eight sub-batches (layers 0-1,
 // then layers 2-3), 12.6 MB of weights. On that DRAM the first pending leaf is late from
 // the segment's first invocation, and the generator issued every leaf's weights there
 // (ids 1-236, before the first COMPUTE). On a tile holding both, a prefetch of the last
@@ -723,7 +723,7 @@ void TestCodegen::dramOrderedPipeline() {
 }
 
 // docs/cost-model.md §5, "The last piece streamed": mobilenet_v2 on an 8x8 mesh, batch 8,
-// the tree `anneal --beta 20 --seed 3` found there in session 18 (five segments of S cuts
+// the tree `anneal --beta 20 --seed 3` found there (five segments of S cuts
 // passing one sample at a time). The depthwise features.4 conv.1 computes 12,600 cycles a
 // sample; its input from conv.0 (same coordinates) is paced by the busiest tile's SENDs at
 // P = 13,104 cycles in two pieces of 6,552, and conv.0's span is 6,720. What is left of the
@@ -738,7 +738,7 @@ void TestCodegen::lastPieceStreamed() {
 }
 
 // docs/cost-model.md §5, "Sends ahead at the links' pace": googlenet on the cloud preset,
-// batch 8, the tree `anneal --beta 20 --seed 3` found there in session 22. Its first
+// batch 8, the tree `anneal --beta 20 --seed 3` found there. Its first
 // segment is an S cut passing one sample at a time: conv1, then a T child [maxpool1,
 // conv2, conv3, maxpool2] on the same tiles, then the inception3a branches. maxpool2 sends
 // its output to four branches outside the T child, one after another on each tile's
@@ -756,7 +756,7 @@ void TestCodegen::sendsAheadAtTheLinksPace() {
 }
 
 // docs/cost-model.md §5, "Sub-batch by sub-batch": mobilenet_v2 on a 14x14 mesh with DRAM
-// on four sides, batch 8, the tree `anneal --beta 20 --seed 2` found there in session 22.
+// on four sides, batch 8, the tree `anneal --beta 20 --seed 2` found there.
 // Its first segment is an S 8/1 of an S 8/4 [features.0, features.1 conv.0] (two samples
 // at a time) and an S 8/8 of 20 leaves (one at a time). The estimate ran the second after
 // the first had ended, 139,774 cycles, where the replay's segment took 76,281 (0.546): the
@@ -789,7 +789,7 @@ void TestCodegen::subBatchBySubBatch() {
 // beside that segment's buffers twice over and the tiles' LOAD engines are idle
 // (docs/cost-model.md §5, "Weights ahead of their segment"). mobilenet_v2 on a 10x10 mesh
 // with a quarter of the DRAM bandwidth, batch 8, the tree `anneal --beta 20 --seed 2` found
-// there in session 22: its last segment is the classifier alone, 1,281,000 weight bytes,
+// there: its last segment is the classifier alone, 1,281,000 weight bytes,
 // 51,240 cycles of DRAM (25 B/cycle). Its tiles run features.12-18 of the segment before,
 // which reads nothing from DRAM there after its own weights: in the replay tile 0 loads its
 // classifier slice from cycle 160,906 while features.12 conv.0 computes there until 179,026.
@@ -836,7 +836,7 @@ void TestCodegen::weightsBesideTheSegmentBefore() {
 // A producer under a cut child of an S cut, read over the NoC by the cut's next stage,
 // keeps its outputs on its tiles until that stage has read them, while the rest of its
 // cut runs there (docs/cost-model.md §6, "Held for a later stage"). googlenet on a 3x3
-// mesh, batch 8, the tree `anneal --beta 20 --seed 3` found there in session 15: in the
+// mesh, batch 8, the tree `anneal --beta 20 --seed 3` found there: in the
 // segment S 8/1 [T 8/1 [..., inception3b branch2.0, inception3b branch1], inception3b
 // branch2.1], branch2.0's output (two invocations of 4 samples) waits on tile 0 for
 // branch2.1 while branch1 runs there. The evaluator did not count it and the export
@@ -860,7 +860,7 @@ void TestCodegen::laterStageInputHeldOnCutTiles() {
 }
 
 // docs/cost-model.md §5, "One consumer at a time": the transformer on the cloud preset,
-// batch 8, the tree `anneal --beta 20 --seed 1` found there in session 15 (one segment
+// batch 8, the tree `anneal --beta 20 --seed 1` found there (one segment
 // pair of S cuts, 8 sub-batches). /layers.2/ln2 runs on one tile and sends its output
 // (65,536 bytes a sample) to the next block's q, k and v in a SEND each and stores it for the
 // residual add: its tile's STORE/SEND engine moves 4 x 65,536 bytes a sample one transfer
@@ -1009,23 +1009,23 @@ void TestCodegen::pipelineInAPipeline() {
 }
 
 // docs/cost-model.md §5, "Inputs from ahead": unet_decoder on edge, batch 8, the tree
-// tst_fidelity's 400-move search (seed 1) found in session 24. d1 sits in the T child
+// tst_fidelity's 400-move search (seed 1) found there. d1 sits in the T child
 // [d1, out] of an S 8/4 and reads d2's output (from the stage before, on other tiles) and
 // e1's (the skip connection, from a T sibling before the S cut, on the cut's own tiles).
 // e1's slices go out on the SEND engines of the cut's first stage, behind its own sends,
 // when d1's turn comes: tile 1 computed e3 from 41,147 to 45,755 and then sent its slices
 // of e1 to d1 until 50,158, and d1 waited for them. So d1 is not fed from ahead: its time
 // is its compute, 9,216 cycles a sub-batch, plus what its exchange adds, not the 9,216 of
-// a leaf fed from ahead. The tree's replay / estimate went 1.152 -> 0.882 (x = 4,267, a
-// time of 13,483); with the busiest sender held up once by the others' bytes (session 27,
-// docs/cost-model.md §5 "Held up once") x = 2,144, a time of 11,360, and the tree is 1.030.
+// a leaf fed from ahead. With the busiest sender held up once by the others' bytes
+// (docs/cost-model.md §5 "Held up once") x = 2,144, a time of 11,360, and the tree replays
+// at 1.030 of its estimate; charged as fed from ahead it would replay at 1.152.
 void TestCodegen::aheadOnlyFromOtherTiles() {
     QVERIFY(leafTimeAndReplay("unet_decoder", "edge", "unet_decoder_edge_b8_s1.tree",
                               "/d1/d1.0/Conv", 11360.0, 1));
 }
 
 // docs/cost-model.md §5, "Consumers fed by several tiles": googlenet on a 12x16 mesh,
-// batch 8, the tree `anneal --beta 20 --seed 1` found there in session 24. maxpool2 is a
+// batch 8, the tree `anneal --beta 20 --seed 1` found there. maxpool2 is a
 // stage of the first segment's S 8/8 on two tiles (K split in two: 75,264 bytes each a
 // sample) and sends to the four inception3a branches, one after another. branch1 and
 // branch3.0 (one tile each) need both halves, so both of maxpool2's tiles send to the same
@@ -1041,7 +1041,7 @@ void TestCodegen::consumersFedBySeveralTiles() {
 }
 
 // docs/cost-model.md §5, "Inputs from ahead": mobilenet_v2 on the cloud preset, batch 8,
-// the tree `anneal --beta 20 --seed 2` found there in session 23. Its first segment is an
+// the tree `anneal --beta 20 --seed 2` found there. Its first segment is an
 // S 8/2 of two T children; features.4 conv.1 (depthwise, 11 tiles), first in the second,
 // reads features.4 conv.0 (133 tiles, last in the first) and is fed from ahead: from the
 // second sub-batch on it receives while its T child works on the one before. The first
@@ -1093,7 +1093,7 @@ void TestCodegen::strideGapsHeldWithTheWindow() {
 }
 
 // docs/cost-model.md §5, "Sends ahead at the links' pace": googlenet on the cloud preset,
-// batch 8, the tree `anneal --beta 20 --seed 2` found in session 25. maxpool2 (27 tiles, K
+// batch 8, the tree `anneal --beta 20 --seed 2` found there. maxpool2 (27 tiles, K
 // split) is in the T child [maxpool1, conv2, conv3, maxpool2, inception3a branch1] of an
 // S 1/1 and sends to branch1 in its own T child and to three branches in later stages. The
 // rule counted the slowest send ahead only when no consumer was in the T child; the
@@ -1124,7 +1124,7 @@ void TestCodegen::tCutChildrenOverlap() {
 }
 
 // docs/cost-model.md §5, "T-cut children overlap": mobilenet_v2 on 6x10+slowdram, batch 8,
-// the tree `anneal --beta 20 --seed 2` found in session 26. A T 8/1 holds an S 8/4 ending
+// the tree `anneal --beta 20 --seed 2` found there. A T 8/1 holds an S 8/4 ending
 // in features.6's Add (two samples an invocation) and then an S 8/8 starting with
 // features.7's conv.0 (one sample), which reads the Add over the NoC. The S 8/8 takes a
 // sample in less than half the S 8/4's slot, so placed by the first and last invocations
@@ -1161,7 +1161,7 @@ void TestCodegen::overlapWaitsForEveryInvocation() {
 }
 
 // docs/cost-model.md §6, "Kept for a larger batch": mobilenet_v2 on 6x6+4sides, batch 8,
-// the tree `anneal --beta 20 --seed 1` found in session 26 before the rule. features.3's
+// the tree `anneal --beta 20 --seed 1` found before that rule existed. features.3's
 // conv.2 is the last stage of an S 8/8 (one sample an invocation) and features.3's Add, the
 // next child of the T 8/1 above it, takes all 8 samples: conv.2's tile keeps 7 samples of
 // its output (526,848 bytes) beside its 451,584-byte input and the 75,264 bytes of its
@@ -1175,7 +1175,7 @@ void TestCodegen::keptForALargerBatch() {
 }
 
 // docs/cost-model.md §5, "Sends ahead at the links' pace": resnet50 on the cloud preset,
-// batch 8, the tree `anneal --beta 20 --seed 2` found in session 25. layer1.0's Add (27
+// batch 8, the tree `anneal --beta 20 --seed 2` found there. layer1.0's Add (27
 // tiles, one sample an invocation) is in a T 2/2 with the downsample under an S 2/1, and
 // sends its output ahead to layer1.1's conv1 and Add (96 tiles each) in the S 8/4's next
 // stage. Paced on the crowded links as if all 27 tiles sent at once, the slowest of those

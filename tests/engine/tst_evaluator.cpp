@@ -193,8 +193,7 @@ void TestEvaluator::handDerivedEnergy() {
         // than in the fill: 24,704 + 14,112 = 38,816; it ends 14,410.67 later, 53,226.67,
         // above the DRAM bound. Then the weights' busiest link W = 3,072 cycles shares the
         // leaves' links: + 0.7 W ("Weights in the background"). The replay of this tree's
-        // program took 60,091 cycles in session 15 (1.085 of this); the DRAM bound alone said
-        // 43,520.
+        // program takes 60,091 cycles (1.085 of this); the DRAM bound alone says 43,520.
         QVERIFY2(std::abs(e.delay - (24704 + 14112 + 14112 + 896.0 / 3 + 0.7 * 3072)) < 1e-3,
                  qPrintable(QString::number(e.delay, 'f', 4)));
     }
@@ -564,8 +563,9 @@ void TestEvaluator::tCutChildrenOverlap() {
 // 14,112, and the DRAM, done with segment 0's 7,744 cycles, loads 14,112 cycles of c's
 // weights before segment 1 starts; with its weights in, the cut would take far less, so
 // segment 1 lasts 28,708 - 14,112 = 14,596 and the run 28,224 + 14,596 = 42,820. The
-// replay of this tree's program: 45,873 cycles (1.071 of it; session 20's estimate,
-// with b keeping pace and the head start not shortening the cut, said 46,348).
+// replay of this tree's program: 45,873 cycles (1.071 of it). Letting b keep pace and not
+// shortening the cut by the head start would say 46,348: the head start is what the DRAM
+// gains by loading the next segment's weights while this one computes.
 void TestEvaluator::weightsAheadOfSegment() {
     Network n;
     n.name = "late_input";

@@ -5,8 +5,8 @@
 // Every row must agree within 15%: layer-sequential trees (batch 1 and the largest valid
 // batch <= 8), one segment holding every layer at batch 1, and annealed trees (a short
 // search at batch 8) on meshes the model was not tuned on and on the newer layer kinds.
-// (Until session 28 one row, mobilenet_v2 in one segment on the 10x10 mesh, was held to
-// 1.4 only: docs/isa.md, "Session 20". It replays at 1.088 of its estimate now.)
+// No row has an exception: the widest, mobilenet_v2 in one segment on the 10x10 mesh,
+// replays at 1.088 of its estimate.
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
@@ -70,7 +70,7 @@ void TestFidelity::agreement() {
     check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
 }
 
-// The layer kinds the importer gained for issue 19 (ConvTranspose in both forms, 3-D conv,
+// The layer kinds beyond plain CNNs and encoders (ConvTranspose in both forms, 3-D conv,
 // unrolled LSTM / GRU, Einsum, window attention), on the edge mesh.
 void TestFidelity::newKinds_data() {
     QTest::addColumn<QString>("model");

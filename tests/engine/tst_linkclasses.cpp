@@ -1,4 +1,4 @@
-// Link classes (issue 14): a mesh of chiplets whose inter-chiplet links are slower and cost
+// Link classes: a mesh of chiplets whose inter-chiplet links are slower and cost
 // more energy per bit than the links inside a chiplet. The evaluator on a hand-derived
 // case, the evaluator and the instruction-level replay in agreement on the chiplet preset,
 // and compare's SA never worse than the chiplet baseline there. The template keys and the

@@ -228,8 +228,8 @@ void TestSimulator::dramServesNeedOrder() {
 // links (docs/isa.md, "Replay"). Test chip with DRAM at the link bandwidth (24 B/cycle):
 // tile 0 issues two 2,400-byte LOADs at 0 over the same port link; the second is needed
 // first (COMPUTE 3), so the DRAM serves it over [0, 100) at the full rate its route takes,
-// then the first over [100, 200). Booking both on the link from 0, as the replay did until
-// session 13, halved the needed LOAD's share: it ended at 200 with the other.
+// then the first over [100, 200). Booking both on the link from 0 would halve the needed
+// LOAD's share: it would end at 200 with the other.
 void TestSimulator::waitingLoadLeavesLinksFree() {
     Hardware hw = testchip();
     hw.dramBytesPerCycle = 24;
@@ -295,8 +295,8 @@ void TestSimulator::dramEmptyTransferTakesNothing() {
 // LOADs' first stages leave 2 B/cycle: the STORE moves 5 B by 12.5, when those stages are
 // done and it, needed sooner, gets its route's 24 B/cycle ahead of their next stages:
 // it ends at 12.5 + 235 / 24 = 22.29. Booking every stage of a transfer as soon as its
-// engine issued it (until session 14) kept both LOADs on the DRAM until 100, and the
-// STORE moved at the 2 B/cycle it started with: 10 + 120 = 130.
+// engine issued it would keep both LOADs on the DRAM until 100, and the STORE would move
+// at the 2 B/cycle it started with: 10 + 120 = 130.
 void TestSimulator::dramServesNeedBetweenStages() {
     Hardware hw = testchip();
     hw.dramBytesPerCycle = 50;
@@ -323,8 +323,8 @@ void TestSimulator::dramServesNeedBetweenStages() {
 // DRAM 4 B/cycle: tile 0 stores 400 B (read back later by LOAD 6) and then SENDs 240 B
 // to tile 1, whose COMPUTE 3 needs them; tile 1's LOAD 4 (400 B, for COMPUTE 5) competes
 // for the DRAM. The STORE is needed at 3 (its SEND's consumer), before LOAD 4 (5): STORE
-// [0, 100), SEND [100, 110), LOAD 4 [100, 200). Needed only at 6 (its own reader), as
-// until session 13, the STORE waited for LOAD 4 and the SEND ended at 210.
+// [0, 100), SEND [100, 110), LOAD 4 [100, 200). Were it needed only at 6 (its own reader),
+// the STORE would wait for LOAD 4 and the SEND would end at 210.
 void TestSimulator::storeNeededByItsQueue() {
     const Hardware hw = testchip();
     const Program p = twoTiles(
@@ -496,8 +496,8 @@ void TestSimulator::linkIsShared() {
 // the LOAD has 11.5 cycles of work left there; the SEND (10 cycles) gets half the link
 // until it is done: 1 + 10 + min(11.5, 10) = 21. Counting the LOAD's queued stages as
 // transfers of their own made it 1 + 10 + min(99, 8 x 10) = 91. The link moves both, 110
-// cycles of work: the LOAD ends at 110 (until session 14 the DRAM booked all eight
-// stages at 0, and a LOAD booked before the SEND came was not slowed by it: 100).
+// cycles of work: the LOAD ends at 110 (booking all eight stages on the DRAM at 0,
+// a LOAD booked before the SEND came would not be slowed by it: 100).
 void TestSimulator::linkSharedPerTransfer() {
     Hardware hw = testchip();
     hw.dramSides = {MeshSide::West};

@@ -55,7 +55,7 @@ class TstUnits : public QObject {
         QCOMPARE(QString::fromStdString(formatEngineering(value, unit.toStdString())), text);
     }
 
-    // The tree's Energy column showed "0.00 J" for every node (issue 16, item 2): a node's
+    // A node's Energy column must not read "0.00 J": a node's
     // energy is a few mJ, i.e. some 1e9 pJ, and must keep its prefix.
     void energyScalesDown() {
         QCOMPARE(QString::fromStdString(formatEnergy(2.2913e9)), QStringLiteral("2.291 mJ"));
