@@ -289,7 +289,8 @@ void TestOnnxImport::torchvisionExtras_data() {
     QTest::newRow("efficientnet_b0 (SE, SiLU)") << "efficientnet_b0.onnx" << qint64(385814752);
     // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=16, d=64, ffn=128.
     QTest::newRow("torch TransformerEncoder") << "torch_encoder.onnx" << qint64(1114112);
-    // Window attention, transposed and 3-D convs, recurrent cells, Einsum (torch hooks + formulas for the products no module hook sees).
+    // Window attention, transposed and 3-D convs, recurrent cells, Einsum (torch hooks + formulas
+    // for the products no module hook sees).
     QTest::newRow("swin (window attention, shifted windows)")
         << "swin_small.onnx" << qint64(103282944);
     QTest::newRow("U-Net decoder (ConvTranspose k2s2, k4s2p1)")
