@@ -48,6 +48,13 @@ Hardware computeBoundEdge() {
     return hw;
 }
 
+// computeBoundEdge with the DRAM at `bytesPerCycle`: the DRAM decides where it binds.
+Hardware edgeWithDram(double bytesPerCycle) {
+    Hardware hw = computeBoundEdge();
+    hw.dramBytesPerCycle = bytesPerCycle;
+    return hw;
+}
+
 // A row of `tiles` tiles with links at 1 B/cycle and DRAM at 1e9 B/cycle: the NoC decides.
 Hardware slowLinkRow(int tiles) {
     Hardware hw = defaultHardware(tiles, 1, "slow-links");
@@ -220,8 +227,7 @@ void TestEvaluator::handDerivedEnergy() {
 // D = 25,228.16.
 void TestEvaluator::leafDramOnItsCriticalPath() {
     const Network net = test::residual(1);
-    Hardware hw = computeBoundEdge();
-    hw.dramBytesPerCycle = 100;
+    const Hardware hw = edgeWithDram(100);
     const RATree t =
         parse("T 4/1\n\tT 4/1\n\t\tstem 4\n\t\tb0_c1 4\n\t\tb0_c2 4\n\t\tb0_add 4\n", net);
     const Evaluation e = detailed(net, hw, t, 4);
@@ -388,8 +394,7 @@ void TestEvaluator::producerSendsToOneConsumerAtATime() {
 // follows: 10,689.92 (a waits only for its own first slice, 20.48).
 void TestEvaluator::tCutPassesReadAhead() {
     const Network net = chain1x1("three_1x1", {128, 128, 128});
-    Hardware hw = computeBoundEdge();
-    hw.dramBytesPerCycle = 100;
+    const Hardware hw = edgeWithDram(100);
     const RATree t = parse("T 4/1\n\tT 4/4\n\t\ta 1\n\t\tb 1\n\t\tc 1\n", net);
     const Evaluation e = detailed(net, hw, t, 4);
     QVERIFY2(e.valid, e.reason.c_str());
@@ -416,8 +421,7 @@ void TestEvaluator::tCutPassesReadAhead() {
 // the slot (drawn at full length, sub-batch 1 started before sub-batch 0 ended).
 void TestEvaluator::tChildOfSCutDrawnWithoutOverlap() {
     const Network net = chain1x1("t_child", {128, 128, 128, 8});
-    Hardware hw = computeBoundEdge();
-    hw.dramBytesPerCycle = 50;
+    const Hardware hw = edgeWithDram(50);
     const RATree t =
         parse("T 4/1\n\tS 4/4\n\t\tT 1/1\n\t\t\ta 1\n\t\t\tb 1\n\t\tc 1\n\t\td 1\n", net);
     const Evaluation e = detailed(net, hw, t, 4);
@@ -574,8 +578,7 @@ void TestEvaluator::weightsAheadOfSegment() {
     n.layers.push_back(test::conv("c", 128 * 28 * 28, 16, 1, 1, 1));
     n.layers.push_back(test::conv("d", 16, 128, 28, 3, 2, 16));
     const Network net = test::finish(n);
-    Hardware hw = computeBoundEdge();
-    hw.dramBytesPerCycle = 64;
+    const Hardware hw = edgeWithDram(64);
     const RATree t = parse("T 1/1\n\tS 1/1\n\t\ta 1\n\t\tb 1\n\tS 1/1\n\t\tc 1\n\t\td 1\n", net);
     const Evaluation e = detailed(net, hw, t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
@@ -602,8 +605,7 @@ void TestEvaluator::weightsAheadOfSegment() {
     // With the DRAM slow enough that segment 0's own traffic fills the window, nothing
     // loads ahead: at 16 B/cycle segment 0 moves its 495,616 B in 30,976 cycles, its
     // weights' first slice takes 1,152, and segment 1 follows with all of its 114,048.
-    hw.dramBytesPerCycle = 16;
-    const Evaluation slow = detailed(net, hw, t, 1);
+    const Evaluation slow = detailed(net, edgeWithDram(16), t, 1);
     QVERIFY(std::abs(slow.delay - (30976 + 114048)) < 1e-3);
 }
 

@@ -142,106 +142,94 @@ void TestHardware::dramModelKeys() {
 void TestHardware::badTemplates_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
-    QTest::newRow("zero tiles") << R"({"mesh": {"x": 0, "y": 4}})"
-                                << "hw.json: mesh.x: must be positive (got 0)";
-    QTest::newRow("negative bandwidth")
-        << R"({"noc": {"link_bytes_per_cycle": -24}})"
-        << "hw.json: noc.link_bytes_per_cycle: must be positive (got -24)";
-    QTest::newRow("negative dram") << R"({"dram": {"bytes_per_cycle": -1}})"
-                                   << "hw.json: dram.bytes_per_cycle: must be positive (got -1)";
-    QTest::newRow("unknown key") << R"({"mesh": {"x": 4, "y": 4, "z": 2}})"
-                                 << "hw.json: mesh.z: unknown key";
-    QTest::newRow("unknown top key") << R"({"meshes": 4})"
-                                     << "hw.json: meshes: unknown key";
-    QTest::newRow("bad side") << R"({"dram": {"sides": ["up"]}})"
-                              << "hw.json: dram.sides: unknown side \"up\"";
-    QTest::newRow("not json") << "{mesh"
-                              << "hw.json: byte 2: invalid JSON";
-    QTest::newRow("string number") << R"({"tile": {"macs": "1024"}})"
-                                   << "hw.json: tile.macs: expected a number";
-    QTest::newRow("name not a string") << R"({"name": {"link": 25}})"
-                                       << "hw.json: name: expected a string";
-    QTest::newRow("fraction") << R"({"tile": {"macs": 10.5}})"
-                              << "hw.json: tile.macs: expected a whole number (got 10.5)";
-    QTest::newRow("arch") << R"({"tile": {"arch": "gpu"}})"
-                          << "hw.json: tile.arch: expected \"nvdla\" or \"cim\"";
-    QTest::newRow("negative latency")
-        << R"({"dram": {"latency_cycles": -1}})"
-        << "hw.json: dram.latency_cycles: must be non-negative (got -1)";
-    QTest::newRow("zero loads in flight")
-        << R"({"dram": {"max_outstanding_loads": 0}})"
-        << "hw.json: dram.max_outstanding_loads: must be positive (got 0)";
-    QTest::newRow("negative loads in flight")
-        << R"({"dram": {"max_outstanding_loads": -2}})"
-        << "hw.json: dram.max_outstanding_loads: must be positive (got -2)";
-    QTest::newRow("fractional loads in flight")
-        << R"({"dram": {"max_outstanding_loads": 1.5}})"
-        << "hw.json: dram.max_outstanding_loads: expected a whole number (got 1.5)";
-    QTest::newRow("negative port bandwidth")
-        << R"({"dram": {"port_bytes_per_cycle": -4}})"
-        << "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)";
-    QTest::newRow("unknown dram key") << R"({"dram": {"latency": 100}})"
-                                      << "hw.json: dram.latency: unknown key";
-    // Compute-in-memory tiles: every cim field is checked and named.
-    QTest::newRow("cim on a mac array") << R"({"cim": {"cores": 4}})"
-                                        << "hw.json: cim: only for a tile.arch \"cim\" template";
-    QTest::newRow("cim zero cores") << R"({"tile": {"arch": "cim"}, "cim": {"cores": 0}})"
-                                    << "hw.json: cim.cores: must be positive (got 0)";
-    QTest::newRow("cim fractional rows") << R"({"tile": {"arch": "cim"}, "cim": {"rows": 64.5}})"
-                                         << "hw.json: cim.rows: expected a whole number (got 64.5)";
-    QTest::newRow("cim unknown key") << R"({"tile": {"arch": "cim"}, "cim": {"crossbar_bytes": 9}})"
-                                     << "hw.json: cim.crossbar_bytes: unknown key";
-    QTest::newRow("cim bits per cell")
-        << R"({"tile": {"arch": "cim"}, "cim": {"bits_per_cell": 9}})"
-        << "hw.json: cim.bits_per_cell: at most 8 bits per cell";
-    QTest::newRow("cim narrow crossbar")
-        << R"({"tile": {"arch": "cim"}, "cim": {"cols": 3, "bits_per_cell": 2}})"
-        << "hw.json: cim.cols: 3 cells cannot hold one 8-bit weight at 2 bits per cell (needs 4)";
-    QTest::newRow("cim small psum buffer")
-        << R"({"tile": {"arch": "cim"}, "cim": {"psum_buffer_bytes": 32}})"
-        << "hw.json: cim.psum_buffer_bytes: must hold one crossbar's partial sums (16 x 4 bytes = "
-           "64)";
-    QTest::newRow("cim negative write energy")
-        << R"({"tile": {"arch": "cim"}, "cim": {"write_pj_per_bit": -1}})"
-        << "hw.json: cim.write_pj_per_bit: must be non-negative (got -1)";
-    QTest::newRow("cim zero mvm cycles") << R"({"tile": {"arch": "cim"}, "cim": {"mvm_cycles": 0}})"
-                                         << "hw.json: cim.mvm_cycles: must be positive (got 0)";
-    QTest::newRow("cim double buffering not a bool")
-        << R"({"tile": {"arch": "cim"}, "cim": {"double_buffered_crossbars": 1}})"
-        << "hw.json: cim.double_buffered_crossbars: expected true or false";
-    QTest::newRow("cim slow writes")
-        << R"({"tile": {"arch": "cim"}, "cim": {"write_cycles_per_row": 1e7}})"
-        << "hw.json: cim.write_cycles_per_row: at most 10^6 cycles";
-    QTest::newRow("cim peak beyond range")
-        << R"({"tile": {"arch": "cim"}, "cim": {"cores": 1024, "crossbars_per_core": 1024, "rows": 4096, "mvm_cycles": 0.001}})"
-        << "hw.json: cim: more than 10^9 MACs per cycle per tile";
-    QTest::newRow("cim macs disagree")
-        << R"({"tile": {"arch": "cim", "macs": 1024}})"
-        << "hw.json: tile.macs: a cim tile's MACs per cycle follow from cim";
-    // Chiplets: counts that divide the mesh, positive; the link figures checked and named.
-    QTest::newRow("chiplets not dividing x")
-        << R"({"mesh": {"x": 8, "y": 8}, "chiplets": {"x": 3, "y": 2}})"
-        << "hw.json: chiplets.x: 3 chiplets do not divide the mesh's 8 columns evenly";
-    QTest::newRow("chiplets not dividing y")
-        << R"({"mesh": {"x": 8, "y": 6}, "chiplets": {"x": 2, "y": 4}})"
-        << "hw.json: chiplets.y: 4 chiplets do not divide the mesh's 6 rows evenly";
-    QTest::newRow("chiplets zero") << R"({"chiplets": {"x": 0}})"
-                                   << "hw.json: chiplets.x: must be positive (got 0)";
-    QTest::newRow("chiplets negative") << R"({"chiplets": {"y": -2}})"
-                                       << "hw.json: chiplets.y: must be positive (got -2)";
-    QTest::newRow("chiplets fractional")
-        << R"({"chiplets": {"x": 1.5}})"
-        << "hw.json: chiplets.x: expected a whole number (got 1.5)";
-    QTest::newRow("chiplets zero bandwidth")
-        << R"({"chiplets": {"x": 2, "link_bytes_per_cycle": 0}})"
-        << "hw.json: chiplets.link_bytes_per_cycle: must be positive (got 0)";
-    QTest::newRow("chiplets negative energy") << R"({"chiplets": {"x": 2, "pj_per_bit_hop": -1}})"
-                                              << "hw.json: chiplets.pj_per_bit_hop: must be "
-                                                 "non-negative (got -1)";
-    QTest::newRow("chiplets unknown key") << R"({"chiplets": {"x": 2, "z": 2}})"
-                                          << "hw.json: chiplets.z: unknown key";
-    QTest::newRow("unsorted sram") << R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})"
-                                   << "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted";
+    struct Bad {
+        const char* what;
+        const char* json;
+        const char* message;
+    };
+    const Bad cases[] = {
+        {"zero tiles", R"({"mesh": {"x": 0, "y": 4}})",
+         "hw.json: mesh.x: must be positive (got 0)"},
+        {"negative bandwidth", R"({"noc": {"link_bytes_per_cycle": -24}})",
+         "hw.json: noc.link_bytes_per_cycle: must be positive (got -24)"},
+        {"negative dram", R"({"dram": {"bytes_per_cycle": -1}})",
+         "hw.json: dram.bytes_per_cycle: must be positive (got -1)"},
+        {"unknown key", R"({"mesh": {"x": 4, "y": 4, "z": 2}})", "hw.json: mesh.z: unknown key"},
+        {"unknown top key", R"({"meshes": 4})", "hw.json: meshes: unknown key"},
+        {"bad side", R"({"dram": {"sides": ["up"]}})", "hw.json: dram.sides: unknown side \"up\""},
+        {"not json", "{mesh", "hw.json: byte 2: invalid JSON"},
+        {"string number", R"({"tile": {"macs": "1024"}})", "hw.json: tile.macs: expected a number"},
+        {"name not a string", R"({"name": {"link": 25}})", "hw.json: name: expected a string"},
+        {"fraction", R"({"tile": {"macs": 10.5}})",
+         "hw.json: tile.macs: expected a whole number (got 10.5)"},
+        {"arch", R"({"tile": {"arch": "gpu"}})",
+         "hw.json: tile.arch: expected \"nvdla\" or \"cim\""},
+        {"negative latency", R"({"dram": {"latency_cycles": -1}})",
+         "hw.json: dram.latency_cycles: must be non-negative (got -1)"},
+        {"zero loads in flight", R"({"dram": {"max_outstanding_loads": 0}})",
+         "hw.json: dram.max_outstanding_loads: must be positive (got 0)"},
+        {"negative loads in flight", R"({"dram": {"max_outstanding_loads": -2}})",
+         "hw.json: dram.max_outstanding_loads: must be positive (got -2)"},
+        {"fractional loads in flight", R"({"dram": {"max_outstanding_loads": 1.5}})",
+         "hw.json: dram.max_outstanding_loads: expected a whole number (got 1.5)"},
+        {"negative port bandwidth", R"({"dram": {"port_bytes_per_cycle": -4}})",
+         "hw.json: dram.port_bytes_per_cycle: must be non-negative (got -4)"},
+        {"unknown dram key", R"({"dram": {"latency": 100}})", "hw.json: dram.latency: unknown key"},
+        // Compute-in-memory tiles: every cim field is checked and named.
+        {"cim on a mac array", R"({"cim": {"cores": 4}})",
+         "hw.json: cim: only for a tile.arch \"cim\" template"},
+        {"cim zero cores", R"({"tile": {"arch": "cim"}, "cim": {"cores": 0}})",
+         "hw.json: cim.cores: must be positive (got 0)"},
+        {"cim fractional rows", R"({"tile": {"arch": "cim"}, "cim": {"rows": 64.5}})",
+         "hw.json: cim.rows: expected a whole number (got 64.5)"},
+        {"cim unknown key", R"({"tile": {"arch": "cim"}, "cim": {"crossbar_bytes": 9}})",
+         "hw.json: cim.crossbar_bytes: unknown key"},
+        {"cim bits per cell", R"({"tile": {"arch": "cim"}, "cim": {"bits_per_cell": 9}})",
+         "hw.json: cim.bits_per_cell: at most 8 bits per cell"},
+        {"cim narrow crossbar",
+         R"({"tile": {"arch": "cim"}, "cim": {"cols": 3, "bits_per_cell": 2}})",
+         "hw.json: cim.cols: 3 cells cannot hold one 8-bit weight at 2 bits per cell (needs 4)"},
+        {"cim small psum buffer", R"({"tile": {"arch": "cim"}, "cim": {"psum_buffer_bytes": 32}})",
+         "hw.json: cim.psum_buffer_bytes: must hold one crossbar's partial sums (16 x 4 bytes = "
+         "64)"},
+        {"cim negative write energy",
+         R"({"tile": {"arch": "cim"}, "cim": {"write_pj_per_bit": -1}})",
+         "hw.json: cim.write_pj_per_bit: must be non-negative (got -1)"},
+        {"cim zero mvm cycles", R"({"tile": {"arch": "cim"}, "cim": {"mvm_cycles": 0}})",
+         "hw.json: cim.mvm_cycles: must be positive (got 0)"},
+        {"cim double buffering not a bool",
+         R"({"tile": {"arch": "cim"}, "cim": {"double_buffered_crossbars": 1}})",
+         "hw.json: cim.double_buffered_crossbars: expected true or false"},
+        {"cim slow writes", R"({"tile": {"arch": "cim"}, "cim": {"write_cycles_per_row": 1e7}})",
+         "hw.json: cim.write_cycles_per_row: at most 10^6 cycles"},
+        {"cim peak beyond range",
+         R"({"tile": {"arch": "cim"}, "cim": {"cores": 1024, "crossbars_per_core": 1024, "rows": 4096, "mvm_cycles": 0.001}})",
+         "hw.json: cim: more than 10^9 MACs per cycle per tile"},
+        {"cim macs disagree", R"({"tile": {"arch": "cim", "macs": 1024}})",
+         "hw.json: tile.macs: a cim tile's MACs per cycle follow from cim"},
+        // Chiplets: counts that divide the mesh, positive; the link figures checked and named.
+        {"chiplets not dividing x", R"({"mesh": {"x": 8, "y": 8}, "chiplets": {"x": 3, "y": 2}})",
+         "hw.json: chiplets.x: 3 chiplets do not divide the mesh's 8 columns evenly"},
+        {"chiplets not dividing y", R"({"mesh": {"x": 8, "y": 6}, "chiplets": {"x": 2, "y": 4}})",
+         "hw.json: chiplets.y: 4 chiplets do not divide the mesh's 6 rows evenly"},
+        {"chiplets zero", R"({"chiplets": {"x": 0}})",
+         "hw.json: chiplets.x: must be positive (got 0)"},
+        {"chiplets negative", R"({"chiplets": {"y": -2}})",
+         "hw.json: chiplets.y: must be positive (got -2)"},
+        {"chiplets fractional", R"({"chiplets": {"x": 1.5}})",
+         "hw.json: chiplets.x: expected a whole number (got 1.5)"},
+        {"chiplets zero bandwidth", R"({"chiplets": {"x": 2, "link_bytes_per_cycle": 0}})",
+         "hw.json: chiplets.link_bytes_per_cycle: must be positive (got 0)"},
+        {"chiplets negative energy", R"({"chiplets": {"x": 2, "pj_per_bit_hop": -1}})",
+         "hw.json: chiplets.pj_per_bit_hop: must be "
+         "non-negative (got -1)"},
+        {"chiplets unknown key", R"({"chiplets": {"x": 2, "z": 2}})",
+         "hw.json: chiplets.z: unknown key"},
+        {"unsorted sram", R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})",
+         "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted"},
+    };
+    for (const Bad& c : cases)
+        QTest::newRow(c.what) << QString(c.json) << QString(c.message);
 }
 
 void TestHardware::badTemplates() {

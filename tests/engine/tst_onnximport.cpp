@@ -279,33 +279,36 @@ void TestOnnxImport::samples() {
 void TestOnnxImport::torchvisionExtras_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<qint64>("torchMacs");
-    QTest::newRow("shufflenet_v2_x0_5 (channel shuffle)")
-        << "shufflenet_v2_x0_5.onnx" << qint64(40476448);
-    QTest::newRow("squeezenet1_0 (Concat)") << "squeezenet1_0.onnx" << qint64(818924576);
-    QTest::newRow("densenet121 (Concat + BN)") << "densenet121.onnx" << qint64(2834161664);
-    QTest::newRow("vgg11 (Flatten + Gemm)") << "vgg11.onnx" << qint64(7609090048);
-    QTest::newRow("alexnet (Flatten + Gemm)") << "alexnet.onnx" << qint64(714188480);
-    QTest::newRow("mnasnet0_5 (depthwise, ReduceMean)") << "mnasnet0_5.onnx" << qint64(104455968);
-    QTest::newRow("efficientnet_b0 (SE, SiLU)") << "efficientnet_b0.onnx" << qint64(385814752);
-    // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=16, d=64, ffn=128.
-    QTest::newRow("torch TransformerEncoder") << "torch_encoder.onnx" << qint64(1114112);
-    // Window attention, transposed and 3-D convs, recurrent cells, Einsum (torch hooks + formulas
-    // for the products no module hook sees).
-    QTest::newRow("swin (window attention, shifted windows)")
-        << "swin_small.onnx" << qint64(103282944);
-    QTest::newRow("U-Net decoder (ConvTranspose k2s2, k4s2p1)")
-        << "unet_decoder.onnx" << qint64(59572224);
-    QTest::newRow("DCGAN generator (ConvTranspose from 1x1)")
-        << "dcgan_generator.onnx" << qint64(4718592);
-    QTest::newRow("r3d_18 (3-D conv)") << "r3d_18.onnx" << qint64(5180637184);
-    QTest::newRow("LSTM (2 layers, bidirectional)") << "lstm.onnx" << qint64(1039296);
-    QTest::newRow("GRU (2 layers, bidirectional)") << "gru.onnx" << qint64(781248);
-    QTest::newRow("einsum attention") << "einsum_attention.onnx" << qint64(655360);
-    QTest::newRow("mobilenet_v3_small (hard-swish, SE)")
-        << "mobilenet_v3_small.onnx" << qint64(56510400);
-    QTest::newRow("regnet_y_400mf (grouped, SE)") << "regnet_y_400mf.onnx" << qint64(401842848);
-    QTest::newRow("convnext_tiny (LayerNorm, 7x7 depthwise)")
-        << "convnext_tiny.onnx" << qint64(4455531264);
+    struct Export {
+        const char* what;
+        const char* file;
+        qint64 torchMacs;
+    };
+    const Export exports[] = {
+        {"shufflenet_v2_x0_5 (channel shuffle)", "shufflenet_v2_x0_5.onnx", 40476448},
+        {"squeezenet1_0 (Concat)", "squeezenet1_0.onnx", 818924576},
+        {"densenet121 (Concat + BN)", "densenet121.onnx", 2834161664},
+        {"vgg11 (Flatten + Gemm)", "vgg11.onnx", 7609090048},
+        {"alexnet (Flatten + Gemm)", "alexnet.onnx", 714188480},
+        {"mnasnet0_5 (depthwise, ReduceMean)", "mnasnet0_5.onnx", 104455968},
+        {"efficientnet_b0 (SE, SiLU)", "efficientnet_b0.onnx", 385814752},
+        // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=16, d=64, ffn=128.
+        {"torch TransformerEncoder", "torch_encoder.onnx", 1114112},
+        // Window attention, transposed and 3-D convs, recurrent cells, Einsum (torch hooks +
+        // formulas for the products no module hook sees).
+        {"swin (window attention, shifted windows)", "swin_small.onnx", 103282944},
+        {"U-Net decoder (ConvTranspose k2s2, k4s2p1)", "unet_decoder.onnx", 59572224},
+        {"DCGAN generator (ConvTranspose from 1x1)", "dcgan_generator.onnx", 4718592},
+        {"r3d_18 (3-D conv)", "r3d_18.onnx", 5180637184},
+        {"LSTM (2 layers, bidirectional)", "lstm.onnx", 1039296},
+        {"GRU (2 layers, bidirectional)", "gru.onnx", 781248},
+        {"einsum attention", "einsum_attention.onnx", 655360},
+        {"mobilenet_v3_small (hard-swish, SE)", "mobilenet_v3_small.onnx", 56510400},
+        {"regnet_y_400mf (grouped, SE)", "regnet_y_400mf.onnx", 401842848},
+        {"convnext_tiny (LayerNorm, 7x7 depthwise)", "convnext_tiny.onnx", 4455531264},
+    };
+    for (const Export& e : exports)
+        QTest::newRow(e.what) << QString(e.file) << e.torchMacs;
 }
 
 void TestOnnxImport::torchvisionExtras() {
@@ -648,26 +651,27 @@ void TestOnnxImport::badFiles() {
              QString::fromStdString(path + ": not a valid ONNX model (protobuf parse failed)"));
 }
 
+// The bytes of a model whose one conv `conv` reads input "x" of `dims`, built by `mb`
+// (an opset or IR version of its own where a case needs one).
+QByteArray oneConvModel(ModelBuilder mb, const std::vector<DimSpec>& dims,
+                        const std::string& conv = "conv1") {
+    mb.input("x", dims);
+    mb.conv(conv, "x", "y");
+    mb.output("y");
+    return QByteArray::fromStdString(mb.bytes());
+}
+
 void TestOnnxImport::badModels_data() {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QStringList>("mustContain");
 
-    {
-        ModelBuilder mb(18);
-        mb.input("x", {std::string("N"), 3, 8, 8});
-        mb.conv("c", "x", "y");
-        mb.output("y");
-        QTest::newRow("opset 18") << QByteArray::fromStdString(mb.bytes())
-                                  << QStringList{"opset 18", "supported (17)"};
-    }
+    QTest::newRow("opset 18") << oneConvModel(ModelBuilder(18), {std::string("N"), 3, 8, 8}, "c")
+                              << QStringList{"opset 18", "supported (17)"};
     {
         ModelBuilder mb;
         mb.m.set_ir_version(99);
-        mb.input("x", {std::string("N"), 3, 8, 8});
-        mb.conv("c", "x", "y");
-        mb.output("y");
         QTest::newRow("ir_version 99")
-            << QByteArray::fromStdString(mb.bytes()) << QStringList{"ir_version 99"};
+            << oneConvModel(mb, {std::string("N"), 3, 8, 8}, "c") << QStringList{"ir_version 99"};
     }
     {
         ModelBuilder mb;
@@ -680,31 +684,14 @@ void TestOnnxImport::badModels_data() {
             << QByteArray::fromStdString(mb.bytes())
             << QStringList{"node 'fancy' (FancyOp): unsupported operator"};
     }
-    {
-        ModelBuilder mb;
-        mb.input("x", {std::string("N"), 3, std::string("height"), std::string("width")});
-        mb.conv("conv1", "x", "y");
-        mb.output("y");
-        QTest::newRow("dynamic H blocks Conv")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'conv1' (Conv)", "input 'x'", "dimension 2 is dynamic ('height')"};
-    }
-    {
-        ModelBuilder mb;
-        mb.input("x", {8, 3, 8, 8});
-        mb.conv("conv1", "x", "y");
-        mb.output("y");
-        QTest::newRow("fixed batch 8") << QByteArray::fromStdString(mb.bytes())
-                                       << QStringList{"input 'x'", "fixed batch size 8"};
-    }
-    {
-        ModelBuilder mb;
-        mb.input("x", {std::string("N"), 3, 0, 8});
-        mb.conv("conv1", "x", "y");
-        mb.output("y");
-        QTest::newRow("zero-sized dim") << QByteArray::fromStdString(mb.bytes())
-                                        << QStringList{"input 'x'", "dimension 2 is zero-sized"};
-    }
+    QTest::newRow("dynamic H blocks Conv")
+        << oneConvModel(ModelBuilder(),
+                        {std::string("N"), 3, std::string("height"), std::string("width")})
+        << QStringList{"node 'conv1' (Conv)", "input 'x'", "dimension 2 is dynamic ('height')"};
+    QTest::newRow("fixed batch 8") << oneConvModel(ModelBuilder(), {8, 3, 8, 8})
+                                   << QStringList{"input 'x'", "fixed batch size 8"};
+    QTest::newRow("zero-sized dim") << oneConvModel(ModelBuilder(), {std::string("N"), 3, 0, 8})
+                                    << QStringList{"input 'x'", "dimension 2 is zero-sized"};
     {
         ModelBuilder mb;
         mb.input("x", {std::string("N"), 3, 2, 2});
@@ -736,14 +723,10 @@ void TestOnnxImport::badModels_data() {
         QTest::newRow("dangling input")
             << QByteArray::fromStdString(mb.bytes()) << QStringList{"node 'c' (Conv)", "'nowhere'"};
     }
-    {
-        ModelBuilder mb;
-        mb.input("x", {std::string("N"), 4, 8, 8});
-        mb.conv("c", "x", "y"); // weight expects 3 input channels
-        mb.output("y");
-        QTest::newRow("channel mismatch") << QByteArray::fromStdString(mb.bytes())
-                                          << QStringList{"node 'c' (Conv)", "input has 4"};
-    }
+    // The conv's weight expects 3 input channels.
+    QTest::newRow("channel mismatch")
+        << oneConvModel(ModelBuilder(), {std::string("N"), 4, 8, 8}, "c")
+        << QStringList{"node 'c' (Conv)", "input has 4"};
     {
         // A graph input without a type feeding Shape: libonnx 1.12's Shape-15 data
         // propagator read the missing type and crashed (found by fuzz_onnx). Now the

@@ -37,6 +37,15 @@ const Network& sample(const std::string& name) {
     return *slot;
 }
 
+// A search of `iterations` per chain at `batch`, from `seed`; the rest at the defaults.
+SearchConfig runConfig(std::uint64_t seed, int batch, long long iterations) {
+    SearchConfig c;
+    c.seed = seed;
+    c.totalBatch = batch;
+    c.iterations = iterations;
+    return c;
+}
+
 Hardware edge() {
     Hardware hw;
     if (!presetHardware("edge", hw)) qFatal("no edge preset");
@@ -371,10 +380,7 @@ class TestSearch : public QObject {
     void reproducibleAcrossThreadCounts() {
         const Network& net = sample("resnet50");
         const Hardware hw = edge();
-        SearchConfig c;
-        c.seed = 2024;
-        c.totalBatch = 8;
-        c.iterations = 400;
+        SearchConfig c = runConfig(2024, 8, 400);
         c.chains = 2;
         c.threads = 1;
         auto one = runSearch(net, hw, c);
@@ -439,12 +445,7 @@ class TestSearch : public QObject {
         QVERIFY(r->stats.mapperHitRate > 0 && r->stats.mapperHitRate <= 1);
     }
 
-    void restrictedModesHoldOnTheResult_data() {
-        QTest::addColumn<int>("mode");
-        QTest::addColumn<int>("type");
-        QTest::newRow("ls") << int(SearchMode::LS) << int(NodeType::T);
-        QTest::newRow("lp") << int(SearchMode::LP) << int(NodeType::S);
-    }
+    void restrictedModesHoldOnTheResult_data() { restrictedWalksStayInTheirSpace_data(); }
     void restrictedModesHoldOnTheResult() {
         QFETCH(int, mode);
         QFETCH(int, type);
@@ -588,22 +589,24 @@ class TestSearch : public QObject {
     // ----------------------------------------------------------------------------------
     // Defaults shared by the CLI and the GUI.
 
+    // The objective as "n,m" (E^n D^m), per preset.
     void defaultObjectiveFollowsThePlatform_data() {
         QTest::addColumn<QString>("preset");
-        QTest::addColumn<double>("n");
-        QTest::addColumn<double>("m");
-        QTest::newRow("edge: E^2 D") << "edge" << 2.0 << 1.0;
-        QTest::newRow("testchip: like edge") << "testchip" << 2.0 << 1.0;
-        QTest::newRow("cloud: E D^2") << "cloud" << 1.0 << 2.0;
+        QTest::addColumn<QString>("objective");
+        QTest::newRow("edge: E^2 D") << "edge"
+                                     << "2,1";
+        QTest::newRow("testchip: like edge") << "testchip"
+                                             << "2,1";
+        QTest::newRow("cloud: E D^2") << "cloud"
+                                      << "1,2";
     }
     void defaultObjectiveFollowsThePlatform() {
         QFETCH(QString, preset);
-        QFETCH(double, n);
-        QFETCH(double, m);
+        QFETCH(QString, objective);
         Hardware hw;
         QVERIFY(presetHardware(preset.toStdString(), hw));
-        QCOMPARE(defaultObjective(hw).n, n);
-        QCOMPARE(defaultObjective(hw).m, m);
+        const Objective o = defaultObjective(hw);
+        QCOMPARE(QString("%1,%2").arg(o.n).arg(o.m), objective);
         // A template of one's own is ranked by EDP.
         Hardware custom = defaultHardware(6, 6, "lab");
         QCOMPARE(defaultObjective(custom).n, 1.0);
@@ -673,10 +676,7 @@ class TestSearch : public QObject {
     void setNeverLosesToItsSeeds() {
         const Network& net = sample("googlenet");
         const Hardware hw = edge();
-        SearchConfig base;
-        base.seed = 5;
-        base.totalBatch = 8;
-        base.iterations = 300;
+        SearchConfig base = runConfig(5, 8, 300);
         base.chains = 2;
         base.threads = 2;
         base.objective = {2, 1};
@@ -711,10 +711,7 @@ class TestSearch : public QObject {
     void standaloneSetWarmsUpWithinItsBudget() {
         const Network& net = sample("resnet50");
         const Hardware hw = edge();
-        SearchConfig c;
-        c.seed = 3;
-        c.totalBatch = 8;
-        c.iterations = 400;
+        SearchConfig c = runConfig(3, 8, 400);
         c.chains = 2;
         c.threads = 1;
         c.objective = {2, 1};
