@@ -4,8 +4,8 @@
 The repository speaks of the product only: a comment, doc, test name or script says why the
 code is as it is, not which work session or ticket changed it (git keeps that). This check
 reads every tracked file under the folders below and fails on a reference of the form
-"session 12", "issue 16", "issue16", "item 8" or "ticket 3" (any case), printing each one
-as path:line: text. Exit 0 when there is none.
+"<word> N", "<word>N" or "<word> #N" for the words session, issue, item and ticket (any
+case), printing each one as path:line: text. Exit 0 when there is none.
 """
 import re
 import subprocess
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ["engine", "ui", "app", "tests", "scripts", "docs", "README.md", "DEVELOPERS.md"]
 WORDS = ("session", "issue", "item", "ticket")
-# A word of WORDS, an optional space or '#', then a number: "session 12", "issue16", "item #8".
+# A word of WORDS, an optional space or '#', then a number.
 PATTERN = re.compile(r"\b(?:" + "|".join(WORDS) + r")[ #]?\d+", re.IGNORECASE)
 # Binary data (models, programs, fuzz corpora) is not prose.
 SKIP_SUFFIXES = {".onnx", ".bin", ".png", ".svg", ".sqlite", ".ico"}
