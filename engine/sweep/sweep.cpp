@@ -403,17 +403,11 @@ std::vector<SweepPoint> expandSweep(const SweepSpec& spec) {
             for (int b : spec.batches)
                 for (const Objective& o : objectives)
                     for (std::uint64_t s : spec.seeds) {
-                        SweepPoint p;
-                        p.model = m;
-                        p.hardware = h;
-                        p.batch = b;
-                        p.objective = o;
-                        p.seed = s;
-                        p.key = sweepPointKey(spec.models[size_t(m)].sha256,
-                                              spec.hardware[size_t(h)].json, b, o, s, search);
-                        if (!seen.insert(p.key).second) continue;
-                        p.index = out.size();
-                        out.push_back(std::move(p));
+                        std::string key =
+                            sweepPointKey(spec.models[size_t(m)].sha256,
+                                          spec.hardware[size_t(h)].json, b, o, s, search);
+                        if (!seen.insert(key).second) continue;
+                        out.push_back(SweepPoint{out.size(), std::move(key), m, h, b, o, s});
                     }
         }
     return out;
