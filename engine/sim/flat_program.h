@@ -3,7 +3,7 @@
 #pragma once
 
 #include "codegen/idindex.h"
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -6,7 +6,7 @@
 // granularity (or, for comparison, whole instructions).
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "hw/hardware.h"
 #include "sim/validation.h"
 #include "util/result.h"

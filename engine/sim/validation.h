@@ -3,7 +3,7 @@
 // buffer capacity, SEND/LOAD matching and an acyclic dependency graph with in-order queues.
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "hw/hardware.h"
 #include "util/result.h"
 
