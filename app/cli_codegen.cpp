@@ -6,7 +6,7 @@
 #include "hw/mesh.h"
 #include "model/model_loader.h"
 #include "pipeline/export.h"
-#include "pipeline/program.h"
+#include "pipeline/program_flow.h"
 #include "report/result_json.h"
 #include "report/trace_json.h"
 #include "sim/fidelity.h"

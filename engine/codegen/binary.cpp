@@ -6,7 +6,7 @@
 // the field's bits), so any Program round-trips exactly and a typical one takes a few
 // bits per field. A trailing FNV-1a checksum makes random corruption fail loudly instead
 // of decoding into a different, plausible program.
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 
 #include <algorithm>
 #include <bit>

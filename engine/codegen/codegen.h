@@ -5,7 +5,7 @@
 // program moves the schedule's DRAM bytes and its replay can be compared with its delay.
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "eval/evaluator.h"
 #include "eval/schedule_layout.h"
 #include "eval/transfers.h"

@@ -1,6 +1,6 @@
 // Per-segment figures (the depth-one nodes of the RA tree) as every view shows them: the
 // metrics panel, the HTML report, the result JSON and the CLI tables read this one table,
-// so a segment's time is the same figure everywhere (issue 16, item 5).
+// so a segment's time is the same figure everywhere.
 #pragma once
 
 #include "eval/evaluation.h"

@@ -3,7 +3,7 @@
 // evaluator's S-T graph and the instruction-level simulator's per-engine replay.
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "eval/evaluation.h"
 #include "hw/hardware.h"
 #include "model/network.h"

@@ -1,13 +1,14 @@
-// The instruction-level simulator (docs/isa.md, "Simulator"): validates a program
-// (dependency targets, cycles, buffer capacity, SEND/LOAD matching) and replays it with
+// The instruction-level simulator (docs/isa.md, "Simulator"): replays a program that
+// validateProgram (validation.h, included here for the callers of both) accepted, with
 // in-order LOAD, COMPUTE and STORE queues per tile, up to max_outstanding_loads LOADs in
 // flight per tile, and the DRAM, its per-side controllers and every NoC link as
 // independent first-come-first-served resources, honouring dependencies at stage
 // granularity (or, for comparison, whole instructions).
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "hw/hardware.h"
+#include "sim/validation.h"
 #include "util/result.h"
 
 #include <array>
@@ -17,10 +18,6 @@
 #include <vector>
 
 namespace tilescope {
-
-// A structural check of the program against the hardware; the first problem found, as
-// "<file>: instruction <id>: <reason>" (one line), or nullopt when the program is sound.
-std::optional<Error> validateProgram(const Program& p, const Hardware& hw, const std::string& file);
 
 struct SimOptions {
     bool fineGrained = true; // false: every dependency waits for its whole producer

@@ -10,7 +10,7 @@
 #include "mapping/mapper.h"
 #include "model/model_loader.h"
 #include "netbuilder.h"
-#include "pipeline/program.h"
+#include "pipeline/program_flow.h"
 #include "tree/ratree.h"
 
 #include <QJsonDocument>

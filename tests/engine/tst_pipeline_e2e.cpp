@@ -5,7 +5,7 @@
 // SEND received, every buffer reference inside the tile's buffer, a deadlock-free replay,
 // the simulated delay within 15% of the evaluator's, and a loadable Perfetto trace.
 #include "clirunner.h"
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "hw/hardware.h"
 
 #include <QtTest>

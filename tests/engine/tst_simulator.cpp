@@ -2,7 +2,7 @@
 // overlap), validation of malformed programs through the CLI (clear one-line message,
 // exit 1), and export-instructions -> simulate end to end.
 #include "clirunner.h"
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "hw/mesh.h"
 #include "sim/simulator.h"
 #include "util/fileio.h"

@@ -5,7 +5,7 @@
 // a sanitizer report) is a finding.
 #pragma once
 
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "eval/evaluator.h"
 #include "hw/hardware.h"
 #include "model/network_json.h"

@@ -2,7 +2,7 @@
 // QAbstractItemModelTester, the panel's program for a small schedule (deadlock-free, DRAM
 // bytes equal to the document's own evaluation), regeneration only when the tree changes,
 // selection linking both ways, and the export folder (written whole, or not at all).
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/programmodel.h"

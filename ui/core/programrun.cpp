@@ -1,6 +1,6 @@
 #include "core/programrun.h"
 
-#include "pipeline/program.h"
+#include "pipeline/program_flow.h"
 
 namespace tilescope::ui {
 

@@ -1,4 +1,4 @@
-#include "pipeline/program.h"
+#include "pipeline/program_flow.h"
 
 namespace tilescope {
 

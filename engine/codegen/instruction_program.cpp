@@ -1,4 +1,4 @@
-#include "codegen/program.h"
+#include "codegen/instruction_program.h"
 
 #include <cstdio>
 #include <limits>

@@ -1,0 +1,232 @@
+// The generator's compute side of an invocation: each active tile's COMPUTE (after the
+// PROGRAM that writes a compute-in-memory tile's crossbars), its dependencies on the data
+// it reads, its STORE, and the buffer regions released after it.
+#include "codegen/generator.h"
+#include "mapping/cim.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilescope {
+
+// Compute, then store.
+std::optional<Error> Generator::emitComputeAndStore(Step& cur) {
+    std::vector<OutputSlice> slices;
+    for (size_t a = 0; a < cur.act.size(); ++a) {
+        auto ps = emitCompute(cur, a);
+        if (!ps) return ps.error();
+        slices.push_back(std::move(*ps));
+    }
+    m_weightState[size_t(cur.v.layer)].fresh = false;
+    InvocationOutput& me = m_outputs[size_t(cur.vi)];
+    me.emitted = true;
+    me.slices = std::move(slices);
+    return std::nullopt;
+}
+
+Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
+    const Invocation& v = cur.v;
+    const LeafLayout& leaf = cur.leaf;
+    const Layer& ly = cur.ly;
+    const LeafMapping& m = cur.m;
+    const std::int32_t layerIdx = cur.layerIdx;
+    const auto& act = cur.act;
+    const long long maxVol = cur.maxVol;
+    const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
+    auto& inRegions = cur.inRegions;
+    WeightState& ws = m_weightState[size_t(v.layer)];
+    const Box& ob = act[a].box;
+    const StageOrder order = m_geometry.computeOrder(v.layer, ob, loadsWeights);
+    std::vector<Box> st = splitBox(ob, order, m_maxStages);
+    auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
+    if (!r) return r.error();
+    Region out = *r;
+    // Compute-in-memory: the crossbars are written (PROGRAM) before the compute, at the
+    // first invocation of a segment invocation when they keep the weights, else every time.
+    const std::uint32_t programId = emitProgram(cur, a);
+    Instruction c;
+    c.op = Op::Compute;
+    c.tile = act[a].tile;
+    c.layer = layerIdx;
+    c.bytes = out.bytes;
+    c.src = c.dst = act[a].tile;
+    const double busy = m.cycles - m.cim.exposedWrite; // crossbar writes are the PROGRAM's
+    c.cycles = std::uint64_t(std::max(1.0, std::ceil(busy * double(ob.volume()) / double(maxVol))));
+    c.lo = ob.lo;
+    c.hi = ob.hi;
+    for (const auto& ir : inRegions[a])
+        regionRefs(c.buffers, ir, false);
+    for (const auto& lr : cur.local[a]) {
+        const Region& pr = m_outputs[size_t(lr.prodInv)].slices[lr.slice].region;
+        regionRefs(c.buffers, pr, false);
+    }
+    if (hasWeights) {
+        Region& wr = ws.region[act[a].tile];
+        regionRefs(c.buffers, wr, false);
+    }
+    regionRefs(c.buffers, out, true);
+    const std::uint32_t cid = emit(c, st, order);
+    if (programId) fullDep(programId, cid);
+    IrWorkload& wl = irOf(act[a].workload);
+    wl.cycles = c.cycles;
+    wl.computeId = cid;
+    guard(out, {cid});
+    addRegion(act[a].workload, out, "ofmap", cid);
+    if (hasWeights && ws.region[act[a].tile].workload < 0)
+        addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
+    // Dependencies on the data it reads, at the stage it first needs.
+    addComputeDeps(cur, a, st, cid, wl);
+    for (auto& ir : inRegions[a]) {
+        ir.readers.push_back(cid);
+        release(ir);
+    }
+    OutputSlice ps;
+    ps.tile = act[a].tile;
+    ps.box = ob;
+    ps.region = out;
+    ps.computeId = cid;
+    ps.stages = st;
+    ps.order = order;
+    if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
+    return ps;
+}
+
+// The PROGRAM that writes act[a]'s crossbars, when this invocation writes them (0 when it
+// does not): its bytes are the weights written (the tile's programmings x one crossbar's
+// weights, counted on its own box as the mapper counts it), its cycles the write time the
+// tile waits for. Static weights are written as their LOAD delivers them, at the first
+// invocation of a segment invocation when the leaf keeps them, else every time; a MatMul's
+// operand B every time, once it has arrived.
+std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
+    const LeafMapping& m = cur.m;
+    const bool operandB = cur.ly.kind == LayerKind::MatMul;
+    if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights))
+        return 0;
+    const Box& ob = cur.act[a].box;
+    const CimTileWork work = cimBoxWork(cur.ly, m_hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
+                                        ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3]);
+    Instruction p;
+    p.op = Op::Program;
+    p.tile = cur.act[a].tile;
+    p.layer = cur.layerIdx;
+    p.bytes =
+        std::uint64_t(std::llround(double(work.best.programmings) * cimCrossbarWeightBytes(m_hw)));
+    p.src = p.dst = p.tile;
+    p.cycles = std::uint64_t(std::ceil(work.exposedWrite));
+    if (operandB) {
+        p.lo = ob.lo;
+        p.hi = ob.hi;
+        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, m_maxStages), kActOrder);
+        for (const auto& wr : cur.writers[a][1])
+            fullDep(wr.id, id);
+        for (const auto& lr : cur.local[a])
+            if (lr.input == 1)
+                fullDep(m_outputs[size_t(lr.prodInv)].slices[lr.slice].computeId, id);
+        return id;
+    }
+    WeightState& ws = m_weightState[size_t(cur.v.layer)];
+    const Box wb = weightBoxOf(cur.v.layer, ob.lo[1], ob.hi[1]);
+    p.lo = wb.lo;
+    p.hi = wb.hi;
+    regionRefs(p.buffers, ws.region[p.tile], false);
+    const std::vector<Box> stages = splitBox(wb, kWeightOrder, m_maxStages);
+    const std::uint32_t id = emit(p, stages, kWeightOrder);
+    // Crossbars are written as their weights arrive: stage j waits for the LOAD stages
+    // that carry its output channels.
+    const std::uint32_t lid = ws.load[p.tile];
+    addDep(lid, id, lagStage(stageBoxesOf(lid), stages));
+    ws.region[p.tile].readers.push_back(id);
+    return id;
+}
+
+// Dependencies of act[a]'s compute cid on the data it reads, at the stage it first needs.
+void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
+                               IrWorkload& wl) {
+    const Invocation& v = cur.v;
+    const Layer& ly = cur.ly;
+    const auto& act = cur.act;
+    const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
+    WeightState& ws = m_weightState[size_t(v.layer)];
+    auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1); };
+    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
+    const Box& ob = act[a].box;
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
+        std::vector<Box> req;
+        for (const auto& sb : st)
+            req.push_back(window(v.layer, k, sb));
+        for (const auto& wr : cur.writers[a][k]) {
+            if (wr.sameCoords)
+                addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
+            else
+                fullDep(wr.id, cid);
+        }
+    }
+    for (const auto& lr : cur.local[a]) {
+        OutputSlice& ps = m_outputs[size_t(lr.prodInv)].slices[lr.slice];
+        if (m_geometry.input(v.layer, lr.input).sameAsProducer) {
+            std::vector<Box> req;
+            for (const auto& sb : st)
+                req.push_back(window(v.layer, lr.input, sb));
+            addDep(ps.computeId, cid, lagStage(ps.stages, req));
+        } else {
+            fullDep(ps.computeId, cid);
+        }
+        ps.region.readers.push_back(cid);
+        addDestination(ps.region.workload, act[a].tile);
+    }
+    if (hasWeights) {
+        const Box full = weightBox(ob.lo[1], ob.hi[1]);
+        std::vector<Box> req;
+        for (const auto& sb : st)
+            req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
+        const std::uint32_t lid = ws.load[act[a].tile];
+        addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
+        ws.region[act[a].tile].readers.push_back(cid);
+        wl.weights = full;
+        wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
+        wl.weightsLoaded = loadsWeights;
+    }
+}
+
+void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
+                          const StageOrder& order, std::uint32_t cid, OutputSlice& ps) {
+    const auto& act = cur.act;
+    const Box& ob = act[a].box;
+    const Region& out = ps.region;
+    Instruction s;
+    s.op = Op::Store;
+    s.tile = act[a].tile;
+    s.layer = cur.layerIdx;
+    s.bytes = out.bytes;
+    s.src = act[a].tile;
+    s.dst = kDram;
+    s.lo = ob.lo;
+    s.hi = ob.hi;
+    regionRefs(s.buffers, out, false);
+    const std::uint32_t sid = emit(s, st, order);
+    addDep(cid, sid, 1);
+    ps.region.readers.push_back(sid);
+    m_stores[size_t(cur.v.layer)].push_back({ob, sid});
+    addDestination(act[a].workload, kDram);
+}
+
+// Regions whose last reader the invocation was: its own outputs nobody reads over the NoC,
+// its producers' outputs, and its weights after the segment invocation's last use.
+void Generator::releaseAfter(const Step& cur) {
+    InvocationOutput& me = m_outputs[size_t(cur.vi)];
+    if (me.pending == 0)
+        for (auto& ps : me.slices) {
+            if (ps.region.readers.empty()) ps.region.readers.push_back(ps.computeId);
+            release(ps.region);
+        }
+    for (int pi : cur.usedProducers)
+        if (--m_outputs[size_t(pi)].pending == 0)
+            for (auto& ps : m_outputs[size_t(pi)].slices)
+                release(ps.region);
+    WeightState& ws = m_weightState[size_t(cur.v.layer)];
+    if (cur.hasWeights && --ws.remaining == 0)
+        for (auto& [t, r] : ws.region)
+            release(r);
+}
+
+} // namespace tilescope
