@@ -128,6 +128,43 @@ int runExportInstructions(const Args& a) {
     return 0;
 }
 
+namespace {
+// The simulate --json document: `head`, then "timeline" (tile -> its instructions'
+// intervals) streamed one interval a line: on a program of a million instructions a
+// document in memory took gigabytes.
+void writeSimulationJson(std::ostream& out, const json& head, const SimResult& rf,
+                         const Program& prog) {
+    std::vector<std::vector<std::uint32_t>> perTile;
+    for (std::uint32_t k = 0; k < rf.timeline.size(); ++k) {
+        const size_t tile = size_t(std::max(0, rf.timeline[k].tile));
+        if (tile >= perTile.size()) perTile.resize(tile + 1);
+        perTile[tile].push_back(k);
+    }
+    const std::string text = head.dump(1);
+    out << text.substr(0, text.size() - 2) << ",\n \"timeline\": {";
+    bool firstTile = true;
+    for (size_t t = 0; t < perTile.size(); ++t) {
+        if (perTile[t].empty()) continue;
+        out << (firstTile ? "\n  \"" : ",\n  \"") << t << "\": [";
+        firstTile = false;
+        for (size_t n = 0; n < perTile[t].size(); ++n) {
+            const auto& iv = rf.timeline[perTile[t][n]];
+            const json item = {{"id", iv.id},
+                               {"engine", toString(iv.engine)},
+                               {"op", toString(iv.op)},
+                               {"layer", iv.layer >= 0 && size_t(iv.layer) < prog.layers.size()
+                                             ? prog.layers[size_t(iv.layer)]
+                                             : ""},
+                               {"start", iv.start},
+                               {"end", iv.end}};
+            out << (n ? ",\n   " : "\n   ") << item.dump();
+        }
+        out << "\n  ]";
+    }
+    out << (firstTile ? "}\n}\n" : "\n }\n}\n");
+}
+} // namespace
+
 int runSimulate(const Args& a) {
     const std::string arg = onlyPositional(a, "DIR_OR_PROGRAM");
     std::string file = arg;
@@ -213,39 +250,7 @@ int runSimulate(const Args& a) {
                     {"south", rf.dramSideBytes[South]}}},
                   {"busiest_link_bytes", busiestLink},
                   {"busy", busy}};
-        // "timeline" (tile -> its instructions' intervals) is streamed, one interval a line:
-        // on a program of a million instructions a document in memory took gigabytes.
-        std::vector<std::vector<std::uint32_t>> perTile;
-        for (std::uint32_t k = 0; k < rf.timeline.size(); ++k) {
-            const size_t tile = size_t(std::max(0, rf.timeline[k].tile));
-            if (tile >= perTile.size()) perTile.resize(tile + 1);
-            perTile[tile].push_back(k);
-        }
-        auto write = [&](std::ostream& out) {
-            const std::string head = j.dump(1);
-            out << head.substr(0, head.size() - 2) << ",\n \"timeline\": {";
-            bool firstTile = true;
-            for (size_t t = 0; t < perTile.size(); ++t) {
-                if (perTile[t].empty()) continue;
-                out << (firstTile ? "\n  \"" : ",\n  \"") << t << "\": [";
-                firstTile = false;
-                for (size_t n = 0; n < perTile[t].size(); ++n) {
-                    const auto& iv = rf.timeline[perTile[t][n]];
-                    const json item = {
-                        {"id", iv.id},
-                        {"engine", toString(iv.engine)},
-                        {"op", toString(iv.op)},
-                        {"layer", iv.layer >= 0 && size_t(iv.layer) < prog->layers.size()
-                                      ? prog->layers[size_t(iv.layer)]
-                                      : ""},
-                        {"start", iv.start},
-                        {"end", iv.end}};
-                    out << (n ? ",\n   " : "\n   ") << item.dump();
-                }
-                out << "\n  ]";
-            }
-            out << (firstTile ? "}\n}\n" : "\n }\n}\n");
-        };
+        auto write = [&](std::ostream& out) { writeSimulationJson(out, j, rf, *prog); };
         if (auto e = writeFileAtomic(a.get("--json"), StreamWriter(write)))
             return userError(e->message);
     }

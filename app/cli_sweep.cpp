@@ -138,24 +138,44 @@ std::vector<std::size_t> splitIndices(const std::string& text) {
     return v;
 }
 
+// --jobs: worker threads per process, 1 without the option.
+int parseJobs(const Args& a) {
+    int jobs = 1;
+    if (!a.has("--jobs")) return jobs;
+    const std::string v = a.get("--jobs");
+    size_t used = 0;
+    try {
+        jobs = std::stoi(v, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != v.size() || jobs < 1 || jobs > 4096)
+        throw UsageError{"--jobs expects a whole number from 1 to 4096, got '" + v + "'"};
+    return jobs;
+}
+
+// The points of `mine` the store does not hold yet, as joinIndices text ("!" and the
+// error when the store cannot be read); `already` counts the ones it holds.
+std::string missingPoints(SweepStore& store, const std::vector<SweepPoint>& points,
+                          const std::vector<std::size_t>& mine, std::size_t& already) {
+    auto have = store.points();
+    if (!have) return "!" + have.error().message;
+    std::vector<std::size_t> todo;
+    for (std::size_t i : mine)
+        if (have->count(points[i].key))
+            ++already;
+        else
+            todo.push_back(i);
+    return joinIndices(todo);
+}
+
 } // namespace
 
 int runSweep(const Args& a) {
     if (a.positional.size() != 1) throw UsageError{"expected exactly one SPEC argument"};
     if (!a.has("--db") || a.get("--db").empty()) throw UsageError{"--db is required"};
     const std::string specPath = a.positional[0], dbPath = a.get("--db");
-    int jobs = 1;
-    if (a.has("--jobs")) {
-        const std::string v = a.get("--jobs");
-        size_t used = 0;
-        try {
-            jobs = std::stoi(v, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (used == 0 || used != v.size() || jobs < 1 || jobs > 4096)
-            throw UsageError{"--jobs expects a whole number from 1 to 4096, got '" + v + "'"};
-    }
+    const int jobs = parseJobs(a);
     const Shard shard = a.has("--shard") ? parseShard(a.get("--shard")) : Shard{};
     const bool quiet = a.has("--quiet");
 
@@ -192,18 +212,7 @@ int runSweep(const Args& a) {
             todoText = "!" + s.error().message;
         } else {
             store = std::move(s).value();
-            auto have = store->points();
-            if (!have) {
-                todoText = "!" + have.error().message;
-            } else {
-                std::vector<std::size_t> todo;
-                for (std::size_t i : mine)
-                    if (have->count(points[i].key))
-                        ++already;
-                    else
-                        todo.push_back(i);
-                todoText = joinIndices(todo);
-            }
+            todoText = missingPoints(*store, points, mine, already);
         }
     }
     if (useMpi) mpi::broadcast(todoText);

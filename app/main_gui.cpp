@@ -3,6 +3,8 @@
 // [--tree FILE] [--run] [--sweep DB]) and offers to restore the work a crash left behind.
 #include "core/document.h"
 #include "widgets/mainwindow.h"
+#include "widgets/searchcontroller.h"
+#include "widgets/sessioncontroller.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -80,17 +82,19 @@ int main(int argc, char** argv) {
     w.show();
     // Unsaved work from a crashed run comes first: restoring it replaces the inputs given
     // on this command line (the user chose the older work over them).
-    if (w.offerRecovery()) {
-        if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
+    if (w.sessions()->offerRecovery()) {
+        if (parser.isSet(run))
+            QTimer::singleShot(0, w.searchControl(), &tilescope::ui::SearchController::start);
         return app.exec();
     }
     if (parser.isSet(hw)) w.openHardware(parser.value(hw));
     if (!sessionFile.isEmpty())
-        w.openSession(sessionFile);
+        w.sessions()->openSession(sessionFile);
     else if (!parser.positionalArguments().isEmpty())
         w.openModel(parser.positionalArguments().front());
     if (parser.isSet(tree)) w.importTree(parser.value(tree));
     if (parser.isSet(sweep)) w.openSweepDatabase(parser.value(sweep));
-    if (parser.isSet(run)) QTimer::singleShot(0, &w, &tilescope::ui::MainWindow::startSearch);
+    if (parser.isSet(run))
+        QTimer::singleShot(0, w.searchControl(), &tilescope::ui::SearchController::start);
     return app.exec();
 }

@@ -12,6 +12,7 @@
 #include "widgets/layerspanel.h"
 #include "widgets/mainwindow.h"
 #include "widgets/palette.h"
+#include "widgets/searchcontroller.h"
 #include "widgets/stgraphplottable.h"
 #include "widgets/stgraphview.h"
 
@@ -186,8 +187,8 @@ class TstBoundsUi : public QObject {
     // A running search draws its best-so-far path over the samples.
     void boundaryViewFollowsTheSearch() {
         BoundaryView* b = m_w->boundaryView();
-        QSignalSpy finished(m_w.get(), &MainWindow::searchFinished);
-        m_w->startSearch();
+        QSignalSpy finished(m_w->searchControl(), &SearchController::searchFinished);
+        m_w->searchControl()->start();
         QCOMPARE(b->pathPoints(), 0); // a new search starts a new path
         QVERIFY(finished.wait(120000));
         QVERIFY(b->pathPoints() > 0);

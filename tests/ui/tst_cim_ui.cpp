@@ -1,4 +1,4 @@
-// Compute-in-memory in the GUI (issue 13): on a cim template the metrics panel shows the
+// Compute-in-memory in the GUI: on a cim template the metrics panel shows the
 // crossbar programming energy and counts (and a fifth energy bar), the S-T graph colours
 // each leaf by the share of its time spent writing crossbars; a MAC-array template shows
 // neither.

@@ -1,17 +1,23 @@
-// Issue 16, "Preview before adopting": A/B compare of two saved sessions shows both S-T
-// graphs side by side on one time axis, the figures of each and their tree diff.
+// Preview before adopting: A/B compare of two saved sessions shows both S-T
+// graphs side by side on one time axis, the figures of each and their tree diff; the diff
+// panel compares the document's tree with a tree file and adopts B as one undo step.
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "expectok.h"
 #include "testwindow.h"
 #include "tree/ratree.h"
 #include "widgets/comparesessionsdialog.h"
+#include "widgets/diffpanel.h"
+#include "widgets/exportcontroller.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sessioncontroller.h"
 #include "widgets/stgraphplottable.h"
 
+#include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUndoStack>
 #include <qcustomplot.h>
 #include <set>
 
@@ -49,14 +55,14 @@ class TstCompareSessions : public QObject {
         m_treeA = doc->tree();
         m_delayA = doc->evaluation()->delay;
         m_energyA = energyText(doc->evaluation()->energy.total());
-        QVERIFY(m_w->saveSession(m_a));
+        QVERIFY(m_w->sessions()->saveSession(m_a));
         // B: an S cut over two of the root's children.
         QVERIFY_OK(doc->wrap(doc->tree().root, 2, 2, NodeType::S));
         QVERIFY(doc->evaluation()->valid);
         m_treeB = doc->tree();
         m_delayB = doc->evaluation()->delay;
         m_energyB = energyText(doc->evaluation()->energy.total());
-        QVERIFY(m_w->saveSession(m_b));
+        QVERIFY(m_w->sessions()->saveSession(m_b));
         QVERIFY(m_delayA != m_delayB);
     }
 
@@ -108,6 +114,35 @@ class TstCompareSessions : public QObject {
         QVERIFY2(m_w->lastError().contains(QLatin1String("missing.tilescope.json")),
                  qPrintable(m_w->lastError()));
         QCOMPARE(m_w->findChildren<CompareSessionsDialog*>().size(), before);
+    }
+
+    // A/B compare of the document's tree (session A) with a saved tree file: the diff lists
+    // added / removed / moved nodes with each one's energy and time change, and "Adopt B"
+    // makes the file's tree the document's, as one undo step.
+    void compareWithTreeFile() {
+        QVERIFY(m_w->sessions()->openSession(m_a));
+        Document* doc = m_w->document();
+        const RATree saved = doc->tree();
+        const QString file = m_dir.filePath(QStringLiteral("b.tree"));
+        QVERIFY(m_w->exports()->exportTo(QStringLiteral("tree-text"), file));
+        QVERIFY_OK(doc->wrap(doc->tree().root, 2, 2, NodeType::S));
+        QVERIFY(m_w->compareWithTreeFile(file));
+        DiffPanel* dp = m_w->diffPanel();
+        // A has an S cut B lacks; its two leaves sit under different parents.
+        QVERIFY2(dp->summary().contains(QLatin1String("0 added, 1 removed, 2 moved, 0 changed")),
+                 qPrintable(dp->summary()));
+        QCOMPARE(dp->rowCount(), 3);
+        QCOMPARE(dp->table()->item(0, 0)->text(), QStringLiteral("removed"));
+        QVERIFY(!dp->table()->item(0, 3)->text().isEmpty()); // energy change of the cut
+        auto* adopt = dp->findChild<QPushButton*>();
+        QVERIFY(adopt && adopt->isEnabled());
+        adopt->click();
+        QVERIFY(doc->tree() == saved);
+        QVERIFY(dp->summary().contains(QLatin1String("identical")));
+        doc->undoStack()->undo();
+        doc->undoStack()->undo();
+        QVERIFY(doc->tree() == saved);
+        QVERIFY(waitForLayout(*m_w));
     }
 
     void cleanupTestCase() { m_w.reset(); }

@@ -1,10 +1,15 @@
 // The Document's edits (docs/method.md §6): each accepted edit changes the tree, re-evaluates and
-// is undoable; refused edits leave tree and undo stack alone and report the reason.
+// is undoable; refused edits leave tree and undo stack alone and report the reason; a change
+// of the inputs is one undo step, which the main window names on its status bar.
 #include "core/document.h"
 #include "expectok.h"
+#include "testwindow.h"
 #include "tree/ratree.h"
+#include "widgets/mainwindow.h"
 
 #include <QSignalSpy>
+#include <QStatusBar>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 
@@ -163,7 +168,7 @@ class TstDocument : public QObject {
         QCOMPARE(m_doc.undoStack()->count(), count);
     }
 
-    // Issue 16, item 1: a batch change starts from the default tree for the new batch but is
+    // A batch change starts from the default tree for the new batch but is
     // one undo step; the hand edit before it stays one more Undo away.
     void batchChangeIsUndoable() {
         QVERIFY_OK(m_doc.wrap(m_doc.tree().root, 0, 2, NodeType::S));
@@ -187,9 +192,8 @@ class TstDocument : public QObject {
         QCOMPARE(m_doc.batch(), 8);
     }
 
-    // Issue 16, item 1: switching the hardware preset used to discard the edits and the
-    // undo history silently. Now it is an undo step that brings back hardware, objective,
-    // tree and the edits before it.
+    // Switching the hardware preset must not discard the edits and the undo history: it is
+    // an undo step that brings back hardware, objective, tree and the edits before it.
     void hardwareSwitchIsUndoable() {
         QVERIFY_OK(m_doc.wrap(m_doc.tree().root, 0, 2, NodeType::S));
         const RATree edited = m_doc.tree();
@@ -211,6 +215,31 @@ class TstDocument : public QObject {
         QCOMPARE(m_doc.evaluation()->cost, editedCost); // re-evaluated on edge again
         m_doc.undoStack()->undo();
         QVERIFY(m_doc.tree() == m_start);
+    }
+
+    // In the main window, an input switch says how to go back, and Undo brings back the
+    // previous inputs with the tree and the edits made before the switch.
+    void windowSaysHowToUndoAnInputSwitch() {
+        QTemporaryDir dir;
+        auto w = openSampleWindow(dir);
+        QVERIFY(w);
+        Document* doc = w->document();
+        QVERIFY_OK(doc->wrap(doc->tree().root, 2, 2, NodeType::S));
+        const RATree edited = doc->tree();
+        const int batch = doc->batch();
+        const int count = doc->undoStack()->count();
+        QVERIFY(count >= 1);
+        QVERIFY(w->openHardware(QStringLiteral("cloud")));
+        QCOMPARE(doc->undoStack()->count(), count + 1);
+        QVERIFY(w->statusBar()->currentMessage().contains(QLatin1String("Undo")));
+        doc->undoStack()->undo();
+        QCOMPARE(doc->hardwareSource(), QStringLiteral("edge"));
+        QVERIFY(doc->tree() == edited);
+        QVERIFY(w->setBatch(batch * 2));
+        QCOMPARE(doc->undoStack()->count(), count + 1); // the redo of cloud went
+        doc->undoStack()->undo();
+        QCOMPARE(doc->batch(), batch);
+        QVERIFY(doc->tree() == edited);
     }
 };
 

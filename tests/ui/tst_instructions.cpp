@@ -11,6 +11,7 @@
 #include "core/selectionstate.h"
 #include "expectok.h"
 #include "util/fileio.h"
+#include "widgets/exportcontroller.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/mainwindow.h"
 #include "widgets/metricspanel.h"
@@ -238,8 +239,8 @@ class TstInstructions : public QObject {
         openSmall(w);
         auto run = waitRun(w);
         const QString out = m_dir.filePath(QStringLiteral("chip"));
-        QSignalSpy done(&w, &MainWindow::testChipExported);
-        w.exportForTestChip(out);
+        QSignalSpy done(w.exports(), &ExportController::testChipExported);
+        w.exports()->exportForTestChip(out);
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
         QVERIFY2(done.at(0).at(0).toBool(), qPrintable(done.at(0).at(1).toString()));
         // The default formats: program.bin (and hw.json) only.
@@ -257,7 +258,7 @@ class TstInstructions : public QObject {
         // Every format when chosen (the folder is replaced as a whole).
         ProgramFormats all;
         all.txt = all.json = all.ir = true;
-        w.exportForTestChip(out, all);
+        w.exports()->exportForTestChip(out, all);
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 120000);
         QVERIFY2(done.at(1).at(0).toBool(), qPrintable(done.at(1).at(1).toString()));
         for (const char* f : {"program.json", "program.bin", "program.txt", "ir.json", "hw.json"})
@@ -273,7 +274,7 @@ class TstInstructions : public QObject {
         }
         const QStringList before =
             QDir(m_dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
-        w.exportForTestChip(blocker + QStringLiteral("/chip"));
+        w.exports()->exportForTestChip(blocker + QStringLiteral("/chip"));
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
         QVERIFY(!done.at(0).at(0).toBool());
         const QString err = done.at(0).at(1).toString();

@@ -1,7 +1,8 @@
-// Issue 16, "Preview before adopting": while a search runs, its best so far is drawn faded
+// Preview before adopting: while a search runs, its best so far is drawn faded
 // over the S-T graph and the NoC heatmap. LiveBestPreview (ui/core) lays the offered best
 // out off the GUI thread, throttled; the views draw what it hands them; View > Show live
-// best switches it off; it ends with the run or when the best is adopted.
+// best switches it off; it ends with the run or when the best is adopted. Adopting works
+// during a run and paused, and from the energy-delay trade-off plot afterwards.
 #include "core/document.h"
 #include "core/layernames.h"
 #include "core/livebestpreview.h"
@@ -12,9 +13,11 @@
 #include "tree/ratree.h"
 #include "widgets/mainwindow.h"
 #include "widgets/nocheatmapview.h"
+#include "widgets/searchcontroller.h"
 #include "widgets/searchpanel.h"
 #include "widgets/stgraphplottable.h"
 #include "widgets/stgraphview.h"
+#include "widgets/tradeoffview.h"
 
 #include <QAction>
 #include <QImage>
@@ -51,6 +54,8 @@ class TstLiveBest : public QObject {
   private:
     Document m_doc;
     RATree m_a, m_b, m_c;
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> m_w; // searched in by adoptDuringRun, then read on
 
   private slots:
     void initTestCase() {
@@ -194,8 +199,8 @@ class TstLiveBest : public QObject {
         QVERIFY(w.showLiveBestAction()->isChecked()); // on by default
         const QImage before = render(heat);
 
-        QSignalSpy finished(&w, &MainWindow::searchFinished);
-        w.startSearch();
+        QSignalSpy finished(w.searchControl(), &SearchController::searchFinished);
+        w.searchControl()->start();
         LiveBestPreview* p = w.liveBestPreview();
         QTRY_VERIFY_WITH_TIMEOUT(p->current() && ghost->visible(), 30000);
         QTest::qWait(50);
@@ -223,7 +228,7 @@ class TstLiveBest : public QObject {
         w.showLiveBestAction()->setChecked(true);
         QTRY_VERIFY_WITH_TIMEOUT(p->current() && ghost->visible(), 30000);
 
-        w.stopSearch();
+        w.searchControl()->stop();
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 30000);
         QTRY_VERIFY_WITH_TIMEOUT(!ghost->visible(), 5000);
         QVERIFY(!p->current());
@@ -236,21 +241,74 @@ class TstLiveBest : public QObject {
         auto window = openSearchWindow(dir);
         QVERIFY(window);
         MainWindow& w = *window;
-        QSignalSpy finished(&w, &MainWindow::searchFinished);
-        w.startSearch();
+        QSignalSpy finished(w.searchControl(), &SearchController::searchFinished);
+        w.searchControl()->start();
         LiveBestPreview* p = w.liveBestPreview();
         QTRY_VERIFY_WITH_TIMEOUT(p->current(), 30000);
         bool previewAtAdopt = true;
         connect(w.document(), &Document::treeChanged, this,
                 [&] { previewAtAdopt = p->current() != nullptr; });
         QSignalSpy changed(w.document(), &Document::treeChanged);
-        w.adoptBest();
+        w.searchControl()->adoptBest();
         QTRY_VERIFY_WITH_TIMEOUT(changed.count() >= 1, 30000);
         QVERIFY(!previewAtAdopt);
         QVERIFY(!w.stGraph()->liveBestPlottable()->visible());
-        w.stopSearch();
+        w.searchControl()->stop();
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 30000);
     }
+
+    // Adopt best stays enabled during a run; while paused the best-so-far readout stays;
+    // after adopting, the S-T graph shows the whole adopted schedule. The window is kept for
+    // tradeoffPlotAdopts.
+    void adoptDuringRun() {
+        m_w = openSearchWindow(m_dir);
+        QVERIFY(m_w);
+        QVERIFY(waitForLayout(*m_w));
+        SearchPanel* sp = m_w->searchPanel();
+        QSignalSpy finished(m_w->searchControl(), &SearchController::searchFinished);
+        m_w->searchControl()->start();
+        QVERIFY(m_w->searchControl()->running());
+        QVERIFY(sp->adoptEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(sp->bestText().contains(QLatin1String("Best so far")), 20000);
+        QTest::qWait(1500);
+        m_w->searchControl()->pause(true);
+        QTRY_VERIFY_WITH_TIMEOUT(sp->property("paused").toBool(), 10000);
+        QVERIFY(sp->bestText().contains(QLatin1String("Best so far")));
+        m_w->searchControl()->pause(false);
+        const double before = m_w->document()->evaluation()->delay;
+        QSignalSpy changed(m_w->document(), &Document::treeChanged);
+        m_w->searchControl()->adoptBest();
+        QTRY_VERIFY_WITH_TIMEOUT(changed.count() >= 1, 20000);
+        m_w->searchControl()->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1, 20000);
+        QTest::qWait(300);
+        const double after = m_w->document()->evaluation()->delay;
+        QVERIFY(after != before);
+        // The graph shows the whole adopted schedule, not the old time range.
+        const QCPRange x = m_w->stGraph()->plot()->xAxis->range();
+        QVERIFY2(x.upper < after * 1.05 && x.upper >= after,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(x.upper).arg(after)));
+    }
+
+    // The energy-delay trade-off plot holds the search history and the bests; clicking one
+    // adopts it as one undo step.
+    void tradeoffPlotAdopts() {
+        QVERIFY(m_w); // the window adoptDuringRun searched in
+        TradeoffView* tv = m_w->tradeoff();
+        QVERIFY(tv->historyCount() > 5);
+        QVERIFY(tv->candidateCount() >= 1);
+        Document* doc = m_w->document();
+        const int count = doc->undoStack()->count();
+        doc->undoStack()->undo(); // back to a tree that is not the search's best
+        const RATree before = doc->tree();
+        tv->activate(0);
+        QCOMPARE(doc->undoStack()->count(), count); // the redo went, the adoption came
+        QVERIFY(!(doc->tree() == before));
+        QVERIFY(doc->evaluation()->valid);
+        QVERIFY(doc->undoStack()->undoText().startsWith(QLatin1String("Adopt search best")));
+    }
+
+    void cleanupTestCase() { m_w.reset(); }
 };
 
 QTEST_MAIN(TstLiveBest)

@@ -1,5 +1,6 @@
 // RATreeModel under QAbstractItemModelTester through loads, edits and undo; its figures,
 // the invalid-node marking, the pinned check box and drops through dropMimeData.
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/ratreemodel.h"
 #include "expectok.h"
@@ -8,20 +9,30 @@
 #include <QAbstractItemModelTester>
 #include <QBrush>
 #include <QMimeData>
+#include <QSet>
 #include <QTest>
 #include <QUndoStack>
 
 using namespace tilescope;
 using namespace tilescope::ui;
 
+namespace {
+// A tree model over its own document, checked by QAbstractItemModelTester through every
+// change the test makes.
+struct TestedModel {
+    Document doc;
+    RATreeModel model{&doc};
+    QAbstractItemModelTester tester{&model, QAbstractItemModelTester::FailureReportingMode::QtTest};
+};
+} // namespace
+
 class TstRATreeModel : public QObject {
     Q_OBJECT
   private slots:
     void testerThroughEdits() {
-        Document doc;
-        RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        TestedModel tested;
+        Document& doc = tested.doc;
+        RATreeModel& model = tested.model;
         QCOMPARE(model.rowCount(), 0);
         QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         QCOMPARE(model.rowCount(), 1);
@@ -58,7 +69,7 @@ class TstRATreeModel : public QObject {
             model.index(0, RATreeModel::Tiles).data().toString().startsWith(QLatin1String("144:")));
     }
 
-    // The chiplet baseline's regions (issue 14): on a template with chiplets the Tiles
+    // The chiplet baseline's regions: on a template with chiplets the Tiles
     // column says which chiplets a node's tiles lie on, for each region of the baseline's
     // root S cut too.
     void regionsShowTheirChiplets() {
@@ -96,11 +107,30 @@ class TstRATreeModel : public QObject {
         QCOMPARE(all, QStringList({"0", "1", "2", "3"}));
     }
 
+    // The Energy column is scaled per node: not "0.00 J" on every row.
+    void energyColumnScalesPerNode() {
+        TestedModel tested;
+        Document& doc = tested.doc;
+        RATreeModel& model = tested.model;
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
+        const QString rootText = model.index(0, RATreeModel::Energy).data().toString();
+        QVERIFY2(rootText.endsWith(QLatin1String("J")), qPrintable(rootText));
+        QVERIFY2(!rootText.startsWith(QLatin1String("0")), qPrintable(rootText));
+        QSet<QString> distinct;
+        const QModelIndex root = model.index(0, 0);
+        for (int r = 0; r < model.rowCount(root); ++r) {
+            const QString t = model.index(r, RATreeModel::Energy, root).data().toString();
+            QVERIFY2(!t.startsWith(QLatin1String("0")), qPrintable(t));
+            distinct.insert(t);
+        }
+        QVERIFY(distinct.size() > 10);
+        QCOMPARE(rootText, energyText(doc.evaluation()->nodes[size_t(doc.tree().root)].energy));
+    }
+
     void pinnedCheckBoxGoesThroughDocument() {
-        Document doc;
-        RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        TestedModel tested;
+        Document& doc = tested.doc;
+        RATreeModel& model = tested.model;
         QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         const QModelIndex pin = model.index(3, RATreeModel::Pinned, model.index(0, 0));
         QCOMPARE(pin.data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
@@ -113,10 +143,9 @@ class TstRATreeModel : public QObject {
     }
 
     void invalidNodeMarkedRed() {
-        Document doc;
-        RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        TestedModel tested;
+        Document& doc = tested.doc;
+        RATreeModel& model = tested.model;
         QVERIFY_OK(doc.openHardware(QStringLiteral("testchip")));
         QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         // Five concurrent children on a 4-tile chip cannot each get a tile.
@@ -135,10 +164,9 @@ class TstRATreeModel : public QObject {
     }
 
     void dropMovesThroughDocument() {
-        Document doc;
-        RATreeModel model(&doc);
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        TestedModel tested;
+        Document& doc = tested.doc;
+        RATreeModel& model = tested.model;
         QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
         QVERIFY_OK(doc.wrap(doc.tree().root, 1, 2, NodeType::S));
         const QModelIndex root = model.index(0, 0);

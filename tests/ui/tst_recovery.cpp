@@ -8,6 +8,7 @@
 #include "core/session.h"
 #include "expectok.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sessioncontroller.h"
 
 #include <QAbstractButton>
 #include <QApplication>
@@ -71,15 +72,15 @@ class TstRecovery : public QObject {
         QFile::remove(recoveryFile());
         {
             MainWindow w;
-            QCOMPARE(w.autoSaver()->recoveryPath(), recoveryFile());
-            QCOMPARE(w.autoSaver()->intervalMs(), 100);
+            QCOMPARE(w.sessions()->autoSaver()->recoveryPath(), recoveryFile());
+            QCOMPARE(w.sessions()->autoSaver()->intervalMs(), 100);
             openSmall(w);
-            QVERIFY(!w.isModified());
+            QVERIFY(!w.sessions()->isModified());
             QTest::qWait(400);
             QVERIFY(!QFile::exists(recoveryFile())); // a fresh model: nothing to lose
             Document* doc = w.document();
             QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
-            QVERIFY(w.isModified());
+            QVERIFY(w.sessions()->isModified());
             QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()), 5000);
             auto s = Session::load(recoveryFile());
             QVERIFY2(s, s ? "" : s.error().message.c_str());
@@ -88,8 +89,9 @@ class TstRecovery : public QObject {
             QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(recoveryFile()), 5000);
             doc->undoStack()->redo();
             QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()), 5000);
-            QVERIFY(w.saveSession(m_dir.filePath(QStringLiteral("saved.tilescope.json"))));
-            QVERIFY(!w.isModified());
+            QVERIFY(
+                w.sessions()->saveSession(m_dir.filePath(QStringLiteral("saved.tilescope.json"))));
+            QVERIFY(!w.sessions()->isModified());
             QVERIFY(!QFile::exists(recoveryFile()));
             QVERIFY_OK(doc->flip(doc->tree().root));
             QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(recoveryFile()), 5000);
@@ -105,7 +107,7 @@ class TstRecovery : public QObject {
         openShown(w);
         Document* doc = w.document();
         QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
-        QVERIFY(w.isModified());
+        QVERIFY(w.sessions()->isModified());
         auto answer = [](QMessageBox::StandardButton which, bool* asked) {
             QTimer::singleShot(200, [which, asked] {
                 auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
@@ -119,7 +121,7 @@ class TstRecovery : public QObject {
         QVERIFY(!w.close());
         QVERIFY(asked);
         QVERIFY(w.isVisible());
-        QVERIFY(w.isModified());
+        QVERIFY(w.sessions()->isModified());
         asked = false;
         answer(QMessageBox::Discard, &asked);
         QVERIFY(w.close());
@@ -156,7 +158,7 @@ class TstRecovery : public QObject {
         QVERIFY(asked);
         QCOMPARE(doc->modelPath(), QString::fromLatin1(kModel));
         QCOMPARE(treeToText(doc->tree(), *doc->network()), edited);
-        QVERIFY(w.isModified());
+        QVERIFY(w.sessions()->isModified());
         asked = false;
         answer(QMessageBox::Discard);
         QVERIFY(w.openModelAsking(other));
@@ -178,7 +180,7 @@ class TstRecovery : public QObject {
             QCOMPARE(doc->revision(), rev);
             QCOMPARE(doc->undoStack()->count(), undo);
             QCOMPARE(doc->modelPath(), QString::fromLatin1(kModel));
-            QVERIFY(w.isModified());
+            QVERIFY(w.sessions()->isModified());
         };
         QVERIFY(!w.openModel(m_dir.filePath(QStringLiteral("missing.onnx"))));
         unchanged();
@@ -192,7 +194,7 @@ class TstRecovery : public QObject {
         unchanged();
         // A session cut off in the middle (what a non-atomic write would leave behind).
         const QString good = m_dir.filePath(QStringLiteral("good.tilescope.json"));
-        QVERIFY(w.saveSession(good));
+        QVERIFY(w.sessions()->saveSession(good));
         QVERIFY_OK(doc->wrap(doc->tree().root, 0, 2, NodeType::T)); // modified again
         const std::string tree2 = treeToText(doc->tree(), *doc->network());
         QFile in(good);
@@ -204,11 +206,11 @@ class TstRecovery : public QObject {
         out.write(all.left(all.size() / 2));
         out.close();
         const quint64 rev2 = doc->revision();
-        QVERIFY(!w.openSession(cut));
+        QVERIFY(!w.sessions()->openSession(cut));
         QVERIFY(!w.lastError().contains(QLatin1Char('\n')));
         QCOMPARE(treeToText(doc->tree(), *doc->network()), tree2);
         QCOMPARE(doc->revision(), rev2);
-        QVERIFY(w.isModified());
+        QVERIFY(w.sessions()->isModified());
     }
 
     void killedProcessIsRecovered() {
@@ -280,11 +282,11 @@ class TstRecovery : public QObject {
         {
             MainWindow w;
             w.setInteractive(false);
-            QVERIFY2(w.offerRecovery(), qPrintable(w.lastError()));
+            QVERIFY2(w.sessions()->offerRecovery(), qPrintable(w.lastError()));
             qunsetenv("TILESCOPE_RECOVERY_AUTO");
             QCOMPARE(treeToText(w.document()->tree(), *w.document()->network()), treeText);
             QCOMPARE(w.document()->batch(), 4);
-            QVERIFY(w.isModified());
+            QVERIFY(w.sessions()->isModified());
         }
         QVERIFY(!QFile::exists(recoveryFile())); // clean exit after the restore
     }

@@ -4,6 +4,7 @@
 #include "core/document.h"
 #include "expectok.h"
 #include "widgets/mainwindow.h"
+#include "widgets/searchcontroller.h"
 #include "widgets/searchpanel.h"
 #include "widgets/stgraphview.h"
 
@@ -42,19 +43,19 @@ class TstResponsiveness : public QObject {
             last = now;
             ++ticks;
         });
-        QSignalSpy finished(&w, &MainWindow::searchFinished);
+        QSignalSpy finished(w.searchControl(), &SearchController::searchFinished);
         SearchConfig cfg = w.searchPanel()->settings();
         cfg.beta = 400; // N = 400 x 72 iterations: a few seconds of search to watch over
         w.searchPanel()->setSettings(cfg);
         clock.start();
         beat.start();
-        w.startSearch();
+        w.searchControl()->start();
         QTRY_VERIFY_WITH_TIMEOUT(w.searchPanel()->pointCount() >= 3, 30000);
         // An edit mid-run: re-evaluated on the GUI thread, handed to the worker.
         Document* doc = w.document();
         QVERIFY_OK(doc->wrap(doc->tree().root, 1, 2, NodeType::S));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 120000);
-        w.adoptBest();
+        w.searchControl()->adoptBest();
         QTest::qWait(500); // the S-T layout of the adopted tree arrives from the pool
         beat.stop();
         const double seconds = double(clock.nsecsElapsed()) * 1e-9;

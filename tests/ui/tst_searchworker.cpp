@@ -206,7 +206,7 @@ class TstSearchWorker : public QObject {
         QVERIFY(found);
     }
 
-    // Issue 16, item 4: an edit (or a pin) restarts the engine from the edited tree, which
+    // An edit (or a pin) restarts the engine from the edited tree, which
     // starts worse than the best found so far; the run's best must survive the restart in
     // the snapshots and in every later outcome.
     void editKeepsBestSoFar() {

@@ -6,6 +6,7 @@
 #include "expectok.h"
 #include "widgets/mainwindow.h"
 #include "widgets/searchpanel.h"
+#include "widgets/sessioncontroller.h"
 
 #include <QFile>
 #include <QStandardPaths>
@@ -55,11 +56,11 @@ class TstSession : public QObject {
         cfg.objective = Objective{2, 1};
         a.searchPanel()->setSettings(cfg);
         const QString path = m_dir.filePath(QStringLiteral("s.tilescope.json"));
-        QVERIFY2(a.saveSession(path), qPrintable(a.lastError()));
+        QVERIFY2(a.sessions()->saveSession(path), qPrintable(a.lastError()));
 
         MainWindow b;
         b.setInteractive(false);
-        QVERIFY2(b.openSession(path), qPrintable(b.lastError()));
+        QVERIFY2(b.sessions()->openSession(path), qPrintable(b.lastError()));
         Document* d = b.document();
         QVERIFY(d->tree() == doc->tree());
         QVERIFY(d->tree().node(d->tree().nodeAtPath("/1")).pinned);
@@ -89,7 +90,7 @@ class TstSession : public QObject {
         a.setInteractive(false);
         QVERIFY(a.openModel(model));
         const QString path = m_dir.filePath(QStringLiteral("changing.tilescope.json"));
-        QVERIFY(a.saveSession(path));
+        QVERIFY(a.sessions()->saveSession(path));
 
         // Another window holds a different document that must survive the failed open.
         MainWindow b;
@@ -102,7 +103,7 @@ class TstSession : public QObject {
         QVERIFY(f.open(QIODevice::Append));
         f.write("x");
         f.close();
-        QVERIFY(!b.openSession(path));
+        QVERIFY(!b.sessions()->openSession(path));
         QVERIFY2(b.lastError().contains(QLatin1String("sha256 mismatch")),
                  qPrintable(b.lastError()));
         QVERIFY(b.lastError().contains(path));
@@ -110,7 +111,7 @@ class TstSession : public QObject {
         QCOMPARE(b.document()->modelPath(), beforePath);
 
         QVERIFY(QFile::remove(model));
-        QVERIFY(!b.openSession(path));
+        QVERIFY(!b.sessions()->openSession(path));
         QVERIFY2(b.lastError().contains(QLatin1String("missing")), qPrintable(b.lastError()));
         QVERIFY(b.document()->tree() == before);
     }

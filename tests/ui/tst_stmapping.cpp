@@ -106,7 +106,7 @@ class TstStMapping : public QObject {
         QCOMPARE(shortLayerName(QStringLiteral("/features/features.0/Conv")),
                  QStringLiteral("features.0"));
         QCOMPARE(rectLabel(QStringLiteral("conv1"), 0, 1), QStringLiteral("conv1[0,1]"));
-        // A part repeating the start of the next one goes too (issue 16, item 7).
+        // A part repeating the start of the next one goes too.
         QCOMPARE(shortLayerName(QStringLiteral("/layer2/layer2.0/downsample/downsample.0/Conv")),
                  QStringLiteral("layer2.0/downsample.0"));
         QCOMPARE(shortLayerNames({QStringLiteral("/layers.0/attn/q/MatMul"),
@@ -116,9 +116,9 @@ class TstStMapping : public QObject {
                               QStringLiteral("head")}));
     }
 
-    // Issue 16, item 7: "attn/q" named every transformer block's query projection and
-    // "downsample/downsample.0" every ResNet stage's shortcut. The names the views show must
-    // be as distinct as the layers' own names.
+    // Short names must not collide ("attn/q" for every transformer block's query projection,
+    // "downsample/downsample.0" for every ResNet stage's shortcut): the names the views show
+    // must be as distinct as the layers' own names.
     void shortNamesAreUnique_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("resnet50") << QStringLiteral("resnet50.onnx");

@@ -8,6 +8,7 @@
 #include "tree/ratree.h"
 #include "tree/tree_json.h"
 #include "widgets/mainwindow.h"
+#include "widgets/sessioncontroller.h"
 #include "widgets/sweepview.h"
 
 #include <QStandardPaths>
@@ -150,7 +151,7 @@ void TstSweepView::openPoint() {
     QCOMPARE(treeToJsonValue(d->tree(), *d->network()).dump(), json::parse(row.treeJson).dump());
     QVERIFY(d->evaluation()->valid);
     QCOMPARE(d->evaluation()->cost, row.cost);
-    QVERIFY(!m_w->isModified());
+    QVERIFY(!m_w->sessions()->isModified());
     // A point without a schedule says why and leaves the document alone.
     int failed = -1;
     for (int i = 0; i < v->table().size(); ++i)

@@ -1,4 +1,4 @@
-// Off-thread UI jobs whose results can go stale (issue 18): BackgroundJob::run() starts
+// Off-thread UI jobs whose results can go stale: BackgroundJob::run() starts
 // `work` on the thread pool and hands its result to `done` on the owner's thread, unless a
 // newer run() or a drop() came after it; then the result is dropped. Each job carries the
 // stamp it was started with (usually Document::revision()), so `done` can check it

@@ -117,7 +117,7 @@ std::optional<Error> Document::pushInputs(const QString& label,
                                           const QString& source, int batch,
                                           const Objective& objective) {
     // The new inputs start from the search's default tree; the change is one undo step, so
-    // the edits and the history before it stay one Undo away (issue 16, item 1).
+    // the edits and the history before it stay one Undo away.
     DocumentInputs after{hw, source, batch, objective, startTree(*m_net, *hw, batch, objective)};
     if (auto why = validateStructure(after.tree, *m_net, batch)) return why;
     DocumentInputs before{m_hw, m_hwSource, m_batch, m_objective, m_tree};

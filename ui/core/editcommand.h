@@ -24,7 +24,7 @@ class EditCommand : public QUndoCommand {
 
 // A change of the inputs (hardware, batch): the document's inputs and tree before and after,
 // so switching a preset or the batch is one undo step instead of discarding the edits and
-// the history before it (issue 16, item 1).
+// the history before it.
 class InputsCommand : public QUndoCommand {
   public:
     using State = DocumentInputs;

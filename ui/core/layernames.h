@@ -14,7 +14,7 @@ namespace tilescope::ui {
 QString shortLayerName(const QString& name);
 // The names of a whole network: as shortLayerName, but names that would collide ("attn/q"
 // in every transformer block) keep more leading parts until they are unique
-// ("layers.3/attn/q"; issue 16, item 7). Whole names that are equal stay equal.
+// ("layers.3/attn/q"). Whole names that are equal stay equal.
 QStringList shortLayerNames(const QStringList& names);
 
 // shortLayerNames of every layer of `net`, in layer order.

@@ -1,5 +1,5 @@
-// The live best of a running search, ready for the views' faded overlay (issue 16,
-// "Preview before adopting"): the S-T graph and the NoC heatmap draw the best tree found
+// The live best of a running search, ready for the views' faded overlay (a preview before
+// adopting): the S-T graph and the NoC heatmap draw the best tree found
 // so far over the document's own. Offered trees are evaluated (with intervals) and laid
 // out on the thread pool, one job at a time and at most one per throttle interval, with
 // the engine's own functions (StLayout::build, eval/linkload.h); clear() ends the preview

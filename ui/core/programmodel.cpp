@@ -16,7 +16,7 @@ QString endpoint(std::int32_t e) {
 }
 } // namespace
 
-ProgramModel::ProgramModel(QObject* parent) : QAbstractItemModel(parent) {}
+ProgramModel::ProgramModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void ProgramModel::setRun(std::shared_ptr<const ProgramRun> run) {
     beginResetModel();
@@ -98,17 +98,6 @@ const Instruction* ProgramModel::instructionAt(int row) const {
 bool ProgramModel::isHighlighted(int row) const {
     const Instruction* ins = instructionAt(row);
     return ins && m_layers.contains(ins->layer);
-}
-
-QModelIndex ProgramModel::index(int row, int column, const QModelIndex& parent) const {
-    if (parent.isValid() || row < 0 || row >= int(m_rows.size()) || column < 0 ||
-        column >= ColumnCount)
-        return {};
-    return createIndex(row, column);
-}
-
-QModelIndex ProgramModel::parent(const QModelIndex&) const {
-    return {};
 }
 
 int ProgramModel::rowCount(const QModelIndex& parent) const {

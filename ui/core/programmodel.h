@@ -6,14 +6,14 @@
 #include "codegen/idindex.h"
 #include "core/programrun.h"
 
-#include <QAbstractItemModel>
+#include <QAbstractTableModel>
 #include <QSet>
 #include <memory>
 #include <vector>
 
 namespace tilescope::ui {
 
-class ProgramModel : public QAbstractItemModel {
+class ProgramModel : public QAbstractTableModel {
     Q_OBJECT
   public:
     enum Column {
@@ -47,8 +47,6 @@ class ProgramModel : public QAbstractItemModel {
     const Instruction* instructionAt(int row) const;
     bool isHighlighted(int row) const;
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;

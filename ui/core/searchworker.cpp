@@ -22,6 +22,86 @@ class SearchWorkerRelay : public CallReceiver {
 };
 } // namespace detail
 
+namespace {
+// The best over all segments of a run: an edit or a pin restarts the engine from the edited
+// tree, whose own best starts worse, and the run's best so far must not be lost. Written
+// between segments only, read by the progress callback.
+struct RunBest {
+    std::optional<RATree> tree;
+    std::shared_ptr<const RATree> shared; // the same tree, for the snapshots
+    Evaluation eval;
+
+    void offer(const SearchResult& r) {
+        if (!r.best.valid || (tree && !(r.best.cost < eval.cost))) return;
+        tree = r.bestTree;
+        shared = std::make_shared<const RATree>(r.bestTree);
+        eval = r.best;
+    }
+};
+
+// The engine's progress report as a snapshot, with the run's best where it beats the
+// segment's own; the caller sets the run-wide counts and times.
+std::shared_ptr<SearchSnapshot> progressSnapshot(const Progress& p, const RunBest& runBest) {
+    auto s = std::make_shared<SearchSnapshot>();
+    s->temperature = p.temperature;
+    s->currentCost = p.currentCost;
+    s->energy = p.energy;
+    s->delay = p.delay;
+    s->bestCost = p.bestCost;
+    s->bestEnergy = p.bestEnergy;
+    s->bestDelay = p.bestDelay;
+    s->bestTree = p.bestTree;
+    if (runBest.tree && (p.bestCost <= 0 || runBest.eval.cost < p.bestCost)) {
+        s->bestCost = runBest.eval.cost;
+        s->bestEnergy = runBest.eval.energy.total();
+        s->bestDelay = runBest.eval.delay;
+        s->bestTree = runBest.shared;
+    }
+    s->acceptanceRate = p.acceptanceRate;
+    return s;
+}
+
+// Active seconds and what is left: of the time budget when timed, else extrapolated from the
+// iterations done of the total.
+void setTimes(SearchSnapshot& s, double active, bool timed, double budgetSeconds) {
+    s.activeSeconds = active;
+    if (timed) {
+        s.secondsLeft = std::max(0.0, budgetSeconds - active);
+        s.etaSeconds = s.secondsLeft;
+    } else if (s.iteration > 0) {
+        s.etaSeconds = active * double(s.total - s.iteration) / double(s.iteration);
+    }
+}
+
+// A segment's outcome: the engine's result comes later; the best is the run's when there
+// is one.
+std::shared_ptr<SearchOutcome> segmentOutcome(quint64 generation,
+                                              std::shared_ptr<const Network> net,
+                                              const SearchResult& res, const RunBest& runBest) {
+    auto out = std::make_shared<SearchOutcome>();
+    out->generation = generation;
+    out->net = std::move(net);
+    out->stopped = res.stopped;
+    out->bestTree = runBest.tree ? *runBest.tree : res.bestTree;
+    out->best = runBest.tree ? runBest.eval : res.best;
+    return out;
+}
+
+// The snapshot that closes a segment: its outcome's best as both current and best, nothing
+// left to estimate; the caller sets the run-wide counts and times.
+std::shared_ptr<SearchSnapshot> segmentEndSnapshot(const SearchOutcome& out, const RunBest& runBest,
+                                                   double acceptRate) {
+    auto snap = std::make_shared<SearchSnapshot>();
+    snap->currentCost = snap->bestCost = out.best.cost;
+    snap->energy = snap->bestEnergy = out.best.energy.total();
+    snap->delay = snap->bestDelay = out.best.delay;
+    snap->bestTree = runBest.shared;
+    snap->acceptanceRate = acceptRate;
+    snap->etaSeconds = 0;
+    return snap;
+}
+} // namespace
+
 SearchWorker::SearchWorker(QObject* parent)
     : QObject(parent), m_relay(new detail::SearchWorkerRelay) {
     // Still needed: QSignalSpy and queued connections made by users store the arguments.
@@ -146,9 +226,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     if (!timed) {
         auto n = iterationBudget(cfg, req->net->layers.size());
         if (!n) {
-            sendState(req->generation, RunState::Failed, QString::fromStdString(n.error().message));
-            std::lock_guard lock(m_mutex);
-            m_busy = false;
+            endRun(gen, nullptr, RunState::Failed, QString::fromStdString(n.error().message));
             return;
         }
         perChain = *n;
@@ -174,26 +252,14 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     // The engine's deadline is wall time: a timed segment is ended by a pause and the run
     // continues from its best for the time left once resumed.
     std::atomic<bool> pausedOut{false};
-    // The best over all segments: an edit or a pin restarts the engine from the edited tree,
-    // whose own best starts worse; the run's best so far must not be lost (issue 16,
-    // item 4). Written between segments only, read by the progress callback.
-    std::optional<RATree> runBestTree;
-    std::shared_ptr<const RATree> runBestShared; // the same tree, for the snapshots
-    Evaluation runBest;
+    RunBest runBest;
     while (true) {
         if (timed)
             cfg.seconds = std::max(0.05, budgetSeconds - activeSeconds());
         else
             cfg.iterations = perChain - donePerChain;
         pausedOut = false;
-        std::stop_source src;
-        {
-            std::lock_guard lock(m_mutex);
-            m_segmentStop = src;
-            // An adopt or an edit that arrived between two segments (e.g. right after a
-            // resume) stopped the previous stop source: honour it now, not at the run's end.
-            if (m_stopAll || m_adopt || m_pending) src.request_stop();
-        }
+        std::stop_source src = beginSegment();
         const long long offset = doneAll;
         auto progress = [&](const Progress& p) {
             if (p.final) return; // the run's own final snapshot is sent below
@@ -207,34 +273,12 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
             } else {
                 waitWhilePaused(gen);
             }
-            auto s = std::make_shared<SearchSnapshot>();
+            auto s = progressSnapshot(p, runBest);
             s->generation = gen;
             s->iteration = offset + p.iteration;
             s->total = timed ? offset + p.total : total;
             s->segment = segment;
-            s->temperature = p.temperature;
-            s->currentCost = p.currentCost;
-            s->energy = p.energy;
-            s->delay = p.delay;
-            s->bestCost = p.bestCost;
-            s->bestEnergy = p.bestEnergy;
-            s->bestDelay = p.bestDelay;
-            s->bestTree = p.bestTree;
-            if (runBestTree && (p.bestCost <= 0 || runBest.cost < p.bestCost)) {
-                s->bestCost = runBest.cost;
-                s->bestEnergy = runBest.energy.total();
-                s->bestDelay = runBest.delay;
-                s->bestTree = runBestShared;
-            }
-            s->acceptanceRate = p.acceptanceRate;
-            s->activeSeconds = activeSeconds();
-            if (timed) {
-                s->secondsLeft = std::max(0.0, budgetSeconds - s->activeSeconds);
-                s->etaSeconds = s->secondsLeft;
-            } else if (s->iteration > 0) {
-                s->etaSeconds =
-                    s->activeSeconds * double(total - s->iteration) / double(s->iteration);
-            }
+            setTimes(*s, activeSeconds(), timed, budgetSeconds);
             sendSnapshot(s);
         };
         auto res = runSearch(*req->net, *req->hw, cfg, progress, src.get_token());
@@ -246,34 +290,19 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
                     tr("search stopped: the edited tree cannot be searched: %1").arg(endMessage);
             break;
         }
-        if (res->best.valid && (!runBestTree || res->best.cost < runBest.cost)) {
-            runBestTree = res->bestTree;
-            runBestShared = std::make_shared<const RATree>(res->bestTree);
-            runBest = res->best;
-        }
+        runBest.offer(*res);
         doneAll += res->iterationsRun;
         donePerChain += res->iterationsRun / std::max(1, cfg.chains);
         if (timed) total = doneAll;
 
-        auto out = std::make_shared<SearchOutcome>();
-        out->generation = gen;
-        out->net = req->net;
-        out->stopped = res->stopped;
-        out->bestTree = runBestTree ? *runBestTree : res->bestTree;
-        out->best = runBestTree ? runBest : res->best;
+        auto out = segmentOutcome(gen, req->net, *res, runBest);
 
-        auto snap = std::make_shared<SearchSnapshot>();
+        auto snap = segmentEndSnapshot(*out, runBest, res->stats.acceptRate);
         snap->generation = gen;
         snap->iteration = doneAll;
         snap->total = total;
         snap->segment = segment;
-        snap->currentCost = snap->bestCost = out->best.cost;
-        snap->energy = snap->bestEnergy = out->best.energy.total();
-        snap->delay = snap->bestDelay = out->best.delay;
-        snap->bestTree = runBestShared;
-        snap->acceptanceRate = res->stats.acceptRate;
         snap->activeSeconds = activeSeconds();
-        snap->etaSeconds = 0;
         if (timed) snap->secondsLeft = std::max(0.0, budgetSeconds - snap->activeSeconds);
         last = snap;
 
@@ -331,6 +360,21 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         sendOutcome(out);
         break;
     }
+    endRun(gen, last, endState, endMessage);
+}
+
+std::stop_source SearchWorker::beginSegment() {
+    std::stop_source src;
+    std::lock_guard lock(m_mutex);
+    m_segmentStop = src;
+    // An adopt or an edit that arrived between two segments (e.g. right after a resume)
+    // stopped the previous stop source: honour it now, not at the run's end.
+    if (m_stopAll || m_adopt || m_pending) src.request_stop();
+    return src;
+}
+
+void SearchWorker::endRun(quint64 generation, const SnapshotPtr& last, RunState state,
+                          const QString& message) {
     if (last) {
         auto fin = std::make_shared<SearchSnapshot>(*last);
         fin->final = true;
@@ -341,7 +385,7 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
         m_busy = false;
         m_paused = false;
     }
-    sendState(gen, endState, endMessage);
+    sendState(generation, state, message);
 }
 
 void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {

@@ -68,6 +68,12 @@ class SearchWorker : public QObject {
     void compare(std::shared_ptr<const RunRequest> request);
     void waitWhilePaused(quint64 generation);
     void beginRun();
+    // A stop source for the next engine segment, already stopped when a stop, an adopt or
+    // an edit is waiting.
+    std::stop_source beginSegment();
+    // The run's last snapshot again, marked final (when there is one), then the end state.
+    void endRun(quint64 generation, const SnapshotPtr& last, RunState state,
+                const QString& message);
     // Emit the signal on the creating thread, through m_relay.
     void sendSnapshot(SnapshotPtr snapshot);
     void sendOutcome(OutcomePtr outcome);

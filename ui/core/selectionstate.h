@@ -22,8 +22,8 @@ class SelectionState : public QObject {
     void select(int node, const QString& path);
     void clear();
     // The document's tree changed: find the same node again, by the layers under it (a
-    // moved or wrapped node keeps them; issue 16, item 8: the selection used to jump to
-    // whatever took its old path), else by path, else drop the selection.
+    // moved or wrapped node keeps them, where following the path would jump to whatever
+    // took its old place), else by path, else drop the selection.
     void remap(const tilescope::RATree& tree);
 
   signals:

@@ -1,7 +1,11 @@
 #include "core/sweeptable.h"
 
+#include "model/model_loader.h"
 #include "sweep/sweepstore.h"
+#include "tree/tree_json.h"
+#include "util/fileio.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <algorithm>
 #include <cmath>
@@ -132,6 +136,34 @@ std::vector<int> SweepTable::paretoFront(const std::vector<int>& rows) const {
             front.push_back(i);
         }
     return front;
+}
+
+Result<SweepPointInputs> resolveSweepPoint(const SweepRow& row, const QString& databasePath) {
+    SweepPointInputs in;
+    in.where = databasePath.toStdString() + ": point " + row.point.substr(0, 16);
+    QString modelPath = QString::fromStdString(row.model);
+    if (!QFileInfo::exists(modelPath)) {
+        const QString beside =
+            QFileInfo(databasePath).dir().filePath(QFileInfo(modelPath).fileName());
+        if (QFileInfo::exists(beside)) modelPath = beside;
+    }
+    auto sha = sha256File(modelPath.toStdString());
+    if (!sha) return Error{in.where + ": " + sha.error().message};
+    if (*sha != row.modelSha256)
+        return Error{in.where + ": " + modelPath.toStdString() +
+                     ": the file changed since the sweep (sha256 differs)"};
+    auto net = loadModel(modelPath.toStdString());
+    if (!net) return net.error();
+    auto hw = parseHardware(row.hwJson, in.where + ": hw_json");
+    if (!hw) return hw.error();
+    auto tree = parseTreeJson(row.treeJson, *net, in.where + ": tree_json");
+    if (!tree) return tree.error();
+    in.modelPath = QFileInfo(modelPath).absoluteFilePath();
+    in.net = std::make_shared<const Network>(std::move(net).value());
+    in.hw = std::move(hw).value();
+    in.tree = std::move(tree).value();
+    in.objective = Objective{row.objectiveN, row.objectiveM};
+    return in;
 }
 
 } // namespace tilescope::ui

@@ -9,6 +9,8 @@
 #include <QMap>
 #include <QString>
 #include <QStringList>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace tilescope::ui {
@@ -47,5 +49,18 @@ class SweepTable {
     QStringList m_parameters;
     QMap<QString, QString> m_filters;
 };
+
+// What a sweep point schedules, ready for Document::restore. The model is the row's path,
+// or a file of that name beside the database (a database copied from a cluster), and its
+// sha256 must match the row's; errors name the database and the point (`where`).
+struct SweepPointInputs {
+    std::string where; // "<database>: point <id>", the prefix of every error about the point
+    QString modelPath; // absolute
+    std::shared_ptr<const Network> net;
+    Hardware hw;
+    RATree tree;
+    Objective objective;
+};
+Result<SweepPointInputs> resolveSweepPoint(const SweepRow& row, const QString& databasePath);
 
 } // namespace tilescope::ui

@@ -1,4 +1,4 @@
-// Tick labels that never run into each other (issue 16, item 6): after every layout each
+// Tick labels that never run into each other: after every layout each
 // axis of a plot gets the largest tick count (at most its preferred one) whose labels, in
 // the axis's own font and number format, fit side by side (or stacked) with a gap.
 #pragma once

@@ -1,4 +1,4 @@
-// A/B compare of two saved sessions (issue 16, "Preview before adopting"): both schedules'
+// A/B compare of two saved sessions (a preview before adopting): both schedules'
 // S-T graphs side by side on one time axis (zooming or panning one moves the other), the
 // figures of each, and the tree diff when both schedule the same model and batch.
 #pragma once

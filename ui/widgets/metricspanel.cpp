@@ -38,8 +38,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_plot(new QCustomPlot(this)) {
     setObjectName(QStringLiteral("metrics"));
     // Two columns (it sits under the S-T graph, beside the search panel): the figures,
-    // with the whole height to wrap in (1280x800 clipped them under the chart; issue 16,
-    // item 6), then tabs: energy chart, segments, comparison.
+    // with the whole height to wrap in (under the chart, 1280x800 clipped them), then
+    // tabs: energy chart, segments, comparison.
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(4, 4, 4, 4);
     // The figures scroll when a warning or an extra row (chiplets, compute-in-memory) makes
@@ -84,7 +84,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     m_plot->setObjectName(QStringLiteral("energyPlot"));
     m_plot->setMinimumHeight(100);
     // Horizontal bars: the four labels stack down the key axis instead of running into one
-    // another under narrow bars (issue 16, item 6).
+    // another under narrow bars.
     m_bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
     m_bars->setBrush(QColor(21, 101, 192, 190));
     m_bars->setPen(QPen(QColor(21, 101, 192)));
@@ -264,7 +264,7 @@ void MetricsPanel::refresh() {
         return;
     }
     // An invalid tree has no figures of its own: the last valid schedule's stay, marked as
-    // such, instead of "0 J / 0 cycles" (issue 16, item 8).
+    // such, instead of "0 J / 0 cycles".
     const bool fallback = !e->valid && m_doc->lastValidEvaluation();
     set("Validity",
         e->valid ? tr("valid")

@@ -56,7 +56,7 @@ void NocHeatmapView::recompute() {
     m_hw = m_doc->hardware();
     m_tree = m_doc->tree();
     // An invalid tree has no traffic: the last valid schedule stays, faded, under the
-    // reason (issue 16, item 8).
+    // reason, instead of an empty mesh.
     m_invalidReason.clear();
     if (m_eval && !m_eval->valid && m_doc->hasModel()) {
         m_invalidReason = QString::fromStdString(m_eval->reason);
@@ -233,24 +233,7 @@ std::vector<NocHeatmapView::LinkShape> NocHeatmapView::linkShapes(const Geometry
     return out;
 }
 
-void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
-    p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
-    p.setRenderHint(QPainter::Antialiasing);
-    if (!m_doc->hasModel() || !m_hw || !m_eval || m_eval->tileOrder.empty()) {
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(QRect(QPoint(0, 0), size).adjusted(8, 8, -8, -8),
-                   Qt::AlignCenter | Qt::TextWordWrap,
-                   m_invalidReason.isEmpty() ? tr("No schedule")
-                                             : tr("Invalid schedule: %1").arg(m_invalidReason));
-        return;
-    }
-    const Geometry g = geometry(size);
-    const Mesh mesh(*m_hw);
-    // Exports leave out the selection (outline, dimming): a view state, not the figure.
-    const bool selected = !m_exporting && m_selection->node() >= 0;
-    const bool dim = m_filter && selected;
-
-    // DRAM bars on the DRAM sides.
+void NocHeatmapView::paintDramBars(QPainter& p, const Geometry& g) const {
     p.setPen(Qt::NoPen);
     for (MeshSide s : m_hw->dramSides) {
         QRectF bar;
@@ -290,6 +273,26 @@ void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
         }
         p.restore();
     }
+}
+
+void NocHeatmapView::paintTo(QPainter& p, const QSize& size) const {
+    p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
+    p.setRenderHint(QPainter::Antialiasing);
+    if (!m_doc->hasModel() || !m_hw || !m_eval || m_eval->tileOrder.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(QRect(QPoint(0, 0), size).adjusted(8, 8, -8, -8),
+                   Qt::AlignCenter | Qt::TextWordWrap,
+                   m_invalidReason.isEmpty() ? tr("No schedule")
+                                             : tr("Invalid schedule: %1").arg(m_invalidReason));
+        return;
+    }
+    const Geometry g = geometry(size);
+    const Mesh mesh(*m_hw);
+    // Exports leave out the selection (outline, dimming): a view state, not the figure.
+    const bool selected = !m_exporting && m_selection->node() >= 0;
+    const bool dim = m_filter && selected;
+
+    paintDramBars(p, g);
 
     // Tiles.
     QFont small = p.font();

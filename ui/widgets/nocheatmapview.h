@@ -71,6 +71,8 @@ class NocHeatmapView : public QWidget {
     Geometry geometry(const QSize& size) const;
     std::vector<LinkShape> linkShapes(const Geometry& g) const;
     std::vector<QLineF> chipletBoundaries(const Geometry& g) const;
+    // The DRAM bars along the mesh's DRAM sides, labelled.
+    void paintDramBars(QPainter& p, const Geometry& g) const;
     void recompute();
     int tileAt(const QPointF& pos) const;
     int linkAt(const QPointF& pos) const;

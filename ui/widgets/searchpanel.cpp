@@ -63,16 +63,18 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
     m_chains->setValue(defaultSearchChains());
-    m_seed->setToolTip(
-        tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed"));
-    m_beta->setToolTip(tr("Iterations per chain N = beta x layers, when the time budget is off"));
-    m_seconds->setToolTip(
-        tr("Time budget in seconds (the temperature follows the time used); results "
-           "then depend on machine speed. Off: beta sets an iteration count, "
-           "reproducible for a seed"));
-    m_t0->setToolTip(tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N"));
-    m_n->setToolTip(tr("Objective E^n x D^m: energy exponent"));
-    m_m->setToolTip(tr("Objective E^n x D^m: delay exponent"));
+    // What each setting means, in the method's notation.
+    const std::pair<QWidget*, QString> tips[] = {
+        {m_seed, tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed")},
+        {m_beta, tr("Iterations per chain N = beta x layers, when the time budget is off")},
+        {m_seconds, tr("Time budget in seconds (the temperature follows the time used); results "
+                       "then depend on machine speed. Off: beta sets an iteration count, "
+                       "reproducible for a seed")},
+        {m_t0, tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N")},
+        {m_n, tr("Objective E^n x D^m: energy exponent")},
+        {m_m, tr("Objective E^n x D^m: delay exponent")}};
+    for (const auto& [widget, tip] : tips)
+        widget->setToolTip(tip);
     int r = 0;
     auto add = [&](const QString& label, QWidget* w, int col) {
         grid->addWidget(new QLabel(label, this), r, col);
@@ -136,6 +138,12 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     connect(m_n, &QDoubleSpinBox::valueChanged, this, objEdited);
     connect(m_m, &QDoubleSpinBox::valueChanged, this, objEdited);
 
+    buildPlot();
+    lay->addWidget(m_plot, 1);
+    setRunState(RunState::Idle, {});
+}
+
+void SearchPanel::buildPlot() {
     // Three stacked axis rects sharing the iteration axis: objective, E and D, T and
     // acceptance. A margin group lines their left and right axes up.
     m_plot->setObjectName(QStringLiteral("searchPlot"));
@@ -204,15 +212,13 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     // Legends per rect would eat room; a one-line text legend says which colour is what.
     auto* legend = new QCPTextElement(
         m_plot,
-        // Two short lines: one long line was cut at 1280x800 (issue 16, item 6).
+        // Two short lines: one long line was cut at 1280x800.
         tr("objective: grey current, blue best\nE green, D red | T orange, acceptance purple"),
         small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     fitAxisTicks(m_plot);
-    lay->addWidget(m_plot, 1);
-    setRunState(RunState::Idle, {});
 }
 
 int SearchPanel::pointCount() const {
@@ -281,7 +287,7 @@ void SearchPanel::updateButtons() {
     m_start->setEnabled(!active && m_canStart);
     m_pause->setEnabled(active);
     m_stop->setEnabled(active);
-    // Search > Adopt best works during a run; so does the button (issue 16, item 3).
+    // Search > Adopt best works during a run; so does the button.
     m_adopt->setEnabled(active || m_haveResult);
 }
 

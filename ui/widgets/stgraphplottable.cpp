@@ -98,6 +98,24 @@ void StGraphPlottable::drawLegendIcon(QCPPainter* painter, const QRectF& rect) c
     painter->fillRect(rect, layerColor(0));
 }
 
+// A label only where it fits; the rectangle's own colour decides the text colour.
+void StGraphPlottable::drawLabel(QCPPainter* painter, const QFontMetrics& fm, const StRect& r,
+                                 const QRectF& px) {
+    if (px.width() <= 30 || px.height() < fm.height() || r.layer < 0 ||
+        r.layer >= m_layout->shortNames().size())
+        return;
+    QString label = m_layout->shortNames()[r.layer];
+    if (r.interval >= 0) {
+        const BusyInterval& iv = m_layout->evaluation().intervals[size_t(r.interval)];
+        label = rectLabel(label, iv.firstSample, iv.lastSample);
+    }
+    if (fm.horizontalAdvance(label) + 4 <= px.width()) {
+        painter->setPen(QColor(20, 20, 20));
+        painter->drawText(px, Qt::AlignCenter, label);
+        ++m_stats.labels;
+    }
+}
+
 void StGraphPlottable::draw(QCPPainter* painter) {
     m_stats = {};
     if (!m_layout || m_layout->rects().empty()) return;
@@ -116,7 +134,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
     painter->setRenderHint(QPainter::Antialiasing, false);
     const bool anyHighlight = !m_ghost && ((m_anyHighlight && !m_suppressHighlight) || m_faded);
     // Vector outputs (SVG, PDF) get the merged pixels as rectangles, not a bitmap that
-    // blurs when scaled (issue 16, item 10).
+    // blurs when scaled.
     const bool vector = painter->modes().testFlag(QCPPainter::pmVectorized);
 
     // Level of detail: rectangles under two pixels wide are not drawn one by one; they
@@ -188,20 +206,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
             painter->drawRect(px);
         }
         ++m_stats.drawn;
-        // A label only where it fits; the rectangle's own colour decides the text colour.
-        if (!m_ghost && px.width() > 30 && px.height() >= fm.height() && r.layer >= 0 &&
-            r.layer < m_layout->shortNames().size()) {
-            QString label = m_layout->shortNames()[r.layer];
-            if (r.interval >= 0) {
-                const BusyInterval& iv = m_layout->evaluation().intervals[size_t(r.interval)];
-                label = rectLabel(label, iv.firstSample, iv.lastSample);
-            }
-            if (fm.horizontalAdvance(label) + 4 <= px.width()) {
-                painter->setPen(QColor(20, 20, 20));
-                painter->drawText(px, Qt::AlignCenter, label);
-                ++m_stats.labels;
-            }
-        }
+        if (!m_ghost) drawLabel(painter, fm, r, px);
     }
 
     // The merged pixels become one image, one pixel per (column, tile), scaled onto the

@@ -31,7 +31,7 @@ class StGraphPlottable : public QCPAbstractPlottable {
     // Per tree node id: true for leaves whose rectangles are highlighted (selection).
     void setHighlight(std::vector<bool> leaves);
     // Exports draw every rectangle in its own colour: the selection's dimming is a view
-    // state, not part of the figure (issue 16, item 10).
+    // state, not part of the figure.
     void setHighlightSuppressed(bool on) { m_suppressHighlight = on; }
     // Everything drawn pale: the layout is the last valid schedule shown under an invalid
     // tree, or a preview.
@@ -66,6 +66,8 @@ class StGraphPlottable : public QCPAbstractPlottable {
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
   private:
+    void drawLabel(QCPPainter* painter, const QFontMetrics& fm, const StRect& r, const QRectF& px);
+
     std::shared_ptr<const StLayout> m_layout;
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;

@@ -52,21 +52,22 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
         tr("Efficiency: each leaf's bytes across its tile group's boundary (DRAM + NoC in + "
            "out) over its I/O lower bound; green at the bound, amber at 2x, red at 4x and "
            "above, grey without a bound (Layers table)"));
-    m_colourBox->addItem(tr("Programming time (CIM)"));
-    m_colourBox->setItemData(
-        2,
+    // A colouring with a tooltip of its own, shown over its entry in the list.
+    auto addColouring = [this](const QString& text, const QString& tip) {
+        m_colourBox->addItem(text);
+        m_colourBox->setItemData(m_colourBox->count() - 1, tip, Qt::ToolTipRole);
+    };
+    addColouring(
+        tr("Programming time (CIM)"),
         tr("Compute-in-memory tiles: the share of each leaf's time spent writing weights into "
            "its crossbars, pale blue (none) to deep magenta (all); grey for leaves without "
-           "crossbar weights and on MAC-array templates"),
-        Qt::ToolTipRole);
-    m_colourBox->addItem(tr("Efficiency, buffers <-> arrays"));
-    m_colourBox->setItemData(
-        3,
+           "crossbar weights and on MAC-array templates"));
+    addColouring(
+        tr("Efficiency, buffers <-> arrays"),
         tr("Each leaf's bytes between its tiles' buffers and their PE arrays / vector units over "
            "the least any mapping of it on its group moves (docs/cost-model.md §2a, \"Two "
            "levels\"); positive for every leaf, so in-place leaves get a colour too: green at "
-           "the bound, amber at 2x, red at 4x and above"),
-        Qt::ToolTipRole);
+           "the bound, amber at 2x, red at 4x and above"));
     connect(m_colourBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setColouring(Colouring(i)); });
     bar->addWidget(m_colourBox);
@@ -92,7 +93,7 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_plot->xAxis->setLabel(tr("time (cycles)"));
     m_plot->xAxis->setNumberFormat(QStringLiteral("gb"));
     m_plot->xAxis->setNumberPrecision(3);
-    // Few enough ticks that "1.25·10⁶" labels never touch (issue 16, item 6).
+    // Few enough ticks that "1.25·10⁶" labels never touch.
     m_plot->xAxis->ticker()->setTickCount(5);
     m_plot->yAxis->setLabel(tr("tile"));
     m_plot->yAxis->setRangeReversed(true); // tile 0 on top, like a listing
@@ -191,7 +192,7 @@ void StGraphView::documentChanged(bool reset) {
     auto eval = m_doc->evaluation();
     RATree tree = m_doc->tree();
     // An invalid tree has no rectangles: the last valid schedule stays, faded, under the
-    // reason (issue 16, item 8), instead of a blank graph.
+    // reason, instead of a blank graph.
     const bool fallback = eval && !eval->valid && m_doc->lastValidEvaluation();
     if (fallback) {
         eval = m_doc->lastValidEvaluation();
@@ -222,7 +223,7 @@ void StGraphView::showLayout(std::shared_ptr<const StLayout> layout, const RATre
     m_tree = tree;
     const int tiles = layout->tiles();
     // A view showing the whole schedule follows it when its length changes (an adopted
-    // tree is often much shorter; issue 16, item 8); a zoomed-in view stays where it is.
+    // tree is often much shorter); a zoomed-in view stays where it is.
     if (auto old = m_rects->layout(); old && old->endCycle() > 0) {
         const QCPRange x = m_plot->xAxis->range();
         if (x.lower <= 1 && x.upper >= old->endCycle() * 0.999 &&

@@ -35,8 +35,7 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_view->header()->setSectionResizeMode(QHeaderView::Interactive);
     // The figures a user compares come right after the name, so a narrow dock (1280x800)
-    // shows name, time, energy and pin rather than name, layers and tiles (issue 16,
-    // item 6).
+    // shows name, time, energy and pin rather than name, layers and tiles.
     QHeaderView* h = m_view->header();
     int to = h->visualIndex(RATreeModel::Name);
     for (int c : {RATreeModel::Time, RATreeModel::Energy, RATreeModel::Pinned, RATreeModel::Batch})

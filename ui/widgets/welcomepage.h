@@ -1,4 +1,4 @@
-// The first page a user sees while no model is open (issue 16, item 9): open a sample
+// The first page a user sees while no model is open: open a sample
 // model with a hardware preset in one click, the recent files, and a cheat sheet of the
 // shortcuts. MainWindow shows it in place of the S-T graph until a model is loaded.
 #pragma once
