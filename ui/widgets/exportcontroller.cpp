@@ -2,7 +2,7 @@
 
 #include "core/document.h"
 #include "core/reportbuilder.h"
-#include "pipeline/program.h"
+#include "pipeline/program_flow.h"
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
 #include "util/fileio.h"
