@@ -184,26 +184,28 @@ void Analyser::cimWeights() {
             const int id = leafNode[size_t(posLayer[size_t(pos)])];
             const NodeWork& lw = work[size_t(id)];
             const RANode& nd = tree.node(id);
-            const LeafMapping& m = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
-            if (!m.cim.used) continue;
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!mapping.cim.used) continue;
             for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
-                demand[size_t(t)] += m.cim.blocksPerTile;
+                demand[size_t(t)] += mapping.cim.blocksPerTile;
         }
         for (int pos = sw.lo; pos < sw.hi; ++pos) {
             const int id = leafNode[size_t(posLayer[size_t(pos)])];
             NodeWork& lw = work[size_t(id)];
             const RANode& nd = tree.node(id);
-            const LeafMapping& m = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
-            if (!m.cim.used) continue;
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!mapping.cim.used) continue;
             bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul &&
-                        m.cim.blocksPerTile <= m.cim.crossbars;
+                        mapping.cim.blocksPerTile <= mapping.cim.crossbars;
             for (int t = lw.tileBegin; fits && t < lw.tileBegin + lw.tileCount; ++t)
-                fits = demand[size_t(t)] <= m.cim.crossbars;
+                fits = demand[size_t(t)] <= mapping.cim.crossbars;
             const double inv = double(analysis.segBatch) / std::max(1, nd.batch);
             lw.leaf.cimPinned = fits;
-            lw.leaf.cimPrograms = double(m.cim.programmings) * (fits ? 1.0 : inv);
-            lw.leaf.cimProgramsDefault = double(m.cim.programmingsDefault) * (fits ? 1.0 : inv);
-            lw.leaf.writeSaved = fits && inv > 1 ? m.cim.exposedWrite * (1.0 - 1.0 / inv) : 0.0;
+            lw.leaf.cimPrograms = double(mapping.cim.programmings) * (fits ? 1.0 : inv);
+            lw.leaf.cimProgramsDefault =
+                double(mapping.cim.programmingsDefault) * (fits ? 1.0 : inv);
+            lw.leaf.writeSaved =
+                fits && inv > 1 ? mapping.cim.exposedWrite * (1.0 - 1.0 / inv) : 0.0;
         }
     }
 }
@@ -215,12 +217,12 @@ void Analyser::leafBuffers() {
         const RANode& nd = tree.node(id);
         NodeWork& nw = work[size_t(id)];
         if (nd.type == NodeType::Leaf) {
-            const LeafMapping& m = ctx.mapper.map(nd.layer, nw.tileCount, nd.batch);
-            nw.leaf.mapping = &m;
-            nw.compute = m.cycles - nw.leaf.writeSaved;
-            nw.wgt = m.weightPerTile;
-            nw.act =
-                m.ifmapPerTile * dramGapShare(nd.layer, m) + m.operandBPerTile + m.ofmapPerTile;
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, nw.tileCount, nd.batch);
+            nw.leaf.mapping = &mapping;
+            nw.compute = mapping.cycles - nw.leaf.writeSaved;
+            nw.wgt = mapping.weightPerTile;
+            nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +
+                     mapping.operandBPerTile + mapping.ofmapPerTile;
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
@@ -268,7 +270,7 @@ void Analyser::leafBuffers() {
 // tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s
 // rows of input for n output rows, not (n - 1) x s + k. The factor on the mapper's ifmap
 // per tile (1 elsewhere).
-double Analyser::dramGapShare(int layer, const LeafMapping& m) const {
+double Analyser::dramGapShare(int layer, const LeafMapping& mapping) const {
     const Layer& ly = net.layers[size_t(layer)];
     if (ly.kind != LayerKind::Conv || ly.inputs.size() != 1 || !inputViaDram[size_t(layer)][0])
         return 1.0;
@@ -278,8 +280,8 @@ double Analyser::dramGapShare(int layer, const LeafMapping& m) const {
         if (stride <= span || n < 1) return 1.0;
         return double(n * stride) / double((n - 1) * stride + span);
     };
-    return share(ly.outH, m.ph, ly.strideH, ly.kernelH, ly.dilationH) *
-           share(ly.outW, m.pw, ly.strideW, ly.kernelW, ly.dilationW);
+    return share(ly.outH, mapping.ph, ly.strideH, ly.kernelH, ly.dilationH) *
+           share(ly.outW, mapping.pw, ly.strideW, ly.kernelW, ly.dilationW);
 }
 
 // The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages

@@ -52,13 +52,13 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
         Cycles start = 0, end = 0;
         forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int l, int, int k) {
             if (k < 32 && (analysis.paceInputs[size_t(l)] >> k & 1u)) {
-                const LeafTraffic::Pace& p = cw.leaf.traffic->pace[size_t(k)];
+                const LeafTraffic::Pace& pace = cw.leaf.traffic->pace[size_t(k)];
                 // Only the producer's compute is spread over its stages; what it waits
                 // beyond that (its inputs, DRAM, links) comes first.
                 const NodeWork& pw = work[size_t(nd.children[i])];
                 const Cycles comp = std::min(pw.compute, pw.time);
-                start = std::max(start, st[2 * i] + pw.time - (1 - p.lead) * comp);
-                end = std::max(end, st[2 * i + 1] + p.tail * cw.time);
+                start = std::max(start, st[2 * i] + pw.time - (1 - pace.lead) * comp);
+                end = std::max(end, st[2 * i + 1] + pace.tail * cw.time);
             } else {
                 const Cycles fed = subBatchFeed(nd, i, j);
                 start = std::max(start, fed >= 0 ? st[2 * i] + fed : st[2 * i + 1]);
@@ -186,28 +186,29 @@ Cycles Analyser::overlapPass(const RANode& nd, const NodeWork& nw) {
         std::sort(invs.begin() + std::ptrdiff_t(from), invs.end());
         Cycles start = prev;
         for (size_t i = from; i < invs.size(); ++i) {
-            const PassInvocation& v = invs[i];
-            const int l = posLayer[size_t(v.pos)];
+            const PassInvocation& inv = invs[i];
+            const int l = posLayer[size_t(inv.pos)];
             const NodeWork& lw = work[size_t(leafNode[size_t(l)])];
             const int b = lw.tileBegin - nw.tileBegin;
-            start = std::max(start, clock.maxOver(b, b + lw.tileCount) - v.start);
+            start = std::max(start, clock.maxOver(b, b + lw.tileCount) - inv.start);
             for (const auto& [prod, k] : ctx.producers[size_t(l)]) {
                 const size_t p = size_t(layerPos[size_t(prod)]);
                 if (int(p) < nw.lo || int(p) >= cw.lo) continue; // not an earlier child's
                 for (int u = ctx.passRange[2 * p]; u < ctx.passRange[2 * p + 1]; ++u)
-                    if (invs[size_t(u)].first <= v.last && v.first <= invs[size_t(u)].last)
-                        start = std::max(start, invs[size_t(u)].end - v.start);
+                    if (invs[size_t(u)].first <= inv.last && inv.first <= invs[size_t(u)].last)
+                        start = std::max(start, invs[size_t(u)].end - inv.start);
             }
         }
         for (size_t i = from; i < invs.size(); ++i) {
-            PassInvocation& v = invs[i];
-            if (i == from || invs[i - 1].pos != v.pos) ctx.passRange[2 * size_t(v.pos)] = int(i);
-            ctx.passRange[2 * size_t(v.pos) + 1] = int(i) + 1;
-            v.start += start;
-            v.end += start;
-            const NodeWork& lw = work[size_t(leafNode[size_t(posLayer[size_t(v.pos)])])];
+            PassInvocation& inv = invs[i];
+            if (i == from || invs[i - 1].pos != inv.pos)
+                ctx.passRange[2 * size_t(inv.pos)] = int(i);
+            ctx.passRange[2 * size_t(inv.pos) + 1] = int(i) + 1;
+            inv.start += start;
+            inv.end += start;
+            const NodeWork& lw = work[size_t(leafNode[size_t(posLayer[size_t(inv.pos)])])];
             const int b = lw.tileBegin - nw.tileBegin;
-            clock.raise(b, b + lw.tileCount, v.end);
+            clock.raise(b, b + lw.tileCount, inv.end);
         }
         cw.passOffset = prev = start;
         end = std::max(end, start + cw.time);

@@ -11,13 +11,13 @@
 
 namespace tilescope {
 
-// Exact min-max allocation: n_i >= 1, sum n_i = N, minimising max_i a_i / n_i. Starting
+// Exact min-max allocation: n_i >= 1, sum n_i = N (`tiles`), minimising max_i a_i / n_i. Starting
 // from one tile each, giving the next tile to the child with the largest a_i / n_i is
 // optimal (each step lowers the current maximum as far as any single tile can).
 // Every child has one (a_i / n_i, i) in play and no two are equal, so the child chosen
 // next is the same however the largest is found: by a scan when there are few children
 // (no heap to allocate), else by a heap.
-void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
+void allocateTiles(const std::vector<double>& a, int tiles, std::vector<int>& out) {
     const int k = int(a.size());
     out.assign(size_t(k), 1);
     using Item = std::pair<double, int>;
@@ -25,7 +25,7 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
         std::array<double, 16> r{};
         for (int i = 0; i < k; ++i)
             r[size_t(i)] = a[size_t(i)];
-        for (int left = N - k; left > 0; --left) {
+        for (int left = tiles - k; left > 0; --left) {
             Item best{r[0], 0};
             for (int i = 1; i < k; ++i)
                 best = std::max(best, Item{r[size_t(i)], i});
@@ -38,7 +38,7 @@ void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out) {
     std::priority_queue<Item> heap;
     for (int i = 0; i < k; ++i)
         heap.push({a[size_t(i)], i});
-    for (int left = N - k; left > 0; --left) {
+    for (int left = tiles - k; left > 0; --left) {
         auto [r, i] = heap.top();
         heap.pop();
         ++out[size_t(i)];
@@ -128,7 +128,7 @@ bool Analyser::allocateTileGroups() {
     work[size_t(tree.root)].tileBegin = 0;
     work[size_t(tree.root)].tileCount = mesh.tiles();
     std::vector<int>& alloc = analysis.alloc;
-    std::vector<double>& a = analysis.npts;
+    std::vector<double>& npts = analysis.npts;
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         const NodeWork& nw = work[size_t(id)];
@@ -144,14 +144,14 @@ bool Analyser::allocateTileGroups() {
         if (k > nw.tileCount)
             return invalid(id, "S cut " + tree.pathOf(id) + " has " + std::to_string(k) +
                                    " children but only " + std::to_string(nw.tileCount) + " tiles");
-        a.resize(static_cast<size_t>(k));
+        npts.resize(static_cast<size_t>(k));
         for (int j = 0; j < k; ++j)
-            a[size_t(j)] = work[size_t(nd.children[size_t(j)])].npt;
-        allocateTiles(a, nw.tileCount, alloc);
+            npts[size_t(j)] = work[size_t(nd.children[size_t(j)])].npt;
+        allocateTiles(npts, nw.tileCount, alloc);
         double maxRatio = 0, sum = 0;
         for (int j = 0; j < k; ++j) {
-            maxRatio = std::max(maxRatio, a[size_t(j)] / alloc[size_t(j)]);
-            sum += a[size_t(j)];
+            maxRatio = std::max(maxRatio, npts[size_t(j)] / alloc[size_t(j)]);
+            sum += npts[size_t(j)];
         }
         const double util = maxRatio > 0 ? sum / (nw.tileCount * maxRatio) : 1.0;
         work[size_t(id)].cut.util = util;

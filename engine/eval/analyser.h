@@ -99,7 +99,7 @@ struct Analyser {
     void dataFlow();
     void cimWeights();
     void leafBuffers();
-    double dramGapShare(int layer, const LeafMapping& m) const;
+    double dramGapShare(int layer, const LeafMapping& mapping) const;
     bool overflow(int id);
     bool checkBuffers();
     void leafTraffic();

@@ -89,7 +89,7 @@ void Coster::costSegment(size_t s) {
         const int l = posLayer[size_t(pos)];
         const int id = leafNode[size_t(l)];
         NodeWork& lw = work[size_t(id)];
-        const LeafMapping& m = *lw.leaf.mapping;
+        const LeafMapping& mapping = *lw.leaf.mapping;
         const LeafTraffic& traffic = *lw.leaf.traffic;
         const double invocations = double(segBatch) / tree.node(id).batch;
         const double hop = traffic.actHop + traffic.weightHop;
@@ -113,11 +113,12 @@ void Coster::costSegment(size_t s) {
                               lw.compute);
         leafDramWait += dramWait * invocations;
         leafNocWait += nocWait * invocations;
-        const double macs = double(m.macs) * invocations;
+        const double macs = double(mapping.macs) * invocations;
         const double eCompute =
-            macs * macPjOf(hw) + double(m.vectorOps) * invocations * hw.energy.vectorPjPerOp;
+            macs * macPjOf(hw) + double(mapping.vectorOps) * invocations * hw.energy.vectorPjPerOp;
         const double eWrite = lw.leaf.cimPrograms * cimWritePj(hw); // 0 unless compute-in-memory
-        const double eBuffer = (m.bufferAccessBytes * invocations + traffic.delivered) * sramPj;
+        const double eBuffer =
+            (mapping.bufferAccessBytes * invocations + traffic.delivered) * sramPj;
         energyCompute += eCompute;
         energyBuffer += eBuffer;
         macTotal += macs * segInvocations;
@@ -133,7 +134,8 @@ void Coster::costSegment(size_t s) {
             // its DRAM bytes, the NoC pieces it receives from outside its group, and those
             // of its output that leave its group; pieces between its own tiles apart.
             lw.leaf.runDram += leafDram * segInvocations;
-            lw.leaf.runArray += m.bufferAccessBytes * invocations * segInvocations; // as eBuffer
+            lw.leaf.runArray +=
+                mapping.bufferAccessBytes * invocations * segInvocations; // as eBuffer
             const auto& ins = ctx.net.layers[size_t(l)].inputs;
             for (size_t k = 0; k < traffic.nocInByInput.size() && k < ins.size(); ++k) {
                 lw.leaf.runNocIn += traffic.nocInByInput[k] * segInvocations;

@@ -78,9 +78,9 @@ class LinkSums {
     void resize(int links) { m_bytes.assign(size_t(links), 0.0); }
     // Adds `bytes` to `link`; returns the link's sum so far.
     double add(int link, double bytes) {
-        double& x = m_bytes[size_t(link)];
-        if (x == 0.0) m_touched.push_back(link);
-        return x += bytes;
+        double& sum = m_bytes[size_t(link)];
+        if (sum == 0.0) m_touched.push_back(link);
+        return sum += bytes;
     }
     // f(link, sum) for every link added to since the last clear; then all zero again.
     template <class F> void drain(F f) {

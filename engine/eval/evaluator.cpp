@@ -43,42 +43,44 @@ void Coster::nodeFigures() {
             for (int c : nd.children)
                 nw.energy += work[size_t(c)].energy;
         }
-        NodeFigures& f = ev.nodes[size_t(id)];
-        f.npt = nw.npt;
-        f.tileBegin = nw.tileBegin;
-        f.tileCount = nw.tileCount;
-        f.stage = nw.stage;
-        f.time = nw.time;
-        f.energy = nw.energy;
-        f.bufferPerTile = nw.wgt + nw.act;
-        f.utilisation = nd.type == NodeType::Leaf ? nw.leaf.mapping->peUtilisation : nw.cut.util;
+        NodeFigures& figures = ev.nodes[size_t(id)];
+        figures.npt = nw.npt;
+        figures.tileBegin = nw.tileBegin;
+        figures.tileCount = nw.tileCount;
+        figures.stage = nw.stage;
+        figures.time = nw.time;
+        figures.energy = nw.energy;
+        figures.bufferPerTile = nw.wgt + nw.act;
+        figures.utilisation =
+            nd.type == NodeType::Leaf ? nw.leaf.mapping->peUtilisation : nw.cut.util;
         if (nw.leaf.mapping) {
-            const LeafMapping& m = *nw.leaf.mapping;
-            f.runDramBytes = nw.leaf.runDram;
-            f.runNocInBytes = nw.leaf.runNocIn;
-            f.runNocOutBytes = nw.leaf.runNocOut;
-            f.runNocInsideBytes = nw.leaf.runNocInside;
-            f.runArrayBytes = nw.leaf.runArray;
-            f.inputViaDram = inputViaDram[size_t(nd.layer)];
-            f.writesDram = writesDram[size_t(nd.layer)] != 0;
-            f.partition = m.partitionLabel();
-            f.partitionFactors = {m.pk, m.pb, m.ph, m.pw};
-            f.mapping = m.tiling;
-            if (m.cim.used) {
-                f.weightProgrammings = Count(std::llround(nw.leaf.cimPrograms * segInvocations));
-                f.weightProgrammingsDefault =
+            const LeafMapping& mapping = *nw.leaf.mapping;
+            figures.runDramBytes = nw.leaf.runDram;
+            figures.runNocInBytes = nw.leaf.runNocIn;
+            figures.runNocOutBytes = nw.leaf.runNocOut;
+            figures.runNocInsideBytes = nw.leaf.runNocInside;
+            figures.runArrayBytes = nw.leaf.runArray;
+            figures.inputViaDram = inputViaDram[size_t(nd.layer)];
+            figures.writesDram = writesDram[size_t(nd.layer)] != 0;
+            figures.partition = mapping.partitionLabel();
+            figures.partitionFactors = {mapping.pk, mapping.pb, mapping.ph, mapping.pw};
+            figures.mapping = mapping.tiling;
+            if (mapping.cim.used) {
+                figures.weightProgrammings =
+                    Count(std::llround(nw.leaf.cimPrograms * segInvocations));
+                figures.weightProgrammingsDefault =
                     Count(std::llround(nw.leaf.cimProgramsDefault * segInvocations));
-                f.weightWriteEnergy = nw.leaf.cimPrograms * cimWritePj(hw) * segInvocations;
-                f.writeCycles = m.cim.exposedWrite - nw.leaf.writeSaved;
+                figures.weightWriteEnergy = nw.leaf.cimPrograms * cimWritePj(hw) * segInvocations;
+                figures.writeCycles = mapping.cim.exposedWrite - nw.leaf.writeSaved;
             }
         }
     }
     for (size_t s = 0; s < segments.size(); ++s) {
-        NodeFigures& f = ev.nodes[size_t(segments[s])];
-        f.time = segLen[s];
-        f.bound = segBound[s];
-        f.dramBytes = segDram[s];
-        f.weightLinkCycles = segWeightLink[s];
+        NodeFigures& figures = ev.nodes[size_t(segments[s])];
+        figures.time = segLen[s];
+        figures.bound = segBound[s];
+        figures.dramBytes = segDram[s];
+        figures.weightLinkCycles = segWeightLink[s];
     }
     if (rootIsT) {
         ev.nodes[size_t(tree.root)].time = delay;
@@ -96,17 +98,17 @@ void Coster::intervals() {
         }
         const RANode& nd = tree.node(id);
         const NodeWork& nw = work[size_t(id)];
-        BusyInterval b;
-        b.node = id;
-        b.layer = nd.layer;
-        b.firstSample = sample;
-        b.lastSample = sample + nd.batch - 1;
-        b.start = start;
-        b.end = end;
-        b.tileBegin = nw.tileBegin;
-        b.tileCount = nw.tileCount;
-        b.energy = nw.energy * nd.batch / std::max(1, totalBatch);
-        ev.intervals.push_back(b);
+        BusyInterval interval;
+        interval.node = id;
+        interval.layer = nd.layer;
+        interval.firstSample = sample;
+        interval.lastSample = sample + nd.batch - 1;
+        interval.start = start;
+        interval.end = end;
+        interval.tileBegin = nw.tileBegin;
+        interval.tileCount = nw.tileCount;
+        interval.energy = nw.energy * nd.batch / std::max(1, totalBatch);
+        ev.intervals.push_back(interval);
     };
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segments.size(); ++s) {

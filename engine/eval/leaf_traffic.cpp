@@ -59,13 +59,13 @@ int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
 
 // An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
 // whose windows hold it. Returns the bytes delivered (multicast copies counted).
-double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& g, int s0, int s1,
-                 const std::vector<Box>& win, const std::vector<int>& actTiles, LinkTally& act,
-                 LeafTraffic& traffic) {
+double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& geom, int s0,
+                 int s1, const std::vector<Box>& win, const std::vector<int>& actTiles,
+                 LinkTally& act, LeafTraffic& traffic) {
     thread_local std::vector<int> dst, route;
     Box ext;
     ext.lo = {s0, 0, 0, 0};
-    ext.hi = {s1, g.C, g.H, g.W};
+    ext.hi = {s1, geom.C, geom.H, geom.W};
     double delivered = 0;
     for (const DramCell& c : dramCells(ext, win)) {
         const double bytes = double(geo.bytesOf(c.box.volume()));
@@ -178,7 +178,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               std::uint32_t paceInputs) {
     const Network& net = geo.network();
     const Layer& ly = net.layers[size_t(leaf.layer)];
-    const LeafMapping& m = *leaf.mapping;
+    const LeafMapping& mapping = *leaf.mapping;
     LeafTraffic traffic;
     thread_local LinkTally act, wgt, noc, nocSame;
     act.ensure(mesh.linkCount());
@@ -224,26 +224,26 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
         actTiles.clear();
         boxes.clear();
         for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box box = geo.tileBox(leaf.layer, m, t, s0, s1);
+            const Box box = geo.tileBox(leaf.layer, mapping, t, s0, s1);
             if (box.empty()) continue;
             actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
             boxes.push_back(box);
         }
         if (inv == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
-            const InputGeom& g = geo.input(leaf.layer, k);
+            const InputGeom& geom = geo.input(leaf.layer, k);
             win.clear();
             for (const Box& o : boxes)
                 win.push_back(geo.window(leaf.layer, k, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
-                actDelivered += dramInput(geo, mesh, g, s0, s1, win, actTiles, act, traffic);
+                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, act, traffic);
                 continue;
             }
             wants.resize(boxes.size()); // keeps each consumer's capacity
             for (size_t a = 0; a < boxes.size(); ++a) {
                 wants[a].clear();
-                if (g.sameAsProducer)
+                if (geom.sameAsProducer)
                     wants[a].push_back(win[a]);
                 else
                     geo.producerWants(leaf.layer, k, boxes[a], wants[a]);
@@ -256,7 +256,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             // Paced when the first invocation reads one producer invocation in its own
             // coordinates; from nothing upwards, the slowest piece decides.
             const bool pacing =
-                inv == 0 && k < 32 && (paceInputs >> k & 1u) && g.sameAsProducer && pb >= b;
+                inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
             if (pacing) probe.input(geo, leaf.layer, k, traffic.pace[k]);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
                 slices.clear();
@@ -281,7 +281,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                         mesh.multicastRoute(slices[sl].tile, dst, route);
                         sends.add(slices[sl].tile, bytes, route, k);
                         act.addUnique(route, bytes);
-                        (g.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
+                        (geom.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
                         if (inLeaf[size_t(slices[sl].tile)])
                             traffic.nocInsideGroup[k] += bytes;
                         else

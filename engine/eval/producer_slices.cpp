@@ -130,18 +130,18 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
                 std::array<std::pair<size_t, size_t>, 4> r{};
                 bool none = false;
                 for (size_t ax = 0; ax < 4 && !none; ++ax) {
-                    const auto& e = ext[ax];
+                    const auto& extents = ext[ax];
                     // from the first extent ending after want.lo to the first starting at or after
                     // want.hi
                     const size_t lo =
                         size_t(std::partition_point(
-                                   e.begin(), e.end(),
+                                   extents.begin(), extents.end(),
                                    [&](const auto& p) { return p.second <= want.lo[ax]; }) -
-                               e.begin());
+                               extents.begin());
                     const size_t hi = size_t(
-                        std::partition_point(e.begin(), e.end(),
+                        std::partition_point(extents.begin(), extents.end(),
                                              [&](const auto& p) { return p.first < want.hi[ax]; }) -
-                        e.begin());
+                        extents.begin());
                     r[ax] = {lo, hi};
                     none = lo >= hi;
                 }

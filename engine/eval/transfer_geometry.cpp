@@ -34,33 +34,34 @@ Box Box::intersect(const Box& o) const {
 
 TransferGeometry::TransferGeometry(const Network& net, int dataBits)
     : m_net(net), m_dataBits(dataBits) {
-    const int L = int(net.layers.size());
-    m_geom.resize(size_t(L));
-    for (int l = 0; l < L; ++l) {
+    const int layerCount = int(net.layers.size());
+    m_geom.resize(size_t(layerCount));
+    for (int l = 0; l < layerCount; ++l) {
         const Layer& ly = net.layers[size_t(l)];
         int off = 0;
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const LayerInput& in = ly.inputs[k];
-            InputGeom g;
+            InputGeom geom;
             const long long plane = (long long)ly.inH * ly.inW;
             if (ly.kind == LayerKind::MatMul && k == 1) {
-                g.C = int(std::max<Count>(1, in.bytesPerSample));
-                g.proportional = true;
+                geom.C = int(std::max<Count>(1, in.bytesPerSample));
+                geom.proportional = true;
             } else if (plane > 0 && in.bytesPerSample % plane == 0 && in.bytesPerSample > 0) {
-                g.C = int(in.bytesPerSample / plane);
-                g.H = ly.inH;
-                g.W = ly.inW;
-                g.spatial = true;
-                g.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
-                off += g.C;
+                geom.C = int(in.bytesPerSample / plane);
+                geom.H = ly.inH;
+                geom.W = ly.inW;
+                geom.spatial = true;
+                geom.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
+                off += geom.C;
             } else {
-                g.C = int(std::max<Count>(1, in.bytesPerSample));
+                geom.C = int(std::max<Count>(1, in.bytesPerSample));
             }
-            if (in.producer >= 0 && g.spatial) {
-                const Layer& p = net.layers[size_t(in.producer)];
-                g.sameAsProducer = p.outC == g.C && p.outH == g.H && p.outW == g.W;
+            if (in.producer >= 0 && geom.spatial) {
+                const Layer& producer = net.layers[size_t(in.producer)];
+                geom.sameAsProducer =
+                    producer.outC == geom.C && producer.outH == geom.H && producer.outW == geom.W;
             }
-            m_geom[size_t(l)].push_back(g);
+            m_geom[size_t(l)].push_back(geom);
         }
     }
 }
@@ -89,16 +90,16 @@ Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, in
 
 Box TransferGeometry::window(int l, size_t k, const Box& o) const {
     const Layer& ly = m_net.layers[size_t(l)];
-    const InputGeom& g = m_geom[size_t(l)][k];
-    Box w;
-    w.lo = {o.lo[0], 0, 0, 0};
-    w.hi = {o.hi[0], g.C, g.H, g.W};
-    if (g.proportional) {
-        w.lo[1] = int((long long)o.lo[1] * g.C / std::max(1, ly.outC));
-        w.hi[1] = int(((long long)o.hi[1] * g.C + ly.outC - 1) / std::max(1, ly.outC));
-        return w;
+    const InputGeom& geom = m_geom[size_t(l)][k];
+    Box win;
+    win.lo = {o.lo[0], 0, 0, 0};
+    win.hi = {o.hi[0], geom.C, geom.H, geom.W};
+    if (geom.proportional) {
+        win.lo[1] = int((long long)o.lo[1] * geom.C / std::max(1, ly.outC));
+        win.hi[1] = int(((long long)o.hi[1] * geom.C + ly.outC - 1) / std::max(1, ly.outC));
+        return win;
     }
-    if (!g.spatial) return w;
+    if (!geom.spatial) return win;
     // Channels, in the layer's concatenated input coordinates.
     int c0 = 0, c1 = ly.inC;
     if (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm || ly.kind == LayerKind::MatMul) {
@@ -109,28 +110,28 @@ Box TransferGeometry::window(int l, size_t k, const Box& o) const {
             c1 = ((o.hi[1] - 1) / kg + 1) * cg;
         }
     } else if (ly.kind == LayerKind::Eltwise) {
-        if (g.C == ly.outC)
+        if (geom.C == ly.outC)
             c0 = o.lo[1], c1 = o.hi[1];
         else
-            c0 = 0, c1 = g.C;
+            c0 = 0, c1 = geom.C;
     } else if (ly.inC == ly.outC) {
         c0 = o.lo[1], c1 = o.hi[1];
     }
-    w.lo[1] = std::max(0, c0 - g.offC);
-    w.hi[1] = std::min(g.C, c1 - g.offC);
-    if (g.H == ly.inH && ly.outH > 0) {
+    win.lo[1] = std::max(0, c0 - geom.offC);
+    win.hi[1] = std::min(geom.C, c1 - geom.offC);
+    if (geom.H == ly.inH && ly.outH > 0) {
         const int pt = ly.padH / 2;
-        w.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
-        w.hi[2] =
-            std::min(g.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
+        win.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
+        win.hi[2] =
+            std::min(geom.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
     }
-    if (g.W == ly.inW && ly.outW > 0) {
+    if (geom.W == ly.inW && ly.outW > 0) {
         const int pl = ly.padW / 2;
-        w.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
-        w.hi[3] =
-            std::min(g.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
+        win.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
+        win.hi[3] =
+            std::min(geom.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
     }
-    return w;
+    return win;
 }
 
 // MatMul operand B is split with the output channels (as the mapper budgets it): for
@@ -147,21 +148,22 @@ std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) 
 
 void TransferGeometry::producerWants(int l, size_t k, const Box& o, std::vector<Box>& out) const {
     const Layer& ly = m_net.layers[size_t(l)];
-    const Layer& p = m_net.layers[size_t(ly.inputs[k].producer)];
-    const InputGeom& g = m_geom[size_t(l)][k];
+    const Layer& producer = m_net.layers[size_t(ly.inputs[k].producer)];
+    const InputGeom& geom = m_geom[size_t(l)][k];
     Box whole;
     whole.lo = {o.lo[0], 0, 0, 0};
-    whole.hi = {o.hi[0], p.outC, p.outH, p.outW};
-    const long long elems = (long long)p.outC * p.outH * p.outW;
-    if (!g.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
+    whole.hi = {o.hi[0], producer.outC, producer.outH, producer.outW};
+    const long long elems = (long long)producer.outC * producer.outH * producer.outW;
+    if (!geom.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
         out.push_back(whole);
         return;
     }
     const int groups = std::max(1, ly.groups);
     const long long inPerGroup = ly.inC / groups, cols = ly.outC / groups,
-                    rows = (long long)p.outH * p.outW;
-    const bool transposedKeys = p.outC == groups * inPerGroup && p.outW == 1 && p.outH == cols &&
-                                !(p.outC == ly.outC && rows == inPerGroup);
+                    rows = (long long)producer.outH * producer.outW;
+    const bool transposedKeys = producer.outC == groups * inPerGroup && producer.outW == 1 &&
+                                producer.outH == cols &&
+                                !(producer.outC == ly.outC && rows == inPerGroup);
     if (transposedKeys) {
         // Output channels [c0, c1) are (head, key row) pairs, head-major.
         for (long long c = o.lo[1]; c < o.hi[1];) {
@@ -178,7 +180,7 @@ void TransferGeometry::producerWants(int l, size_t k, const Box& o, std::vector<
     // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
     const long long f0 = (long long)o.lo[1] * elems / ly.outC;
     const long long f1 = ((long long)o.hi[1] * elems + ly.outC - 1) / ly.outC;
-    const std::array<long long, 3> dim{p.outC, p.outH, p.outW};
+    const std::array<long long, 3> dim{producer.outC, producer.outH, producer.outW};
     std::function<void(long long, long long, size_t, std::array<int, 3>)> cut =
         [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
             if (lo >= hi) return;
@@ -284,15 +286,15 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     const size_t n = win.size();
     thread_local std::array<std::vector<int>, 4> cuts;
     for (size_t ax = 0; ax < 4; ++ax) {
-        std::vector<int>& c = cuts[ax];
-        c.assign({ext.lo[ax], ext.hi[ax]});
+        std::vector<int>& axisCuts = cuts[ax];
+        axisCuts.assign({ext.lo[ax], ext.hi[ax]});
         for (const auto& w : win)
             if (!w.empty()) {
-                c.push_back(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
-                c.push_back(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
+                axisCuts.push_back(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
+                axisCuts.push_back(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
             }
-        std::sort(c.begin(), c.end());
-        c.erase(std::unique(c.begin(), c.end()), c.end());
+        std::sort(axisCuts.begin(), axisCuts.end());
+        axisCuts.erase(std::unique(axisCuts.begin(), axisCuts.end()), axisCuts.end());
     }
     // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax.
     std::array<std::vector<std::vector<size_t>>, 4> cover;
@@ -328,16 +330,16 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
                 std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(),
                                       cover[2][si[2]].end(), std::back_inserter(abc));
                 for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
-                    DramCell c;
+                    DramCell cell;
                     for (size_t ax = 0; ax < 4; ++ax) {
-                        c.box.lo[ax] = cuts[ax][si[ax]];
-                        c.box.hi[ax] = cuts[ax][si[ax] + 1];
+                        cell.box.lo[ax] = cuts[ax][si[ax]];
+                        cell.box.hi[ax] = cuts[ax][si[ax] + 1];
                     }
-                    if (c.box.empty()) continue;
+                    if (cell.box.empty()) continue;
                     std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(),
-                                          cover[3][si[3]].end(), std::back_inserter(c.to));
-                    if (c.to.empty()) c.to.push_back(0); // unreachable for grid partitions
-                    cells.push_back(std::move(c));
+                                          cover[3][si[3]].end(), std::back_inserter(cell.to));
+                    if (cell.to.empty()) cell.to.push_back(0); // unreachable for grid partitions
+                    cells.push_back(std::move(cell));
                 }
             }
         }
