@@ -19,6 +19,7 @@ namespace {
 // all of it on a 12x16 mesh, where other transfers cross the same links (googlenet's
 // maxpool2: docs/cost-model.md §5, "Consumers fed by several tiles").
 constexpr double kSharedIngress = 0.75;
+
 } // namespace
 
 // ---- Traffic per leaf: exactly the transfers the instruction generator emits

@@ -18,6 +18,7 @@ namespace {
 // on the 1,952 replayed trees with exchanges held up once (docs/cost-model.md §5,
 // "Weights in the background").
 constexpr double kWeightShare = 0.7;
+
 } // namespace
 
 // Weights arrive in the order their leaves first run, through the shared DRAM and
