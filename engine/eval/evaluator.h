@@ -55,8 +55,8 @@ Evaluation evaluate(const Network& net, const Hardware& hw, const RATree& tree, 
 
 double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o);
 
-// Exact min-max tile allocation at an S cut (docs/method.md §2): n_i >= 1, sum n_i = N, minimising
-// max_i a_i / n_i, where a_i is child i's NPT. Requires N >= a.size().
-void allocateTiles(const std::vector<double>& a, int N, std::vector<int>& out);
+// Exact min-max tile allocation at an S cut (docs/method.md §2): n_i >= 1, sum n_i = N (`tiles`),
+// minimising max_i a_i / n_i, where a_i is child i's NPT. Requires tiles >= a.size().
+void allocateTiles(const std::vector<double>& a, int tiles, std::vector<int>& out);
 
 } // namespace tilescope

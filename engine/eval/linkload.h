@@ -45,20 +45,21 @@ template <class Counted> TileLoad tileLoad(const Evaluation& e, int tiles, Count
             const int t = e.tileOrder[size_t(p)];
             if (t < 0 || t >= tiles) continue;
             if (count) r.busy[size_t(t)] += d;
-            auto& v = perLeaf[size_t(t)];
-            auto it = std::find_if(v.begin(), v.end(), [&](auto& x) { return x.first == iv.node; });
-            if (it == v.end())
-                v.emplace_back(iv.node, d);
+            auto& leafTimes = perLeaf[size_t(t)];
+            auto it = std::find_if(leafTimes.begin(), leafTimes.end(),
+                                   [&](auto& x) { return x.first == iv.node; });
+            if (it == leafTimes.end())
+                leafTimes.emplace_back(iv.node, d);
             else
                 it->second += d;
         }
     }
     for (size_t t = 0; t < r.busy.size(); ++t) {
         r.busy[t] = e.delay > 0 ? r.busy[t] / e.delay : 0;
-        const auto& v = perLeaf[t];
-        auto it = std::max_element(v.begin(), v.end(),
+        const auto& leafTimes = perLeaf[t];
+        auto it = std::max_element(leafTimes.begin(), leafTimes.end(),
                                    [](auto& a, auto& b) { return a.second < b.second; });
-        if (it != v.end()) r.dominantLeaf[t] = it->first;
+        if (it != leafTimes.end()) r.dominantLeaf[t] = it->first;
     }
     return r;
 }

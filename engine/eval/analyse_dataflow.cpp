@@ -1,0 +1,327 @@
+// The analyser's data-flow and buffer phases: which feature maps go through DRAM and
+// what each cut holds for a later consumer, compute-in-memory weights kept programmed,
+// each leaf's mapping and the buffer use per tile, and the overflow check.
+#include "eval/analyser.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace tilescope {
+
+namespace {
+
+std::string fmtBytes(double b) {
+    char buf[64];
+    if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
+    else if (b >= 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
+    return buf;
+}
+
+} // namespace
+
+// Which leaves write their output to DRAM: network outputs and any producer with a
+// consumer that reads it through DRAM.
+bool Analyser::viaDram(int prod, int cons) {
+    const int pp = layerPos[size_t(prod)];
+    int id = leafNode[size_t(cons)];
+    int child = id;
+    id = tree.node(id).parent;
+    while (!(work[size_t(id)].lo <= pp && pp < work[size_t(id)].hi)) {
+        child = id;
+        id = tree.node(id).parent;
+    }
+    const RANode& lca = tree.node(id);
+    consumerChild = child; // the LCA's child holding the consumer
+    lcaIsT = lca.type == NodeType::T;
+    if (id == tree.root && lcaIsT) return true; // different segments
+    const int pi = childContaining(lca, pp);
+    if (lcaIsT) return childContaining(lca, work[size_t(child)].lo) != pi + 1; // not consumed next
+    // An S cut: through DRAM when the consumer waits more than one stage.
+    return work[size_t(child)].stage - work[size_t(lca.children[size_t(pi)])].stage > 1;
+}
+
+// A producer under a cut child of an S cut, read over the NoC by a later stage (after
+// viaDram() found the LCA an S cut): the generator keeps the producer's outputs of the
+// cut's invocation on its tiles until that stage has read them, while the rest of the cut
+// runs there (docs/cost-model.md §6). One copy however many consumers read it.
+void Analyser::keepForLaterStage(int prod) {
+    const RANode& lca = tree.node(tree.node(consumerChild).parent);
+    const int pc = lca.children[size_t(childContaining(lca, layerPos[size_t(prod)]))];
+    const int pl = leafNode[size_t(prod)];
+    if (pc == pl) return; // the stage is the producer itself: its own output buffer
+    // (The top bit of the low word keeps these keys apart from dataFlow()'s (producer, cut).)
+    const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x80000000u | unsigned(pc);
+    if (std::find(held.begin(), held.end(), key) != held.end()) return;
+    held.push_back(key);
+    hold[size_t(pc)] += outputSlice(pl) * invocationsOver(pl, pc);
+}
+
+// A leaf's output slice per tile (its mapping's ofmap per tile): what its tiles hold of each
+// invocation's output.
+double Analyser::outputSlice(int leaf) {
+    const RANode& ln = tree.node(leaf);
+    return ctx.mapper.map(ln.layer, work[size_t(leaf)].tileCount, ln.batch).ofmapPerTile;
+}
+
+// The invocations of a producer leaf that one invocation of `node` spans (its batch over
+// the producer's, rounded up).
+double Analyser::invocationsOver(int producerLeaf, int node) const {
+    return std::ceil(double(tree.node(node).batch) / std::max(1, tree.node(producerLeaf).batch));
+}
+
+// A producer whose earlier invocations' outputs its tiles keep for a consumer taking more
+// samples at a time (dataFlow()): true the first time, so they are charged once however
+// many consumers read them.
+bool Analyser::keptOnce(int prod) {
+    const auto key = (std::uint64_t(unsigned(prod)) << 32) | 0x40000000u;
+    if (std::find(held.begin(), held.end(), key) != held.end()) return false;
+    held.push_back(key);
+    return true;
+}
+
+// ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
+void Analyser::dataFlow() {
+    const double db = hw.dataBits / 8.0;
+    hold.assign(static_cast<size_t>(nodeCount), 0.0);
+    keptOut.assign(static_cast<size_t>(nodeCount), 0.0);
+    sharedProducers.resize(static_cast<size_t>(nodeCount)); // cleared, capacity kept
+    for (auto& sp : sharedProducers)
+        sp.clear();
+    held.clear();
+    analysis.writesDram.assign(size_t(layerCount), 0);
+    analysis.firstSend.assign(size_t(layerCount), std::numeric_limits<int>::max());
+    analysis.inputViaDram.resize(static_cast<size_t>(layerCount)); // each row assigned below
+    for (int l = 0; l < layerCount; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        inputViaDram[size_t(l)].assign(ins.size(), 1);
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (ins[k].producer >= 0) {
+                const bool d = viaDram(ins[k].producer, l);
+                inputViaDram[size_t(l)][k] = d;
+                if (d)
+                    writesDram[size_t(ins[k].producer)] = 1;
+                else
+                    analysis.firstSend[size_t(ins[k].producer)] =
+                        std::min(analysis.firstSend[size_t(ins[k].producer)], layerPos[size_t(l)]);
+                // Data kept on chip for a cut (not the consuming leaf itself) stays in the
+                // buffers of that cut's tiles for the whole time the cut runs.
+                // One tensor feeding several layers of the same cut is held once.
+                const auto heldKey =
+                    (std::uint64_t(unsigned(ins[k].producer)) << 32) | unsigned(consumerChild);
+                // A leaf consumer next to its producer in a T cut: the producer's slice
+                // stays beside the consumer's received input (a cut consumer is charged the
+                // held input above instead, for the whole time the cut runs).
+                if (!d && lcaIsT && !tree.node(consumerChild).isCut()) {
+                    auto& sp = sharedProducers[size_t(consumerChild)];
+                    const int pl = leafNode[size_t(ins[k].producer)];
+                    if (std::find(sp.begin(), sp.end(), pl) == sp.end())
+                        sp.push_back(pl); // one slice per producer
+                    // A consumer taking more samples at a time than its producer: the
+                    // producer's tiles keep the outputs of its earlier invocations beside its
+                    // own work until the consumer has read them all (as for a cut below).
+                    const double n = invocationsOver(pl, consumerChild);
+                    if (n > 1 && keptOnce(ins[k].producer))
+                        keptOut[size_t(pl)] += outputSlice(pl) * (n - 1);
+                }
+                if (!d && tree.node(consumerChild).isCut() &&
+                    std::find(held.begin(), held.end(), heldKey) == held.end()) {
+                    held.push_back(heldKey);
+                    const NodeWork& cw = work[size_t(consumerChild)];
+                    if (lcaIsT) {
+                        // The next T child reads it: the producer's tiles keep every
+                        // invocation's output of the round until the cut has read it, beside
+                        // the producer's own work and then beside the cut's (the generator
+                        // frees an output once its NoC readers have it).
+                        const int pl = leafNode[size_t(ins[k].producer)];
+                        const double slice = outputSlice(pl);
+                        const double n = invocationsOver(pl, consumerChild);
+                        hold[size_t(consumerChild)] += slice * n;
+                        if (keptOnce(ins[k].producer)) hold[size_t(pl)] += slice * (n - 1);
+                    } else {
+                        hold[size_t(consumerChild)] += double(ins[k].bytesPerSample) *
+                                                       tree.node(consumerChild).batch * db /
+                                                       std::max(1, cw.tileCount);
+                    }
+                }
+                if (!d && !lcaIsT) keepForLaterStage(ins[k].producer);
+            }
+        if (ctx.isOutput[size_t(l)]) writesDram[size_t(l)] = 1;
+    }
+    analysis.paceInputs.assign(size_t(layerCount), 0);
+    for (int l = 0; l < layerCount; ++l) {
+        const auto& ins = net.layers[size_t(l)].inputs;
+        const RANode& me = tree.node(leafNode[size_t(l)]);
+        if (me.parent < 0 || tree.node(me.parent).type != NodeType::S) continue;
+        for (size_t k = 0; k < ins.size() && k < 32; ++k) {
+            const int p = ins[k].producer;
+            if (p >= 0 && !inputViaDram[size_t(l)][k] &&
+                tree.node(leafNode[size_t(p)]).parent == me.parent && !writesDram[size_t(p)] &&
+                analysis.firstSend[size_t(p)] == layerPos[size_t(l)])
+                analysis.paceInputs[size_t(l)] |= 1u << k;
+        }
+    }
+}
+
+// ---- Compute-in-memory crossbars (docs/cost-model.md §8). A leaf keeps its weights
+// programmed over its invocations in a segment invocation when, on every tile of its group,
+// the crossbar blocks of all the segment's leaves placed there fit together (S-cut children
+// own their tiles, T-cut children share them); otherwise each invocation writes them again.
+// Segments follow one another, so each segment invocation writes its weights.
+void Analyser::cimWeights() {
+    if (hw.arch != TileArch::Cim) return;
+    std::vector<Count> demand(size_t(mesh.tiles()), 0);
+    for (int seg : analysis.segments) {
+        const NodeWork& sw = work[size_t(seg)];
+        std::fill(demand.begin(), demand.end(), 0);
+        for (int pos = sw.lo; pos < sw.hi; ++pos) {
+            const int id = leafNode[size_t(posLayer[size_t(pos)])];
+            const NodeWork& lw = work[size_t(id)];
+            const RANode& nd = tree.node(id);
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!mapping.cim.used) continue;
+            for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
+                demand[size_t(t)] += mapping.cim.blocksPerTile;
+        }
+        for (int pos = sw.lo; pos < sw.hi; ++pos) {
+            const int id = leafNode[size_t(posLayer[size_t(pos)])];
+            NodeWork& lw = work[size_t(id)];
+            const RANode& nd = tree.node(id);
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
+            if (!mapping.cim.used) continue;
+            bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul &&
+                        mapping.cim.blocksPerTile <= mapping.cim.crossbars;
+            for (int t = lw.tileBegin; fits && t < lw.tileBegin + lw.tileCount; ++t)
+                fits = demand[size_t(t)] <= mapping.cim.crossbars;
+            const double inv = double(analysis.segBatch) / std::max(1, nd.batch);
+            lw.leaf.cimPinned = fits;
+            lw.leaf.cimPrograms = double(mapping.cim.programmings) * (fits ? 1.0 : inv);
+            lw.leaf.cimProgramsDefault =
+                double(mapping.cim.programmingsDefault) * (fits ? 1.0 : inv);
+            lw.leaf.writeSaved =
+                fits && inv > 1 ? mapping.cim.exposedWrite * (1.0 - 1.0 / inv) : 0.0;
+        }
+    }
+}
+
+// ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
+void Analyser::leafBuffers() {
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
+        const int id = *it;
+        const RANode& nd = tree.node(id);
+        NodeWork& nw = work[size_t(id)];
+        if (nd.type == NodeType::Leaf) {
+            const LeafMapping& mapping = ctx.mapper.map(nd.layer, nw.tileCount, nd.batch);
+            nw.leaf.mapping = &mapping;
+            nw.compute = mapping.cycles - nw.leaf.writeSaved;
+            nw.wgt = mapping.weightPerTile;
+            nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +
+                     mapping.operandBPerTile + mapping.ofmapPerTile;
+            for (int p : sharedProducers[size_t(id)]) {
+                // The producer's slice per tile; a consumer invocation spanning several
+                // producer invocations (larger batch) waits for all of them, all alive.
+                nw.act += outputSlice(p) *
+                          std::max(1.0, double(nd.batch) / std::max(1, tree.node(p).batch));
+            }
+            continue;
+        }
+        if (nd.type == NodeType::T) {
+            Cycles t = 0;
+            nw.wgt = 0;
+            nw.act = 0;
+            const bool isRoot = id == tree.root;
+            for (int c : nd.children) {
+                t += work[size_t(c)].compute;
+                if (isRoot) {
+                    // Segments run one after another and reload their weights.
+                    nw.act = std::max(nw.act, work[size_t(c)].wgt + work[size_t(c)].act);
+                } else {
+                    nw.wgt += work[size_t(c)].wgt; // weights stay resident within a segment
+                    const double a = work[size_t(c)].act + hold[size_t(c)] + keptOut[size_t(c)];
+                    if (a > nw.act) nw.act = a, nw.kept = work[size_t(c)].kept + keptOut[size_t(c)];
+                }
+            }
+            nw.compute = t * nd.subBatch;
+        } else {
+            Cycles slot = 0;
+            for (int c : nd.children) {
+                slot = std::max(slot, work[size_t(c)].compute);
+                nw.wgt = std::max(nw.wgt, work[size_t(c)].wgt);
+                // Pipelined sub-batches keep a second input slice in flight (not of the
+                // outputs kept for a later consumer).
+                const NodeWork& cw = work[size_t(c)];
+                const double a = (cw.act - cw.kept) * (nd.subBatch > 1 ? 1.5 : 1.0) + cw.kept +
+                                 hold[size_t(c)] + keptOut[size_t(c)];
+                if (a > nw.act) nw.act = a, nw.kept = cw.kept + keptOut[size_t(c)];
+            }
+            nw.compute = slot * (nd.subBatch - 1) + computeFill(nd, nw.cut.maxStage);
+        }
+    }
+}
+
+// A strided convolution reading its input from DRAM with its stride larger than its kernel:
+// the rows and columns no window needs travel with their neighbour's window, so the whole
+// tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s
+// rows of input for n output rows, not (n - 1) x s + k. The factor on the mapper's ifmap
+// per tile (1 elsewhere).
+double Analyser::dramGapShare(int layer, const LeafMapping& mapping) const {
+    const Layer& ly = net.layers[size_t(layer)];
+    if (ly.kind != LayerKind::Conv || ly.inputs.size() != 1 || !inputViaDram[size_t(layer)][0])
+        return 1.0;
+    auto share = [](int out, int parts, int stride, int kernel, int dilation) {
+        const int n = (out + std::max(1, parts) - 1) / std::max(1, parts);
+        const int span = (kernel - 1) * dilation + 1;
+        if (stride <= span || n < 1) return 1.0;
+        return double(n * stride) / double((n - 1) * stride + span);
+    };
+    return share(ly.outH, mapping.ph, ly.strideH, ly.kernelH, ly.dilationH) *
+           share(ly.outW, mapping.pw, ly.strideW, ly.kernelW, ly.dilationW);
+}
+
+// The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages
+// one after another, each as long as its slowest child (the sum of those).
+Cycles Analyser::computeFill(const RANode& nd, int maxStage) {
+    std::vector<Cycles>& st = ctx.stageScratch;
+    st.assign(size_t(maxStage) + 1, 0.0);
+    for (int c : nd.children) {
+        Cycles& len = st[size_t(work[size_t(c)].stage)];
+        len = std::max(len, work[size_t(c)].compute);
+    }
+    Cycles fill = 0;
+    for (Cycles t : st)
+        fill += t;
+    return fill;
+}
+
+bool Analyser::overflow(int id) {
+    const double cap = hw.bufferBytes;
+    const RANode& nd = tree.node(id);
+    const NodeWork& nw = work[size_t(id)];
+    const std::string what =
+        nd.type == NodeType::Leaf
+            ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
+            : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
+    return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
+                           " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
+                           fmtBytes(cap) + " buffer");
+}
+
+// Report the leftmost leaf that overflows on its own, else the deepest cut.
+bool Analyser::checkBuffers() {
+    const double cap = hw.bufferBytes;
+    for (int id : pre)
+        if (tree.node(id).type == NodeType::Leaf &&
+            work[size_t(id)].wgt + work[size_t(id)].act > cap)
+            return overflow(id);
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it)
+        if (work[size_t(*it)].wgt + work[size_t(*it)].act > cap) return overflow(*it);
+    return true;
+}
+
+} // namespace tilescope

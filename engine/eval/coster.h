@@ -1,0 +1,90 @@
+// The costing of an analysed tree (internal to engine/eval): per segment its traffic,
+// energy and bounds, the segments chained (costing.cpp), the run's totals and, in detail
+// mode, per-node figures and S-T intervals (evaluator.cpp).
+#pragma once
+
+#include "eval/analyser.h"
+
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+// The working data of evaluate() after analyse(): per-segment traffic, energy and bounds.
+struct Coster {
+    EvalContext::Impl& ctx;
+    const RATree& tree;
+    const int totalBatch;
+    const EvalOptions& opt;
+    Evaluation& ev;
+    const Hardware& hw;
+    const Mesh& mesh;
+    const int nodeCount;
+    std::vector<NodeWork>& work;
+    const std::vector<int>& pre;
+    const std::vector<int>& leafNode;
+    const std::vector<int>& posLayer;
+    const bool rootIsT;
+    const std::vector<int>& segments;
+    const int segBatch;
+    const int segInvocations;
+    const std::vector<std::vector<char>>& inputViaDram;
+    const std::vector<char>& writesDram;
+    std::vector<double> totalLinks;
+    std::vector<double> tileDram;
+    const double sramPj;
+    double dramTotal = 0, hopBytesTotal = 0, interHopBytesTotal = 0, macTotal = 0;
+    double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
+    EnergyBreakdown energy;
+    std::vector<double> segTime;
+    std::vector<Bound> segBound, segOtherBound;
+    std::vector<double> segDram, segWeightLink, segDramTime, segNocTime;
+    // Of segTime: the part its DRAM traffic bounds (its DRAM time or its weights' arrival)
+    // and the rest.
+    std::vector<double> segDramPart, segOtherPart;
+    // Start and length of segment s in root invocation j at [j x segments + s]
+    // (chainSegments()).
+    std::vector<Cycles> segStart, segLen;
+    std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
+    TileClock tileFree;                           // chainSegments()' working data
+    TileClock loadFree;                           // ... when the tiles' LOAD engines free up
+    std::vector<Cycles> firstEnd, lastEnd;        // ... per leaf node
+    Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
+    const double dramBw, linkBw;
+    std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by first start
+    std::vector<std::pair<Cycles, double>> actByStart; // leaves with activation DRAM, likewise
+    Cycles delay = 0;
+
+    Coster(EvalContext::Impl& c, const RATree& t, int batch, const EvalOptions& o,
+           Analysis& analysis, Evaluation& e)
+        : ctx(c), tree(t), totalBatch(batch), opt(o), ev(e), hw(c.hw), mesh(c.mesh),
+          nodeCount(t.size()), work(analysis.work), pre(analysis.pre), leafNode(analysis.leafNode),
+          posLayer(analysis.posLayer), rootIsT(analysis.rootIsT), segments(analysis.segments),
+          segBatch(analysis.segBatch), segInvocations(analysis.segInvocations),
+          inputViaDram(analysis.inputViaDram), writesDram(analysis.writesDram),
+          totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
+          tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
+          sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)),
+          segTime(analysis.segments.size(), 0.0),
+          segBound(analysis.segments.size(), Bound::Compute),
+          segOtherBound(analysis.segments.size(), Bound::Compute),
+          segDram(analysis.segments.size(), 0.0), segWeightLink(analysis.segments.size(), 0.0),
+          segDramTime(analysis.segments.size(), 0.0), segNocTime(analysis.segments.size(), 0.0),
+          segDramPart(analysis.segments.size(), 0.0), segOtherPart(analysis.segments.size(), 0.0),
+          dramBw(c.hw.dramBytesPerCycle), linkBw(c.hw.nocBytesPerCycle) {}
+
+    // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.
+    double hopPj(double hop, double inter) const {
+        if (inter <= 0) return hop * 8 * hw.energy.nocPjPerBitHop;
+        return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
+    }
+    Cycles weightBoundOf(size_t s);
+    void costSegment(size_t s);
+    Cycles chainSegments();
+    void segmentShares();
+    void totals();
+    void nodeFigures();
+    void intervals();
+};
+
+} // namespace tilescope

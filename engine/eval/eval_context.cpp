@@ -1,0 +1,191 @@
+// The evaluator's memo caches, one set per EvalContext (so per thread): each leaf's traffic
+// by placement (two generations, bounded), the busiest link of a sum of leaves, and the
+// weights' busiest link by start order.
+#include "eval/eval_context.h"
+
+#include <algorithm>
+
+namespace tilescope {
+
+EvalContext::Impl::Impl(const Network& n, const Hardware& h)
+    : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits) {
+    linkSums.resize(mesh.linkCount());
+    weightSums.resize(mesh.linkCount());
+    producers.resize(net.layers.size());
+    isOutput.assign(net.layers.size(), 0);
+    auto cons = net.consumers();
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+        for (size_t k = 0; k < net.layers[i].inputs.size(); ++k)
+            if (net.layers[i].inputs[k].producer >= 0)
+                producers[i].push_back({net.layers[i].inputs[k].producer, int(k)});
+        isOutput[i] = net.isOutput(int(i)) || cons[i].empty();
+    }
+}
+
+// The busiest link of the leaves at positions [lo, hi): their activation links
+// scaled by `scale`, plus their weight links when withWeights (busiestMemo); in bytes
+// at NoC bandwidth (Mesh::linkSlowness).
+double EvalContext::Impl::busiestOf(const std::vector<NodeWork>& work,
+                                    const std::vector<int>& leafNode,
+                                    const std::vector<int>& posLayer, int lo, int hi, double scale,
+                                    bool withWeights) {
+    std::string& key = busiestKey;
+    key.assign(reinterpret_cast<const char*>(&scale), sizeof scale);
+    key.push_back(withWeights ? 'w' : 'a');
+    for (int pos = lo; pos < hi; ++pos) {
+        const LeafTraffic* t = work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+        key.append(reinterpret_cast<const char*>(&t), sizeof t);
+    }
+    if (auto it = busiestMemo.find(key); it != busiestMemo.end()) return it->second;
+    for (int pos = lo; pos < hi; ++pos) {
+        const LeafTraffic& traffic =
+            *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+        for (const auto& [link, b] : traffic.actLinks)
+            linkSums.add(link, b * scale);
+        if (withWeights)
+            for (const auto& [link, b] : traffic.weightLinks)
+                linkSums.add(link, b * scale);
+    }
+    double busiest = 0;
+    linkSums.drain([&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
+    chargeSegmentMemos(key.size() + 64); // the key and about a node's overhead
+    busiestMemo.emplace(key, busiest);
+    return busiest;
+}
+
+// busiestMemo and weightMaxMemo share one budget: under 32 MiB, else both start afresh.
+void EvalContext::Impl::chargeSegmentMemos(std::size_t bytes) {
+    busiestBytes += bytes;
+    if (busiestBytes > (std::size_t(32) << 20)) clearSegmentMemos();
+}
+void EvalContext::Impl::clearSegmentMemos() {
+    busiestMemo.clear();
+    weightMaxMemo.clear();
+    busiestBytes = 0;
+}
+
+// The busiest link (bytes at NoC bandwidth) of the summed weight links of the first
+// i + 1 of `leaves`, for every i.
+const std::vector<double>&
+EvalContext::Impl::weightMaxOf(const std::vector<std::pair<Cycles, const NodeWork*>>& leaves) {
+    std::string& key = busiestKey;
+    key.clear();
+    for (const auto& [start, lw] : leaves) {
+        const LeafTraffic* t = lw->leaf.traffic;
+        key.append(reinterpret_cast<const char*>(&t), sizeof t);
+    }
+    if (auto it = weightMaxMemo.find(key); it != weightMaxMemo.end()) return it->second;
+    std::vector<double> maxima;
+    maxima.reserve(leaves.size());
+    double linkMax = 0;
+    for (const auto& [start, lw] : leaves) {
+        for (const auto& [link, b] : lw->leaf.traffic->weightLinks)
+            linkMax = std::max(linkMax, weightSums.add(link, b) * mesh.linkSlowness(link));
+        maxima.push_back(linkMax);
+    }
+    weightSums.drain([](int, double) {});
+    chargeSegmentMemos(key.size() + 8 * maxima.size() + 96);
+    return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
+}
+
+// The entry of `key` in the old generation moved to the current one (the same node, so
+// at the same address), or cur.end().
+EvalContext::Impl::TrafficMap::iterator EvalContext::Impl::promote(TrafficMap& cur, TrafficMap& old,
+                                                                   const std::string& key) {
+    if (old.empty()) return cur.end();
+    auto node = old.extract(key);
+    if (node.empty()) return cur.end();
+    storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size();
+    return cur.insert(std::move(node)).position;
+}
+// Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
+// generation turns over at 2 M pairs, so both keep the memo near 64 MiB per context (a
+// 12x12 leaf holds up to a few thousand). Entries of the dropped generation may still
+// be named by the segment memos and the last-lookup cache: those start afresh.
+void EvalContext::Impl::turnOver() {
+    if (storedLinks <= 2'000'000) return;
+    oldTraffic = std::move(traffic);
+    oldPeriods = std::move(periods);
+    traffic.clear();
+    periods.clear();
+    storedLinks = 0;
+    lastTraffic.assign(lastTraffic.size(), nullptr);
+    clearSegmentMemos();
+}
+
+// The leaf's traffic per segment invocation (transfers.h), memoised by everything it
+// depends on: the leaf's placement and batch, each NoC producer's, and the segment batch.
+const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
+                                                const std::vector<const LeafPlacement*>& prods,
+                                                bool writesDram, std::uint32_t paceInputs,
+                                                int segBatch) {
+    ++stats.routeCalls;
+    std::string& key = keyScratch;
+    key.clear();
+    auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
+    put(int(paceInputs));
+    for (const LeafPlacement* p : prods) {
+        if (!p)
+            put(-1);
+        else
+            put(p->tileBegin), put(p->tileCount), put(p->batch);
+    }
+    const size_t placementKey = key.size();
+    put(segBatch);
+    if (lastKey.size() <= size_t(leaf.layer)) {
+        lastKey.resize(net.layers.size());
+        lastTraffic.assign(net.layers.size(), nullptr);
+    }
+    const LeafTraffic*& last = lastTraffic[size_t(leaf.layer)];
+    if (last && lastKey[size_t(leaf.layer)] == key) {
+        ++stats.routeHits;
+        return *last;
+    }
+    lastKey[size_t(leaf.layer)] = key;
+    auto it = traffic.find(key);
+    if (it == traffic.end()) it = promote(traffic, oldTraffic, key);
+    if (it != traffic.end()) {
+        ++stats.routeHits;
+        last = &it->second;
+        return it->second;
+    }
+    // Another segment batch of the same placement: scale its period (cheap) rather
+    // than cost the geometry again.
+    const std::string pkey = key.substr(0, placementKey);
+    auto pit = periods.find(pkey);
+    if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
+    if (pit == periods.end()) {
+        pit =
+            periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs))
+                .first;
+        storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
+    } else {
+        ++stats.routeHits;
+    }
+    const LeafTraffic& t =
+        traffic
+            .emplace(key, scaleTraffic(mesh, pit->second,
+                                       std::max(1, segBatch / std::max(1, leaf.batch))))
+            .first->second;
+    storedLinks += t.actLinks.size() + t.weightLinks.size();
+    last = &t;
+    return t;
+}
+
+EvalContext::EvalContext(const Network& net, const Hardware& hw)
+    : m_impl(std::make_unique<Impl>(net, hw)) {}
+EvalContext::~EvalContext() = default;
+const Network& EvalContext::network() const {
+    return m_impl->net;
+}
+const Hardware& EvalContext::hardware() const {
+    return m_impl->hw;
+}
+const EvalStats& EvalContext::stats() const {
+    m_impl->stats.mapperCalls = m_impl->mapper.calls();
+    m_impl->stats.mapperHits = m_impl->mapper.hits();
+    return m_impl->stats;
+}
+
+} // namespace tilescope

@@ -1,0 +1,373 @@
+// A leaf's traffic over one period of its invocations, exactly as the instruction generator
+// moves it: weights read once per output-channel slice, inputs read from DRAM (cells) or
+// received over the NoC (producer pieces), outputs stored; per-link bytes, the sending
+// engines' and the crowded links' time, and how it keeps pace with its producer; then scaled
+// to a segment invocation (transfers.h).
+#include "eval/link_accounting.h"
+#include "eval/transfers.h"
+#include "hw/mesh.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace tilescope {
+
+namespace {
+
+// DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
+// Mesh::dramSidesOf names, as the simulator charges them.
+void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vector<int>& tiles,
+                 double bytes) {
+    const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
+    for (Dir d : sides)
+        side[size_t(d)] += bytes / double(sides.size());
+}
+
+// Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
+void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                   LinkTally& wgt, std::vector<int>& route, LeafTraffic& traffic) {
+    const int b = std::max(1, leaf.batch);
+    std::map<std::pair<int, int>, std::vector<int>> byK;
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box box = geo.tileBox(leaf.layer, *leaf.mapping, t, 0, b);
+        if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+    }
+    for (const auto& [kr, members] : byK) {
+        const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
+        route.clear();
+        mesh.multicastFromDram(members, route);
+        wgt.add(route, bytes);
+        chargeSides(mesh, traffic.weightSide, members, bytes);
+        traffic.weightDram += bytes;
+        traffic.weightDelivered += bytes * double(members.size());
+    }
+}
+
+// Invocations repeat with a period: the consumer's own partition is the same every
+// invocation, and a NoC producer's invocations line up the same way again after
+// lcm(b, producer batch) samples. One period is costed and scaled.
+int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
+    int period = 1;
+    for (const LeafPlacement* p : producers)
+        if (p) {
+            const int pb = std::max(1, p->batch);
+            period = std::lcm(period, std::lcm(b, pb) / b);
+        }
+    return period;
+}
+
+// An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
+// whose windows hold it. Returns the bytes delivered (multicast copies counted).
+double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& geom, int s0,
+                 int s1, const std::vector<Box>& win, const std::vector<int>& actTiles,
+                 LinkTally& act, LeafTraffic& traffic) {
+    thread_local std::vector<int> dst, route;
+    Box ext;
+    ext.lo = {s0, 0, 0, 0};
+    ext.hi = {s1, geom.C, geom.H, geom.W};
+    double delivered = 0;
+    for (const DramCell& c : dramCells(ext, win)) {
+        const double bytes = double(geo.bytesOf(c.box.volume()));
+        dst.clear();
+        for (size_t a : c.to)
+            dst.push_back(actTiles[a]);
+        route.clear();
+        mesh.multicastFromDram(dst, route);
+        act.add(route, bytes);
+        chargeSides(mesh, traffic.actSide, dst, bytes);
+        traffic.actDram += bytes;
+        delivered += bytes * double(c.to.size());
+    }
+    return delivered;
+}
+
+// How a leaf's first invocation keeps pace with a producer (LeafTraffic::pace), from the
+// stage boxes the generator cuts (docs/isa.md, "Dependencies at stage granularity"): each
+// consumer tile's compute stages (the first invocation loads the weights), the windows
+// they read of the input, each producer slice's stages and a piece's SEND stages (in the
+// producer's order, as the generator's emitInput cuts them). A producer tile's STORE/SEND
+// engine moves its pieces one after another in that order, so a piece's SEND starts no
+// sooner than the one before it on the same tile has ended (docs/cost-model.md §5,
+// "Pieces in turn"). From nothing upwards, the slowest piece decides; once it waits for
+// all of its producer nothing can be slower.
+class PaceProbe {
+  public:
+    void consumer(const TransferGeometry& geo, int layer, const std::vector<Box>& boxes) {
+        m_cStages.resize(boxes.size());
+        for (size_t a = 0; a < boxes.size(); ++a)
+            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], true), kMaxStages, m_cStages[a]);
+    }
+    void input(const TransferGeometry& geo, int layer, size_t k, LeafTraffic::Pace& pace) {
+        m_pace = &pace;
+        pace = {0, 0};
+        m_req.resize(m_cStages.size());
+        for (size_t a = 0; a < m_cStages.size(); ++a) {
+            m_req[a].clear();
+            for (const Box& st : m_cStages[a])
+                m_req[a].push_back(geo.window(layer, k, st));
+        }
+    }
+    void producer(const TransferGeometry& geo, int layer, const std::vector<SliceRef>& slices,
+                  bool loadsWeights) {
+        m_pStages.resize(slices.size());
+        m_pOrder.resize(slices.size());
+        m_sent.assign(slices.size(), 0);
+        for (size_t sl = 0; sl < slices.size(); ++sl) {
+            m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, loadsWeights);
+            splitBox(slices[sl].box, m_pOrder[sl], kMaxStages, m_pStages[sl]);
+        }
+    }
+    // Producer compute -> SEND -> consumer compute.
+    void piece(size_t sl, const Box& box, std::span<const size_t> to) {
+        if (saturated()) return;
+        splitBox(box, m_pOrder[sl], kMaxStages, m_send);
+        // In producer stages: when this piece's SEND can start (its first data there and
+        // the engine done with the slice's earlier pieces), and when it is done (its last
+        // stage follows the producer's, one stage after another).
+        const std::uint32_t nP = std::uint32_t(m_pStages[sl].size());
+        const std::uint32_t first = lagStage(m_pStages[sl], m_send);
+        const std::uint32_t lag1 = std::max(first, m_sent[sl]);
+        m_sent[sl] = std::min(nP, std::max(m_sent[sl], first + std::uint32_t(m_send.size()) - 1));
+        for (size_t a : to)
+            by(sl, a, std::min(nP, lag1 + lagStage(m_send, m_req[a]) - 1));
+    }
+    // A slice the consumer reads in place.
+    void local(size_t a, size_t sl) {
+        if (!saturated()) by(sl, a, lagStage(m_pStages[sl], m_req[a]));
+    }
+
+  private:
+    bool saturated() const { return m_pace->lead >= 1 && m_pace->tail >= 1; }
+    void by(size_t sl, size_t a, std::uint32_t lag) {
+        const double nP = double(m_pStages[sl].size()), nC = double(m_req[a].size());
+        m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, lag / nP)));
+        m_pace->tail = std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC));
+    }
+    std::vector<std::vector<Box>> m_cStages, m_req, m_pStages;
+    std::vector<StageOrder> m_pOrder;
+    std::vector<std::uint32_t> m_sent; // per slice: the producer stage its engine is done at
+    std::vector<Box> m_send;
+    LeafTraffic::Pace* m_pace = nullptr;
+};
+
+// One invocation's outputs stored to DRAM from each tile (`boxes` on `tiles`): their links,
+// DRAM sides and bytes, and each tile's STORE/SEND engine time (x the route's slowness).
+void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vector<Box>& boxes,
+                  const std::vector<int>& tiles, LinkTally& act, std::vector<double>& egress,
+                  std::vector<double>& stored, LeafTraffic& traffic) {
+    thread_local std::vector<int> route;
+    for (size_t a = 0; a < boxes.size(); ++a) {
+        const double bytes = double(geo.bytesOf(boxes[a].volume()));
+        route.clear();
+        mesh.routeToDram(tiles[a], route);
+        act.add(route, bytes);
+        traffic.actSide[size_t(mesh.nearestPort(tiles[a]).first)] += bytes;
+        traffic.actDram += bytes;
+        traffic.actDramOut += bytes;
+        egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+        stored[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+    }
+}
+
+} // namespace
+
+LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
+                              const LeafPlacement& leaf,
+                              const std::vector<const LeafPlacement*>& producers, bool writesDram,
+                              std::uint32_t paceInputs) {
+    const Network& net = geo.network();
+    const Layer& ly = net.layers[size_t(leaf.layer)];
+    const LeafMapping& mapping = *leaf.mapping;
+    LeafTraffic traffic;
+    thread_local LinkTally act, wgt, noc, nocSame;
+    act.ensure(mesh.linkCount());
+    wgt.ensure(mesh.linkCount());
+    noc.ensure(mesh.linkCount());
+    nocSame.ensure(mesh.linkCount());
+    thread_local std::vector<int> route;
+    const int b = std::max(1, leaf.batch);
+
+    if (ly.weightBytes > 0) weightTraffic(geo, mesh, leaf, wgt, route, traffic);
+
+    const int period = traffic.invocations = periodOf(b, producers);
+    traffic.nocInByInput.assign(ly.inputs.size(), 0.0);
+    traffic.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
+    traffic.nocInsideGroup.assign(ly.inputs.size(), 0.0);
+    // Which tiles belong to this leaf's group and to the current producer's (by tile id).
+    thread_local std::vector<char> inLeaf, inProducer;
+    inLeaf.assign(size_t(mesh.tiles()), 0);
+    for (int t = 0; t < leaf.tileCount; ++t)
+        inLeaf[size_t(mesh.tileAt(leaf.tileBegin + t))] = 1;
+    thread_local std::vector<int> actTiles, dst;
+    thread_local std::vector<Box> boxes, win;
+    thread_local std::vector<std::vector<Box>> wants;
+    thread_local std::vector<SliceRef> slices;
+    thread_local std::vector<double> egress, stored;
+    thread_local std::vector<std::vector<double>> sent; // per input, per producer tile
+    thread_local std::vector<std::vector<double>> recv; // per input, per consumer tile
+    egress.assign(size_t(mesh.tiles()), 0.0);
+    stored.assign(size_t(mesh.tiles()), 0.0);
+    if (sent.size() < ly.inputs.size()) sent.resize(ly.inputs.size());
+    if (recv.size() < ly.inputs.size()) recv.resize(ly.inputs.size());
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
+        sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
+        recv[k].assign(sent[k].size(), 0.0);
+    }
+    thread_local SendLog sends;
+    sends.clear();
+    double actDelivered = 0;
+    traffic.pace.assign(ly.inputs.size(), {});
+    thread_local PaceProbe probe;
+    for (int inv = 0; inv < period; ++inv) {
+        const int s0 = inv * b, s1 = s0 + b;
+        actTiles.clear();
+        boxes.clear();
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box box = geo.tileBox(leaf.layer, mapping, t, s0, s1);
+            if (box.empty()) continue;
+            actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
+            boxes.push_back(box);
+        }
+        if (inv == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const InputGeom& geom = geo.input(leaf.layer, k);
+            win.clear();
+            for (const Box& o : boxes)
+                win.push_back(geo.window(leaf.layer, k, o));
+            const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
+            if (!p) {
+                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, act, traffic);
+                continue;
+            }
+            wants.resize(boxes.size()); // keeps each consumer's capacity
+            for (size_t a = 0; a < boxes.size(); ++a) {
+                wants[a].clear();
+                if (geom.sameAsProducer)
+                    wants[a].push_back(win[a]);
+                else
+                    geo.producerWants(leaf.layer, k, boxes[a], wants[a]);
+            }
+            inProducer.assign(size_t(mesh.tiles()), 0);
+            for (int t = 0; t < p->tileCount; ++t)
+                inProducer[size_t(mesh.tileAt(p->tileBegin + t))] = 1;
+            // The producer invocations whose samples overlap [s0, s1).
+            const int pb = std::max(1, p->batch);
+            // Paced when the first invocation reads one producer invocation in its own
+            // coordinates; from nothing upwards, the slowest piece decides.
+            const bool pacing =
+                inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
+            if (pacing) probe.input(geo, leaf.layer, k, traffic.pace[k]);
+            for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
+                slices.clear();
+                for (int t = 0; t < p->tileCount; ++t) {
+                    const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
+                    if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
+                }
+                if (pacing) probe.producer(geo, p->layer, slices, q0 == 0);
+                forEachNocPiece(
+                    slices, actTiles, wants,
+                    [&](size_t sl, const Box& box, std::span<const size_t> to) {
+                        if (pacing) probe.piece(sl, box, to);
+                        const double bytes = double(geo.bytesOf(box.volume()));
+                        route.clear();
+                        dst.clear();
+                        bool leaves = false;
+                        for (size_t a : to) {
+                            recv[k][size_t(actTiles[a])] += bytes;
+                            dst.push_back(actTiles[a]);
+                            leaves |= !inProducer[size_t(actTiles[a])];
+                        }
+                        mesh.multicastRoute(slices[sl].tile, dst, route);
+                        sends.add(slices[sl].tile, bytes, route, k);
+                        act.addUnique(route, bytes);
+                        (geom.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
+                        if (inLeaf[size_t(slices[sl].tile)])
+                            traffic.nocInsideGroup[k] += bytes;
+                        else
+                            traffic.nocInByInput[k] += bytes;
+                        if (leaves) traffic.nocOutOfProducer[k] += bytes;
+                        const double slow = bytes * mesh.routeSlowness(route);
+                        egress[size_t(slices[sl].tile)] += slow;
+                        sent[k][size_t(slices[sl].tile)] += slow;
+                        actDelivered += bytes * double(to.size());
+                    },
+                    [&](size_t a, size_t sl) {
+                        if (pacing) probe.local(a, sl);
+                    });
+            }
+        }
+        if (writesDram) storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic);
+    }
+    traffic.sentByInput.assign(ly.inputs.size(), 0.0);
+    traffic.receivedByInput.assign(ly.inputs.size(), 0.0);
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        if (!sent[k].empty()) {
+            traffic.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
+            traffic.receivedByInput[k] = *std::max_element(recv[k].begin(), recv[k].end());
+        }
+    traffic.storedMax = *std::max_element(stored.begin(), stored.end());
+    traffic.nocPaced = sends.paced(mesh);
+    traffic.nocPacedPiece = sends.pieceTime();
+    traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
+    if (traffic.nocPaced > 0) sends.pacedByInput(mesh, traffic.pacedByInput);
+    traffic.actMaxLink = act.take(mesh, traffic.actLinks);
+    traffic.delivered = traffic.weightDelivered + actDelivered;
+    traffic.maxEgress = *std::max_element(egress.begin(), egress.end());
+    traffic.weightMaxLink = wgt.take(mesh, traffic.weightLinks);
+    traffic.nocInMaxLink = noc.takeMax(mesh);
+    traffic.nocSameMaxLink = nocSame.takeMax(mesh);
+    return traffic;
+}
+
+LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations) {
+    LeafTraffic scaled = period;
+    const double scale = double(invocations) / std::max(1, period.invocations);
+    scaled.invocations = invocations;
+    for (auto& [link, bytes] : scaled.actLinks)
+        bytes *= scale;
+    scaled.actMaxLink *= scale;
+    scaled.nocInMaxLink *= scale;
+    scaled.nocSameMaxLink *= scale;
+    scaled.maxEgress *= scale;
+    scaled.storedMax *= scale;
+    for (auto* v : {&scaled.sentByInput, &scaled.pacedByInput, &scaled.receivedByInput})
+        for (double& b : *v)
+            b *= scale;
+    scaled.nocPaced *= scale;
+    for (double& b : scaled.actSide)
+        b *= scale;
+    scaled.actDram *= scale;
+    scaled.actDramOut *= scale;
+    for (auto* v : {&scaled.nocInByInput, &scaled.nocOutOfProducer, &scaled.nocInsideGroup})
+        for (double& b : *v)
+            b *= scale;
+    scaled.delivered = period.weightDelivered + (period.delivered - period.weightDelivered) * scale;
+    // Both parts together, for a leaf alone in its segment (links are sorted in each).
+    scaled.maxLink = 0;
+    scaled.actHop = scaled.weightHop = scaled.actInterHop = scaled.weightInterHop = 0;
+    size_t j = 0;
+    auto weightOnly = [&](size_t i) {
+        const auto& [l, b] = scaled.weightLinks[i];
+        scaled.maxLink = std::max(scaled.maxLink, b * mesh.linkSlowness(l));
+    };
+    for (const auto& [link, bytes] : scaled.actLinks) {
+        scaled.actHop += bytes;
+        if (mesh.crossesChiplet(link)) scaled.actInterHop += bytes;
+        while (j < scaled.weightLinks.size() && scaled.weightLinks[j].first < link)
+            weightOnly(j++);
+        const double w = j < scaled.weightLinks.size() && scaled.weightLinks[j].first == link
+                             ? scaled.weightLinks[j++].second
+                             : 0.0;
+        scaled.maxLink = std::max(scaled.maxLink, (bytes + w) * mesh.linkSlowness(link));
+    }
+    for (; j < scaled.weightLinks.size(); ++j)
+        weightOnly(j);
+    for (const auto& [link, bytes] : scaled.weightLinks) {
+        scaled.weightHop += bytes;
+        if (mesh.crossesChiplet(link)) scaled.weightInterHop += bytes;
+    }
+    return scaled;
+}
+
+} // namespace tilescope

@@ -1,0 +1,290 @@
+// Link accounting for a leaf's transfers (internal to engine/eval): per-link bytes of a set of
+// transfers (LinkTally) and the time the NoC pieces of a leaf take on a crowded mesh, each
+// sending tile's pieces one after another, paced by the links they share (SendLog).
+#pragma once
+
+#include "hw/mesh.h"
+
+#include <algorithm>
+#include <numeric>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace tilescope {
+
+// Internal linkage on purpose: each file that includes this gets its own copy. The engine's
+// one user, leaf_traffic.cpp, keeps one SendLog per thread, and with the class local to it
+// the compiler specialises SendLog::paced for that object, as it did when the class lived
+// in that file (about 7% of paced()'s time on the cloud preset; the tests take their copy).
+namespace {
+
+// Per-link bytes of a set of transfers; a multicast loads each link of the union of its
+// routes once.
+class LinkTally {
+  public:
+    // Sized for `links` (grows only; everything is zero between uses).
+    void ensure(int links) {
+        if (m_bytes.size() >= size_t(links)) return;
+        m_bytes.resize(size_t(links), 0.0);
+        m_mark.resize(size_t(links), 0);
+        m_seen.resize(size_t(links), 0);
+    }
+    // A route without repeated links (a multicastRoute tree): no marking needed.
+    void addUnique(std::span<const int> route, double bytes) {
+        for (int l : route) {
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += bytes;
+        }
+    }
+    void add(const std::vector<int>& route, double bytes) {
+        for (int l : route) {
+            if (m_mark[size_t(l)]) continue;
+            m_mark[size_t(l)] = 1;
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += bytes;
+        }
+        for (int l : route)
+            m_mark[size_t(l)] = 0;
+    }
+    // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
+    // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
+    double take(const Mesh& mesh, std::vector<std::pair<int, double>>& out) {
+        if (m_touched.size() * 8 > m_seen.size()) { // many: a scan of the marks is cheaper
+            m_touched.clear();
+            for (size_t l = 0; l < m_seen.size(); ++l)
+                if (m_seen[l]) m_touched.push_back(int(l));
+        } else {
+            std::sort(m_touched.begin(), m_touched.end());
+        }
+        double mx = 0;
+        for (int l : m_touched) {
+            out.emplace_back(l, m_bytes[size_t(l)]);
+            mx = std::max(mx, m_bytes[size_t(l)] * mesh.linkSlowness(l));
+            m_bytes[size_t(l)] = 0.0;
+            m_seen[size_t(l)] = 0;
+        }
+        m_touched.clear();
+        return mx;
+    }
+    // Clears the tally; returns its busiest link's bytes at NoC bandwidth.
+    double takeMax(const Mesh& mesh) {
+        double mx = 0;
+        for (int l : m_touched) {
+            mx = std::max(mx, m_bytes[size_t(l)] * mesh.linkSlowness(l));
+            m_bytes[size_t(l)] = 0.0;
+            m_seen[size_t(l)] = 0;
+        }
+        m_touched.clear();
+        return mx;
+    }
+
+  private:
+    std::vector<double> m_bytes;
+    std::vector<char> m_mark, m_seen;
+    std::vector<int> m_touched;
+};
+
+// The NoC input pieces of a leaf (sender tile, bytes, route) and how long they take on a
+// crowded mesh (docs/cost-model.md §5): a tile's SEND engine sends its pieces one after
+// another, and a piece on a link shared with other tiles' SENDs moves at an equal share
+// while they have bytes left there: b + sum over the other senders s of min(W_s, b), for
+// its own bytes b and W_s the bytes s sends over the link (fluid round-robin, as the
+// replay's links). But a sender's SENDs follow one another, so its bytes on one link are
+// spread over all its sending (T_s bytes in all): it keeps the link busy for the share
+// rho_s = W_s / T_s of the time, and a piece that shares the link with senders whose
+// shares add up to rho < 1 takes at most b / (1 - rho) (all at once, a 6x6 mobilenet_v2
+// exchange was 5,899 cycles where the replay's busiest tile's SENDs spanned 2,392). A piece
+// takes the longest of its route's links (an inter-chiplet link's time scaled by
+// Mesh::linkSlowness); per tile, its pieces add up, but to no more than its own bytes plus
+// the most bytes the other senders put on one link of its routes (the links drain at once:
+// "Held up once").
+class SendLog {
+  public:
+    void clear() {
+        m_tile.clear();
+        m_bytes.clear();
+        m_route.clear();
+        m_links.clear();
+        m_input.clear();
+    }
+    void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
+        m_input.push_back(input);
+        m_tile.push_back(tile);
+        m_bytes.push_back(bytes);
+        m_route.push_back(m_links.size());
+        m_links.insert(m_links.end(), route.begin(), route.end());
+    }
+    // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
+    // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
+    // sort), merge each link's entries per sender (stamped slots), then answer each link's
+    // entries together from its senders' bytes, and each piece takes its slowest link.
+    // Every byte count is a whole number (exact in a double), so the sums do not depend on
+    // the order they are taken in; the pieces' times are added per tile in piece order.
+    double paced(const Mesh& mesh);
+    // After paced(): the busiest tile's time per piece, its pieces' mean.
+    double pieceTime() const { return m_piece; }
+    // After paced(): per input, the most time one tile's pieces of it take (their paced
+    // times added up, scaled down as the tile's whole sum was).
+    void pacedByInput(const Mesh& mesh, std::vector<double>& out);
+
+  private:
+    // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
+    // first entry).
+    void bucketByLink(size_t links);
+    // Per link, one slot per sender with the bytes it sends over the link (m_firstSlot[l]
+    // is link l's first slot); m_slotOf[e]: the slot of entry e's sender.
+    void mergeSenders(const Mesh& mesh, size_t links);
+    // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
+    // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
+    // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
+    // notes, per piece, its own time on its slowest link (m_own) and, per sender, the
+    // most bytes the others put on one of its links (m_others), both x the slowness.
+    void answerLink(const Mesh& mesh, size_t l);
+
+    double m_piece = 0;
+    std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
+    std::vector<double> m_own, m_others, m_scale;
+    // m_route: each piece's first entry in m_links.
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
+};
+
+double SendLog::paced(const Mesh& mesh) {
+    m_piece = 0;
+    if (m_tile.empty()) return 0;
+    const size_t links = size_t(mesh.linkCount());
+    m_route.push_back(m_links.size());
+    m_total.assign(size_t(mesh.tiles()), 0.0); // per tile, the bytes it sends in all
+    for (size_t i = 0; i < m_tile.size(); ++i)
+        m_total[size_t(m_tile[i])] += m_bytes[i];
+    bucketByLink(links);
+    mergeSenders(mesh, links);
+    m_slowest.assign(m_bytes.begin(), m_bytes.end());
+    m_own.assign(m_bytes.size(), 0.0);
+    m_others.assign(size_t(mesh.tiles()), 0.0);
+    for (size_t l = 0; l < links; ++l)
+        if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
+    m_paced.assign(size_t(mesh.tiles()), 0.0);
+    m_pieces.assign(size_t(mesh.tiles()), 0);
+    m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
+    for (size_t i = 0; i < m_tile.size(); ++i) {
+        m_paced[size_t(m_tile[i])] += m_slowest[i];
+        m_scale[size_t(m_tile[i])] += m_own[i];
+        ++m_pieces[size_t(m_tile[i])];
+    }
+    // A tile's pieces are done no later than its own bytes plus what the other senders
+    // put on the most loaded link of its routes: the links drain at once, so the
+    // others' bytes hold it up once, not once per piece (docs/cost-model.md §5,
+    // "Held up once").
+    for (size_t t = 0; t < m_paced.size(); ++t) {
+        const double cap = m_scale[t] + m_others[t];
+        m_scale[t] = m_paced[t] > cap ? cap / m_paced[t] : 1.0;
+        m_paced[t] = std::min(m_paced[t], cap);
+    }
+    const size_t busiest =
+        size_t(std::max_element(m_paced.begin(), m_paced.end()) - m_paced.begin());
+    m_piece = m_pieces[busiest] > 0 ? m_paced[busiest] / m_pieces[busiest] : 0.0;
+    return m_paced[busiest];
+}
+
+void SendLog::pacedByInput(const Mesh& mesh, std::vector<double>& out) {
+    if (out.size() == 1) { // every piece is of that input: paced() has the sums
+        out[0] = *std::max_element(m_paced.begin(), m_paced.end());
+        return;
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+        m_paced.assign(size_t(mesh.tiles()), 0.0);
+        for (size_t i = 0; i < m_tile.size(); ++i)
+            if (m_input[i] == k)
+                m_paced[size_t(m_tile[i])] += m_slowest[i] * m_scale[size_t(m_tile[i])];
+        out[k] = *std::max_element(m_paced.begin(), m_paced.end());
+    }
+}
+
+void SendLog::bucketByLink(size_t links) {
+    m_firstOn.assign(links + 1, 0);
+    for (int l : m_links)
+        ++m_firstOn[size_t(l) + 1];
+    for (size_t l = 1; l <= links; ++l)
+        m_firstOn[l] += m_firstOn[l - 1];
+    m_onPiece.resize(m_links.size());
+    m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
+    for (size_t i = 0; i < m_tile.size(); ++i)
+        for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+            m_onPiece[m_fill[size_t(m_links[r])]++] = int(i);
+}
+
+void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
+    m_slotW.resize(m_onPiece.size());
+    m_slotOf.resize(m_onPiece.size());
+    m_firstSlot.resize(links + 1);
+    m_stamp.assign(size_t(mesh.tiles()), 0);
+    m_slot.resize(size_t(mesh.tiles()));
+    // Each sender spreads its bytes on a link over all its sending: it keeps the link
+    // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
+    m_rho.assign(links, 0.0);
+    size_t w = 0;
+    for (size_t l = 0; l < links; ++l) {
+        m_firstSlot[l] = w;
+        for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+            const size_t i = size_t(m_onPiece[e]);
+            const size_t t = size_t(m_tile[i]);
+            m_rho[l] += m_bytes[i] / m_total[t];
+            if (m_stamp[t] == l + 1) {
+                m_slotW[m_slot[t]] += m_bytes[i];
+            } else {
+                m_stamp[t] = l + 1;
+                m_slot[t] = w;
+                m_slotW[w++] = m_bytes[i];
+            }
+            m_slotOf[e] = m_slot[t];
+        }
+    }
+    m_firstSlot[links] = w;
+}
+
+void SendLog::answerLink(const Mesh& mesh, size_t l) {
+    const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
+    const double* senderBytes = m_slotW.data() + lo;
+    const double slowness = mesh.linkSlowness(int(l));
+    const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
+    // Few senders: sum directly; many: their bytes sorted, with prefix sums.
+    const bool sorted = n > 32;
+    if (sorted) {
+        m_sorted.assign(senderBytes, senderBytes + n);
+        std::sort(m_sorted.begin(), m_sorted.end());
+        m_prefix.resize(n + 1);
+        m_prefix[0] = 0;
+        for (size_t k = 0; k < n; ++k)
+            m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+    }
+    double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
+    for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+        const size_t i = size_t(m_onPiece[e]);
+        const double b = m_bytes[i];
+        if (b != lastB) {
+            lastB = b;
+            if (sorted) {
+                const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
+                                        m_sorted.begin());
+                lastAll = m_prefix[k] + b * double(n - k);
+            } else {
+                lastAll = 0;
+                for (size_t k = 0; k < n; ++k)
+                    lastAll += std::min(senderBytes[k], b);
+            }
+        }
+        double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
+        const double rho = m_rho[l] - m_slotW[m_slotOf[e]] / m_total[size_t(m_tile[i])];
+        if (rho < 1) time = std::min(time, b / (1 - rho));
+        m_slowest[i] = std::max(m_slowest[i], time * slowness);
+        m_own[i] = std::max(m_own[i], b * slowness);
+        double& others = m_others[size_t(m_tile[i])];
+        others = std::max(others, (load - m_slotW[m_slotOf[e]]) * slowness);
+    }
+}
+
+} // namespace
+
+} // namespace tilescope

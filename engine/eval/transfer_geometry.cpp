@@ -1,0 +1,349 @@
+// Transfer geometry: boxes of a tensor, each layer's input shapes, a partition slot's output
+// box and the input window it needs, what it needs of a producer in the producer's
+// coordinates, stage boxes and the lag between them, and DRAM input cells (transfers.h).
+#include "eval/transfers.h"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+
+namespace tilescope {
+
+bool Box::empty() const {
+    for (int a = 0; a < 4; ++a)
+        if (hi[size_t(a)] <= lo[size_t(a)]) return true;
+    return false;
+}
+
+long long Box::volume() const {
+    if (empty()) return 0;
+    long long v = 1;
+    for (int a = 0; a < 4; ++a)
+        v *= hi[size_t(a)] - lo[size_t(a)];
+    return v;
+}
+
+Box Box::intersect(const Box& o) const {
+    Box r;
+    for (size_t a = 0; a < 4; ++a) {
+        r.lo[a] = std::max(lo[a], o.lo[a]);
+        r.hi[a] = std::min(hi[a], o.hi[a]);
+    }
+    return r;
+}
+
+TransferGeometry::TransferGeometry(const Network& net, int dataBits)
+    : m_net(net), m_dataBits(dataBits) {
+    const int layerCount = int(net.layers.size());
+    m_geom.resize(size_t(layerCount));
+    for (int l = 0; l < layerCount; ++l) {
+        const Layer& ly = net.layers[size_t(l)];
+        int off = 0;
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            const LayerInput& in = ly.inputs[k];
+            InputGeom geom;
+            const long long plane = (long long)ly.inH * ly.inW;
+            if (ly.kind == LayerKind::MatMul && k == 1) {
+                geom.C = int(std::max<Count>(1, in.bytesPerSample));
+                geom.proportional = true;
+            } else if (plane > 0 && in.bytesPerSample % plane == 0 && in.bytesPerSample > 0) {
+                geom.C = int(in.bytesPerSample / plane);
+                geom.H = ly.inH;
+                geom.W = ly.inW;
+                geom.spatial = true;
+                geom.offC = ly.kind == LayerKind::Eltwise ? 0 : off;
+                off += geom.C;
+            } else {
+                geom.C = int(std::max<Count>(1, in.bytesPerSample));
+            }
+            if (in.producer >= 0 && geom.spatial) {
+                const Layer& producer = net.layers[size_t(in.producer)];
+                geom.sameAsProducer =
+                    producer.outC == geom.C && producer.outH == geom.H && producer.outW == geom.W;
+            }
+            m_geom[size_t(l)].push_back(geom);
+        }
+    }
+}
+
+Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const int ik = t % m.pk;
+    int r = t / m.pk;
+    const int iw = r % m.pw;
+    r /= m.pw;
+    const int ih = r % m.ph;
+    const int ib = r / m.ph;
+    auto part = [](int ext, int p, int i, int& lo, int& hi) {
+        const int c = (ext + p - 1) / p;
+        lo = std::min(ext, i * c);
+        hi = std::min(ext, (i + 1) * c);
+    };
+    Box b;
+    part(s1 - s0, m.pb, ib, b.lo[0], b.hi[0]);
+    b.lo[0] += s0, b.hi[0] += s0;
+    part(ly.outC, m.pk, ik, b.lo[1], b.hi[1]);
+    part(ly.outH, m.ph, ih, b.lo[2], b.hi[2]);
+    part(ly.outW, m.pw, iw, b.lo[3], b.hi[3]);
+    return b;
+}
+
+Box TransferGeometry::window(int l, size_t k, const Box& o) const {
+    const Layer& ly = m_net.layers[size_t(l)];
+    const InputGeom& geom = m_geom[size_t(l)][k];
+    Box win;
+    win.lo = {o.lo[0], 0, 0, 0};
+    win.hi = {o.hi[0], geom.C, geom.H, geom.W};
+    if (geom.proportional) {
+        win.lo[1] = int((long long)o.lo[1] * geom.C / std::max(1, ly.outC));
+        win.hi[1] = int(((long long)o.hi[1] * geom.C + ly.outC - 1) / std::max(1, ly.outC));
+        return win;
+    }
+    if (!geom.spatial) return win;
+    // Channels, in the layer's concatenated input coordinates.
+    int c0 = 0, c1 = ly.inC;
+    if (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm || ly.kind == LayerKind::MatMul) {
+        const int groups = std::max(1, ly.groups);
+        if (groups > 1) {
+            const int kg = std::max(1, ly.outC / groups), cg = std::max(1, ly.inC / groups);
+            c0 = (o.lo[1] / kg) * cg;
+            c1 = ((o.hi[1] - 1) / kg + 1) * cg;
+        }
+    } else if (ly.kind == LayerKind::Eltwise) {
+        if (geom.C == ly.outC)
+            c0 = o.lo[1], c1 = o.hi[1];
+        else
+            c0 = 0, c1 = geom.C;
+    } else if (ly.inC == ly.outC) {
+        c0 = o.lo[1], c1 = o.hi[1];
+    }
+    win.lo[1] = std::max(0, c0 - geom.offC);
+    win.hi[1] = std::min(geom.C, c1 - geom.offC);
+    if (geom.H == ly.inH && ly.outH > 0) {
+        const int pt = ly.padH / 2;
+        win.lo[2] = std::max(0, o.lo[2] * ly.strideH - pt);
+        win.hi[2] =
+            std::min(geom.H, (o.hi[2] - 1) * ly.strideH - pt + (ly.kernelH - 1) * ly.dilationH + 1);
+    }
+    if (geom.W == ly.inW && ly.outW > 0) {
+        const int pl = ly.padW / 2;
+        win.lo[3] = std::max(0, o.lo[3] * ly.strideW - pl);
+        win.hi[3] =
+            std::min(geom.W, (o.hi[3] - 1) * ly.strideW - pl + (ly.kernelW - 1) * ly.dilationW + 1);
+    }
+    return win;
+}
+
+// MatMul operand B is split with the output channels (as the mapper budgets it): for
+// attention's A x V, output channel j (head j / d, column j % d) reads the producer's
+// channel j on every row; for Q x K^T, output channel j (head g, key position p) reads row
+// p of head g's d_k channels of the key projection; otherwise the proportional range of
+// the producer's output in [c, h, w] order. Any other input takes the producer's whole
+// output of those samples.
+std::vector<Box> TransferGeometry::producerWants(int l, size_t k, const Box& o) const {
+    std::vector<Box> out;
+    producerWants(l, k, o, out);
+    return out;
+}
+
+void TransferGeometry::producerWants(int l, size_t k, const Box& o, std::vector<Box>& out) const {
+    const Layer& ly = m_net.layers[size_t(l)];
+    const Layer& producer = m_net.layers[size_t(ly.inputs[k].producer)];
+    const InputGeom& geom = m_geom[size_t(l)][k];
+    Box whole;
+    whole.lo = {o.lo[0], 0, 0, 0};
+    whole.hi = {o.hi[0], producer.outC, producer.outH, producer.outW};
+    const long long elems = (long long)producer.outC * producer.outH * producer.outW;
+    if (!geom.proportional || elems != ly.inputs[k].bytesPerSample || ly.outC <= 0) {
+        out.push_back(whole);
+        return;
+    }
+    const int groups = std::max(1, ly.groups);
+    const long long inPerGroup = ly.inC / groups, cols = ly.outC / groups,
+                    rows = (long long)producer.outH * producer.outW;
+    const bool transposedKeys = producer.outC == groups * inPerGroup && producer.outW == 1 &&
+                                producer.outH == cols &&
+                                !(producer.outC == ly.outC && rows == inPerGroup);
+    if (transposedKeys) {
+        // Output channels [c0, c1) are (head, key row) pairs, head-major.
+        for (long long c = o.lo[1]; c < o.hi[1];) {
+            const long long head = c / cols, r0 = c % cols;
+            const long long r1 = std::min<long long>(cols, r0 + (o.hi[1] - c));
+            Box b = whole;
+            b.lo[1] = int(head * inPerGroup), b.hi[1] = int((head + 1) * inPerGroup);
+            b.lo[2] = int(r0), b.hi[2] = int(r1);
+            out.push_back(b);
+            c += r1 - r0;
+        }
+        return;
+    }
+    // The flat range [f0, f1) of [C, H, W], cut into boxes along the axes.
+    const long long f0 = (long long)o.lo[1] * elems / ly.outC;
+    const long long f1 = ((long long)o.hi[1] * elems + ly.outC - 1) / ly.outC;
+    const std::array<long long, 3> dim{producer.outC, producer.outH, producer.outW};
+    std::function<void(long long, long long, size_t, std::array<int, 3>)> cut =
+        [&](long long lo, long long hi, size_t ax, std::array<int, 3> at) {
+            if (lo >= hi) return;
+            long long unit = 1;
+            for (size_t a = ax + 1; a < 3; ++a)
+                unit *= dim[a];
+            auto box = [&](long long i0, long long i1) {
+                Box b = whole;
+                for (size_t a = 0; a < ax; ++a)
+                    b.lo[a + 1] = at[a], b.hi[a + 1] = at[a] + 1;
+                b.lo[ax + 1] = int(i0), b.hi[ax + 1] = int(i1);
+                out.push_back(b);
+            };
+            if (ax == 2) return box(lo, hi);
+            const long long a0 = (lo + unit - 1) / unit, a1 = hi / unit;
+            if (a0 > a1) { // inside one slice of this axis
+                at[ax] = int(lo / unit);
+                return cut(lo % unit, lo % unit + (hi - lo), ax + 1, at);
+            }
+            if (lo < a0 * unit) {
+                at[ax] = int(a0 - 1);
+                cut(lo - (a0 - 1) * unit, unit, ax + 1, at);
+            }
+            if (a0 < a1) box(a0, a1);
+            if (hi > a1 * unit) {
+                at[ax] = int(a1);
+                cut(0, hi - a1 * unit, ax + 1, at);
+            }
+        };
+    cut(f0, std::min(f1, elems), 0, {0, 0, 0});
+    return;
+}
+
+long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
+    return wb * k1 / oc - wb * k0 / oc;
+}
+
+StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWeights) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    if (!loadsWeights || ly.weightBytes <= 0) return kActOrder;
+    long long in = 0;
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        in += window(layer, k, o).volume();
+    return weightElems(layer, o.lo[1], o.hi[1]) > in ? kChannelOrder : kActOrder;
+}
+
+void splitBox(const Box& b, const StageOrder& order, int maxStages, std::vector<Box>& out) {
+    out.clear();
+    if (b.empty()) {
+        out.push_back(b);
+        return;
+    }
+    std::array<int, 4> n{1, 1, 1, 1};
+    int budget = std::max(1, maxStages);
+    for (int a : order) {
+        const int ext = b.hi[size_t(a)] - b.lo[size_t(a)];
+        const int k = std::max(1, std::min(ext, budget));
+        n[size_t(a)] = k;
+        budget = std::max(1, budget / k);
+    }
+    // Odometer over the cut counts, the first axis of the order outermost.
+    std::array<int, 4> idx{};
+    const size_t total = size_t(n[0]) * size_t(n[1]) * size_t(n[2]) * size_t(n[3]);
+    for (size_t i = 0; i < total; ++i) {
+        Box s = b;
+        for (size_t a = 0; a < 4; ++a) {
+            const long long ext = b.hi[a] - b.lo[a];
+            s.lo[a] = b.lo[a] + int(ext * idx[a] / n[a]);
+            s.hi[a] = b.lo[a] + int(ext * (idx[a] + 1) / n[a]);
+        }
+        out.push_back(s);
+        for (int level = 3; level >= 0; --level) {
+            const size_t a = size_t(order[size_t(level)]);
+            if (++idx[a] < n[a]) break;
+            idx[a] = 0;
+        }
+    }
+}
+
+std::vector<Box> splitBox(const Box& b, const StageOrder& order, int maxStages) {
+    std::vector<Box> out;
+    splitBox(b, order, maxStages, out);
+    return out;
+}
+
+std::uint32_t lagStage(std::span<const Box> prod, std::span<const Box> req) {
+    long long k = 1;
+    for (size_t j = 0; j < req.size(); ++j) {
+        long long need = 0;
+        for (size_t i = prod.size(); i-- > 0;)
+            if (prod[i].intersects(req[j])) {
+                need = (long long)i + 1;
+                break;
+            }
+        k = std::max(k, need - (long long)j);
+    }
+    return std::uint32_t(std::min<long long>(k, (long long)prod.size()));
+}
+
+std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
+    const size_t n = win.size();
+    thread_local std::array<std::vector<int>, 4> cuts;
+    for (size_t ax = 0; ax < 4; ++ax) {
+        std::vector<int>& axisCuts = cuts[ax];
+        axisCuts.assign({ext.lo[ax], ext.hi[ax]});
+        for (const auto& w : win)
+            if (!w.empty()) {
+                axisCuts.push_back(std::clamp(w.lo[ax], ext.lo[ax], ext.hi[ax]));
+                axisCuts.push_back(std::clamp(w.hi[ax], ext.lo[ax], ext.hi[ax]));
+            }
+        std::sort(axisCuts.begin(), axisCuts.end());
+        axisCuts.erase(std::unique(axisCuts.begin(), axisCuts.end()), axisCuts.end());
+    }
+    // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax.
+    std::array<std::vector<std::vector<size_t>>, 4> cover;
+    for (size_t ax = 0; ax < 4; ++ax) {
+        const size_t ns = cuts[ax].size() - 1;
+        cover[ax].assign(ns, {});
+        for (size_t sg = 0; sg < ns; ++sg)
+            for (size_t a = 0; a < n; ++a)
+                if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] &&
+                    cuts[ax][sg + 1] <= win[a].hi[ax])
+                    cover[ax][sg].push_back(a);
+        // A gap no window needs travels with its neighbour (left first, then right).
+        std::vector<char> gap(ns, 0);
+        for (size_t sg = 0; sg < ns; ++sg)
+            gap[sg] = cover[ax][sg].empty();
+        for (size_t sg = 1; sg < ns; ++sg)
+            if (gap[sg] && !gap[sg - 1]) cover[ax][sg] = cover[ax][sg - 1], gap[sg] = 0;
+        for (size_t sg = ns; sg-- > 0;)
+            if (gap[sg] && sg + 1 < ns && !gap[sg + 1])
+                cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
+    }
+    std::vector<DramCell> cells;
+    std::vector<size_t> ab, abc;
+    std::array<size_t, 4> si{};
+    for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
+        for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1]) {
+            ab.clear();
+            std::set_intersection(cover[0][si[0]].begin(), cover[0][si[0]].end(),
+                                  cover[1][si[1]].begin(), cover[1][si[1]].end(),
+                                  std::back_inserter(ab));
+            for (si[2] = 0; si[2] + 1 < cuts[2].size(); ++si[2]) {
+                abc.clear();
+                std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(),
+                                      cover[2][si[2]].end(), std::back_inserter(abc));
+                for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
+                    DramCell cell;
+                    for (size_t ax = 0; ax < 4; ++ax) {
+                        cell.box.lo[ax] = cuts[ax][si[ax]];
+                        cell.box.hi[ax] = cuts[ax][si[ax] + 1];
+                    }
+                    if (cell.box.empty()) continue;
+                    std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(),
+                                          cover[3][si[3]].end(), std::back_inserter(cell.to));
+                    if (cell.to.empty()) cell.to.push_back(0); // unreachable for grid partitions
+                    cells.push_back(std::move(cell));
+                }
+            }
+        }
+    return cells;
+}
+
+} // namespace tilescope
