@@ -250,8 +250,8 @@ class ProgressPrinter {
                              "\r%s [%s] %3.0f%% %s  best %.4g  now %.4g  T %.4f  acc %3.0f%%  "
                              "%.0fs%s\033[K",
                              m_label.c_str(), bar.c_str(), 100 * frac, p.phase.c_str(), p.bestCost,
-                             p.currentCost, p.temperature, 100 * p.acceptanceRate,
-                             p.elapsedSeconds, left);
+                             p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                             left);
             if (p.final) std::fputc('\n', stderr);
         } else if (building) {
             // Each phase once, as it begins: on a large mesh it may take a while.
@@ -497,10 +497,9 @@ int runAnneal(const Args& a) {
         return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
                          res.error().message);
     const SearchResult& r = *res;
-    const Evaluation detail =
-        r.bestDetail ? *r.bestDetail
-                     : detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective,
-                                so.cfg.minUtilisation);
+    const Evaluation detail = r.bestDetail ? *r.bestDetail
+                                           : detailOf(*in, r.bestTree, so.cfg.totalBatch,
+                                                      so.cfg.objective, so.cfg.minUtilisation);
     ResultContext ctx = resultContext(*in, so.cfg.totalBatch);
     ctx.seed = r.seed;
     ctx.iterations = r.iterations;
@@ -563,10 +562,9 @@ int runCompare(const Args& a) {
             return userError(in->modelPath + ": " + row.key + ": " + run.error.message);
         const SearchResult& res = *run.result;
         const SearchConfig& cfg = res.config;
-        const Evaluation detail =
-            res.bestDetail ? *res.bestDetail
-                           : detailOf(*in, res.bestTree, cfg.totalBatch, cfg.objective,
-                                      cfg.minUtilisation);
+        const Evaluation detail = res.bestDetail ? *res.bestDetail
+                                                 : detailOf(*in, res.bestTree, cfg.totalBatch,
+                                                            cfg.objective, cfg.minUtilisation);
         ResultContext ctx = resultContext(*in, cfg.totalBatch);
         ctx.seed = res.seed;
         ctx.iterations = res.iterations;

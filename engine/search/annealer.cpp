@@ -201,6 +201,9 @@ struct ChainSpec {
     // (a time budget: a fresh context's first evaluations fill its memos, which on a large
     // mesh costs as much as the start did). Its earlier counts are not the chain's.
     EvalContext* context = nullptr;
+    // Time budget, a fresh context: about what its first evaluation costs (filling the
+    // memos; on a large mesh what costing the start took).
+    double coldSeconds = 0;
 };
 
 struct RunInputs {
@@ -212,6 +215,14 @@ struct RunInputs {
     std::stop_token stop;
     Clock::time_point deadline; // time budget: no chain runs past it
 };
+
+// The tree's figures with detail, as SearchResult::bestDetail holds them.
+Evaluation detailOf(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
+    EvalOptions d = opt;
+    d.detail = true;
+    d.maxIntervals = 0;
+    return evaluate(ctx, tree, totalBatch, d);
+}
 
 // Annealing leaves redundant levels behind (a T cut of sub-batch 1 nested in another
 // costs the same as its children in place). Dissolve every cut whose removal keeps the
@@ -270,8 +281,11 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     // The last 10% continues from the best tree found (the reference schedule).
     const bool returns = spec.strategy->returnsToBest();
     bool returned = false;
+    // A chain in a fresh context whose slice does not cover that context's first evaluation
+    // does not start (its best is its start): the evaluation would overrun the budget.
+    const bool affordable = !timed || spec.context || spec.coldSeconds < span;
 
-    for (long long n = 0;; ++n) {
+    for (long long n = 0; affordable; ++n) {
         if (in.stop.stop_requested()) break;
         double x; // elapsed share of the chain's budget: the temperature follows it
         if (timed) {
@@ -368,6 +382,8 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     r.eval.mapperHits -= before.mapperHits;
     r.eval.routeCalls -= before.routeCalls;
     r.eval.routeHits -= before.routeHits;
+    if (timed && !in.stop.stop_requested())
+        r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
 }
@@ -458,14 +474,6 @@ void reportPhase(const ProgressCallback& progress, const char* phase, Clock::tim
     progress(p);
 }
 
-// The tree's figures with detail, as SearchResult::bestDetail holds them.
-Evaluation detailOf(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
-    EvalOptions d = opt;
-    d.detail = true;
-    d.maxIntervals = 0;
-    return evaluate(ctx, tree, totalBatch, d);
-}
-
 // dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
 // tree as its start for reference.
 Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
@@ -478,8 +486,9 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     if (!config.pinned.empty()) return Error{name + " builds its own tree; it takes no pins"};
     DpLpStats ds;
     const double cpu0 = threadCpuSeconds();
-    reportPhase(progress, config.mode == SearchMode::Chiplet ? "baselines: chiplet" : "baselines: dp-lp",
-                t0, config.seconds);
+    reportPhase(progress,
+                config.mode == SearchMode::Chiplet ? "baselines: chiplet" : "baselines: dp-lp", t0,
+                config.seconds);
     // Under a time budget the construction keeps a tenth of it for costing its result.
     const Deadline deadline = shareDeadline(config, t0, 0.9);
     // A time budget also shares the construction's context (its memos cover the start), as
@@ -612,8 +621,8 @@ void offerBaselines(CandidatePool& pool, const Hardware& hw, int threads,
     const Deadline dpBy = shareDeadline(config, t0, kBaselinesShare);
     if (!dpBy.passed() && !stop.stop_requested()) {
         reportPhase(progress, "baselines: dp-lp", t0, config.seconds, &startEval);
-        auto dp = dpLayerPipeline(pool.net, hw, B, pool.opt, threads, nullptr, stop, dpBy,
-                                  &pool.setup);
+        auto dp =
+            dpLayerPipeline(pool.net, hw, B, pool.opt, threads, nullptr, stop, dpBy, &pool.setup);
         if (dp) pool.offer("dp-lp", std::move(dp).value());
     }
 }
@@ -754,6 +763,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
                      " space: " + why->message};
     const Evaluation startEval = evaluate(setup, start, config.totalBatch, opt);
     if (!startEval.valid) return Error{"initial tree is invalid: " + startEval.reason};
+    // What a fresh context's first evaluation costs, about (time budget: ChainSpec).
+    const double coldSeconds = secondsSince(t0);
 
     const auto deps = net.transitiveDeps();
     const int K = config.chains;
@@ -805,6 +816,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
             w.startEval = &bestIn[s]->eval;
             w.iterations = timed ? 0 : warmIters;
             w.seconds = warmSeconds;
+            w.coldSeconds = coldSeconds;
             warmSpecs.push_back(w);
         }
         warmedUp = !warmSpecs.empty();
@@ -834,6 +846,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         mainChainSpecs(pool.trees, portfolio, *strategy, config, mainIters, mainSeconds);
     // Chain 0 continues in the context that costed the starts: its memos are warm.
     if (timed) specs.front().context = &setup;
+    for (ChainSpec& s : specs)
+        s.coldSeconds = coldSeconds;
     shared.phase = "annealing";
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
     for (ChainResult& c : warm)
@@ -853,7 +867,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     res.best = chains[size_t(bestK)].bestEval;
 
     addChainStats(res, std::move(chains), timed, N, K, searchSeconds);
-    if (timed && !res.stopped) res.bestDetail = detailOf(setup, res.bestTree, config.totalBatch, opt);
+    res.bestDetail = res.chains[size_t(bestK)].bestDetail;
     const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 

@@ -66,7 +66,6 @@ Result<RATree> assemble(const RATree& base, const Network& net, const Segmentati
     return t;
 }
 
-
 // The segment table's shape: segments start and end on multiples of `grain` layers (1:
 // anywhere), with the `subBatches` largest sub-batch counts of the segment's batch.
 struct TablePlan {
@@ -119,6 +118,59 @@ double affordableEvaluations(EvalContext& ctx, const RATree& base, int totalBatc
     return std::max(0.0, left) / each * workers;
 }
 
+// options[i][len]: the valid options for the segment of `len` layers from position i, on
+// `workers` threads, each in its own context; `evaluationsOut` receives how many were costed.
+using SegmentTable = std::vector<std::vector<std::vector<Option>>>;
+SegmentTable segmentTable(EvalContext& ctx, const RATree& base, const Evaluation& baseEval,
+                          int totalBatch, const EvalOptions& opt, const std::vector<int>& sbs,
+                          int maxLen, int g, int workers, std::stop_token stop,
+                          const Deadline& deadline, long long& evaluationsOut) {
+    const Network& net = ctx.network();
+    const Hardware& hw = ctx.hardware();
+    const int L = int(base.node(base.root).children.size());
+    SegmentTable options(size_t(L), std::vector<std::vector<Option>>(size_t(maxLen) + 1));
+    std::atomic<int> nextPos{0};
+    std::atomic<long long> evaluations{0};
+    auto work = [&](EvalContext& local) {
+        long long n = 0;
+        for (int i;
+             (i = g * nextPos.fetch_add(1)) < L && !stop.stop_requested() && !deadline.passed();) {
+            auto& row = options[size_t(i)];
+            int invalid = 0;
+            for (int len = std::max(2, g);
+                 len <= std::min(maxLen, L - i) && invalid < kInvalidRun && !deadline.passed();
+                 len += g) {
+                bool any = false;
+                for (int sb : sbs) {
+                    auto w = edit::wrap(base, net, base.root, i, len, NodeType::S, sb);
+                    if (!w) continue;
+                    ++n;
+                    const Evaluation e = evaluate(local, *w, totalBatch, opt);
+                    if (!e.valid) continue;
+                    any = true;
+                    row[size_t(len)].push_back(
+                        {sb, e.energy.total() - baseEval.energy.total(), e.delay - baseEval.delay});
+                }
+                invalid = any ? 0 : invalid + 1;
+            }
+        }
+        evaluations += n;
+    };
+    // The calling thread works in its own context, which has costed the start already; the
+    // memos are exact, so which context evaluates a segment never changes its figures.
+    {
+        std::vector<std::jthread> pool;
+        for (int w = 1; w < workers; ++w)
+            pool.emplace_back([&] {
+                EvalContext local(net, hw);
+                work(local);
+            });
+        work(ctx);
+    }
+    evaluationsOut = evaluations.load();
+    return options;
+}
+
 } // namespace
 
 Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
@@ -150,50 +202,11 @@ Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int total
     sbs.resize(size_t(plan.subBatches));
     st.grain = plan.grain;
     st.subBatches = plan.subBatches;
+    long long evaluations = 0;
 
-    // options[i][len]: the valid options for the segment of `len` layers from position i.
-    std::vector<std::vector<std::vector<Option>>> options(
-        size_t(L), std::vector<std::vector<Option>>(size_t(maxLen) + 1));
-    std::atomic<int> nextPos{0};
-    std::atomic<long long> evaluations{0};
-    const int g = plan.grain;
-    auto work = [&](EvalContext& local) {
-        long long n = 0;
-        for (int i; (i = g * nextPos.fetch_add(1)) < L && !stop.stop_requested() &&
-                    !deadline.passed();) {
-            auto& row = options[size_t(i)];
-            int invalid = 0;
-            for (int len = std::max(2, g); len <= std::min(maxLen, L - i) &&
-                                           invalid < kInvalidRun && !deadline.passed();
-                 len += g) {
-                bool any = false;
-                for (int sb : sbs) {
-                    auto w = edit::wrap(base, net, base.root, i, len, NodeType::S, sb);
-                    if (!w) continue;
-                    ++n;
-                    const Evaluation e = evaluate(local, *w, totalBatch, opt);
-                    if (!e.valid) continue;
-                    any = true;
-                    row[size_t(len)].push_back(
-                        {sb, e.energy.total() - baseEval.energy.total(), e.delay - baseEval.delay});
-                }
-                invalid = any ? 0 : invalid + 1;
-            }
-        }
-        evaluations += n;
-    };
-    // The calling thread works in its own context, which has costed the start already; the
-    // memos are exact, so which context evaluates a segment never changes its figures.
-    {
-        std::vector<std::jthread> pool;
-        for (int w = 1; w < workers; ++w)
-            pool.emplace_back([&] {
-                EvalContext local(net, hw);
-                work(local);
-            });
-        work(ctx);
-    }
-    st.evaluations = evaluations.load() + 1;
+    const SegmentTable options = segmentTable(ctx, base, baseEval, totalBatch, opt, sbs, maxLen,
+                                              plan.grain, workers, stop, deadline, evaluations);
+    st.evaluations = evaluations + 1;
 
     // The objective E^n D^m is not a sum over segments; its logarithm's first-order change
     // n dE / E + m dD / D is. Each round minimises that sum around the previous round's

@@ -117,6 +117,9 @@ struct ChainResult {
     long long improvements = 0;
     double cpuSeconds = 0; // CPU time of the chain's thread (per-core rates under load)
     EvalStats eval;
+    // Time budget only: the best tree with detail, costed in the chain's own context, whose
+    // memos cover it (SearchResult::bestDetail is the best chain's).
+    std::optional<Evaluation> bestDetail;
 };
 
 struct SearchStats {
