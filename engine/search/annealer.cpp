@@ -291,11 +291,11 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         if (timed) {
             // At least one iteration: a budget already spent on the set-up (a slow or busy
             // machine) still tries one move rather than report a chain that never ran. After
-            // that, no iteration starts that would likely end further past the deadline than
-            // stopping falls short of it: on a large mesh one may take a good part of a
-            // second, and the budget must hold.
+            // that, no iteration starts when less than the chain's mean iteration time is
+            // left: on a large mesh one may take a good part of a second, the run ends with
+            // its slowest chain, and the budget must hold.
             const auto now = Clock::now();
-            if (n > 0 && (now >= end || (end - now) * 2 * n < (now - chainStart))) break;
+            if (n > 0 && (now >= end || (end - now) * n < (now - chainStart))) break;
             x = span > 0
                     ? std::min(1.0, std::chrono::duration<double>(now - chainStart).count() / span)
                     : 1.0;
@@ -374,16 +374,16 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
             }
         }
     }
-    if (!in.stop.stop_requested())
-        simplify(r.best, r.bestEval, ctx, in, rule, timed ? end : Clock::time_point::max());
+    // A chain that did not start leaves its start as it is (a fresh context would pay again).
+    const bool finish = affordable && !in.stop.stop_requested();
+    if (finish) simplify(r.best, r.bestEval, ctx, in, rule, timed ? end : Clock::time_point::max());
     r.eval = ctx.stats();
     r.eval.evaluations -= before.evaluations;
     r.eval.mapperCalls -= before.mapperCalls;
     r.eval.mapperHits -= before.mapperHits;
     r.eval.routeCalls -= before.routeCalls;
     r.eval.routeHits -= before.routeHits;
-    if (timed && !in.stop.stop_requested())
-        r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
+    if (timed && finish) r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
 }
