@@ -58,7 +58,8 @@ struct SearchOutcome {
     SearchResult result; // this segment: config, seed, best tree and evaluation, chains, stats
     // The best over every segment of the run so far (what the readout shows and "Adopt
     // best" adopts): an edit or a pin restarts the engine from the edited tree, and the
-    // best found before it is not lost (issue 16, item 4). It may predate a pin set during
+    // best found before it is not lost (the user's edit must never cost them a better
+    // schedule already found). It may predate a pin set during
     // the run; result.bestTree respects every pin.
     RATree bestTree;
     Evaluation best;

@@ -175,8 +175,8 @@ void SearchWorker::run(std::shared_ptr<const RunRequest> req) {
     // continues from its best for the time left once resumed.
     std::atomic<bool> pausedOut{false};
     // The best over all segments: an edit or a pin restarts the engine from the edited tree,
-    // whose own best starts worse; the run's best so far must not be lost (issue 16,
-    // item 4). Written between segments only, read by the progress callback.
+    // whose own best starts worse; the run's best so far must not be lost. Written between
+    // segments only, read by the progress callback.
     std::optional<RATree> runBestTree;
     std::shared_ptr<const RATree> runBestShared; // the same tree, for the snapshots
     Evaluation runBest;

@@ -204,7 +204,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     // Legends per rect would eat room; a one-line text legend says which colour is what.
     auto* legend = new QCPTextElement(
         m_plot,
-        // Two short lines: one long line was cut at 1280x800 (issue 16, item 6).
+        // Two short lines: one long line is cut off on a 1280x800 screen.
         tr("objective: grey current, blue best\nE green, D red | T orange, acceptance purple"),
         small);
     m_plot->plotLayout()->insertRow(0);
@@ -281,7 +281,7 @@ void SearchPanel::updateButtons() {
     m_start->setEnabled(!active && m_canStart);
     m_pause->setEnabled(active);
     m_stop->setEnabled(active);
-    // Search > Adopt best works during a run; so does the button (issue 16, item 3).
+    // Search > Adopt best works during a run; so does the button, so the two never disagree.
     m_adopt->setEnabled(active || m_haveResult);
 }
 

@@ -37,10 +37,10 @@ class SearchPanel : public QWidget {
     // A finished search left a result to adopt. While a run is active "Adopt best" is
     // always available (the worker adopts its best so far).
     void setAdoptEnabled(bool on);
-    // Start needs a model (issue 16, item 9).
+    // Start needs a model: without one there is nothing to search.
     void setCanStart(bool on);
     bool adoptEnabled() const;
-    // The best-so-far line: kept while paused (issue 16, item 8).
+    // The best-so-far line: kept while paused, so a pause never hides the result.
     QString bestText() const;
     QCustomPlot* plot() const { return m_plot; }
     int pointCount() const;
