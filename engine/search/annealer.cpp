@@ -284,6 +284,8 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     // A chain in a fresh context whose slice does not cover that context's first evaluation
     // does not start (its best is its start): the evaluation would overrun the budget.
     const bool affordable = !timed || spec.context || spec.coldSeconds < span;
+    Clock::time_point last = chainStart; // time budget: when the last iteration began
+    Clock::duration longest{0};          // ... and the longest one so far
 
     for (long long n = 0; affordable; ++n) {
         if (in.stop.stop_requested()) break;
@@ -291,11 +293,15 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         if (timed) {
             // At least one iteration: a budget already spent on the set-up (a slow or busy
             // machine) still tries one move rather than report a chain that never ran. After
-            // that, no iteration starts when less than the chain's mean iteration time is
-            // left: on a large mesh one may take a good part of a second, the run ends with
-            // its slowest chain, and the budget must hold.
+            // that, no iteration starts when less than the chain's mean iteration time, or
+            // half its longest, is left: on a large mesh one may take a good part of a
+            // second, the run ends with its slowest chain, and the budget must hold.
             const auto now = Clock::now();
-            if (n > 0 && (now >= end || (end - now) * n < (now - chainStart))) break;
+            if (n > 0) longest = std::max(longest, now - last);
+            last = now;
+            if (n > 0 &&
+                (now >= end || (end - now) * n < (now - chainStart) || (end - now) * 2 < longest))
+                break;
             x = span > 0
                     ? std::min(1.0, std::chrono::duration<double>(now - chainStart).count() / span)
                     : 1.0;
