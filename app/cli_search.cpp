@@ -233,24 +233,38 @@ class ProgressPrinter {
         // Under a time budget the bar is time, and what is left is what people wait for.
         char left[32] = "";
         if (p.secondsLeft >= 0) std::snprintf(left, sizeof left, "  %.1fs left", p.secondsLeft);
+        // A phase before annealing (start trees, baselines) has no chain figures yet.
+        const bool building = p.iteration == 0 && !p.final;
+        const bool newPhase = p.phase != m_phase;
+        m_phase = p.phase;
         if (m_tty) {
             constexpr int width = 24;
             const int filled = int(frac * width + 0.5);
             std::string bar(size_t(filled), '#');
             bar.resize(width, '.');
-            std::fprintf(stderr,
-                         "\r%s [%s] %3.0f%% best %.4g  now %.4g  T %.4f  acc %3.0f%%  %.0fs%s ",
-                         m_label.c_str(), bar.c_str(), 100 * frac, p.bestCost, p.currentCost,
-                         p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left);
+            if (building)
+                std::fprintf(stderr, "\r%s [%s] %3.0f%% %s  %.0fs%s\033[K", m_label.c_str(),
+                             bar.c_str(), 100 * frac, p.phase.c_str(), p.elapsedSeconds, left);
+            else
+                std::fprintf(stderr,
+                             "\r%s [%s] %3.0f%% %s  best %.4g  now %.4g  T %.4f  acc %3.0f%%  "
+                             "%.0fs%s\033[K",
+                             m_label.c_str(), bar.c_str(), 100 * frac, p.phase.c_str(), p.bestCost,
+                             p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                             left);
             if (p.final) std::fputc('\n', stderr);
-        } else if (p.final || p.elapsedSeconds - m_lastLine >= 1.0) {
+        } else if (building) {
+            // Each phase once, as it begins: on a large mesh it may take a while.
+            std::fprintf(stderr, "%s: %s, %.1fs%s\n", m_label.c_str(), p.phase.c_str(),
+                         p.elapsedSeconds, left);
+        } else if (p.final || newPhase || p.elapsedSeconds - m_lastLine >= 1.0) {
             m_lastLine = p.elapsedSeconds;
             std::fprintf(stderr,
-                         "%s: %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f accept "
-                         "%.0f%% %.1fs%s%s\n",
-                         m_label.c_str(), p.iteration, p.total, 100 * frac, p.bestCost,
-                         p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
-                         left, p.final ? " done" : "");
+                         "%s: %s %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f "
+                         "accept %.0f%% %.1fs%s\n",
+                         m_label.c_str(), p.phase.c_str(), p.iteration, p.total, 100 * frac,
+                         p.bestCost, p.currentCost, p.temperature, 100 * p.acceptanceRate,
+                         p.elapsedSeconds, left);
         }
         std::fflush(stderr);
     }
@@ -259,6 +273,7 @@ class ProgressPrinter {
     std::string m_label;
     bool m_quiet, m_tty;
     double m_lastLine = -1e9;
+    std::string m_phase;
 };
 
 struct SearchOptions {
@@ -482,8 +497,9 @@ int runAnneal(const Args& a) {
         return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
                          res.error().message);
     const SearchResult& r = *res;
-    const Evaluation detail =
-        detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective, so.cfg.minUtilisation);
+    const Evaluation detail = r.bestDetail ? *r.bestDetail
+                                           : detailOf(*in, r.bestTree, so.cfg.totalBatch,
+                                                      so.cfg.objective, so.cfg.minUtilisation);
     ResultContext ctx = resultContext(*in, so.cfg.totalBatch);
     ctx.seed = r.seed;
     ctx.iterations = r.iterations;
@@ -546,8 +562,9 @@ int runCompare(const Args& a) {
             return userError(in->modelPath + ": " + row.key + ": " + run.error.message);
         const SearchResult& res = *run.result;
         const SearchConfig& cfg = res.config;
-        const Evaluation detail =
-            detailOf(*in, res.bestTree, cfg.totalBatch, cfg.objective, cfg.minUtilisation);
+        const Evaluation detail = res.bestDetail ? *res.bestDetail
+                                                 : detailOf(*in, res.bestTree, cfg.totalBatch,
+                                                            cfg.objective, cfg.minUtilisation);
         ResultContext ctx = resultContext(*in, cfg.totalBatch);
         ctx.seed = res.seed;
         ctx.iterations = res.iterations;

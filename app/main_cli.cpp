@@ -28,7 +28,7 @@ const char* kUsage = R"(usage:
   tilescope-cli sweep-merge OUT.sqlite SHARD.sqlite...
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2),
 cim (4x4 compute-in-memory), chiplet (8x8: 2x2 chiplets of 4x4, slower inter-chiplet
-links). mapping prints one layer's intra-layer mapping on N tiles
+links), wafer (32x32, DRAM on all four sides). mapping prints one layer's intra-layer mapping on N tiles
 (default: the whole mesh) with B samples (default 1).
 The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
 gives an iteration count, which makes a run reproducible for a seed. The objective

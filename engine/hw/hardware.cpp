@@ -46,7 +46,7 @@ Hardware defaultHardware(int meshX, int meshY, const std::string& name) {
 }
 
 std::vector<std::string> presetNames() {
-    return {"edge", "cloud", "testchip", "cim", "chiplet"};
+    return {"edge", "cloud", "testchip", "cim", "chiplet", "wafer"};
 }
 
 namespace {
@@ -77,6 +77,14 @@ Hardware chipletHardware() {
     return hw;
 }
 
+// A wafer-scale mesh: 32 x 32 cloud tiles with DRAM on all four sides, by the usual rule
+// 0.5 GB/s per TOPS: 2 x 1024 MACs x 1024 tiles at 1 GHz = 2048 TOPS -> 1024 B/cycle.
+Hardware waferHardware() {
+    Hardware hw = defaultHardware(32, 32, "wafer");
+    hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
+    return hw;
+}
+
 } // namespace
 
 bool presetHardware(const std::string& name, Hardware& out) {
@@ -90,6 +98,8 @@ bool presetHardware(const std::string& name, Hardware& out) {
         out = cimHardware();
     else if (name == "chiplet")
         out = chipletHardware();
+    else if (name == "wafer")
+        out = waferHardware();
     else
         return false;
     return true;

@@ -99,7 +99,7 @@ struct Hardware {
 // Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
 // "edge" 4x4, "cloud" 12x12, "testchip" 2x2, "cim" 4x4 compute-in-memory, "chiplet" 8x8 as
-// 2x2 chiplets of 4x4; false when unknown.
+// 2x2 chiplets of 4x4, "wafer" 32x32 with DRAM on all four sides; false when unknown.
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 

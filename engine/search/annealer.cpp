@@ -55,7 +55,7 @@ Result<RATree> defaultInitialTree(const Network& net, const Hardware& hw, Search
     opt.minUtilisation = minUtilisation;
     if (mode == SearchMode::DpLp) return dpLayerPipeline(net, hw, totalBatch, opt);
     if (mode == SearchMode::Chiplet) return chipletBaseline(net, hw, totalBatch, opt);
-    return makeStrategy(mode)->initialTree(ctx, totalBatch, opt);
+    return makeStrategy(mode)->initialTree(ctx, totalBatch, opt, Deadline{});
 }
 
 Objective defaultObjective(const Hardware& hw) {
@@ -146,6 +146,7 @@ struct Shared {
     long long total = 0;
     std::atomic<long long> done{0};
     double seconds = 0; // the run's time budget, 0 for an iteration budget
+    std::string phase;  // of the chains running: "warm-up" or "annealing"
     std::atomic<long long> nextReportNs{0};
     std::mutex mutex; // serialises callbacks and guards the display best
     double bestCost = 0;
@@ -196,6 +197,13 @@ struct ChainSpec {
     const Evaluation* startEval = nullptr;
     long long iterations = 0; // iteration budget; 0 under a time budget
     double seconds = 0;       // time budget of this chain, from when it starts
+    // A context that has costed the start already, to evaluate in instead of a fresh one
+    // (a time budget: a fresh context's first evaluations fill its memos, which on a large
+    // mesh costs as much as the start did). Its earlier counts are not the chain's.
+    EvalContext* context = nullptr;
+    // Time budget, a fresh context: about what its first evaluation costs (filling the
+    // memos; on a large mesh what costing the start took).
+    double coldSeconds = 0;
 };
 
 struct RunInputs {
@@ -208,20 +216,30 @@ struct RunInputs {
     Clock::time_point deadline; // time budget: no chain runs past it
 };
 
+// The tree's figures with detail, as SearchResult::bestDetail holds them.
+Evaluation detailOf(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
+    EvalOptions d = opt;
+    d.detail = true;
+    d.maxIntervals = 0;
+    return evaluate(ctx, tree, totalBatch, d);
+}
+
 // Annealing leaves redundant levels behind (a T cut of sub-batch 1 nested in another
 // costs the same as its children in place). Dissolve every cut whose removal keeps the
 // tree valid, inside the space and no more costly, so the reported tree is readable.
-// Deterministic: it depends only on the chain's best tree.
+// Deterministic: it depends only on the chain's best tree (and, under a time budget, on
+// how much of it `until` leaves: the chain's deadline ends it as it ends the chain).
 void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const RunInputs& in,
-              const SpaceRule& rule) {
+              const SpaceRule& rule, Clock::time_point until) {
     int budget = 4 * best.size(); // evaluations; each success removes a cut
-    for (bool changed = true; changed && budget > 0;) {
+    for (bool changed = true; changed && budget > 0 && Clock::now() < until;) {
         changed = false;
         // Deepest-last pre-order ids first: inner redundant levels go before outer ones.
         for (int id = best.size() - 1; id > 0 && budget > 0; --id) {
             if (!best.node(id).isCut() || best.frozen(id)) continue;
             auto d = edit::dissolve(best, in.net, id);
             if (!d || rule.check(*d)) continue;
+            if (Clock::now() >= until) break;
             --budget;
             Evaluation e = evaluate(ctx, *d, in.cfg.totalBatch, in.opt);
             if (!e.valid || e.cost > bestEval.cost) continue;
@@ -242,7 +260,9 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     Rng rng(r.seed);
     const double cpu0 = threadCpuSeconds();
     const auto chainStart = Clock::now();
-    EvalContext ctx(in.net, in.hw);
+    std::optional<EvalContext> own;
+    EvalContext& ctx = spec.context ? *spec.context : own.emplace(in.net, in.hw);
+    const EvalStats before = ctx.stats();
     const SpaceRule rule = spec.strategy->space();
     const OperatorContext ops{in.net, in.deps, rule};
 
@@ -261,15 +281,27 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     // The last 10% continues from the best tree found (the reference schedule).
     const bool returns = spec.strategy->returnsToBest();
     bool returned = false;
+    // A chain in a fresh context whose slice does not cover that context's first evaluation
+    // does not start (its best is its start): the evaluation would overrun the budget.
+    const bool affordable = !timed || spec.context || spec.coldSeconds < span;
+    Clock::time_point last = chainStart; // time budget: when the last iteration began
+    Clock::duration longest{0};          // ... and the longest one so far
 
-    for (long long n = 0;; ++n) {
+    for (long long n = 0; affordable; ++n) {
         if (in.stop.stop_requested()) break;
         double x; // elapsed share of the chain's budget: the temperature follows it
         if (timed) {
             // At least one iteration: a budget already spent on the set-up (a slow or busy
-            // machine) still tries one move rather than report a chain that never ran.
+            // machine) still tries one move rather than report a chain that never ran. After
+            // that, no iteration starts when less than the chain's mean iteration time, or
+            // half its longest, is left: on a large mesh one may take a good part of a
+            // second, the run ends with its slowest chain, and the budget must hold.
             const auto now = Clock::now();
-            if (now >= end && n > 0) break;
+            if (n > 0) longest = std::max(longest, now - last);
+            last = now;
+            if (n > 0 &&
+                (now >= end || (end - now) * n < (now - chainStart) || (end - now) * 2 < longest))
+                break;
             x = span > 0
                     ? std::min(1.0, std::chrono::duration<double>(now - chainStart).count() / span)
                     : 1.0;
@@ -326,6 +358,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
                 p.delay = curEval.delay;
                 p.acceptanceRate = window.rate();
                 p.elapsedSeconds = double(now) * 1e-9;
+                p.phase = shared.phase;
                 if (shared.seconds > 0) {
                     p.fraction = std::min(1.0, p.elapsedSeconds / shared.seconds);
                     p.secondsLeft = std::max(0.0, shared.seconds - p.elapsedSeconds);
@@ -347,8 +380,16 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
             }
         }
     }
-    if (!in.stop.stop_requested()) simplify(r.best, r.bestEval, ctx, in, rule);
+    // A chain that did not start leaves its start as it is (a fresh context would pay again).
+    const bool finish = affordable && !in.stop.stop_requested();
+    if (finish) simplify(r.best, r.bestEval, ctx, in, rule, timed ? end : Clock::time_point::max());
     r.eval = ctx.stats();
+    r.eval.evaluations -= before.evaluations;
+    r.eval.mapperCalls -= before.mapperCalls;
+    r.eval.mapperHits -= before.mapperHits;
+    r.eval.routeCalls -= before.routeCalls;
+    r.eval.routeHits -= before.routeHits;
+    if (timed && finish) r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
 }
@@ -406,6 +447,39 @@ Clock::duration toDuration(double seconds) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// Under a time budget, the start trees and baselines a run builds before it anneals are
+// done by these shares of the budget (docs/search.md "Budgets"): the greedy layer
+// pipeline by a tenth, dp-lp (and an LP run's start) by a quarter. Annealing gets the rest.
+constexpr double kLayerPipelineShare = 0.10;
+constexpr double kBaselinesShare = 0.25;
+
+// The deadline at `share` of the run's time budget; none under an iteration budget.
+Deadline shareDeadline(const SearchConfig& config, Clock::time_point t0, double share) {
+    Deadline d;
+    if (config.seconds > 0) d.at = t0 + toDuration(share * config.seconds);
+    return d;
+}
+
+// A progress callback as the run enters a phase; no chain runs then. `best` is the best
+// tree costed so far, if any.
+void reportPhase(const ProgressCallback& progress, const char* phase, Clock::time_point t0,
+                 double seconds, const Evaluation* best = nullptr) {
+    if (!progress) return;
+    Progress p;
+    p.phase = phase;
+    p.elapsedSeconds = secondsSince(t0);
+    if (seconds > 0) {
+        p.fraction = std::min(1.0, p.elapsedSeconds / seconds);
+        p.secondsLeft = std::max(0.0, seconds - p.elapsedSeconds);
+    }
+    if (best) {
+        p.bestCost = best->cost;
+        p.bestEnergy = best->energy.total();
+        p.bestDelay = best->delay;
+    }
+    progress(p);
+}
+
 // dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
 // tree as its start for reference.
 Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
@@ -418,11 +492,22 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     if (!config.pinned.empty()) return Error{name + " builds its own tree; it takes no pins"};
     DpLpStats ds;
     const double cpu0 = threadCpuSeconds();
-    auto t = config.mode == SearchMode::Chiplet
-                 ? chipletBaseline(net, hw, config.totalBatch, opt)
-                 : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop);
-    if (!t) return Error{"initial tree: " + t.error().message};
+    reportPhase(progress,
+                config.mode == SearchMode::Chiplet ? "baselines: chiplet" : "baselines: dp-lp", t0,
+                config.seconds);
+    // Under a time budget the construction keeps a tenth of it for costing its result.
+    const Deadline deadline = shareDeadline(config, t0, 0.9);
+    // A time budget also shares the construction's context (its memos cover the start), as
+    // a fresh one would cost the start again; an iteration budget reports the counts of a
+    // fresh one.
     EvalContext ctx(net, hw);
+    EvalContext* shared = timed ? &ctx : nullptr;
+    auto t = config.mode == SearchMode::Chiplet
+                 ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline)
+                 : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop,
+                                   deadline, shared);
+    if (!t) return Error{"initial tree: " + t.error().message};
+    const EvalStats before = ctx.stats();
     SearchResult res;
     res.config = config;
     res.seed = config.seed;
@@ -433,6 +518,7 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     res.bestTree = *t;
     res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
     res.config.initialTree = res.initialTree;
+    if (timed && !res.stopped) res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
     ChainResult c;
     c.role = name;
     c.start = "ls";
@@ -441,6 +527,10 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     c.bestEval = res.best;
     c.cpuSeconds = threadCpuSeconds() - cpu0;
     c.eval = ctx.stats();
+    c.eval.mapperCalls -= before.mapperCalls;
+    c.eval.mapperHits -= before.mapperHits;
+    c.eval.routeCalls -= before.routeCalls;
+    c.eval.routeHits -= before.routeHits;
     c.eval.evaluations = ds.evaluations + 2;
     res.chains.push_back(std::move(c));
     res.elapsedSeconds = secondsSince(t0);
@@ -456,6 +546,7 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
         p.fraction = 1;
         p.secondsLeft = timed ? 0 : -1;
         p.final = true;
+        p.phase = "done";
         progress(p);
     }
     return res;
@@ -463,7 +554,7 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
 
 // The start: given (a continued run) or the strategy's own; then the pins.
 Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy& strategy,
-                         const SearchConfig& config, const EvalOptions& opt) {
+                         const SearchConfig& config, const EvalOptions& opt, Deadline deadline) {
     RATree start;
     if (config.initialTree) {
         start = *config.initialTree;
@@ -471,7 +562,7 @@ Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy&
         if (auto e = validateStructure(start, net, config.totalBatch))
             return Error{"initial tree: " + e->message};
     } else {
-        auto s = strategy.initialTree(setup, config.totalBatch, opt);
+        auto s = strategy.initialTree(setup, config.totalBatch, opt, deadline);
         if (!s) return Error{"initial tree: " + s.error().message};
         start = std::move(s).value();
     }
@@ -483,6 +574,63 @@ Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy&
         start = std::move(p).value();
     }
     return start;
+}
+
+// The Set portfolio's candidate trees (a deque: chain specs point into it while more
+// candidates are offered). offer() keeps a tree that is valid, inside the mode's space and
+// new.
+struct CandidatePool {
+    const Network& net;
+    const SearchConfig& config;
+    const SpaceRule& rule;
+    const EvalOptions& opt;
+    EvalContext& setup;
+    Shared& shared;
+    std::deque<Candidate> trees;
+
+    void offer(std::string name, RATree t) {
+        if (t.empty() || validateStructure(t, net, config.totalBatch) || rule.check(t)) return;
+        for (const Candidate& c : trees)
+            if (c.tree == t) return;
+        Evaluation e = evaluate(setup, t, config.totalBatch, opt);
+        if (!e.valid) return;
+        shared.offerBest(e, t);
+        trees.push_back({std::move(name), std::move(t), std::move(e)});
+    }
+};
+
+// The portfolio's candidates besides the start: the seed trees, or the baselines' trees
+// built here (docs/search.md): the layer-sequential start (the start itself unless one
+// was given), the greedy layer pipeline and dp-lp, each by its share of a time budget and
+// skipped when that has passed. They are built in the start's context, whose memos
+// already cover the layer-sequential tree.
+void offerBaselines(CandidatePool& pool, const Hardware& hw, int threads,
+                    const ProgressCallback& progress, std::stop_token stop, Clock::time_point t0) {
+    const SearchConfig& config = pool.config;
+    if (!config.seedTrees.empty()) {
+        for (const auto& s : config.seedTrees)
+            pool.offer(s.name, s.tree);
+        return;
+    }
+    const int B = config.totalBatch;
+    const Evaluation& startEval = pool.trees.front().eval;
+    if (config.initialTree) {
+        auto ls = layerSequentialStart(pool.setup, B, pool.opt);
+        if (ls) pool.offer("ls", std::move(ls).value());
+    }
+    const Deadline lpBy = shareDeadline(config, t0, kLayerPipelineShare);
+    if (!lpBy.passed()) {
+        reportPhase(progress, "baselines: lp", t0, config.seconds, &startEval);
+        auto lp = layerPipelineStart(pool.setup, B, pool.opt, lpBy);
+        if (lp) pool.offer("lp", std::move(lp).value());
+    }
+    const Deadline dpBy = shareDeadline(config, t0, kBaselinesShare);
+    if (!dpBy.passed() && !stop.stop_requested()) {
+        reportPhase(progress, "baselines: dp-lp", t0, config.seconds, &startEval);
+        auto dp =
+            dpLayerPipeline(pool.net, hw, B, pool.opt, threads, nullptr, stop, dpBy, &pool.setup);
+        if (dp) pool.offer("dp-lp", std::move(dp).value());
+    }
 }
 
 // The run's totals over its chains (warm-up chains included) into res.
@@ -581,6 +729,7 @@ void reportFinal(const ProgressCallback& progress, const SearchResult& res, int 
     p.fraction = 1;
     p.secondsLeft = timed ? 0 : -1;
     p.final = true;
+    p.phase = "done";
     p.bestTree = std::make_shared<const RATree>(res.bestTree);
     std::lock_guard lock(shared.mutex);
     progress(p);
@@ -609,7 +758,9 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const auto strategy = makeStrategy(config.mode);
 
     EvalContext setup(net, hw);
-    auto started = startTree(setup, net, *strategy, config, opt);
+    reportPhase(progress, "start tree", t0, config.seconds);
+    auto started =
+        startTree(setup, net, *strategy, config, opt, shareDeadline(config, t0, kBaselinesShare));
     if (!started) return started.error();
     const RATree start = std::move(started).value();
     const SpaceRule rule = strategy->space();
@@ -618,6 +769,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
                      " space: " + why->message};
     const Evaluation startEval = evaluate(setup, start, config.totalBatch, opt);
     if (!startEval.valid) return Error{"initial tree is invalid: " + startEval.reason};
+    // What a fresh context's first evaluation costs, about (time budget: ChainSpec).
+    const double coldSeconds = secondsSince(t0);
 
     const auto deps = net.transitiveDeps();
     const int K = config.chains;
@@ -636,37 +789,18 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     // The Set portfolio (docs/search.md): the baselines' trees and short LS / LP warm-up
     // chains feed the main chains' starts, so the result is never worse than any of them.
     const bool portfolio = config.mode == SearchMode::Set && config.portfolio && !hasPins(start);
-    // A deque: chain specs point into it while more candidates are offered.
-    std::deque<Candidate> pool{{config.initialTree ? "given" : "start", start, startEval}};
-    auto offer = [&](std::string name, RATree t) {
-        if (t.empty() || validateStructure(t, net, config.totalBatch) || rule.check(t)) return;
-        for (const Candidate& c : pool)
-            if (c.tree == t) return;
-        Evaluation e = evaluate(setup, t, config.totalBatch, opt);
-        if (!e.valid) return;
-        shared.offerBest(e, t);
-        pool.push_back({std::move(name), std::move(t), std::move(e)});
-    };
+    CandidatePool pool{net, config, rule, opt, setup, shared, {}};
+    pool.trees.push_back({config.initialTree ? "given" : "start", start, startEval});
+    if (portfolio) offerBaselines(pool, hw, W, progress, stop, t0);
     std::vector<ChainSpec> warmSpecs;
     std::vector<ChainResult> warm;
     const auto lsStrategy = makeStrategy(SearchMode::LS), lpStrategy = makeStrategy(SearchMode::LP);
     bool warmedUp = false;
-    if (portfolio && !config.seedTrees.empty()) {
-        for (const auto& s : config.seedTrees)
-            offer(s.name, s.tree);
-    } else if (portfolio) {
-        auto ls = layerSequentialStart(setup, config.totalBatch, opt);
-        if (ls) offer("ls", std::move(ls).value());
-        auto lp = layerPipelineStart(setup, config.totalBatch, opt);
-        if (lp) offer("lp", std::move(lp).value());
-        auto dp = dpLayerPipeline(net, hw, config.totalBatch, opt, W, nullptr, stop);
-        if (dp) offer("dp-lp", std::move(dp).value());
-    }
     if (portfolio && config.seedTrees.empty() && config.warmupShare > 0 && !stop.stop_requested()) {
         // The best tree inside each restricted space starts its warm-up chain.
         const Candidate* bestIn[2] = {nullptr, nullptr};
         const Strategy* spaces[2] = {lsStrategy.get(), lpStrategy.get()};
-        for (const Candidate& c : pool)
+        for (const Candidate& c : pool.trees)
             for (int s = 0; s < 2; ++s)
                 if (!spaces[s]->space().check(c.tree) &&
                     (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
@@ -688,6 +822,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
             w.startEval = &bestIn[s]->eval;
             w.iterations = timed ? 0 : warmIters;
             w.seconds = warmSeconds;
+            w.coldSeconds = coldSeconds;
             warmSpecs.push_back(w);
         }
         warmedUp = !warmSpecs.empty();
@@ -701,9 +836,10 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     const auto searchStart = Clock::now();
     if (!warmSpecs.empty()) {
+        shared.phase = "warm-up";
         warm = runChains(warmSpecs, K, W, in, shared);
         for (const ChainResult& c : warm)
-            offer(c.role, c.best);
+            pool.offer(c.role, c.best);
     }
 
     // Main chains (mainChainSpecs says where each starts).
@@ -712,8 +848,13 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         timed
             ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves
             : 0;
-    const std::vector<ChainSpec> specs =
-        mainChainSpecs(pool, portfolio, *strategy, config, mainIters, mainSeconds);
+    std::vector<ChainSpec> specs =
+        mainChainSpecs(pool.trees, portfolio, *strategy, config, mainIters, mainSeconds);
+    // Chain 0 continues in the context that costed the starts: its memos are warm.
+    if (timed) specs.front().context = &setup;
+    for (ChainSpec& s : specs)
+        s.coldSeconds = coldSeconds;
+    shared.phase = "annealing";
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
     for (ChainResult& c : warm)
         chains.push_back(std::move(c));
@@ -732,6 +873,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     res.best = chains[size_t(bestK)].bestEval;
 
     addChainStats(res, std::move(chains), timed, N, K, searchSeconds);
+    res.bestDetail = res.chains[size_t(bestK)].bestDetail;
     const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 

@@ -24,7 +24,8 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
     return Error{"no valid layer-sequential schedule, even one sample per invocation: " + why};
 }
 
-Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt) {
+Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
+                                  Deadline deadline) {
     auto start = layerSequentialStart(ctx, totalBatch, opt);
     if (!start) return start;
     const Network& net = ctx.network();
@@ -36,12 +37,13 @@ Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOp
     // segment (validity is not monotone in the length: allocations round differently).
     const int maxLen = ctx.hardware().tiles();
     constexpr int kInvalidRun = 3;
-    for (int pos = 0; pos < int(t.node(t.root).children.size()); ++pos) {
+    for (int pos = 0; pos < int(t.node(t.root).children.size()) && !deadline.passed(); ++pos) {
         const int remaining = int(t.node(t.root).children.size()) - pos;
         std::optional<RATree> bestTree;
         double bestCost = cost;
         int invalid = 0;
         for (int len = 2; len <= std::min(remaining, maxLen) && invalid < kInvalidRun; ++len) {
+            if (bestTree && deadline.passed()) break; // the longest segment tried so far
             auto w = edit::wrap(t, net, t.root, pos, len, NodeType::S, b);
             if (!w) break; // a structural refusal (pins) does not go away with length
             const Evaluation e = evaluate(ctx, *w, totalBatch, opt);
@@ -78,9 +80,9 @@ class Annealing : public Strategy {
         return sa::metropolisAccept(current, candidate, temp, randUnit(rng));
     }
     bool returnsToBest() const override { return true; }
-    Result<RATree> initialTree(EvalContext& ctx, int totalBatch,
-                               const EvalOptions& opt) const override {
-        if (m_mode == SearchMode::LP) return layerPipelineStart(ctx, totalBatch, opt);
+    Result<RATree> initialTree(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
+                               Deadline deadline) const override {
+        if (m_mode == SearchMode::LP) return layerPipelineStart(ctx, totalBatch, opt, deadline);
         return layerSequentialStart(ctx, totalBatch, opt);
     }
 
@@ -97,8 +99,8 @@ class RandomSearch : public Strategy {
     SpaceRule space() const override { return {}; }
     bool accept(double, double, double, Rng&) const override { return true; }
     bool returnsToBest() const override { return false; }
-    Result<RATree> initialTree(EvalContext& ctx, int totalBatch,
-                               const EvalOptions& opt) const override {
+    Result<RATree> initialTree(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
+                               Deadline) const override {
         return layerSequentialStart(ctx, totalBatch, opt);
     }
 };

@@ -254,18 +254,20 @@ ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch) 
 }
 
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
-                               const EvalOptions& opt, ChipletPlan* planOut) {
+                               const EvalOptions& opt, ChipletPlan* planOut, Deadline deadline) {
     if (net.layers.empty()) return Error{"chiplet: the network has no layers"};
     const int B = std::max(1, totalBatch);
     ChipletPlan plan = chipletPlan(net, hw, B);
     EvalContext ctx(net, hw);
-    // Tries every root sub-batch count and both group cut types; keeps the cheapest valid.
+    // Tries every root sub-batch count and both group cut types; keeps the cheapest valid
+    // (past the deadline, the first valid one).
     auto cheapest = [&](const ChipletPlan& p) -> std::optional<RATree> {
         std::optional<RATree> best;
         double bestCost = std::numeric_limits<double>::infinity();
         for (int sb = 1; sb <= B; ++sb) {
             if (B % sb) continue;
             for (bool groupS : {true, false}) {
+                if (best && deadline.passed()) return best;
                 auto t = parseTreeText(treeText(net, p, B, sb, groupS), net, "chiplet baseline");
                 if (!t) continue;
                 const Evaluation e = evaluate(ctx, *t, B, opt);

@@ -8,6 +8,7 @@
 #include "eval/evaluator.h"
 #include "hw/hardware.h"
 #include "model/network.h"
+#include "search/strategy.h"
 #include "tree/ratree.h"
 
 #include <vector>
@@ -67,8 +68,10 @@ ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch);
 // cut when there is one region), each region a T cut over its groups, a group of several
 // nodes an S cut over them, a chain of several layers a T cut. Among the root sub-batch
 // counts and the group cut types (S, or T when an S group does not fit) the valid tree of
-// lowest cost is kept; an error when none is valid.
+// lowest cost is kept; an error when none is valid. Past the deadline (a time budget) the
+// variants not tried yet are skipped once one is valid.
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
-                               const EvalOptions& opt, ChipletPlan* plan = nullptr);
+                               const EvalOptions& opt, ChipletPlan* plan = nullptr,
+                               Deadline deadline = {});
 
 } // namespace tilescope

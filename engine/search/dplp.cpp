@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 namespace tilescope {
@@ -64,37 +66,80 @@ Result<RATree> assemble(const RATree& base, const Network& net, const Segmentati
     return t;
 }
 
-} // namespace
+// The segment table's shape: segments start and end on multiples of `grain` layers (1:
+// anywhere), with the `subBatches` largest sub-batch counts of the segment's batch.
+struct TablePlan {
+    int grain = 1;
+    int subBatches = 1;
+};
 
-Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
-                               const EvalOptions& opt, int threads, DpLpStats* stats,
-                               std::stop_token stop) {
-    DpLpStats st;
-    EvalContext ctx(net, hw);
-    auto start = layerSequentialStart(ctx, totalBatch, opt);
-    if (!start) return start;
-    const RATree base = std::move(start).value();
-    const Evaluation baseEval = evaluate(ctx, base, totalBatch, opt);
-    const RANode& root = base.node(base.root);
-    const int L = int(root.children.size());
-    const int b = root.batch / root.subBatch;
-    std::vector<int> sbs = divisorsOf(b);
-    std::reverse(sbs.begin(), sbs.end());
-    if (int(sbs.size()) > kSubBatchChoices) sbs.resize(size_t(kSubBatchChoices));
-    const int maxLen = std::min({L, hw.tiles(), kMaxSegment});
+// Segment evaluations a plan asks for at most (invalid lengths cut rows short).
+long long tableSize(int L, int maxLen, const TablePlan& p) {
+    long long n = 0;
+    for (int i = 0; i < L; i += p.grain)
+        for (int len = std::max(2, p.grain); len <= std::min(maxLen, L - i); len += p.grain)
+            ++n;
+    return n * p.subBatches;
+}
 
-    // options[i][len]: the valid options for the segment of `len` layers from position i.
-    std::vector<std::vector<std::vector<Option>>> options(
-        size_t(L), std::vector<std::vector<Option>>(size_t(maxLen) + 1));
+// The finest plan within `evaluations`: fewer sub-batch counts first (one sample per
+// pipeline step, the largest count, stays), then a coarser grid of segment bounds.
+TablePlan affordablePlan(int L, int maxLen, int subBatches, double evaluations) {
+    TablePlan p{1, subBatches};
+    while (double(tableSize(L, maxLen, p)) > evaluations) {
+        if (p.subBatches > 1)
+            --p.subBatches;
+        else if (p.grain < maxLen)
+            ++p.grain;
+        else
+            break;
+    }
+    return p;
+}
+
+double secondsSince(Deadline::Clock::time_point t) {
+    return std::chrono::duration<double>(Deadline::Clock::now() - t).count();
+}
+
+// How many segment evaluations fit before the deadline: three quarters of the time left
+// (the rounds get the rest) over the cost of one segment, timed on a probe segment of
+// middle length. A worker in a fresh context first pays about what the start cost
+// (`coldSeconds`: its memos are empty), once, side by side with the others.
+double affordableEvaluations(EvalContext& ctx, const RATree& base, int totalBatch,
+                             const EvalOptions& opt, int workers, int maxLen, int subBatch,
+                             double coldSeconds, const Deadline& deadline) {
+    const auto t = Deadline::Clock::now();
+    const int len = std::max(2, std::min(maxLen, (2 + maxLen) / 2));
+    if (auto w = edit::wrap(base, ctx.network(), base.root, 0, len, NodeType::S, subBatch))
+        evaluate(ctx, *w, totalBatch, opt);
+    const double each = std::max(1e-6, secondsSince(t));
+    double left = 0.75 * deadline.secondsLeft();
+    if (workers > 1) left -= coldSeconds;
+    return std::max(0.0, left) / each * workers;
+}
+
+// options[i][len]: the valid options for the segment of `len` layers from position i, on
+// `workers` threads, each in its own context; `evaluationsOut` receives how many were costed.
+using SegmentTable = std::vector<std::vector<std::vector<Option>>>;
+SegmentTable segmentTable(EvalContext& ctx, const RATree& base, const Evaluation& baseEval,
+                          int totalBatch, const EvalOptions& opt, const std::vector<int>& sbs,
+                          int maxLen, int g, int workers, std::stop_token stop,
+                          const Deadline& deadline, long long& evaluationsOut) {
+    const Network& net = ctx.network();
+    const Hardware& hw = ctx.hardware();
+    const int L = int(base.node(base.root).children.size());
+    SegmentTable options(size_t(L), std::vector<std::vector<Option>>(size_t(maxLen) + 1));
     std::atomic<int> nextPos{0};
     std::atomic<long long> evaluations{0};
-    auto work = [&] {
-        EvalContext local(net, hw);
+    auto work = [&](EvalContext& local) {
         long long n = 0;
-        for (int i; (i = nextPos.fetch_add(1)) < L && !stop.stop_requested();) {
+        for (int i;
+             (i = g * nextPos.fetch_add(1)) < L && !stop.stop_requested() && !deadline.passed();) {
             auto& row = options[size_t(i)];
             int invalid = 0;
-            for (int len = 2; len <= std::min(maxLen, L - i) && invalid < kInvalidRun; ++len) {
+            for (int len = std::max(2, g);
+                 len <= std::min(maxLen, L - i) && invalid < kInvalidRun && !deadline.passed();
+                 len += g) {
                 bool any = false;
                 for (int sb : sbs) {
                     auto w = edit::wrap(base, net, base.root, i, len, NodeType::S, sb);
@@ -111,15 +156,57 @@ Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int total
         }
         evaluations += n;
     };
-    const int workers = std::max(1, std::min(threads, L));
-    if (workers == 1) {
-        work();
-    } else {
+    // The calling thread works in its own context, which has costed the start already; the
+    // memos are exact, so which context evaluates a segment never changes its figures.
+    {
         std::vector<std::jthread> pool;
-        for (int w = 0; w < workers; ++w)
-            pool.emplace_back(work);
+        for (int w = 1; w < workers; ++w)
+            pool.emplace_back([&] {
+                EvalContext local(net, hw);
+                work(local);
+            });
+        work(ctx);
     }
-    st.evaluations = evaluations.load() + 1;
+    evaluationsOut = evaluations.load();
+    return options;
+}
+
+} // namespace
+
+Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
+                               const EvalOptions& opt, int threads, DpLpStats* stats,
+                               std::stop_token stop, Deadline deadline, EvalContext* context) {
+    DpLpStats st;
+    const auto t0 = Deadline::Clock::now();
+    std::optional<EvalContext> own;
+    EvalContext& ctx = context ? *context : own.emplace(net, hw);
+    auto start = layerSequentialStart(ctx, totalBatch, opt);
+    if (!start) return start;
+    const RATree base = std::move(start).value();
+    const Evaluation baseEval = evaluate(ctx, base, totalBatch, opt);
+    const RANode& root = base.node(base.root);
+    const int L = int(root.children.size());
+    const int b = root.batch / root.subBatch;
+    std::vector<int> sbs = divisorsOf(b);
+    std::reverse(sbs.begin(), sbs.end());
+    if (int(sbs.size()) > kSubBatchChoices) sbs.resize(size_t(kSubBatchChoices));
+    const int maxLen = std::min({L, hw.tiles(), kMaxSegment});
+    // Under a deadline with the caller's warm context, one worker: another would first pay
+    // for a fresh context's memos, about what the start cost, which the deadline may not cover.
+    const int workers = deadline.set() && context ? 1 : std::max(1, std::min(threads, L));
+    TablePlan plan{1, int(sbs.size())};
+    if (deadline.set())
+        plan = affordablePlan(L, maxLen, int(sbs.size()),
+                              affordableEvaluations(ctx, base, totalBatch, opt, workers, maxLen,
+                                                    sbs.front(), secondsSince(t0), deadline));
+    sbs.resize(size_t(plan.subBatches));
+    st.grain = plan.grain;
+    st.subBatches = plan.subBatches;
+    long long evaluations = 0;
+
+    const SegmentTable options = segmentTable(ctx, base, baseEval, totalBatch, opt, sbs, maxLen,
+                                              plan.grain, workers, stop, deadline, evaluations);
+    st.evaluations = evaluations + 1;
 
     // The objective E^n D^m is not a sum over segments; its logarithm's first-order change
     // n dE / E + m dD / D is. Each round minimises that sum around the previous round's
@@ -131,6 +218,7 @@ Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int total
     Evaluation bestEval = baseEval;
     std::vector<Segmentation> tried;
     for (int round = 0; round < kRounds && !stop.stop_requested(); ++round) {
+        if (round > 0 && deadline.passed()) break; // one round assembles the table at least
         ++st.rounds;
         const double wE = curE > 0 ? opt.objective.n / curE : 0.0;
         const double wD = curD > 0 ? opt.objective.m / curD : 0.0;
@@ -177,6 +265,7 @@ Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int total
                 Segmentation kept;
                 Evaluation keptEval = baseEval;
                 for (const auto& seg : s.segments) {
+                    if (deadline.passed()) break; // the segments kept so far
                     Segmentation trial = kept;
                     trial.segments.push_back(seg);
                     auto tt = assemble(base, net, trial);

@@ -94,6 +94,10 @@ struct Progress {
     double fraction = 0;
     double secondsLeft = -1; // time budget: seconds until the deadline; -1 otherwise
     bool final = false;      // the last callback of the run
+    // What the run is doing (docs/search.md "Budgets"): "start tree", "baselines: lp",
+    // "baselines: dp-lp", "baselines: chiplet", "warm-up", "annealing"; "done" in the final
+    // callback. A callback when a phase begins carries no chain figures (iteration 0).
+    std::string phase;
 };
 using ProgressCallback = std::function<void(const Progress&)>;
 
@@ -113,6 +117,9 @@ struct ChainResult {
     long long improvements = 0;
     double cpuSeconds = 0; // CPU time of the chain's thread (per-core rates under load)
     EvalStats eval;
+    // Time budget only: the best tree with detail, costed in the chain's own context, whose
+    // memos cover it (SearchResult::bestDetail is the best chain's).
+    std::optional<Evaluation> bestDetail;
 };
 
 struct SearchStats {
@@ -144,6 +151,11 @@ struct SearchResult {
     int bestChain = 0;               // index into chains
     std::vector<ChainResult> chains; // the Set portfolio's warm-up chains come last
     SearchStats stats;
+    // Time budget only: the best tree evaluated with detail (EvalOptions::detail, no S-T
+    // rectangles) in a context the run has warmed, so a front end that reports segments
+    // does not pay a fresh context's first evaluation (on a large mesh a good part of the
+    // budget). Empty under an iteration budget: evaluate the best tree with detail.
+    std::optional<Evaluation> bestDetail;
 };
 
 // Runs the configured strategy. Errors: no valid starting tree, a pin path that names no

@@ -7,10 +7,25 @@
 #include "search/operators.h"
 #include "search/search.h"
 
+#include <chrono>
 #include <memory>
 #include <stop_token>
 
 namespace tilescope {
+
+// When a start tree or a baseline construction must be done by, under a time budget
+// (docs/search.md "Budgets"). A default Deadline is never reached: an iteration budget
+// sets none, so the constructions run in full and their trees stay reproducible. One that
+// has passed makes a construction stop adding candidates and return the best it has.
+struct Deadline {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point at = Clock::time_point::max();
+    bool set() const { return at != Clock::time_point::max(); }
+    bool passed() const { return set() && Clock::now() >= at; }
+    double secondsLeft() const {
+        return set() ? std::chrono::duration<double>(at - Clock::now()).count() : 1e300;
+    }
+};
 
 class Strategy {
   public:
@@ -22,9 +37,10 @@ class Strategy {
     virtual bool accept(double current, double candidate, double temperature, Rng& rng) const = 0;
     // Annealing continues from its best tree for the last 10% of the run (docs/method.md §4).
     virtual bool returnsToBest() const = 0;
-    // The start of every chain when the config gives none; valid and inside space().
-    virtual Result<RATree> initialTree(EvalContext& ctx, int totalBatch,
-                                       const EvalOptions& opt) const = 0;
+    // The start of every chain when the config gives none; valid and inside space(). A
+    // start that is a construction (LP's layer pipeline) stops refining at the deadline.
+    virtual Result<RATree> initialTree(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
+                                       Deadline deadline) const = 0;
 };
 
 std::unique_ptr<Strategy> makeStrategy(SearchMode mode);
@@ -36,21 +52,31 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
 // The layer-pipeline start: from the layer-sequential start, consecutive depth-one
 // leaves are grouped greedily into S-cut segments (sub-batch count = the segment's batch,
 // one sample per pipeline step); each segment takes the length with the lowest cost among
-// the valid ones tried, stopping at the first invalid length.
-Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt);
+// the valid ones tried, stopping at the first invalid length. Past the deadline the layers
+// not reached yet stay leaves.
+Result<RATree> layerPipelineStart(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
+                                  Deadline deadline = {});
 
 // The dp-lp baseline (docs/search.md): the layer-sequential start's leaves split into
 // consecutive S-cut segments by dynamic programming over segment boundaries, each with
 // a sub-batch count from a small set, under the objective linearised around the current
 // solution. Deterministic; segment evaluations are spread over `threads` contexts, which
 // never changes the result. `evaluations` receives how many trees were evaluated.
+// With a deadline the segment table is thinned to what the time left affords (segment
+// bounds on a coarser grid of layers, fewer sub-batch counts; `grain` and `subBatches`
+// say which), and the table and the rounds stop at the deadline. `context`: evaluate in
+// the caller's context (one that has costed the layer-sequential start already is warm),
+// else in a fresh one; the memos are exact, so the tree does not depend on it.
 struct DpLpStats {
     long long evaluations = 0;
-    int segments = 0; // depth-one S cuts in the result
-    int rounds = 0;   // linearisation rounds run
+    int segments = 0;   // depth-one S cuts in the result
+    int rounds = 0;     // linearisation rounds run
+    int grain = 1;      // segments start and end on multiples of this many layers
+    int subBatches = 0; // sub-batch counts tried per segment
 };
 Result<RATree> dpLayerPipeline(const Network& net, const Hardware& hw, int totalBatch,
                                const EvalOptions& opt, int threads = 1, DpLpStats* stats = nullptr,
-                               std::stop_token stop = {});
+                               std::stop_token stop = {}, Deadline deadline = {},
+                               EvalContext* context = nullptr);
 
 } // namespace tilescope

@@ -31,6 +31,7 @@ Curve record(const std::string& name, const Network& net, const Hardware& hw, Se
     std::mutex mu;
     cfg.progressInterval = 0.05;
     auto r = runSearch(net, hw, cfg, [&](const Progress& p) {
+        if (p.bestCost <= 0) return; // a phase begins before any tree is costed
         std::lock_guard lock(mu);
         c.t.push_back(p.elapsedSeconds);
         c.best.push_back(p.bestCost);

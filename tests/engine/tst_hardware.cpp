@@ -3,6 +3,7 @@
 #include "eval/linkload.h"
 #include "hw/hardware.h"
 #include "hw/mesh.h"
+#include "search/search.h"
 #include "util/fileio.h"
 
 #include <QtTest>
@@ -26,6 +27,7 @@ class TestHardware : public QObject {
     void tileLoadFigures();
     void chipletsParseAndRoundTrip();
     void chipletPreset();
+    void waferPreset();
     void chipletLinkClasses();
 };
 
@@ -82,6 +84,8 @@ void TestHardware::sampleFilesMatchPresets_data() {
                          << "cim";
     QTest::newRow("chiplet") << "chiplet-8x8.json"
                              << "chiplet";
+    QTest::newRow("wafer") << "wafer-32x32.json"
+                           << "wafer";
 }
 
 void TestHardware::sampleFilesMatchPresets() {
@@ -247,7 +251,7 @@ void TestHardware::loadNamesMissingFile() {
     QCOMPARE(
         QString::fromStdString(hw.error().message),
         QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim, "
-                "chiplet)"));
+                "chiplet, wafer)"));
 }
 
 void TestHardware::sramTable() {
@@ -340,6 +344,30 @@ void TestHardware::chipletsParseAndRoundTrip() {
     QCOMPARE(edge.chiplets.count(), 1);
     QVERIFY(!hardwareToJson(edge).contains("chiplets"));
     QVERIFY(!Mesh(edge).hasChiplets());
+}
+
+// The wafer-scale preset: the cloud tile on a 32x32 mesh, DRAM on all four sides at the
+// 0.5 GB/s per TOPS rule (2 x 1024 MACs x 1024 tiles / 1024 = 2048 TOPS -> 1024 B/cycle at
+// 1 GHz), EDP as its default objective like any template but edge, testchip and cloud.
+void TestHardware::waferPreset() {
+    auto hw = loadHardware("wafer");
+    QVERIFY(hw.ok());
+    QCOMPARE(hw->meshX, 32);
+    QCOMPARE(hw->meshY, 32);
+    QCOMPARE(hw->macsPerTile, 1024);
+    QCOMPARE(hw->bufferBytes, 1024.0 * 1024);
+    QCOMPARE(hw->clockGHz, 1.0);
+    QCOMPARE(hw->peakTops(), 2048.0);
+    QCOMPARE(hw->dramBytesPerCycle, 1024.0);
+    const std::vector<MeshSide> sides = {MeshSide::West, MeshSide::East, MeshSide::North,
+                                         MeshSide::South};
+    QVERIFY(hw->dramSides == sides);
+    QCOMPARE(hw->chiplets.count(), 1);
+    const Objective o = defaultObjective(*hw);
+    QCOMPARE(o.n, 1.0);
+    QCOMPARE(o.m, 1.0);
+    const auto names = presetNames();
+    QVERIFY(std::find(names.begin(), names.end(), "wafer") != names.end());
 }
 
 void TestHardware::chipletPreset() {

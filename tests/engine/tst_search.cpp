@@ -11,6 +11,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -538,6 +539,7 @@ class TestSearch : public QObject {
             net, edge(), c,
             [&](const Progress& p) {
                 if (p.final) ++finals;
+                if (p.iteration == 0 && !p.final) return; // a phase begins: no figures yet
                 if (p.iteration > p.total || p.bestCost <= 0 || p.temperature < 0 ||
                     p.temperature > c.t0 || p.acceptanceRate < 0 || p.acceptanceRate > 1)
                     sane = false;
@@ -798,6 +800,94 @@ class TestSearch : public QObject {
         CHECK_OK(r2);
         QCOMPARE(last.secondsLeft, -1.0);
         QCOMPARE(r2->iterations, 50LL);
+    }
+
+    // A time budget holds on a wafer-scale mesh, where a fresh evaluation of ResNet-50 takes
+    // a good part of a second and the full baselines take minutes: the start trees and the
+    // portfolio's baselines get their shares and annealing the rest. The bound leaves room
+    // for a loaded machine (one evaluation may run past the deadline) but not for a run
+    // that ignores the budget (over a minute before the baselines were bounded).
+    void timeBudgetHoldsOnAWaferMesh() {
+        const Network& net = sample("resnet50");
+        Hardware wafer;
+        QVERIFY(presetHardware("wafer", wafer));
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.objective = defaultObjective(wafer);
+        c.seconds = 2;
+        c.chains = 2;
+        c.threads = 2;
+        std::vector<std::string> phases;
+        std::mutex mu;
+        QElapsedTimer wall;
+        wall.start();
+        auto r = runSearch(net, wafer, c, [&](const Progress& p) {
+            std::lock_guard lock(mu);
+            if (phases.empty() || phases.back() != p.phase) phases.push_back(p.phase);
+        });
+        const double seconds = double(wall.elapsed()) / 1000;
+        CHECK_OK(r);
+        QVERIFY2(seconds < 2 * c.seconds, qPrintable(QString::number(seconds)));
+        QVERIFY(r->elapsedSeconds < 2 * c.seconds);
+        long long annealed = 0;
+        for (const ChainResult& ch : r->chains)
+            annealed += ch.iterations;
+        QVERIFY(annealed > 0);
+        QVERIFY(r->best.valid && r->best.cost <= r->initialEval.cost);
+        QVERIFY(r->bestDetail && r->bestDetail->cost == r->best.cost);
+        // The phases in order: the start, then (if their shares were not spent) the
+        // baselines, annealing, and the final callback.
+        QVERIFY(phases.size() >= 3);
+        QCOMPARE(phases.front(), std::string("start tree"));
+        QCOMPARE(phases[phases.size() - 2], std::string("annealing"));
+        QCOMPARE(phases.back(), std::string("done"));
+    }
+
+    // Every phase is reported as it begins, under an iteration budget as under a time one.
+    void progressNamesThePhases() {
+        const Network& net = sample("resnet50");
+        SearchConfig c = runConfig(1, 8, 30);
+        std::vector<std::string> phases;
+        std::mutex mu;
+        auto r = runSearch(net, edge(), c, [&](const Progress& p) {
+            std::lock_guard lock(mu);
+            if (phases.empty() || phases.back() != p.phase) phases.push_back(p.phase);
+        });
+        CHECK_OK(r);
+        const std::vector<std::string> want = {"start tree", "baselines: lp", "baselines: dp-lp",
+                                               "annealing", "done"};
+        QCOMPARE(phases, want);
+        c.mode = SearchMode::DpLp;
+        phases.clear();
+        auto dp = runSearch(net, edge(), c, [&](const Progress& p) { phases.push_back(p.phase); });
+        CHECK_OK(dp);
+        QCOMPARE(phases, (std::vector<std::string>{"baselines: dp-lp", "done"}));
+    }
+
+    // dp-lp under a deadline: the segment table is thinned to what the time affords, and
+    // the tree is still a valid pipeline, costed in about the time given.
+    void dpLpDegradesUnderADeadline() {
+        const Network& net = sample("resnet50");
+        Hardware wafer;
+        QVERIFY(presetHardware("wafer", wafer));
+        EvalOptions opt;
+        opt.objective = defaultObjective(wafer);
+        Deadline d;
+        d.at = Deadline::Clock::now() + std::chrono::milliseconds(500);
+        QElapsedTimer wall;
+        wall.start();
+        DpLpStats st;
+        auto t = dpLayerPipeline(net, wafer, 8, opt, 2, &st, {}, d);
+        CHECK_OK(t);
+        QVERIFY2(wall.elapsed() < 3000, qPrintable(QString::number(wall.elapsed())));
+        QVERIFY(st.grain > 1 || st.subBatches < 3);
+        QVERIFY(evaluate(net, wafer, *t, 8, opt).valid);
+        // Without a deadline the table is the full one.
+        DpLpStats full;
+        auto whole = dpLayerPipeline(net, edge(), 8, opt, 2, &full);
+        CHECK_OK(whole);
+        QCOMPARE(full.grain, 1);
+        QCOMPARE(full.subBatches, 3);
     }
 };
 

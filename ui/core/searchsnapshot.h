@@ -39,6 +39,10 @@ struct SearchSnapshot {
     double etaSeconds = -1;   // -1 while unknown
     double secondsLeft = -1;  // time budget: seconds left of it; -1 for an iteration budget
     bool final = false;       // the run ended (finished, stopped or failed)
+    // What the engine is doing (Progress::phase: "start tree", "baselines: dp-lp",
+    // "annealing", ...); a snapshot as a phase begins has no chain figures (iteration 0 of
+    // the segment, currentCost 0).
+    QString phase;
 };
 
 enum class RunState { Idle, Running, Paused, Finished, Stopped, Failed };

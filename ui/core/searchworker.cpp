@@ -58,6 +58,7 @@ std::shared_ptr<SearchSnapshot> progressSnapshot(const Progress& p, const RunBes
         s->bestTree = runBest.shared;
     }
     s->acceptanceRate = p.acceptanceRate;
+    s->phase = QString::fromStdString(p.phase);
     return s;
 }
 
@@ -394,6 +395,8 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
     auto out = std::make_shared<CompareOutcome>();
     out->generation = gen;
     CompareHooks hooks;
+    QString modeText;  // "Compare: lp (2/5)"
+    std::string phase; // of the running mode, as last shown
     // A stop source per mode: an edit or "adopt" during a comparison ends the running mode
     // only; Stop ends the comparison.
     hooks.beforeMode = [&](SearchMode m, std::size_t i,
@@ -404,14 +407,24 @@ void SearchWorker::compare(std::shared_ptr<const RunRequest> req) {
             m_segmentStop = src;
             if (m_stopAll) return std::nullopt;
         }
-        sendState(gen, RunState::Running,
-                  tr("Compare: %1 (%2/%3)")
-                      .arg(QString::fromLatin1(toString(m)))
-                      .arg(qulonglong(i + 1))
-                      .arg(qulonglong(n)));
+        modeText = tr("Compare: %1 (%2/%3)")
+                       .arg(QString::fromLatin1(toString(m)))
+                       .arg(qulonglong(i + 1))
+                       .arg(qulonglong(n));
+        phase.clear();
+        sendState(gen, RunState::Running, modeText);
         return src.get_token();
     };
-    hooks.progress = [&](SearchMode, const Progress&) { waitWhilePaused(gen); };
+    // The phase of the running mode in the status line (on a large mesh the start trees
+    // and baselines take a while).
+    hooks.progress = [&](SearchMode, const Progress& p) {
+        if (!p.final && p.phase != phase) {
+            phase = p.phase;
+            sendState(gen, RunState::Running,
+                      modeText + QStringLiteral(", ") + QString::fromStdString(phase));
+        }
+        waitWhilePaused(gen);
+    };
     CompareOptions options;
     options.stopAtFirstError = false; // a failed baseline is a row of its own
     options.progressInterval = 0.25;

@@ -318,6 +318,14 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
 }
 
 void SearchPanel::addSnapshot(const SearchSnapshot& s) {
+    const QString left =
+        s.secondsLeft >= 0 && !s.final ? tr(", %1 left").arg(duration(s.secondsLeft)) : QString();
+    if (s.currentCost <= 0 && !s.final) {
+        // A phase before annealing (start trees, baselines): nothing to plot yet, and on a
+        // large mesh it may take a while, so say what runs.
+        m_status->setText(tr("%1, %2 s").arg(s.phase).arg(s.activeSeconds, 0, 'f', 1) + left);
+        return;
+    }
     const double x = double(s.iteration);
     if (s.currentCost > 0) m_cur->addData(x, s.currentCost);
     if (s.bestCost > 0) m_best->addData(x, s.bestCost);
@@ -349,6 +357,7 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
                                  .arg(s.bestCost, 0, 'g', 4)
                                  .arg(energyText(s.bestEnergy), cyclesText(s.bestDelay)));
     m_status->setText(
+        (s.phase.isEmpty() || s.final ? QString() : s.phase + QStringLiteral(": ")) +
         tr("iteration %1 / %2, T %3, acceptance %4%, %5 s%6")
             .arg(s.iteration)
             .arg(s.total)
@@ -356,8 +365,7 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
             .arg(s.acceptanceRate * 100, 0, 'f', 0)
             .arg(s.activeSeconds, 0, 'f', 1)
             .arg(s.segment > 0 ? tr(" (restarted %1x after edits)").arg(s.segment) : QString()) +
-        (s.secondsLeft >= 0 && !s.final ? tr(", %1 left").arg(duration(s.secondsLeft))
-                                        : QString()));
+        left);
 }
 
 } // namespace tilescope::ui
