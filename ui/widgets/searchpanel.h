@@ -37,10 +37,10 @@ class SearchPanel : public QWidget {
     // A finished search left a result to adopt. While a run is active "Adopt best" is
     // always available (the worker adopts its best so far).
     void setAdoptEnabled(bool on);
-    // Start needs a model: without one there is nothing to search.
+    // Start needs a model.
     void setCanStart(bool on);
     bool adoptEnabled() const;
-    // The best-so-far line: kept while paused, so a pause never hides the result.
+    // The best-so-far line: kept while paused.
     QString bestText() const;
     QCustomPlot* plot() const { return m_plot; }
     int pointCount() const;
@@ -53,6 +53,8 @@ class SearchPanel : public QWidget {
     void objectiveEdited(const tilescope::Objective& o);
 
   private:
+    // The live plot: objective, E and D, T and acceptance in three strips over the iteration.
+    void buildPlot();
     QSpinBox* m_seed;
     QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;
