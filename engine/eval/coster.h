@@ -1,6 +1,6 @@
 // The costing of an analysed tree (internal to engine/eval): per segment its traffic,
 // energy and bounds, the segments chained (costing.cpp), the run's totals and, in detail
-// mode, per-node figures and S-T intervals (evaluator.cpp).
+// mode, per-node figures and S-T intervals (evaluator.cpp, costing.cpp).
 #pragma once
 
 #include "eval/analyser.h"

@@ -73,7 +73,7 @@ class TransferGeometry {
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;
     // What output box o needs of a producer whose output is not in the input's own
-    // coordinates, as boxes in the producer's [b, c, h, w] (see transfers.cpp).
+    // coordinates, as boxes in the producer's [b, c, h, w] (see transfer_geometry.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
     void producerWants(int layer, size_t k, const Box& o, std::vector<Box>& out) const; // appends
     // The order a compute of output box o cuts its stages in (kActOrder or kChannelOrder:

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <filesystem>
 #include <limits>
 #include <sqlite3.h>
@@ -77,10 +78,37 @@ class Statement {
     }
     long long columnInt(int i) const { return sqlite3_column_int64(m_stmt, i); }
 
+    // Binds parameters 1..N in order, each by its type (text, integer, real).
+    template <class... Values> void bindAll(const Values&... values) {
+        int i = 0;
+        (bindOne(++i, values), ...);
+    }
+    // Reads columns 0..N-1 of the current row into the variables, in order.
+    template <class... Values> void readAll(Values&... values) const {
+        int i = 0;
+        (readOne(i++, values), ...);
+    }
+
   private:
+    void bindOne(int i, const std::string& s) { text(i, s); }
+    void bindOne(int i, double d) { real(i, d); }
+    template <std::integral T> void bindOne(int i, T v) { integer(i, (long long)v); }
+    void readOne(int i, std::string& s) const { s = columnText(i); }
+    void readOne(int i, double& d) const { d = columnReal(i); }
+    void readOne(int i, bool& b) const { b = columnInt(i) != 0; }
+    template <std::integral T> void readOne(int i, T& v) const { v = T(columnInt(i)); }
+
     sqlite3_stmt* m_stmt = nullptr;
     int m_rc = SQLITE_ERROR;
 };
+
+// Calls fn with a row's fields in kColumns' order: what a point writes and what reading the
+// runs back gives, so the two can never disagree about which column is which.
+template <class Row, class Fn> void withColumns(Row& r, Fn&& fn) {
+    fn(r.point, r.model, r.modelSha256, r.hwName, r.hwJson, r.batch, r.objectiveN, r.objectiveM,
+       r.seed, r.mode, r.valid, r.reason, r.energyPj, r.delayCycles, r.cost, r.dramBytes,
+       r.nocHopBytes, r.elapsedS, r.iterations, r.treeJson, r.searchJson, r.createdAt);
+}
 
 } // namespace
 
@@ -191,28 +219,9 @@ Result<bool> SweepStore::insert(const SweepRow& r) {
         exec("ROLLBACK", "");
         return e;
     }
-    st.text(1, r.point);
-    st.text(2, r.model);
-    st.text(3, r.modelSha256);
-    st.text(4, r.hwName);
-    st.text(5, r.hwJson);
-    st.integer(6, r.batch);
-    st.real(7, r.objectiveN);
-    st.real(8, r.objectiveM);
-    st.integer(9, (long long)r.seed);
-    st.text(10, r.mode);
-    st.integer(11, r.valid ? 1 : 0);
-    st.text(12, r.reason);
-    st.real(13, r.energyPj);
-    st.real(14, r.delayCycles);
-    st.real(15, r.cost);
-    st.real(16, r.dramBytes);
-    st.real(17, r.nocHopBytes);
-    st.real(18, std::isfinite(r.elapsedS) ? r.elapsedS : 0.0);
-    st.integer(19, r.iterations);
-    st.text(20, r.treeJson);
-    st.text(21, r.searchJson);
-    st.text(22, r.createdAt);
+    SweepRow row = r;
+    if (!std::isfinite(row.elapsedS)) row.elapsedS = 0; // a row always has a wall time
+    withColumns(row, [&st](const auto&... field) { st.bindAll(field...); });
     if (sqlite3_step(st.get()) != SQLITE_DONE) {
         Error e = sqlError("point " + r.point);
         exec("ROLLBACK", "");
@@ -233,28 +242,7 @@ Result<std::vector<SweepRow>> SweepStore::rows() const {
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
         SweepRow r;
-        r.point = st.columnText(0);
-        r.model = st.columnText(1);
-        r.modelSha256 = st.columnText(2);
-        r.hwName = st.columnText(3);
-        r.hwJson = st.columnText(4);
-        r.batch = int(st.columnInt(5));
-        r.objectiveN = st.columnReal(6);
-        r.objectiveM = st.columnReal(7);
-        r.seed = std::uint64_t(st.columnInt(8));
-        r.mode = st.columnText(9);
-        r.valid = st.columnInt(10) != 0;
-        r.reason = st.columnText(11);
-        r.energyPj = st.columnReal(12);
-        r.delayCycles = st.columnReal(13);
-        r.cost = st.columnReal(14);
-        r.dramBytes = st.columnReal(15);
-        r.nocHopBytes = st.columnReal(16);
-        r.elapsedS = st.columnReal(17);
-        r.iterations = st.columnInt(18);
-        r.treeJson = st.columnText(19);
-        r.searchJson = st.columnText(20);
-        r.createdAt = st.columnText(21);
+        withColumns(r, [&st](auto&... field) { st.readAll(field...); });
         out.push_back(std::move(r));
     }
     if (rc != SQLITE_DONE) return sqlError("read runs");
