@@ -47,6 +47,15 @@ SearchConfig runConfig(std::uint64_t seed, int batch, long long iterations) {
     return c;
 }
 
+// The Set portfolio's two chains under E^2 D (edge's objective) at batch 8.
+SearchConfig portfolioConfig(std::uint64_t seed, long long iterations, int threads) {
+    SearchConfig c = runConfig(seed, 8, iterations);
+    c.chains = 2;
+    c.threads = threads;
+    c.objective = {2, 1};
+    return c;
+}
+
 Hardware edge() {
     Hardware hw;
     if (!presetHardware("edge", hw)) qFatal("no edge preset");
@@ -451,10 +460,8 @@ class TestSearch : public QObject {
         QFETCH(int, mode);
         QFETCH(int, type);
         const Network& net = sample("resnet50");
-        SearchConfig c;
+        SearchConfig c = runConfig(1, 8, 600);
         c.mode = SearchMode(mode);
-        c.totalBatch = 8;
-        c.iterations = 600;
         auto r = runSearch(net, edge(), c);
         CHECK_OK(r);
         QVERIFY(r->best.valid);
@@ -466,10 +473,8 @@ class TestSearch : public QObject {
 
     void randomSearchKeepsTheBest() {
         const Network& net = sample("resnet50");
-        SearchConfig c;
+        SearchConfig c = runConfig(1, 8, 300);
         c.mode = SearchMode::Random;
-        c.totalBatch = 8;
-        c.iterations = 300;
         auto r = runSearch(net, edge(), c);
         CHECK_OK(r);
         const auto& ch = r->chains[0];
@@ -479,9 +484,7 @@ class TestSearch : public QObject {
 
     void pinsSurviveARun() {
         const Network& net = sample("resnet50");
-        SearchConfig c;
-        c.totalBatch = 8;
-        c.iterations = 500;
+        SearchConfig c = runConfig(1, 8, 500);
         auto base = defaultInitialTree(net, edge(), SearchMode::Set, 8, c.objective);
         CHECK_OK(base);
         c.initialTree = pinnedStart(net, *base);
@@ -501,9 +504,7 @@ class TestSearch : public QObject {
 
     void continuesFromAGivenTree() {
         const Network& net = sample("resnet50");
-        SearchConfig c;
-        c.totalBatch = 8;
-        c.iterations = 300;
+        SearchConfig c = runConfig(1, 8, 300);
         auto first = runSearch(net, edge(), c);
         CHECK_OK(first);
         c.initialTree = first->bestTree;
@@ -526,9 +527,7 @@ class TestSearch : public QObject {
 
     void progressAndStop() {
         const Network& net = sample("resnet50");
-        SearchConfig c;
-        c.totalBatch = 8;
-        c.iterations = 100000; // far more than the test lets run
+        SearchConfig c = runConfig(1, 8, 100000); // far more than the test lets run
         c.chains = 2;
         c.threads = 2;
         c.progressInterval = 0.02;
@@ -678,10 +677,7 @@ class TestSearch : public QObject {
     void setNeverLosesToItsSeeds() {
         const Network& net = sample("googlenet");
         const Hardware hw = edge();
-        SearchConfig base = runConfig(5, 8, 300);
-        base.chains = 2;
-        base.threads = 2;
-        base.objective = {2, 1};
+        const SearchConfig base = portfolioConfig(5, 300, 2);
         std::vector<SearchResult> done;
         for (SearchMode m : compareModes()) {
             std::vector<const SearchResult*> earlier;
@@ -713,10 +709,7 @@ class TestSearch : public QObject {
     void standaloneSetWarmsUpWithinItsBudget() {
         const Network& net = sample("resnet50");
         const Hardware hw = edge();
-        SearchConfig c = runConfig(3, 8, 400);
-        c.chains = 2;
-        c.threads = 1;
-        c.objective = {2, 1};
+        SearchConfig c = portfolioConfig(3, 400, 1);
         // By default no warm-up: chain 0 from the start, chain 1 from the best baseline tree.
         auto plainStart = runSearch(net, hw, c);
         CHECK_OK(plainStart);

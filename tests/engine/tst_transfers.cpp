@@ -44,6 +44,22 @@ LeafMapping partition(int pk, int pb, int ph, int pw) {
     return m;
 }
 
+// One NoC piece a tile sends: its bytes, the links of its route and the consumer input.
+struct SentPiece {
+    int tile;
+    double bytes;
+    std::vector<int> route;
+    size_t input;
+};
+
+SendLog sendLogOf(std::initializer_list<SentPiece> pieces) {
+    SendLog log;
+    log.clear();
+    for (const SentPiece& p : pieces)
+        log.add(p.tile, p.bytes, p.route, p.input);
+    return log;
+}
+
 } // namespace
 
 class TestTransfers : public QObject {
@@ -274,11 +290,7 @@ void TestTransfers::sendLogSharesALink() {
     // Tile 0: 16/3; tile 1: 4 + 6 = 10 (its own 8 bytes plus the most others put on one of
     // its links, 4, is 12: no cap). The busiest is tile 1 with 10, 5 per piece.
     const Mesh mesh(defaultHardware(2, 2, "pace"));
-    SendLog log;
-    log.clear();
-    log.add(0, 4, {1}, 0);
-    log.add(1, 2, {1}, 0);
-    log.add(1, 6, {2}, 1);
+    SendLog log = sendLogOf({{0, 4, {1}, 0}, {1, 2, {1}, 0}, {1, 6, {2}, 1}});
     QCOMPARE(log.paced(mesh), 10.0);
     QCOMPARE(log.pieceTime(), 5.0);
     // Per input: input 0 is A on tile 0 (16/3) and B on tile 1 (4); input 1 is C (6).
@@ -294,11 +306,7 @@ void TestTransfers::sendLogHeldUpOnce() {
     // the senders' shares adding up to 2 nothing caps it. Tile 0's pieces add up to 16,
     // but the others' bytes hold it up once: its 8 bytes plus tile 1's 4 on the link, 12.
     const Mesh mesh(defaultHardware(2, 2, "held"));
-    SendLog log;
-    log.clear();
-    log.add(0, 4, {1}, 0);
-    log.add(0, 4, {1}, 0);
-    log.add(1, 4, {1}, 0);
+    SendLog log = sendLogOf({{0, 4, {1}, 0}, {0, 4, {1}, 0}, {1, 4, {1}, 0}});
     QCOMPARE(log.paced(mesh), 12.0);
     QCOMPARE(log.pieceTime(), 6.0);
     // Sending nothing takes nothing.
