@@ -651,6 +651,13 @@ void TestOnnxImport::badFiles() {
              QString::fromStdString(path + ": not a valid ONNX model (protobuf parse failed)"));
 }
 
+// A bad-model row: mb with `output` as the graph's output, and what the message must name.
+void addBadModel(const char* row, ModelBuilder& mb, const std::string& output,
+                 const QStringList& mustContain) {
+    mb.output(output);
+    QTest::newRow(row) << QByteArray::fromStdString(mb.bytes()) << mustContain;
+}
+
 // The bytes of a model whose one conv `conv` reads input "x" of `dims`, built by `mb`
 // (an opset or IR version of its own where a case needs one).
 QByteArray oneConvModel(ModelBuilder mb, const std::vector<DimSpec>& dims,
@@ -679,10 +686,8 @@ void TestOnnxImport::badModels_data() {
         mb.conv("c1", "x", "a");
         mb.node("FancyOp", "fancy", {"a"}, {"b"});
         mb.conv("c2", "b", "y", 8, 8);
-        mb.output("y");
-        QTest::newRow("unsupported op")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'fancy' (FancyOp): unsupported operator"};
+        addBadModel("unsupported op", mb, "y",
+                    QStringList{"node 'fancy' (FancyOp): unsupported operator"});
     }
     QTest::newRow("dynamic H blocks Conv")
         << oneConvModel(ModelBuilder(),
@@ -697,10 +702,8 @@ void TestOnnxImport::badModels_data() {
         mb.input("x", {std::string("N"), 3, 2, 2});
         mb.weight("w", {8, 3, 5, 5});
         mb.node("Conv", "big", {"x", "w"}, {"y"});
-        mb.output("y");
-        QTest::newRow("kernel larger than input")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'big' (Conv)", "zero-sized output"};
+        addBadModel("kernel larger than input", mb, "y",
+                    QStringList{"node 'big' (Conv)", "zero-sized output"});
     }
     {
         // Reshape whose target comes from a non-constant (a network input): the conv after
@@ -710,18 +713,14 @@ void TestOnnxImport::badModels_data() {
         mb.input("shape", {4});
         mb.node("Reshape", "reshape_dyn", {"x", "shape"}, {"r"});
         mb.conv("after", "r", "y");
-        mb.output("y");
-        QTest::newRow("non-constant reshape")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'after' (Conv)", "unknown shape", "reshape_dyn"};
+        addBadModel("non-constant reshape", mb, "y",
+                    QStringList{"node 'after' (Conv)", "unknown shape", "reshape_dyn"});
     }
     {
         ModelBuilder mb;
         mb.input("x", {std::string("N"), 3, 8, 8});
         mb.conv("c", "nowhere", "y");
-        mb.output("y");
-        QTest::newRow("dangling input")
-            << QByteArray::fromStdString(mb.bytes()) << QStringList{"node 'c' (Conv)", "'nowhere'"};
+        addBadModel("dangling input", mb, "y", QStringList{"node 'c' (Conv)", "'nowhere'"});
     }
     // The conv's weight expects 3 input channels.
     QTest::newRow("channel mismatch")
@@ -737,10 +736,8 @@ void TestOnnxImport::badModels_data() {
         mb.node("Reshape", "reshape", {"x", "s"}, {"r"});
         mb.weight("w", {4, 4});
         mb.node("MatMul", "matmul", {"r", "w"}, {"y"});
-        mb.output("y");
-        QTest::newRow("untyped input into Shape")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'matmul' (MatMul)", "unknown shape", "reshape"};
+        addBadModel("untyped input into Shape", mb, "y",
+                    QStringList{"node 'matmul' (MatMul)", "unknown shape", "reshape"});
     }
     {
         // A Slice with fewer axes than starts: the importer read past the axes (found by
@@ -752,10 +749,9 @@ void TestOnnxImport::badModels_data() {
         mb.ints("axes", {1});
         mb.node("Slice", "short_axes", {"x", "starts", "ends", "axes"}, {"y"});
         mb.conv("c", "y", "z", 1, 8);
-        mb.output("z");
-        QTest::newRow("slice axes shorter than starts")
-            << QByteArray::fromStdString(mb.bytes())
-            << QStringList{"node 'short_axes' (Slice)", "axes (1) and starts (2) differ in length"};
+        addBadModel(
+            "slice axes shorter than starts", mb, "z",
+            QStringList{"node 'short_axes' (Slice)", "axes (1) and starts (2) differ in length"});
     }
 }
 
