@@ -42,26 +42,21 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = "resnet50,googlenet,mobilenet_v2,transformer"
-SETS = {
-    "untuned": ["6x6", "16x16", "4x8", "12x12+slowdram", "8x8+fastlinks", "10x10+4sides",
-                "6x6+slowdram", "14x14"],
-    "six": ["cloud", "8x8", "6x6+4sides", "cloud+fastlinks", "8x8+slowdram", "10x10"],
-    "matrix": ["testchip", "edge"],
-    "fresh1": ["5x5", "7x7", "9x9", "11x11", "8x8+4sides", "12x12+fastlinks",
-               "10x10+slowdram", "5x10"],
-    "fresh2": ["3x3", "9x9+4sides", "13x13", "6x12", "4x4+slowdram", "7x7+fastlinks",
-               "16x16+slowdram", "10x10+fastlinks+4sides"],
-    "fresh3": ["4x6", "7x9", "11x13", "15x15", "6x10+slowdram", "9x12+fastlinks",
-               "14x14+4sides", "3x8"],
-    "fresh4": ["5x7", "8x10", "12x16", "6x9+4sides", "10x14+slowdram", "4x12+fastlinks",
-               "13x15", "7x8+slowdram+4sides"],
-    "fresh5": ["6x8", "9x11", "12x14", "3x12", "5x9+slowdram", "8x12+4sides",
-               "11x11+fastlinks", "14x10+slowdram+4sides"],
-    "fresh6": ["4x10", "7x11", "10x13", "15x12", "6x7+slowdram", "9x10+fastlinks+4sides",
-               "12x12+slowdram+4sides", "16x8"],
-    "fresh7": ["5x6", "8x9", "11x14", "13x11", "7x12+slowdram", "10x11+4sides",
-               "6x14+fastlinks", "15x9+slowdram+4sides"],
-}
+# The meshes of each set, one set a line: its name, a colon, then its meshes.
+SET_LINES = """
+untuned: 6x6 16x16 4x8 12x12+slowdram 8x8+fastlinks 10x10+4sides 6x6+slowdram 14x14
+six: cloud 8x8 6x6+4sides cloud+fastlinks 8x8+slowdram 10x10
+matrix: testchip edge
+fresh1: 5x5 7x7 9x9 11x11 8x8+4sides 12x12+fastlinks 10x10+slowdram 5x10
+fresh2: 3x3 9x9+4sides 13x13 6x12 4x4+slowdram 7x7+fastlinks 16x16+slowdram 10x10+fastlinks+4sides
+fresh3: 4x6 7x9 11x13 15x15 6x10+slowdram 9x12+fastlinks 14x14+4sides 3x8
+fresh4: 5x7 8x10 12x16 6x9+4sides 10x14+slowdram 4x12+fastlinks 13x15 7x8+slowdram+4sides
+fresh5: 6x8 9x11 12x14 3x12 5x9+slowdram 8x12+4sides 11x11+fastlinks 14x10+slowdram+4sides
+fresh6: 4x10 7x11 10x13 15x12 6x7+slowdram 9x10+fastlinks+4sides 12x12+slowdram+4sides 16x8
+fresh7: 5x6 8x9 11x14 13x11 7x12+slowdram 10x11+4sides 6x14+fastlinks 15x9+slowdram+4sides
+"""
+SETS = {name: meshes.split()
+        for name, meshes in (line.split(":") for line in SET_LINES.strip().splitlines())}
 
 
 def find_bench():
