@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Model-agreement sets (docs/isa.md, "Figures"): anneals each model on each mesh of a
+"""Model-agreement sets (docs/validation.md): anneals each model on each mesh of a
 named set as `tilescope-cli anneal --batch 8 --beta 20 --seed S` does (bench_codegen
 anneal: one chain, EDP), generates the program, replays it and prints, per set, how many
 rows have replay / estimate within [0.85, 1.15], the mean |log(ratio)|, the rows outside

@@ -7,18 +7,16 @@ namespace tilescope {
 
 namespace {
 
-// A time budget of S seconds per annealing mode holds for the whole comparison, about
-// 3 S on any mesh (docs/search.md "Budgets"): the constructions come out of SA's S, as
-// the baselines an anneal builds come out of its budget. dp-lp may take a quarter of it,
-// chiplet a tenth, and SA gets what they left (at least a twentieth of S).
-double modeSeconds(SearchMode mode, double perMode, double constructionSeconds) {
+// A time budget of S seconds per annealing mode holds for the whole comparison on any mesh
+// (docs/search.md "Budgets"): LS, LP and SA get S each, so SA anneals as long as a plain
+// anneal would; the constructions are bounded beside them, dp-lp by a quarter of S and
+// chiplet by a tenth, so the whole comparison takes at most about 3.35 S.
+double modeSeconds(SearchMode mode, double perMode) {
     switch (mode) {
     case SearchMode::DpLp:
         return 0.25 * perMode;
     case SearchMode::Chiplet:
         return 0.1 * perMode;
-    case SearchMode::Set:
-        return std::max(0.05 * perMode, perMode - constructionSeconds);
     default:
         return perMode;
     }
@@ -32,7 +30,6 @@ std::vector<CompareRun> compareStrategies(const Network& net, const Hardware& hw
     const std::vector<SearchMode> modes = compareModes();
     std::vector<CompareRun> runs;
     runs.reserve(modes.size());
-    double constructionSeconds = 0; // spent on dp-lp and chiplet so far
     for (std::size_t i = 0; i < modes.size(); ++i) {
         const SearchMode mode = modes[i];
         std::stop_token stop;
@@ -46,7 +43,7 @@ std::vector<CompareRun> compareStrategies(const Network& net, const Hardware& hw
             if (r.result) earlier.push_back(&*r.result);
         SearchConfig cfg = compareConfig(base, mode, earlier);
         if (options.progressInterval > 0) cfg.progressInterval = options.progressInterval;
-        if (base.seconds > 0) cfg.seconds = modeSeconds(mode, base.seconds, constructionSeconds);
+        if (base.seconds > 0) cfg.seconds = modeSeconds(mode, base.seconds);
         ProgressCallback progress;
         if (hooks.progress) progress = [&](const Progress& p) { hooks.progress(mode, p); };
 
@@ -56,8 +53,6 @@ std::vector<CompareRun> compareStrategies(const Network& net, const Hardware& hw
         run.mode = mode;
         run.wallSeconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (mode == SearchMode::DpLp || mode == SearchMode::Chiplet)
-            constructionSeconds += run.wallSeconds;
         const bool failed = !res;
         if (failed)
             run.error = res.error();
