@@ -20,8 +20,8 @@ struct Sim {
     const Hardware& hw;
     const SimOptions& opt;
     const Mesh mesh;
-    SimResult& R;
-    const FlatProgram f;
+    SimResult& result;
+    const FlatProgram flat;
     const size_t n;
     // Engines: per (tile, engine) the queue of its instructions in program order.
     std::vector<std::vector<size_t>> queue;
@@ -104,15 +104,15 @@ struct Sim {
     std::vector<double> linkBwOf;
 
     Sim(const Program& p, const Hardware& h, const SimOptions& o, SimResult& r)
-        : hw(h), opt(o), mesh(h), R(r), f(flatten(p)), n(f.ins.size()) {}
+        : hw(h), opt(o), mesh(h), result(r), flat(flatten(p)), n(flat.ins.size()) {}
 
     void init() {
-        R.total = n;
-        R.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
-        R.linkBytes.assign(size_t(mesh.linkCount()), 0);
+        result.total = n;
+        result.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
+        result.linkBytes.assign(size_t(mesh.linkCount()), 0);
         queue.resize(size_t(mesh.tiles()) * 3);
         for (size_t k = 0; k < n; ++k) {
-            const Instruction& i = *f.ins[k];
+            const Instruction& i = *flat.ins[k];
             queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
         }
         head.assign(queue.size(), 0);
@@ -124,7 +124,7 @@ struct Sim {
         posted.assign(n, 0);
         stageAt.assign(n + 1, 0);
         for (size_t k = 0; k < n; ++k)
-            stageAt[k + 1] = stageAt[k] + f.ins[k]->stages;
+            stageAt[k + 1] = stageAt[k] + flat.ins[k]->stages;
         stageEnd.assign(stageAt[n], 0);
         firstStart.assign(n, -1);
         finish.assign(n, 0);
@@ -132,24 +132,24 @@ struct Sim {
         version.assign(queue.size(), 0);
         depAt.assign(n + 1, 0);
         for (size_t k = 0; k < n; ++k)
-            depAt[k + 1] = depAt[k] + f.ins[k]->deps.size();
+            depAt[k + 1] = depAt[k] + flat.ins[k]->deps.size();
         depPos.resize(depAt[n]);
         for (size_t k = 0; k < n; ++k)
-            for (size_t d = 0; d < f.ins[k]->deps.size(); ++d)
-                depPos[depAt[k] + d] = std::uint32_t(f.index.at(f.ins[k]->deps[d].id));
+            for (size_t d = 0; d < flat.ins[k]->deps.size(); ++d)
+                depPos[depAt[k] + d] = std::uint32_t(flat.index.at(flat.ins[k]->deps[d].id));
         needAt.assign(n, std::numeric_limits<std::uint32_t>::max());
         for (size_t k = 0; k < n; ++k)
             for (size_t d = depAt[k]; d < depAt[k + 1]; ++d)
-                needAt[depPos[d]] = std::min(needAt[depPos[d]], f.ins[k]->id);
+                needAt[depPos[d]] = std::min(needAt[depPos[d]], flat.ins[k]->id);
         for (size_t k = 0; k < n; ++k)
-            if (needAt[k] == std::numeric_limits<std::uint32_t>::max()) needAt[k] = f.ins[k]->id;
+            if (needAt[k] == std::numeric_limits<std::uint32_t>::max()) needAt[k] = flat.ins[k]->id;
         // A STORE holds its in-order engine until the DRAM takes it: the SENDs queued behind
         // it need it as soon as they do.
         for (size_t e = 0; e < queue.size(); ++e) {
             if (e % 3 == loadEngine) continue;
             std::uint32_t after = std::numeric_limits<std::uint32_t>::max();
             for (auto it = queue[e].rbegin(); it != queue[e].rend(); ++it) {
-                if (f.ins[*it]->op == Op::Store) needAt[*it] = std::min(needAt[*it], after);
+                if (flat.ins[*it]->op == Op::Store) needAt[*it] = std::min(needAt[*it], after);
                 after = std::min(after, needAt[*it]);
             }
         }
@@ -164,7 +164,7 @@ struct Sim {
 
     void routeOf(size_t k) {
         if (routeAt[k] != kUnrouted) return;
-        const Instruction& i = *f.ins[k];
+        const Instruction& i = *flat.ins[k];
         tmp.clear();
         dsts.clear();
         if (i.op == Op::Store) {
@@ -194,12 +194,12 @@ struct Sim {
         ++version[e];
         if (head[e] >= queue[e].size() || waitsGrant[e]) return;
         const size_t k = queue[e][head[e]];
-        const Instruction& i = *f.ins[k];
+        const Instruction& i = *flat.ins[k];
         const std::uint32_t j = posted[k]; // next stage, 0-based
         Cycles start = engineFree[e];
         if (e % 3 == loadEngine && j == 0 && head[e] >= maxLoads) {
             const size_t q = queue[e][head[e] - maxLoads];
-            if (done[q] < f.ins[q]->stages) {
+            if (done[q] < flat.ins[q]->stages) {
                 waiters[q].push_back(e);
                 return;
             }
@@ -207,7 +207,7 @@ struct Sim {
         }
         for (size_t d = 0; d < i.deps.size(); ++d) {
             const size_t q = depPos[depAt[k] + d];
-            const std::uint32_t np = f.ins[q]->stages;
+            const std::uint32_t np = flat.ins[q]->stages;
             const std::uint32_t need =
                 opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
             if (done[q] < need) {
@@ -295,24 +295,24 @@ struct Sim {
         for (int l : links)
             end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBwOf[size_t(l)]));
         if (dram) {
-            R.dramBusy += bytes / dramBw;
+            result.dramBusy += bytes / dramBw;
             const int sides = std::popcount(unsigned(sideMask[k]));
             if (portBw > 0)
                 for (int s = 0; s < 4; ++s)
                     if (sideMask[k] >> s & 1u)
                         end = std::max(end, bookSide(size_t(s), start, bytes / sides / portBw));
             if (j == 0) {
-                R.dramBytes += double(i.bytes);
+                result.dramBytes += double(i.bytes);
                 for (int s = 0; s < 4; ++s)
                     if (sideMask[k] >> s & 1u)
-                        R.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
+                        result.dramSideBytes[size_t(s)] += double(i.bytes) / sides;
             }
         }
         // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
         if (j == 0) {
             for (int l : links)
-                R.linkBytes[size_t(l)] += double(i.bytes);
-            R.nocHopBytes += double(i.bytes) * double(links.size());
+                result.linkBytes[size_t(l)] += double(i.bytes);
+            result.nocHopBytes += double(i.bytes) * double(links.size());
         }
         return end;
     }
@@ -321,7 +321,7 @@ struct Sim {
     // acknowledging LOADs end now; DRAM transfers wait for the DRAM (grantDram()).
     void step(Cycles start, size_t e) {
         const size_t k = queue[e][head[e]];
-        const Instruction& i = *f.ins[k];
+        const Instruction& i = *flat.ins[k];
         const std::uint32_t j = posted[k]++;
         if (j == 0) firstStart[k] = start;
         const bool viaDram = i.op == Op::Store || (i.op == Op::Load && i.src == kDram);
@@ -355,18 +355,18 @@ struct Sim {
 
     // Stage done[k] of instruction k (engine e, issued at start) ends at end.
     void endStage(size_t k, size_t e, Cycles start, Cycles end) {
-        const Instruction& i = *f.ins[k];
+        const Instruction& i = *flat.ins[k];
         stageEnd[stageAt[k] + done[k]] = end;
         finish[k] = std::max(finish[k], end);
         ++done[k];
         if (end > std::max(start, busyUntil[e]))
-            R.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
+            result.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
         busyUntil[e] = std::max(busyUntil[e], end);
-        R.delay = std::max(R.delay, end);
+        result.delay = std::max(result.delay, end);
         if (done[k] == i.stages) {
-            ++R.completed;
+            ++result.completed;
             if (opt.recordTimeline)
-                R.timeline.push_back(
+                result.timeline.push_back(
                     {i.id, i.tile, i.engine(), i.op, i.layer, firstStart[k], finish[k]});
         }
         std::vector<size_t> wake;
@@ -397,7 +397,7 @@ struct Sim {
     // result's profile (with the timeline; equal neighbours merged).
     void keepDramProfile(size_t count) {
         if (!opt.recordTimeline) return;
-        auto& out = R.dramInUse;
+        auto& out = result.dramInUse;
         for (size_t q = 0; q < count; ++q) {
             const auto& [from, used] = dramUse[q];
             if (!out.empty() && out.back().first == from) out.pop_back();
@@ -508,7 +508,7 @@ struct Sim {
         }
         const DramReq r = dramQ.top();
         dramQ.pop();
-        const Instruction& i = *f.ins[r.k];
+        const Instruction& i = *flat.ins[r.k];
         const Cycles linkEnd =
             i.op == Op::Load ? transfer(r.k, i, r.j, now, 1.0 / i.stages) : r.linkEnd;
         // Its transfer's earlier stage has left the DRAM (dramLater): the stage takes what
@@ -541,16 +541,16 @@ struct Sim {
 
     void finishResult() {
         keepDramProfile(dramUse.size());
-        R.deadlockFree = R.completed == n;
-        if (!R.deadlockFree)
-            for (size_t e = 0; e < queue.size() && R.stuck.empty(); ++e)
+        result.deadlockFree = result.completed == n;
+        if (!result.deadlockFree)
+            for (size_t e = 0; e < queue.size() && result.stuck.empty(); ++e)
                 if (head[e] < queue[e].size()) {
-                    const Instruction& i = *f.ins[queue[e][head[e]]];
-                    R.stuck = "instruction " + std::to_string(i.id) + " on tile " +
-                              std::to_string(i.tile) + " (" + toString(i.engine()) +
-                              ") never became ready";
+                    const Instruction& i = *flat.ins[queue[e][head[e]]];
+                    result.stuck = "instruction " + std::to_string(i.id) + " on tile " +
+                                   std::to_string(i.tile) + " (" + toString(i.engine()) +
+                                   ") never became ready";
                 }
-        std::sort(R.timeline.begin(), R.timeline.end(),
+        std::sort(result.timeline.begin(), result.timeline.end(),
                   [](const SimInterval& a, const SimInterval& b) {
                       return a.start < b.start || (a.start == b.start && a.id < b.id);
                   });
@@ -560,15 +560,15 @@ struct Sim {
 } // namespace
 
 SimResult simulate(const Program& p, const Hardware& hw, const SimOptions& opt) {
-    SimResult R;
-    Sim sim(p, hw, opt, R);
+    SimResult result;
+    Sim sim(p, hw, opt, result);
     sim.init();
     for (size_t e = 0; e < sim.queue.size(); ++e)
         sim.consider(e);
     sim.initBandwidths();
     sim.run();
     sim.finishResult();
-    return R;
+    return result;
 }
 
 } // namespace tilescope
