@@ -56,6 +56,21 @@ SearchConfig portfolioConfig(std::uint64_t seed, long long iterations, int threa
     return c;
 }
 
+Hardware waferPreset() {
+    Hardware hw;
+    presetHardware("wafer", hw);
+    return hw;
+}
+
+// How long one evaluation of the layer-sequential tree takes in a fresh context, in ms (at
+// least 1): the unit time-budget tests scale their budgets and bounds by.
+qint64 freshEvaluationMs(const Network& net, const Hardware& hw, const EvalOptions& opt) {
+    QElapsedTimer once;
+    once.start();
+    evaluate(net, hw, RATree::layerSequential(net, 8), 8, opt);
+    return std::max<qint64>(1, once.elapsed());
+}
+
 Hardware edge() {
     Hardware hw;
     if (!presetHardware("edge", hw)) qFatal("no edge preset");
@@ -804,14 +819,10 @@ class TestSearch : public QObject {
     // baselines: thousands of evaluations) cannot pass.
     void timeBudgetHoldsOnAWaferMesh() {
         const Network& net = sample("resnet50");
-        Hardware wafer;
-        QVERIFY(presetHardware("wafer", wafer));
+        const Hardware wafer = waferPreset();
         EvalOptions opt;
         opt.objective = defaultObjective(wafer);
-        QElapsedTimer once;
-        once.start();
-        evaluate(net, wafer, RATree::layerSequential(net, 8), 8, opt);
-        const double evalSeconds = double(once.elapsed()) / 1000;
+        const double evalSeconds = double(freshEvaluationMs(net, wafer, opt)) / 1000;
         SearchConfig c;
         c.totalBatch = 8;
         c.objective = opt.objective;
@@ -873,16 +884,12 @@ class TestSearch : public QObject {
     // the tree is still a valid pipeline, costed in about the time given.
     void dpLpDegradesUnderADeadline() {
         const Network& net = sample("resnet50");
-        Hardware wafer;
-        QVERIFY(presetHardware("wafer", wafer));
+        const Hardware wafer = waferPreset();
         EvalOptions opt;
         opt.objective = defaultObjective(wafer);
         // The deadline and the bound scale with one fresh evaluation (sanitizer builds, a
         // loaded machine); the full table on this mesh is thousands of evaluations.
-        QElapsedTimer once;
-        once.start();
-        evaluate(net, wafer, RATree::layerSequential(net, 8), 8, opt);
-        const qint64 evalMs = std::max<qint64>(1, once.elapsed());
+        const qint64 evalMs = freshEvaluationMs(net, wafer, opt);
         const qint64 givenMs = std::max<qint64>(500, 2 * evalMs);
         Deadline d;
         d.at = Deadline::Clock::now() + std::chrono::milliseconds(givenMs);
