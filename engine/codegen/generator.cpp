@@ -41,10 +41,15 @@ void Generator::collectInvocations() {
         v.leaf = m_schedule.leafOfLayer[size_t(b.layer)];
         v.first = b.firstSample;
         v.last = b.lastSample;
-        v.start = b.start;
-        v.end = b.end;
         v.segInv = b.firstSample / std::max(1, m_schedule.segBatch);
-        m_invocations.push_back(v);
+        // A blocked leaf's blocks one after another over its interval.
+        const int blocks = m_schedule.leaves[size_t(v.leaf)].mapping.blocks();
+        for (int j = 0; j < blocks; ++j) {
+            v.block = j;
+            v.start = b.start + (b.end - b.start) * j / blocks;
+            v.end = j + 1 == blocks ? b.end : b.start + (b.end - b.start) * (j + 1) / blocks;
+            m_invocations.push_back(v);
+        }
     }
     std::stable_sort(m_invocations.begin(), m_invocations.end(),
                      [](const Invocation& a, const Invocation& b) {
@@ -282,7 +287,7 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
     long long& maxVol = cur.maxVol;
     const std::string partition = m.partitionLabel();
     for (int t = 0; t < leaf.tileCount; ++t) {
-        const Box b = tileBox(leaf, t, s0, s1);
+        const Box b = m_geometry.blockBox(leaf.layer, m, t, v.block, s0, s1);
         if (b.empty()) continue;
         maxVol = std::max(maxVol, b.volume());
         IrWorkload wl;

@@ -54,6 +54,7 @@ struct Invocation {
     int first = 0, last = 0;
     double start = 0, end = 0;
     int segInv = 0;
+    int block = 0; // of a blocked leaf: the block its tiles work on (docs/cost-model.md §2b)
 };
 
 // Where an instruction sits: its tile's stream and its position in it.

@@ -32,7 +32,8 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv) {
     WeightState& ws = m_weightState[size_t(leaf.layer)];
     ws.segInv = segInv;
     ws.fresh = true;
-    ws.remaining = std::max(1, m_schedule.segBatch / std::max(1, leaf.batch));
+    ws.remaining =
+        std::max(1, m_schedule.segBatch / std::max(1, leaf.batch)) * leaf.mapping.blocks();
     ws.region.clear();
     ws.load.clear();
     std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles

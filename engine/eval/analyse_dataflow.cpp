@@ -86,6 +86,13 @@ bool Analyser::keptOnce(int prod) {
     return true;
 }
 
+// Whether a layer's leaf works through its tiles' slices in blocks (mapping/mapper.h).
+bool Analyser::blocked(int layer) {
+    const int id = leafNode[size_t(layer)];
+    return ctx.mapper.map(tree.node(id).layer, work[size_t(id)].tileCount, tree.node(id).batch)
+        .blocked();
+}
+
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
@@ -103,7 +110,10 @@ void Analyser::dataFlow() {
         inputViaDram[size_t(l)].assign(ins.size(), 1);
         for (size_t k = 0; k < ins.size(); ++k)
             if (ins[k].producer >= 0) {
-                const bool d = viaDram(ins[k].producer, l);
+                // A blocked leaf reads its inputs and stores its output block by block
+                // through DRAM (docs/cost-model.md §2b).
+                const bool d =
+                    viaDram(ins[k].producer, l) || blocked(ins[k].producer) || blocked(l);
                 inputViaDram[size_t(l)][k] = d;
                 if (d)
                     writesDram[size_t(ins[k].producer)] = 1;
@@ -223,6 +233,7 @@ void Analyser::leafBuffers() {
             nw.wgt = mapping.weightPerTile;
             nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +
                      mapping.operandBPerTile + mapping.ofmapPerTile;
+            if (mapping.blocked()) nw.act *= 2; // a block computing, the next one loading
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
@@ -265,23 +276,12 @@ void Analyser::leafBuffers() {
     }
 }
 
-// A strided convolution reading its input from DRAM with its stride larger than its kernel:
-// the rows and columns no window needs travel with their neighbour's window, so the whole
-// tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s
-// rows of input for n output rows, not (n - 1) x s + k. The factor on the mapper's ifmap
-// per tile (1 elsewhere).
+// The factor on the mapper's ifmap per tile of a convolution reading its input from DRAM
+// with its stride larger than its kernel (mapping/mapper.h); 1 elsewhere.
 double Analyser::dramGapShare(int layer, const LeafMapping& mapping) const {
-    const Layer& ly = net.layers[size_t(layer)];
-    if (ly.kind != LayerKind::Conv || ly.inputs.size() != 1 || !inputViaDram[size_t(layer)][0])
-        return 1.0;
-    auto share = [](int out, int parts, int stride, int kernel, int dilation) {
-        const int n = (out + std::max(1, parts) - 1) / std::max(1, parts);
-        const int span = (kernel - 1) * dilation + 1;
-        if (stride <= span || n < 1) return 1.0;
-        return double(n * stride) / double((n - 1) * stride + span);
-    };
-    return share(ly.outH, mapping.ph, ly.strideH, ly.kernelH, ly.dilationH) *
-           share(ly.outW, mapping.pw, ly.strideW, ly.kernelW, ly.dilationW);
+    if (!inputViaDram[size_t(layer)].empty() && !inputViaDram[size_t(layer)][0]) return 1.0;
+    return tilescope::dramGapShare(net.layers[size_t(layer)], mapping.ph * mapping.bh,
+                                   mapping.pw * mapping.bw);
 }
 
 // The compute-only fill of an S cut (its `compute`): the first sub-batch passes its stages

@@ -196,6 +196,7 @@ void Analyser::assignSegments() {
 bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt,
              Analysis& analysis, Evaluation& ev) {
     Analyser analyser(ctx, tree, opt, analysis, ev);
+    ctx.mapper.setObjective(opt.objective.n, opt.objective.m); // blocked leaves choose by it
     if (auto err = validateStructure(tree, ctx.net, totalBatch))
         return analyser.invalid(-1, err->message);
     analyser.orderNodes();

@@ -96,6 +96,7 @@ struct Analyser {
     bool keptOnce(int prod);
     double outputSlice(int leaf);
     double invocationsOver(int producerLeaf, int node) const;
+    bool blocked(int layer);
     void dataFlow();
     void cimWeights();
     void leafBuffers();

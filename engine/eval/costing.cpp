@@ -102,6 +102,15 @@ void Coster::costSegment(size_t s) {
         segHop += hop;
         segInterHop += interHop;
         const double leafDram = traffic.actDram + traffic.weightDram;
+        if (mapping.blocked()) {
+            // Beyond each input read once and the output stored once (docs/cost-model.md §2b).
+            const Layer& ly = ctx.net.layers[size_t(l)];
+            const double once = double(ly.inputBytesPerSample() + ly.outputBytesPerSample()) *
+                                hw.dataBits / 8.0 * segBatch;
+            lw.leaf.blockingDram = std::max(0.0, traffic.actDram - once) * segInvocations;
+            ++ev.blockedLeaves;
+            ev.blockingDramBytes += lw.leaf.blockingDram;
+        }
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += traffic.actSide[d] + traffic.weightSide[d];
         if (traffic.weightDram > 0) byStart.push_back({lw.firstStart, &lw});

@@ -125,6 +125,8 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
     put(int(paceInputs));
+    if (leaf.mapping && leaf.mapping->blocked()) // blocked by the objective's choice
+        put(-leaf.mapping->bk), put(leaf.mapping->bh), put(leaf.mapping->bw);
     for (const LeafPlacement* p : prods) {
         if (!p)
             put(-1);

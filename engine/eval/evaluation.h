@@ -73,6 +73,15 @@ struct NodeFigures {
     Count weightProgrammings = 0, weightProgrammingsDefault = 0;
     PicoJoules weightWriteEnergy = 0;
     Cycles writeCycles = 0;
+    // Leaves whose slice does not fit their tiles' buffers work through it in blocks
+    // (docs/cost-model.md §2b): blocks per tile and invocation (1: the slice fits), what
+    // they split ("8 row blocks"), why (which data did not fit, and what was done instead),
+    // and the DRAM bytes of the whole run the blocking adds: what its inputs and output move
+    // beyond each input read once and the output stored once (halo rows and operand B read
+    // again per block).
+    int blocks = 1;
+    std::string blocking, blockingReason;
+    Bytes runBlockingDramBytes = 0;
 };
 
 struct Evaluation {
@@ -91,6 +100,10 @@ struct Evaluation {
     // Compute-in-memory: crossbar programmings of the whole run, and what the default
     // template's loop order would need under the same tree (docs/cost-model.md §8).
     Count weightProgrammings = 0, weightProgrammingsDefault = 0;
+    // Leaves working in blocks, and the DRAM bytes blocking adds over the whole run (the sum
+    // of NodeFigures::runBlockingDramBytes; counted without detail too).
+    int blockedLeaves = 0;
+    Bytes blockingDramBytes = 0;
 
     // Detail (filled when EvalOptions::detail is set).
     std::vector<NodeFigures> nodes; // indexed by tree node id

@@ -8,6 +8,7 @@
 #include "mapping/cim.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace tilescope {
@@ -26,6 +27,32 @@ const char* toString(Bound b) {
 
 double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o) {
     return std::pow(energy, o.n) * std::pow(delay, o.m);
+}
+
+namespace {
+
+std::string mib(double bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1024 / 1024);
+    return buf;
+}
+
+} // namespace
+
+// A blocked leaf's figures: its blocks and why (docs/cost-model.md §2b).
+void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& figures) {
+    const LeafMapping& m = *nw.leaf.mapping;
+    const LeafMapping whole = ctx.mapper.unblocked(nd.layer, nw.tileCount, nd.batch);
+    figures.blocks = m.blocks();
+    figures.blocking = m.blockLabel();
+    figures.runBlockingDramBytes = nw.leaf.blockingDram;
+    figures.blockingReason =
+        "its slice needs " +
+        mib(whole.ifmapPerTile + whole.operandBPerTile + whole.weightPerTile + whole.ofmapPerTile) +
+        " per tile (input " + mib(whole.ifmapPerTile + whole.operandBPerTile) + ", weights " +
+        mib(whole.weightPerTile) + ", output " + mib(whole.ofmapPerTile) + ") of a " +
+        mib(hw.bufferBytes) + " buffer: " + figures.blocking +
+        " per tile, two resident at a time, inputs read and output stored through DRAM";
 }
 
 // ---- Detail: per-node figures, S-T intervals, per-link bytes.
@@ -65,6 +92,7 @@ void Coster::nodeFigures() {
             figures.partition = mapping.partitionLabel();
             figures.partitionFactors = {mapping.pk, mapping.pb, mapping.ph, mapping.pw};
             figures.mapping = mapping.tiling;
+            if (mapping.blocked()) blockingFigures(nd, nw, figures);
             if (mapping.cim.used) {
                 figures.weightProgrammings =
                     Count(std::llround(nw.leaf.cimPrograms * segInvocations));

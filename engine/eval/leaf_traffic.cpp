@@ -219,17 +219,20 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     double actDelivered = 0;
     traffic.pace.assign(ly.inputs.size(), {});
     thread_local PaceProbe probe;
-    for (int inv = 0; inv < period; ++inv) {
+    // A blocked leaf's tiles work through their blocks in turn, each block's inputs read and
+    // output stored on their own (docs/cost-model.md §2b).
+    for (int step = 0; step < period * mapping.blocks(); ++step) {
+        const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
         const int s0 = inv * b, s1 = s0 + b;
         actTiles.clear();
         boxes.clear();
         for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box box = geo.tileBox(leaf.layer, mapping, t, s0, s1);
+            const Box box = geo.blockBox(leaf.layer, mapping, t, blk, s0, s1);
             if (box.empty()) continue;
             actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
             boxes.push_back(box);
         }
-        if (inv == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
+        if (step == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const InputGeom& geom = geo.input(leaf.layer, k);
             win.clear();

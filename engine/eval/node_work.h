@@ -42,7 +42,8 @@ struct LeafWork {
     int stageConsumers = 0;
     Bytes sentShared = 0;
     Bytes runDram = 0, runNocIn = 0, runNocOut = 0, runNocInside = 0; // whole run (detail)
-    Bytes runArray = 0; // whole run (detail): buffer <-> array bytes
+    Bytes runArray = 0;     // whole run (detail): buffer <-> array bytes
+    Bytes blockingDram = 0; // whole run: the DRAM bytes its blocking adds (costSegment())
     // Compute-in-memory (cimWeights): weights kept programmed over the segment invocation;
     // programmings per segment invocation (optimised and default order); the write cycles
     // the mapping's time holds but a kept invocation does not spend.

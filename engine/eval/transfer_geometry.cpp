@@ -66,25 +66,50 @@ TransferGeometry::TransferGeometry(const Network& net, int dataBits)
     }
 }
 
-Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const {
-    const Layer& ly = m_net.layers[size_t(layer)];
+namespace {
+
+// Partition slot t = ((ib*ph + ih)*pw + iw)*pk + ik of a mapping.
+std::array<int, 4> slotOf(const LeafMapping& m, int t) {
     const int ik = t % m.pk;
     int r = t / m.pk;
     const int iw = r % m.pw;
     r /= m.pw;
-    const int ih = r % m.ph;
-    const int ib = r / m.ph;
-    auto part = [](int ext, int p, int i, int& lo, int& hi) {
-        const int c = (ext + p - 1) / p;
-        lo = std::min(ext, i * c);
-        hi = std::min(ext, (i + 1) * c);
-    };
+    return {r / m.ph, ik, r % m.ph, iw}; // b, k, h, w
+}
+
+// Along one axis of extent ext cut into p parts of `blocks` ceil-sized chunks each: part i's
+// chunks [j0, j1) (all its chunks: [0, blocks)).
+void chunks(int ext, int p, int blocks, int i, int j0, int j1, int& lo, int& hi) {
+    const int c = (ext + p * blocks - 1) / (p * blocks);
+    lo = std::min(ext, (i * blocks + j0) * c);
+    hi = std::min(ext, (i * blocks + j1) * c);
+}
+
+} // namespace
+
+Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const auto [ib, ik, ih, iw] = slotOf(m, t);
     Box b;
-    part(s1 - s0, m.pb, ib, b.lo[0], b.hi[0]);
+    chunks(s1 - s0, m.pb, 1, ib, 0, 1, b.lo[0], b.hi[0]);
     b.lo[0] += s0, b.hi[0] += s0;
-    part(ly.outC, m.pk, ik, b.lo[1], b.hi[1]);
-    part(ly.outH, m.ph, ih, b.lo[2], b.hi[2]);
-    part(ly.outW, m.pw, iw, b.lo[3], b.hi[3]);
+    chunks(ly.outC, m.pk, m.bk, ik, 0, m.bk, b.lo[1], b.hi[1]);
+    chunks(ly.outH, m.ph, m.bh, ih, 0, m.bh, b.lo[2], b.hi[2]);
+    chunks(ly.outW, m.pw, m.bw, iw, 0, m.bw, b.lo[3], b.hi[3]);
+    return b;
+}
+
+Box TransferGeometry::blockBox(int layer, const LeafMapping& m, int t, int j, int s0,
+                               int s1) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const auto [ib, ik, ih, iw] = slotOf(m, t);
+    const int jk = j % m.bk, jw = (j / m.bk) % m.bw, jh = j / m.bk / m.bw;
+    Box b;
+    chunks(s1 - s0, m.pb, 1, ib, 0, 1, b.lo[0], b.hi[0]);
+    b.lo[0] += s0, b.hi[0] += s0;
+    chunks(ly.outC, m.pk, m.bk, ik, jk, jk + 1, b.lo[1], b.hi[1]);
+    chunks(ly.outH, m.ph, m.bh, ih, jh, jh + 1, b.lo[2], b.hi[2]);
+    chunks(ly.outW, m.pw, m.bw, iw, jw, jw + 1, b.lo[3], b.hi[3]);
     return b;
 }
 

@@ -69,7 +69,12 @@ class TransferGeometry {
     // Output box of partition slot t over samples [s0, s1): the mapper's ceil-sized chunks,
     // slot t = ((ib*ph + ih)*pw + iw)*pk + ik (k innermost, so slots that share an input are
     // adjacent). Empty when the partition over-splits a dimension.
+    // A blocked mapping's tile box is the hull of its blocks.
     Box tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const;
+    // Block j (0 <= j < m.blocks(), rows outermost, then columns, then channels) of slot t's
+    // output over samples [s0, s1): the finer partition's ceil-sized chunk (docs/cost-model.md
+    // §2b). The tileBox when the mapping is not blocked.
+    Box blockBox(int layer, const LeafMapping& m, int t, int j, int s0, int s1) const;
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;
     // What output box o needs of a producer whose output is not in the input's own

@@ -174,6 +174,7 @@ Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
         m_cLanes *= 2;
     m_kLanes = std::max(1, hw.macsPerTile / m_cLanes);
     m_npt.assign(net.layers.size(), -1.0);
+    setObjective(1, 1);
     // Same rule as the generator's input geometry: an input is read as [C, H, W] windows
     // when its size is whole planes of the layer's input rows x columns and, if a layer
     // produced it, that layer's output has exactly that shape.
@@ -202,19 +203,37 @@ Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
 
 double Mapper::npt(int layer) {
     double& v = m_npt[size_t(layer)];
-    if (v < 0) v = map(layer, 1, 1).cycles;
+    if (v < 0) {
+        // The work of the layer, not of its blocking: a layer that needs blocks on one tile
+        // weighs in the tile allocation as its unblocked slice would.
+        const LeafMapping& m = map(layer, 1, 1);
+        v = m.blocked() ? compute(layer, 1, 1, false).cycles : m.cycles;
+    }
     return v;
 }
 
 const LeafMapping& Mapper::map(int layer, int tiles, int batch) {
     ++m_calls;
     const auto k = key(layer, tiles, batch);
-    auto it = m_cache.find(k);
-    if (it != m_cache.end()) {
+    auto it = m_cache->find(k);
+    if (it != m_cache->end()) {
         ++m_hits;
         return it->second;
     }
-    return m_cache.emplace(k, compute(layer, tiles, batch)).first->second;
+    return m_cache->emplace(k, compute(layer, tiles, batch)).first->second;
+}
+
+void Mapper::setObjective(double n, double m) {
+    if (m_cache && n == m_energyExp && m == m_delayExp) return;
+    m_energyExp = n, m_delayExp = m;
+    for (auto& [objective, cache] : m_caches)
+        if (objective == std::pair(n, m)) {
+            m_cache = cache.get();
+            return;
+        }
+    m_caches.emplace_back(std::pair(n, m),
+                          std::make_unique<std::unordered_map<std::uint64_t, LeafMapping>>());
+    m_cache = m_caches.back().second.get();
 }
 
 LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
@@ -408,7 +427,7 @@ CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT,
     return c;
 }
 
-LeafMapping Mapper::compute(int layer, int tiles, int batch) const {
+LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) const {
     const Layer& l = m_net.layers[size_t(layer)];
     LeafMapping best;
     double bestScore = std::numeric_limits<double>::max();
@@ -441,9 +460,143 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch) const {
             }
         }
     }
+    // A slice that fits nowhere is blocked in time, when some blocking fits.
+    LeafMapping blocked;
+    if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
     return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
+}
+
+// ---- Temporal blocking (docs/cost-model.md §2b).
+
+double dramGapShare(const Layer& l, int ph, int pw) {
+    if (l.kind != LayerKind::Conv || l.inputs.size() != 1) return 1.0;
+    auto share = [](int out, int parts, int stride, int kernel, int dilation) {
+        const int n = (out + std::max(1, parts) - 1) / std::max(1, parts);
+        const int span = (kernel - 1) * dilation + 1;
+        if (stride <= span || n < 1) return 1.0;
+        return double(n * stride) / double((n - 1) * stride + span);
+    };
+    return share(l.outH, ph, l.strideH, l.kernelH, l.dilationH) *
+           share(l.outW, pw, l.strideW, l.kernelW, l.dilationW);
+}
+
+std::string LeafMapping::blockLabel() const {
+    if (!blocked()) return "";
+    std::string counts, names;
+    for (const auto& [n, what] : {std::pair(bk, "channel"), {bh, "row"}, {bw, "column"}})
+        if (n > 1) {
+            counts += (counts.empty() ? "" : " x ") + std::to_string(n);
+            names += (names.empty() ? "" : " x ") + std::string(what);
+        }
+    return counts + " " + names + " blocks";
+}
+
+// Tile partition `part` (pk, pb, ph, pw) with `blocks` (bk, bh, bw) per tile: the figures of
+// one block are those of the finer partition whose slots are the blocks (the same
+// ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
+LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
+                                    const std::array<int, 3>& blocks, bool withTiling) const {
+    const int b = blocks[0] * blocks[1] * blocks[2];
+    LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
+                                      part[3] * blocks[2], withTiling);
+    m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
+    m.bk = blocks[0], m.bh = blocks[1], m.bw = blocks[2];
+    m.cycles *= b;
+    m.ioLowerBound *= b;
+    if (m.cim.used) {
+        m.cim.computeCycles *= b;
+        m.cim.writeCycles *= b;
+        m.cim.exposedWrite *= b;
+    }
+    const int n = part[0] * part[1] * part[2] * part[3];
+    const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
+    m.peUtilisation =
+        m.macs > 0 ? double(m.macs) / peak
+                   : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
+    return m;
+}
+
+// The objective's cost of a blocked mapping, the leaf on its own: its DRAM bytes (each
+// block's input windows once per block over the tiles that share them, operand B once per
+// block and channel slice, the output once, the weights once) and its time (compute and
+// DRAM overlapped block by block, one block of the shorter exposed).
+double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) const {
+    const double db = m_hw.dataBits / 8.0;
+    const double slots = double(m.pk) * m.pb * m.ph * m.pw * m.blocks();
+    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast);
+    const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw;
+    const double out = double(l.outputBytesPerSample()) * batch * db;
+    const double bytes = in + opB + out + double(l.weightBytes) * db;
+    const double dram = bytes / std::max(1e-9, m_hw.dramBytesPerCycle);
+    const double delay = std::max(m.cycles, dram) + std::min(m.cycles, dram) / m.blocks();
+    const double energy = bytes * 8 * m_hw.energy.dramPjPerBit +
+                          double(m.macs) * m_hw.energy.macPj +
+                          m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes);
+    return m_energyExp * std::log(std::max(1e-9, energy)) +
+           m_delayExp * std::log(std::max(1e-9, delay));
+}
+
+// The best few tile partitions that do not over-split, each blocked along rows, columns or (a
+// layer without weights: operand B splits with them) output channels in the fewest blocks
+// that fit with two blocks resident (block counts doubling, then the least that fits between
+// the last two): the one the objective likes best.
+bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const {
+    const double cap = m_hw.bufferBytes;
+    // Its inputs come from DRAM (docs/cost-model.md §2b): a strided window holds its gaps.
+    auto fits = [&](const LeafMapping& m) {
+        const double in = m.ifmapPerTile * dramGapShare(l, m.ph * m.bh, m.pw * m.bw);
+        return m.weightPerTile + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
+    };
+    // The tile partitions compute() scores best unblocked, a few of them: bounded, so a
+    // memo miss of a blocked leaf stays cheap beside the search.
+    constexpr size_t kPartitions = 6;
+    std::vector<std::pair<double, std::array<int, 4>>> parts;
+    for (const auto& f : factorisations(tiles)) {
+        if (f[1] > batch || f[2] > l.outH || f[3] > l.outW || f[0] > l.outC) continue;
+        const LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false);
+        parts.push_back({m.cycles + (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) /
+                                        m_hw.nocBytesPerCycle,
+                         f});
+    }
+    std::sort(parts.begin(), parts.end());
+    if (parts.size() > kPartitions) parts.resize(kPartitions);
+    double bestCost = std::numeric_limits<double>::infinity();
+    std::array<int, 4> bestPart{};
+    std::array<int, 3> bestBlocks{};
+    for (const auto& [score, f] : parts) {
+        const int pk = f[0], ph = f[2], pw = f[3];
+        for (int axis = 0; axis < 3; ++axis) {
+            if (axis == 0 && l.weightBytes > 0) continue; // weights stay resident
+            const int room = axis == 0 ? l.outC / pk : axis == 1 ? l.outH / ph : l.outW / pw;
+            auto blocksOf = [&](int n) {
+                std::array<int, 3> b{1, 1, 1};
+                b[size_t(axis)] = n;
+                return b;
+            };
+            int lo = 1, hi = 0;
+            for (int n = 2; n <= room; n = std::min(room, n * 2)) {
+                if (fits(evaluateBlocked(l, batch, f, blocksOf(n), false))) {
+                    hi = n;
+                    break;
+                }
+                lo = n;
+                if (n == room) break;
+            }
+            if (hi == 0) continue;
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) / 2;
+                (fits(evaluateBlocked(l, batch, f, blocksOf(mid), false)) ? hi : lo) = mid;
+            }
+            const double cost =
+                blockedCost(l, batch, evaluateBlocked(l, batch, f, blocksOf(hi), false));
+            if (cost < bestCost) bestCost = cost, bestPart = f, bestBlocks = blocksOf(hi);
+        }
+    }
+    if (!std::isfinite(bestCost)) return false;
+    out = evaluateBlocked(l, batch, bestPart, bestBlocks, true);
+    return true;
 }
 
 } // namespace tilescope

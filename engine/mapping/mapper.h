@@ -7,7 +7,9 @@
 #include "hw/hardware.h"
 #include "model/network.h"
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,17 +33,25 @@ struct CimLeafMapping {
 
 struct LeafMapping {
     int pk = 1, pb = 1, ph = 1, pw = 1; // partition factors; pk*pb*ph*pw == group size
-    Cycles cycles = 0;                  // compute time of one invocation (slowest tile)
-    double peUtilisation = 0;           // useful MACs / (cycles x MACs of the group)
-    Count macs = 0;                     // MACs of one invocation (all tiles)
-    Count vectorOps = 0;                // vector-unit element operations of one invocation
-    Bytes ifmapPerTile = 0;             // input slice resident per tile (with halo)
-    Bytes operandBPerTile = 0;          // MatMul: operand B slice per tile
-    Bytes weightPerTile = 0;            // static weights resident per tile
-    Bytes ofmapPerTile = 0;             // output slice per tile
-    Bytes bufferAccessBytes = 0;        // global-buffer reads + writes by the PE array, all tiles
-    int inputMulticast = 1;             // tiles that need the same input slice
-    int weightMulticast = 1;            // tiles that need the same weight slice
+    // Temporal blocking (docs/cost-model.md §2b): a tile whose slice does not fit its buffer
+    // works through it in blocks, one after another: its output channels in bk blocks, its
+    // rows in bh, its columns in bw (TransferGeometry::blockBox). Each block reads its
+    // input window (halo included) and operand B from DRAM and stores its output there;
+    // the tile's weights stay resident. All 1 when the slice fits.
+    int bk = 1, bh = 1, bw = 1;
+    Cycles cycles = 0;        // compute time of one invocation (slowest tile)
+    double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
+    Count macs = 0;           // MACs of one invocation (all tiles)
+    Count vectorOps = 0;      // vector-unit element operations of one invocation
+    // Per tile; of a blocked mapping, per block (what one block holds: a tile keeps two
+    // blocks at once, one computing while the next loads and the last stores).
+    Bytes ifmapPerTile = 0;      // input slice resident per tile (with halo)
+    Bytes operandBPerTile = 0;   // MatMul: operand B slice per tile
+    Bytes weightPerTile = 0;     // static weights resident per tile
+    Bytes ofmapPerTile = 0;      // output slice per tile
+    Bytes bufferAccessBytes = 0; // global-buffer reads + writes by the PE array, all tiles
+    int inputMulticast = 1;      // tiles that need the same input slice
+    int weightMulticast = 1;     // tiles that need the same weight slice
     // Least buffer<->array traffic of one tile (each operand once, the input only where
     // its windows touch it, or the pebble bound on the array's local storage when larger:
     // docs/cost-model.md §2a); on MAC-array tiles bufferAccessBytes / n never falls below
@@ -55,28 +65,61 @@ struct LeafMapping {
     Count inputDmaRuns = 0;
     CimLeafMapping cim;
 
-    // The partition as the views, the report and the program show it: "K4 B1 H2 W2".
+    int blocks() const { return bk * bh * bw; }
+    bool blocked() const { return blocks() > 1; }
+    // The per-tile activation working set the buffer holds: one slice, or two blocks.
+    Bytes activationPerTile() const {
+        return (ifmapPerTile + operandBPerTile + ofmapPerTile) * (blocked() ? 2.0 : 1.0);
+    }
+    // What the blocks split, as the views and the report name it: "8 row blocks",
+    // "4 x 2 row x column blocks"; "" when not blocked.
+    std::string blockLabel() const;
+    // The partition as the views, the report and the program show it: "K4 B1 H2 W2" (with
+    // its blocks: "K4 B1 H2 W2, 8 row blocks").
     std::string partitionLabel() const {
-        return "K" + std::to_string(pk) + " B" + std::to_string(pb) + " H" + std::to_string(ph) +
-               " W" + std::to_string(pw);
+        std::string s = "K" + std::to_string(pk) + " B" + std::to_string(pb) + " H" +
+                        std::to_string(ph) + " W" + std::to_string(pw);
+        if (blocked()) s += ", " + blockLabel();
+        return s;
     }
 };
+
+// A strided convolution reading its input from DRAM with its stride larger than its kernel:
+// the rows and columns no window needs travel with their neighbour's window, so the whole
+// tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s rows
+// of input for n output rows, not (n - 1) x s + k. The factor on the ifmap per tile of a
+// partition with `ph` x `pw` output parts (1 for other layers).
+double dramGapShare(const Layer& l, int ph, int pw);
 
 class Mapper {
   public:
     Mapper(const Network& net, const Hardware& hw);
 
-    // Best mapping of `layer` for `batch` samples on `tiles` tiles (memoised).
+    // Best mapping of `layer` for `batch` samples on `tiles` tiles (memoised). A slice that
+    // does not fit the buffer is blocked in time, the blocking chosen by the objective.
     const LeafMapping& map(int layer, int tiles, int batch);
+    // The objective blocked mappings are chosen by (energy^n x delay^m; 1, 1 until set).
+    // Mappings already handed out stay valid: each objective has its own memo.
+    void setObjective(double n, double m);
+    // The same slice unblocked, whether or not it fits (not memoised: for reports).
+    LeafMapping unblocked(int layer, int tiles, int batch) const {
+        return compute(layer, tiles, batch, false);
+    }
     // Normalised processing time: one sample on one tile (docs/method.md §2 NPT of a leaf).
     double npt(int layer);
 
     long long calls() const { return m_calls; }
     long long hits() const { return m_hits; }
-    size_t cacheSize() const { return m_cache.size(); }
+    size_t cacheSize() const { return m_cache->size(); }
 
   private:
-    LeafMapping compute(int layer, int tiles, int batch) const;
+    LeafMapping compute(int layer, int tiles, int batch, bool mayBlock = true) const;
+    // The blocked mapping of a slice that does not fit (docs/cost-model.md §2b), or nothing
+    // when no blocking fits either.
+    bool blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const;
+    LeafMapping evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
+                                const std::array<int, 3>& blocks, bool withTiling) const;
+    double blockedCost(const Layer& l, int batch, const LeafMapping& m) const;
     // withTiling: also choose the per-tile loop order and blocking (bufferAccessBytes,
     // tiling, ioLowerBound), which the partition choice does not need.
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
@@ -93,7 +136,12 @@ class Mapper {
     // so each tile receives the whole per-sample tensor, as the instruction generator
     // lays it out (engine/codegen, InputGeom::sameAsProducer).
     std::vector<std::vector<char>> m_wholeInput;
-    std::unordered_map<std::uint64_t, LeafMapping> m_cache;
+    // One memo per objective (blocked mappings depend on it); m_cache is the current one.
+    std::vector<std::pair<std::pair<double, double>,
+                          std::unique_ptr<std::unordered_map<std::uint64_t, LeafMapping>>>>
+        m_caches;
+    std::unordered_map<std::uint64_t, LeafMapping>* m_cache = nullptr;
+    double m_energyExp = 1, m_delayExp = 1;
     std::vector<double> m_npt;
     long long m_calls = 0, m_hits = 0;
 };

@@ -14,12 +14,23 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
     if (totalBatch < 1) return Error{"batch " + std::to_string(totalBatch) + " is not positive"};
     RATree t = RATree::layerSequential(net, totalBatch);
     std::string why;
+    // The most samples per invocation whose slices fit the buffers; where every sub-batch
+    // needs a blocked leaf (docs/cost-model.md §2b), the one the objective likes best.
+    int blockedSb = 0;
+    double blockedCost = 0;
     for (int sb : divisorsOf(totalBatch)) {
         t.node(t.root).subBatch = sb;
         t.propagateBatches();
         const Evaluation e = evaluate(ctx, t, totalBatch, opt);
-        if (e.valid) return t;
-        why = e.reason;
+        if (e.valid && e.blockedLeaves == 0) return t;
+        if (e.valid && (blockedSb == 0 || e.cost < blockedCost))
+            blockedSb = sb, blockedCost = e.cost;
+        if (!e.valid) why = e.reason;
+    }
+    if (blockedSb > 0) {
+        t.node(t.root).subBatch = blockedSb;
+        t.propagateBatches();
+        return t;
     }
     return Error{"no valid layer-sequential schedule, even one sample per invocation: " + why};
 }
