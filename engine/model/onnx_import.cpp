@@ -263,8 +263,7 @@ Chw toChw(const std::vector<std::int64_t>& d, bool convRows) {
         // overflows.
         r.c = d[0], r.w = d.back();
         for (size_t i = 1; i + 1 < d.size(); ++i)
-            r.h = __int128(r.h) * d[i] > kMaxTensorElements ? kMaxTensorElements + 1
-                                                             : r.h * d[i];
+            r.h = __int128(r.h) * d[i] > kMaxTensorElements ? kMaxTensorElements + 1 : r.h * d[i];
     }
     return r;
 }
