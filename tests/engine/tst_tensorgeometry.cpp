@@ -68,8 +68,9 @@ void TestTensorGeometry::conv3dResidualAdds() {
     Mapper mapper(net, test::preset("cloud"));
     const LeafMapping& m = mapper.map(add, 144, 8);
     QVERIFY(m.ofmapPerTile > 0);
-    QVERIFY2(m.ifmapPerTile <= 2.5 * m.ofmapPerTile,
-             qPrintable(QStringLiteral("ifmap %1 ofmap %2").arg(m.ifmapPerTile).arg(m.ofmapPerTile)));
+    QVERIFY2(
+        m.ifmapPerTile <= 2.5 * m.ofmapPerTile,
+        qPrintable(QStringLiteral("ifmap %1 ofmap %2").arg(m.ifmapPerTile).arg(m.ofmapPerTile)));
     QVERIFY(m.ifmapPerTile < double(a.inputBytesPerSample()) / 4);
 }
 
@@ -104,7 +105,8 @@ void TestTensorGeometry::conv3dPartitionByHand() {
         // The input window in the folded rows: the kernel's 9 rows around the box with the
         // pad of 4 on top (docs/import.md: the halo of a folded row block is approximate).
         const Box w = geo.window(0, 0, o);
-        QCOMPARE(w, box({0, 0, std::max(0, 32 * t - 4), 0}, {1, 4, std::min(128, 32 * t + 36), 16}));
+        QCOMPARE(w,
+                 box({0, 0, std::max(0, 32 * t - 4), 0}, {1, 4, std::min(128, 32 * t + 36), 16}));
     }
     QCOMPARE(outputs, l.outputBytesPerSample());
     QCOMPARE(macs, l.macsPerSample());
