@@ -301,6 +301,42 @@ class EinsumAttention(nn.Module):
         return self.o(self.av(a, v).reshape(n, s, d))
 
 
+class Conv1dResNet(nn.Module):
+    """A 1-D conv net (audio / sensor style): a stem Conv1d, then two residual blocks
+    Conv1d -> BatchNorm1d -> ReLU -> Conv1d -> BatchNorm1d, added to the block input (the
+    second block adds in the other operand order), on [N, 16, 256] maps."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv1d(4, c, 3, padding=1), nn.ReLU())
+
+        def block():
+            return nn.Sequential(nn.Conv1d(c, c, 3, padding=1), nn.BatchNorm1d(c), nn.ReLU(),
+                                 nn.Conv1d(c, c, 3, padding=1), nn.BatchNorm1d(c))
+        self.b1, self.b2 = block(), block()
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = torch.relu(self.b1(x) + x)
+        return torch.relu(x + self.b2(x))
+
+
+class SegStem(nn.Module):
+    """The first four convolutions of a segmentation network on a 1024 x 2048 frame
+    (Cityscapes resolution): 3->32 s2, 32->32, 32->64 s2, 64->64, 3x3 with ReLU. Its maps
+    (tens of MB per sample) are larger than any chip's buffers."""
+
+    def __init__(self):
+        super().__init__()
+        layers = []
+        for cin, cout, stride in ((3, 32, 2), (32, 32, 1), (32, 64, 2), (64, 64, 1)):
+            layers += [nn.Conv2d(cin, cout, 3, stride=stride, padding=1), nn.ReLU()]
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.net(x)
+
+
 def swin_small():
     """torchvision's Swin Transformer cut to two stages of two blocks (plain and shifted
     windows, a patch merging between), embed dim 48: small enough for tests/data."""
@@ -502,6 +538,15 @@ TESTDATA = {
     "mobilenet_v3_small": (lambda: tvm.mobilenet_v3_small(weights=None), image),
     "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(weights=None), image),
     "convnext_tiny": (lambda: tvm.convnext_tiny(weights=None), image),
+    # Geometry of the other tensor ranks: a 3-D conv small enough to partition by hand and a
+    # 1-D conv net whose residual Adds must read their producers' [C, L] layout.
+    "conv3d_small": (lambda: nn.Conv3d(4, 8, 3, padding=1), lambda: torch.randn(1, 4, 8, 16, 16)),
+    "conv1d_resnet": (Conv1dResNet, lambda: torch.randn(1, 4, 256)),
+    # Workloads larger than the chip: a segmentation stem at 1024 x 2048 and a 2-block encoder
+    # at sequence length 4096 (attention scores 8 x 4096 x 4096 per sample).
+    "seg_stem_1024x2048": (SegStem, lambda: torch.randn(1, 3, 1024, 2048)),
+    "encoder_seq4096": (lambda: Encoder(layers=2, d=512, heads=8, ffn=2048),
+                        lambda: torch.randn(1, 4096, 512)),
 }
 
 # Exported with short tensor and node names (tests/data size).
@@ -527,7 +572,7 @@ def build(table, outdir, keep_value_info, only):
         # export does): the BN's scale merges into the weights, its shift becomes a bias.
         params = sum(p.numel() for p in model.parameters()) - sum(
             m.weight.numel() for m in model.modules()
-            if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d)))
+            if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)))
         m = strip_weights(export(model, example, keep_value_info), name + ".weights.bin")
         if name in SHORT_NAMES:
             m = shorten_names(m)

@@ -243,7 +243,7 @@ std::optional<std::vector<std::int64_t>> concrete(const std::optional<std::vecto
     return v;
 }
 
-Chw toChw(const std::vector<std::int64_t>& d) {
+Chw toChw(const std::vector<std::int64_t>& d, bool convRows) {
     Chw r;
     switch (d.size()) {
     case 0:
@@ -252,13 +252,18 @@ Chw toChw(const std::vector<std::int64_t>& d) {
         r.c = d[0];
         break;
     case 2:
-        r.c = d[1], r.h = d[0];
+        if (convRows)
+            r.c = d[0], r.w = d[1];
+        else
+            r.c = d[1], r.h = d[0];
         break;
     default:
-        r.c = d[0], r.h = d[1];
-        r.w = 1;
-        for (size_t i = 2; i < d.size(); ++i)
-            r.w *= d[i];
+        // The rows are the product of the middle axes, as foldAxes folds a 3-D conv's
+        // depth into its height; capped so that an absurd product fails narrow(), never
+        // overflows.
+        r.c = d[0], r.w = d.back();
+        for (size_t i = 1; i + 1 < d.size(); ++i)
+            r.h = __int128(r.h) * d[i] > kMaxTensorElements ? kMaxTensorElements + 1 : r.h * d[i];
     }
     return r;
 }

@@ -85,12 +85,15 @@ std::optional<std::vector<std::int64_t>> concrete(const std::optional<std::vecto
 // A non-negative int that fits the Layer geometry, or an error naming `what`.
 Result<int> narrow(std::int64_t v, const std::string& what);
 
-// Per-sample (C, H, W) of a feature map for the conv-shaped Layer geometry: NCHW-like
-// tensors keep their axes, matrices [rows, cols] become C = cols, H = rows (as Gemm does).
+// Per-sample (C, H, W) of a feature map for the conv-shaped Layer geometry, the way the
+// convolutions lay their outputs out: [C, H, W] keeps its axes, [C, D, H, W, ...] folds
+// the middle axes into the rows (C, D*H, W), as 3-D convolutions do. A matrix [rows, cols]
+// becomes C = cols, H = rows (as Gemm does), unless `convRows`: then it is a 1-D
+// convolution's [C, L] map, C = C, H = 1, W = L.
 struct Chw {
     std::int64_t c = 1, h = 1, w = 1;
 };
-Chw toChw(const std::vector<std::int64_t>& d);
+Chw toChw(const std::vector<std::int64_t>& d, bool convRows = false);
 
 // Elements per sample of any one tensor the importer accepts (2^40): byte sums stay far
 // from overflowing.

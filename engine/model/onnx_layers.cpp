@@ -516,7 +516,30 @@ Status Importer::makeEinsum(const ox::NodeProto& n) {
     return makeProduct(n, a, b, false, false, out);
 }
 
-// Vector, Eltwise and fallback layers: geometry is the output's per-sample shape.
+namespace {
+
+// Whether an activation of per-sample shape [a, b] is a 1-D convolution's [C, L] map rather
+// than a [tokens, features] matrix: a layer that writes it has one row of L columns
+// (a Conv1d, a 1-D pool, or a layer that took this geometry from one). Gemm and MatMul
+// write a single column, so a transformer's matrices never match (outW == b > 1), nor a
+// conv's output flattened to [C, H*W] (outH > 1).
+bool holdsConvRows(const std::vector<Layer>& layers, const Value& v) {
+    if (!v.shape) return false;
+    const auto d = perSampleDims(*v.shape);
+    if (!d || d->size() != 2) return false;
+    for (const LayerInput& p : v.parts) {
+        if (p.producer < 0) continue;
+        const Layer& l = layers[size_t(p.producer)];
+        if (l.outH == 1 && l.outW == (*d)[1] && ((*d)[1] > 1 || l.outC == (*d)[0])) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+// Vector, Eltwise and fallback layers: geometry is the output's per-sample shape, laid out
+// as the convolutions lay out theirs (toChw), so that a layer reads its producers' outputs
+// in the geometry they were written in and its input splits over tiles like theirs.
 Status Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value& outv,
                              Count weights, bool unsupported) {
     if (!outv.shape || !fullyKnown(*outv.shape)) {
@@ -528,12 +551,16 @@ Status Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value
     if (!od)
         return fail("output shape " + toString(*outv.shape) +
                     " mixes the batch into several dimensions");
-    Chw i = toChw(*od);
+    bool convRows = false; // a 1-D conv net's [C, L] maps: any operand's producer says so
+    for (int k = 0; k < n.input_size(); ++k)
+        if (hasIn(n, k) && !in(n, k).isConst)
+            convRows = convRows || holdsConvRows(m_net.layers, in(n, k));
+    Chw i = toChw(*od, convRows);
     const Chw o = i;
     for (int k = 0; k < n.input_size(); ++k) {
         const Value& v = in(n, k);
         if (!hasIn(n, k) || v.isConst || !v.shape) continue;
-        if (auto d = perSampleDims(*v.shape)) i = toChw(*d);
+        if (auto d = perSampleDims(*v.shape)) i = toChw(*d, convRows);
         break;
     }
     Layer l;

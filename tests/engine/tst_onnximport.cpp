@@ -189,6 +189,7 @@ class TestOnnxImport : public QObject {
     void shapeEvaluator();
     void recurrentUnrolled();
     void refusalsNameAlternatives();
+    void workloadsLargerThanChip();
 };
 
 // Expected figures per sample at batch 1.
@@ -306,6 +307,11 @@ void TestOnnxImport::torchvisionExtras_data() {
         {"mobilenet_v3_small (hard-swish, SE)", "mobilenet_v3_small.onnx", 56510400},
         {"regnet_y_400mf (grouped, SE)", "regnet_y_400mf.onnx", 401842848},
         {"convnext_tiny (LayerNorm, 7x7 depthwise)", "convnext_tiny.onnx", 4455531264},
+        {"Conv3d 4->8 k3 on 8x16x16", "conv3d_small.onnx", 1769472},
+        {"1-D conv net (residual Conv1d blocks)", "conv1d_resnet.onnx", 835584},
+        {"segmentation stem at 1024x2048", "seg_stem_1024x2048.onnx", 12532580352},
+        // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=4096, d=512, ffn=2048.
+        {"encoder at sequence 4096", "encoder_seq4096.onnx", 60129542144},
     };
     for (const Export& e : exports)
         QTest::newRow(e.what) << QString(e.file) << e.torchMacs;
@@ -969,6 +975,38 @@ void TestOnnxImport::refusalsNameAlternatives() {
         QVERIFY2(msg.contains("node 'tr' (Einsum)") && msg.contains("nearest supported: MatMul"),
                  qPrintable(msg));
     }
+}
+
+// The models of workloads larger than any chip's buffers import with the shapes they are
+// meant to have: the stem's maps (32 x 512 x 1024 after the first conv: 16 MB per sample)
+// and the encoder's attention scores, 8 heads x 4096 x 4096 per sample.
+void TestOnnxImport::workloadsLargerThanChip() {
+    auto stem = importOnnx((kData + "seg_stem_1024x2048.onnx").toStdString());
+    QVERIFY2(stem.ok(), stem.ok() ? "" : stem.error().message.c_str());
+    QCOMPARE(stem->layers.size(), size_t(4));
+    QCOMPARE(countKind(*stem, LayerKind::Conv), 4);
+    const Layer& first = stem->layers[0];
+    QCOMPARE(
+        std::vector<int>({first.inC, first.inH, first.inW, first.outC, first.outH, first.outW}),
+        std::vector<int>({3, 1024, 2048, 32, 512, 1024}));
+    const Layer& last = stem->layers[3];
+    QCOMPARE(std::vector<int>({last.outC, last.outH, last.outW}), std::vector<int>({64, 256, 512}));
+
+    auto enc = importOnnx((kData + "encoder_seq4096.onnx").toStdString());
+    QVERIFY2(enc.ok(), enc.ok() ? "" : enc.error().message.c_str());
+    // 2 x (6 Linear + QK^T + AV + Softmax + 2 LayerNorm + 2 Add)
+    QCOMPARE(enc->layers.size(), size_t(26));
+    QCOMPARE(countKind(*enc, LayerKind::MatMul), 4);
+    int scores = 0;
+    for (const Layer& l : enc->layers) {
+        if (l.kind != LayerKind::MatMul || l.name.find("/qk/") == std::string::npos) continue;
+        QCOMPARE(l.groups, 8);
+        QCOMPARE(l.outH, 4096);
+        QCOMPARE(l.outC, 8 * 4096);
+        QCOMPARE(l.outputBytesPerSample(), Count(8) * 4096 * 4096);
+        ++scores;
+    }
+    QCOMPARE(scores, 2);
 }
 
 QTEST_APPLESS_MAIN(TestOnnxImport)
