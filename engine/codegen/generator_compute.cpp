@@ -50,7 +50,8 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     c.layer = layerIdx;
     c.bytes = out.bytes;
     c.src = c.dst = act[a].tile;
-    const double busy = m.cycles - m.cim.exposedWrite; // crossbar writes are the PROGRAM's
+    // Crossbar writes are the PROGRAM's; a blocked leaf's time is its blocks' (one a step).
+    const double busy = (m.cycles - m.cim.exposedWrite) / m.blocks();
     c.cycles = std::uint64_t(std::max(1.0, std::ceil(busy * double(ob.volume()) / double(maxVol))));
     c.lo = ob.lo;
     c.hi = ob.hi;

@@ -61,9 +61,7 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
     // DRAM once and multicast to every tile whose window holds it. Parts no
     // window needs (stride > kernel) travel with their neighbour, so the whole
     // tensor is read exactly once, as the evaluator counts it.
-    Box ext;
-    ext.lo = {s0, 0, 0, 0};
-    ext.hi = {s1, g.C, g.H, g.W};
+    const Box ext = dramExtent(g, s0, s1, win, cur.m.blocked());
     const std::vector<DramCell> cells = dramCells(ext, win);
     std::vector<std::uint64_t> need(act.size(), 0);
     for (const auto& c : cells)

@@ -61,11 +61,9 @@ int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
 // whose windows hold it. Returns the bytes delivered (multicast copies counted).
 double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& geom, int s0,
                  int s1, const std::vector<Box>& win, const std::vector<int>& actTiles,
-                 LinkTally& act, LeafTraffic& traffic) {
+                 bool blocked, LinkTally& act, LeafTraffic& traffic) {
     thread_local std::vector<int> dst, route;
-    Box ext;
-    ext.lo = {s0, 0, 0, 0};
-    ext.hi = {s1, geom.C, geom.H, geom.W};
+    const Box ext = dramExtent(geom, s0, s1, win, blocked);
     double delivered = 0;
     for (const DramCell& c : dramCells(ext, win)) {
         const double bytes = double(geo.bytesOf(c.box.volume()));
@@ -240,7 +238,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 win.push_back(geo.window(leaf.layer, k, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
-                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, act, traffic);
+                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles,
+                                          mapping.blocked(), act, traffic);
                 continue;
             }
             wants.resize(boxes.size()); // keeps each consumer's capacity

@@ -77,12 +77,13 @@ std::array<int, 4> slotOf(const LeafMapping& m, int t) {
     return {r / m.ph, ik, r % m.ph, iw}; // b, k, h, w
 }
 
-// Along one axis of extent ext cut into p parts of `blocks` ceil-sized chunks each: part i's
-// chunks [j0, j1) (all its chunks: [0, blocks)).
+// Along one axis of extent ext cut into p parts of `blocks` ceil-sized chunks each, block
+// major (block j of part i is chunk j x p + i, so the parts' blocks j form one band and a
+// block's DRAM reads cover that band alone): the hull of part i's blocks [j0, j1).
 void chunks(int ext, int p, int blocks, int i, int j0, int j1, int& lo, int& hi) {
     const int c = (ext + p * blocks - 1) / (p * blocks);
-    lo = std::min(ext, (i * blocks + j0) * c);
-    hi = std::min(ext, (i * blocks + j1) * c);
+    lo = std::min(ext, (j0 * p + i) * c);
+    hi = std::min(ext, ((j1 - 1) * p + i + 1) * c);
 }
 
 } // namespace
@@ -97,6 +98,20 @@ Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, in
     chunks(ly.outH, m.ph, m.bh, ih, 0, m.bh, b.lo[2], b.hi[2]);
     chunks(ly.outW, m.pw, m.bw, iw, 0, m.bw, b.lo[3], b.hi[3]);
     return b;
+}
+
+Box dramExtent(const InputGeom& g, int s0, int s1, const std::vector<Box>& windows, bool blocked) {
+    Box ext;
+    ext.lo = {s0, 0, 0, 0};
+    ext.hi = {s1, g.C, g.H, g.W};
+    if (!blocked || windows.empty()) return ext;
+    Box hull = windows.front();
+    for (const Box& w : windows)
+        for (size_t i = 0; i < 4; ++i) {
+            hull.lo[i] = std::min(hull.lo[i], w.lo[i]);
+            hull.hi[i] = std::max(hull.hi[i], w.hi[i]);
+        }
+    return hull.intersect(ext);
 }
 
 Box TransferGeometry::blockBox(int layer, const LeafMapping& m, int t, int j, int s0,

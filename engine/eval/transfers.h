@@ -72,8 +72,9 @@ class TransferGeometry {
     // A blocked mapping's tile box is the hull of its blocks.
     Box tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const;
     // Block j (0 <= j < m.blocks(), rows outermost, then columns, then channels) of slot t's
-    // output over samples [s0, s1): the finer partition's ceil-sized chunk (docs/cost-model.md
-    // §2b). The tileBox when the mapping is not blocked.
+    // output over samples [s0, s1): a ceil-sized chunk of the finer partition, the tiles'
+    // blocks j side by side in one band (docs/cost-model.md §2b). The tileBox when the
+    // mapping is not blocked.
     Box blockBox(int layer, const LeafMapping& m, int t, int j, int s0, int s1) const;
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;
@@ -104,6 +105,10 @@ struct DramCell {
     std::vector<size_t> to;
 };
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& windows);
+// What an input read from DRAM for samples [s0, s1) covers: the whole tensor, or for a
+// blocked leaf's block (docs/cost-model.md §2b) the hull of its windows (the rest is the
+// other blocks' to read).
+Box dramExtent(const InputGeom& g, int s0, int s1, const std::vector<Box>& windows, bool blocked);
 
 // Producer output slices of one producer invocation met with the consumer tiles' wants:
 // one piece per distinct (slice, intersection), sent to every consumer that wants it

@@ -2,6 +2,7 @@
 // element-wise layers, pointwise and data-movement folds.
 #include "model/onnx_importer.h"
 
+#include <optional>
 #include <algorithm>
 #include <tuple>
 
@@ -535,6 +536,28 @@ bool holdsConvRows(const std::vector<Layer>& layers, const Value& v) {
     return false;
 }
 
+// A matrix product's output [..., M, N] (heads G in front) as its producer wrote it: the
+// product's geometry (C = G x N, H = M, W = 1), when v is that product's whole output in
+// the same shape as `out` (a softmax over attention scores, a mask added to them). A layer
+// taking it keeps the producer's slices, so attention scores split over tiles by query rows
+// and heads, and the next product reads them as its operand A in place.
+std::optional<Chw> productRows(const std::vector<Layer>& layers, const Value& v,
+                               const std::vector<std::int64_t>& out) {
+    if (!v.shape || v.parts.size() != 1 || v.parts[0].producer < 0 || out.size() < 3) return {};
+    const auto d = perSampleDims(*v.shape);
+    if (!d || *d != out) return {};
+    const Layer& l = layers[size_t(v.parts[0].producer)];
+    if (l.kind != LayerKind::MatMul && l.kind != LayerKind::Gemm) return {};
+    std::int64_t g = 1;
+    for (size_t i = 0; i + 2 < out.size(); ++i)
+        g *= out[i];
+    const std::int64_t m = out[out.size() - 2], n = out.back();
+    if (l.outW != 1 || l.outH != m || std::int64_t(l.outC) != g * n) return {};
+    Chw c;
+    c.c = g * n, c.h = m, c.w = 1;
+    return c;
+}
+
 } // namespace
 
 // Vector, Eltwise and fallback layers: geometry is the output's per-sample shape, laid out
@@ -555,9 +578,12 @@ Status Importer::makeGeneric(const ox::NodeProto& n, LayerKind kind, const Value
     for (int k = 0; k < n.input_size(); ++k)
         if (hasIn(n, k) && !in(n, k).isConst)
             convRows = convRows || holdsConvRows(m_net.layers, in(n, k));
-    Chw i = toChw(*od, convRows);
+    std::optional<Chw> product; // attention scores and the like: a product's own geometry
+    for (int k = 0; k < n.input_size() && !product; ++k)
+        if (hasIn(n, k) && !in(n, k).isConst) product = productRows(m_net.layers, in(n, k), *od);
+    Chw i = product ? *product : toChw(*od, convRows);
     const Chw o = i;
-    for (int k = 0; k < n.input_size(); ++k) {
+    for (int k = 0; k < n.input_size() && !product; ++k) {
         const Value& v = in(n, k);
         if (!hasIn(n, k) || v.isConst || !v.shape) continue;
         if (auto d = perSampleDims(*v.shape)) i = toChw(*d, convRows);
