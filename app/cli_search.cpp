@@ -4,6 +4,7 @@
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
 #include "pipeline/compare.h"
+#include "report/layers.h"
 #include "report/mapping_json.h"
 #include "report/result_json.h"
 #include "report/segments.h"
@@ -189,6 +190,20 @@ void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
     std::printf("DRAM bytes  %s\nNoC hop-bytes %s\nutilisation %.1f%%\n",
                 formatBytes(e.dramBytes).c_str(), formatBytes(e.nocHopBytes).c_str(),
                 100.0 * e.utilisation);
+    if (e.blockedLeaves > 0)
+        std::printf(
+            "blocked     %d leaves work in blocks through DRAM, +%s DRAM (docs/cost-model.md "
+            "§2b)\n",
+            e.blockedLeaves, formatBytes(e.blockingDramBytes).c_str());
+}
+
+void printBlockedLeaves(const Evaluation& e, const RATree& t, const Network& net,
+                        const Hardware& hw) {
+    if (e.blockedLeaves == 0) return;
+    for (const LayerFigures& f : layerFigures(e, t, net, hw))
+        if (f.blocks > 1)
+            std::printf("  %s %s: %s (+%s DRAM)\n", t.pathOf(f.node).c_str(), f.name.c_str(),
+                        f.blockingReason.c_str(), formatBytes(f.blockingDramBytes).c_str());
 }
 
 void printSegments(const Evaluation& e, const RATree& t, const Network& net, double clockGHz) {
@@ -380,6 +395,7 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
     std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
                 r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
                 100 * r.stats.mapperHitRate);
+    printBlockedLeaves(detail, r.bestTree, in.net, in.hw);
     printSegments(detail, r.bestTree, in.net, in.hw.clockGHz);
     std::printf("tree:\n%s", treeToText(r.bestTree, in.net).c_str());
 }
@@ -415,12 +431,15 @@ int runMapping(const Args& a) {
                 tiles == 1 ? "" : "s", batch);
     std::printf("partition   %s\n", m.partitionLabel().c_str());
     std::printf("loop order  %s\n", m.tiling.c_str());
-    std::printf(
-        "buffer      %s per tile (input %s, weights %s, output %s) of %s\n",
-        formatBytes(m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile).c_str(),
-        formatBytes(m.ifmapPerTile + m.operandBPerTile).c_str(),
-        formatBytes(m.weightPerTile).c_str(), formatBytes(m.ofmapPerTile).c_str(),
-        formatBytes(in->hw.bufferBytes).c_str());
+    std::printf("buffer      %s per tile (input %s, weights %s, output %s) of %s\n",
+                formatBytes(m.weightPerTile + m.activationPerTile()).c_str(),
+                formatBytes(m.ifmapPerTile + m.operandBPerTile).c_str(),
+                formatBytes(m.weightPerTile).c_str(), formatBytes(m.ofmapPerTile).c_str(),
+                formatBytes(in->hw.bufferBytes).c_str());
+    if (m.blocked())
+        std::printf("blocks      %s per tile: input and output above are one block's, two "
+                    "resident; each block reads and stores through DRAM\n",
+                    m.blockLabel().c_str());
     std::printf("traffic     %s buffer accesses, input multicast %d, input DMA runs %lld\n",
                 formatBytes(m.bufferAccessBytes).c_str(), m.inputMulticast,
                 static_cast<long long>(m.inputDmaRuns));
@@ -470,7 +489,10 @@ int runEvaluate(const Args& a) {
             return s;
     } else {
         printEvaluation(e, *in, batch);
-        if (e.valid) printSegments(e, *tree, in->net, in->hw.clockGHz);
+        if (e.valid) {
+            printBlockedLeaves(e, *tree, in->net, in->hw);
+            printSegments(e, *tree, in->net, in->hw.clockGHz);
+        }
     }
     if (!e.valid) return userError(treePath + ": invalid schedule: " + e.reason);
     return 0;

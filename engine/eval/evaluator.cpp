@@ -6,9 +6,9 @@
 #include "eval/coster.h"
 #include "eval/schedule_layout.h"
 #include "mapping/cim.h"
+#include "util/units.h"
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 namespace tilescope {
@@ -29,16 +29,6 @@ double objectiveCost(PicoJoules energy, Cycles delay, const Objective& o) {
     return std::pow(energy, o.n) * std::pow(delay, o.m);
 }
 
-namespace {
-
-std::string mib(double bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1024 / 1024);
-    return buf;
-}
-
-} // namespace
-
 // A blocked leaf's figures: its blocks and why (docs/cost-model.md §2b).
 void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& figures) {
     const LeafMapping& m = *nw.leaf.mapping;
@@ -48,10 +38,12 @@ void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& 
     figures.runBlockingDramBytes = nw.leaf.blockingDram;
     figures.blockingReason =
         "its slice needs " +
-        mib(whole.ifmapPerTile + whole.operandBPerTile + whole.weightPerTile + whole.ofmapPerTile) +
-        " per tile (input " + mib(whole.ifmapPerTile + whole.operandBPerTile) + ", weights " +
-        mib(whole.weightPerTile) + ", output " + mib(whole.ofmapPerTile) + ") of a " +
-        mib(hw.bufferBytes) + " buffer: " + figures.blocking +
+        formatBytes(whole.ifmapPerTile + whole.operandBPerTile + whole.weightPerTile +
+                    whole.ofmapPerTile) +
+        " per tile (input " + formatBytes(whole.ifmapPerTile + whole.operandBPerTile) +
+        ", weights " + formatBytes(whole.weightPerTile) + ", output " +
+        formatBytes(whole.ofmapPerTile) + ") of a " + formatBytes(hw.bufferBytes) +
+        " buffer: " + figures.blocking +
         " per tile, two resident at a time, inputs read and output stored through DRAM";
 }
 

@@ -238,8 +238,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 win.push_back(geo.window(leaf.layer, k, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
-                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles,
-                                          mapping.blocked(), act, traffic);
+                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(),
+                                          act, traffic);
                 continue;
             }
             wants.resize(boxes.size()); // keeps each consumer's capacity

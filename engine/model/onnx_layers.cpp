@@ -2,8 +2,8 @@
 // element-wise layers, pointwise and data-movement folds.
 #include "model/onnx_importer.h"
 
-#include <optional>
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace tilescope::onnximport {

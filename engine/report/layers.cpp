@@ -122,6 +122,10 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.arrayLowerBoundBytes = arrayLowerBoundBytes(l, n.batch, f.tileCount, hw) *
                                  (n.batch > 0 ? double(total) / n.batch : 1.0);
         r.arrayRatio = r.arrayLowerBoundBytes > 0 ? r.arrayBytes / r.arrayLowerBoundBytes : 0.0;
+        r.blocks = f.blocks;
+        r.blocking = f.blocking;
+        r.blockingReason = f.blockingReason;
+        r.blockingDramBytes = f.runBlockingDramBytes;
         out.push_back(std::move(r));
     }
     return out;

@@ -40,6 +40,11 @@ struct LayerFigures {
     Bytes arrayBytes = 0;
     Bytes arrayLowerBoundBytes = 0;
     double arrayRatio = 0; // arrayBytes / arrayLowerBoundBytes (0 when the bound is 0)
+    // Temporal blocking (docs/cost-model.md §2b; NodeFigures): blocks per tile and
+    // invocation (1: the slice fits), what they split, why, and the DRAM bytes it adds.
+    int blocks = 1;
+    std::string blocking, blockingReason;
+    Bytes blockingDramBytes = 0;
 };
 
 // One entry per leaf in tree order; empty when `e` carries no per-node figures for `tree`.

@@ -56,6 +56,14 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
           {"weight_write", r.weightWriteEnergy},
           {"total", r.energy()}}},
     };
+    if (m.blocked()) { // docs/cost-model.md §2b; the buffer figures above are one block's
+        j["blocks"] = {{"channels", m.bk},
+                       {"rows", m.bh},
+                       {"columns", m.bw},
+                       {"count", m.blocks()},
+                       {"label", m.blockLabel()}};
+        j["buffer_bytes_per_tile"]["total"] = m.weightPerTile + m.activationPerTile();
+    }
     if (m.cim.used) {
         const CimLeafMapping& c = m.cim;
         j["cim"] = {{"blocks_per_tile", c.blocksPerTile},

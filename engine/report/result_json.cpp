@@ -45,7 +45,7 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
 
 json layersJson(const Evaluation& e, const RATree& tree, const Network& net, const Hardware& hw) {
     json out = json::array();
-    for (const LayerFigures& f : layerFigures(e, tree, net, hw))
+    for (const LayerFigures& f : layerFigures(e, tree, net, hw)) {
         out.push_back({{"name", f.name},
                        {"path", tree.pathOf(f.node)},
                        {"tiles", f.tiles},
@@ -65,6 +65,13 @@ json layersJson(const Evaluation& e, const RATree& tree, const Network& net, con
                        {"array_bytes", f.arrayBytes},
                        {"array_lower_bound_bytes", f.arrayLowerBoundBytes},
                        {"array_ratio", f.arrayRatio}});
+        if (f.blocks > 1) { // leaves that fit keep their keys as they were
+            out.back()["blocks"] = f.blocks;
+            out.back()["blocking"] = f.blocking;
+            out.back()["blocking_reason"] = f.blockingReason;
+            out.back()["blocking_dram_bytes"] = f.blockingDramBytes;
+        }
+    }
     return out;
 }
 
@@ -107,6 +114,11 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
         j["breakdown_pj"]["weight_write"] = e.energy.weightWrite;
         j["weight_programmings"] = e.weightProgrammings;
         j["weight_programmings_default"] = e.weightProgrammingsDefault;
+    }
+    // Leaves working in blocks (docs/cost-model.md §2b; results without keep their keys).
+    if (e.blockedLeaves > 0) {
+        j["blocked_leaves"] = e.blockedLeaves;
+        j["blocking_dram_bytes"] = e.blockingDramBytes;
     }
     if (!e.nodes.empty()) j["segments"] = segmentsJson(e, tree, net);
     // Lower bounds (docs/cost-model.md §2a): the network's compulsory DRAM traffic and,
