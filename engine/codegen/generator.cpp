@@ -306,6 +306,11 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
     }
     if (act.empty())
         return Error{"layer " + cur.ly.name + ": no tile has work (over-split partition)"};
+    // A blocked leaf's compute times go by a full block's volume (Mapper: a short last block
+    // takes its share of a block's time).
+    if (m.blocked())
+        for (int t = 0; t < leaf.tileCount; ++t)
+            maxVol = std::max(maxVol, m_geometry.blockBox(leaf.layer, m, t, 0, s0, s1).volume());
     return std::nullopt;
 }
 

@@ -51,7 +51,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     c.bytes = out.bytes;
     c.src = c.dst = act[a].tile;
     // Crossbar writes are the PROGRAM's; a blocked leaf's time is its blocks' (one a step).
-    const double busy = (m.cycles - m.cim.exposedWrite) / m.blocks();
+    const double busy = (m.cycles - m.cim.exposedWrite) * m.blockShare;
     c.cycles = std::uint64_t(std::max(1.0, std::ceil(busy * double(ob.volume()) / double(maxVol))));
     c.lo = ob.lo;
     c.hi = ob.hi;

@@ -162,6 +162,15 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
         nw.rest = std::max({received, std::max(traffic.actMaxLink / inv / linkBw, sends), stores});
     }
     nw.time = std::max({nw.rest, nw.dram / dramBw + latency, sideTime});
+    // A blocked leaf (docs/cost-model.md §2b): its blocks load, compute and store in turn,
+    // two at a time, so all but one block of the shorter of compute and DRAM hide behind
+    // the longer (the first block's load, or the last block's compute, stays exposed).
+    const LeafMapping& m = *nw.leaf.mapping;
+    if (m.blocked()) {
+        const Cycles exposed = std::min(nw.compute, nw.dram / dramBw) * m.blockShare;
+        nw.time += exposed;
+        nw.rest += exposed;
+    }
 }
 
 // Whether every NoC input of leaf nd comes from outside the T cut that holds it directly

@@ -498,17 +498,28 @@ std::string LeafMapping::blockLabel() const {
 // ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
 LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
                                     const std::array<int, 3>& blocks, bool withTiling) const {
-    const int b = blocks[0] * blocks[1] * blocks[2];
     LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
                                       part[3] * blocks[2], withTiling);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
     m.bk = blocks[0], m.bh = blocks[1], m.bw = blocks[2];
-    m.cycles *= b;
-    m.ioLowerBound *= b;
+    // Slot 0's blocks are the largest (block j of part 0 is chunk j x p): full ones but the
+    // last along each axis, which may be short. A block's time goes with its volume.
+    auto full = [](Count ext, int p, int n) {
+        const Count c = ceilDiv(ext, Count(p) * n);
+        double sum = 0;
+        for (int j = 0; j < n; ++j)
+            sum += double(std::clamp<Count>(ext - Count(j) * p * c, 0, c)) / double(c);
+        return sum;
+    };
+    const double share = full(l.outC, part[0], blocks[0]) * full(l.outH, part[2], blocks[1]) *
+                         full(l.outW, part[3], blocks[2]);
+    m.blockShare = 1.0 / share;
+    m.cycles *= share;
+    m.ioLowerBound *= share;
     if (m.cim.used) {
-        m.cim.computeCycles *= b;
-        m.cim.writeCycles *= b;
-        m.cim.exposedWrite *= b;
+        m.cim.computeCycles *= share;
+        m.cim.writeCycles *= share;
+        m.cim.exposedWrite *= share;
     }
     const int n = part[0] * part[1] * part[2] * part[3];
     const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
@@ -530,7 +541,7 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double out = double(l.outputBytesPerSample()) * batch * db;
     const double bytes = in + opB + out + double(l.weightBytes) * db;
     const double dram = bytes / std::max(1e-9, m_hw.dramBytesPerCycle);
-    const double delay = std::max(m.cycles, dram) + std::min(m.cycles, dram) / m.blocks();
+    const double delay = std::max(m.cycles, dram) + std::min(m.cycles, dram) * m.blockShare;
     const double energy = bytes * 8 * m_hw.energy.dramPjPerBit +
                           double(m.macs) * m_hw.energy.macPj +
                           m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes);

@@ -39,6 +39,7 @@ struct LeafMapping {
     // input window (halo included) and operand B from DRAM and stores its output there;
     // the tile's weights stay resident. All 1 when the slice fits.
     int bk = 1, bh = 1, bw = 1;
+    double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
     double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
     Count macs = 0;           // MACs of one invocation (all tiles)
