@@ -487,10 +487,11 @@ std::string LeafMapping::blockLabel() const {
     std::string counts, names;
     for (const auto& [n, what] : {std::pair(bk, "channel"), {bh, "row"}, {bw, "column"}})
         if (n > 1) {
-            counts += (counts.empty() ? "" : " x ") + std::to_string(n);
-            names += (names.empty() ? "" : " x ") + std::string(what);
+            if (!counts.empty()) counts += " x ", names += " x ";
+            counts += std::to_string(n);
+            names += what;
         }
-    return counts + " " + names + " blocks";
+    return counts + ' ' + names + " blocks";
 }
 
 // Tile partition `part` (pk, pb, ph, pw) with `blocks` (bk, bh, bw) per tile: the figures of

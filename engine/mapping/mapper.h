@@ -80,7 +80,10 @@ struct LeafMapping {
     std::string partitionLabel() const {
         std::string s = "K" + std::to_string(pk) + " B" + std::to_string(pb) + " H" +
                         std::to_string(ph) + " W" + std::to_string(pw);
-        if (blocked()) s += ", " + blockLabel();
+        if (blocked()) {
+            s += ", ";
+            s += blockLabel();
+        }
         return s;
     }
 };
