@@ -4,6 +4,7 @@
 #include "codegen/generator.h"
 
 #include <algorithm>
+#include <map>
 
 namespace tilescope {
 
@@ -35,20 +36,60 @@ Result<CodegenResult> Generator::run() {
 
 // ---- Leaf invocations in the evaluator's S-T order.
 void Generator::collectInvocations() {
-    for (const auto& b : m_schedule.evaluation.intervals) {
+    const auto& leaves = m_schedule.leaves;
+    auto leafOf = [&](int layer) -> const LeafLayout& {
+        return leaves[size_t(m_schedule.leafOfLayer[size_t(layer)])];
+    };
+    auto push = [&](const BusyInterval& b, int block, double start, double end) {
         Invocation v;
         v.layer = b.layer;
         v.leaf = m_schedule.leafOfLayer[size_t(b.layer)];
         v.first = b.firstSample;
         v.last = b.lastSample;
         v.segInv = b.firstSample / std::max(1, m_schedule.segBatch);
-        // A blocked leaf's blocks one after another over its interval.
-        const int blocks = m_schedule.leaves[size_t(v.leaf)].mapping.blocks();
+        v.block = block;
+        v.start = start;
+        v.end = end;
+        m_invocations.push_back(v);
+    };
+    // Streaming chains (docs/cost-model.md §2b): a blocked leaf reading a blocked leaf over
+    // the NoC takes its blocks in turn with it, block j of each member in chain order.
+    std::vector<int> streamTo(size_t(m_layerCount), -1), streamFrom(size_t(m_layerCount), -1);
+    for (const LeafLayout& l : leaves) {
+        const auto& ins = m_net.layers[size_t(l.layer)].inputs;
+        for (size_t k = 0; k < ins.size(); ++k)
+            if (ins[k].producer >= 0 && !l.inputViaDram[k] && l.mapping.blocked() &&
+                leafOf(ins[k].producer).mapping.blocked())
+                streamFrom[size_t(l.layer)] = ins[k].producer,
+                streamTo[size_t(ins[k].producer)] = l.layer;
+    }
+    std::map<std::pair<int, int>, const BusyInterval*> at; // (layer, first sample)
+    for (const auto& b : m_schedule.evaluation.intervals)
+        if (streamFrom[size_t(b.layer)] >= 0) at[{b.layer, b.firstSample}] = &b;
+    for (const auto& b : m_schedule.evaluation.intervals) {
+        if (streamFrom[size_t(b.layer)] >= 0) continue; // placed with its chain's first
+        const int blocks = leafOf(b.layer).mapping.blocks();
+        std::vector<const BusyInterval*> chain{&b};
+        for (int l = streamTo[size_t(b.layer)]; l >= 0; l = streamTo[size_t(l)]) {
+            auto it = at.find({l, b.firstSample});
+            if (it == at.end()) break;
+            chain.push_back(it->second);
+        }
+        // A blocked leaf's blocks one after another over its interval; a chain's rounds
+        // over the chain's, each member's block in its share of a round.
+        const double span = chain.back()->end - b.start;
+        double sum = 0;
+        for (const BusyInterval* m : chain)
+            sum += m->end - m->start;
         for (int j = 0; j < blocks; ++j) {
-            v.block = j;
-            v.start = b.start + (b.end - b.start) * j / blocks;
-            v.end = j + 1 == blocks ? b.end : b.start + (b.end - b.start) * (j + 1) / blocks;
-            m_invocations.push_back(v);
+            double t = b.start + span * j / blocks;
+            for (const BusyInterval* m : chain) {
+                const double len = (sum > 0 ? (m->end - m->start) / sum
+                                            : 1.0 / double(chain.size())) *
+                                   span / blocks;
+                push(*m, j, t, j + 1 == blocks && m == chain.back() ? chain.back()->end : t + len);
+                t += len;
+            }
         }
     }
     std::stable_sort(m_invocations.begin(), m_invocations.end(),
@@ -76,10 +117,15 @@ void Generator::collectInvocations() {
             m_invocationsOfTile[size_t(t)].push_back(i);
 }
 
-std::vector<int> Generator::overlapping(int layer, int s0, int s1) const { // [s0, s1] inclusive
+// The invocations of `layer` over samples [s0, s1] (inclusive); of a blocked layer, those of
+// block `block` alone (a streaming chain's block j feeds block j: docs/cost-model.md §2b).
+std::vector<int> Generator::overlapping(int layer, int s0, int s1, int block) const {
     std::vector<int> out;
+    const bool blocked =
+        m_schedule.leaves[size_t(m_schedule.leafOfLayer[size_t(layer)])].mapping.blocked();
     for (int i : m_invocationsOfLayer[size_t(layer)])
-        if (m_invocations[size_t(i)].first <= s1 && m_invocations[size_t(i)].last >= s0)
+        if (m_invocations[size_t(i)].first <= s1 && m_invocations[size_t(i)].last >= s0 &&
+            (!blocked || m_invocations[size_t(i)].block == block))
             out.push_back(i);
     return out;
 }
@@ -94,7 +140,7 @@ void Generator::countNocReaders() {
         const auto& ins = m_net.layers[size_t(v.layer)].inputs;
         for (size_t k = 0; k < ins.size(); ++k)
             if (ins[k].producer >= 0 && !leaf.inputViaDram[k])
-                for (int p : overlapping(ins[k].producer, v.first, v.last))
+                for (int p : overlapping(ins[k].producer, v.first, v.last, v.block))
                     if (seen.insert(p).second) ++m_outputs[size_t(p)].pending;
     }
 }

@@ -137,7 +137,7 @@ class Generator {
   private:
     // Schedule walk.
     void collectInvocations();
-    std::vector<int> overlapping(int layer, int s0, int s1) const;
+    std::vector<int> overlapping(int layer, int s0, int s1, int block) const;
     void countNocReaders();
     // Emission primitives.
     std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const StageOrder& order);

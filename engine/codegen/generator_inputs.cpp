@@ -144,7 +144,7 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
                                     : m_geometry.producerWants(v.layer, k, act[a].box);
         actTiles.push_back(act[a].tile);
     }
-    for (int pi : overlapping(in.producer, v.first, v.last)) {
+    for (int pi : overlapping(in.producer, v.first, v.last, v.block)) {
         InvocationOutput& producer = m_outputs[size_t(pi)];
         if (!producer.emitted)
             return Error{"internal: " + ly.name + " is scheduled before its producer " + from};

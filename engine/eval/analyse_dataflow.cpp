@@ -66,8 +66,7 @@ void Analyser::keepForLaterStage(int prod) {
 // A leaf's output slice per tile (its mapping's ofmap per tile): what its tiles hold of each
 // invocation's output.
 double Analyser::outputSlice(int leaf) {
-    const RANode& ln = tree.node(leaf);
-    return ctx.mapper.map(ln.layer, work[size_t(leaf)].tileCount, ln.batch).ofmapPerTile;
+    return work[size_t(leaf)].leaf.mapping->ofmapPerTile;
 }
 
 // The invocations of a producer leaf that one invocation of `node` spans (its batch over
@@ -88,9 +87,101 @@ bool Analyser::keptOnce(int prod) {
 
 // Whether a layer's leaf works through its tiles' slices in blocks (mapping/mapper.h).
 bool Analyser::blocked(int layer) {
-    const int id = leafNode[size_t(layer)];
-    return ctx.mapper.map(tree.node(id).layer, work[size_t(id)].tileCount, tree.node(id).batch)
-        .blocked();
+    return work[size_t(leafNode[size_t(layer)])].leaf.mapping->blocked();
+}
+
+// Every leaf's mapping: the mapper's for its layer, tiles and batch (streamChains() may
+// replace some).
+void Analyser::mapLeaves() {
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type == NodeType::Leaf)
+            work[size_t(id)].leaf.mapping =
+                &ctx.mapper.map(nd.layer, work[size_t(id)].tileCount, nd.batch);
+    }
+}
+
+// Leaf b reads leaf a's output as it was written (input k), a and b next to each other in
+// a T cut with the same batch: the input index, else -1.
+int Analyser::chainLink(int a, int b) const {
+    const RANode& na = tree.node(a);
+    const RANode& nb = tree.node(b);
+    if (na.type != NodeType::Leaf || nb.type != NodeType::Leaf || na.batch != nb.batch) return -1;
+    const auto& ins = net.layers[size_t(nb.layer)].inputs;
+    for (size_t k = 0; k < ins.size(); ++k)
+        if (ins[k].producer == na.layer && ctx.geo.input(nb.layer, k).sameAsProducer)
+            return int(k);
+    return -1;
+}
+
+// Whether every block j of consumer `cons` finds what it reads of input k in the
+// producer's blocks j (the band its tiles' blocks j cover), so blocks can stream.
+bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
+                       int batch) const {
+    if (mp.blocks() != mc.blocks()) return false;
+    const int tiles = mp.pk * mp.pb * mp.ph * mp.pw;
+    for (int j = 0; j < mp.blocks(); ++j) {
+        Box band;
+        bool any = false;
+        for (int t = 0; t < tiles; ++t) {
+            const Box b = ctx.geo.blockBox(prod, mp, t, j, 0, batch);
+            if (b.empty()) continue;
+            if (!any) band = b, any = true;
+            for (size_t a = 0; a < 4; ++a) {
+                band.lo[a] = std::min(band.lo[a], b.lo[a]);
+                band.hi[a] = std::max(band.hi[a], b.hi[a]);
+            }
+        }
+        for (int t = 0; t < tiles; ++t) {
+            const Box o = ctx.geo.blockBox(cons, mc, t, j, 0, batch);
+            if (o.empty()) continue;
+            const Box w = ctx.geo.window(cons, k, o);
+            if (!any) return false;
+            for (size_t a = 0; a < 4; ++a)
+                if (w.lo[a] < band.lo[a] || w.hi[a] > band.hi[a]) return false;
+        }
+    }
+    return true;
+}
+
+// ---- Streaming chains (docs/cost-model.md §2b): consecutive leaves of a T cut, each
+// reading the one before's output, at least one of them blocked, take one tile partition
+// and one row blocking (Mapper::chainMapping) when every block of each finds its input in
+// the block before it: their blocks run in turn, block j of each in order, and that input
+// stays on chip. Otherwise a blocked leaf reads and stores through DRAM.
+void Analyser::streamChains() {
+    analysis.streamInput.assign(size_t(layerCount), -1);
+    std::vector<int> layers, links;
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type != NodeType::T || id == tree.root) continue;
+        const auto& ch = nd.children;
+        for (size_t i = 0; i < ch.size();) {
+            size_t j = i;
+            links.clear();
+            for (int k = 0; j + 1 < ch.size() && (k = chainLink(ch[j], ch[j + 1])) >= 0; ++j)
+                links.push_back(k);
+            bool anyBlocked = false;
+            layers.clear();
+            for (size_t m = i; m <= j && j > i; ++m) {
+                anyBlocked |= work[size_t(ch[m])].leaf.mapping->blocked();
+                layers.push_back(tree.node(ch[m]).layer);
+            }
+            if (anyBlocked) {
+                const int tiles = work[size_t(ch[i])].tileCount, batch = tree.node(ch[i]).batch;
+                const std::vector<LeafMapping>& ms = ctx.mapper.chainMapping(layers, tiles, batch);
+                bool ok = !ms.empty();
+                for (size_t m = 0; ok && m + 1 < layers.size(); ++m)
+                    ok = streams(layers[m], ms[m], layers[m + 1], ms[m + 1], size_t(links[m]),
+                                 batch);
+                for (size_t m = 0; ok && m < layers.size(); ++m) {
+                    work[size_t(ch[i + m])].leaf.mapping = &ms[m];
+                    if (m > 0) analysis.streamInput[size_t(layers[m])] = links[m - 1];
+                }
+            }
+            i = j + 1;
+        }
+    }
 }
 
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
@@ -112,8 +203,9 @@ void Analyser::dataFlow() {
             if (ins[k].producer >= 0) {
                 // A blocked leaf reads its inputs and stores its output block by block
                 // through DRAM (docs/cost-model.md §2b).
-                const bool d =
-                    viaDram(ins[k].producer, l) || blocked(ins[k].producer) || blocked(l);
+                const bool d = viaDram(ins[k].producer, l) ||
+                               ((blocked(ins[k].producer) || blocked(l)) &&
+                                analysis.streamInput[size_t(l)] != int(k));
                 inputViaDram[size_t(l)][k] = d;
                 if (d)
                     writesDram[size_t(ins[k].producer)] = 1;
@@ -227,8 +319,7 @@ void Analyser::leafBuffers() {
         const RANode& nd = tree.node(id);
         NodeWork& nw = work[size_t(id)];
         if (nd.type == NodeType::Leaf) {
-            const LeafMapping& mapping = ctx.mapper.map(nd.layer, nw.tileCount, nd.batch);
-            nw.leaf.mapping = &mapping;
+            const LeafMapping& mapping = *nw.leaf.mapping;
             nw.compute = mapping.cycles - nw.leaf.writeSaved;
             nw.wgt = mapping.weightPerTile;
             nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +

@@ -203,6 +203,8 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
     analyser.bottomUp();
     if (!analyser.allocateTileGroups()) return false;
     analyser.assignSegments();
+    analyser.mapLeaves();
+    analyser.streamChains();
     analyser.dataFlow();
     analyser.cimWeights();
     analyser.leafBuffers();

@@ -40,6 +40,9 @@ struct Analysis {
     std::vector<int> stack;   // orderNodes()
     std::vector<double> npts; // allocateTileGroups(): an S cut's children's NPT
     std::vector<int> alloc;   // ... and their tiles
+    // Per layer, the input it streams block by block from the leaf before it in a T cut
+    // (docs/cost-model.md §2b), or -1.
+    std::vector<int> streamInput;
 };
 
 // The working data of analyse(), shared by its phases (each fills part of the Analysis).
@@ -97,6 +100,11 @@ struct Analyser {
     double outputSlice(int leaf);
     double invocationsOver(int producerLeaf, int node) const;
     bool blocked(int layer);
+    void mapLeaves();
+    void streamChains();
+    int chainLink(int a, int b) const;
+    bool streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
+                 int batch) const;
     void dataFlow();
     void cimWeights();
     void leafBuffers();

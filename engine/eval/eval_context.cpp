@@ -125,13 +125,17 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
     put(int(paceInputs));
-    if (leaf.mapping && leaf.mapping->blocked()) // blocked by the objective's choice
-        put(-leaf.mapping->bk), put(leaf.mapping->bh), put(leaf.mapping->bw);
+    // Blocked mappings depend on the objective and on a streaming chain (mapper.h).
+    auto putBlocks = [&](const LeafMapping* m) {
+        if (!m || !m->blocked()) return;
+        put(-m->bk), put(m->bh), put(m->bw), put(m->pk), put(m->pb), put(m->ph), put(m->pw);
+    };
+    putBlocks(leaf.mapping);
     for (const LeafPlacement* p : prods) {
         if (!p)
             put(-1);
         else
-            put(p->tileBegin), put(p->tileCount), put(p->batch);
+            put(p->tileBegin), put(p->tileCount), put(p->batch), putBlocks(p->mapping);
     }
     const size_t placementKey = key.size();
     put(segBatch);

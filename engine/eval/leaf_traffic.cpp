@@ -262,8 +262,12 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             if (pacing) probe.input(geo, leaf.layer, k, traffic.pace[k]);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
                 slices.clear();
+                // A blocked producer streams: block blk of it feeds block blk of this leaf
+                // (docs/cost-model.md §2b).
                 for (int t = 0; t < p->tileCount; ++t) {
-                    const Box box = geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
+                    const Box box = p->mapping->blocked()
+                                        ? geo.blockBox(p->layer, *p->mapping, t, blk, q0, q0 + pb)
+                                        : geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
                     if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
                 }
                 if (pacing) probe.producer(geo, p->layer, slices, q0 == 0);

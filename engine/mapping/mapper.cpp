@@ -611,4 +611,82 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     return true;
 }
 
+// A chain streaming row blocks (Mapper::chainMapping): every tile partition that no member
+// over-splits, ranked by the members' summed unblocked score (compute() above), the best few
+// each with the fewest row blocks at which every member's two blocks and weights fit beside
+// the previous member's output block (what the evaluator budgets); the least summed cost.
+const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& layers, int tiles,
+                                                     int batch) {
+    auto key = std::tuple(layers, tiles, batch, m_energyExp, m_delayExp);
+    auto it = m_chains.find(key);
+    if (it != m_chains.end()) return it->second;
+    std::vector<LeafMapping>& out = m_chains[key];
+    const double cap = m_hw.bufferBytes;
+    int minH = std::numeric_limits<int>::max();
+    std::vector<std::pair<double, std::array<int, 4>>> parts;
+    for (const auto& f : factorisations(tiles)) {
+        double score = 0;
+        bool ok = f[1] <= batch;
+        for (int l : layers) {
+            const Layer& ly = m_net.layers[size_t(l)];
+            ok = ok && f[0] <= ly.outC && f[2] <= ly.outH && f[3] <= ly.outW;
+            if (!ok) break;
+            const LeafMapping m = evaluatePartition(ly, batch, f[0], f[1], f[2], f[3], false);
+            score += m.cycles + (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) /
+                                    m_hw.nocBytesPerCycle;
+        }
+        if (ok) parts.push_back({score, f});
+    }
+    for (int l : layers)
+        minH = std::min(minH, m_net.layers[size_t(l)].outH);
+    std::sort(parts.begin(), parts.end());
+    if (parts.size() > 6) parts.resize(6);
+    auto members = [&](const std::array<int, 4>& f, int bh) {
+        std::vector<LeafMapping> ms;
+        for (int l : layers)
+            ms.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, f, {1, bh, 1}, false));
+        return ms;
+    };
+    auto fits = [&](const std::vector<LeafMapping>& ms) {
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const LeafMapping& m = ms[i];
+            const double before = i > 0 ? ms[i - 1].ofmapPerTile : 0.0;
+            if (m.weightPerTile + 2 * (m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile) +
+                    before >
+                cap)
+                return false;
+        }
+        return true;
+    };
+    double bestCost = std::numeric_limits<double>::infinity();
+    std::array<int, 4> bestPart{};
+    int bestBh = 0;
+    for (const auto& [score, f] : parts) {
+        const int room = minH / f[2];
+        int lo = 1, hi = 0;
+        for (int n = 2; n <= room; n = std::min(room, n * 2)) {
+            if (fits(members(f, n))) {
+                hi = n;
+                break;
+            }
+            lo = n;
+            if (n == room) break;
+        }
+        if (hi == 0) continue;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            (fits(members(f, mid)) ? hi : lo) = mid;
+        }
+        double cost = 0;
+        for (size_t i = 0; i < layers.size(); ++i)
+            cost += blockedCost(m_net.layers[size_t(layers[i])], batch, members(f, hi)[i]);
+        if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = hi;
+    }
+    if (bestBh > 0)
+        for (int l : layers)
+            out.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1},
+                                          true));
+    return out;
+}
+
 } // namespace tilescope

@@ -9,7 +9,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,6 +107,13 @@ class Mapper {
     // The objective blocked mappings are chosen by (energy^n x delay^m; 1, 1 until set).
     // Mappings already handed out stay valid: each objective has its own memo.
     void setObjective(double n, double m);
+    // Layers that run one after another on the same tiles, each reading the one before's
+    // output (a T cut's consecutive leaves), streaming row blocks (docs/cost-model.md §2b):
+    // one tile partition and one row blocking for all, each member's block fitting beside
+    // the one before's output block; the pick by the objective. Empty when none fits.
+    // Memoised; the mappings stay valid as those of map().
+    const std::vector<LeafMapping>& chainMapping(const std::vector<int>& layers, int tiles,
+                                                 int batch);
     // The same slice unblocked, whether or not it fits (not memoised: for reports).
     LeafMapping unblocked(int layer, int tiles, int batch) const {
         return compute(layer, tiles, batch, false);
@@ -146,6 +155,8 @@ class Mapper {
         m_caches;
     std::unordered_map<std::uint64_t, LeafMapping>* m_cache = nullptr;
     double m_energyExp = 1, m_delayExp = 1;
+    std::map<std::tuple<std::vector<int>, int, int, double, double>, std::vector<LeafMapping>>
+        m_chains;
     std::vector<double> m_npt;
     long long m_calls = 0, m_hits = 0;
 };
