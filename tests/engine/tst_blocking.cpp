@@ -4,6 +4,7 @@
 // the halo rows or operand B read again per block, cycles); blocked programs replayed by the
 // simulator; a tree without blocked leaves costs what it cost before blocking existed; and
 // weights that fit no blocking stay a buffer overflow naming the layer.
+#include "clirunner.h"
 #include "codegen/codegen.h"
 #include "eval/evaluator.h"
 #include "eval/transfers.h"
@@ -17,6 +18,7 @@
 
 #include <QtTest>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace tilescope;
@@ -106,6 +108,7 @@ class TestBlocking : public QObject {
     void scoresChannelBlocksReadOperandAPerBlock();
     void roundTrip_data();
     void roundTrip();
+    void roundTripCli();
     void unblockedTreeUnchanged();
     void weightsThatFitNoBlocking();
 };
@@ -148,12 +151,9 @@ void TestBlocking::convRowBlocks() {
     QCOMPARE(geo.tileBox(0, m, 0, 0, 1), box({0, 0, 0, 0}, {1, 16, 64, 64}));
     // Block j's input window: rows [8j - 1, 8j + 9) clipped to the map, 9 rows at the top and
     // bottom, 10 between.
-    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 0, 0, 1)),
-             box({0, 0, 0, 0}, {1, 16, 9, 64}));
-    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 3, 0, 1)),
-             box({0, 0, 23, 0}, {1, 16, 33, 64}));
-    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 7, 0, 1)),
-             box({0, 0, 55, 0}, {1, 16, 64, 64}));
+    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 0, 0, 1)), box({0, 0, 0, 0}, {1, 16, 9, 64}));
+    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 3, 0, 1)), box({0, 0, 23, 0}, {1, 16, 33, 64}));
+    QCOMPARE(geo.window(0, 0, geo.blockBox(0, m, 0, 7, 0, 1)), box({0, 0, 55, 0}, {1, 16, 64, 64}));
 }
 
 // The convolution evaluated alone and replayed. DRAM bytes, by hand:
@@ -277,8 +277,9 @@ void TestBlocking::scoresChannelBlocksReadOperandAPerBlock() {
     qInfo("chosen: %s, DRAM %.0f B", f.blocking.c_str(), e.dramBytes);
     // What the evaluator counts for each blocking (whichever the mapper chose).
     if (f.blocking == "32 channel blocks") QCOMPARE(e.dramBytes, 815104.0);
-    QEXPECT_FAIL("", "the mapper's blocked cost counts a key-blocked product's Q once, not once "
-                     "per block, so it prefers key blocks",
+    QEXPECT_FAIL("",
+                 "the mapper's blocked cost counts a key-blocked product's Q once, not once "
+                 "per block, so it prefers key blocks",
                  Continue);
     QCOMPARE(f.blocking, std::string("3 row blocks"));
     QEXPECT_FAIL("", "as above", Continue);
@@ -294,8 +295,10 @@ void TestBlocking::roundTrip_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
     QTest::addColumn<bool>("anneal");
-    QTest::newRow("seg stem edge ls1") << "seg_stem_1024x2048" << "edge" << false;
-    QTest::newRow("encoder cloud sa1") << "encoder_seq4096" << "cloud" << true;
+    QTest::newRow("seg stem edge ls1") << "seg_stem_1024x2048"
+                                       << "edge" << false;
+    QTest::newRow("encoder cloud sa1") << "encoder_seq4096"
+                                       << "cloud" << true;
 }
 
 void TestBlocking::roundTrip() {
@@ -331,6 +334,36 @@ void TestBlocking::roundTrip() {
     const ModelAgreement a = modelAgreement(s.delay, e.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, e.delay, a.ratio);
     QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
+}
+
+// The same through the command line and the binary program: evaluate the segmentation
+// stem layer by layer on edge, export-instructions --formats bin, simulate: DRAM bytes
+// exact, delay within 15%.
+void TestBlocking::roundTripCli() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string model = std::string(TILESCOPE_TESTDATA) + "/seg_stem_1024x2048.onnx";
+    auto net = loadModel(model);
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    const QString tree = dir.filePath("ls1.tree"), result = dir.filePath("result.json"),
+                  prog = dir.filePath("prog"), sim = dir.filePath("sim.json");
+    std::ofstream(tree.toStdString()) << treeToText(RATree::layerSequential(*net, 1), *net);
+    test::CliRun r = test::runCli({"evaluate", QString::fromStdString(model), "--hw", "edge",
+                                   "--tree", tree, "--json", result});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto res = nlohmann::json::parse(readFile(result.toStdString()));
+    QCOMPARE(res["blocked_leaves"].get<int>(), 4);
+    r = test::runCli({"export-instructions", result, "--out", prog, "--formats", "bin"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    r = test::runCli({"simulate", prog, "--json", sim, "--quiet"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto s = nlohmann::json::parse(readFile(sim.toStdString()));
+    QVERIFY(s["deadlock_free"].get<bool>());
+    QCOMPARE(s["dram_bytes"].get<double>(), res["dram_bytes"].get<double>());
+    QCOMPARE(s["schedule_dram_bytes"].get<double>(), res["dram_bytes"].get<double>());
+    const double ratio = s["delay_ratio"].get<double>();
+    qInfo("sim/eval delay %.3f", ratio);
+    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
 }
 
 // A tree whose slices all fit has no blocked leaf and costs exactly what it did before
