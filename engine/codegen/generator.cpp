@@ -84,9 +84,9 @@ void Generator::collectInvocations() {
         for (int j = 0; j < blocks; ++j) {
             double t = b.start + span * j / blocks;
             for (const BusyInterval* m : chain) {
-                const double len = (sum > 0 ? (m->end - m->start) / sum
-                                            : 1.0 / double(chain.size())) *
-                                   span / blocks;
+                const double len =
+                    (sum > 0 ? (m->end - m->start) / sum : 1.0 / double(chain.size())) * span /
+                    blocks;
                 push(*m, j, t, j + 1 == blocks && m == chain.back() ? chain.back()->end : t + len);
                 t += len;
             }

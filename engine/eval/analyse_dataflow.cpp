@@ -109,8 +109,7 @@ int Analyser::chainLink(int a, int b) const {
     if (na.type != NodeType::Leaf || nb.type != NodeType::Leaf || na.batch != nb.batch) return -1;
     const auto& ins = net.layers[size_t(nb.layer)].inputs;
     for (size_t k = 0; k < ins.size(); ++k)
-        if (ins[k].producer == na.layer && ctx.geo.input(nb.layer, k).sameAsProducer)
-            return int(k);
+        if (ins[k].producer == na.layer && ctx.geo.input(nb.layer, k).sameAsProducer) return int(k);
     return -1;
 }
 
@@ -203,9 +202,9 @@ void Analyser::dataFlow() {
             if (ins[k].producer >= 0) {
                 // A blocked leaf reads its inputs and stores its output block by block
                 // through DRAM (docs/cost-model.md §2b).
-                const bool d = viaDram(ins[k].producer, l) ||
-                               ((blocked(ins[k].producer) || blocked(l)) &&
-                                analysis.streamInput[size_t(l)] != int(k));
+                const bool d =
+                    viaDram(ins[k].producer, l) || ((blocked(ins[k].producer) || blocked(l)) &&
+                                                    analysis.streamInput[size_t(l)] != int(k));
                 inputViaDram[size_t(l)][k] = d;
                 if (d)
                     writesDram[size_t(ins[k].producer)] = 1;

@@ -165,8 +165,10 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     // A blocked leaf (docs/cost-model.md §2b): its blocks load, compute and store in turn,
     // two at a time, so all but one block of the shorter of compute and DRAM hide behind
     // the longer (the first block's load, or the last block's compute, stays exposed).
+    // A streaming chain pays that once, at its first member: the later members' blocks
+    // follow the first's block by block.
     const LeafMapping& m = *nw.leaf.mapping;
-    if (m.blocked()) {
+    if (m.blocked() && analysis.streamInput[size_t(nd.layer)] < 0) {
         const Cycles exposed = std::min(nw.compute, nw.dram / dramBw) * m.blockShare;
         nw.time += exposed;
         nw.rest += exposed;
@@ -197,9 +199,44 @@ bool Analyser::fedFromAhead(const RANode& nd) const {
     return any;
 }
 
+// A streaming chain among a T cut's children (streamChains()): its members' blocks run in
+// turn, so one member's DRAM transfers overlap the others' compute. The chain takes
+// max(its compute, its DRAM time) and one block of the shorter (docs/cost-model.md §2b);
+// its members' times are scaled to add up to that.
+void Analyser::chainDelays(const RANode& nd) {
+    const auto& ch = nd.children;
+    for (size_t i = 0; i < ch.size();) {
+        size_t j = i + 1;
+        while (j < ch.size() && tree.node(ch[j]).type == NodeType::Leaf &&
+               analysis.streamInput[size_t(tree.node(ch[j]).layer)] >= 0)
+            ++j;
+        if (j - i > 1) {
+            double compute = 0, dram = 0, sum = 0;
+            for (size_t m = i; m < j; ++m) {
+                const NodeWork& w = work[size_t(ch[m])];
+                compute += w.compute;
+                dram += w.dram / dramBw;
+                sum += w.time;
+            }
+            const NodeWork& head = work[size_t(ch[i])];
+            const double chain = std::max(compute, dram) +
+                                 std::min(compute, dram) * head.leaf.mapping->blockShare +
+                                 head.leaf.latency;
+            if (chain < sum && sum > 0)
+                for (size_t m = i; m < j; ++m) {
+                    NodeWork& w = work[size_t(ch[m])];
+                    w.time *= chain / sum;
+                    w.rest *= chain / sum;
+                }
+        }
+        i = j;
+    }
+}
+
 void Analyser::cutDelay(NodeWork& nw, const RANode& nd) {
     double t = 0, bytes = 0;
     if (nd.type == NodeType::T) {
+        chainDelays(nd);
         // One pass over the children, then each further pass no longer than its DRAM
         // transfers or the rest: the LOAD engines read a child's inputs while the
         // children before it compute (docs/cost-model.md §5, "T-cut passes").

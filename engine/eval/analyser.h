@@ -123,6 +123,7 @@ struct Analyser {
     int tcutUnderS(int leafId) const;
     bool fedFromAhead(const RANode& leaf) const;
     Cycles overlapPass(const RANode& nd, const NodeWork& nw);
+    void chainDelays(const RANode& nd);
     void cutDelay(NodeWork& nw, const RANode& nd);
     void delays();
     void firstStarts();

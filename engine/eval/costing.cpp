@@ -104,9 +104,13 @@ void Coster::costSegment(size_t s) {
         const double leafDram = traffic.actDram + traffic.weightDram;
         if (mapping.blocked()) {
             // Beyond each input read once and the output stored once (docs/cost-model.md §2b).
+            // What it reads from DRAM and stores there, each once (a streamed input or an
+            // output that stays on chip moves none).
             const Layer& ly = ctx.net.layers[size_t(l)];
-            const double once = double(ly.inputBytesPerSample() + ly.outputBytesPerSample()) *
-                                hw.dataBits / 8.0 * segBatch;
+            double bytes = writesDram[size_t(l)] ? double(ly.outputBytesPerSample()) : 0.0;
+            for (size_t k = 0; k < ly.inputs.size(); ++k)
+                if (inputViaDram[size_t(l)][k]) bytes += double(ly.inputs[k].bytesPerSample);
+            const double once = bytes * hw.dataBits / 8.0 * segBatch;
             lw.leaf.blockingDram = std::max(0.0, traffic.actDram - once) * segInvocations;
             ++ev.blockedLeaves;
             ev.blockingDramBytes += lw.leaf.blockingDram;

@@ -43,8 +43,16 @@ void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& 
         " per tile (input " + formatBytes(whole.ifmapPerTile + whole.operandBPerTile) +
         ", weights " + formatBytes(whole.weightPerTile) + ", output " +
         formatBytes(whole.ofmapPerTile) + ") of a " + formatBytes(hw.bufferBytes) +
-        " buffer: " + figures.blocking +
-        " per tile, two resident at a time, inputs read and output stored through DRAM";
+        " buffer: " + figures.blocking + " per tile, two resident at a time, ";
+    // Through DRAM, or streamed block by block within a chain (docs/cost-model.md §2b).
+    bool streamedIn = false;
+    for (char d : inputViaDram[size_t(nd.layer)])
+        streamedIn |= d == 0;
+    figures.blockingReason +=
+        streamedIn ? "its input streamed on chip from the leaf before" : "inputs read from DRAM";
+    figures.blockingReason += writesDram[size_t(nd.layer)]
+                                  ? ", output stored to DRAM"
+                                  : ", output streamed on chip to the leaf after";
 }
 
 // ---- Detail: per-node figures, S-T intervals, per-link bytes.

@@ -537,7 +537,8 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
 double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) const {
     const double db = m_hw.dataBits / 8.0;
     const double slots = double(m.pk) * m.pb * m.ph * m.pw * m.blocks();
-    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast);
+    // Tiles sharing an input window read it once; blocks, one after another, each read theirs.
+    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk);
     const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw;
     const double out = double(l.outputBytesPerSample()) * batch * db;
     const double bytes = in + opB + out + double(l.weightBytes) * db;
@@ -632,8 +633,8 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
             ok = ok && f[0] <= ly.outC && f[2] <= ly.outH && f[3] <= ly.outW;
             if (!ok) break;
             const LeafMapping m = evaluatePartition(ly, batch, f[0], f[1], f[2], f[3], false);
-            score += m.cycles + (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) /
-                                    m_hw.nocBytesPerCycle;
+            score += m.cycles +
+                     (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) / m_hw.nocBytesPerCycle;
         }
         if (ok) parts.push_back({score, f});
     }
@@ -684,8 +685,8 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     }
     if (bestBh > 0)
         for (int l : layers)
-            out.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1},
-                                          true));
+            out.push_back(
+                evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1}, true));
     return out;
 }
 
