@@ -86,12 +86,13 @@ class TstBlockingUi : public QObject {
             QCOMPARE(dram.data().toString(), QStringLiteral("+") + bytesText(f.blockingDramBytes));
             QCOMPARE(dram.data(LayersModel::SortRole).toDouble(), f.blockingDramBytes);
         }
-        const auto* summary = m_w->layersPanel()->findChild<QLabel*>(QStringLiteral("layersSummary"));
+        const auto* summary =
+            m_w->layersPanel()->findChild<QLabel*>(QStringLiteral("layersSummary"));
         QVERIFY(summary);
-        QVERIFY2(summary->text().contains(
-                     QStringLiteral("Blocked leaves ") +
-                     blockedLeavesText(e->blockedLeaves, e->blockingDramBytes)),
-                 qPrintable(summary->text()));
+        QVERIFY2(
+            summary->text().contains(QStringLiteral("Blocked leaves ") +
+                                     blockedLeavesText(e->blockedLeaves, e->blockingDramBytes)),
+            qPrintable(summary->text()));
     }
 
     void stGraphHatchesBlockedRectangles() {
@@ -145,7 +146,8 @@ class TstBlockingUi : public QObject {
             QCOMPARE(m->index(r, LayersModel::Blocks).data().toString(), QString());
             QCOMPARE(m->index(r, LayersModel::BlockingDram).data().toString(), QString());
         }
-        const auto* summary = m_w->layersPanel()->findChild<QLabel*>(QStringLiteral("layersSummary"));
+        const auto* summary =
+            m_w->layersPanel()->findChild<QLabel*>(QStringLiteral("layersSummary"));
         QVERIFY(!summary->text().contains(QLatin1String("Blocked")));
         QVERIFY(!m_w->metrics()->figureShown(QStringLiteral("Blocked leaves")));
         StGraphPlottable* p = m_w->stGraph()->plottable();

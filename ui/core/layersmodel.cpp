@@ -79,7 +79,7 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Name) return index.row(); // tree order
         return number();
     }
-    if (role == Qt::TextAlignmentRole && index.column() != Name)
+    if (role == Qt::TextAlignmentRole && index.column() != Name && index.column() != Blocks)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     const bool blockingColumn = index.column() == Blocks || index.column() == BlockingDram;
     if (role == Qt::ToolTipRole && blockingColumn) {
