@@ -29,6 +29,14 @@ inline QString engText(double v, const char* unit = "", int significant = 4) {
     return QString::fromStdString(formatEngineering(v, unit, significant));
 }
 
+// Temporal blocking's totals (Evaluation::blockedLeaves, blockingDramBytes) as the metrics
+// panel, the Layers summary and the HTML report show them: "4, +1.2 MB DRAM"; empty when
+// every leaf's slice fits.
+inline QString blockedLeavesText(int leaves, Bytes dram) {
+    if (leaves <= 0) return {};
+    return QStringLiteral("%1, +%2 DRAM").arg(leaves).arg(bytesText(dram));
+}
+
 struct EnergyScale {
     double factor; // pJ -> the shown unit
     QString unit;  // "mJ"

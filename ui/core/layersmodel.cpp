@@ -67,6 +67,10 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
             return f.arrayBytes;
         case ArrayBound:
             return f.arrayLowerBoundBytes;
+        case Blocks:
+            return f.blocks;
+        case BlockingDram:
+            return f.blockingDramBytes;
         default:
             return 0;
         }
@@ -75,8 +79,17 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Name) return index.row(); // tree order
         return number();
     }
-    if (role == Qt::TextAlignmentRole && index.column() != Name)
+    if (role == Qt::TextAlignmentRole && index.column() != Name && index.column() != Blocks)
         return int(Qt::AlignRight | Qt::AlignVCenter);
+    const bool blockingColumn = index.column() == Blocks || index.column() == BlockingDram;
+    if (role == Qt::ToolTipRole && blockingColumn) {
+        if (f.blocks <= 1)
+            return tr("%1: its slice fits its tiles' buffers, one block per tile")
+                .arg(QString::fromStdString(f.name));
+        return tr("%1: %2; blocking adds %3 of DRAM traffic over the run")
+            .arg(QString::fromStdString(f.name), QString::fromStdString(f.blockingReason),
+                 bytesText(f.blockingDramBytes));
+    }
     if (role == Qt::ToolTipRole) {
         return tr("%1: moves %2 across its %3-tile group's boundary (DRAM %4, NoC in %5, out "
                   "%6); lower bound %7 (compulsory %8, pebble bound %9). Between its buffers "
@@ -102,6 +115,11 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         return f.ioLowerBoundBytes > 0 ? QString::number(f.ratio, 'f', 2) : tr("-");
     case ArrayRatio:
         return f.arrayLowerBoundBytes > 0 ? QString::number(f.arrayRatio, 'f', 2) : tr("-");
+    case Blocks: // empty when the slice fits: blocked leaves stand out in the column
+        return f.blocks > 1 ? QString::fromStdString(f.blocking) : QString();
+    case BlockingDram:
+        return f.blockingDramBytes > 0 ? QStringLiteral("+") + bytesText(f.blockingDramBytes)
+                                       : QString();
     default:
         return bytesText(number());
     }
@@ -110,11 +128,11 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
 QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
     static const char* names[] = {
-        QT_TR_NOOP("Layer"),      QT_TR_NOOP("Ratio"),       QT_TR_NOOP("DRAM"),
-        QT_TR_NOOP("Bound"),      QT_TR_NOOP("Time"),        QT_TR_NOOP("Energy"),
-        QT_TR_NOOP("NoC in"),     QT_TR_NOOP("NoC out"),     QT_TR_NOOP("Compulsory"),
-        QT_TR_NOOP("Tiles"),      QT_TR_NOOP("Array ratio"), QT_TR_NOOP("Array"),
-        QT_TR_NOOP("Array bound")};
+        QT_TR_NOOP("Layer"),       QT_TR_NOOP("Ratio"),   QT_TR_NOOP("DRAM"),
+        QT_TR_NOOP("Bound"),       QT_TR_NOOP("Time"),    QT_TR_NOOP("Energy"),
+        QT_TR_NOOP("NoC in"),      QT_TR_NOOP("NoC out"), QT_TR_NOOP("Compulsory"),
+        QT_TR_NOOP("Tiles"),       QT_TR_NOOP("Blocks"),  QT_TR_NOOP("Blocking DRAM"),
+        QT_TR_NOOP("Array ratio"), QT_TR_NOOP("Array"),   QT_TR_NOOP("Array bound")};
     static const char* tips[] = {
         QT_TR_NOOP("The leaf's layer, in tree order"),
         QT_TR_NOOP("(DRAM + NoC in + NoC out) / bound: 1 is at the bound"),
@@ -127,6 +145,12 @@ QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const
         QT_TR_NOOP("Bytes of the NoC pieces its consumers receive from it"),
         QT_TR_NOOP("Bytes that must cross the group's boundary at least once"),
         QT_TR_NOOP("Tiles of the leaf's group"),
+        QT_TR_NOOP("Temporal blocking: a leaf whose slice does not fit its tiles' buffers works "
+                   "through it in blocks, two resident at a time, inputs read and output "
+                   "stored through DRAM (docs/cost-model.md); empty when it fits. The cell's "
+                   "tooltip says why"),
+        QT_TR_NOOP("DRAM bytes the blocking adds over the whole run (part of DRAM): halo rows "
+                   "and operand B read again per block"),
         QT_TR_NOOP("Array / array bound: 1 is at the bound"),
         QT_TR_NOOP("Bytes between its tiles' global buffers and their PE arrays / vector "
                    "units (what its buffer energy is charged for)"),

@@ -1,8 +1,9 @@
 // The Layers table (docs/gui.md): one row per leaf of the document's tree with its time,
 // energy, the bytes it moves across its tile group's boundary and its I/O lower bound,
-// then what it moves between its buffers and arrays and the bound at that level, all from
-// engine/report/layers.h (the result JSON's "layers" read the same function). Qt::UserRole holds
-// each cell's number for sorting; Qt::UserRole + 1 the leaf's node id.
+// whether it works in blocks (and the DRAM that adds), then what it moves between its
+// buffers and arrays and the bound at that level, all from engine/report/layers.h (the
+// result JSON's "layers" read the same function). Qt::UserRole holds each cell's number
+// for sorting; Qt::UserRole + 1 the leaf's node id.
 #pragma once
 
 #include "report/layers.h"
@@ -30,6 +31,10 @@ class LayersModel : public QAbstractTableModel {
         NocOut,
         Compulsory,
         Tiles,
+        // Temporal blocking (docs/cost-model.md §2b): what a leaf's blocks split, empty when
+        // its slice fits; the DRAM bytes the blocking adds over the run.
+        Blocks,
+        BlockingDram,
         // The array level (docs/cost-model.md §2a "Two levels"): buffer <-> array bytes.
         ArrayRatio,
         ArrayBytes,

@@ -118,6 +118,9 @@ QString ReportBuilder::html() const {
     row(QStringLiteral("Objective E^n D^m"), num(e.cost));
     row(QStringLiteral("Utilisation"), QStringLiteral("%1 %").arg(e.utilisation * 100, 0, 'f', 1));
     row(QStringLiteral("DRAM bytes"), bytesText(e.dramBytes));
+    if (e.blockedLeaves > 0)
+        row(QStringLiteral("Blocked leaves"),
+            blockedLeavesText(e.blockedLeaves, e.blockingDramBytes));
     row(QStringLiteral("NoC hop-bytes"), bytesText(e.nocHopBytes));
     h += QStringLiteral("</table>\n");
 

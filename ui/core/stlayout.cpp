@@ -93,4 +93,9 @@ int StLayout::hit(double cycle, int tile) const {
     return found;
 }
 
+int StLayout::blocksOf(const StRect& r) const {
+    if (!m_eval || r.node < 0 || size_t(r.node) >= m_eval->nodes.size()) return 1;
+    return m_eval->nodes[size_t(r.node)].blocks;
+}
+
 } // namespace tilescope::ui

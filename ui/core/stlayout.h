@@ -50,6 +50,10 @@ class StLayout {
     size_t firstVisible(double c) const;
     // The topmost rectangle containing (cycle, tile), or -1.
     int hit(double cycle, int tile) const;
+    // Blocks per tile of the rectangle's leaf (NodeFigures::blocks; docs/cost-model.md §2b):
+    // above 1 its slice does not fit the buffer and the leaf works through it in blocks.
+    // 1 for a simulated rectangle (one instruction).
+    int blocksOf(const StRect& r) const;
     // Contiguous runs of tile ids of snake positions [begin, begin + count).
     static std::vector<std::pair<int, int>> tileRuns(const std::vector<int>& tileOrder, int begin,
                                                      int count);

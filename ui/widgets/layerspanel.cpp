@@ -94,7 +94,10 @@ void LayersPanel::updateSummary() {
             .arg(bytesText(moved), bytesText(bound))
             .arg(over)
             .arg(m_model->figures().size())
-            .arg(bytesText(array), bytesText(arrayBound)));
+            .arg(bytesText(array), bytesText(arrayBound)) +
+        (e->blockedLeaves > 0 ? tr(" Blocked leaves %1 (Blocks column).")
+                                    .arg(blockedLeavesText(e->blockedLeaves, e->blockingDramBytes))
+                              : QString()));
 }
 
 } // namespace tilescope::ui

@@ -61,8 +61,9 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
 
     auto* form = m_form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    for (const char* key : {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation",
-                            "DRAM bytes", "NoC hop-bytes", "Inter-chiplet", "Weight writes"}) {
+    for (const char* key :
+         {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation", "DRAM bytes",
+          "Blocked leaves", "NoC hop-bytes", "Inter-chiplet", "Weight writes"}) {
         auto* l = new QLabel(QStringLiteral("-"), this);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
@@ -78,6 +79,11 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
         tr("Multi-chiplet templates: the hop-bytes that cross a link between two chiplets (the "
            "slower, costlier link class; docs/hardware-format.md)"));
     form->setRowVisible(m_figures[QStringLiteral("Inter-chiplet")], false);
+    m_figures[QStringLiteral("Blocked leaves")]->setToolTip(
+        tr("Leaves whose slice does not fit their tiles' buffers work through it in blocks, "
+           "and the DRAM bytes that adds over the run (part of the DRAM bytes above); the "
+           "Layers table says which leaves and why"));
+    form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], false);
     lay->addLayout(form);
     lay->addStretch(1);
 
@@ -255,6 +261,8 @@ void MetricsPanel::refresh() {
     };
     const bool cim = weightWritesShown();
     m_form->setRowVisible(m_figures[QStringLiteral("Weight writes")], cim);
+    // Shown only while the schedule has blocked leaves (set again below).
+    m_form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], false);
     if (!have) {
         for (auto* l : m_figures)
             l->setText(QStringLiteral("-"));
@@ -291,6 +299,8 @@ void MetricsPanel::refresh() {
                          .arg(e->objective.m));
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));
+    set("Blocked leaves", blockedLeavesText(e->blockedLeaves, e->blockingDramBytes));
+    m_form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], e->blockedLeaves > 0);
     set("NoC hop-bytes", bytesText(e->nocHopBytes));
     const bool chiplets = m_doc->hardware()->chiplets.count() > 1;
     m_form->setRowVisible(m_figures[QStringLiteral("Inter-chiplet")], chiplets);

@@ -1,8 +1,8 @@
 // The metrics panel: the energy breakdown as a small bar chart, the headline figures of
-// the document's evaluation (and the simulated program's delay beside it; on compute-in-memory
-// tiles the crossbar programming energy and counts), the dominant
-// bound per segment, and LS / LP / SA side by
-// side once a comparison has run.
+// the document's evaluation (and the simulated program's delay beside it; the leaves working
+// in blocks when some do; on compute-in-memory tiles the crossbar programming energy and
+// counts), the dominant bound per segment, and LS / LP / SA side by side once a comparison
+// has run.
 #pragma once
 
 #include "core/searchsnapshot.h"

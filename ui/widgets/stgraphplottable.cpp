@@ -66,6 +66,10 @@ StMapping StGraphPlottable::mapping() const {
                      QRectF(k->axisRect()->rect()), v->rangeReversed());
 }
 
+bool StGraphPlottable::hatched(const StRect& r) const {
+    return !m_ghost && m_layout && m_layout->blocksOf(r) > 1;
+}
+
 int StGraphPlottable::rectAt(const QPointF& pos) const {
     if (!m_layout) return -1;
     const StMapping m = mapping();
@@ -96,6 +100,13 @@ QCPRange StGraphPlottable::getValueRange(bool& foundRange, QCP::SignDomain, cons
 
 void StGraphPlottable::drawLegendIcon(QCPPainter* painter, const QRectF& rect) const {
     painter->fillRect(rect, layerColor(0));
+}
+
+void StGraphPlottable::fillRect(QCPPainter* painter, const QRectF& px, const QColor& colour,
+                                bool hatched) {
+    painter->fillRect(px, colour);
+    // Diagonal lines over a blocked leaf's colour: its blocks run one after another.
+    if (hatched) painter->fillRect(px, QBrush(QColor(0, 0, 0, 110), Qt::BDiagPattern));
 }
 
 // A label only where it fits; the rectangle's own colour decides the text colour.
@@ -165,6 +176,7 @@ void StGraphPlottable::draw(QCPPainter* painter) {
         const StRect& r = rects[i];
         if (r.end < c0) continue;
         const bool hl = highlighted(r);
+        const bool blocked = hatched(r);
         QRectF px = m.rectFor(r.start, r.end, r.tile0, r.tile1);
         const double f0 = frac(r.y0), f1 = frac(r.y1);
         if (px.width() < 2.0) {
@@ -188,8 +200,8 @@ void StGraphPlottable::draw(QCPPainter* painter) {
                 QRectF row = m.rectFor(r.start, r.end, t, t);
                 row.setTop(row.top() + row.height() * f0);
                 row.setHeight(row.height() * (f1 - f0));
-                painter->fillRect(row.intersected(area.adjusted(-2, -2, 2, 2)),
-                                  fillFor(r.layer, hl));
+                fillRect(painter, row.intersected(area.adjusted(-2, -2, 2, 2)),
+                         fillFor(r.layer, hl), blocked);
             }
             px = m.rectFor(r.start, r.end, r.tile0, r.tile0);
         }
@@ -199,7 +211,8 @@ void StGraphPlottable::draw(QCPPainter* painter) {
             px.setHeight(h * (f1 - f0));
         }
         px = px.intersected(area.adjusted(-2, -2, 2, 2));
-        painter->fillRect(px, fillFor(r.layer, hl));
+        fillRect(painter, px, fillFor(r.layer, hl), blocked);
+        m_stats.hatched += blocked;
         if (px.width() >= 5 && px.height() >= 5) {
             painter->setPen(hl ? hlOutline : outline);
             painter->setBrush(Qt::NoBrush);

@@ -1,7 +1,8 @@
 // The S-T graph's rectangles as one QCustomPlot plottable. It draws only what is visible,
 // and merges rectangles narrower than two pixels into per-row pixel runs (level of
 // detail), so 50,000 rectangles cost one pass over a sorted array plus a few thousand
-// fillRect calls instead of one QCPItem each.
+// fillRect calls instead of one QCPItem each. Rectangles of leaves working in blocks are
+// hatched.
 #pragma once
 
 #include "core/stlayout.h"
@@ -45,12 +46,17 @@ class StGraphPlottable : public QCPAbstractPlottable {
     // and the simulated timeline share rows as two bands when shown together.
     void setBand(double lo, double hi);
     StMapping mapping() const;
+    // Whether the rectangle is drawn hatched (diagonal lines over its colour): its leaf works
+    // in blocks (StLayout::blocksOf). Not on the live-best overlay, nor where a rectangle is
+    // too narrow to draw on its own.
+    bool hatched(const StRect& r) const;
     // Rectangle index under a widget pixel position, or -1.
     int rectAt(const QPointF& pos) const;
 
     // Figures of the last draw (the benchmark prints them).
     struct DrawStats {
         int drawn = 0, merged = 0, labels = 0;
+        int hatched = 0; // of the drawn ones
     };
     DrawStats lastDrawStats() const { return m_stats; }
 
@@ -66,6 +72,7 @@ class StGraphPlottable : public QCPAbstractPlottable {
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
   private:
+    static void fillRect(QCPPainter* painter, const QRectF& px, const QColor& colour, bool hatched);
     void drawLabel(QCPPainter* painter, const QFontMetrics& fm, const StRect& r, const QRectF& px);
 
     std::shared_ptr<const StLayout> m_layout;

@@ -357,7 +357,10 @@ void StGraphView::hover(const QPoint& pos) {
         QToolTip::hideText();
         return;
     }
-    const auto& layout = *which->layout();
+    QToolTip::showText(m_plot->mapToGlobal(pos), rectToolTip(*which->layout(), i), m_plot);
+}
+
+QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
     const StRect& r = layout.rects()[size_t(i)];
     if (layout.simulated()) {
         const auto& names = layout.run()->codegen->program.layers;
@@ -367,16 +370,14 @@ void StGraphView::hover(const QPoint& pos) {
         const SimInterval* iv = nullptr;
         for (const SimInterval& s : layout.run()->fine.timeline)
             if (s.id == r.instruction) iv = &s;
-        const QString text = tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
-                                 .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
-                                 .arg(r.instruction)
-                                 .arg(layer.toHtmlEscaped())
-                                 .arg(r.tile0)
-                                 .arg(r.start, 0, 'f', 0)
-                                 .arg(r.end, 0, 'f', 0)
-                                 .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
-        QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
-        return;
+        return tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
+            .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
+            .arg(r.instruction)
+            .arg(layer.toHtmlEscaped())
+            .arg(r.tile0)
+            .arg(r.start, 0, 'f', 0)
+            .arg(r.end, 0, 'f', 0)
+            .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
     }
     const BusyInterval& iv = layout.evaluation().intervals[size_t(r.interval)];
     const auto& net = m_doc->network();
@@ -387,16 +388,22 @@ void StGraphView::hover(const QPoint& pos) {
     for (auto [a, b] :
          StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
-    const QString text =
-        tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
-            .arg(layer.toHtmlEscaped())
-            .arg(iv.firstSample)
-            .arg(iv.lastSample)
-            .arg(iv.start, 0, 'f', 0)
-            .arg(iv.end, 0, 'f', 0)
-            .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
-                 tiles.join(QStringLiteral(", ")), energyText(iv.energy));
-    QToolTip::showText(m_plot->mapToGlobal(pos), text, m_plot);
+    QString text = tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
+                       .arg(layer.toHtmlEscaped())
+                       .arg(iv.firstSample)
+                       .arg(iv.lastSample)
+                       .arg(iv.start, 0, 'f', 0)
+                       .arg(iv.end, 0, 'f', 0)
+                       .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
+                            tiles.join(QStringLiteral(", ")), energyText(iv.energy));
+    // A hatched rectangle: what its leaf's blocks split (the Layers table says why).
+    if (layout.blocksOf(r) > 1) {
+        const NodeFigures& f = layout.evaluation().nodes[size_t(r.node)];
+        text += tr("<br>%1 per tile, +%2 DRAM over the run")
+                    .arg(QString::fromStdString(f.blocking).toHtmlEscaped(),
+                         bytesText(f.runBlockingDramBytes));
+    }
+    return text;
 }
 
 void StGraphView::zoomBy(double factor) {

@@ -59,6 +59,9 @@ class StGraphView : public QWidget {
     bool showLiveBest() const { return m_showLiveBest; }
     StGraphPlottable* liveBestPlottable() const { return m_ghost; }
     QCPItemText* liveBestLegend() const { return m_liveBestLegend; }
+    // The hover text of rectangle `i` of `layout` (HTML): its leaf, samples, cycles, tiles,
+    // energy and, for a leaf working in blocks, what the blocks split.
+    QString rectToolTip(const StLayout& layout, int i) const;
 
   public slots:
     void resetZoom();
