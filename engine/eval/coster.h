@@ -84,6 +84,7 @@ struct Coster {
     void segmentShares();
     void totals();
     void nodeFigures();
+    void blockingDram(int l, double actDram, NodeWork& lw);
     void blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& figures);
     void intervals();
 };

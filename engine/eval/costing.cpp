@@ -78,6 +78,20 @@ Cycles Coster::weightBoundOf(size_t s) {
     return weightBound;
 }
 
+// What a blocked leaf's blocking adds to its DRAM bytes over the whole run
+// (docs/cost-model.md §2b): its activation bytes beyond what it reads from DRAM and stores
+// there, each once (a streamed input or an output that stays on chip moves none).
+void Coster::blockingDram(int l, double actDram, NodeWork& lw) {
+    const Layer& ly = ctx.net.layers[size_t(l)];
+    double bytes = writesDram[size_t(l)] ? double(ly.outputBytesPerSample()) : 0.0;
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        if (inputViaDram[size_t(l)][k]) bytes += double(ly.inputs[k].bytesPerSample);
+    const double once = bytes * hw.dataBits / 8.0 * segBatch;
+    lw.leaf.blockingDram = std::max(0.0, actDram - once) * segInvocations;
+    ++ev.blockedLeaves;
+    ev.blockingDramBytes += lw.leaf.blockingDram;
+}
+
 void Coster::costSegment(size_t s) {
     double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
            segHop = 0, segInterHop = 0, energyWrite = 0;
@@ -102,19 +116,7 @@ void Coster::costSegment(size_t s) {
         segHop += hop;
         segInterHop += interHop;
         const double leafDram = traffic.actDram + traffic.weightDram;
-        if (mapping.blocked()) {
-            // Beyond each input read once and the output stored once (docs/cost-model.md §2b).
-            // What it reads from DRAM and stores there, each once (a streamed input or an
-            // output that stays on chip moves none).
-            const Layer& ly = ctx.net.layers[size_t(l)];
-            double bytes = writesDram[size_t(l)] ? double(ly.outputBytesPerSample()) : 0.0;
-            for (size_t k = 0; k < ly.inputs.size(); ++k)
-                if (inputViaDram[size_t(l)][k]) bytes += double(ly.inputs[k].bytesPerSample);
-            const double once = bytes * hw.dataBits / 8.0 * segBatch;
-            lw.leaf.blockingDram = std::max(0.0, traffic.actDram - once) * segInvocations;
-            ++ev.blockedLeaves;
-            ev.blockingDramBytes += lw.leaf.blockingDram;
-        }
+        if (mapping.blocked()) blockingDram(l, traffic.actDram, lw);
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += traffic.actSide[d] + traffic.weightSide[d];
         if (traffic.weightDram > 0) byStart.push_back({lw.firstStart, &lw});

@@ -80,6 +80,19 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
     return delivered;
 }
 
+// A producer invocation's output slices over samples [s0, s1), tile by tile; a blocked
+// producer streams, so block blk of it feeds block blk of its consumer (docs/cost-model.md
+// §2b).
+void producerSlices(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& p, int blk,
+                    int s0, int s1, std::vector<SliceRef>& slices) {
+    slices.clear();
+    for (int t = 0; t < p.tileCount; ++t) {
+        const Box box = p.mapping->blocked() ? geo.blockBox(p.layer, *p.mapping, t, blk, s0, s1)
+                                             : geo.tileBox(p.layer, *p.mapping, t, s0, s1);
+        if (!box.empty()) slices.push_back({mesh.tileAt(p.tileBegin + t), box});
+    }
+}
+
 // How a leaf's first invocation keeps pace with a producer (LeafTraffic::pace), from the
 // stage boxes the generator cuts (docs/isa.md, "Dependencies at stage granularity"): each
 // consumer tile's compute stages (the first invocation loads the weights), the windows
@@ -261,15 +274,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
             if (pacing) probe.input(geo, leaf.layer, k, traffic.pace[k]);
             for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
-                slices.clear();
-                // A blocked producer streams: block blk of it feeds block blk of this leaf
-                // (docs/cost-model.md §2b).
-                for (int t = 0; t < p->tileCount; ++t) {
-                    const Box box = p->mapping->blocked()
-                                        ? geo.blockBox(p->layer, *p->mapping, t, blk, q0, q0 + pb)
-                                        : geo.tileBox(p->layer, *p->mapping, t, q0, q0 + pb);
-                    if (!box.empty()) slices.push_back({mesh.tileAt(p->tileBegin + t), box});
-                }
+                producerSlices(geo, mesh, *p, blk, q0, q0 + pb, slices);
                 if (pacing) probe.producer(geo, p->layer, slices, q0 == 0);
                 forEachNocPiece(
                     slices, actTiles, wants,

@@ -461,8 +461,11 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
         }
     }
     // A slice that fits nowhere is blocked in time, when some blocking fits.
+    // (Not on compute-in-memory tiles: their crossbar programmings per block are not modelled.)
     LeafMapping blocked;
-    if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
+    if (!bestFits && mayBlock && m_hw.arch != TileArch::Cim &&
+        blockedMapping(l, batch, tiles, blocked))
+        return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
     return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
@@ -622,6 +625,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     auto it = m_chains.find(key);
     if (it != m_chains.end()) return it->second;
     std::vector<LeafMapping>& out = m_chains[key];
+    if (m_hw.arch == TileArch::Cim) return out; // as in compute(): no blocking there
     const double cap = m_hw.bufferBytes;
     int minH = std::numeric_limits<int>::max();
     std::vector<std::pair<double, std::array<int, 4>>> parts;
