@@ -497,6 +497,30 @@ std::string LeafMapping::blockLabel() const {
     return counts + ' ' + names + " blocks";
 }
 
+namespace {
+
+// The fewest blocks n in [2, room] for which fits(n) holds (more blocks fit better): block
+// counts doubling, then the gap between the last two halved; 0 when none fits.
+template <class Fits> int fewestFitting(int room, Fits fits) {
+    int lo = 1, hi = 0;
+    for (int n = 2; n <= room; n = std::min(room, n * 2)) {
+        if (fits(n)) {
+            hi = n;
+            break;
+        }
+        lo = n;
+        if (n == room) break;
+    }
+    if (hi == 0) return 0;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        (fits(mid) ? hi : lo) = mid;
+    }
+    return hi;
+}
+
+} // namespace
+
 // Tile partition `part` (pk, pb, ph, pw) with `blocks` (bk, bh, bw) per tile: the figures of
 // one block are those of the finer partition whose slots are the blocks (the same
 // ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
@@ -591,20 +615,10 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
                 b[size_t(axis)] = n;
                 return b;
             };
-            int lo = 1, hi = 0;
-            for (int n = 2; n <= room; n = std::min(room, n * 2)) {
-                if (fits(evaluateBlocked(l, batch, f, blocksOf(n), false))) {
-                    hi = n;
-                    break;
-                }
-                lo = n;
-                if (n == room) break;
-            }
+            const int hi = fewestFitting(room, [&](int n) {
+                return fits(evaluateBlocked(l, batch, f, blocksOf(n), false));
+            });
             if (hi == 0) continue;
-            while (hi - lo > 1) {
-                const int mid = (lo + hi) / 2;
-                (fits(evaluateBlocked(l, batch, f, blocksOf(mid), false)) ? hi : lo) = mid;
-            }
             const double cost =
                 blockedCost(l, batch, evaluateBlocked(l, batch, f, blocksOf(hi), false));
             if (cost < bestCost) bestCost = cost, bestPart = f, bestBlocks = blocksOf(hi);
@@ -668,20 +682,8 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     int bestBh = 0;
     for (const auto& [score, f] : parts) {
         const int room = minH / f[2];
-        int lo = 1, hi = 0;
-        for (int n = 2; n <= room; n = std::min(room, n * 2)) {
-            if (fits(members(f, n))) {
-                hi = n;
-                break;
-            }
-            lo = n;
-            if (n == room) break;
-        }
+        const int hi = fewestFitting(room, [&](int n) { return fits(members(f, n)); });
         if (hi == 0) continue;
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) / 2;
-            (fits(members(f, mid)) ? hi : lo) = mid;
-        }
         double cost = 0;
         for (size_t i = 0; i < layers.size(); ++i)
             cost += blockedCost(m_net.layers[size_t(layers[i])], batch, members(f, hi)[i]);
