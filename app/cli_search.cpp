@@ -191,10 +191,9 @@ void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
                 formatBytes(e.dramBytes).c_str(), formatBytes(e.nocHopBytes).c_str(),
                 100.0 * e.utilisation);
     if (e.blockedLeaves > 0)
-        std::printf(
-            "blocked     %d leaves work in blocks through DRAM, +%s DRAM (docs/cost-model.md "
-            "§2b)\n",
-            e.blockedLeaves, formatBytes(e.blockingDramBytes).c_str());
+        std::printf("blocked     %d leaves work in blocks, +%s DRAM (docs/cost-model.md "
+                    "§2b)\n",
+                    e.blockedLeaves, formatBytes(e.blockingDramBytes).c_str());
 }
 
 void printBlockedLeaves(const Evaluation& e, const RATree& t, const Network& net,
