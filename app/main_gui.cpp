@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
                                  QStringLiteral("[MODEL]"));
     const QCommandLineOption hw(
         QStringLiteral("hw"),
-        QStringLiteral("Hardware template file or preset (edge, cloud, testchip, cim, chiplet, wafer)"),
+        QStringLiteral(
+            "Hardware template file or preset (edge, cloud, testchip, cim, chiplet, wafer)"),
         QStringLiteral("HW"));
     const QCommandLineOption batch(QStringLiteral("batch"),
                                    QStringLiteral("Batch size B (default 8)"), QStringLiteral("B"));

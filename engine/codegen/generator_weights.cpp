@@ -168,6 +168,10 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
         // in front of the demand loads, which then wait, with the tile's LOADs in flight
         // taken, until the DRAM reaches the last of them in need order.
         if ((lateAt > 0 || issued) && m_dramClock >= tNext) break;
+        // The first late one too waits while the DRAM is already a whole leaf's weights
+        // behind: issued one per invocation regardless, a DRAM that cannot keep up would
+        // find every remaining leaf's weights queued long before it reaches them.
+        if (m_dramClock >= tNext && m_dramClock - v.start > wbytes / dramBw) break;
         if (tilesBusy(li, vi, tStart, v.segInv)) break; // another segment comes first there
         m_pendingWeights.erase(m_pendingWeights.begin());
         bool room = true;

@@ -667,12 +667,16 @@ void TestCodegen::prefetchLooksAhead() {
 
 // Late weights are still issued no faster than the DRAM moves them (docs/isa.md, "What
 // the generator follows", Weights). transformer on a 12x12 mesh with a quarter of the
-// DRAM bandwidth and DRAM on four sides, batch 8, the tree `anneal --beta 20 --seed 1`
-// finds there: one segment of S and T cuts holding 12.6 MB of weights. On that DRAM the
-// first pending leaf is late from the segment's first invocation; issued all at once, the
-// last layer's weights would sit in the tiles' LOAD queues in front of the residual input
-// LOADs of the layers before, which then wait for them (four LOADs in flight per tile, the
-// DRAM serving in need order). Paced, the replay stays within 15% of the estimate (1.075).
+// DRAM bandwidth and DRAM on four sides, batch 8, a tree `anneal --beta 20 --seed 1` found
+// there: one segment, two S cuts of eight sub-batches (layers 0-1, then layers 2-3), 12.6
+// MB of weights. On that DRAM the first pending leaf is late from the segment's first
+// invocation. Issued all at once, a prefetch of the last layer sat in the LOAD queue of a
+// tile in front of layers.0/Add_1's residual input LOADs; with four LOADs in flight per
+// tile those waited for it, and the DRAM, serving in need order, reached it only after
+// every other weight of layers 2-3: the replay took 1.28 x the estimate. Issued one leaf
+// per invocation while late, the DRAM a whole segment behind, the last layer's weights
+// still queued at the segment's start (1.32). Paced so that the DRAM is never more than
+// a leaf's weights behind, the replay is 614,593 cycles against 578,532 estimated (1.062).
 void TestCodegen::latePrefetchesPaced() {
     TreeRun run;
     QVERIFY(evaluateTreeCase("transformer", "12x12+slowdram+4sides",
