@@ -65,7 +65,8 @@ void TestTensorGeometry::conv3dResidualAdds() {
 
     // On cloud's 144 tiles at batch 8 each tile receives its share of the two inputs, not
     // the whole per-sample tensor: about twice its output slice (two operands).
-    Mapper mapper(net, test::preset("cloud"));
+    const Hardware hw = test::preset("cloud"); // the mapper keeps a reference
+    Mapper mapper(net, hw);
     const LeafMapping& m = mapper.map(add, 144, 8);
     QVERIFY(m.ofmapPerTile > 0);
     QVERIFY2(
@@ -110,7 +111,8 @@ void TestTensorGeometry::conv3dPartitionByHand() {
     }
     QCOMPARE(outputs, l.outputBytesPerSample());
     QCOMPARE(macs, l.macsPerSample());
-    Mapper mapper(net, test::preset("edge"));
+    const Hardware hw = test::preset("edge"); // the mapper keeps a reference
+    Mapper mapper(net, hw);
     QCOMPARE(mapper.map(0, 4, 1).macs, Count(1769472));
 }
 
@@ -126,7 +128,8 @@ void TestTensorGeometry::conv1dResidualAdds() {
         QVERIFY2(add >= 0, name);
         const Layer& a = net.layers[size_t(add)];
         QCOMPARE(std::vector<int>({a.outC, a.outH, a.outW}), std::vector<int>({16, 1, 256}));
-        Mapper mapper(net, test::preset("edge"));
+        const Hardware hw = test::preset("edge"); // the mapper keeps a reference
+        Mapper mapper(net, hw);
         const LeafMapping& m = mapper.map(add, 16, 1);
         QVERIFY(m.ofmapPerTile > 0);
         QVERIFY2(m.ifmapPerTile <= 2.5 * m.ofmapPerTile, name);
