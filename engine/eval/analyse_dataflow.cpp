@@ -125,19 +125,13 @@ bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapp
         for (int t = 0; t < tiles; ++t) {
             const Box b = ctx.geo.blockBox(prod, mp, t, j, 0, batch);
             if (b.empty()) continue;
-            if (!any) band = b, any = true;
-            for (size_t a = 0; a < 4; ++a) {
-                band.lo[a] = std::min(band.lo[a], b.lo[a]);
-                band.hi[a] = std::max(band.hi[a], b.hi[a]);
-            }
+            band = any ? band.hull(b) : b;
+            any = true;
         }
         for (int t = 0; t < tiles; ++t) {
             const Box o = ctx.geo.blockBox(cons, mc, t, j, 0, batch);
             if (o.empty()) continue;
-            const Box w = ctx.geo.window(cons, k, o);
-            if (!any) return false;
-            for (size_t a = 0; a < 4; ++a)
-                if (w.lo[a] < band.lo[a] || w.hi[a] > band.hi[a]) return false;
+            if (!any || !band.contains(ctx.geo.window(cons, k, o))) return false;
         }
     }
     return true;

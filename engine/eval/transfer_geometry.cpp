@@ -32,6 +32,15 @@ Box Box::intersect(const Box& o) const {
     return r;
 }
 
+Box Box::hull(const Box& o) const {
+    Box r;
+    for (size_t a = 0; a < 4; ++a) {
+        r.lo[a] = std::min(lo[a], o.lo[a]);
+        r.hi[a] = std::max(hi[a], o.hi[a]);
+    }
+    return r;
+}
+
 TransferGeometry::TransferGeometry(const Network& net, int dataBits)
     : m_net(net), m_dataBits(dataBits) {
     const int layerCount = int(net.layers.size());
@@ -107,10 +116,7 @@ Box dramExtent(const InputGeom& g, int s0, int s1, const std::vector<Box>& windo
     if (!blocked || windows.empty()) return ext;
     Box hull = windows.front();
     for (const Box& w : windows)
-        for (size_t i = 0; i < 4; ++i) {
-            hull.lo[i] = std::min(hull.lo[i], w.lo[i]);
-            hull.hi[i] = std::max(hull.hi[i], w.hi[i]);
-        }
+        hull = hull.hull(w);
     return hull.intersect(ext);
 }
 

@@ -23,6 +23,8 @@ struct Box {
     bool empty() const;
     long long volume() const;
     Box intersect(const Box& o) const;
+    Box hull(const Box& o) const; // the smallest box holding both
+    bool contains(const Box& o) const { return o.intersect(*this) == o; }
     bool intersects(const Box& o) const { return !intersect(o).empty(); }
     bool operator==(const Box&) const = default;
 };

@@ -17,6 +17,11 @@ inline Count ceilDiv(Count a, Count b) {
     return (a + b - 1) / b;
 }
 
+// Whether partition f (pk, pb, ph, pw) leaves whole tiles idle along a dimension of l.
+bool overSplits(const Layer& l, int batch, const std::array<int, 4>& f) {
+    return f[1] > batch || f[2] > l.outH || f[3] > l.outW || f[0] > l.outC;
+}
+
 constexpr double kLocalBytes = kArrayLocalBytes; // iobound.h
 constexpr double kPsumBytes = kPartialSumBytes;
 
@@ -427,22 +432,25 @@ CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT,
     return c;
 }
 
+// A partition's score: compute time plus the time each tile needs to receive its data over
+// one link (favours partitions that replicate less).
+double Mapper::partitionScore(const LeafMapping& m) const {
+    return m.cycles +
+           (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) / m_hw.nocBytesPerCycle;
+}
+
 LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) const {
     const Layer& l = m_net.layers[size_t(layer)];
     LeafMapping best;
     double bestScore = std::numeric_limits<double>::max();
     bool bestFits = false;
     for (const auto& f : factorisations(tiles)) {
-        const int pk = f[0], pb = f[1], ph = f[2], pw = f[3];
         // Prune partitions that leave whole tiles idle along a dimension.
-        if (pb > batch || ph > l.outH || pw > l.outW || pk > l.outC) continue;
-        LeafMapping m = evaluatePartition(l, batch, pk, pb, ph, pw, false);
+        if (overSplits(l, batch, f)) continue;
+        LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false);
         const double buffer = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile;
         const bool fits = buffer <= m_hw.bufferBytes;
-        // Compute time plus the time each tile needs to receive its data over one link:
-        // favours partitions that replicate less.
-        const double delivered = (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile);
-        const double score = m.cycles + delivered / m_hw.nocBytesPerCycle;
+        const double score = partitionScore(m);
         if ((fits && !bestFits) || (fits == bestFits && score < bestScore)) {
             best = std::move(m);
             bestScore = score;
@@ -578,6 +586,30 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
            m_delayExp * std::log(std::max(1e-9, delay));
 }
 
+// The tile partitions of `layers` on `tiles` tiles that over-split none of them, ranked by
+// their summed score (compute() above), the best few: bounded, so a memo miss of a blocked
+// leaf or chain stays cheap beside the search.
+std::vector<std::array<int, 4>> Mapper::bestPartitions(const std::vector<const Layer*>& layers,
+                                                       int tiles, int batch) const {
+    constexpr size_t kPartitions = 6;
+    std::vector<std::pair<double, std::array<int, 4>>> parts;
+    for (const auto& f : factorisations(tiles)) {
+        double score = 0;
+        bool ok = true;
+        for (const Layer* l : layers) {
+            if ((ok = !overSplits(*l, batch, f)) == false) break;
+            score += partitionScore(evaluatePartition(*l, batch, f[0], f[1], f[2], f[3], false));
+        }
+        if (ok) parts.push_back({score, f});
+    }
+    std::sort(parts.begin(), parts.end());
+    if (parts.size() > kPartitions) parts.resize(kPartitions);
+    std::vector<std::array<int, 4>> out;
+    for (const auto& [score, f] : parts)
+        out.push_back(f);
+    return out;
+}
+
 // The best few tile partitions that do not over-split, each blocked along rows, columns or (a
 // layer without weights: operand B splits with them) output channels in the fewest blocks
 // that fit with two blocks resident (block counts doubling, then the least that fits between
@@ -589,23 +621,10 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
         const double in = m.ifmapPerTile * dramGapShare(l, m.ph * m.bh, m.pw * m.bw);
         return m.weightPerTile + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
     };
-    // The tile partitions compute() scores best unblocked, a few of them: bounded, so a
-    // memo miss of a blocked leaf stays cheap beside the search.
-    constexpr size_t kPartitions = 6;
-    std::vector<std::pair<double, std::array<int, 4>>> parts;
-    for (const auto& f : factorisations(tiles)) {
-        if (f[1] > batch || f[2] > l.outH || f[3] > l.outW || f[0] > l.outC) continue;
-        const LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false);
-        parts.push_back({m.cycles + (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) /
-                                        m_hw.nocBytesPerCycle,
-                         f});
-    }
-    std::sort(parts.begin(), parts.end());
-    if (parts.size() > kPartitions) parts.resize(kPartitions);
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
     std::array<int, 3> bestBlocks{};
-    for (const auto& [score, f] : parts) {
+    for (const auto& f : bestPartitions({&l}, tiles, batch)) {
         const int pk = f[0], ph = f[2], pw = f[3];
         for (int axis = 0; axis < 3; ++axis) {
             if (axis == 0 && l.weightBytes > 0) continue; // weights stay resident
@@ -640,26 +659,12 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     if (it != m_chains.end()) return it->second;
     std::vector<LeafMapping>& out = m_chains[key];
     if (m_hw.arch == TileArch::Cim) return out; // as in compute(): no blocking there
-    const double cap = m_hw.bufferBytes;
     int minH = std::numeric_limits<int>::max();
-    std::vector<std::pair<double, std::array<int, 4>>> parts;
-    for (const auto& f : factorisations(tiles)) {
-        double score = 0;
-        bool ok = f[1] <= batch;
-        for (int l : layers) {
-            const Layer& ly = m_net.layers[size_t(l)];
-            ok = ok && f[0] <= ly.outC && f[2] <= ly.outH && f[3] <= ly.outW;
-            if (!ok) break;
-            const LeafMapping m = evaluatePartition(ly, batch, f[0], f[1], f[2], f[3], false);
-            score += m.cycles +
-                     (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) / m_hw.nocBytesPerCycle;
-        }
-        if (ok) parts.push_back({score, f});
+    std::vector<const Layer*> ls;
+    for (int l : layers) {
+        ls.push_back(&m_net.layers[size_t(l)]);
+        minH = std::min(minH, ls.back()->outH);
     }
-    for (int l : layers)
-        minH = std::min(minH, m_net.layers[size_t(l)].outH);
-    std::sort(parts.begin(), parts.end());
-    if (parts.size() > 6) parts.resize(6);
     auto members = [&](const std::array<int, 4>& f, int bh) {
         std::vector<LeafMapping> ms;
         for (int l : layers)
@@ -668,11 +673,8 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     };
     auto fits = [&](const std::vector<LeafMapping>& ms) {
         for (size_t i = 0; i < ms.size(); ++i) {
-            const LeafMapping& m = ms[i];
             const double before = i > 0 ? ms[i - 1].ofmapPerTile : 0.0;
-            if (m.weightPerTile + 2 * (m.ifmapPerTile + m.operandBPerTile + m.ofmapPerTile) +
-                    before >
-                cap)
+            if (ms[i].weightPerTile + ms[i].activationPerTile() + before > m_hw.bufferBytes)
                 return false;
         }
         return true;
@@ -680,13 +682,14 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
     int bestBh = 0;
-    for (const auto& [score, f] : parts) {
+    for (const auto& f : bestPartitions(ls, tiles, batch)) {
         const int room = minH / f[2];
         const int hi = fewestFitting(room, [&](int n) { return fits(members(f, n)); });
         if (hi == 0) continue;
+        const std::vector<LeafMapping> ms = members(f, hi);
         double cost = 0;
-        for (size_t i = 0; i < layers.size(); ++i)
-            cost += blockedCost(m_net.layers[size_t(layers[i])], batch, members(f, hi)[i]);
+        for (size_t i = 0; i < ms.size(); ++i)
+            cost += blockedCost(*ls[i], batch, ms[i]);
         if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = hi;
     }
     if (bestBh > 0)

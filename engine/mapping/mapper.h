@@ -133,6 +133,9 @@ class Mapper {
     LeafMapping evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
                                 const std::array<int, 3>& blocks, bool withTiling) const;
     double blockedCost(const Layer& l, int batch, const LeafMapping& m) const;
+    double partitionScore(const LeafMapping& m) const;
+    std::vector<std::array<int, 4>> bestPartitions(const std::vector<const Layer*>& layers,
+                                                   int tiles, int batch) const;
     // withTiling: also choose the per-tile loop order and blocking (bufferAccessBytes,
     // tiling, ioLowerBound), which the partition choice does not need.
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
