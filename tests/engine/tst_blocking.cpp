@@ -81,6 +81,22 @@ Evaluation detailed(EvalContext& ctx, const RATree& t, int batch) {
     return evaluate(ctx, t, batch, opt);
 }
 
+// Generates tree t's program into `out` and replays it: it must move the estimate's DRAM
+// bytes exactly and take the estimate's time within 15%.
+void replaysAsEstimated(EvalContext& ctx, const RATree& t, const Hardware& hw, int batch,
+                        const Evaluation& e, CodegenResult& out) {
+    auto r = generateProgram(ctx, t, batch, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    out = std::move(r).value();
+    QCOMPARE(double(out.programDramBytes), e.dramBytes);
+    SimResult s;
+    test::replayChecked(out, hw, s);
+    if (QTest::currentTestFailed()) return;
+    const ModelAgreement a = modelAgreement(s.delay, e.delay);
+    qInfo("sim %.0f eval %.0f ratio %.3f", s.delay, e.delay, a.ratio);
+    QVERIFY2(a.agrees, qPrintable(QString("sim %1 eval %2").arg(s.delay).arg(e.delay)));
+}
+
 // The COMPUTE instructions of the program, in issue order over the tiles.
 std::vector<const Instruction*> computes(const Program& p) {
     std::vector<const Instruction*> out;
@@ -181,19 +197,15 @@ void TestBlocking::convRowBlocksEvaluated() {
     // At 1 B/cycle the leaf is DRAM bound: no shorter than its 147712 bytes.
     QVERIFY(e.delay >= 147712.0);
 
-    auto r = generateProgram(ctx, t, 1, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QCOMPARE(r->workloadCount, size_t(8));
-    QCOMPARE(r->programDramBytes, std::uint64_t(147712));
-    const auto cs = computes(r->program);
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(r.workloadCount, size_t(8));
+    QCOMPARE(r.programDramBytes, std::uint64_t(147712));
+    const auto cs = computes(r.program);
     QCOMPARE(cs.size(), size_t(8));
     for (const Instruction* c : cs)
         QCOMPARE(c->cycles, std::uint64_t(4608));
-    SimResult s;
-    test::replayChecked(*r, hw, s);
-    if (QTest::currentTestFailed()) return;
-    QVERIFY2(modelAgreement(s.delay, e.delay).agrees,
-             qPrintable(QString("sim %1 eval %2").arg(s.delay).arg(e.delay)));
 }
 
 // Attention scores Q x K^T with 64 channels, 1024 query rows and 64 keys, one tile of
@@ -239,18 +251,14 @@ void TestBlocking::scoresRowBlocks() {
     QCOMPARE(e.blockingDramBytes, 28672.0);
     QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0"))].blocking, std::string("8 row blocks"));
 
-    auto r = generateProgram(ctx, t, 1, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    QCOMPARE(r->programDramBytes, std::uint64_t(163840));
-    const auto cs = computes(r->program);
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(r.programDramBytes, std::uint64_t(163840));
+    const auto cs = computes(r.program);
     QCOMPARE(cs.size(), size_t(8));
     for (const Instruction* c : cs)
         QCOMPARE(c->cycles, std::uint64_t(512));
-    SimResult s;
-    test::replayChecked(*r, hw, s);
-    if (QTest::currentTestFailed()) return;
-    QVERIFY2(modelAgreement(s.delay, e.delay).agrees,
-             qPrintable(QString("sim %1 eval %2").arg(s.delay).arg(e.delay)));
 }
 
 // Key (channel) blocks of a product re-read all of operand A (Q) per block, which the
@@ -318,15 +326,8 @@ void TestBlocking::roundTrip() {
     QVERIFY2(e.valid, e.reason.c_str());
     QVERIFY(e.blockedLeaves >= (anneal ? 2 : 4));
     QVERIFY(e.blockingDramBytes > 0);
-    auto r = generateProgram(ctx, t, 1, {});
-    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
-    SimResult s;
-    test::replayChecked(*r, h, s);
-    if (QTest::currentTestFailed()) return;
-    QCOMPARE(double(r->programDramBytes), e.dramBytes);
-    const ModelAgreement a = modelAgreement(s.delay, e.delay);
-    qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, e.delay, a.ratio);
-    QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, h, 1, e, r);
 }
 
 // The same through the command line and the binary program: evaluate the segmentation
