@@ -52,17 +52,15 @@ void Generator::collectInvocations() {
         v.end = end;
         m_invocations.push_back(v);
     };
-    // Streaming chains (docs/cost-model.md §2b): a blocked leaf reading a blocked leaf over
-    // the NoC takes its blocks in turn with it, block j of each member in chain order.
+    // Streaming chains (docs/cost-model.md §2b): a leaf streaming its input from the leaf
+    // before it takes its blocks in turn with it, block j of each member in chain order.
     std::vector<int> streamTo(size_t(m_layerCount), -1), streamFrom(size_t(m_layerCount), -1);
-    for (const LeafLayout& l : leaves) {
-        const auto& ins = m_net.layers[size_t(l.layer)].inputs;
-        for (size_t k = 0; k < ins.size(); ++k)
-            if (ins[k].producer >= 0 && !l.inputViaDram[k] && l.mapping.blocked() &&
-                leafOf(ins[k].producer).mapping.blocked())
-                streamFrom[size_t(l.layer)] = ins[k].producer,
-                streamTo[size_t(ins[k].producer)] = l.layer;
-    }
+    for (const LeafLayout& l : leaves)
+        if (l.streamInput >= 0) {
+            const int p = m_net.layers[size_t(l.layer)].inputs[size_t(l.streamInput)].producer;
+            streamFrom[size_t(l.layer)] = p;
+            streamTo[size_t(p)] = l.layer;
+        }
     std::map<std::pair<int, int>, const BusyInterval*> at; // (layer, first sample)
     for (const auto& b : m_schedule.evaluation.intervals)
         if (streamFrom[size_t(b.layer)] >= 0) at[{b.layer, b.firstSample}] = &b;

@@ -220,6 +220,7 @@ ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBa
         for (char d : analysis.inputViaDram[size_t(layer)])
             l.inputViaDram.push_back(d != 0);
         l.writesDram = analysis.writesDram[size_t(layer)] != 0;
+        l.streamInput = analysis.streamInput[size_t(layer)];
         l.cimPinned = nw.leaf.cimPinned;
         out.leafOfLayer[size_t(layer)] = int(out.leaves.size());
         out.leaves.push_back(std::move(l));

@@ -23,6 +23,9 @@ struct LeafLayout {
     LeafMapping mapping;            // the mapper's choice for (layer, tileCount, batch)
     std::vector<bool> inputViaDram; // per layer input: read from DRAM (else over the NoC)
     bool writesDram = false;        // output stored to DRAM (network output or a DRAM reader)
+    // The input it streams block by block from the leaf before it in a T cut, or -1
+    // (docs/cost-model.md §2b, streaming chains).
+    int streamInput = -1;
     // Compute-in-memory: the crossbars keep the weights over the leaf's invocations of a
     // segment invocation (written at the first), else every invocation writes them.
     bool cimPinned = false;
