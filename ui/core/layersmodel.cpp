@@ -147,7 +147,8 @@ QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const
         QT_TR_NOOP("Tiles of the leaf's group"),
         QT_TR_NOOP("Temporal blocking: a leaf whose slice does not fit its tiles' buffers works "
                    "through it in blocks, two resident at a time, inputs read and output "
-                   "stored through DRAM (docs/cost-model.md); empty when it fits. The cell's "
+                   "stored through DRAM or, in a streaming chain, passed on chip block by block "
+                   "(docs/cost-model.md); empty when it fits. The cell's "
                    "tooltip says why"),
         QT_TR_NOOP("DRAM bytes the blocking adds over the whole run (part of DRAM): halo rows "
                    "and operand B read again per block"),
