@@ -431,14 +431,14 @@ int runMapping(const Args& a) {
     std::printf("partition   %s\n", m.partitionLabel().c_str());
     std::printf("loop order  %s\n", m.tiling.c_str());
     std::printf("buffer      %s per tile (input %s, weights %s, output %s) of %s\n",
-                formatBytes(m.weightPerTile + m.activationPerTile()).c_str(),
+                formatBytes(m.bufferPerTile()).c_str(),
                 formatBytes(m.ifmapPerTile + m.operandBPerTile).c_str(),
                 formatBytes(m.weightPerTile).c_str(), formatBytes(m.ofmapPerTile).c_str(),
                 formatBytes(in->hw.bufferBytes).c_str());
     if (m.blocked())
-        std::printf("blocks      %s per tile: input and output above are one block's, two "
+        std::printf("blocks      %s per tile: input%s and output above are one block's, two "
                     "resident; each block reads and stores through DRAM\n",
-                    m.blockLabel().c_str());
+                    m.blockLabel().c_str(), m.streamsWeights() ? ", weights" : "");
     std::printf("traffic     %s buffer accesses, input multicast %d, input DMA runs %lld\n",
                 formatBytes(m.bufferAccessBytes).c_str(), m.inputMulticast,
                 static_cast<long long>(m.inputDmaRuns));

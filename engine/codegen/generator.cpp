@@ -104,7 +104,10 @@ void Generator::collectInvocations() {
         const Invocation& v = m_invocations[i];
         const NodeFigures& f =
             m_schedule.evaluation.nodes[size_t(m_schedule.leaves[size_t(v.leaf)].node)];
-        const double weights = layerWeightBytes(v.layer) * m_schedule.segInvocations;
+        // Weights streamed with their blocks are demand like the blocks' activations.
+        const double weights = m_schedule.leaves[size_t(v.leaf)].mapping.streamsWeights()
+                                   ? 0.0
+                                   : layerWeightBytes(v.layer) * m_schedule.segInvocations;
         m_activationBytesBefore[i + 1] =
             m_activationBytesBefore[i] + std::max(0.0, f.runDramBytes - weights) /
                                              double(m_invocationsOfLayer[size_t(v.layer)].size());
@@ -298,11 +301,15 @@ std::optional<Error> Generator::emitInvocation(int vi) {
     m_currentInvocation = vi;
     if (auto e = activeTiles(cur)) return e;
 
-    // Weights: loaded once per segment invocation (normally prefetched at its start).
+    // Weights: loaded once per segment invocation (normally prefetched at its start), or
+    // with each block when they stream with output-channel blocks.
     WeightState& ws = m_weightState[size_t(v.layer)];
     cur.hasWeights = ly.weightBytes > 0;
-    if (cur.hasWeights && ws.segInv != v.segInv)
+    if (cur.hasWeights && leaf.mapping.streamsWeights()) {
+        if (auto e = loadWeights(v.leaf, v.segInv, v.block)) return *e;
+    } else if (cur.hasWeights && ws.segInv != v.segInv) {
         if (auto e = loadWeights(v.leaf, v.segInv)) return *e;
+    }
     cur.loadsWeights = cur.hasWeights && ws.fresh;
 
     // Inputs.

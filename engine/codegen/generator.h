@@ -162,7 +162,8 @@ class Generator {
         return m_geometry.weightElems(layer, k0, k1);
     }
     // Weights (generator_weights.cpp).
-    std::optional<Error> loadWeights(int leafIdx, int segInv);
+    // block >= 0: the weights of that block only (LeafMapping::streamsWeights).
+    std::optional<Error> loadWeights(int leafIdx, int segInv, int block = -1);
     std::optional<Error> prefetchWeights(const Step& cur);
     bool tilesBusy(int li, int vi, double until, int segInv) const;
     // Phases of one invocation.

@@ -25,20 +25,24 @@ bool Generator::tilesBusy(int li, int vi, double until, int segInv) const {
 }
 
 // Loads a leaf's weights for one segment invocation: one DRAM read per output-channel
-// slice, multicast to every tile of the group that holds that slice.
-std::optional<Error> Generator::loadWeights(int leafIdx, int segInv) {
+// slice, multicast to every tile of the group that holds that slice. Weights that stream
+// with output-channel blocks load per block (`block`), for that block alone.
+std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) {
     const LeafLayout& leaf = m_schedule.leaves[size_t(leafIdx)];
     const Layer& ly = m_net.layers[size_t(leaf.layer)];
     WeightState& ws = m_weightState[size_t(leaf.layer)];
     ws.segInv = segInv;
     ws.fresh = true;
-    ws.remaining =
-        std::max(1, m_schedule.segBatch / std::max(1, leaf.batch)) * leaf.mapping.blocks();
+    ws.remaining = block >= 0 ? 1
+                              : std::max(1, m_schedule.segBatch / std::max(1, leaf.batch)) *
+                                    leaf.mapping.blocks();
     ws.region.clear();
     ws.load.clear();
     std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles
     for (int t = 0; t < leaf.tileCount; ++t) {
-        const Box b = tileBox(leaf, t, 0, leaf.batch);
+        const Box b = block >= 0
+                          ? m_geometry.blockBox(leaf.layer, leaf.mapping, t, block, 0, leaf.batch)
+                          : tileBox(leaf, t, 0, leaf.batch);
         if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
     }
     for (const auto& [kr, members] : byK) {
@@ -104,7 +108,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             const Invocation& u = m_invocations[size_t(j)];
             const LeafLayout& o = m_schedule.leaves[size_t(u.leaf)];
             if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
-            if (m_net.layers[size_t(o.layer)].weightBytes <= 0 ||
+            if (m_net.layers[size_t(o.layer)].weightBytes <= 0 || o.mapping.streamsWeights() ||
                 m_weightState[size_t(o.layer)].segInv == v.segInv)
                 continue;
             if (std::find_if(m_pendingWeights.begin(), m_pendingWeights.end(), [&](const auto& p) {
@@ -115,9 +119,10 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
         m_reserve = 0;
         for (const LeafLayout& o : m_schedule.leaves)
             if (o.segment == leaf.segment)
-                m_reserve =
-                    std::max(m_reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
-                                             o.mapping.ofmapPerTile));
+                m_reserve = std::max(
+                    m_reserve, 2 * (o.mapping.ifmapPerTile + o.mapping.operandBPerTile +
+                                    o.mapping.ofmapPerTile +
+                                    (o.mapping.streamsWeights() ? o.mapping.weightPerTile : 0.0)));
         m_dramClock = v.start;
     }
     const double tNext =

@@ -314,9 +314,10 @@ void Analyser::leafBuffers() {
         if (nd.type == NodeType::Leaf) {
             const LeafMapping& mapping = *nw.leaf.mapping;
             nw.compute = mapping.cycles - nw.leaf.writeSaved;
-            nw.wgt = mapping.weightPerTile;
+            nw.wgt = mapping.residentWeightPerTile();
             nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +
                      mapping.operandBPerTile + mapping.ofmapPerTile;
+            if (mapping.streamsWeights()) nw.act += mapping.weightPerTile; // with each block
             if (mapping.blocked()) nw.act *= 2; // a block computing, the next one loading
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several

@@ -80,13 +80,15 @@ Cycles Coster::weightBoundOf(size_t s) {
 
 // What a blocked leaf's blocking adds to its DRAM bytes over the whole run
 // (docs/cost-model.md §2b): its activation bytes beyond what it reads from DRAM and stores
-// there, each once (a streamed input or an output that stays on chip moves none).
+// there, each once (a streamed input or an output that stays on chip moves none), and its
+// streamed weights beyond one read per segment invocation.
 void Coster::blockingDram(int l, double actDram, NodeWork& lw) {
     const Layer& ly = ctx.net.layers[size_t(l)];
     double bytes = writesDram[size_t(l)] ? double(ly.outputBytesPerSample()) : 0.0;
     for (size_t k = 0; k < ly.inputs.size(); ++k)
         if (inputViaDram[size_t(l)][k]) bytes += double(ly.inputs[k].bytesPerSample);
-    const double once = bytes * hw.dataBits / 8.0 * segBatch;
+    double once = bytes * hw.dataBits / 8.0 * segBatch;
+    if (lw.leaf.mapping->streamsWeights()) once += double(ly.weightBytes) * hw.dataBits / 8.0;
     lw.leaf.blockingDram = std::max(0.0, actDram - once) * segInvocations;
     ++ev.blockedLeaves;
     ev.blockingDramBytes += lw.leaf.blockingDram;

@@ -44,6 +44,30 @@ void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
     }
 }
 
+// One block's weights when they stream with output-channel blocks (LeafMapping::
+// streamsWeights): each block's channel range read from DRAM once and multicast to the tiles
+// computing it, as the block's other DRAM reads (activation traffic: they come and go with
+// it). Returns the bytes delivered (multicast copies counted).
+double streamedWeights(const TransferGeometry& geo, const Mesh& mesh, int layer,
+                       const std::vector<Box>& boxes, const std::vector<int>& actTiles,
+                       LinkTally& act, LeafTraffic& traffic) {
+    thread_local std::vector<int> route;
+    std::map<std::pair<int, int>, std::vector<int>> byK;
+    for (size_t a = 0; a < boxes.size(); ++a)
+        byK[{boxes[a].lo[1], boxes[a].hi[1]}].push_back(actTiles[a]);
+    double delivered = 0;
+    for (const auto& [kr, members] : byK) {
+        const double bytes = double(geo.bytesOf(geo.weightElems(layer, kr.first, kr.second)));
+        route.clear();
+        mesh.multicastFromDram(members, route);
+        act.add(route, bytes);
+        chargeSides(mesh, traffic.actSide, members, bytes);
+        traffic.actDram += bytes;
+        delivered += bytes * double(members.size());
+    }
+    return delivered;
+}
+
 // Invocations repeat with a period: the consumer's own partition is the same every
 // invocation, and a NoC producer's invocations line up the same way again after
 // lcm(b, producer batch) samples. One period is costed and scaled.
@@ -199,7 +223,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<int> route;
     const int b = std::max(1, leaf.batch);
 
-    if (ly.weightBytes > 0) weightTraffic(geo, mesh, leaf, wgt, route, traffic);
+    if (ly.weightBytes > 0 && !mapping.streamsWeights())
+        weightTraffic(geo, mesh, leaf, wgt, route, traffic);
 
     const int period = traffic.invocations = periodOf(b, producers);
     traffic.nocInByInput.assign(ly.inputs.size(), 0.0);
@@ -244,6 +269,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             boxes.push_back(box);
         }
         if (step == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
+        if (mapping.streamsWeights())
+            actDelivered += streamedWeights(geo, mesh, leaf.layer, boxes, actTiles, act, traffic);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const InputGeom& geom = geo.input(leaf.layer, k);
             win.clear();

@@ -538,6 +538,11 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
                                       part[3] * blocks[2], withTiling);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
     m.bk = blocks[0], m.bh = blocks[1], m.bw = blocks[2];
+    // Streamed weights come in whole output channels: a block holds its largest chunk's.
+    if (m.streamsWeights() && l.outC > 0)
+        m.weightPerTile =
+            double(ceilDiv(l.outC, Count(part[0]) * blocks[0]) * ceilDiv(l.weightBytes, l.outC)) *
+            m_hw.dataBits / 8.0;
     // Slot 0's blocks are the largest (block j of part 0 is chunk j x p): full ones but the
     // last along each axis, which may be short. A block's time goes with its volume.
     auto full = [](Count ext, int p, int n) {
@@ -610,16 +615,18 @@ std::vector<std::array<int, 4>> Mapper::bestPartitions(const std::vector<const L
     return out;
 }
 
-// The best few tile partitions that do not over-split, each blocked along rows, columns or (a
-// layer without weights: operand B splits with them) output channels in the fewest blocks
-// that fit with two blocks resident (block counts doubling, then the least that fits between
-// the last two): the one the objective likes best.
+// The best few tile partitions that do not over-split, each blocked along rows, columns or
+// output channels (operand B splits with them; weights then stream, each block's own) in the
+// fewest blocks that fit with two blocks resident (block counts doubling, then the least that
+// fits between the last two): the one the objective likes best.
 bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const {
     const double cap = m_hw.bufferBytes;
     // Its inputs come from DRAM (docs/cost-model.md §2b): a strided window holds its gaps.
+    // Streamed weights are double-buffered with the block they belong to.
     auto fits = [&](const LeafMapping& m) {
         const double in = m.ifmapPerTile * dramGapShare(l, m.ph * m.bh, m.pw * m.bw);
-        return m.weightPerTile + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
+        const double w = m.streamsWeights() ? 2 * m.weightPerTile : m.weightPerTile;
+        return w + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
     };
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
@@ -627,7 +634,6 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     for (const auto& f : bestPartitions({&l}, tiles, batch)) {
         const int pk = f[0], ph = f[2], pw = f[3];
         for (int axis = 0; axis < 3; ++axis) {
-            if (axis == 0 && l.weightBytes > 0) continue; // weights stay resident
             const int room = axis == 0 ? l.outC / pk : axis == 1 ? l.outH / ph : l.outW / pw;
             auto blocksOf = [&](int n) {
                 std::array<int, 3> b{1, 1, 1};

@@ -38,8 +38,10 @@ struct LeafMapping {
     // Temporal blocking (docs/cost-model.md §2b): a tile whose slice does not fit its buffer
     // works through it in blocks, one after another: its output channels in bk blocks, its
     // rows in bh, its columns in bw (TransferGeometry::blockBox). Each block reads its
-    // input window (halo included) and operand B from DRAM and stores its output there;
-    // the tile's weights stay resident. All 1 when the slice fits.
+    // input window (halo included) and operand B from DRAM and stores its output there.
+    // Row and column blocks keep the tile's weights resident; output-channel blocks of a
+    // layer with weights stream them, each block loading its own channels' weights
+    // (streamsWeights()). All 1 when the slice fits.
     int bk = 1, bh = 1, bw = 1;
     double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
@@ -70,10 +72,19 @@ struct LeafMapping {
 
     int blocks() const { return bk * bh * bw; }
     bool blocked() const { return blocks() > 1; }
-    // The per-tile activation working set the buffer holds: one slice, or two blocks.
+    // Output-channel blocks of a layer with weights: weightPerTile is one block's, loaded
+    // with the block and double-buffered like its activations, not resident.
+    bool streamsWeights() const { return bk > 1 && weightPerTile > 0; }
+    // The weights a tile keeps resident for the whole leaf (none when they stream).
+    Bytes residentWeightPerTile() const { return streamsWeights() ? 0.0 : weightPerTile; }
+    // The per-tile working set the buffer holds besides resident weights: one slice, or two
+    // blocks (with their streamed weights).
     Bytes activationPerTile() const {
-        return (ifmapPerTile + operandBPerTile + ofmapPerTile) * (blocked() ? 2.0 : 1.0);
+        const Bytes streamed = streamsWeights() ? weightPerTile : 0.0;
+        return (ifmapPerTile + operandBPerTile + ofmapPerTile + streamed) * (blocked() ? 2.0 : 1.0);
     }
+    // Everything a tile's buffer holds for the leaf: resident weights and the working set.
+    Bytes bufferPerTile() const { return residentWeightPerTile() + activationPerTile(); }
     // What the blocks split, as the views and the report name it: "8 row blocks",
     // "4 x 2 row x column blocks"; "" when not blocked.
     std::string blockLabel() const;

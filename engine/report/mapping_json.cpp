@@ -62,7 +62,7 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
                        {"columns", m.bw},
                        {"count", m.blocks()},
                        {"label", m.blockLabel()}};
-        j["buffer_bytes_per_tile"]["total"] = m.weightPerTile + m.activationPerTile();
+        j["buffer_bytes_per_tile"]["total"] = m.bufferPerTile();
     }
     if (m.cim.used) {
         const CimLeafMapping& c = m.cim;

@@ -126,6 +126,7 @@ class TestBlocking : public QObject {
     void roundTrip();
     void roundTripCli();
     void unblockedTreeUnchanged();
+    void weightsStreamInChannelBlocks();
     void weightsThatFitNoBlocking();
 };
 
@@ -387,13 +388,61 @@ void TestBlocking::unblockedTreeUnchanged() {
     QCOMPARE(e.dramBytes, 131944360.0);
 }
 
-// A layer whose weights alone outgrow the buffer (blocks keep the weights resident): 128 ->
-// 128 channels 3x3 = 147456 B of weights on one 40 KiB tile. No blocking fits, so the
-// mapping stays unblocked and the tree is invalid, the reason naming the layer.
-void TestBlocking::weightsThatFitNoBlocking() {
+// A layer whose weights alone outgrow the buffer streams them in output-channel blocks, each
+// block loading its own channels' weights (docs/cost-model.md §2b): 128 -> 128 channels 3x3
+// on an 8x8 map, one 40 KiB tile (40960 B). By hand:
+//   weights 128 x 128 x 9 = 147456 B; input 128 x 8 x 8 = 8192 B; output 128 x 64 = 8192 B.
+//   A block of c output channels holds two blocks: 2 (1152 c + 8192 + 64 c) <= 40960, so
+//   c <= 10: 13 blocks of ceil(128 / 13) = 10 channels (the last 8); 12 blocks need 11.
+//   DRAM: the input once per block, 13 x 8192 = 106496 B; the weights once, 147456 B; the
+//   output once, 8192 B. Total 262144 B, of which the 12 extra input reads, 98304 B, are
+//   what blocking adds.
+void TestBlocking::weightsStreamInChannelBlocks() {
     Network n;
     n.name = "heavy";
     n.layers.push_back(test::conv("heavy_conv", 128, 128, 8, 3, -1));
+    const Network net = test::finish(n);
+    const Hardware hw = oneTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QCOMPARE(m.bk, 13);
+    QCOMPARE(m.blocks(), 13);
+    QVERIFY(m.streamsWeights());
+    QCOMPARE(m.weightPerTile, 11520.0);
+    QCOMPARE(m.residentWeightPerTile(), 0.0);
+    QCOMPARE(m.blockLabel(), std::string("13 channel blocks"));
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\theavy_conv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 262144.0);
+    QCOMPARE(e.blockedLeaves, 1);
+    QCOMPARE(e.blockingDramBytes, 98304.0);
+    const NodeFigures& f = e.nodes[size_t(t.nodeAtPath("/0"))];
+    QVERIFY2(f.blockingReason.find("each with its own channels' weights") != std::string::npos,
+             f.blockingReason.c_str());
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    // One weight LOAD per block, of that block's channels.
+    int weightLoads = 0;
+    std::uint64_t weightBytes = 0;
+    for (const TileProgram& tp : r.program.tiles)
+        for (const Instruction& i : tp.instructions)
+            if (i.op == Op::Load && i.src == kDram && i.hi[2] == 3 && i.hi[3] == 3)
+                ++weightLoads, weightBytes += i.bytes;
+    QCOMPARE(weightLoads, 13);
+    QCOMPARE(weightBytes, std::uint64_t(147456));
+}
+
+// A layer whose weights outgrow the buffer even one output channel at a time: 4096 -> 4
+// channels 3x3, 36864 B of weights per channel, two of which do not fit a 40 KiB tile. No
+// blocking fits, so the mapping stays unblocked and the tree is invalid, the reason naming
+// the layer.
+void TestBlocking::weightsThatFitNoBlocking() {
+    Network n;
+    n.name = "heavy";
+    n.layers.push_back(test::conv("heavy_conv", 4096, 4, 2, 3, -1));
     const Network net = test::finish(n);
     const Hardware hw = oneTile(kConvBuffer);
     Mapper mapper(net, hw);

@@ -93,8 +93,9 @@ void TestFidelity::newKinds() {
 }
 
 // Workloads larger than the chip, whose slices do not fit their tiles' buffers: the
-// segmentation stem (every convolution blocked layer by layer on edge and testchip) and the
-// encoder at sequence length 4096 (score products, softmaxes and A x V blocked on cloud).
+// segmentation stem (every convolution blocked layer by layer on edge and testchip), the
+// encoder at sequence length 4096 (score products, softmaxes and A x V blocked on cloud) and
+// VGG-11 on edge and testchip (its classifier's weights stream in output-channel blocks).
 void TestFidelity::blocked_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
@@ -107,6 +108,10 @@ void TestFidelity::blocked_data() {
         for (const char* tree : {"ls1", "ls8", "sa8"})
             QTest::newRow((std::string("encoder_seq4096 ") + hw + " " + tree).c_str())
                 << "encoder_seq4096" << hw << tree;
+    for (const char* hw : {"edge", "testchip"})
+        for (const char* tree : {"ls1", "sa8"})
+            QTest::newRow((std::string("vgg11 ") + hw + " " + tree).c_str())
+                << "vgg11" << hw << tree;
 }
 
 void TestFidelity::blocked() {
