@@ -74,7 +74,7 @@ int runExportInstructions(const Args& a) {
         return userError(path + ": no positive integer \"batch\"");
     const int batch = doc["batch"].get<int>();
 
-    auto net = loadModel(model);
+    auto net = loadModel(model, importOptionsOf(doc, path));
     if (!net) return userError(net.error().message);
     Result<Hardware> hw =
         hwj.is_string() ? loadHardware(hwj.get<std::string>()) : parseHardware(hwj, path + " (hw)");

@@ -57,15 +57,6 @@ std::string onePositional(const Args& a, const char* what) {
     return a.positional[0];
 }
 
-ImportOptions importOptions(const Args& a) {
-    ImportOptions o;
-    o.unknownOpFallback = a.get("--fallback");
-    if (!o.unknownOpFallback.empty() && o.unknownOpFallback != "vector" &&
-        o.unknownOpFallback != "eltwise" && o.unknownOpFallback != "fold")
-        throw UsageError{"--fallback takes vector, eltwise or fold"};
-    return o;
-}
-
 std::string human(double v) {
     const char* units[] = {"", "K", "M", "G", "T"};
     int u = 0;
@@ -79,6 +70,34 @@ std::string human(double v) {
 }
 
 } // namespace
+
+ImportOptions importOptions(const Args& a) {
+    ImportOptions o;
+    o.unknownOpFallback = a.get("--fallback");
+    if (!o.unknownOpFallback.empty() && o.unknownOpFallback != "vector" &&
+        o.unknownOpFallback != "eltwise" && o.unknownOpFallback != "fold")
+        throw UsageError{"--fallback takes vector, eltwise or fold"};
+    for (const std::string& d : a.all("--dim")) {
+        auto b = parseDimBinding(d);
+        if (!b) throw UsageError{b.error().message};
+        if (!o.dims.emplace(b->first, b->second).second)
+            throw UsageError{"--dim " + b->first + " given twice"};
+    }
+    return o;
+}
+
+ImportOptions importOptionsOf(const nlohmann::json& doc, const std::string& path) {
+    ImportOptions o;
+    if (!doc.is_object() || !doc.contains("dims")) return o;
+    const nlohmann::json& d = doc["dims"];
+    if (!d.is_object()) throw UsageError{path + ": \"dims\" is not an object of sizes"};
+    for (const auto& [name, v] : d.items()) {
+        if (!v.is_number_integer() || v.get<long long>() < 1)
+            throw UsageError{path + ": dims." + name + " is not a positive whole number"};
+        o.dims[name] = v.get<std::int64_t>();
+    }
+    return o;
+}
 
 int runInspect(const Args& a) {
     const std::string path = onePositional(a, "MODEL");

@@ -2,7 +2,10 @@
 // process exit status: 0 success, 1 user error (message already printed), 2 bad arguments.
 #pragma once
 
+#include "model/onnx_import.h"
+
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -26,6 +29,11 @@ struct Args {
 struct UsageError {
     std::string message;
 };
+
+// --dim NAME=VALUE (repeatable) and --fallback: how a model file is imported.
+ImportOptions importOptions(const Args& a);
+// The same dimensions from a result or session document's "dims" object (none: {}).
+ImportOptions importOptionsOf(const nlohmann::json& doc, const std::string& path);
 
 int runInspect(const Args& a);
 int runEvaluate(const Args& a);

@@ -124,7 +124,7 @@ std::optional<Inputs> loadInputs(const Args& a, int& status) {
     Inputs in;
     in.modelPath = modelArg(a);
     in.hwName = required(a, "--hw");
-    auto net = loadModel(in.modelPath);
+    auto net = loadModel(in.modelPath, importOptions(a));
     if (!net) {
         status = userError(net.error().message);
         return std::nullopt;
@@ -555,6 +555,7 @@ int runCompare(const Args& a) {
         {"model", in->modelPath},       {"model_sha256", in->modelSha},
         {"hw", hardwareToJson(in->hw)}, {"batch", so.cfg.totalBatch},
         {"seed", so.cfg.seed},          {"objective", {so.cfg.objective.n, so.cfg.objective.m}}};
+    if (!in->net.dims.empty()) out["dims"] = in->net.dims;
     struct Row {
         SearchMode mode;
         std::string key, label;

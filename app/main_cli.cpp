@@ -26,6 +26,9 @@ const char* kUsage = R"(usage:
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
   tilescope-cli sweep    SPEC.json --db OUT.sqlite [--jobs J] [--shard I/N] [--quiet]
   tilescope-cli sweep-merge OUT.sqlite SHARD.sqlite...
+Every command that loads a model takes --dim NAME=VALUE (repeatable): the size of a free
+dimension the export left symbolic (e.g. --dim seq=2048 --dim past=255); the batch axis is
+--batch. Results record them, so export-instructions and the GUI load the model alike.
 HW is a hardware-template .json or a preset: edge (4x4), cloud (12x12), testchip (2x2),
 cim (4x4 compute-in-memory), chiplet (8x8: 2x2 chiplets of 4x4, slower inter-chiplet
 links), wafer (32x32, DRAM on all four sides). mapping prints one layer's intra-layer mapping on N tiles
@@ -49,20 +52,21 @@ struct Command {
 
 int main(int argc, char** argv) {
     const std::map<std::string, Command> commands = {
-        {"inspect", {runInspect, {"--fallback"}, {"--json"}}},
-        {"evaluate", {runEvaluate, {"--hw", "--tree", "--batch", "--objective", "--json"}, {}}},
+        {"inspect", {runInspect, {"--fallback", "--dim"}, {"--json"}}},
+        {"evaluate",
+         {runEvaluate, {"--hw", "--tree", "--batch", "--objective", "--json", "--dim"}, {}}},
         {"anneal",
          {runAnneal,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--t0", "--alpha", "--mode",
            "--chains", "--threads", "--pin", "--init", "--json", "--tree-out", "--iterations",
-           "--min-util", "--time", "--warmup"},
+           "--min-util", "--time", "--warmup", "--dim"},
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
-           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha"},
+           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim"},
           {"--quiet", "--no-portfolio"}}},
-        {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch"}, {"--json"}}},
+        {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
         {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},

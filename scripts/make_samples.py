@@ -344,6 +344,110 @@ def swin_small():
     return SwinTransformer([4, 4], 48, [2, 2], [3, 6], [7, 7])
 
 
+# --- a Llama-style decoder: RMSNorm (pow / mean / rsqrt), rotary embeddings (rotate-half
+# slices and concatenation), grouped-query attention (keys and values expanded and reshaped
+# to the query heads), a causal mask built from shapes, SwiGLU; past keys and values in,
+# present ones out (the KV cache), and dynamic batch, seq and past axes, as LLM exports are
+# made ---
+
+class RMSNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class DecoderAttention(nn.Module):
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        self.h, self.kvh, self.dh = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, heads * self.dh, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.dh, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.dh, bias=False)
+        self.o = nn.Linear(heads * self.dh, d, bias=False)
+
+    def forward(self, x, cos, sin, past_k, past_v):
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, self.h, self.dh).transpose(1, 2)
+        k = self.k(x).view(b, s, self.kvh, self.dh).transpose(1, 2)
+        v = self.v(x).view(b, s, self.kvh, self.dh).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = torch.cat([past_k, k], dim=2)
+        v = torch.cat([past_v, v], dim=2)
+        present_k, present_v = k, v
+        t, rep = k.shape[2], self.h // self.kvh
+        k = k[:, :, None].expand(b, self.kvh, rep, t, self.dh).reshape(b, self.h, t, self.dh)
+        v = v[:, :, None].expand(b, self.kvh, rep, t, self.dh).reshape(b, self.h, t, self.dh)
+        scores = MatMul()(q, k.transpose(-2, -1)) / math.sqrt(self.dh)
+        mask = torch.full((s, t), float("-inf")).triu(t - s + 1)
+        y = MatMul()((scores + mask).softmax(-1), v)
+        return self.o(y.transpose(1, 2).reshape(b, s, self.h * self.dh)), present_k, present_v
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d, heads, kv_heads, ffn):
+        super().__init__()
+        self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
+        self.attn = DecoderAttention(d, heads, kv_heads)
+        self.gate = nn.Linear(d, ffn, bias=False)
+        self.up = nn.Linear(d, ffn, bias=False)
+        self.down = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x, cos, sin, past_k, past_v):
+        a, k, v = self.attn(self.n1(x), cos, sin, past_k, past_v)
+        x = x + a
+        h = self.n2(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h)), k, v
+
+
+class LlamaDecoder(nn.Module):
+    def __init__(self, blocks=2, d=128, heads=4, kv_heads=2, ffn=344):
+        super().__init__()
+        self.blocks = nn.ModuleList(DecoderBlock(d, heads, kv_heads, ffn) for _ in range(blocks))
+        self.dh, self.kvh = d // heads, kv_heads
+
+    def forward(self, x, *past):
+        s, start = x.shape[1], past[0].shape[2]
+        inv = 1.0 / (10000 ** (torch.arange(0, self.dh, 2).float() / self.dh))
+        angles = (torch.arange(s).float() + start)[:, None] * inv[None, :]
+        emb = torch.cat([angles, angles], -1)
+        cos, sin = emb.cos(), emb.sin()
+        present = []
+        for i, blk in enumerate(self.blocks):
+            x, k, v = blk(x, cos, sin, past[2 * i], past[2 * i + 1])
+            present += [k, v]
+        return (x, *present)
+
+
+def export_decoder(model, seq=4, past=12):
+    """A decoder with the KV cache as inputs and outputs, batch, seq and past dynamic."""
+    model.eval()
+    n = len(model.blocks)
+    d = model.blocks[0].attn.q.in_features
+    kv = [torch.randn(1, model.kvh, past, model.dh) for _ in range(2 * n)]
+    names = [f"past_{kind}{i}" for i in range(n) for kind in "kv"]
+    outs = [f"present_{kind}{i}" for i in range(n) for kind in "kv"]
+    axes = {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
+    axes.update({p: {0: "batch", 2: "past"} for p in names})
+    axes.update({p: {0: "batch", 2: "total"} for p in outs})
+    buf = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(model, (torch.randn(1, seq, d), *kv), buf, opset_version=OPSET,
+                          do_constant_folding=True, input_names=["x", *names],
+                          output_names=["y", *outs], dynamic_axes=axes)
+    m = onnx.load_from_string(buf.getvalue())
+    del m.graph.value_info[:]
+    return m
+
+
 # --- independent MAC count (per sample) from module hooks ---
 
 def count_macs(model, example):
@@ -581,6 +685,22 @@ def build(table, outdir, keep_value_info, only):
               f"MACs per sample (torch hooks) = {macs}, params (BN folded) = {params}")
 
 
+# Decoders exported with their KV cache and dynamic axes (export_decoder).
+DECODERS = {
+    "llama_decoder": lambda: LlamaDecoder(blocks=2, d=128, heads=4, kv_heads=2, ffn=344),
+}
+
+
+def build_decoders(outdir, only):
+    for name, ctor in DECODERS.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        m = strip_weights(export_decoder(ctor()), name + ".weights.bin")
+        size = write(m, os.path.join(outdir, name + ".onnx"), name)
+        print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--with-weights", metavar="OUT",
@@ -600,6 +720,7 @@ def main():
         return 0
     build(SAMPLES, os.path.join(REPO, "samples", "models"), True, args.only)
     build(TESTDATA, os.path.join(REPO, "tests", "data"), False, args.only)
+    build_decoders(os.path.join(REPO, "tests", "data"), args.only)
     return 0
 
 

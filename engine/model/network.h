@@ -4,6 +4,7 @@
 
 #include "util/units.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,13 +65,14 @@ struct FoldRecord {
 struct Network {
     std::string name;
     std::string sourcePath;
-    std::vector<Layer> layers;               // topological order
-    std::vector<FoldRecord> folded;          // every node that is not a scheduled layer
-    std::vector<std::string> unsupported;    // "node (Op)" left out by a fallback
-    std::map<std::string, int> opCounts;     // ONNX op type -> nodes in the source graph
-    std::vector<std::string> outputs;        // names of layers whose output leaves the net
-    std::map<std::string, Count> inputBytes; // network input name -> bytes per sample
-    Count paramsCount = 0;                   // weight elements (== weight bytes at 8 bit)
+    std::vector<Layer> layers;                // topological order
+    std::vector<FoldRecord> folded;           // every node that is not a scheduled layer
+    std::vector<std::string> unsupported;     // "node (Op)" left out by a fallback
+    std::map<std::string, int> opCounts;      // ONNX op type -> nodes in the source graph
+    std::vector<std::string> outputs;         // names of layers whose output leaves the net
+    std::map<std::string, Count> inputBytes;  // network input name -> bytes per sample
+    Count paramsCount = 0;                    // weight elements (== weight bytes at 8 bit)
+    std::map<std::string, std::int64_t> dims; // the free dimensions' sizes it was imported at
 
     int indexOf(const std::string& layerName) const; // -1 when absent
     std::vector<std::vector<int>> consumers() const; // per layer, consuming layers

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <onnx/shape_inference/implementation.h>
 #include <queue>
+#include <set>
 #include <unistd.h>
 
 namespace tilescope {
@@ -513,6 +515,106 @@ Status Importer::readInitializersAndInputs() {
     return {};
 }
 
+namespace {
+
+// Parses a model straight from the file through a zero-copy stream: a 100 MB model with
+// weights is then read once, without an intermediate string (about 2x faster).
+std::optional<Error> parseModelFile(const std::string& path, ox::ModelProto& model) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return makeError(path, "", "is a directory, expected a file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return makeError(path, "", std::string("cannot open: ") + std::strerror(errno));
+    bool parsed = false;
+    {
+        google::protobuf::io::FileInputStream in(fd, 1 << 20);
+        parsed = model.ParseFromZeroCopyStream(&in) && in.GetErrno() == 0;
+    }
+    ::close(fd);
+    if (!parsed || model.ByteSizeLong() == 0)
+        return makeError(path, "", "not a valid ONNX model (protobuf parse failed)");
+    return std::nullopt;
+}
+
+// Each named dimension of a graph input after its first axis (the batch), once, in order.
+std::vector<FreeDimension> namedDimensions(const ox::GraphProto& g) {
+    std::set<std::string> initializers;
+    for (const auto& t : g.initializer())
+        initializers.insert(t.name());
+    std::vector<FreeDimension> out;
+    std::set<std::string> seen;
+    for (const auto& gi : g.input()) {
+        if (initializers.count(gi.name()) || !gi.type().has_tensor_type()) continue;
+        const auto& tt = gi.type().tensor_type();
+        if (!tt.has_shape()) continue;
+        for (int i = 1; i < tt.shape().dim_size(); ++i) {
+            const auto& d = tt.shape().dim(i);
+            if (d.has_dim_param() && !d.dim_param().empty() && seen.insert(d.dim_param()).second)
+                out.push_back({d.dim_param(), gi.name(), i});
+        }
+    }
+    return out;
+}
+
+std::string listed(const std::vector<FreeDimension>& dims, bool where) {
+    std::string s;
+    for (const FreeDimension& d : dims)
+        s += (s.empty() ? "" : ", ") + d.name +
+             (where ? " (input '" + d.input + "' axis " + std::to_string(d.axis) + ")" : "");
+    return s;
+}
+
+} // namespace
+
+// The user's values for the model's free dimensions (ImportOptions::dims), written into the
+// graph inputs before shape inference, so every shape after them is concrete; the batch
+// axis stays symbolic (it is N throughout). Unknown names and unbound dimensions are errors
+// that list the model's free dimensions.
+Status Importer::bindDimensions() {
+    const std::vector<FreeDimension> named = namedDimensions(m_graph);
+    std::set<std::string> batchNames;
+    for (const auto& gi : m_graph.input()) {
+        const auto& tt = gi.type().tensor_type();
+        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
+            batchNames.insert(tt.shape().dim(0).dim_param());
+    }
+    for (const auto& [name, value] : m_opts.dims) {
+        if (batchNames.count(name))
+            return Failure{"dimension '" + name + "'",
+                           "is the batch axis: its size is the batch (--batch), not bound here"};
+        const bool known = std::any_of(named.begin(), named.end(),
+                                       [&](const FreeDimension& d) { return d.name == name; });
+        if (!known)
+            return Failure{"dimension '" + name + "'",
+                           named.empty() ? "the model has no free dimension"
+                                         : "the model has no free dimension of that name (its "
+                                           "free dimensions: " +
+                                               listed(named, false) + ")"};
+        if (value < 1) return Failure{"dimension '" + name + "'", "must be at least 1"};
+    }
+    std::vector<FreeDimension> unbound;
+    for (const FreeDimension& d : named)
+        if (!m_opts.dims.count(d.name) && !batchNames.count(d.name)) unbound.push_back(d);
+    if (!unbound.empty())
+        return Failure{"input '" + unbound.front().input + "' axis " +
+                           std::to_string(unbound.front().axis),
+                       "free dimension" + std::string(unbound.size() > 1 ? "s " : " ") +
+                           listed(unbound, true) + " left unbound; give each a size with --dim " +
+                           "NAME=VALUE"};
+    for (auto& gi : *m_graph.mutable_input()) {
+        if (!gi.type().has_tensor_type() || !gi.type().tensor_type().has_shape()) continue;
+        auto* shape = gi.mutable_type()->mutable_tensor_type()->mutable_shape();
+        for (int i = 1; i < shape->dim_size(); ++i) {
+            auto* d = shape->mutable_dim(i);
+            if (!d->has_dim_param()) continue;
+            const auto it = m_opts.dims.find(d->dim_param());
+            if (it != m_opts.dims.end()) d->set_dim_value(it->second);
+        }
+    }
+    m_net.dims = m_opts.dims;
+    return {};
+}
+
 Status Importer::readInput(const ox::ValueInfoProto& gi) {
     const std::string place = "input '" + gi.name() + "'";
     Value v;
@@ -822,6 +924,7 @@ Result<Network> Importer::run() {
 
 Result<Network> Importer::runSteps() {
     Status st = checkVersions();
+    if (!st) st = bindDimensions();
     // Our own inputs first: their dim_params name the batch for ONNX's shapes.
     if (!st) st = readInitializersAndInputs();
     // libonnx's shape inference expects sorted nodes (it crashes on some unsorted graphs),
@@ -877,23 +980,42 @@ Result<Network> importOnnxBytes(const std::string& bytes, const std::string& fil
 }
 
 Result<Network> importOnnx(const std::string& path, const ImportOptions& opts) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        return makeError(path, "", "is a directory, expected a file");
-    // Parse straight from the file through a zero-copy stream: a 100 MB model with
-    // weights is then read once, without an intermediate string (about 2x faster).
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return makeError(path, "", std::string("cannot open: ") + std::strerror(errno));
     ox::ModelProto model;
-    bool parsed = false;
-    {
-        google::protobuf::io::FileInputStream in(fd, 1 << 20);
-        parsed = model.ParseFromZeroCopyStream(&in) && in.GetErrno() == 0;
-    }
-    ::close(fd);
-    if (!parsed || model.ByteSizeLong() == 0)
-        return makeError(path, "", "not a valid ONNX model (protobuf parse failed)");
+    if (auto e = onnximport::parseModelFile(path, model)) return *e;
     return Importer(model, path, opts).run();
+}
+
+Result<std::vector<FreeDimension>> freeDimensions(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    if (ext != ".onnx") return std::vector<FreeDimension>{};
+    ox::ModelProto model;
+    if (auto e = onnximport::parseModelFile(path, model)) return *e;
+    std::vector<FreeDimension> named = onnximport::namedDimensions(model.graph());
+    // A name also used on a batch axis is the batch.
+    std::set<std::string> batchNames;
+    for (const auto& gi : model.graph().input()) {
+        const auto& tt = gi.type().tensor_type();
+        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
+            batchNames.insert(tt.shape().dim(0).dim_param());
+    }
+    std::erase_if(named, [&](const FreeDimension& d) { return batchNames.count(d.name) > 0; });
+    return named;
+}
+
+Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text) {
+    const auto eq = text.find('=');
+    const std::string name = text.substr(0, eq);
+    if (eq == std::string::npos || name.empty())
+        return makeError("--dim", text, "expected NAME=VALUE, e.g. seq=2048");
+    const std::string v = text.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno != 0 || value < 1 || value > (1LL << 31))
+        return makeError("--dim", text, "the value must be a whole number from 1 to 2^31");
+    return std::pair(name, std::int64_t(value));
 }
 
 } // namespace tilescope

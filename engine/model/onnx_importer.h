@@ -127,6 +127,7 @@ class Importer {
     Status checkVersions();
     void runOnnxShapeInference();
     Status readInitializersAndInputs();
+    Status bindDimensions();
     Status readInput(const ox::ValueInfoProto& gi);
     Status topologicalOrder(std::vector<int>& order);
     void sortNodes(const std::vector<int>& order);
@@ -167,6 +168,7 @@ class Importer {
     Status shapeSqueeze(const ox::NodeProto& n, Outs& outs);
     Status shapeConcat(const ox::NodeProto& n, Outs& outs);
     Status shapeSplit(const ox::NodeProto& n, Outs& outs);
+    Status shapeEinsum(const ox::NodeProto& n, Outs& outs);
     Status shapeSlice(const ox::NodeProto& n, Outs& outs);
     Status shapeGather(const ox::NodeProto& n, Outs& outs);
     Status shapeExpand(const ox::NodeProto& n, Outs& outs);

@@ -3,6 +3,7 @@
 #include "model/onnx_importer.h"
 
 #include <algorithm>
+#include <map>
 
 namespace tilescope::onnximport {
 
@@ -77,6 +78,7 @@ Importer::ShapeRule Importer::shapeRule(const std::string& op) {
             {"Unsqueeze", &Importer::shapeSqueeze},
             {"Concat", &Importer::shapeConcat},
             {"Split", &Importer::shapeSplit},
+            {"Einsum", &Importer::shapeEinsum},
             {"Slice", &Importer::shapeSlice},
             {"Gather", &Importer::shapeGather},
             {"Expand", &Importer::shapeExpand},
@@ -422,13 +424,50 @@ Status Importer::shapeSplit(const ox::NodeProto& n, Outs& outs) {
         for (std::int64_t i = 0; i < k; ++i)
             sizes->push_back(std::min(part, total.v - i * part));
     }
+    std::int64_t at = 0;
     for (int i = 0; i < n.output_size() && i < int(outs.size()); ++i) {
         Shape s = xs;
         s[ax] = sizes && size_t(i) < sizes->size() ? Dim::of((*sizes)[size_t(i)]) : Dim::unknown();
         outs[size_t(i)].shape = s;
         if (!fullyKnown(s))
             outs[size_t(i)].why = "node '" + nodeName(n) + "' (Split): split sizes unknown";
+        // A shape vector split into its parts (torch's repeat_interleave computes the
+        // expanded shape this way): the parts' contents.
+        if (xs.size() == 1 && x.data && s[0].known && !s[0].n &&
+            at + s[0].v <= std::int64_t(x.data->size())) {
+            outs[size_t(i)].data =
+                std::vector<Dim>(x.data->begin() + at, x.data->begin() + at + s[0].v);
+            at += s[0].v;
+        }
     }
+    return {};
+}
+
+// Einsum (docs/import.md): the output's dims are its letters' dims in the operands.
+Status Importer::shapeEinsum(const ox::NodeProto& n, Outs& outs) {
+    std::string eq;
+    for (char c : attrString(n, "equation", ""))
+        if (c != ' ') eq += c;
+    const auto arrow = eq.find("->");
+    if (arrow == std::string::npos || eq.find("...") != std::string::npos) return {};
+    std::map<char, Dim> dim;
+    size_t term = 0, pos = 0;
+    for (size_t i = 0; i <= arrow; ++i) {
+        if (i == arrow || eq[i] == ',') {
+            if (!hasIn(n, int(term)) || !in(n, int(term)).shape ||
+                in(n, int(term)).shape->size() != pos)
+                return {};
+            ++term, pos = 0;
+            continue;
+        }
+        dim[eq[i]] = (*in(n, int(term)).shape)[pos++];
+    }
+    Shape out;
+    for (char c : eq.substr(arrow + 2)) {
+        if (!dim.count(c)) return {};
+        out.push_back(dim[c]);
+    }
+    outs[0].shape = out;
     return {};
 }
 

@@ -115,6 +115,9 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
         j["weight_programmings"] = e.weightProgrammings;
         j["weight_programmings_default"] = e.weightProgrammingsDefault;
     }
+    // The free dimensions the model was imported at (docs/import.md; static models keep
+    // their keys as they were): reloading the result binds them again.
+    if (!net.dims.empty()) j["dims"] = net.dims;
     // Leaves working in blocks (docs/cost-model.md §2b; results without keep their keys).
     if (e.blockedLeaves > 0) {
         j["blocked_leaves"] = e.blockedLeaves;

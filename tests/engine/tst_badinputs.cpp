@@ -67,7 +67,8 @@ class TestBadInputs : public QObject {
             << evaluate("garbage.onnx") << "garbage.onnx" << QStringList{"not a valid ONNX model"};
         QTest::newRow("dynamic shape blocks a conv")
             << evaluate("dynamic_shape.onnx") << "dynamic_shape.onnx"
-            << QStringList{"node 'conv1' (Conv)", "dimension 2 is dynamic ('height')"};
+            << QStringList{"free dimensions height (input 'x' axis 2), width (input 'x' axis 3)",
+                           "--dim NAME=VALUE"};
         QTest::newRow("opset too new") << evaluate("opset_too_new.onnx") << "opset_too_new.onnx"
                                        << QStringList{"opset 99", "supported (17)"};
         QTest::newRow("zero-sized dim onnx") << evaluate("zero_dim.onnx") << "zero_dim.onnx"

@@ -411,6 +411,28 @@ class TestCliSearch : public QObject {
         QVERIFY(ja["tree"].get<std::string>().find("\tS ") != std::string::npos);
         QVERIFY(double(ja["cost"]) <= double(ja["initial"]["cost"]));
     }
+
+    // A model with free dimensions (the decoder's seq and past): refused with the list until
+    // bound with --dim; the result records the bindings, and export-instructions loads the
+    // model with them again.
+    void freeDimensionsBound() {
+        const QString model = QStringLiteral(TILESCOPE_TESTDATA "/llama_decoder.onnx");
+        Run r = cli({"anneal", model, "--hw", "edge", "--iterations", "20", "--quiet"});
+        expectUserError(r, model, "free dimensions seq (input 'x' axis 1), past");
+        const QString out = path("decode.json"), prog = path("decode-prog");
+        r = cli({"anneal", model, "--hw", "edge", "--dim", "seq=1", "--dim=past=255", "--seed", "1",
+                 "--iterations", "40", "--json", out, "--quiet"});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const json j = readJson(out);
+        QVERIFY(j["valid"].get<bool>());
+        QCOMPARE(j["dims"], (json{{"past", 255}, {"seq", 1}}));
+        QCOMPARE(j["macs"].get<double>(), 493568.0);
+        r = cli({"export-instructions", out, "--out", prog, "--formats", "bin"});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        r = cli({"anneal", model, "--hw", "edge", "--dim", "seq", "--quiet"});
+        QCOMPARE(r.status, 2);
+        QVERIFY2(r.err.contains("expected NAME=VALUE"), qPrintable(r.err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliSearch)

@@ -190,6 +190,8 @@ class TestOnnxImport : public QObject {
     void recurrentUnrolled();
     void refusalsNameAlternatives();
     void workloadsLargerThanChip();
+    void decoderDimensionsBoundByName();
+    void decoderFreeDimensionsListed();
 };
 
 // Expected figures per sample at batch 1.
@@ -695,10 +697,13 @@ void TestOnnxImport::badModels_data() {
         addBadModel("unsupported op", mb, "y",
                     QStringList{"node 'fancy' (FancyOp): unsupported operator"});
     }
-    QTest::newRow("dynamic H blocks Conv")
+    QTest::newRow("free H and W unbound")
         << oneConvModel(ModelBuilder(),
                         {std::string("N"), 3, std::string("height"), std::string("width")})
-        << QStringList{"node 'conv1' (Conv)", "input 'x'", "dimension 2 is dynamic ('height')"};
+        << QStringList{"input 'x' axis 2",
+                       "free dimensions height (input 'x' axis 2), width (input 'x' axis 3) left "
+                       "unbound",
+                       "--dim NAME=VALUE"};
     QTest::newRow("fixed batch 8") << oneConvModel(ModelBuilder(), {8, 3, 8, 8})
                                    << QStringList{"input 'x'", "fixed batch size 8"};
     QTest::newRow("zero-sized dim") << oneConvModel(ModelBuilder(), {std::string("N"), 3, 0, 8})
@@ -1007,6 +1012,72 @@ void TestOnnxImport::workloadsLargerThanChip() {
         ++scores;
     }
     QCOMPARE(scores, 2);
+}
+
+// The Llama-style decoder of tests/data (scripts/make_samples.py: 2 blocks, d 128, 4 query
+// heads sharing 2 key/value heads, SwiGLU FFN 344, RMSNorm, rotary embeddings, a causal
+// mask built from shapes; past keys and values in, present ones out; batch, seq and past
+// dynamic). Per block with S new tokens over T = S + past positions, by hand:
+//   q, o 2 x S d^2; k, v 2 x S d (2 x 32); QK^T and AV 2 x 4 heads x S T 32; FFN 3 S d 344.
+// seq 64, past 192 (prefill-sized): 2 x (4,194,304 + 1,048,576 + 4,194,304 + 8,454,144 +
+// 0) = 31,588,352 MACs; seq 1, past 255 (a decode step): 493,568.
+void TestOnnxImport::decoderDimensionsBoundByName() {
+    const std::string path = (kData + "llama_decoder.onnx").toStdString();
+    auto macsOf = [](Count s, Count past) {
+        const Count d = 128, heads = 4, dh = 32, kvHeads = 2, ffn = 344, t = s + past;
+        return 2 * (2 * s * d * d + 2 * s * d * kvHeads * dh + 2 * heads * s * t * dh +
+                    3 * s * d * ffn);
+    };
+    QCOMPARE(macsOf(64, 192), Count(31588352));
+    for (const auto& [seq, past] : {std::pair(64, 192), std::pair(1, 255)}) {
+        ImportOptions o;
+        o.dims = {{"seq", seq}, {"past", past}};
+        auto net = importOnnx(path, o);
+        QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+        QCOMPARE(net->totalMacsPerSample(), macsOf(seq, past));
+        // 2 x (q, k, v, o, QK^T, AV, gate, up, down + softmax, 2 RMSNorm, SwiGLU product,
+        // 2 residual Adds and the rotary and mask arithmetic on the vector unit)
+        QCOMPARE(countKind(*net, LayerKind::MatMul), 4);
+        QCOMPARE(net->dims, (std::map<std::string, std::int64_t>{{"past", past}, {"seq", seq}}));
+        // The KV cache: past keys and values are inputs of seq x past elements per sample.
+        QCOMPARE(net->inputBytes.at("past_k0"), Count(2 * past * 32));
+    }
+}
+
+// A free dimension left unbound is an error that lists them all, with where they are; a
+// name the model does not have, and the batch axis, are refused with the reason.
+void TestOnnxImport::decoderFreeDimensionsListed() {
+    const std::string path = (kData + "llama_decoder.onnx").toStdString();
+    auto free = freeDimensions(path);
+    QVERIFY(free.ok());
+    QCOMPARE(free->size(), size_t(2));
+    QCOMPARE((*free)[0].name, std::string("seq"));
+    QCOMPARE((*free)[1].name, std::string("past"));
+    QCOMPARE((*free)[1].input, std::string("past_k0"));
+    QCOMPARE((*free)[1].axis, 2);
+    auto none = importOnnx(path);
+    QVERIFY(!none.ok());
+    QVERIFY2(none.error().message.find("free dimensions seq (input 'x' axis 1), past (input "
+                                       "'past_k0' axis 2) left unbound") != std::string::npos,
+             none.error().message.c_str());
+    ImportOptions o;
+    o.dims = {{"seq", 8}, {"past", 8}, {"tokens", 8}};
+    auto wrong = importOnnx(path, o);
+    QVERIFY(!wrong.ok());
+    QVERIFY2(wrong.error().message.find("'tokens': the model has no free dimension of that name "
+                                        "(its free dimensions: seq, past)") != std::string::npos,
+             wrong.error().message.c_str());
+    o.dims = {{"seq", 8}, {"past", 8}, {"batch", 4}};
+    auto batch = importOnnx(path, o);
+    QVERIFY(!batch.ok());
+    QVERIFY2(batch.error().message.find("is the batch axis") != std::string::npos,
+             batch.error().message.c_str());
+    QVERIFY(!parseDimBinding("seq").ok());
+    QVERIFY(!parseDimBinding("seq=0").ok());
+    QVERIFY(!parseDimBinding("=4").ok());
+    QCOMPARE(parseDimBinding("seq=2048")->second, std::int64_t(2048));
+    auto stat = freeDimensions((kData + "vgg11.onnx").toStdString());
+    QVERIFY(stat.ok() && stat->empty());
 }
 
 QTEST_APPLESS_MAIN(TestOnnxImport)
