@@ -6,8 +6,10 @@
 // batch <= 8), one segment holding every layer at batch 1, and annealed trees (a short
 // search at batch 8) on meshes the model was not tuned on and on the newer layer kinds.
 // Blocked leaves (docs/cost-model.md §2b: slices larger than their tiles' buffers, worked
-// through in blocks) on the models larger than the chip. No row has an exception: the
-// widest, mobilenet_v2 in one segment on the 10x10 mesh, replays at 1.088 of its estimate.
+// through in blocks) on the models larger than the chip. Wafer-scale meshes (24x24 and the
+// 32x32 wafer preset): layer-sequential trees and one short search, so the rows stay quick.
+// No row has an exception: the widest, mobilenet_v2 in one segment on the 10x10 mesh,
+// replays at 1.088 of its estimate.
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
@@ -47,11 +49,15 @@ class TestFidelity : public QObject {
     void newKinds();
     void blocked_data();
     void blocked();
+    void waferScale_data();
+    void waferScale();
 
   private:
     // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
+    // searchIterations: the budget of an annealed ("sa8") tree's one chain; portfolio: the
+    // Set portfolio's start trees and warm-up chains too.
     void check(const std::string& path, const QString& hw, const QString& tree,
-               bool expectBlocked = false);
+               bool expectBlocked = false, int searchIterations = 400, bool portfolio = true);
 };
 
 void TestFidelity::agreement_data() {
@@ -116,8 +122,33 @@ void TestFidelity::blocked() {
     check(std::string(TILESCOPE_TESTDATA) + "/" + model.toStdString() + ".onnx", hw, tree, true);
 }
 
+// Meshes of 576 and 1,024 tiles (the wafer preset: 32x32, DRAM on four sides): a row's
+// search, program and replay cost grows with the tiles, so the layer-sequential trees at
+// batch 1 on two models, and on 24x24 one short search (one chain of 40 moves from the
+// layer-sequential start, no portfolio); the annealed trees at the default budgets are
+// measured by scripts/fidelity_sets.py and quoted in docs/validation.md.
+void TestFidelity::waferScale_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("hw");
+    QTest::addColumn<QString>("tree");
+    for (const char* hw : {"24x24", "wafer"})
+        for (const char* m : {"resnet50", "mobilenet_v2"})
+            QTest::newRow((std::string(hw) + " " + m + " ls1").c_str()) << m << hw << "ls1";
+    QTest::newRow("24x24 mobilenet_v2 sa8") << "mobilenet_v2"
+                                            << "24x24"
+                                            << "sa8";
+}
+
+void TestFidelity::waferScale() {
+    QFETCH(QString, model);
+    QFETCH(QString, hw);
+    QFETCH(QString, tree);
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
+          false, 40, false);
+}
+
 void TestFidelity::check(const std::string& path, const QString& hw, const QString& tree,
-                         bool expectBlocked) {
+                         bool expectBlocked, int searchIterations, bool portfolio) {
     auto net = loadModel(path);
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     Hardware h;
@@ -139,7 +170,8 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
         batch = 8;
         SearchConfig cfg;
         cfg.seed = 1;
-        cfg.iterations = 400;
+        cfg.iterations = searchIterations;
+        cfg.portfolio = portfolio;
         cfg.chains = 1;
         cfg.totalBatch = batch;
         auto s = runSearch(*net, h, cfg);
