@@ -7,9 +7,9 @@
 // search at batch 8) on meshes the model was not tuned on and on the newer layer kinds.
 // Blocked leaves (docs/cost-model.md §2b: slices larger than their tiles' buffers, worked
 // through in blocks) on the models larger than the chip. Wafer-scale meshes (24x24 and the
-// 32x32 wafer preset): layer-sequential trees and one short search, so the rows stay quick.
-// No row has an exception: the widest, mobilenet_v2 in one segment on the 10x10 mesh,
-// replays at 1.088 of its estimate.
+// 32x32 wafer preset): layer-sequential trees, so the rows stay quick. No row has an
+// exception: the widest, mobilenet_v2 in one segment on the 10x10 mesh, replays at 1.088 of
+// its estimate.
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
@@ -54,10 +54,8 @@ class TestFidelity : public QObject {
 
   private:
     // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
-    // searchIterations: the budget of an annealed ("sa8") tree's one chain; portfolio: the
-    // Set portfolio's start trees and warm-up chains too.
     void check(const std::string& path, const QString& hw, const QString& tree,
-               bool expectBlocked = false, int searchIterations = 400, bool portfolio = true);
+               bool expectBlocked = false);
 };
 
 void TestFidelity::agreement_data() {
@@ -123,10 +121,10 @@ void TestFidelity::blocked() {
 }
 
 // Meshes of 576 and 1,024 tiles (the wafer preset: 32x32, DRAM on four sides): a row's
-// search, program and replay cost grows with the tiles, so the layer-sequential trees at
-// batch 1 on two models, and on 24x24 one short search (one chain of 40 moves from the
-// layer-sequential start, no portfolio); the annealed trees at the default budgets are
-// measured by scripts/fidelity_sets.py and quoted in docs/validation.md.
+// search, program and replay cost grows with the tiles (a short search on 24x24 alone took
+// about 10 s of the 2-core CI budget), so the layer-sequential trees at batch 1 on two
+// models; the annealed trees on 32x32 and 64x64 are measured through the CLI and quoted in
+// docs/validation.md.
 void TestFidelity::waferScale_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
@@ -134,21 +132,17 @@ void TestFidelity::waferScale_data() {
     for (const char* hw : {"24x24", "wafer"})
         for (const char* m : {"resnet50", "mobilenet_v2"})
             QTest::newRow((std::string(hw) + " " + m + " ls1").c_str()) << m << hw << "ls1";
-    QTest::newRow("24x24 mobilenet_v2 sa8") << "mobilenet_v2"
-                                            << "24x24"
-                                            << "sa8";
 }
 
 void TestFidelity::waferScale() {
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(QString, tree);
-    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
-          false, 40, false);
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
 }
 
 void TestFidelity::check(const std::string& path, const QString& hw, const QString& tree,
-                         bool expectBlocked, int searchIterations, bool portfolio) {
+                         bool expectBlocked) {
     auto net = loadModel(path);
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     Hardware h;
@@ -170,8 +164,7 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
         batch = 8;
         SearchConfig cfg;
         cfg.seed = 1;
-        cfg.iterations = searchIterations;
-        cfg.portfolio = portfolio;
+        cfg.iterations = 400;
         cfg.chains = 1;
         cfg.totalBatch = batch;
         auto s = runSearch(*net, h, cfg);
