@@ -342,16 +342,24 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
         std::sort(axisCuts.begin(), axisCuts.end());
         axisCuts.erase(std::unique(axisCuts.begin(), axisCuts.end()), axisCuts.end());
     }
-    // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax.
+    // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax. A window's
+    // ends are cuts, so it takes a run of segments, found by bisection: a window list per
+    // segment costs the windows' runs, not segments x windows (1,024 windows on a wafer).
     std::array<std::vector<std::vector<size_t>>, 4> cover;
     for (size_t ax = 0; ax < 4; ++ax) {
-        const size_t ns = cuts[ax].size() - 1;
+        const std::vector<int>& c = cuts[ax];
+        const size_t ns = c.size() - 1;
         cover[ax].assign(ns, {});
-        for (size_t sg = 0; sg < ns; ++sg)
-            for (size_t a = 0; a < n; ++a)
-                if (!win[a].empty() && win[a].lo[ax] <= cuts[ax][sg] &&
-                    cuts[ax][sg + 1] <= win[a].hi[ax])
-                    cover[ax][sg].push_back(a);
+        for (size_t a = 0; a < n; ++a) {
+            if (win[a].empty()) continue;
+            // Segments sg with win.lo <= c[sg] and c[sg + 1] <= win.hi.
+            const size_t first =
+                size_t(std::lower_bound(c.begin(), c.end(), win[a].lo[ax]) - c.begin());
+            const size_t ends =
+                size_t(std::upper_bound(c.begin(), c.end(), win[a].hi[ax]) - c.begin());
+            for (size_t sg = first; sg + 1 < ends && sg < ns; ++sg)
+                cover[ax][sg].push_back(a);
+        }
         // A gap no window needs travels with its neighbour (left first, then right).
         std::vector<char> gap(ns, 0);
         for (size_t sg = 0; sg < ns; ++sg)

@@ -8,8 +8,13 @@
 // --save-trees` names them: model-hw-bB-sS.json) round after round, one context per model
 // and mesh, and prints evaluations per second per mesh: the evaluator's own cost, which
 // the chains' figures mix with the trees they happen to visit.
+// --meshes A,B,... instead runs one plain chain (beta B, one thread) on each mesh in turn
+// (a preset, "XxY" with the defaults for its size, variants as tst_fidelity names them, or
+// a template .json) and prints each one's iterations per second per core and its ratio to
+// the first mesh's: how the evaluator's cost grows with the mesh, measured side by side.
 //
 // usage: bench_search [MODEL.onnx] [--beta B] [--threads T]
+//        bench_search [MODEL.onnx] --meshes cloud,wafer,64x64+4sides [--beta B]
 //        bench_search --trees DIR [--rounds R]
 #include "../engine/hwvariants.h"
 #include "model/model_loader.h"
@@ -122,17 +127,59 @@ int fixedTrees(const std::string& dir, int rounds) {
     return 0;
 }
 
+// One chain per mesh in `list` (comma-separated), each from the layer-sequential start with
+// the same beta; iterations per second per core and the ratio to the first mesh's.
+int meshesSideBySide(const Network& net, const std::string& list, double beta) {
+    double first = 0;
+    for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        const std::string spec = list.substr(at, comma - at);
+        at = comma + 1;
+        Hardware hw;
+        if (!test::hardwareVariant(spec, hw)) {
+            auto loaded = loadHardware(spec);
+            if (!loaded) {
+                std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
+                return 1;
+            }
+            hw = std::move(*loaded);
+        }
+        SearchConfig c;
+        c.totalBatch = 8;
+        c.seed = 1;
+        c.beta = beta;
+        c.chains = 1;
+        c.threads = 1;
+        c.portfolio = false;
+        auto r = runSearch(net, hw, c);
+        if (!r) {
+            std::fprintf(stderr, "%s: %s\n", spec.c_str(), r.error().message.c_str());
+            return 1;
+        }
+        const double rate = r->stats.iterationsPerSecondPerCore;
+        if (first == 0) first = rate;
+        std::printf("SA 1 chain, %-16s %4dx%-4d %9.0f it/s/core  x%.3f of %s  route hits %5.1f%%  "
+                    "%6.2f s  cost %.6g  RSS %.0f MiB\n",
+                    spec.c_str(), hw.meshX, hw.meshY, rate, rate / first,
+                    list.substr(0, list.find(',')).c_str(), 100 * r->stats.routeHitRate,
+                    r->elapsedSeconds, r->best.cost, peakRssMiB());
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::string model = std::string(TILESCOPE_SAMPLES) + "/models/resnet50.onnx";
     double beta = 20;
     int threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    std::string treeDir;
+    std::string treeDir, meshes;
     int rounds = 20;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--trees") && i + 1 < argc)
             treeDir = argv[++i];
+        else if (!std::strcmp(argv[i], "--meshes") && i + 1 < argc)
+            meshes = argv[++i];
         else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = std::max(1, std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--beta") && i + 1 < argc)
@@ -147,6 +194,11 @@ int main(int argc, char** argv) {
     if (!net) {
         std::fprintf(stderr, "%s\n", net.error().message.c_str());
         return 1;
+    }
+    if (!meshes.empty()) {
+        std::printf("%s: %zu layers, batch 8, beta %g, one chain per mesh\n", model.c_str(),
+                    net->layers.size(), beta);
+        return meshesSideBySide(*net, meshes, beta);
     }
     std::printf("%s: %zu layers, batch 8, objective EDP, beta %g, %d thread(s)\n", model.c_str(),
                 net->layers.size(), beta, threads);
