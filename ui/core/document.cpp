@@ -68,8 +68,11 @@ Evaluation Document::evaluateOther(const RATree& tree) const {
     return evaluate(*m_ctx, tree, m_batch, opt);
 }
 
-std::optional<Error> Document::openModel(const QString& path) {
-    auto net = loadModel(path.toStdString());
+std::optional<Error> Document::openModel(const QString& path,
+                                         const std::map<std::string, std::int64_t>& dims) {
+    ImportOptions options;
+    options.dims = dims;
+    auto net = loadModel(path.toStdString(), options);
     if (!net) return net.error();
     auto sha = sha256File(path.toStdString());
     if (!sha) return sha.error();

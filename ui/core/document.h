@@ -58,7 +58,9 @@ class Document : public QObject {
 
     // Loading: each returns an empty string on success, else the one-line error
     // (file + place + reason); on error the document is left exactly as it was.
-    [[nodiscard]] std::optional<Error> openModel(const QString& path);
+    // `dims`: the sizes of the model's free dimensions (docs/import.md), if it has any.
+    [[nodiscard]] std::optional<Error>
+    openModel(const QString& path, const std::map<std::string, std::int64_t>& dims = {});
     [[nodiscard]] std::optional<Error> setHardware(const Hardware& hw, const QString& source);
     [[nodiscard]] std::optional<Error> openHardware(const QString& pathOrPreset);
     [[nodiscard]] std::optional<Error> setBatch(int batch);

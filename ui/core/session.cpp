@@ -20,6 +20,7 @@ std::string Session::toJson(const QString& sessionPath) const {
     j["model"] = {{"path", modelPath.toStdString()},
                   {"relative_path", dir.relativeFilePath(modelPath).toStdString()},
                   {"sha256", modelSha256.toStdString()}};
+    if (!dims.empty()) j["model"]["dims"] = dims;
     j["hardware"] = hardware;
     j["hardware_source"] = hardwareSource.toStdString();
     j["batch"] = batch;
@@ -58,6 +59,9 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
                                         m["relative_path"].get<std::string>()));
             if (QFileInfo::exists(rel)) s.modelPath = QDir::cleanPath(rel);
         }
+        if (m.contains("dims"))
+            for (const auto& [name, v] : m["dims"].items())
+                s.dims[name] = v.get<std::int64_t>();
         s.hardware = j.at("hardware");
         s.hardwareSource = QString::fromStdString(j.value("hardware_source", ""));
         s.batch = j.at("batch").get<int>();
@@ -109,7 +113,9 @@ Result<Session> Session::load(const QString& path) {
 }
 
 Result<Session::Inputs> Session::resolve(const QString& path) const {
-    auto net = loadModel(modelPath.toStdString());
+    ImportOptions options;
+    options.dims = dims;
+    auto net = loadModel(modelPath.toStdString(), options);
     if (!net) return net.error();
     auto hw = parseHardware(hardware, path.toStdString() + ": hardware");
     if (!hw) return hw.error();

@@ -11,6 +11,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,9 +28,10 @@ class Session {
     int batch = 1;
     Objective objective;
     std::string treeText;
-    QStringList pinned;     // node paths
-    SearchConfig search;    // seed, beta, t0, alpha, mode, chains are saved
-    nlohmann::json results; // last evaluation / search / compare results (object)
+    QStringList pinned;                       // node paths
+    std::map<std::string, std::int64_t> dims; // the model's free dimensions' sizes
+    SearchConfig search;                      // seed, beta, t0, alpha, mode, chains are saved
+    nlohmann::json results;                   // last evaluation / search / compare results (object)
 
     std::string toJson(const QString& sessionPath) const;
     static Result<Session> fromJson(const std::string& text, const QString& sessionPath);

@@ -12,6 +12,7 @@
 #include "widgets/boundaryview.h"
 #include "widgets/comparesessionsdialog.h"
 #include "widgets/diffpanel.h"
+#include "widgets/dimensionsdialog.h"
 #include "widgets/exportcontroller.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/layerspanel.h"
@@ -484,8 +485,25 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 bool MainWindow::openModel(const QString& path) {
+    // A model whose export left dimensions free (an LLM's seq and past) is scheduled at
+    // sizes the user gives (docs/gui.md "Opening a model").
+    std::map<std::string, std::int64_t> dims;
+    const auto free = freeDimensions(path.toStdString());
+    if (free.ok() && !free->empty()) {
+        if (!m_interactive) {
+            // Scripted (tests, the command line without a display): the import names them.
+            return openModel(path, dims);
+        }
+        DimensionsDialog dialog(path, *free, this);
+        if (dialog.exec() != QDialog::Accepted) return false;
+        dims = dialog.bindings();
+    }
+    return openModel(path, dims);
+}
+
+bool MainWindow::openModel(const QString& path, const std::map<std::string, std::int64_t>& dims) {
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const QString err = errorText(m_doc->openModel(path));
+    const QString err = errorText(m_doc->openModel(path, dims));
     QApplication::restoreOverrideCursor();
     if (!err.isEmpty()) {
         showError(tr("Open model"), err);

@@ -51,6 +51,8 @@ class MainWindow : public QMainWindow {
     QString lastError() const { return m_lastError; }
 
     bool openModel(const QString& path);
+    // With the sizes of its free dimensions given (no dialog).
+    bool openModel(const QString& path, const std::map<std::string, std::int64_t>& dims);
     bool openHardware(const QString& pathOrPreset);
     bool setBatch(int batch);
     // What the menus, the recent list and the welcome page call: with unsaved changes,

@@ -122,6 +122,7 @@ Session SessionController::makeSession() const {
     Session s;
     s.modelPath = m_doc->modelPath();
     s.modelSha256 = m_doc->modelSha256();
+    s.dims = m_doc->network()->dims;
     s.hardware = hardwareToJson(*m_doc->hardware());
     s.hardwareSource = m_doc->hardwareSource();
     s.batch = m_doc->batch();
