@@ -3,6 +3,7 @@
 #include "core/programrun.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace tilescope::ui {
 
@@ -61,6 +62,64 @@ std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const P
         else if (iv.engine == Engine::Store)
             r.y0 = 0.8f;
         l->m_rects.push_back(r);
+    }
+    l->finish();
+    return l;
+}
+
+int StLayout::rowGroupSize(double pixelsPerTile, int tiles, int meshWidth) {
+    if (pixelsPerTile >= kThinRowPx || tiles <= 1) return 1;
+    const int w = std::clamp(meshWidth, 1, tiles);
+    for (int d = 2; d <= w; ++d)
+        if (w % d == 0 && d * pixelsPerTile >= kGroupRowPx) return d;
+    int g = w;
+    while (g * pixelsPerTile < kGroupRowPx && g < tiles)
+        g *= 2;
+    return std::min(g, tiles);
+}
+
+std::shared_ptr<const StLayout> StLayout::grouped(int rowTiles) const {
+    auto l = std::make_shared<StLayout>();
+    l->m_eval = m_eval;
+    l->m_run = m_run;
+    l->m_names = m_names;
+    l->m_tiles = m_tiles;
+    const int g = l->m_rowTiles = std::max(1, rowTiles);
+    const long long rows = (m_tiles + g - 1) / g;
+    auto tilesIn = [&](int row) { return std::min(g, m_tiles - row * g); };
+    // (interval, row) -> its piece: one interval's tile runs in one row become one piece.
+    std::unordered_map<long long, size_t> pieceOf;
+    l->m_rects.reserve(m_rects.size());
+    for (const StRect& r : m_rects) {
+        auto add = [&](int rowA, int rowB, int covered) {
+            if (rowA > rowB) return;
+            if (rowA == rowB && r.interval >= 0) {
+                const auto [it, fresh] =
+                    pieceOf.try_emplace(r.interval * rows + rowA, l->m_rects.size());
+                if (!fresh) {
+                    l->m_rects[it->second].covered += covered;
+                    return;
+                }
+            }
+            StRect p = r;
+            p.tile0 = rowA * g;
+            p.tile1 = std::min(m_tiles, (rowB + 1) * g) - 1;
+            p.covered = covered;
+            l->m_rects.push_back(p);
+        };
+        const int first = r.tile0 / g, last = r.tile1 / g;
+        if (first == last) {
+            add(first, first, r.tile1 - r.tile0 + 1);
+            continue;
+        }
+        add(first, first, (first + 1) * g - r.tile0);
+        add(first + 1, last - 1, std::min(m_tiles, last * g) - (first + 1) * g);
+        add(last, last, r.tile1 - last * g + 1);
+    }
+    for (StRect& p : l->m_rects) {
+        const int row = p.tile0 / g;
+        if (p.interval >= 0 && p.tile1 / g == row && p.covered < tilesIn(row))
+            p.y1 = std::max(0.25f, float(p.covered) / float(tilesIn(row)));
     }
     l->finish();
     return l;

@@ -1,6 +1,8 @@
 // The S-T graph's rectangles, laid out once per evaluation (off the GUI thread: tens of
 // thousands of intervals). A group's tiles follow the snake order, so one busy interval
-// on snake positions [b, b + n) becomes one rectangle per contiguous run of tile ids.
+// on snake positions [b, b + n) becomes one rectangle per contiguous run of tile ids. Where
+// tile rows would be too thin to read (a mesh of thousands of tiles), a grouped layout draws
+// consecutive tile ids (a part of a mesh row, or whole mesh rows) as one row.
 #pragma once
 
 #include "eval/evaluation.h"
@@ -21,6 +23,7 @@ struct StRect {
     int interval = -1;       // index into Evaluation::intervals; -1 for a simulated one
     float y0 = 0, y1 = 1;    // the part of the rows' height it covers (thin transfer bars)
     quint32 instruction = 0; // simulated: the instruction id
+    int covered = 0;         // grouped layouts: tiles of its rows it covers (0: not grouped)
 };
 
 class ProgramRun;
@@ -37,6 +40,22 @@ class StLayout {
     static std::shared_ptr<const StLayout> fromSimulation(std::shared_ptr<const ProgramRun> run,
                                                           int tiles, QStringList shortNames,
                                                           const RATree& tree);
+
+    // Rows of `rowTiles` consecutive tile ids ([k x rowTiles, (k + 1) x rowTiles)): each
+    // rectangle becomes one per row it touches (full rows in between as one), an evaluator
+    // interval's pieces in one row become one that says how many of the row's tiles it
+    // covers and is drawn that part of the row high (a quarter at least: one busy tile shows).
+    std::shared_ptr<const StLayout> grouped(int rowTiles) const;
+    // Tile ids per row: 1 unless grouped.
+    int rowTiles() const { return m_rowTiles; }
+    // A row is too thin below kThinRowPx pixels; grouped rows are then made at least
+    // kGroupRowPx high.
+    static constexpr double kThinRowPx = 2.0;
+    static constexpr double kGroupRowPx = 6.0;
+    // Tile ids per row at `pixelsPerTile`: 1 while a tile's row is at least kThinRowPx high,
+    // else the smallest that reaches kGroupRowPx among the divisors of the mesh's width
+    // (parts of a mesh row) and its multiples by powers of two (whole mesh rows).
+    static int rowGroupSize(double pixelsPerTile, int tiles, int meshWidth);
 
     const std::vector<StRect>& rects() const { return m_rects; }
     bool simulated() const { return m_run != nullptr; }
@@ -65,6 +84,7 @@ class StLayout {
     std::vector<StRect> m_rects;
     QStringList m_names;
     int m_tiles = 0;
+    int m_rowTiles = 1;
     double m_end = 0, m_longest = 0;
 };
 
