@@ -80,8 +80,7 @@ int main(int argc, char** argv) {
             if (!view.regions().single()) {
                 view.zoomToRegion(view.regions().count() / 2);
                 line("zoomed into one region", view, 20);
-                std::printf("  %-40s %7.3f ms\n", "hover (hit test + text)",
-                            msPerHover(view, 200));
+                std::printf("  %-40s %7.3f ms\n", "hover (hit test + text)", msPerHover(view, 200));
             }
         }
     }

@@ -140,6 +140,7 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
                           : nullptr;
         if (layout) end = std::max(end, layout->endCycle());
         s.rects->setLayout(layout);
+        s.rects->setMeshWidth(l.in.hw.meshX); // thin rows group into strips of the mesh
         s.plot->yAxis->setRange(-0.5, l.in.hw.tiles() - 0.5);
         setTileTicker(s.plot->yAxis, l.in.hw.tiles());
     }

@@ -18,6 +18,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tilescope::ui {
 
@@ -629,6 +630,8 @@ void NocHeatmapView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void NocHeatmapView::mouseReleaseEvent(QMouseEvent* e) {
+    // The release that ends a double-click (a zoom) selects nothing.
+    if (std::exchange(m_zoomClick, false)) return;
     if (e->button() != Qt::LeftButton) return;
     const int t = tileAt(e->position());
     if (t < 0) return;
@@ -695,6 +698,7 @@ void NocHeatmapView::resetZoom() {
 void NocHeatmapView::mouseDoubleClickEvent(QMouseEvent* e) {
     if (e->button() != Qt::LeftButton || !zoomable()) return;
     const Geometry g = geometry(size());
+    m_zoomClick = true;
     if (const int r = regionAt(g, e->position()); r >= 0 && !g.regions.single())
         zoomToRegion(r);
     else if (r < 0 && !g.mesh.contains(e->position()))

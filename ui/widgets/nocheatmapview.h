@@ -144,6 +144,7 @@ class NocHeatmapView : public QWidget {
     QSize m_meshSize;        // of the mesh the window is on
     TileWindow m_window;     // the tiles shown (the whole mesh unless zoomed)
     std::vector<TileWindow> m_zoomBack; // windows before each zoom-in (Escape steps back)
+    bool m_zoomClick = false;           // a double-click zoomed: its release selects nothing
     // The arrows of the last geometry drawn or hit-tested (rebuilt when it changes).
     mutable std::vector<LinkShape> m_shapes;
     mutable QRectF m_shapesMesh;

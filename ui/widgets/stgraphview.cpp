@@ -312,9 +312,10 @@ void StGraphView::setTimeline(Timeline t) {
 int StGraphView::hitAt(const QPoint& pos, StGraphPlottable** which) const {
     // In "both" each row's lower half belongs to the simulator.
     const bool lower = m_timeline == Timeline::Both && m_rects->layout() && [&] {
-        const StMapping m = m_rects->mapping();
-        const double t = m.yToTile(pos.y());
-        return t - std::floor(t + 0.5) >= 0;
+        // The lower half of the row (of the group's row when rows are grouped).
+        const double g = m_rects->rowTiles();
+        const double u = (m_rects->mapping().yToTile(pos.y()) + 0.5) / g;
+        return u - std::floor(u) >= 0.5;
     }();
     StGraphPlottable* p = m_timeline == Timeline::Simulated || lower ? m_sim : m_rects;
     *which = p;
