@@ -58,7 +58,6 @@ void meshFrames() {
             view.resize(1400, 800);
             view.show();
             QApplication::processEvents();
-            view.plottable()->setMeshWidth(doc->hardware()->meshX);
             view.showLayout(layout, doc->tree(), true);
             QCustomPlot* plot = view.plot();
             std::printf("%zu rectangles, %d tiles, plot %dx%d px; %-12s %7.2f ms\n",

@@ -2,7 +2,7 @@
 // regions (a 4x4 mesh keeps single tiles), draws each region's mean busy and the busiest link
 // across each side (MeshRegions, checked here against sums and maxima taken tile by tile and
 // link by link), zooms in and out, and names a region or a tile on hover. The S-T graph groups
-// tile rows too thin to read and expands them on zoom.
+// tile rows too thin to read (in the snake order on such a mesh) and expands them on zoom.
 #include "core/document.h"
 #include "core/meshregions.h"
 #include "core/selectionstate.h"
@@ -60,10 +60,11 @@ class TstLargeMesh : public QObject {
     void regionSide() {
         QCOMPARE(MeshRegions::regionSide(4, 4, 3.0), 1);
         QCOMPARE(MeshRegions::regionSide(16, 16, 5.0), 1);
-        QCOMPARE(MeshRegions::regionSide(64, 64, 20.0), 1);
-        QCOMPARE(MeshRegions::regionSide(64, 64, 3.97), 4); // 15.9 px >= 14
-        QCOMPARE(MeshRegions::regionSide(64, 64, 3.0), 8);  // 12 px < 14 at 4
-        QCOMPARE(MeshRegions::regionSide(32, 32, 7.9), 2);
+        QCOMPARE(MeshRegions::regionSide(64, 64, 30.0), 1);
+        QCOMPARE(MeshRegions::regionSide(64, 64, 3.97), 8); // 31.8 px >= 24
+        QCOMPARE(MeshRegions::regionSide(64, 64, 6.5), 4);  // 26 px
+        QCOMPARE(MeshRegions::regionSide(64, 64, 2.9), 16); // 23.2 px < 24 at 8
+        QCOMPARE(MeshRegions::regionSide(32, 32, 7.9), 4);
         // A 30-tile window in regions of 4: the last column and row of regions are 2 wide.
         const MeshRegions r(64, 64, TileWindow{10, 20, 30, 30}, 4);
         QCOMPARE(r.columns(), 8);
@@ -90,12 +91,13 @@ class TstLargeMesh : public QObject {
         QVERIFY(view.hoverText(QPointF(-10, -10)).isEmpty());
     }
 
-    // At 64x64 in a dock-sized view the heatmap draws 16x16 regions of 4x4 tiles; each
+    // At 64x64 in a 500x560 view (6.75 px per tile) the heatmap draws 16x16 regions of 4x4
+    // tiles (27 px apart); each
     // region's load is the mean (and maximum) of its tiles' busy fractions, and its arrows
     // carry the busiest of the links crossing each side.
     void regionsAtLargeMesh() {
         NocHeatmapView view(m_big.get(), &m_sel);
-        view.resize(420, 380);
+        view.resize(500, 560);
         QVERIFY(view.zoomable());
         const MeshRegions r = view.regions();
         QCOMPARE(r.side(), 4);
@@ -137,7 +139,7 @@ class TstLargeMesh : public QObject {
     // window, Escape steps back, Home shows the whole mesh.
     void zoomChangesTheLevel() {
         NocHeatmapView view(m_big.get(), &m_sel);
-        view.resize(420, 380);
+        view.resize(500, 560);
         const TileWindow whole{0, 0, 64, 64};
         QCOMPARE(view.window(), whole);
         view.zoomToRegion(17);
@@ -164,7 +166,7 @@ class TstLargeMesh : public QObject {
     // on an arrow the region's busiest link across that side.
     void hoverNamesWhatIsUnder() {
         NocHeatmapView view(m_big.get(), &m_sel);
-        view.resize(420, 380);
+        view.resize(500, 560);
         // The first region from the top left is region 0.
         QString text = firstHover(view, QStringLiteral("region "));
         QVERIFY2(text.startsWith(QLatin1String("region x 0-3, y 0-3 (16 tiles)")),
@@ -182,7 +184,7 @@ class TstLargeMesh : public QObject {
     // part of its row says how much and is drawn that high (a quarter at least).
     void stRowsGroup() {
         QCOMPARE(StLayout::rowGroupSize(3.0, 4096, 64), 1);
-        QCOMPARE(StLayout::rowGroupSize(0.19, 4096, 64), 32); // 6.1 px
+        QCOMPARE(StLayout::rowGroupSize(0.19, 4096, 64), 32);  // 6.1 px
         QCOMPARE(StLayout::rowGroupSize(0.05, 4096, 64), 128); // two mesh rows
         QCOMPARE(StLayout::rowGroupSize(1.0, 576, 24), 6);     // a divisor of the width
         auto eval = std::make_shared<Evaluation>();
@@ -224,15 +226,24 @@ class TstLargeMesh : public QObject {
         QCustomPlot* plot = view.plot();
         plot->replot();
         StGraphPlottable* p = view.plottable();
+        // Rows in the snake order: each busy interval is one run of rows, one rectangle.
+        const auto layout = p->layout();
+        QVERIFY(layout->rowOrder().snake());
+        QCOMPARE(layout->rects().size(), m_big->evaluation()->intervals.size());
+        QCOMPARE(layout->tileOfRow(0), Mesh(*m_big->hardware()).tileAt(0));
+        QVERIFY(!StRowOrder::forHardware(defaultHardware(16, 16, "small")).snake());
         const int g = p->rowTiles();
-        QVERIFY2(g > 1 && (g % 64 == 0 || 64 % g == 0), qPrintable(QString::number(g)));
+        const int period = layout->rowOrder().period;
+        QVERIFY2(g > 1 && (period % g == 0 || g % period == 0), qPrintable(QString::number(g)));
         QVERIFY(p->mapping().pixelsPerTile() * g >= StLayout::kGroupRowPx);
-        QCOMPARE(plot->yAxis->label(), QStringLiteral("tile (rows of %1 tiles)").arg(g));
+        QCOMPARE(plot->yAxis->label(),
+                 QStringLiteral("tile, snake order (rows of %1 tiles)").arg(g));
         const QRect area = plot->axisRect()->rect();
         const QPoint mid = area.center();
         const int i = p->rectAt(mid);
         QVERIFY(i >= 0);
-        QVERIFY(view.rectToolTip(*p->shownLayout(), i).contains(QLatin1String("mesh row")));
+        const QString tip = view.rectToolTip(*p->shownLayout(), i);
+        QVERIFY2(tip.contains(QLatin1String(" tiles in x ")), qPrintable(tip));
         view.expandRowAt(mid);
         plot->replot();
         QCOMPARE(p->rowTiles(), 1);

@@ -39,7 +39,7 @@ class MeshRegions {
     // Meshes up to this many tiles a side always show single tiles, at any size.
     static constexpr int kSmallMeshSide = 16;
     // On a larger mesh a tile (or region) is drawn at no less than this pitch in pixels.
-    static constexpr double kReadablePitch = 14;
+    static constexpr double kReadablePitch = 24;
     // The region side in tiles for a window on a `meshW` x `meshH` mesh drawn at `tilePitch`
     // pixels per tile: 1 on a small mesh or where tiles are readable, else the smallest power
     // of two whose regions reach kReadablePitch.

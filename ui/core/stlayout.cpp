@@ -1,6 +1,8 @@
 #include "core/stlayout.h"
 
+#include "core/meshregions.h"
 #include "core/programrun.h"
+#include "hw/mesh.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -24,16 +26,33 @@ std::vector<std::pair<int, int>> StLayout::tileRuns(const std::vector<int>& tile
     return runs;
 }
 
+StRowOrder StRowOrder::forHardware(const Hardware& hw) {
+    StRowOrder o;
+    o.period = hw.meshX;
+    if (std::max(hw.meshX, hw.meshY) <= MeshRegions::kSmallMeshSide) return o;
+    o.tileOfRow = Mesh(hw).snakeOrder();
+    o.period = std::max(1, hw.stripe) * hw.meshY; // one stripe of the snake
+    return o;
+}
+
 std::shared_ptr<const StLayout> StLayout::build(std::shared_ptr<const Evaluation> eval, int tiles,
-                                                QStringList shortNames) {
+                                                QStringList shortNames, StRowOrder rows) {
     auto l = std::make_shared<StLayout>();
     l->m_eval = std::move(eval);
     l->m_tiles = tiles;
     l->m_names = std::move(shortNames);
+    l->m_order = std::move(rows);
     const auto& ivs = l->m_eval->intervals;
     l->m_rects.reserve(ivs.size() * 2);
     for (size_t i = 0; i < ivs.size(); ++i) {
         const BusyInterval& iv = ivs[i];
+        if (l->m_order.snake()) { // the group's snake positions: one run of rows
+            const int a = std::max(0, iv.tileBegin);
+            const int b = std::min(tiles, iv.tileBegin + iv.tileCount) - 1;
+            if (a <= b)
+                l->m_rects.push_back(StRect{iv.start, iv.end, a, b, iv.layer, iv.node, int(i)});
+            continue;
+        }
         for (auto [a, b] : tileRuns(l->m_eval->tileOrder, iv.tileBegin, iv.tileCount)) {
             l->m_rects.push_back(StRect{iv.start, iv.end, a, b, iv.layer, iv.node, int(i)});
         }
@@ -44,16 +63,20 @@ std::shared_ptr<const StLayout> StLayout::build(std::shared_ptr<const Evaluation
 
 std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const ProgramRun> run,
                                                          int tiles, QStringList shortNames,
-                                                         const RATree& tree) {
+                                                         const RATree& tree, StRowOrder rows) {
     auto l = std::make_shared<StLayout>();
     l->m_run = std::move(run);
     l->m_tiles = tiles;
     l->m_names = std::move(shortNames);
+    l->m_order = std::move(rows);
+    std::vector<int> rowOf(size_t(std::max(0, tiles)));
+    for (int r = 0; r < tiles; ++r)
+        rowOf[size_t(l->tileOfRow(r))] = r;
     const auto& tl = l->m_run->fine.timeline;
     l->m_rects.reserve(tl.size());
     for (const SimInterval& iv : tl) {
-        StRect r{iv.start, iv.end,   iv.tile,
-                 iv.tile,  iv.layer, iv.layer >= 0 ? tree.leafOf(iv.layer) : -1,
+        const int row = iv.tile >= 0 && iv.tile < tiles ? rowOf[size_t(iv.tile)] : iv.tile;
+        StRect r{iv.start, iv.end, row, row, iv.layer, iv.layer >= 0 ? tree.leafOf(iv.layer) : -1,
                  -1};
         r.instruction = iv.id;
         // Transfers share the row with compute: thin bars keep compute readable.
@@ -67,9 +90,9 @@ std::shared_ptr<const StLayout> StLayout::fromSimulation(std::shared_ptr<const P
     return l;
 }
 
-int StLayout::rowGroupSize(double pixelsPerTile, int tiles, int meshWidth) {
+int StLayout::rowGroupSize(double pixelsPerTile, int tiles, int period) {
     if (pixelsPerTile >= kThinRowPx || tiles <= 1) return 1;
-    const int w = std::clamp(meshWidth, 1, tiles);
+    const int w = std::clamp(period > 0 ? period : tiles, 1, tiles);
     for (int d = 2; d <= w; ++d)
         if (w % d == 0 && d * pixelsPerTile >= kGroupRowPx) return d;
     int g = w;
@@ -84,6 +107,7 @@ std::shared_ptr<const StLayout> StLayout::grouped(int rowTiles) const {
     l->m_run = m_run;
     l->m_names = m_names;
     l->m_tiles = m_tiles;
+    l->m_order = m_order;
     const int g = l->m_rowTiles = std::max(1, rowTiles);
     const long long rows = (m_tiles + g - 1) / g;
     auto tilesIn = [&](int row) { return std::min(g, m_tiles - row * g); };

@@ -131,7 +131,7 @@ void StGraphPlottable::drawLabel(QCPPainter* painter, const QFontMetrics& fm, co
 int StGraphPlottable::rowTiles() const {
     if (!m_layout || m_layout->tiles() <= 1) return 1;
     return StLayout::rowGroupSize(mapping().pixelsPerTile(), m_layout->tiles(),
-                                  m_meshWidth > 0 ? m_meshWidth : m_layout->tiles());
+                                  m_layout->rowOrder().period);
 }
 
 std::shared_ptr<const StLayout> StGraphPlottable::shownLayout() const {

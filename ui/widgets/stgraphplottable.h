@@ -30,10 +30,8 @@ class StGraphPlottable : public QCPAbstractPlottable {
     void setLayerColors(std::vector<QColor> colors);
     QColor layerColorOf(int layer) const;
     std::shared_ptr<const StLayout> layout() const { return m_layout; }
-    // The mesh's width in tiles: tile rows are grouped by parts of a mesh row or whole mesh
-    // rows (StLayout::rowGroupSize). Defaults to one row of all the tiles.
-    void setMeshWidth(int tiles) { m_meshWidth = tiles; }
-    // Tile ids per drawn row at the current axes (1: every tile its own row).
+    // Tiles per drawn row at the current axes (1: every tile its own row; else groups of the
+    // layout's StRowOrder::period, StLayout::rowGroupSize).
     int rowTiles() const;
     // The layout drawn at the current axes: the layout or its grouped rows (rectAt indexes it).
     std::shared_ptr<const StLayout> shownLayout() const;
@@ -88,7 +86,6 @@ class StGraphPlottable : public QCPAbstractPlottable {
                     int firstRow, int rows, int K, int rowTiles, bool anyHighlight);
     QColor fillFor(int layer, bool highlighted, bool anyHighlight) const;
     std::shared_ptr<const StLayout> m_layout;
-    int m_meshWidth = 0;
     mutable std::vector<std::shared_ptr<const StLayout>> m_grouped; // by rows' tile count
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;

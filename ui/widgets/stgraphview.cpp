@@ -21,6 +21,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QWheelEvent>
+#include <climits>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -141,10 +142,13 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
             [this](QMouseEvent* e) { expandRowAt(e->pos()); });
-    // The tile axis says when its rows are groups of tiles (the grouping follows the zoom).
+    // The tile axis says when its rows follow the snake order and when they are groups of
+    // tiles (the grouping follows the zoom).
     connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
-        const int g = m_rects->layout() ? m_rects->rowTiles() : 1;
-        const QString label = g > 1 ? tr("tile (rows of %1 tiles)").arg(g) : tr("tile");
+        const auto layout = m_rects->layout();
+        const int g = layout ? m_rects->rowTiles() : 1;
+        QString label = layout && layout->rowOrder().snake() ? tr("tile, snake order") : tr("tile");
+        if (g > 1) label += tr(" (rows of %1 tiles)").arg(g);
         if (m_plot->yAxis->label() != label) m_plot->yAxis->setLabel(label);
     });
     connect(m_doc, &Document::documentReset, this, [this] { m_rescalePending = true; });
@@ -216,12 +220,11 @@ void StGraphView::documentChanged(bool reset) {
     m_banner->setVisible(!m_banner->text().isEmpty());
     m_banner->adjustSize();
     const int tiles = m_doc->hardware()->tiles();
-    for (StGraphPlottable* p : {m_rects, m_sim, m_ghost})
-        p->setMeshWidth(m_doc->hardware()->meshX);
+    StRowOrder rows = StRowOrder::forHardware(*m_doc->hardware());
     const QStringList names = displayLayerNames(*m_doc->network());
     // The job helper drops a layout overtaken by a newer edit (ui/core/backgroundjob.h).
     m_layoutJob.run(
-        rev, [eval, tiles, names] { return StLayout::build(eval, tiles, names); },
+        rev, [eval, tiles, names, rows] { return StLayout::build(eval, tiles, names, rows); },
         [this, tree, fallback](std::shared_ptr<const StLayout> layout, quint64) {
             m_rects->setFaded(fallback);
             showLayout(std::move(layout), tree, m_rescalePending);
@@ -267,9 +270,12 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
     const int tiles = m_doc->hardware()->tiles();
     const QStringList names = displayLayerNames(*m_doc->network());
     RATree tree = m_doc->tree();
+    StRowOrder rows = StRowOrder::forHardware(*m_doc->hardware());
     m_simJob.run(
         rev,
-        [run, tiles, names, tree] { return StLayout::fromSimulation(run, tiles, names, tree); },
+        [run, tiles, names, tree, rows] {
+            return StLayout::fromSimulation(run, tiles, names, tree, rows);
+        },
         [this, tree](std::shared_ptr<const StLayout> layout, quint64 stamp) {
             if (stamp != m_doc->revision()) return;
             m_simTree = tree;
@@ -375,20 +381,25 @@ void StGraphView::hover(const QPoint& pos) {
 QString StGraphView::rowGroupText(const StLayout& layout, const StRect& r) const {
     if (layout.rowTiles() <= 1) return {};
     const int w = m_doc->hardware() ? m_doc->hardware()->meshX : layout.tiles();
-    const int n = r.tile1 - r.tile0 + 1;
-    QString where;
-    if (r.tile0 % w == 0 && n % w == 0)
-        where = n == w ? tr("mesh row %1").arg(r.tile0 / w)
-                       : tr("mesh rows %1-%2").arg(r.tile0 / w).arg(r.tile1 / w);
-    else
-        where = tr("mesh row %1, x %2-%3").arg(r.tile0 / w).arg(r.tile0 % w).arg(r.tile1 % w);
+    // The part of the mesh the row's tiles span.
+    int x0 = w, x1 = -1, y0 = layout.tiles(), y1 = -1;
+    for (int row = r.tile0; row <= r.tile1; ++row) {
+        const int t = layout.tileOfRow(row);
+        x0 = std::min(x0, t % w), x1 = std::max(x1, t % w);
+        y0 = std::min(y0, t / w), y1 = std::max(y1, t / w);
+    }
     const QString on =
         layout.simulated() ? tr("on one of them") : tr("on %1 of them").arg(r.covered);
-    return tr("<i>tiles %1-%2 (%3), %4; zoom in (Ctrl+wheel, double-click) for single "
-              "tiles</i><br>")
+    return tr("<i>rows %1-%2: %3 tiles in x %4-%5, y %6-%7, %8; zoom in (Ctrl+wheel, "
+              "double-click) for single tiles</i><br>")
         .arg(r.tile0)
         .arg(r.tile1)
-        .arg(where, on);
+        .arg(r.tile1 - r.tile0 + 1)
+        .arg(x0)
+        .arg(x1)
+        .arg(y0)
+        .arg(y1)
+        .arg(on);
 }
 
 QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
@@ -406,7 +417,7 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
                            .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
                            .arg(r.instruction)
                            .arg(layer.toHtmlEscaped())
-                           .arg(r.tile0)
+                           .arg(iv ? iv->tile : layout.tileOfRow(r.tile0))
                            .arg(r.start, 0, 'f', 0)
                            .arg(r.end, 0, 'f', 0)
                            .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
@@ -417,9 +428,20 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
                               ? QString::fromStdString(net->layers[size_t(r.layer)].name)
                               : QString::number(r.layer);
     QStringList tiles;
-    for (auto [a, b] :
-         StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
+    const auto runs = StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount);
+    for (auto [a, b] : runs)
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
+    // A group of hundreds of tiles on a large mesh: where it lies rather than every run.
+    if (runs.size() > 8 && m_doc->hardware()) {
+        const int w = m_doc->hardware()->meshX;
+        int x0 = w, x1 = -1, y0 = INT_MAX, y1 = -1, n = 0;
+        for (auto [a, b] : runs)
+            for (int t = a; t <= b; ++t, ++n) {
+                x0 = std::min(x0, t % w), x1 = std::max(x1, t % w);
+                y0 = std::min(y0, t / w), y1 = std::max(y1, t / w);
+            }
+        tiles = QStringList{tr("%1 in x %2-%3, y %4-%5").arg(n).arg(x0).arg(x1).arg(y0).arg(y1)};
+    }
     QString text =
         group + tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
                     .arg(layer.toHtmlEscaped())
