@@ -82,7 +82,8 @@ void LiveBestPreview::start() {
             best->tree = tree;
             best->eval = std::make_shared<const Evaluation>(evaluate(*ctx, *tree, batch, opt));
             if (!best->eval->valid) return std::shared_ptr<const LiveBest>();
-            best->layout = StLayout::build(best->eval, hw->tiles(), names);
+            best->layout =
+                StLayout::build(best->eval, hw->tiles(), names, StRowOrder::forHardware(*hw));
             best->load = tileLoad(*best->eval, hw->tiles());
             return std::shared_ptr<const LiveBest>(std::move(best));
         },

@@ -136,7 +136,8 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
                           .arg(l.session.objective.m)
                     : tr("%1\ninvalid: %2").arg(inputs, QString::fromStdString(e.reason)));
         auto layout = e.valid
-                          ? StLayout::build(l.eval, l.in.hw.tiles(), displayLayerNames(*l.in.net))
+                          ? StLayout::build(l.eval, l.in.hw.tiles(), displayLayerNames(*l.in.net),
+                                            StRowOrder::forHardware(l.in.hw))
                           : nullptr;
         if (layout) end = std::max(end, layout->endCycle());
         s.rects->setLayout(layout);

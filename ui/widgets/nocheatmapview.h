@@ -3,8 +3,12 @@
 // the DRAM sides, with colour scales and hover values. The selected node's tiles are
 // outlined; "only selection" restricts busy time to that node's leaves and dims the rest.
 // While a search runs, its live best shows as inner squares / stripes (same colour scales).
+// A mesh too large to read tile by tile (MeshRegions) is drawn as regions: each region's mean
+// busy and the busiest link across each of its sides; the wheel and a double-click zoom into
+// a window of the mesh, down to single tiles and links, Escape steps back, Home shows it all.
 #pragma once
 
+#include "core/meshregions.h"
 #include "eval/evaluation.h"
 #include "hw/hardware.h"
 #include "tree/ratree.h"
@@ -50,41 +54,86 @@ class NocHeatmapView : public QWidget {
     // the whole mesh; empty on a single-chip template.
     std::vector<QLineF> chipletBoundaries() const;
 
+    // Zoom on a mesh larger than MeshRegions::kSmallMeshSide a side (smaller meshes always
+    // show all their tiles): the window of tiles shown and its regions at the current size.
+    TileWindow window() const { return m_window; }
+    MeshRegions regions() const;
+    // The region's load as drawn (MeshRegions::load of the shown busy fractions).
+    RegionLoad regionLoad(int region) const;
+    // Halves the window around the tile at widget position `at` (down to a few tiles).
+    void zoomIn(const QPointF& at);
+    // The window before the last zoom-in, or twice the window; the whole mesh at most.
+    void zoomOut();
+    // Shows the region's tiles (single tiles and links).
+    void zoomToRegion(int region);
+    void resetZoom();
+    bool zoomable() const;
+    // The hover text at a widget position: a tile or region, a link or a region's busiest
+    // link across a side; empty elsewhere.
+    QString hoverText(const QPointF& pos) const;
+
     QSize sizeHint() const override { return {420, 380}; }
 
   protected:
     void paintEvent(QPaintEvent*) override;
     void mouseMoveEvent(QMouseEvent* e) override;
     void mouseReleaseEvent(QMouseEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
+    void wheelEvent(QWheelEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
 
   private:
     struct Geometry {
-        QRectF mesh;     // tile area
+        QRectF mesh;     // the window's tile area
         double cell = 0; // tile pitch
         double tileSize = 0;
-        QRectF tileRect(int x, int y) const;
+        TileWindow window; // the tiles shown
+        MeshRegions regions;
+        // The box drawn for a region (a tile when the regions are single tiles).
+        QRectF unitRect(int region) const;
+        double unitSize() const { return tileSize * regions.side(); }
+        double gap() const { return regions.side() * (cell - tileSize); } // between boxes
     };
+    // One arrow: the busiest link of one crossing of a region's side (the link itself when
+    // regions are single tiles).
     struct LinkShape {
         int link = -1;
+        int links = 0; // links of the crossing
+        int region = -1;
+        Dir dir = East;
+        MeshRegions::Crossing crossing = MeshRegions::Crossing::Out;
         QPolygonF shape;
     };
     Geometry geometry(const QSize& size) const;
-    std::vector<LinkShape> linkShapes(const Geometry& g) const;
+    const std::vector<LinkShape>& linkShapes(const Geometry& g) const;
+    std::vector<LinkShape> makeLinkShapes(const Geometry& g) const;
+    void paintUnits(QPainter& p, const Geometry& g, bool selected, bool dim) const;
+    void paintLinks(QPainter& p, const Geometry& g, double scale, bool dim) const;
+    void paintLiveBest(QPainter& p, const Geometry& g, double scale) const;
+    void paintLegend(QPainter& p, const QSize& size, const Geometry& g, double maxLink,
+                     bool dim) const;
+    QString zoomHint(const Geometry& g) const;
+    void setWindow(const TileWindow& w);
+    bool regionHasGroup(const MeshRegions& r, int region) const;
     std::vector<QLineF> chipletBoundaries(const Geometry& g) const;
     // The DRAM bars along the mesh's DRAM sides, labelled.
     void paintDramBars(QPainter& p, const Geometry& g) const;
     void recompute();
+    void updateLiveLinkValues();
+    int regionAt(const Geometry& g, const QPointF& pos) const;
     int tileAt(const QPointF& pos) const;
-    int linkAt(const QPointF& pos) const;
+    const LinkShape* linkAt(const Geometry& g, const QPointF& pos) const;
 
     Document* m_doc;
     SelectionState* m_selection;
     std::shared_ptr<const Evaluation> m_eval;
     std::shared_ptr<const Hardware> m_hw;
     RATree m_tree;
-    std::vector<double> m_busy;      // per tile, fraction of the delay (filtered)
-    std::vector<bool> m_inGroup;     // per tile: in the selected node's group
-    std::vector<int> m_dominantLeaf; // per tile: leaf with the most busy time there
+    std::vector<double> m_busy;          // per tile, fraction of the delay (filtered)
+    std::vector<bool> m_inGroup;         // per tile: in the selected node's group
+    std::vector<int> m_dominantLeaf;     // per tile: leaf with the most busy time there
+    std::vector<double> m_linkValue;     // per link: bytes or utilisation (linkValue)
+    std::vector<double> m_liveLinkValue; // the same for the live best
     double m_maxLink = 0;
     bool m_utilisation = false;
     bool m_filter = false;
@@ -92,6 +141,15 @@ class NocHeatmapView : public QWidget {
     std::shared_ptr<const LiveBest> m_liveBest;
     bool m_showLiveBest = true;
     QString m_invalidReason; // non-empty: the document's tree is invalid, m_eval the last valid
+    QSize m_meshSize;        // of the mesh the window is on
+    TileWindow m_window;     // the tiles shown (the whole mesh unless zoomed)
+    std::vector<TileWindow> m_zoomBack; // windows before each zoom-in (Escape steps back)
+    bool m_zoomClick = false;           // a double-click zoomed: its release selects nothing
+    // The arrows of the last geometry drawn or hit-tested (rebuilt when it changes).
+    mutable std::vector<LinkShape> m_shapes;
+    mutable QRectF m_shapesMesh;
+    mutable int m_shapesSide = 0;
+    mutable bool m_shapesValid = false;
 };
 
 } // namespace tilescope::ui

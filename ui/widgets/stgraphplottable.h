@@ -2,7 +2,8 @@
 // and merges rectangles narrower than two pixels into per-row pixel runs (level of
 // detail), so 50,000 rectangles cost one pass over a sorted array plus a few thousand
 // fillRect calls instead of one QCPItem each. Rectangles of leaves working in blocks are
-// hatched.
+// hatched. Where tile rows would be thinner than StLayout::kThinRowPx it draws the layout's
+// grouped rows (StLayout::grouped) instead, and the tiles' own rows again when zoomed in.
 #pragma once
 
 #include "core/stlayout.h"
@@ -29,6 +30,11 @@ class StGraphPlottable : public QCPAbstractPlottable {
     void setLayerColors(std::vector<QColor> colors);
     QColor layerColorOf(int layer) const;
     std::shared_ptr<const StLayout> layout() const { return m_layout; }
+    // Tiles per drawn row at the current axes (1: every tile its own row; else groups of the
+    // layout's StRowOrder::period, StLayout::rowGroupSize).
+    int rowTiles() const;
+    // The layout drawn at the current axes: the layout or its grouped rows (rectAt indexes it).
+    std::shared_ptr<const StLayout> shownLayout() const;
     // Per tree node id: true for leaves whose rectangles are highlighted (selection).
     void setHighlight(std::vector<bool> leaves);
     // Exports draw every rectangle in its own colour: the selection's dimming is a view
@@ -50,7 +56,7 @@ class StGraphPlottable : public QCPAbstractPlottable {
     // in blocks (StLayout::blocksOf). Not on the live-best overlay, nor where a rectangle is
     // too narrow to draw on its own.
     bool hatched(const StRect& r) const;
-    // Rectangle index under a widget pixel position, or -1.
+    // Rectangle index of shownLayout() under a widget pixel position, or -1.
     int rectAt(const QPointF& pos) const;
 
     // Figures of the last draw (the benchmark prints them).
@@ -74,8 +80,13 @@ class StGraphPlottable : public QCPAbstractPlottable {
   private:
     static void fillRect(QCPPainter* painter, const QRectF& px, const QColor& colour, bool hatched);
     void drawLabel(QCPPainter* painter, const QFontMetrics& fm, const StRect& r, const QRectF& px);
-
+    // Draws the rows of merged pixels (level of detail): one image, or rectangles on vector
+    // outputs; `rows` are the buffer's rows from `firstRow` on, `K` sub-rows each.
+    void drawMerged(QCPPainter* painter, const StMapping& m, const std::vector<int>& lod, int W,
+                    int firstRow, int rows, int K, int rowTiles, bool anyHighlight);
+    QColor fillFor(int layer, bool highlighted, bool anyHighlight) const;
     std::shared_ptr<const StLayout> m_layout;
+    mutable std::vector<std::shared_ptr<const StLayout>> m_grouped; // by rows' tile count
     std::vector<bool> m_highlight;
     bool m_anyHighlight = false;
     bool m_suppressHighlight = false;

@@ -20,6 +20,8 @@
 #include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <QWheelEvent>
+#include <climits>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -134,9 +136,20 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
             return;
         }
         const RATree& tree = which == m_sim ? m_simTree : m_tree;
-        const int node = which->layout()->rects()[size_t(i)].node;
+        const int node = which->shownLayout()->rects()[size_t(i)].node;
         if (node >= 0 && node < tree.size())
             m_selection->select(node, QString::fromStdString(tree.pathOf(node)));
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
+            [this](QMouseEvent* e) { expandRowAt(e->pos()); });
+    // The tile axis says when its rows follow the snake order and when they are groups of
+    // tiles (the grouping follows the zoom).
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        const auto layout = m_rects->layout();
+        const int g = layout ? m_rects->rowTiles() : 1;
+        QString label = layout && layout->rowOrder().snake() ? tr("tile, snake order") : tr("tile");
+        if (g > 1) label += tr(" (rows of %1 tiles)").arg(g);
+        if (m_plot->yAxis->label() != label) m_plot->yAxis->setLabel(label);
     });
     connect(m_doc, &Document::documentReset, this, [this] { m_rescalePending = true; });
     connect(m_doc, &Document::treeChanged, this, [this] { documentChanged(false); });
@@ -207,10 +220,11 @@ void StGraphView::documentChanged(bool reset) {
     m_banner->setVisible(!m_banner->text().isEmpty());
     m_banner->adjustSize();
     const int tiles = m_doc->hardware()->tiles();
+    StRowOrder rows = StRowOrder::forHardware(*m_doc->hardware());
     const QStringList names = displayLayerNames(*m_doc->network());
     // The job helper drops a layout overtaken by a newer edit (ui/core/backgroundjob.h).
     m_layoutJob.run(
-        rev, [eval, tiles, names] { return StLayout::build(eval, tiles, names); },
+        rev, [eval, tiles, names, rows] { return StLayout::build(eval, tiles, names, rows); },
         [this, tree, fallback](std::shared_ptr<const StLayout> layout, quint64) {
             m_rects->setFaded(fallback);
             showLayout(std::move(layout), tree, m_rescalePending);
@@ -256,9 +270,12 @@ void StGraphView::programReady(std::shared_ptr<const ProgramRun> run) {
     const int tiles = m_doc->hardware()->tiles();
     const QStringList names = displayLayerNames(*m_doc->network());
     RATree tree = m_doc->tree();
+    StRowOrder rows = StRowOrder::forHardware(*m_doc->hardware());
     m_simJob.run(
         rev,
-        [run, tiles, names, tree] { return StLayout::fromSimulation(run, tiles, names, tree); },
+        [run, tiles, names, tree, rows] {
+            return StLayout::fromSimulation(run, tiles, names, tree, rows);
+        },
         [this, tree](std::shared_ptr<const StLayout> layout, quint64 stamp) {
             if (stamp != m_doc->revision()) return;
             m_simTree = tree;
@@ -301,9 +318,10 @@ void StGraphView::setTimeline(Timeline t) {
 int StGraphView::hitAt(const QPoint& pos, StGraphPlottable** which) const {
     // In "both" each row's lower half belongs to the simulator.
     const bool lower = m_timeline == Timeline::Both && m_rects->layout() && [&] {
-        const StMapping m = m_rects->mapping();
-        const double t = m.yToTile(pos.y());
-        return t - std::floor(t + 0.5) >= 0;
+        // The lower half of the row (of the group's row when rows are grouped).
+        const double g = m_rects->rowTiles();
+        const double u = (m_rects->mapping().yToTile(pos.y()) + 0.5) / g;
+        return u - std::floor(u) >= 0.5;
     }();
     StGraphPlottable* p = m_timeline == Timeline::Simulated || lower ? m_sim : m_rects;
     *which = p;
@@ -357,11 +375,36 @@ void StGraphView::hover(const QPoint& pos) {
         QToolTip::hideText();
         return;
     }
-    QToolTip::showText(m_plot->mapToGlobal(pos), rectToolTip(*which->layout(), i), m_plot);
+    QToolTip::showText(m_plot->mapToGlobal(pos), rectToolTip(*which->shownLayout(), i), m_plot);
+}
+
+QString StGraphView::rowGroupText(const StLayout& layout, const StRect& r) const {
+    if (layout.rowTiles() <= 1) return {};
+    const int w = m_doc->hardware() ? m_doc->hardware()->meshX : layout.tiles();
+    // The part of the mesh the row's tiles span.
+    int x0 = w, x1 = -1, y0 = layout.tiles(), y1 = -1;
+    for (int row = r.tile0; row <= r.tile1; ++row) {
+        const int t = layout.tileOfRow(row);
+        x0 = std::min(x0, t % w), x1 = std::max(x1, t % w);
+        y0 = std::min(y0, t / w), y1 = std::max(y1, t / w);
+    }
+    const QString on =
+        layout.simulated() ? tr("on one of them") : tr("on %1 of them").arg(r.covered);
+    return tr("<i>rows %1-%2: %3 tiles in x %4-%5, y %6-%7, %8; zoom in (Ctrl+wheel, "
+              "double-click) for single tiles</i><br>")
+        .arg(r.tile0)
+        .arg(r.tile1)
+        .arg(r.tile1 - r.tile0 + 1)
+        .arg(x0)
+        .arg(x1)
+        .arg(y0)
+        .arg(y1)
+        .arg(on);
 }
 
 QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
     const StRect& r = layout.rects()[size_t(i)];
+    const QString group = rowGroupText(layout, r);
     if (layout.simulated()) {
         const auto& names = layout.run()->codegen->program.layers;
         const QString layer = r.layer >= 0 && r.layer < int(names.size())
@@ -370,14 +413,14 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
         const SimInterval* iv = nullptr;
         for (const SimInterval& s : layout.run()->fine.timeline)
             if (s.id == r.instruction) iv = &s;
-        return tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
-            .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
-            .arg(r.instruction)
-            .arg(layer.toHtmlEscaped())
-            .arg(r.tile0)
-            .arg(r.start, 0, 'f', 0)
-            .arg(r.end, 0, 'f', 0)
-            .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
+        return group + tr("<b>simulated %1</b> #%2<br>%3<br>tile %4<br>cycles %5 - %6: %7")
+                           .arg(iv ? QString::fromLatin1(toString(iv->op)) : QString())
+                           .arg(r.instruction)
+                           .arg(layer.toHtmlEscaped())
+                           .arg(iv ? iv->tile : layout.tileOfRow(r.tile0))
+                           .arg(r.start, 0, 'f', 0)
+                           .arg(r.end, 0, 'f', 0)
+                           .arg(timeText(r.end - r.start, m_doc->hardware()->clockGHz));
     }
     const BusyInterval& iv = layout.evaluation().intervals[size_t(r.interval)];
     const auto& net = m_doc->network();
@@ -385,17 +428,29 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
                               ? QString::fromStdString(net->layers[size_t(r.layer)].name)
                               : QString::number(r.layer);
     QStringList tiles;
-    for (auto [a, b] :
-         StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount))
+    const auto runs = StLayout::tileRuns(layout.evaluation().tileOrder, iv.tileBegin, iv.tileCount);
+    for (auto [a, b] : runs)
         tiles << (a == b ? QString::number(a) : QStringLiteral("%1-%2").arg(a).arg(b));
-    QString text = tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
-                       .arg(layer.toHtmlEscaped())
-                       .arg(iv.firstSample)
-                       .arg(iv.lastSample)
-                       .arg(iv.start, 0, 'f', 0)
-                       .arg(iv.end, 0, 'f', 0)
-                       .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
-                            tiles.join(QStringLiteral(", ")), energyText(iv.energy));
+    // A group of hundreds of tiles on a large mesh: where it lies rather than every run.
+    if (runs.size() > 8 && m_doc->hardware()) {
+        const int w = m_doc->hardware()->meshX;
+        int x0 = w, x1 = -1, y0 = INT_MAX, y1 = -1, n = 0;
+        for (auto [a, b] : runs)
+            for (int t = a; t <= b; ++t, ++n) {
+                x0 = std::min(x0, t % w), x1 = std::max(x1, t % w);
+                y0 = std::min(y0, t / w), y1 = std::max(y1, t / w);
+            }
+        tiles = QStringList{tr("%1 in x %2-%3, y %4-%5").arg(n).arg(x0).arg(x1).arg(y0).arg(y1)};
+    }
+    QString text =
+        group + tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
+                    .arg(layer.toHtmlEscaped())
+                    .arg(iv.firstSample)
+                    .arg(iv.lastSample)
+                    .arg(iv.start, 0, 'f', 0)
+                    .arg(iv.end, 0, 'f', 0)
+                    .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
+                         tiles.join(QStringLiteral(", ")), energyText(iv.energy));
     // A hatched rectangle: what its leaf's blocks split (the Layers table says why).
     if (layout.blocksOf(r) > 1) {
         const NodeFigures& f = layout.evaluation().nodes[size_t(r.node)];
@@ -411,6 +466,34 @@ void StGraphView::zoomBy(double factor) {
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void StGraphView::zoomRowsBy(double factor, double aroundTile) {
+    const auto layout = m_rects->layout();
+    if (!layout) return;
+    QCPRange r = m_plot->yAxis->range();
+    r = QCPRange(aroundTile + (r.lower - aroundTile) * factor,
+                 aroundTile + (r.upper - aroundTile) * factor);
+    // Never beyond all the tiles, never below one tile.
+    const double lo = -0.5, hi = layout->tiles() - 0.5;
+    if (r.size() >= hi - lo) r = QCPRange(lo, hi);
+    if (r.size() < 1) r = QCPRange(aroundTile - 0.5, aroundTile + 0.5);
+    if (r.lower < lo) r += lo - r.lower;
+    if (r.upper > hi) r -= r.upper - hi;
+    m_plot->yAxis->setRange(r);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StGraphView::expandRowAt(const QPoint& pos) {
+    const auto layout = m_rects->layout();
+    const int g = layout ? m_rects->rowTiles() : 1;
+    if (g <= 1) return;
+    const int tile = m_rects->mapping().tileAtY(pos.y(), layout->tiles());
+    if (tile < 0) return;
+    // The group's tiles fill the plot: each its own row again.
+    const int first = tile / g * g, last = std::min(layout->tiles(), first + g) - 1;
+    m_plot->yAxis->setRange(first - 0.5, last + 0.5);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void StGraphView::panBy(double fraction) {
     const double d = m_plot->xAxis->range().size() * fraction;
     m_plot->xAxis->moveRange(d);
@@ -418,6 +501,14 @@ void StGraphView::panBy(double fraction) {
 }
 
 bool StGraphView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_plot && event->type() == QEvent::Wheel &&
+        static_cast<QWheelEvent*>(event)->modifiers().testFlag(Qt::ControlModifier)) {
+        // Ctrl+wheel zooms the tile axis: grouped rows expand into single tiles.
+        auto* w = static_cast<QWheelEvent*>(event);
+        const double at = m_rects->mapping().yToTile(w->position().y());
+        zoomRowsBy(w->angleDelta().y() > 0 ? 0.7 : 1 / 0.7, at);
+        return true;
+    }
     if (watched == m_plot && event->type() == QEvent::KeyPress) {
         auto* k = static_cast<QKeyEvent*>(event);
         switch (k->key()) {

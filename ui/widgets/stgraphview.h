@@ -1,6 +1,8 @@
 // The S-T graph panel: x = cycles, y = tile id. Rectangles are laid out off the GUI
 // thread when the document changes; hover shows a rectangle's figures, a click selects
-// its leaf in the shared SelectionState, the wheel / drag / keys zoom and pan.
+// its leaf in the shared SelectionState, the wheel / drag / keys zoom and pan. Ctrl+wheel
+// zooms the tile axis: rows too thin to read are drawn as groups of tiles (StLayout::grouped)
+// that expand as they grow, and a double-click expands the group under the cursor.
 #pragma once
 
 #include "core/backgroundjob.h"
@@ -61,7 +63,13 @@ class StGraphView : public QWidget {
     QCPItemText* liveBestLegend() const { return m_liveBestLegend; }
     // The hover text of rectangle `i` of `layout` (HTML): its leaf, samples, cycles, tiles,
     // energy and, for a leaf working in blocks, what the blocks split.
+    // On grouped rows it first names the row's tiles and how many of them the rectangle covers.
     QString rectToolTip(const StLayout& layout, int i) const;
+    // Scales the tile axis by `factor` around the tile coordinate `aroundTile`.
+    void zoomRowsBy(double factor, double aroundTile);
+    // Zooms the tile axis onto the group of tiles under a plot position (nothing when rows
+    // are single tiles).
+    void expandRowAt(const QPoint& pos);
 
   public slots:
     void resetZoom();
@@ -82,6 +90,7 @@ class StGraphView : public QWidget {
     int hitAt(const QPoint& pos, StGraphPlottable** which) const;
     void panBy(double fraction);
     void updateLiveBestVisibility();
+    QString rowGroupText(const StLayout& layout, const StRect& r) const;
 
     Document* m_doc;
     SelectionState* m_selection;
