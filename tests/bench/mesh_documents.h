@@ -24,8 +24,8 @@ struct MeshCase {
 inline std::vector<MeshCase> meshCases() {
     return {{"12x12 (cloud)", QStringLiteral("cloud")},
             {"32x32 (wafer)", QStringLiteral("wafer")},
-            {"64x64 (tests/data/hw/wafer-64x64.json)",
-             QStringLiteral(TILESCOPE_SAMPLES "/../tests/data/hw/wafer-64x64.json")}};
+            {"64x64 (samples/hw/wafer-64x64.json)",
+             QStringLiteral(TILESCOPE_SAMPLES "/hw/wafer-64x64.json")}};
 }
 
 // A document with ResNet-50 batch 8 on the case's hardware; null (after a message) on error.
