@@ -1,5 +1,5 @@
 // The view benchmarks' schedules: ResNet-50 at batch 8 opened in a Document on the 12x12
-// preset, the 32x32 wafer preset and the 64x64 wafer template of tests/data/hw, the meshes
+// preset, the 32x32 wafer preset and the 64x64 wafer template of samples/hw, the meshes
 // whose views the benchmarks time; as opened (the layer-sequential start) or as the layer
 // pipeline (S-cut segments, each layer on its own tiles: many partly busy groups of tiles).
 #pragma once
