@@ -1,6 +1,7 @@
 # Packaging: `cpack -G DEB` in the build folder makes a .deb (offline: only dpkg tools).
 # Included by the root CMakeLists.txt; install rules for the binaries live next to their
-# targets (app/CMakeLists.txt), the desktop integration files are installed here.
+# targets (app/CMakeLists.txt); the desktop integration files, the samples, the docs and
+# the man pages are installed here.
 include(GNUInstallDirs)
 
 if(TARGET tilescope)
@@ -14,7 +15,46 @@ if(TARGET tilescope)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo
           RENAME org.tilescope.Tilescope.metainfo.xml)
 endif()
+# What a user starts from: the sample models, the hardware templates and a sweep spec
+# (the welcome page finds them at ../share/tilescope/samples from the binary).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/models ${PROJECT_SOURCE_DIR}/samples/hw
+                  ${PROJECT_SOURCE_DIR}/samples/sweeps
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/tilescope/samples)
+# The documentation: README, the user guide, the CLI reference and the documents they cite.
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
+file(GLOB TILESCOPE_DOCS ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/*.png)
+install(FILES ${TILESCOPE_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian wants a changelog in every package's doc folder, compressed.
+set(TILESCOPE_CHANGELOG ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
+add_custom_command(
+  OUTPUT ${TILESCOPE_CHANGELOG}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/packaging
+  COMMAND gzip -9n -c ${PROJECT_SOURCE_DIR}/packaging/changelog > ${TILESCOPE_CHANGELOG}
+  DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
+add_custom_target(tilescope-changelog ALL DEPENDS ${TILESCOPE_CHANGELOG})
+install(FILES ${TILESCOPE_CHANGELOG} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# Man pages written from each program's --help (packaging/manpage.cmake), so they cannot
+# drift from it; gzipped, as Debian installs them.
+function(tilescope_manpage target summary)
+  set(page ${CMAKE_BINARY_DIR}/man/${target}.1)
+  add_custom_command(
+    OUTPUT ${page}.gz
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${target}> -DNAME=${target}
+            -DSUMMARY=${summary} -DVERSION=${PROJECT_VERSION} -DOUT=${page}
+            -P ${PROJECT_SOURCE_DIR}/packaging/manpage.cmake
+    COMMAND gzip -9nf ${page}
+    DEPENDS ${target} ${PROJECT_SOURCE_DIR}/packaging/manpage.cmake
+    VERBATIM)
+  add_custom_target(${target}-manpage ALL DEPENDS ${page}.gz)
+  install(FILES ${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endfunction()
+tilescope_manpage(tilescope-cli "schedule DNN inference on tiled accelerators from the command line")
+if(TARGET tilescope)
+  tilescope_manpage(tilescope "desktop explorer of DNN inference schedules on tiled accelerators")
+endif()
 
 set(CPACK_PACKAGE_NAME "tilescope")
 set(CPACK_PACKAGE_VENDOR "Tilescope")

@@ -59,6 +59,8 @@ class Document : public QObject {
     // Loading: each returns an empty string on success, else the one-line error
     // (file + place + reason); on error the document is left exactly as it was.
     [[nodiscard]] std::optional<Error> openModel(const QString& path);
+    // The same with the network already read from `path` (checked before asking to save).
+    [[nodiscard]] std::optional<Error> openModel(const QString& path, Network net);
     [[nodiscard]] std::optional<Error> setHardware(const Hardware& hw, const QString& source);
     [[nodiscard]] std::optional<Error> openHardware(const QString& pathOrPreset);
     [[nodiscard]] std::optional<Error> setBatch(int batch);

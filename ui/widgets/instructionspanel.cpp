@@ -128,8 +128,8 @@ QString InstructionsPanel::summarize(const ProgramRun& run) {
     QString s = tr("%1 instructions on %2 tiles | DRAM bytes: program %3 vs schedule %4 (%5%)")
                     .arg(loc.toString(qulonglong(p.instructionCount())))
                     .arg(p.tiles.size())
-                    .arg(loc.toString(qulonglong(run.codegen->programDramBytes)))
-                    .arg(loc.toString(run.scheduleDramBytes, 'f', 0))
+                    .arg(bytesText(double(run.codegen->programDramBytes)))
+                    .arg(bytesText(run.scheduleDramBytes))
                     .arg(QString::asprintf("%+.3f", pct(double(run.codegen->programDramBytes),
                                                         run.scheduleDramBytes)));
     if (!run.error.isEmpty())

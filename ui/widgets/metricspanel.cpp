@@ -25,7 +25,7 @@ namespace tilescope::ui {
 
 namespace {
 QString sci(double v) {
-    return QString::number(v, 'g', 4);
+    return objectiveText(v);
 }
 QTableWidgetItem* item(const QString& s, bool right = false) {
     auto* it = new QTableWidgetItem(s);
