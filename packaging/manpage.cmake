@@ -12,6 +12,8 @@ endif()
 if(help STREQUAL "")
   message(FATAL_ERROR "${PROGRAM} --help printed nothing (exit ${rc})")
 endif()
+# Qt's usage line names the program by the path it was started from: the build tree's.
+string(REPLACE "${PROGRAM}" "${NAME}" help "${help}")
 # roff: a backslash is \e; a line starting with . or ' would be a request.
 string(REPLACE "\\" "\\e" help "${help}")
 string(REGEX REPLACE "(^|\n)([.'])" "\\1\\\\&\\2" help "${help}")

@@ -83,8 +83,9 @@ class TstInstructions : public QObject {
         const Instruction* first = model.instructionAt(0);
         for (const SimInterval& iv : run->fine.timeline)
             if (iv.id == first->id) {
-                QCOMPARE(model.data(model.index(0, ProgramModel::SimStart), Qt::EditRole).toDouble(),
-                         iv.start);
+                QCOMPARE(
+                    model.data(model.index(0, ProgramModel::SimStart), Qt::EditRole).toDouble(),
+                    iv.start);
                 QCOMPARE(model.data(model.index(0, ProgramModel::SimEnd), Qt::EditRole).toDouble(),
                          iv.end);
             }

@@ -27,8 +27,7 @@ void LayersModel::refresh() {
     } else if (const auto last = m_doc->hasModel() && e ? m_doc->lastValidEvaluation() : nullptr) {
         // An invalid edit: the last valid schedule's rows, faded, rather than an empty
         // table; each row points at its layer's leaf in the current tree for the selection.
-        m_rows = layerFigures(*last, m_doc->lastValidTree(), *m_doc->network(),
-                              *m_doc->hardware());
+        m_rows = layerFigures(*last, m_doc->lastValidTree(), *m_doc->network(), *m_doc->hardware());
         for (LayerFigures& f : m_rows)
             f.node = m_doc->tree().leafOf(f.layer);
         m_stale = true;

@@ -218,7 +218,10 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Npt:
         return f ? cyclesText(f->npt) : QVariant();
     case Time:
-        return src.eval ? cyclesText(runTimeOf(*src.eval, *src.tree, src.node)) : QVariant();
+        // The header names the unit ("Cycles (run)"): the narrow dock keeps the number.
+        return src.eval ? cyclesText(runTimeOf(*src.eval, *src.tree, src.node))
+                              .remove(QStringLiteral(" cycles"))
+                        : QVariant();
     case Energy:
         return src.eval ? energyText(runEnergyOf(*src.eval, src.node)) : QVariant();
     case Pinned:
@@ -254,12 +257,12 @@ QString RATreeModel::scopeTip(const FigureSource& src, int column) const {
     const int b = t.node(src.node).batch;
     const QString stale = src.stale ? tr("Last valid schedule: ") : QString();
     if (column == Time)
-        return stale + tr("%1 over the run: %2 per invocation of %3 samples x %4 invocations")
-                           .arg(cyclesText(runTimeOf(e, t, src.node)),
-                                timeText(invocationTimeOf(e, src.node),
-                                         m_doc->hardware()->clockGHz))
-                           .arg(b)
-                           .arg(k);
+        return stale +
+               tr("%1 over the run: %2 per invocation of %3 samples x %4 invocations")
+                   .arg(cyclesText(runTimeOf(e, t, src.node)),
+                        timeText(invocationTimeOf(e, src.node), m_doc->hardware()->clockGHz))
+                   .arg(b)
+                   .arg(k);
     return stale + tr("%1 over the run: %2 per invocation of %3 samples x %4 invocations")
                        .arg(energyText(runEnergyOf(e, src.node)),
                             energyText(invocationEnergyOf(e, t, src.node)))
@@ -269,9 +272,9 @@ QString RATreeModel::scopeTip(const FigureSource& src, int column) const {
 
 QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* names[] = {QT_TR_NOOP("Node"),  QT_TR_NOOP("Layers"),
-                                  QT_TR_NOOP("Tiles"), QT_TR_NOOP("Batch/sb"),
-                                  QT_TR_NOOP("NPT"),   QT_TR_NOOP("Time (run)"),
+    static const char* names[] = {QT_TR_NOOP("Node"),         QT_TR_NOOP("Layers"),
+                                  QT_TR_NOOP("Tiles"),        QT_TR_NOOP("b/sb"),
+                                  QT_TR_NOOP("NPT"),          QT_TR_NOOP("Cycles (run)"),
                                   QT_TR_NOOP("Energy (run)"), QT_TR_NOOP("Pin")};
     static const char* tips[] = {
         QT_TR_NOOP("S cut: its children run at the same time on disjoint tiles (a pipeline). "
@@ -280,13 +283,15 @@ QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const
         QT_TR_NOOP("Layers under the node"),
         QT_TR_NOOP("Tiles of the node's group: count, then the tile numbers (snake order, as "
                    "on the NoC heatmap)"),
-        QT_TR_NOOP("Samples per invocation b; for a cut also its sub-batch count sb: the cut "
-                   "runs its children sb times on b / sb samples ([ and ] change it)"),
+        QT_TR_NOOP("Batch / sub-batches: samples per invocation b; for a cut also its "
+                   "sub-batch count sb: the cut runs its children sb times on b / sb samples "
+                   "([ and ] change it)"),
         QT_TR_NOOP("Normalised processing time: cycles per sample on one tile, the work the "
                    "tile allocation balances"),
-        QT_TR_NOOP("Scope: the whole run (all samples). Time of one invocation x invocations; "
-                   "pipelined invocations overlap, so this can exceed the delay. The tooltip "
-                   "gives one invocation"),
+        QT_TR_NOOP("Time in cycles. Scope: the whole run (all samples), as in the Layers "
+                   "table and the reports: time of one invocation x invocations; pipelined "
+                   "invocations overlap, so this can exceed the delay. The tooltip gives one "
+                   "invocation"),
         QT_TR_NOOP("Scope: the whole run (all samples), as in the Layers table and the "
                    "reports. The tooltip gives one invocation"),
         QT_TR_NOOP("Pinned: the search never changes this node or its subtree (P)")};

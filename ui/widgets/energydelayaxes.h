@@ -1,9 +1,9 @@
 // The energy-versus-delay axes every scatter of schedules shares (Trade-off tab, DRAM
-// boundary view, sweep viewer): both logarithmic, tick labels in units (logticker.h);
+// boundary view, sweep viewer): both logarithmic, tick labels in units (unitticker.h);
 // and the marker of the current schedule on them.
 #pragma once
 
-#include "widgets/logticker.h"
+#include "widgets/unitticker.h"
 
 #include <QCoreApplication>
 #include <qcustomplot.h>

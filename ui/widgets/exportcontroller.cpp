@@ -60,7 +60,8 @@ bool ExportController::exportTo(const QString& kind, const QString& path) {
     QString err;
     const Network& net = *m_doc->network();
     const QString name = kind.section(QLatin1Char(':'), 1);
-    const bool csv = QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0;
+    const bool csv =
+        QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0;
     if (kind.startsWith(QLatin1String("chart:")) && m_charts.value(name))
         err = csv ? writeTextFile(path, plotCsv(m_charts.value(name)))
                   : exportPlot(m_charts.value(name), path);

@@ -63,7 +63,7 @@ class ExportController : public QObject {
     QWidget* m_window;
     BackgroundJob m_exportJob{this}; // a test-chip export; busy() refuses a second one
     ProgramFormats m_exportFormats;  // the formats last chosen for a test-chip export
-    QString m_exportFolder;         // the folder last written by a test-chip export
+    QString m_exportFolder;          // the folder last written by a test-chip export
     QHash<QString, QPointer<QCustomPlot>> m_charts;
     QHash<QString, QPointer<QAbstractItemModel>> m_tables;
 };

@@ -281,7 +281,7 @@ void MainWindow::applyDefaultDockSizes() {
     // the rest.
     const int w = width();
     // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns.
-    resizeDocks({m_docks[0], m_heatDock}, {std::max(460, w * 26 / 100), std::max(260, w / 5)},
+    resizeDocks({m_docks[0], m_heatDock}, {std::max(460, w * 26 / 100), std::max(240, w / 5)},
                 Qt::Horizontal);
     resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
     resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);

@@ -1,5 +1,6 @@
-// Chart export to PNG, SVG or PDF (chosen by the file suffix), or its data as CSV. Everything is rendered to
-// memory first and written with writeFileAtomic, so a failed export leaves no half file.
+// Chart export to PNG, SVG or PDF (chosen by the file suffix), or its data as CSV. Everything is
+// rendered to memory first and written with writeFileAtomic, so a failed export leaves no half
+// file.
 #pragma once
 
 #include <QByteArray>

@@ -2,7 +2,7 @@
 
 #include "core/bytestext.h"
 #include "widgets/axisfit.h"
-#include "widgets/logticker.h"
+#include "widgets/unitticker.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -187,10 +187,8 @@ void SearchPanel::buildPlot() {
     rects[0]->axis(QCPAxis::atLeft)->setLabel(tr("objective"));
     // A log axis over one or two decades: two labels, not three stacked ones.
     setLogUnitAxis(rects[0]->axis(QCPAxis::atLeft), LogUnitTicker::Quantity::Number, 2);
-    rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E (pJ)"));
-    rects[1]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("gb"));
-    rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D (cyc)"));
-    rects[1]->axis(QCPAxis::atRight)->setNumberFormat(QStringLiteral("gb"));
+    rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E"));
+    rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D"));
     rects[2]->axis(QCPAxis::atLeft)->setLabel(tr("T"));
     rects[2]->axis(QCPAxis::atRight)->setLabel(tr("accept"));
     rects[2]->axis(QCPAxis::atRight)->setRange(0, 1);
@@ -207,6 +205,9 @@ void SearchPanel::buildPlot() {
             if (rc->axis(t)->numberFormat() == QLatin1String("gb"))
                 rc->axis(t)->setNumberPrecision(3);
     }
+    // E and D in units ("25 mJ", "2.3 M cycles"), after the tick counts above.
+    setLinearUnitAxis(rects[1]->axis(QCPAxis::atLeft), LogUnitTicker::Quantity::Energy);
+    setLinearUnitAxis(rects[1]->axis(QCPAxis::atRight), LogUnitTicker::Quantity::Cycles);
     rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
     for (int i = 0; i < 2; ++i)
         rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);

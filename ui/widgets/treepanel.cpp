@@ -20,7 +20,7 @@ namespace {
 constexpr RATreeModel::Column kFirstColumns[] = {RATreeModel::Name, RATreeModel::Time,
                                                  RATreeModel::Energy, RATreeModel::Batch,
                                                  RATreeModel::Pinned};
-constexpr int kMinNameWidth = 110;
+constexpr int kMinNameWidth = 100;
 } // namespace
 
 TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
@@ -41,6 +41,8 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->setDefaultDropAction(Qt::MoveAction);
     m_view->setUniformRowHeights(true);
     m_view->setAlternatingRowColors(true);
+    // Short layer names keep their ends ("layer4.2/conv2" -> "lay...conv2") in a narrow dock.
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_view->header()->setSectionResizeMode(QHeaderView::Interactive);
     // The figures a user compares and edits come right after the name, so a narrow dock
@@ -129,21 +131,21 @@ void TreePanel::fitColumns() {
     // name column takes what is left of the width, at least kMinNameWidth.
     QHeaderView* h = m_view->header();
     const QFontMetrics fm = h->fontMetrics();
-    const int pad = 2 * fm.horizontalAdvance(QLatin1Char('m'));
+    const int pad = fm.horizontalAdvance(QStringLiteral("mm")) * 3 / 4;
     std::vector<int> widest(RATreeModel::ColumnCount, 0);
     std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
         for (int r = 0; r < m_model->rowCount(parent); ++r) {
             for (int c = 0; c < RATreeModel::ColumnCount; ++c)
-                widest[size_t(c)] = std::max(
-                    widest[size_t(c)],
-                    fm.horizontalAdvance(m_model->index(r, c, parent).data().toString()));
+                widest[size_t(c)] =
+                    std::max(widest[size_t(c)],
+                             fm.horizontalAdvance(m_model->index(r, c, parent).data().toString()));
             walk(m_model->index(r, 0, parent));
         }
     };
     walk({});
     // Tile lists run long: the count and the first few ids, the tooltip has them all.
-    widest[RATreeModel::Tiles] =
-        std::min(widest[RATreeModel::Tiles], fm.horizontalAdvance(QStringLiteral("16: 0,1,2,3,4...")));
+    widest[RATreeModel::Tiles] = std::min(widest[RATreeModel::Tiles],
+                                          fm.horizontalAdvance(QStringLiteral("16: 0,1,2,3,4...")));
     widest[RATreeModel::Pinned] = m_view->style()->pixelMetric(QStyle::PM_IndicatorWidth);
     for (int c = 0; c < RATreeModel::ColumnCount; ++c) {
         if (c == RATreeModel::Name) continue;

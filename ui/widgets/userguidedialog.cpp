@@ -10,8 +10,8 @@
 #include <QScrollBar>
 #include <QShortcut>
 #include <QSplitter>
-#include <QTextBrowser>
 #include <QTextBlock>
+#include <QTextBrowser>
 #include <QTextDocument>
 #include <QVBoxLayout>
 
@@ -30,8 +30,7 @@ UserGuideDialog::UserGuideDialog(QWidget* parent)
     m_text->setObjectName(QStringLiteral("guideText"));
     // The contents: every "## " heading of the guide.
     for (const QString& line : markdown.split(QLatin1Char('\n')))
-        if (line.startsWith(QLatin1String("## ")))
-            m_contents->addItem(line.mid(3).trimmed());
+        if (line.startsWith(QLatin1String("## "))) m_contents->addItem(line.mid(3).trimmed());
     m_contents->setObjectName(QStringLiteral("guideContents"));
     m_contents->setMaximumWidth(220);
     connect(m_contents, &QListWidget::currentRowChanged, this, &UserGuideDialog::showSection);
@@ -41,9 +40,8 @@ UserGuideDialog::UserGuideDialog(QWidget* parent)
     m_search->setClearButtonEnabled(true);
     auto* status = new QLabel(this);
     connect(m_search, &QLineEdit::returnPressed, this, [this, status] {
-        status->setText(m_search->text().isEmpty() || find(m_search->text())
-                            ? QString()
-                            : tr("Not found"));
+        status->setText(m_search->text().isEmpty() || find(m_search->text()) ? QString()
+                                                                             : tr("Not found"));
     });
 
     auto* splitter = new QSplitter(this);
@@ -57,7 +55,8 @@ UserGuideDialog::UserGuideDialog(QWidget* parent)
     lay->addLayout(top);
     lay->addWidget(splitter, 1);
     // Esc closes a dialog only while no child takes the key; Ctrl+W is the window's.
-    for (const QKeySequence& key : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+    for (const QKeySequence& key :
+         {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
         auto* s = new QShortcut(key, this);
         s->setContext(Qt::WindowShortcut);
         connect(s, &QShortcut::activated, this, &QDialog::close);

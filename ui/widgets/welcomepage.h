@@ -28,8 +28,7 @@ class WelcomePage : public QWidget {
     QSpinBox* batchBox() const { return m_batch; }
 
   signals:
-    void openSampleRequested(const QString& modelPath, const QString& preset, int batch,
-                             bool run);
+    void openSampleRequested(const QString& modelPath, const QString& preset, int batch, bool run);
     void openModelRequested();
     void openSessionRequested();
     void recentRequested(const QString& kind, const QString& path);

@@ -1,4 +1,4 @@
-#include "widgets/logticker.h"
+#include "widgets/unitticker.h"
 
 #include "core/bytestext.h"
 
@@ -61,6 +61,18 @@ QVector<QString> LogUnitTicker::createLabelVector(const QVector<double>& ticks, 
         if (distinct) break;
     }
     return labels;
+}
+
+QString LinearUnitTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
+    if (std::abs(tick) < 1e-300) return QStringLiteral("0");
+    return m_labels.label(tick, 3);
+}
+
+void setLinearUnitAxis(QCPAxis* axis, LogUnitTicker::Quantity q) {
+    auto t = QSharedPointer<LinearUnitTicker>::create(q);
+    t->setTickCount(axis->ticker()->tickCount());
+    axis->setTicker(t);
+    axis->setNumberFormat(QStringLiteral("g"));
 }
 
 void setLogUnitAxis(QCPAxis* axis, LogUnitTicker::Quantity q, int tickCount) {

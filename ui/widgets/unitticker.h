@@ -1,6 +1,7 @@
-// Tick labels for logarithmic chart axes in the units policy (core/bytestext.h): "20 mJ",
-// "2.5 M cycles", "3·10⁷" for a bare number, each label distinct from its neighbours (a log
-// axis inside one decade otherwise repeats "2·10⁷ 2·10⁷ 3·10⁷").
+// Tick labels in the units policy (core/bytestext.h) for chart axes: "20 mJ",
+// "2.5 M cycles", "3·10⁷" for a bare number. LogUnitTicker for logarithmic axes, each label
+// distinct from its neighbours (a log axis inside one decade otherwise repeats "2·10⁷ 2·10⁷
+// 3·10⁷"); LinearUnitTicker for linear ones (energy in joules with a prefix, not pJ at 10¹⁰).
 #pragma once
 
 #include <QString>
@@ -26,5 +27,20 @@ class LogUnitTicker : public QCPAxisTickerLog {
 
 // A logarithmic axis labelled by LogUnitTicker with `tickCount` major ticks.
 void setLogUnitAxis(QCPAxis* axis, LogUnitTicker::Quantity q, int tickCount);
+
+class LinearUnitTicker : public QCPAxisTicker {
+  public:
+    explicit LinearUnitTicker(LogUnitTicker::Quantity q) : m_labels(q) {}
+
+  protected:
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                         int precision) override;
+
+  private:
+    LogUnitTicker m_labels; // the same labels, three significant digits
+};
+
+// A linear axis labelled by LinearUnitTicker, keeping the axis's tick count.
+void setLinearUnitAxis(QCPAxis* axis, LogUnitTicker::Quantity q);
 
 } // namespace tilescope::ui
