@@ -203,8 +203,9 @@ class TstNewUser : public QObject {
         // A section is wide enough for its header's text.
         for (int c : needed) {
             const QString text = h->model()->headerData(c, Qt::Horizontal).toString();
-            QVERIFY2(h->sectionSize(c) >= h->fontMetrics().horizontalAdvance(text),
-                     qPrintable(text));
+            for (const QString& line : text.split(QLatin1Char('\n')))
+                QVERIFY2(h->sectionSize(c) >= h->fontMetrics().horizontalAdvance(line),
+                         qPrintable(text));
         }
     }
 
@@ -221,7 +222,8 @@ class TstNewUser : public QObject {
             if (!bar->isVisible()) continue;
             for (int i = 0; i < bar->count(); ++i)
                 QVERIFY2(bar->tabRect(i).width() >=
-                             bar->fontMetrics().horizontalAdvance(bar->tabText(i)),
+                                 bar->fontMetrics().horizontalAdvance(bar->tabText(i)) &&
+                             bar->rect().contains(bar->tabRect(i)),
                          qPrintable(bar->tabText(i)));
         }
         w->findChild<QDockWidget*>(QStringLiteral("instructionsDock"))->raise();
@@ -229,8 +231,10 @@ class TstNewUser : public QObject {
         QTableView* listing = w->instructionsPanel()->view();
         const int row = listing->verticalHeader()->defaultSectionSize();
         QVERIFY(listing->horizontalHeader()->isVisible());
-        QVERIFY2(listing->viewport()->height() >= 3 * row,
-                 qPrintable(QString::number(listing->viewport()->height())));
+        // The summary above it grows once the program is generated: wait for the layout.
+        QTRY_VERIFY2_WITH_TIMEOUT(listing->viewport()->height() >= 2 * row,
+                                  qPrintable(QString::number(listing->viewport()->height())),
+                                  20000);
         w->findChild<QDockWidget*>(QStringLiteral("metricsDock"))->raise();
         QTest::qWait(100);
         const auto* delay = w->metrics()->findChild<QScrollArea*>(QStringLiteral("metricsFigures"));

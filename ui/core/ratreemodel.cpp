@@ -218,7 +218,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Npt:
         return f ? cyclesText(f->npt) : QVariant();
     case Time:
-        // The header names the unit ("Cycles (run)"): the narrow dock keeps the number.
+        // The header names the unit ("Cycles (run)", on two lines): the narrow dock keeps
+        // the number.
         return src.eval ? cyclesText(runTimeOf(*src.eval, *src.tree, src.node))
                               .remove(QStringLiteral(" cycles"))
                         : QVariant();
@@ -272,10 +273,10 @@ QString RATreeModel::scopeTip(const FigureSource& src, int column) const {
 
 QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* names[] = {QT_TR_NOOP("Node"),         QT_TR_NOOP("Layers"),
-                                  QT_TR_NOOP("Tiles"),        QT_TR_NOOP("b/sb"),
-                                  QT_TR_NOOP("NPT"),          QT_TR_NOOP("Cycles (run)"),
-                                  QT_TR_NOOP("Energy (run)"), QT_TR_NOOP("Pin")};
+    static const char* names[] = {QT_TR_NOOP("Node"),          QT_TR_NOOP("Layers"),
+                                  QT_TR_NOOP("Tiles"),         QT_TR_NOOP("b/sb"),
+                                  QT_TR_NOOP("NPT"),           QT_TR_NOOP("Cycles\n(run)"),
+                                  QT_TR_NOOP("Energy\n(run)"), QT_TR_NOOP("Pin")};
     static const char* tips[] = {
         QT_TR_NOOP("S cut: its children run at the same time on disjoint tiles (a pipeline). "
                    "T cut: its children run one after another on the same tiles. Leaf: one "

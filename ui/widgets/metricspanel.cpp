@@ -106,6 +106,9 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     // Segments and the comparison share one tab widget: the dock is narrow and short.
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("metricsTabs"));
+    // Every tab title whole: the panel takes the width from its neighbours instead.
+    tabs->setUsesScrollButtons(false);
+    tabs->setElideMode(Qt::ElideNone);
     tabs->addTab(m_plot, tr("Energy"));
     // The figures of report/segments.h, formatted by the units policy: the HTML report
     // shows the same text for every segment (tst_render checks it).

@@ -345,6 +345,7 @@ void SearchPanel::clearHistory() {
     m_marks.clear();
     m_lastSegment = 0;
     m_lastPhase.clear();
+    m_lastTemperature = 0;
     m_bestLabel->clear();
     m_summary->clear();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -395,10 +396,13 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
             markRestart(x, tr("restart"));
         else if (s.phase != m_lastPhase && !s.phase.isEmpty())
             markRestart(x, s.phase);
+        else if (m_lastTemperature > 0 && s.temperature > 1.5 * m_lastTemperature)
+            markRestart(x, tr("next chain"));
     }
     if (!s.final) {
         m_lastSegment = s.segment;
         m_lastPhase = s.phase;
+        if (s.temperature > 0) m_lastTemperature = s.temperature;
     }
     if (s.currentCost > 0) m_cur->addData(x, s.currentCost);
     if (s.bestCost > 0) m_best->addData(x, s.bestCost);

@@ -84,6 +84,7 @@ class SearchPanel : public QWidget {
     double m_maxIteration = 0; // the largest iteration plotted since the history was cleared
     int m_lastSegment = 0;     // of the last plotted snapshot: a change is a restart
     QString m_lastPhase;
+    double m_lastTemperature = 0; // it only falls within a chain: a rise is the next one
     QList<QCPAbstractItem*> m_marks;
     bool m_canStart = true;
     void updateButtons();

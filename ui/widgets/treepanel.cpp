@@ -149,7 +149,10 @@ void TreePanel::fitColumns() {
     widest[RATreeModel::Pinned] = m_view->style()->pixelMetric(QStyle::PM_IndicatorWidth);
     for (int c = 0; c < RATreeModel::ColumnCount; ++c) {
         if (c == RATreeModel::Name) continue;
-        const int header = fm.horizontalAdvance(m_model->headerData(c, Qt::Horizontal).toString());
+        int header = 0; // a header may have two lines: its longer one
+        for (const QString& line :
+             m_model->headerData(c, Qt::Horizontal).toString().split(QLatin1Char('\n')))
+            header = std::max(header, fm.horizontalAdvance(line));
         h->resizeSection(c, std::max(header, widest[size_t(c)]) + pad);
     }
     fitNameColumn();

@@ -33,8 +33,9 @@ QString LogUnitTicker::label(double value, int significant) const {
     switch (m_quantity) {
     case Quantity::Energy:
         return trimmed(QString::fromStdString(formatEngineering(value * 1e-12, "J", significant)));
-    case Quantity::Cycles:
-        return trimmed(QString::fromStdString(formatEngineering(value, "cycles", significant)));
+    case Quantity::Cycles: // "20 M cycles", as formatCycles writes them
+        return trimmed(QString::fromStdString(formatEngineering(value, "", significant))) +
+               QStringLiteral(" cycles");
     case Quantity::Number:
         break;
     }
