@@ -1,6 +1,7 @@
 #include "report/layers.h"
 
 #include "mapping/iobound.h"
+#include "report/node_scope.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,9 +51,9 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.name = l.name;
         r.tiles = f.tileCount;
         r.batch = n.batch;
-        r.invocations = n.batch > 0 ? std::max(1, total / n.batch) : 1;
-        r.time = f.time * r.invocations;
-        r.energy = f.energy;
+        r.invocations = invocationsOf(tree, id);
+        r.time = runTimeOf(e, tree, id);
+        r.energy = runEnergyOf(e, id);
         r.dramBytes = f.runDramBytes;
         r.nocBytesIn = f.runNocInBytes;
         r.nocBytesOut = f.runNocOutBytes;

@@ -83,8 +83,11 @@ class TstInstructions : public QObject {
         const Instruction* first = model.instructionAt(0);
         for (const SimInterval& iv : run->fine.timeline)
             if (iv.id == first->id) {
-                QCOMPARE(model.data(model.index(0, ProgramModel::SimStart)).toDouble(), iv.start);
-                QCOMPARE(model.data(model.index(0, ProgramModel::SimEnd)).toDouble(), iv.end);
+                QCOMPARE(
+                    model.data(model.index(0, ProgramModel::SimStart), Qt::EditRole).toDouble(),
+                    iv.start);
+                QCOMPARE(model.data(model.index(0, ProgramModel::SimEnd), Qt::EditRole).toDouble(),
+                         iv.end);
             }
         QCOMPARE(model.data(model.index(0, ProgramModel::Tile)).toInt(), 1);
         // Filtering to one layer keeps exactly that layer's instructions of the tile.
@@ -289,9 +292,9 @@ class TstInstructions : public QObject {
     }
 
     // The formats asked for with "Export for test chip...": program.bin alone by default,
-    // each box sets its format, OK needs at least one.
+    // each box sets its format, OK needs at least one and a folder.
     void formatsDialog() {
-        ProgramFormatsDialog d;
+        ProgramFormatsDialog d({}, nullptr, m_dir.filePath(QStringLiteral("chip")));
         QCOMPARE(d.formats(), ProgramFormats{});
         QVERIFY(d.checkBox(QStringLiteral("bin"))->isChecked());
         for (const char* f : {"txt", "json", "ir"})
@@ -310,6 +313,10 @@ class TstInstructions : public QObject {
         // The previous choice comes back.
         ProgramFormatsDialog again(expect);
         QCOMPARE(again.formats(), expect);
+        QVERIFY(!again.okButton()->isEnabled()); // no folder yet
+        again.folderEdit()->setText(QStringLiteral("new-folder"));
+        QVERIFY(again.okButton()->isEnabled());
+        QCOMPARE(again.folder(), QDir::current().absoluteFilePath(QStringLiteral("new-folder")));
     }
 };
 

@@ -99,7 +99,10 @@ class TstRender : public QObject {
         WelcomePage* wp = m_w->welcomePage();
         QVERIFY2(wp->sampleBox()->count() >= 5, "the samples folder was not found");
         QCOMPARE(wp->sampleBox()->currentText(), QStringLiteral("resnet50"));
-        QVERIFY(wp->presetBox()->findText(QStringLiteral("cloud")) >= 0);
+        QVERIFY(wp->presetBox()->findData(QStringLiteral("cloud")) >= 0);
+        QCOMPARE(wp->presetBox()->itemText(wp->presetBox()->findData(QStringLiteral("cloud"))),
+                 QStringLiteral("cloud (12x12)"));
+        QCOMPARE(wp->batchBox()->value(), 8);
         QVERIFY(!wp->findChild<QLabel*>(QStringLiteral("welcomeShortcuts"))->text().isEmpty());
         QVERIFY(m_w->openSample(wp->sampleBox()->currentData().toString(), QStringLiteral("edge"),
                                 false));

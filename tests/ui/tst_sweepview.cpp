@@ -43,7 +43,8 @@ void TstSweepView::initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
     // squeezenet (schedulable) and oversized_fc (one output channel's weights alone outgrow
-    // an edge tile's buffer, however blocked: the failing points) x 2 NoC bandwidths x 2 batches = 8 points, 4 valid.
+    // an edge tile's buffer, however blocked: the failing points) x 2 NoC bandwidths x 2 batches =
+    // 8 points, 4 valid.
     const json spec = {
         {"models",
          {std::string(TILESCOPE_TESTDATA) + "/squeezenet1_0.onnx",

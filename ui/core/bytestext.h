@@ -28,6 +28,11 @@ inline QString timeText(Cycles c, double clockGHz, bool sign = false) {
 inline QString engText(double v, const char* unit = "", int significant = 4) {
     return QString::fromStdString(formatEngineering(v, unit, significant));
 }
+// A unitless figure that spans many decades (an objective E^n x D^m): four significant
+// digits always, "5.800e+26", as every other figure has.
+inline QString objectiveText(double v) {
+    return QString::number(v, 'e', 3);
+}
 
 // Temporal blocking's totals (Evaluation::blockedLeaves, blockingDramBytes) as the metrics
 // panel, the Layers summary and the HTML report show them: "4, +1.2 MB DRAM"; empty when

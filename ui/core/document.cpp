@@ -74,9 +74,13 @@ std::optional<Error> Document::openModel(const QString& path,
     options.dims = dims;
     auto net = loadModel(path.toStdString(), options);
     if (!net) return net.error();
+    return openModel(path, std::move(net).value());
+}
+
+std::optional<Error> Document::openModel(const QString& path, Network net) {
     auto sha = sha256File(path.toStdString());
     if (!sha) return sha.error();
-    auto shared = std::make_shared<const Network>(std::move(net).value());
+    auto shared = std::make_shared<const Network>(std::move(net));
     const RATree tree = startTree(*shared, *m_hw, m_batch, m_objective);
     return restore(shared, QFileInfo(path).absoluteFilePath(), qs(*sha), *m_hw, m_hwSource, m_batch,
                    m_objective, tree);

@@ -61,6 +61,8 @@ class Document : public QObject {
     // `dims`: the sizes of the model's free dimensions (docs/import.md), if it has any.
     [[nodiscard]] std::optional<Error>
     openModel(const QString& path, const std::map<std::string, std::int64_t>& dims = {});
+    // The same with the network already read from `path` (checked before asking to save).
+    [[nodiscard]] std::optional<Error> openModel(const QString& path, Network net);
     [[nodiscard]] std::optional<Error> setHardware(const Hardware& hw, const QString& source);
     [[nodiscard]] std::optional<Error> openHardware(const QString& pathOrPreset);
     [[nodiscard]] std::optional<Error> setBatch(int batch);

@@ -4,6 +4,9 @@
 #include "core/document.h"
 #include "core/layernames.h"
 
+#include <QBrush>
+#include <QColor>
+
 namespace tilescope::ui {
 
 LayersModel::LayersModel(Document* doc, QObject* parent) : QAbstractTableModel(parent), m_doc(doc) {
@@ -18,8 +21,17 @@ void LayersModel::refresh() {
     const auto e = m_doc->evaluation();
     m_names.clear();
     if (m_doc->hasModel()) m_names = displayLayerNames(*m_doc->network());
-    if (m_doc->hasModel() && e && e->valid)
+    m_stale = false;
+    if (m_doc->hasModel() && e && e->valid) {
         m_rows = layerFigures(*e, m_doc->tree(), *m_doc->network(), *m_doc->hardware());
+    } else if (const auto last = m_doc->hasModel() && e ? m_doc->lastValidEvaluation() : nullptr) {
+        // An invalid edit: the last valid schedule's rows, faded, rather than an empty
+        // table; each row points at its layer's leaf in the current tree for the selection.
+        m_rows = layerFigures(*last, m_doc->lastValidTree(), *m_doc->network(), *m_doc->hardware());
+        for (LayerFigures& f : m_rows)
+            f.node = m_doc->tree().leafOf(f.layer);
+        m_stale = true;
+    }
     endResetModel();
 }
 
@@ -79,6 +91,7 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Name) return index.row(); // tree order
         return number();
     }
+    if (role == Qt::ForegroundRole && m_stale) return QBrush(QColor(0x9e, 0x9e, 0x9e));
     if (role == Qt::TextAlignmentRole && index.column() != Name && index.column() != Blocks)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     const bool blockingColumn = index.column() == Blocks || index.column() == BlockingDram;

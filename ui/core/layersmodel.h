@@ -53,12 +53,15 @@ class LayersModel : public QAbstractTableModel {
 
     const std::vector<LayerFigures>& figures() const { return m_rows; }
     int rowOfNode(int node) const; // -1 when the node is not a leaf row
+    // The current tree is invalid: the rows are the last valid schedule's, shown faded.
+    bool stale() const { return m_stale; }
 
   private:
     void refresh();
     Document* m_doc;
     std::vector<LayerFigures> m_rows;
     QStringList m_names; // display names per layer (core/layernames.h)
+    bool m_stale = false;
 };
 
 } // namespace tilescope::ui

@@ -158,9 +158,13 @@ QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
         return deps.join(QStringLiteral(", "));
     }
     case SimStart:
-        return iv ? QVariant(iv->start) : QVariant();
-    case SimEnd:
-        return iv ? QVariant(iv->end) : QVariant();
+    case SimEnd: {
+        // Whole cycles with digit grouping, as the bytes column ("1,875,460", not
+        // "1.87546e+06"); the number itself under EditRole.
+        if (!iv) return {};
+        const double c = idx.column() == SimStart ? iv->start : iv->end;
+        return role == Qt::DisplayRole ? QVariant(QLocale().toString(c, 'f', 0)) : QVariant(c);
+    }
     }
     return {};
 }

@@ -3,6 +3,7 @@
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layernames.h"
+#include "report/node_scope.h"
 
 #include <QBrush>
 #include <QColor>
@@ -25,6 +26,8 @@ void RATreeModel::refresh() {
     m_net = m_doc->network();
     m_eval = m_doc->evaluation();
     m_tree = m_net ? m_doc->tree() : RATree{};
+    m_lastValid = m_eval && !m_eval->valid ? m_doc->lastValidEvaluation() : nullptr;
+    m_lastValidTree = m_lastValid ? m_doc->lastValidTree() : RATree{};
     m_names = m_net ? displayLayerNames(*m_net) : QStringList();
     m_chiplets.reset();
     if (const auto hw = m_doc->hardware()) {
@@ -152,6 +155,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     const NodeFigures* f =
         m_eval && size_t(id) < m_eval->nodes.size() ? &m_eval->nodes[size_t(id)] : nullptr;
     const bool invalidHere = m_eval && !m_eval->valid && m_eval->invalidNode == id;
+    const bool figureColumn = index.column() == Time || index.column() == Energy;
+    const FigureSource src = figureColumn ? figureSource(id) : FigureSource{};
 
     switch (role) {
     case NodeIdRole:
@@ -160,15 +165,13 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         return QString::fromStdString(m_tree.pathOf(id));
     case Qt::ForegroundRole:
         if (invalidHere) return QBrush(QColor(0xc6, 0x28, 0x28));
+        if (src.stale) return QBrush(QColor(0x9e, 0x9e, 0x9e)); // faded, as on the S-T graph
         return {};
     case Qt::BackgroundRole:
         if (invalidHere) return QBrush(QColor(0xff, 0xeb, 0xee));
         return {};
     case Qt::ToolTipRole:
-        if (f && index.column() == Time)
-            return tr("%1 per invocation of %2 samples")
-                .arg(timeText(f->time, m_doc->hardware()->clockGHz))
-                .arg(n.batch);
+        if (figureColumn && src.eval) return scopeTip(src, index.column());
         if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
             return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
         if (f && n.type == NodeType::Leaf)
@@ -215,35 +218,86 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Npt:
         return f ? cyclesText(f->npt) : QVariant();
     case Time:
-        return f ? cyclesText(f->time) : QVariant();
+        // The header names the unit ("Cycles (run)", on two lines): the narrow dock keeps
+        // the number.
+        return src.eval ? cyclesText(runTimeOf(*src.eval, *src.tree, src.node))
+                              .remove(QStringLiteral(" cycles"))
+                        : QVariant();
     case Energy:
-        return f ? energyText(f->energy) : QVariant();
+        return src.eval ? energyText(runEnergyOf(*src.eval, src.node)) : QVariant();
     case Pinned:
         return {};
     }
     return {};
 }
 
-QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    switch (section) {
-    case Name:
-        return tr("Node");
-    case Layers:
-        return tr("Layers");
-    case Tiles:
-        return tr("Tiles");
-    case Batch:
-        return tr("Batch/sb");
-    case Npt:
-        return tr("NPT");
-    case Time:
-        return tr("Time");
-    case Energy:
-        return tr("Energy");
-    case Pinned:
-        return tr("Pin");
+RATreeModel::FigureSource RATreeModel::figureSource(int id) const {
+    if (m_eval && m_eval->valid && size_t(id) < m_eval->nodes.size())
+        return {m_eval.get(), &m_tree, id, false};
+    if (!m_lastValid || m_lastValidTree.empty()) return {};
+    const RANode& n = m_tree.node(id);
+    int other = -1;
+    if (n.type == NodeType::Leaf) {
+        other = m_lastValidTree.leafOf(n.layer);
+    } else {
+        other = m_lastValidTree.nodeAtPath(m_tree.pathOf(id));
+        if (other >= 0 && (m_lastValidTree.node(other).type != n.type ||
+                           m_lastValidTree.layersUnder(other) != m_tree.layersUnder(id)))
+            other = -1;
     }
+    if (other < 0 || size_t(other) >= m_lastValid->nodes.size()) return {};
+    return {m_lastValid.get(), &m_lastValidTree, other, true};
+}
+
+QString RATreeModel::scopeTip(const FigureSource& src, int column) const {
+    // Both scopes with the conversion between them (report/node_scope.h), so the cell's
+    // figure can be matched with any view's: the Layers table and the reports show the run.
+    const Evaluation& e = *src.eval;
+    const RATree& t = *src.tree;
+    const int k = invocationsOf(t, src.node);
+    const int b = t.node(src.node).batch;
+    const QString stale = src.stale ? tr("Last valid schedule: ") : QString();
+    if (column == Time)
+        return stale +
+               tr("%1 over the run: %2 per invocation of %3 samples x %4 invocations")
+                   .arg(cyclesText(runTimeOf(e, t, src.node)),
+                        timeText(invocationTimeOf(e, src.node), m_doc->hardware()->clockGHz))
+                   .arg(b)
+                   .arg(k);
+    return stale + tr("%1 over the run: %2 per invocation of %3 samples x %4 invocations")
+                       .arg(energyText(runEnergyOf(e, src.node)),
+                            energyText(invocationEnergyOf(e, t, src.node)))
+                       .arg(b)
+                       .arg(k);
+}
+
+QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
+    static const char* names[] = {QT_TR_NOOP("Node"),          QT_TR_NOOP("Layers"),
+                                  QT_TR_NOOP("Tiles"),         QT_TR_NOOP("b/sb"),
+                                  QT_TR_NOOP("NPT"),           QT_TR_NOOP("Cycles\n(run)"),
+                                  QT_TR_NOOP("Energy\n(run)"), QT_TR_NOOP("Pin")};
+    static const char* tips[] = {
+        QT_TR_NOOP("S cut: its children run at the same time on disjoint tiles (a pipeline). "
+                   "T cut: its children run one after another on the same tiles. Leaf: one "
+                   "layer"),
+        QT_TR_NOOP("Layers under the node"),
+        QT_TR_NOOP("Tiles of the node's group: count, then the tile numbers (snake order, as "
+                   "on the NoC heatmap)"),
+        QT_TR_NOOP("Batch / sub-batches: samples per invocation b; for a cut also its "
+                   "sub-batch count sb: the cut runs its children sb times on b / sb samples "
+                   "([ and ] change it)"),
+        QT_TR_NOOP("Normalised processing time: cycles per sample on one tile, the work the "
+                   "tile allocation balances"),
+        QT_TR_NOOP("Time in cycles. Scope: the whole run (all samples), as in the Layers "
+                   "table and the reports: time of one invocation x invocations; pipelined "
+                   "invocations overlap, so this can exceed the delay. The tooltip gives one "
+                   "invocation"),
+        QT_TR_NOOP("Scope: the whole run (all samples), as in the Layers table and the "
+                   "reports. The tooltip gives one invocation"),
+        QT_TR_NOOP("Pinned: the search never changes this node or its subtree (P)")};
+    if (role == Qt::DisplayRole) return tr(names[section]);
+    if (role == Qt::ToolTipRole) return tr(tips[section]);
     return {};
 }
 

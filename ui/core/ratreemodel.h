@@ -58,12 +58,26 @@ class RATreeModel : public QAbstractItemModel {
     // "chiplets 0, 1"); empty on a single chip.
     QString chipletText(int node) const;
     QIcon typeIcon(NodeType t) const;
+    // Where a node's Time and Energy come from: the document's evaluation, or while the
+    // current tree is invalid the last valid one (the same leaf, or the cut at the same
+    // path over the same layers), shown faded. Null evaluation when there is none.
+    struct FigureSource {
+        const Evaluation* eval = nullptr;
+        const RATree* tree = nullptr;
+        int node = -1;
+        bool stale = false;
+    };
+    FigureSource figureSource(int id) const;
+    // The Time / Energy cell's tooltip: the run's figure and one invocation's.
+    QString scopeTip(const FigureSource& src, int column) const;
 
     QStringList m_names; // short unique layer names (layernames.h)
     Document* m_doc;
     std::shared_ptr<const Network> m_net;
     std::shared_ptr<const Evaluation> m_eval;
     RATree m_tree;
+    std::shared_ptr<const Evaluation> m_lastValid; // while m_eval is invalid
+    RATree m_lastValidTree;
     mutable QIcon m_icons[3];
     // The mesh of a template with chiplets (chipletText()), none on a single chip.
     std::shared_ptr<const Mesh> m_chiplets;

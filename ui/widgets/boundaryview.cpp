@@ -136,6 +136,7 @@ BoundaryView::BoundaryView(Document* doc, QWidget* parent)
         const auto e = m_doc->evaluation();
         if (e && e->valid && e->energy.total() > 0 && e->delay > 0)
             m_current->addData(e->delay, e->energy.total());
+        if (!m_samples.empty()) rescale();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     };
     connect(doc, &Document::treeChanged, this, current);
@@ -270,7 +271,10 @@ void BoundaryView::rebuild() {
 void BoundaryView::rescale() {
     bool any = false;
     QCPRange kx, ky;
-    for (QCPGraph* g : m_bins) {
+    // The current schedule's marker too: it must never sit outside the plotted range.
+    std::vector<QCPGraph*> graphs(m_bins.begin(), m_bins.end());
+    graphs.push_back(m_current);
+    for (QCPGraph* g : graphs) {
         bool found = false;
         const QCPRange k = g->getKeyRange(found, QCP::sdPositive);
         if (!found) continue;

@@ -131,7 +131,7 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
             e.valid ? tr("%1\nenergy %2, delay %3, objective %4 (E^%5 D^%6)")
                           .arg(inputs, energyText(e.energy.total()),
                                timeText(e.delay, l.in.hw.clockGHz))
-                          .arg(e.cost, 0, 'g', 4)
+                          .arg(objectiveText(e.cost))
                           .arg(l.session.objective.n)
                           .arg(l.session.objective.m)
                     : tr("%1\ninvalid: %2").arg(inputs, QString::fromStdString(e.reason)));

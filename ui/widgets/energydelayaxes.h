@@ -1,7 +1,9 @@
 // The energy-versus-delay axes every scatter of schedules shares (Trade-off tab, DRAM
-// boundary view, sweep viewer): both logarithmic, powers of ten, labelled with their units;
+// boundary view, sweep viewer): both logarithmic, tick labels in units (unitticker.h);
 // and the marker of the current schedule on them.
 #pragma once
+
+#include "widgets/unitticker.h"
 
 #include <QCoreApplication>
 #include <qcustomplot.h>
@@ -9,17 +11,11 @@
 namespace tilescope::ui {
 
 inline void setEnergyDelayAxes(QCustomPlot* plot, int tickCount) {
-    for (QCPAxis* ax : {plot->xAxis, plot->yAxis}) {
-        ax->setScaleType(QCPAxis::stLogarithmic);
-        auto t = QSharedPointer<QCPAxisTickerLog>::create();
-        t->setSubTickCount(8);
-        t->setTickCount(tickCount);
-        ax->setTicker(t);
-        ax->setNumberFormat(QStringLiteral("eb"));
-        ax->setNumberPrecision(0);
-    }
-    plot->xAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "delay (cycles)"));
-    plot->yAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "energy (pJ)"));
+    // Labels carry their units ("20 mJ", "2.5 M cycles"), as every figure does elsewhere.
+    setLogUnitAxis(plot->xAxis, LogUnitTicker::Quantity::Cycles, tickCount);
+    setLogUnitAxis(plot->yAxis, LogUnitTicker::Quantity::Energy, tickCount);
+    plot->xAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "delay"));
+    plot->yAxis->setLabel(QCoreApplication::translate("EnergyDelayAxes", "energy"));
 }
 
 // The current schedule on such a scatter: a red ring, not selectable.

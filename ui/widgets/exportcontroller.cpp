@@ -1,7 +1,9 @@
 #include "widgets/exportcontroller.h"
 
+#include "core/bytestext.h"
 #include "core/document.h"
 #include "core/reportbuilder.h"
+#include "core/tablecsv.h"
 #include "pipeline/program_flow.h"
 #include "report/trace_json.h"
 #include "tree/tree_json.h"
@@ -12,11 +14,14 @@
 #include "widgets/searchcontroller.h"
 #include "widgets/stgraphview.h"
 
+#include <QAbstractItemModel>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLocale>
 #include <QTemporaryDir>
+#include <qcustomplot.h>
 
 namespace tilescope::ui {
 
@@ -39,6 +44,14 @@ ExportController::ExportController(Document* doc, StGraphView* st, NocHeatmapVie
     : QObject(window), m_doc(doc), m_st(st), m_heatmap(heatmap), m_search(search),
       m_window(window) {}
 
+void ExportController::addChart(const QString& name, QCustomPlot* plot) {
+    m_charts.insert(name, plot);
+}
+
+void ExportController::addTable(const QString& name, QAbstractItemModel* model) {
+    m_tables.insert(name, model);
+}
+
 bool ExportController::exportTo(const QString& kind, const QString& path) {
     if (!m_doc->hasModel()) {
         emit errorOccurred(tr("Export"), tr("Nothing to export: open a model first"));
@@ -46,7 +59,15 @@ bool ExportController::exportTo(const QString& kind, const QString& path) {
     }
     QString err;
     const Network& net = *m_doc->network();
-    if (kind == QLatin1String("st"))
+    const QString name = kind.section(QLatin1Char(':'), 1);
+    const bool csv =
+        QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0;
+    if (kind.startsWith(QLatin1String("chart:")) && m_charts.value(name))
+        err = csv ? writeTextFile(path, plotCsv(m_charts.value(name)))
+                  : exportPlot(m_charts.value(name), path);
+    else if (kind.startsWith(QLatin1String("table:")) && m_tables.value(name))
+        err = writeTextFile(path, tableCsv(*m_tables.value(name)));
+    else if (kind == QLatin1String("st"))
         err = m_st->exportTo(path);
     else if (kind == QLatin1String("heatmap"))
         err = m_heatmap->exportTo(path);
@@ -116,15 +137,16 @@ void ExportController::exportDialog(const QString& kind, const QString& filter,
 }
 
 void ExportController::exportForTestChipDialog() {
-    // A folder chooser, not a save-file dialog: the export writes a folder of files, and
-    // "Create New Folder" makes a fresh one. Its contents are replaced as a whole.
-    const QString dir = QFileDialog::getExistingDirectory(
-        m_window, tr("Export for test chip: choose or create the program folder"));
-    if (dir.isEmpty()) return;
-    ProgramFormatsDialog ask(m_exportFormats, m_window);
+    // One dialog for the folder and the formats; a typed folder that does not exist yet is
+    // created by the export (the folder chooser alone would refuse it).
+    if (m_exportFolder.isEmpty())
+        m_exportFolder = QDir::home().filePath(QStringLiteral("tilescope-program"));
+    ProgramFormatsDialog ask(m_exportFormats, m_window, m_exportFolder);
+    ask.setObjectName(QStringLiteral("testChipExportDialog"));
     if (ask.exec() != QDialog::Accepted) return;
     m_exportFormats = ask.formats();
-    exportForTestChip(dir, m_exportFormats);
+    m_exportFolder = ask.folder();
+    exportForTestChip(m_exportFolder, m_exportFormats);
 }
 
 void ExportController::exportForTestChip(const QString& dir, const ProgramFormats& formats) {
@@ -180,8 +202,7 @@ void ExportController::exportForTestChip(const QString& dir, const ProgramFormat
             const QString msg =
                 tr("Exported %1: %2 instructions, DRAM bytes %3 (schedule %4, %5%)")
                     .arg(dir, loc.toString(qulonglong(r.instructions)),
-                         loc.toString(qulonglong(r.programDram)),
-                         loc.toString(r.scheduleDram, 'f', 0))
+                         bytesText(double(r.programDram)), bytesText(r.scheduleDram))
                     .arg(r.scheduleDram > 0
                              ? 100.0 * (double(r.programDram) - r.scheduleDram) / r.scheduleDram
                              : 0.0,

@@ -1,14 +1,19 @@
-// Exports for the main window, the three paths a user writes files by: images of the S-T
-// graph and the NoC heatmap; reports, trees and timelines from the document; and the
-// test-chip program folder, generated off the GUI thread.
+// Exports for the main window, the paths a user writes files by: images of the S-T graph,
+// the NoC heatmap and every chart (a chart's data also as CSV); the tables as CSV;
+// reports, trees and timelines from the document; and the test-chip program folder,
+// generated off the GUI thread.
 #pragma once
 
 #include "core/backgroundjob.h"
 #include "pipeline/export.h"
 
+#include <QHash>
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
+class QAbstractItemModel;
+class QCustomPlot;
 class QWidget;
 
 namespace tilescope::ui {
@@ -27,8 +32,12 @@ class ExportController : public QObject {
                      const SearchController* search, QWidget* window);
 
     // Export by kind: "st" / "heatmap" (png, svg, pdf by suffix), "html", "json",
-    // "tree-text", "tree-json", "trace".
+    // "tree-text", "tree-json", "trace"; "chart:NAME" (png, svg, pdf, or its data for csv)
+    // and "table:NAME" (csv) for the charts and tables registered below.
     bool exportTo(const QString& kind, const QString& path);
+    // Charts and tables a user can export (the main window registers its panels').
+    void addChart(const QString& name, QCustomPlot* plot);
+    void addTable(const QString& name, QAbstractItemModel* model);
     // A save dialog with `filter`, then exportTo; a name without a suffix takes the chosen
     // filter's (or `suffix`).
     void exportDialog(const QString& kind, const QString& filter, const QString& suffix);
@@ -54,6 +63,9 @@ class ExportController : public QObject {
     QWidget* m_window;
     BackgroundJob m_exportJob{this}; // a test-chip export; busy() refuses a second one
     ProgramFormats m_exportFormats;  // the formats last chosen for a test-chip export
+    QString m_exportFolder;          // the folder last written by a test-chip export
+    QHash<QString, QPointer<QCustomPlot>> m_charts;
+    QHash<QString, QPointer<QAbstractItemModel>> m_tables;
 };
 
 } // namespace tilescope::ui

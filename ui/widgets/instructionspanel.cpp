@@ -7,6 +7,7 @@
 #include "core/selectionstate.h"
 #include "sim/fidelity.h"
 #include "widgets/axisfit.h"
+#include "widgets/unitticker.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -15,6 +16,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLocale>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -51,17 +53,28 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
     lay->setContentsMargins(2, 2, 2, 2);
     lay->addLayout(top);
     lay->addWidget(m_summary);
-    lay->addWidget(m_dram);
-    lay->addWidget(m_view, 1);
+    // The chart above the table in a splitter: in a short dock (1280x800) the table keeps
+    // its header and a few rows and the chart gives way, rather than the other way round.
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("instructionsSplit"));
+    split->setChildrenCollapsible(false);
+    split->addWidget(m_dram);
+    split->addWidget(m_view);
+    split->setStretchFactor(1, 1);
+    lay->addWidget(split, 1);
+    m_view->setMinimumHeight(m_view->horizontalHeader()->sizeHint().height() +
+                             4 * (m_view->fontMetrics().height() + 4) + 4);
 
     m_dram->setObjectName(QStringLiteral("instructionsDram"));
-    m_dram->setMinimumHeight(fontMetrics().height() * 8);
+    m_dram->setMinimumHeight(fontMetrics().height() * 5);
     m_dram->setMaximumHeight(fontMetrics().height() * 10);
     m_dram->setToolTip(
         tr("The DRAM bandwidth the replay has in use over time (bytes/cycle), against the "
            "template's (dashed). Where it drops while the program runs, the DRAM waits for "
            "the program, not the program for the DRAM (docs/isa.md, \"Perfetto trace\")."));
     m_dram->xAxis->setLabel(tr("time (cycles)"));
+    // "2·10⁵" as on the S-T graph and the search plot, not "200000".
+    setLinearUnitAxis(m_dram->xAxis, LogUnitTicker::Quantity::Number);
     m_dram->yAxis->setLabel(tr("DRAM B/cycle"));
     auto* use = m_dram->addGraph();
     use->setLineStyle(QCPGraph::lsStepLeft);
@@ -128,8 +141,8 @@ QString InstructionsPanel::summarize(const ProgramRun& run) {
     QString s = tr("%1 instructions on %2 tiles | DRAM bytes: program %3 vs schedule %4 (%5%)")
                     .arg(loc.toString(qulonglong(p.instructionCount())))
                     .arg(p.tiles.size())
-                    .arg(loc.toString(qulonglong(run.codegen->programDramBytes)))
-                    .arg(loc.toString(run.scheduleDramBytes, 'f', 0))
+                    .arg(bytesText(double(run.codegen->programDramBytes)))
+                    .arg(bytesText(run.scheduleDramBytes))
                     .arg(QString::asprintf("%+.3f", pct(double(run.codegen->programDramBytes),
                                                         run.scheduleDramBytes)));
     if (!run.error.isEmpty())

@@ -70,7 +70,13 @@ void LayersPanel::selectionChanged(int node) {
 }
 
 void LayersPanel::updateSummary() {
-    const auto e = m_doc->evaluation();
+    auto e = m_doc->evaluation();
+    QString lead;
+    if (m_model->stale()) {
+        lead = tr("<b>The current tree is invalid</b> (%1): the last valid schedule, faded. ")
+                   .arg(QString::fromStdString(e->reason).toHtmlEscaped());
+        e = m_doc->lastValidEvaluation();
+    }
     if (!m_doc->hasModel() || !e || !e->valid) {
         m_summary->setText(tr("No valid schedule: nothing to bound."));
         return;
@@ -87,6 +93,7 @@ void LayersPanel::updateSummary() {
     const Bytes compulsory =
         compulsoryDramBytes(*m_doc->network(), *m_doc->hardware(), m_doc->batch());
     m_summary->setText(
+        lead +
         tr("DRAM %1 (compulsory %2, %3x); leaves move %4 against bounds of %5; %6 of %7 "
            "leaves move more than twice their bound. Buffers <-> arrays: %8 against %9.")
             .arg(bytesText(e->dramBytes), bytesText(compulsory))

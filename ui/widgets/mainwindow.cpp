@@ -2,11 +2,14 @@
 
 #include "core/autosaver.h"
 #include "core/document.h"
+#include "core/layersmodel.h"
 #include "core/livebestpreview.h"
+#include "core/programmodel.h"
 #include "core/programrunner.h"
 #include "core/searchworker.h"
 #include "core/selectionstate.h"
 #include "core/sweeptable.h"
+#include "model/model_loader.h"
 #include "report/result_json.h"
 #include "util/fileio.h"
 #include "widgets/boundaryview.h"
@@ -25,9 +28,11 @@
 #include "widgets/sweepview.h"
 #include "widgets/tradeoffview.h"
 #include "widgets/treepanel.h"
+#include "widgets/userguidedialog.h"
 #include "widgets/welcomepage.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -45,10 +50,10 @@
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QTextBrowser>
 #include <QTimer>
 #include <QUndoStack>
 #include <QVBoxLayout>
+#include <algorithm>
 
 // Resources of a static library are not registered automatically; Q_INIT_RESOURCE has to
 // run outside any namespace.
@@ -82,6 +87,7 @@ MainWindow::MainWindow(QWidget* parent)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     m_restoredLayout = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    fitToScreen();
     updateTitle();
 }
 
@@ -132,8 +138,8 @@ void MainWindow::buildWelcomePage() {
     m_central->addWidget(m_st);
     setCentralWidget(m_central);
     connect(m_welcome, &WelcomePage::openSampleRequested, this,
-            [this](const QString& model, const QString& preset, bool run) {
-                openSample(model, preset, run);
+            [this](const QString& model, const QString& preset, int batch, bool run) {
+                openSample(model, preset, run, batch);
             });
     connect(m_welcome, &WelcomePage::openModelRequested, this, &MainWindow::openModelDialog);
     connect(m_welcome, &WelcomePage::recentRequested, this, &MainWindow::openRecent);
@@ -159,6 +165,10 @@ void MainWindow::buildControllers() {
             &SessionController::openSessionDialog);
     m_exports = new ExportController(m_doc, m_st, m_heatmap, m_searchControl, this);
     routeMessages(m_exports);
+    for (const auto& [name, plot] : charts())
+        m_exports->addChart(name, plot);
+    m_exports->addTable(QStringLiteral("layers"), m_layers->model());
+    m_exports->addTable(QStringLiteral("instructions"), m_instructions->model());
 }
 
 void MainWindow::connectDocument() {
@@ -244,19 +254,23 @@ void MainWindow::buildDocks() {
     m_metricsDock =
         dock(tr("Metrics"), QStringLiteral("metricsDock"), m_metrics, Qt::BottomDockWidgetArea);
     splitDockWidget(m_searchDock, m_metricsDock, Qt::Horizontal);
-    // The listing, the trade-off plot, the diff, the layers and the DRAM boundary share the
-    // metrics' place as tabs: all are read beside the search plot.
+    // The listing, the diff and the layers share the metrics' place as tabs; the trade-off
+    // plot and the DRAM boundary, both energy-delay scatters a search feeds, share the
+    // search's. Six tabs in one place were cut to "Met..." and "La..." at 1280x800.
     const struct {
+        QDockWidget* beside;
         QString title, name;
         QWidget* widget;
-    } tabs[] = {{tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions},
-                {tr("Trade-off"), QStringLiteral("tradeoffDock"), m_tradeoff},
-                {tr("Diff A/B"), QStringLiteral("diffDock"), m_diff},
-                {tr("Layers"), QStringLiteral("layersDock"), m_layers},
-                {tr("DRAM boundary"), QStringLiteral("boundaryDock"), m_boundaryView}};
+    } tabs[] = {
+        {m_metricsDock, tr("Instructions"), QStringLiteral("instructionsDock"), m_instructions},
+        {m_metricsDock, tr("Diff A/B"), QStringLiteral("diffDock"), m_diff},
+        {m_metricsDock, tr("Layers"), QStringLiteral("layersDock"), m_layers},
+        {m_searchDock, tr("Trade-off"), QStringLiteral("tradeoffDock"), m_tradeoff},
+        {m_searchDock, tr("DRAM boundary"), QStringLiteral("boundaryDock"), m_boundaryView}};
     for (const auto& t : tabs)
-        tabifyDockWidget(m_metricsDock, dock(t.title, t.name, t.widget, Qt::BottomDockWidgetArea));
+        tabifyDockWidget(t.beside, dock(t.title, t.name, t.widget, Qt::BottomDockWidgetArea));
     m_metricsDock->raise();
+    m_searchDock->raise();
     // First start (no saved geometry): most of the screen.
     const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1500, 950);
     resize(std::min(2400, avail.width() * 19 / 20), std::min(1500, avail.height() * 19 / 20));
@@ -267,14 +281,37 @@ void MainWindow::applyDefaultDockSizes() {
     // tree's time and energy and the metrics readable, and 1920x1080 gives the S-T graph
     // the rest.
     const int w = width();
-    resizeDocks({m_docks[0], m_heatDock}, {std::max(310, w * 26 / 100), std::max(260, w / 5)},
+    // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns.
+    resizeDocks({m_docks[0], m_heatDock}, {std::max(460, w * 26 / 100), std::max(240, w / 5)},
                 Qt::Horizontal);
     resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
     resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);
 }
 
+void MainWindow::fitToScreen() {
+    // A geometry saved on a larger screen would put the heatmap, the search buttons and the
+    // status bar out of reach: shrink the window to the screen it opens on and move it in.
+    const QScreen* s = screen();
+    if (!s || isMaximized() || isFullScreen()) return;
+    const QRect avail = s->availableGeometry();
+    // The frame is known once shown; before that, leave room for a typical title bar.
+    const QMargins frame = isVisible() ? QMargins(geometry().left() - frameGeometry().left(),
+                                                  geometry().top() - frameGeometry().top(),
+                                                  frameGeometry().right() - geometry().right(),
+                                                  frameGeometry().bottom() - geometry().bottom())
+                                       : QMargins(0, 0, 0, 0);
+    const QRect room = avail.marginsRemoved(frame);
+    QRect g = geometry();
+    if (room.contains(g)) return;
+    g.setSize(g.size().boundedTo(room.size()).expandedTo(minimumSizeHint().boundedTo(room.size())));
+    g.moveLeft(std::clamp(g.left(), room.left(), room.right() - g.width() + 1));
+    g.moveTop(std::clamp(g.top(), room.top(), room.bottom() - g.height() + 1));
+    setGeometry(g);
+}
+
 void MainWindow::showEvent(QShowEvent* e) {
     QMainWindow::showEvent(e);
+    if (!m_shownOnce) QTimer::singleShot(0, this, &MainWindow::fitToScreen);
     // Only the first time, and only without a saved layout (restoreState wins).
     if (!std::exchange(m_shownOnce, true) && !m_restoredLayout)
         QTimer::singleShot(0, this, &MainWindow::applyDefaultDockSizes);
@@ -288,6 +325,14 @@ void MainWindow::buildMenus() {
     undo->setShortcut(QKeySequence::Undo);
     QAction* redo = m_doc->undoStack()->createRedoAction(this, tr("&Redo"));
     redo->setShortcut(QKeySequence::Redo);
+    // Say what was undone or redone: an "Adopt best" undone by a stray Ctrl+Z went unnoticed.
+    // These run after the stack's own slots, so the step is already done.
+    connect(undo, &QAction::triggered, this, [this] {
+        statusBar()->showMessage(tr("Undone: %1").arg(m_doc->undoStack()->redoText()), 5000);
+    });
+    connect(redo, &QAction::triggered, this, [this] {
+        statusBar()->showMessage(tr("Redone: %1").arg(m_doc->undoStack()->undoText()), 5000);
+    });
     edit->addAction(undo);
     edit->addAction(redo);
     edit->addSeparator();
@@ -324,10 +369,23 @@ void MainWindow::buildFileMenu() {
                             tr("Hardware templates (*.json);;All files (*)"),
                             [this](const QString& p) { openHardware(p); }));
     QMenu* presets = file->addMenu(tr("Hardware &preset"));
+    presets->setObjectName(QStringLiteral("presetMenu"));
+    // The current preset is ticked (none for a template read from a file).
+    auto* group = new QActionGroup(presets);
+    group->setExclusionPolicy(QActionGroup::ExclusionPolicy::ExclusiveOptional);
     for (const std::string& name : presetNames()) {
         const QString n = qs(name);
-        presets->addAction(n, this, [this, n] { openHardware(n); });
+        QAction* a = presets->addAction(n, this, [this, n] { openHardware(n); });
+        a->setCheckable(true);
+        group->addAction(a);
     }
+    auto tick = [this, group] {
+        for (QAction* a : group->actions())
+            a->setChecked(a->text() == m_doc->hardwareSource());
+    };
+    connect(m_doc, &Document::documentReset, group, tick);
+    connect(group, &QActionGroup::triggered, this, tick); // a refused open keeps the old tick
+    tick();
     file->addAction(tr("Set &batch..."), this, [this] {
         bool ok = false;
         const int b = QInputDialog::getInt(this, tr("Batch"), tr("Batch size B:"), m_doc->batch(),
@@ -391,6 +449,41 @@ void MainWindow::buildExportMenu(QMenu* file) {
         exp->addAction(e.label, m_exports,
                        [this, e] { m_exports->exportDialog(e.kind, e.filter, e.suffix); });
     }
+    // Every chart as an image or its data, every table as CSV.
+    exp->addSeparator();
+    const QString chartFilter = tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf);;Data as CSV (*.csv)");
+    for (const auto& [name, plot] : charts()) {
+        const QString kind = QStringLiteral("chart:") + name;
+        exp->addAction(tr("Chart: %1 (PNG, SVG, PDF, CSV)...").arg(chartTitle(name)), m_exports,
+                       [this, kind, chartFilter] {
+                           m_exports->exportDialog(kind, chartFilter, QStringLiteral("png"));
+                       });
+    }
+    for (const QString& table : {QStringLiteral("layers"), QStringLiteral("instructions")})
+        exp->addAction(tr("Table: %1 (CSV)...").arg(chartTitle(table)), m_exports, [this, table] {
+            m_exports->exportDialog(QStringLiteral("table:") + table, tr("CSV (*.csv)"),
+                                    QStringLiteral("csv"));
+        });
+}
+
+std::vector<std::pair<QString, QCustomPlot*>> MainWindow::charts() const {
+    return {{QStringLiteral("search"), m_search->plot()},
+            {QStringLiteral("tradeoff"), m_tradeoff->plot()},
+            {QStringLiteral("boundary"), m_boundaryView->plot()},
+            {QStringLiteral("energy"), m_metrics->energyPlot()},
+            {QStringLiteral("dram"), m_instructions->dramPlot()}};
+}
+
+QString MainWindow::chartTitle(const QString& name) {
+    static const QHash<QString, const char*> titles = {
+        {QStringLiteral("search"), QT_TR_NOOP("live search plot")},
+        {QStringLiteral("tradeoff"), QT_TR_NOOP("energy-delay trade-off")},
+        {QStringLiteral("boundary"), QT_TR_NOOP("DRAM boundary")},
+        {QStringLiteral("energy"), QT_TR_NOOP("energy breakdown")},
+        {QStringLiteral("dram"), QT_TR_NOOP("replayed DRAM bandwidth")},
+        {QStringLiteral("layers"), QT_TR_NOOP("Layers")},
+        {QStringLiteral("instructions"), QT_TR_NOOP("Instructions")}};
+    return tr(titles.value(name, ""));
 }
 
 void MainWindow::buildViewMenu() {
@@ -445,33 +538,40 @@ void MainWindow::openRecent(const QString& kind, const QString& path) {
 }
 
 bool MainWindow::openModelAsking(const QString& path) {
-    return m_sessions->confirmOpening(QFileInfo(path).fileName()) && openModel(path);
+    // The file first: a model that cannot be read is reported without asking to save work
+    // that nothing is going to replace.
+    const auto dims = askDimensions(path);
+    if (!dims) return false;
+    auto net = readModel(path, *dims);
+    return net && m_sessions->confirmOpening(QFileInfo(path).fileName()) &&
+           openModel(path, std::move(net).value());
 }
 
-bool MainWindow::openSample(const QString& model, const QString& preset, bool run) {
+bool MainWindow::openSample(const QString& model, const QString& preset, bool run, int batch) {
     if (!m_sessions->confirmOpening(tr("the sample"))) return false;
-    // The preset first (no model yet: nothing to undo), then the model, evaluated once.
+    // The preset and batch first (no model yet: nothing to undo), then the model, evaluated
+    // once.
     if (!m_doc->hasModel() && !openHardware(preset)) return false;
+    if (!m_doc->hasModel() && batch > 0 && batch != m_doc->batch() && !setBatch(batch))
+        return false;
     if (!openModel(model)) return false;
     if (m_doc->hardwareSource() != preset && !openHardware(preset)) return false;
+    if (batch > 0 && batch != m_doc->batch() && !setBatch(batch)) return false;
     m_central->setCurrentWidget(m_st);
     if (run) m_searchControl->start();
     return true;
 }
 
 void MainWindow::showGuide() {
-    // docs/gui.md ships inside the binary (resources.qrc): no browser, no network.
-    QFile f(QStringLiteral(":/docs/gui.md"));
-    if (!f.open(QIODevice::ReadOnly)) return;
-    auto* dlg = new QDialog(this);
+    // docs/user-guide.md ships inside the binary (resources.qrc): no browser, no network.
+    // One guide window: F1 again brings it to the front.
+    if (auto* open = findChild<UserGuideDialog*>()) {
+        open->raise();
+        open->activateWindow();
+        return;
+    }
+    auto* dlg = new UserGuideDialog(this);
     dlg->setAttribute(Qt::WA_DeleteOnClose);
-    dlg->setObjectName(QStringLiteral("userGuide"));
-    dlg->setWindowTitle(tr("Tilescope user guide"));
-    auto* lay = new QVBoxLayout(dlg);
-    auto* text = new QTextBrowser(dlg);
-    text->setMarkdown(QString::fromUtf8(f.readAll()));
-    text->setOpenExternalLinks(true);
-    lay->addWidget(text);
     dlg->resize(std::min(900, width() * 4 / 5), std::min(800, height() * 9 / 10));
     dlg->show();
 }
@@ -484,26 +584,41 @@ void MainWindow::showError(const QString& title, const QString& message) {
     if (m_interactive) QMessageBox::critical(this, title, message);
 }
 
-bool MainWindow::openModel(const QString& path) {
-    // A model whose export left dimensions free (an LLM's seq and past) is scheduled at
-    // sizes the user gives (docs/gui.md "Opening a model").
-    std::map<std::string, std::int64_t> dims;
+// The sizes of a model's free dimensions (an LLM export's seq and past), asked in a dialog
+// (docs/gui.md "Opening a model with free dimensions"): empty for a model without any and
+// when scripted (the import then names them); nothing when the user cancels.
+std::optional<std::map<std::string, std::int64_t>> MainWindow::askDimensions(const QString& path) {
     const auto free = freeDimensions(path.toStdString());
-    if (free.ok() && !free->empty()) {
-        if (!m_interactive) {
-            // Scripted (tests, the command line without a display): the import names them.
-            return openModel(path, dims);
-        }
-        DimensionsDialog dialog(path, *free, this);
-        if (dialog.exec() != QDialog::Accepted) return false;
-        dims = dialog.bindings();
-    }
-    return openModel(path, dims);
+    if (!free.ok() || free->empty() || !m_interactive) return std::map<std::string, std::int64_t>{};
+    DimensionsDialog dialog(path, *free, this);
+    if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+    return dialog.bindings();
+}
+
+Result<Network> MainWindow::readModel(const QString& path,
+                                      const std::map<std::string, std::int64_t>& dims) {
+    ImportOptions options;
+    options.dims = dims;
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    auto net = loadModel(path.toStdString(), options);
+    QApplication::restoreOverrideCursor();
+    if (!net) showError(tr("Open model"), qs(net.error().message));
+    return net;
+}
+
+bool MainWindow::openModel(const QString& path) {
+    const auto dims = askDimensions(path);
+    return dims && openModel(path, *dims);
 }
 
 bool MainWindow::openModel(const QString& path, const std::map<std::string, std::int64_t>& dims) {
+    auto net = readModel(path, dims);
+    return net && openModel(path, std::move(net).value());
+}
+
+bool MainWindow::openModel(const QString& path, Network net) {
     QApplication::setOverrideCursor(Qt::WaitCursor);
-    const QString err = errorText(m_doc->openModel(path, dims));
+    const QString err = errorText(m_doc->openModel(path, std::move(net)));
     QApplication::restoreOverrideCursor();
     if (!err.isEmpty()) {
         showError(tr("Open model"), err);

@@ -5,12 +5,16 @@
 // of its own: that lives in the Document.
 #pragma once
 
+#include "model/network.h"
 #include "sweep/sweep.h"
 #include "tree/ratree.h"
 
 #include <QMainWindow>
 #include <optional>
+#include <utility>
+#include <vector>
 
+class QCustomPlot;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -65,8 +69,9 @@ class MainWindow : public QMainWindow {
     // A sweep point's model + hardware + tree as the document (double-click in the viewer),
     // after asking about unsaved changes (resolveSweepPoint finds and checks the model).
     bool openSweepPoint(const tilescope::SweepRow& row, const QString& databasePath);
-    // The welcome page's one click: preset, model, and optionally the search.
-    bool openSample(const QString& modelPath, const QString& preset, bool run);
+    // The welcome page's one click: preset, batch (0 keeps the document's), model, and
+    // optionally the search.
+    bool openSample(const QString& modelPath, const QString& preset, bool run, int batch = 0);
     // A/B compare: the diff of the document's tree against a tree file.
     bool compareWithTreeFile(const QString& path);
     // A/B compare of two saved sessions: a dialog with both S-T graphs on one time axis, the
@@ -112,9 +117,16 @@ class MainWindow : public QMainWindow {
     void buildMenus();
     void buildFileMenu();
     void buildExportMenu(QMenu* file);
+    // The charts a user can export, by the name the exports know them by, and their titles.
+    std::vector<std::pair<QString, QCustomPlot*>> charts() const;
+    static QString chartTitle(const QString& name);
     void buildViewMenu();
     void buildHelpMenu();
     void showError(const QString& title, const QString& message);
+    bool openModel(const QString& path, Network net); // read from `path` already
+    std::optional<std::map<std::string, std::int64_t>> askDimensions(const QString& path);
+    // Reads the model at those sizes; an error is shown (and returned).
+    Result<Network> readModel(const QString& path, const std::map<std::string, std::int64_t>& dims);
     void openRecent(const QString& kind, const QString& path);
     // A tree file read against the open model; nullopt (the error shown under `title`)
     // without a model or when the file does not read or parse.
@@ -122,6 +134,9 @@ class MainWindow : public QMainWindow {
     void updateTitle();
     void inputsChangedMessage();
     void applyDefaultDockSizes();
+    // Keeps the window inside the available area of its screen (a restored geometry may
+    // come from a larger one).
+    void fitToScreen();
 
     Document* m_doc;
     SelectionState* m_selection;

@@ -25,7 +25,7 @@ namespace tilescope::ui {
 
 namespace {
 QString sci(double v) {
-    return QString::number(v, 'g', 4);
+    return objectiveText(v);
 }
 QTableWidgetItem* item(const QString& s, bool right = false) {
     auto* it = new QTableWidgetItem(s);
@@ -53,10 +53,10 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidgetResizable(true);
     scroll->setWidget(figures);
-    // As wide as the figures had before they could scroll: "Simulated" and a cost on one
-    // or two lines at 1280x800.
+    // The widest label beside the widest cycle count: a time figure takes at most two
+    // lines (cycles, then the wall time) at 1280x800, not three.
     scroll->setMinimumWidth(
-        fontMetrics().horizontalAdvance(QStringLiteral("Simulated: 641.4 k cycles")) + 24);
+        fontMetrics().horizontalAdvance(QStringLiteral("NoC hop-bytes: 888.8 M cycles")) + 24);
     outer->addWidget(scroll, 2);
 
     auto* form = m_form = new QFormLayout;
@@ -106,6 +106,9 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     // Segments and the comparison share one tab widget: the dock is narrow and short.
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("metricsTabs"));
+    // Every tab title whole: the panel takes the width from its neighbours instead.
+    tabs->setUsesScrollButtons(false);
+    tabs->setElideMode(Qt::ElideNone);
     tabs->addTab(m_plot, tr("Energy"));
     // The figures of report/segments.h, formatted by the units policy: the HTML report
     // shows the same text for every segment (tst_render checks it).
@@ -143,7 +146,8 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     m_compare->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_compare->setMinimumHeight(60);
     cl->addWidget(m_compare, 1);
-    tabs->addTab(cmp, tr("LS / LP / SA"));
+    // A short title: "LS / LP / SA" was cut at 1280x800 (the button says what it compares).
+    tabs->addTab(cmp, tr("Compare"));
     tabs->setMinimumWidth(220);
     outer->addWidget(tabs, 3);
     connect(this, &MetricsPanel::compareRequested, tabs,

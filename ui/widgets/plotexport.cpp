@@ -1,8 +1,10 @@
 #include "widgets/plotexport.h"
 
+#include "core/tablecsv.h"
 #include "util/fileio.h"
 
 #include <QBuffer>
+#include <QByteArray>
 #include <QFileInfo>
 #include <QImage>
 #include <QPageSize>
@@ -63,6 +65,33 @@ QString exportPlot(QCustomPlot* plot, const QString& path) {
         painter.setMode(QCPPainter::pmNoCaching);
         plot->toPainter(&painter, s.width(), s.height());
     });
+}
+
+QByteArray plotCsv(QCustomPlot* plot) {
+    QByteArray csv = csvLine({QStringLiteral("series"), QStringLiteral("x axis"),
+                              QStringLiteral("x"), QStringLiteral("y axis"), QStringLiteral("y")});
+    auto number = [](double v) { return QString::number(v, 'g', 10); };
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+        const QCPAbstractPlottable* p = plot->plottable(i);
+        const QString name = p->name().isEmpty() ? QStringLiteral("series %1").arg(i) : p->name();
+        const QString xl = p->keyAxis()->label(), yl = p->valueAxis()->label();
+        // A bar chart's keys are categories: their tick text ("DRAM") rather than 1, 2, ...
+        const auto text = p->keyAxis()->ticker().dynamicCast<QCPAxisTickerText>();
+        auto key = [&](double k) {
+            return text && text->ticks().contains(k) ? text->ticks().value(k) : number(k);
+        };
+        auto rows = [&](const auto& data) {
+            for (auto it = data->constBegin(); it != data->constEnd(); ++it)
+                csv += csvLine({name, xl, key(it->mainKey()), yl, number(it->mainValue())});
+        };
+        if (auto* g = qobject_cast<const QCPGraph*>(p))
+            rows(g->data());
+        else if (auto* b = qobject_cast<const QCPBars*>(p))
+            rows(b->data());
+        else if (auto* c = qobject_cast<const QCPCurve*>(p))
+            rows(c->data());
+    }
+    return csv;
 }
 
 } // namespace tilescope::ui

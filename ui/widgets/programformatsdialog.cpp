@@ -2,16 +2,39 @@
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QVBoxLayout>
 
 namespace tilescope::ui {
 
-ProgramFormatsDialog::ProgramFormatsDialog(const ProgramFormats& initial, QWidget* parent)
+ProgramFormatsDialog::ProgramFormatsDialog(const ProgramFormats& initial, QWidget* parent,
+                                           const QString& folder)
     : QDialog(parent) {
-    setWindowTitle(tr("Export for test chip: formats"));
+    setWindowTitle(tr("Export for test chip"));
+    // A typed path is taken as it is and created when new: a folder chooser refuses a
+    // folder that does not exist yet ("Directory not found").
+    m_folder = new QLineEdit(folder, this);
+    m_folder->setObjectName(QStringLiteral("programFolder"));
+    m_folder->setPlaceholderText(tr("Folder to write (created when new)"));
+    m_folder->setToolTip(tr("The program folder: an existing one has its program files "
+                            "replaced; a new one is created"));
+    auto* browse = new QPushButton(tr("Browse..."), this);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(
+            this, tr("Export for test chip: program folder"), m_folder->text());
+        if (!d.isEmpty()) m_folder->setText(d);
+    });
+    connect(m_folder, &QLineEdit::textChanged, this, &ProgramFormatsDialog::update);
+    auto* folderRow = new QHBoxLayout;
+    folderRow->addWidget(new QLabel(tr("Folder"), this));
+    folderRow->addWidget(m_folder, 1);
+    folderRow->addWidget(browse);
     auto* box = new QGroupBox(tr("Write"), this);
     m_bin = new QCheckBox(tr("program.bin (compact binary; what simulate reads)"), box);
     m_txt = new QCheckBox(tr("program.txt (readable listing)"), box);
@@ -31,6 +54,7 @@ ProgramFormatsDialog::ProgramFormatsDialog(const ProgramFormats& initial, QWidge
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
+    layout->addLayout(folderRow);
     layout->addWidget(box);
     layout->addWidget(new QLabel(tr("hw.json is always written."), this));
     layout->addWidget(buttons);
@@ -54,8 +78,13 @@ QCheckBox* ProgramFormatsDialog::checkBox(const QString& name) const {
     return nullptr;
 }
 
+QString ProgramFormatsDialog::folder() const {
+    const QString typed = QDir::fromNativeSeparators(m_folder->text().trimmed());
+    return typed.isEmpty() ? QString() : QDir::cleanPath(QDir::current().absoluteFilePath(typed));
+}
+
 void ProgramFormatsDialog::update() {
-    m_ok->setEnabled(formats().any());
+    m_ok->setEnabled(formats().any() && !folder().isEmpty());
 }
 
 } // namespace tilescope::ui

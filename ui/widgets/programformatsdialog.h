@@ -1,5 +1,6 @@
-// The formats of an "Export for test chip" folder (docs/cli.md "--formats"): a checkbox
-// per encoding, program.bin alone by default; OK needs at least one.
+// "Export for test chip": the program folder (typed, created when new, or chosen with
+// Browse) and its formats (docs/cli.md "--formats"): a checkbox per encoding, program.bin
+// alone by default; OK needs a folder and at least one format.
 #pragma once
 
 #include "pipeline/export.h"
@@ -7,6 +8,7 @@
 #include <QDialog>
 
 class QCheckBox;
+class QLineEdit;
 class QPushButton;
 
 namespace tilescope::ui {
@@ -14,8 +16,11 @@ namespace tilescope::ui {
 class ProgramFormatsDialog : public QDialog {
     Q_OBJECT
   public:
-    explicit ProgramFormatsDialog(const ProgramFormats& initial = {}, QWidget* parent = nullptr);
+    explicit ProgramFormatsDialog(const ProgramFormats& initial = {}, QWidget* parent = nullptr,
+                                  const QString& folder = {});
     ProgramFormats formats() const;
+    QString folder() const; // absolute; empty when none was given
+    QLineEdit* folderEdit() const { return m_folder; }
     QCheckBox* checkBox(const QString& name) const; // "bin", "txt", "json", "ir" (tests)
     QPushButton* okButton() const { return m_ok; }
 
@@ -25,6 +30,7 @@ class ProgramFormatsDialog : public QDialog {
     QCheckBox* m_txt;
     QCheckBox* m_json;
     QCheckBox* m_ir;
+    QLineEdit* m_folder;
     QPushButton* m_ok;
 };
 

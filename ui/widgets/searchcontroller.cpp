@@ -52,17 +52,22 @@ void SearchController::shutdown() {
 }
 
 void SearchController::inputsReset() {
-    // A new model, hardware or batch makes every search result meaningless.
+    // A new model, hardware or batch makes every search result meaningless: the panel
+    // forgets the last run (its plot, best line and result) so nothing stale can be adopted.
+    QString why = tr("The inputs changed: start a search for this schedule");
     if (m_running || m_comparing) {
         ++m_generation;
         m_worker->requestStop();
         m_running = m_comparing = false;
-        m_views.panel->setRunState(RunState::Stopped, tr("Stopped: the inputs changed"));
+        why = tr("Stopped: the inputs changed");
         m_views.metrics->setCompareRunning(false);
     }
     m_lastSearch.reset();
     m_lastCompare.reset();
     m_views.tradeoff->clear();
+    m_views.boundary->clearPath();
+    m_views.liveBest->clear();
+    m_views.panel->forgetRun(m_doc->hasModel() ? why : QString());
     m_views.panel->setObjective(m_doc->objective());
     m_views.panel->setCanStart(m_doc->hasModel());
 }
@@ -113,13 +118,34 @@ void SearchController::followState(quint64 generation, RunState state, const QSt
     m_running = state == RunState::Running || state == RunState::Paused;
     if (!wasRunning || m_running) return;
     m_views.liveBest->clear();
-    if (state == RunState::Failed)
+    if (state == RunState::Failed) {
         emit errorOccurred(tr("Search"), message);
-    else
+    } else {
+        const QString summary = resultSummary();
+        m_views.panel->setSummary(summary);
         emit statusMessage(tr("Search %1; \"Adopt best\" makes its best tree the document's")
                                .arg(message.toLower()),
                            8000);
+    }
     emit searchFinished();
+}
+
+QString SearchController::resultSummary() const {
+    // How much the search gained over the schedule it started from, and whether running it
+    // again gives the same: a time budget depends on the machine's speed.
+    if (!m_lastSearch || !m_lastSearch->best.valid) return {};
+    QString text;
+    const double best = m_lastSearch->best.cost;
+    if (m_startCost > 0 && best > 0)
+        text = best < m_startCost
+                   ? tr("The best is %1x better than the schedule the search started from.")
+                         .arg(m_startCost / best, 0, 'g', 4)
+                   : tr("The search found nothing better than the schedule it started from.");
+    if (m_lastSearch->result.config.seconds > 0)
+        text += (text.isEmpty() ? QString() : QStringLiteral(" ")) +
+                tr("A time budget makes runs unrepeatable; set Seconds to 0 (beta iterations) "
+                   "to get the same result for the same seed.");
+    return text;
 }
 
 void SearchController::takeCompare(const ComparePtr& c) {
@@ -165,6 +191,7 @@ void SearchController::start() {
     m_views.boundary->clearPath();
     m_views.panel->setAdoptEnabled(false);
     m_lastSearch.reset();
+    m_startCost = m_doc->evaluation()->valid ? m_doc->evaluation()->cost : 0;
     m_running = true;
     m_views.panel->setRunState(RunState::Running, tr("Starting..."));
     m_worker->startRun(req);

@@ -66,6 +66,9 @@ class SearchController : public QObject {
     void takeCompare(const ComparePtr& c);
     void inputsReset();
     std::shared_ptr<RunRequest> makeRequest();
+    // The line a finished search leaves in the panel: its gain over the start and, for a
+    // time budget, how to repeat it.
+    QString resultSummary() const;
 
     Document* m_doc;
     Views m_views;
@@ -79,6 +82,7 @@ class SearchController : public QObject {
     bool m_liveBestShown = true;
     OutcomePtr m_lastSearch;
     ComparePtr m_lastCompare;
+    double m_startCost = 0; // the document's objective when the search started (0: invalid)
 };
 
 } // namespace tilescope::ui

@@ -2,6 +2,7 @@
 
 #include "core/bytestext.h"
 #include "widgets/axisfit.h"
+#include "widgets/unitticker.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -125,6 +126,10 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_status->setObjectName(QStringLiteral("searchStatus"));
     m_status->setWordWrap(true);
     left->addWidget(m_status);
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("searchSummary"));
+    m_summary->setWordWrap(true);
+    left->addWidget(m_summary);
     left->addStretch();
     lay->addLayout(left, 0);
 
@@ -180,16 +185,10 @@ void SearchPanel::buildPlot() {
     m_temp = graph(rects[2], QCPAxis::atLeft, QColor(239, 108, 0), tr("temperature"));
     m_accept = graph(rects[2], QCPAxis::atRight, QColor(106, 27, 154), tr("acceptance"));
     rects[0]->axis(QCPAxis::atLeft)->setLabel(tr("objective"));
-    rects[0]->axis(QCPAxis::atLeft)->setScaleType(QCPAxis::stLogarithmic);
-    rects[0]->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    rects[0]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("eb"));
-    rects[0]->axis(QCPAxis::atLeft)->setNumberPrecision(0);
     // A log axis over one or two decades: two labels, not three stacked ones.
-    rects[0]->axis(QCPAxis::atLeft)->ticker()->setTickCount(2);
-    rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E (pJ)"));
-    rects[1]->axis(QCPAxis::atLeft)->setNumberFormat(QStringLiteral("gb"));
-    rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D (cyc)"));
-    rects[1]->axis(QCPAxis::atRight)->setNumberFormat(QStringLiteral("gb"));
+    setLogUnitAxis(rects[0]->axis(QCPAxis::atLeft), LogUnitTicker::Quantity::Number, 2);
+    rects[1]->axis(QCPAxis::atLeft)->setLabel(tr("E"));
+    rects[1]->axis(QCPAxis::atRight)->setLabel(tr("D"));
     rects[2]->axis(QCPAxis::atLeft)->setLabel(tr("T"));
     rects[2]->axis(QCPAxis::atRight)->setLabel(tr("accept"));
     rects[2]->axis(QCPAxis::atRight)->setRange(0, 1);
@@ -206,6 +205,9 @@ void SearchPanel::buildPlot() {
             if (rc->axis(t)->numberFormat() == QLatin1String("gb"))
                 rc->axis(t)->setNumberPrecision(3);
     }
+    // E and D in units ("25 mJ", "2.3 M cycles"), after the tick counts above.
+    setLinearUnitAxis(rects[1]->axis(QCPAxis::atLeft), LogUnitTicker::Quantity::Energy);
+    setLinearUnitAxis(rects[1]->axis(QCPAxis::atRight), LogUnitTicker::Quantity::Cycles);
     rects[2]->axis(QCPAxis::atBottom)->setLabel(tr("iteration"));
     for (int i = 0; i < 2; ++i)
         rects[i]->axis(QCPAxis::atBottom)->setTickLabels(false);
@@ -223,6 +225,40 @@ void SearchPanel::buildPlot() {
 
 int SearchPanel::pointCount() const {
     return m_best->dataCount();
+}
+
+QStringList SearchPanel::restartMarks() const {
+    QStringList out;
+    for (QCPAbstractItem* item : m_marks)
+        if (auto* t = qobject_cast<QCPItemText*>(item)) out << t->text();
+    return out;
+}
+
+void SearchPanel::markRestart(double x, const QString& why) {
+    QCPAxisRect* bottom = m_temp->keyAxis()->axisRect();
+    for (QCPGraph* g : {m_best, m_energy, m_temp}) {
+        auto* line = new QCPItemStraightLine(m_plot);
+        line->setClipAxisRect(g->keyAxis()->axisRect());
+        line->setPen(QPen(QColor(120, 120, 120), 1, Qt::DashLine));
+        for (auto* p : {line->point1, line->point2})
+            p->setAxes(g->keyAxis(), g->valueAxis());
+        line->point1->setCoords(x, 0);
+        line->point2->setCoords(x, 1);
+        m_marks << line;
+    }
+    auto* label = new QCPItemText(m_plot);
+    label->setClipAxisRect(bottom);
+    label->setClipToAxisRect(true);
+    label->position->setAxes(m_temp->keyAxis(), m_temp->valueAxis());
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(x, 0.02);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    label->setText(why);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.8);
+    label->setFont(small);
+    label->setColor(QColor(90, 90, 90));
+    m_marks << label;
 }
 
 SearchConfig SearchPanel::settings() const {
@@ -282,6 +318,14 @@ QString SearchPanel::bestText() const {
     return m_bestLabel->text();
 }
 
+void SearchPanel::setSummary(const QString& text) {
+    m_summary->setText(text);
+}
+
+QString SearchPanel::summaryText() const {
+    return m_summary->text();
+}
+
 void SearchPanel::updateButtons() {
     const bool active = m_state == RunState::Running || m_state == RunState::Paused;
     m_start->setEnabled(!active && m_canStart);
@@ -296,8 +340,26 @@ void SearchPanel::clearHistory() {
         g->data()->clear();
     m_progress->setValue(0);
     m_maxIteration = 0;
+    for (QCPAbstractItem* item : std::as_const(m_marks))
+        m_plot->removeItem(item);
+    m_marks.clear();
+    m_lastSegment = 0;
+    m_lastPhase.clear();
+    m_lastTemperature = 0;
     m_bestLabel->clear();
+    m_summary->clear();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SearchPanel::forgetRun(const QString& why) {
+    // Only a run that was shown needs its reason to go; a first model opens quietly.
+    const bool hadRun = m_haveResult || pointCount() > 0 || !m_bestLabel->text().isEmpty() ||
+                        m_state != RunState::Idle;
+    clearHistory();
+    m_haveResult = false;
+    m_status->clear();
+    setRunState(RunState::Idle, hadRun ? why : QString());
+    m_progress->setFormat(QStringLiteral("idle"));
 }
 
 void SearchPanel::setRunState(RunState s, const QString& message) {
@@ -327,6 +389,21 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
         return;
     }
     const double x = double(s.iteration);
+    // The temperature starts high again after a restart (an edit, a resume) and in the
+    // next phase or chain: a marked line says so where it happens.
+    if (!s.final && m_best->dataCount() > 0) {
+        if (s.segment != m_lastSegment)
+            markRestart(x, tr("restart"));
+        else if (s.phase != m_lastPhase && !s.phase.isEmpty())
+            markRestart(x, s.phase);
+        else if (m_lastTemperature > 0 && s.temperature > 1.5 * m_lastTemperature)
+            markRestart(x, tr("next chain"));
+    }
+    if (!s.final) {
+        m_lastSegment = s.segment;
+        m_lastPhase = s.phase;
+        if (s.temperature > 0) m_lastTemperature = s.temperature;
+    }
     if (s.currentCost > 0) m_cur->addData(x, s.currentCost);
     if (s.bestCost > 0) m_best->addData(x, s.bestCost);
     m_energy->addData(x, s.energy);
@@ -354,7 +431,7 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
     // Best so far on a line of its own: state messages ("Paused") never replace it.
     if (s.bestCost > 0)
         m_bestLabel->setText(tr("<b>Best so far</b> %1: E %2, D %3")
-                                 .arg(s.bestCost, 0, 'g', 4)
+                                 .arg(objectiveText(s.bestCost))
                                  .arg(energyText(s.bestEnergy), cyclesText(s.bestDelay)));
     m_status->setText(
         (s.phase.isEmpty() || s.final ? QString() : s.phase + QStringLiteral(": ")) +

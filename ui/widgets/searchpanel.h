@@ -10,6 +10,7 @@
 #include <QWidget>
 
 class QCustomPlot;
+class QCPAbstractItem;
 class QCPGraph;
 class QSpinBox;
 class QDoubleSpinBox;
@@ -34,6 +35,9 @@ class SearchPanel : public QWidget {
     void setRunState(RunState s, const QString& message);
     void addSnapshot(const SearchSnapshot& s);
     void clearHistory();
+    // The inputs changed: the last run's plot, best line, status and result go, and the
+    // panel says why (a stale "Best so far" would be read as this schedule's).
+    void forgetRun(const QString& why);
     // A finished search left a result to adopt. While a run is active "Adopt best" is
     // always available (the worker adopts its best so far).
     void setAdoptEnabled(bool on);
@@ -42,8 +46,14 @@ class SearchPanel : public QWidget {
     bool adoptEnabled() const;
     // The best-so-far line: kept while paused.
     QString bestText() const;
+    // The line under it once a search has ended (gain over the start, repeatability).
+    void setSummary(const QString& text);
+    QString summaryText() const;
     QCustomPlot* plot() const { return m_plot; }
     int pointCount() const;
+    // The vertical lines that say why the temperature starts again (a restart after an
+    // edit or a resume, the next phase or chain), with their labels.
+    QStringList restartMarks() const;
 
   signals:
     void startRequested();
@@ -55,6 +65,8 @@ class SearchPanel : public QWidget {
   private:
     // The live plot: objective, E and D, T and acceptance in three strips over the iteration.
     void buildPlot();
+    // A dashed vertical line across the three strips at iteration x, labelled `why`.
+    void markRestart(double x, const QString& why);
     QSpinBox* m_seed;
     QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;
@@ -63,12 +75,17 @@ class SearchPanel : public QWidget {
     QProgressBar* m_progress;
     QLabel* m_status;
     QLabel* m_bestLabel;
+    QLabel* m_summary;
     QCustomPlot* m_plot;
     QCPGraph *m_cur, *m_best, *m_energy, *m_delay, *m_temp, *m_accept;
     RunState m_state = RunState::Idle;
     bool m_paused = false;
     bool m_haveResult = false;
     double m_maxIteration = 0; // the largest iteration plotted since the history was cleared
+    int m_lastSegment = 0;     // of the last plotted snapshot: a change is a restart
+    QString m_lastPhase;
+    double m_lastTemperature = 0; // it only falls within a chain: a rise is the next one
+    QList<QCPAbstractItem*> m_marks;
     bool m_canStart = true;
     void updateButtons();
     bool m_settingObjective = false;

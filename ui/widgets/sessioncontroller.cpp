@@ -25,6 +25,13 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
+
+// Open session lists *.tilescope.json and *.json: a name typed without that suffix ("s1")
+// gets it, or the saved session would be invisible to the dialog that opens it.
+QString withSessionSuffix(const QString& path) {
+    if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) return path;
+    return path + QStringLiteral(".tilescope.json");
+}
 } // namespace
 
 SessionController::SessionController(Document* doc, SearchPanel* panel,
@@ -76,6 +83,11 @@ bool SessionController::confirmOpening(const QString& what) {
 }
 
 bool SessionController::openSessionAsking(const QString& path) {
+    // A file that is no session is reported before asking to save the current work.
+    if (auto s = Session::load(path); !s) {
+        emit errorOccurred(tr("Open session"), qs(s.error().message));
+        return false;
+    }
     return confirmOpening(QFileInfo(path).fileName()) && openSession(path);
 }
 
@@ -99,7 +111,8 @@ void SessionController::saveSessionAsDialog() {
     if (!p.isEmpty()) saveSession(p);
 }
 
-bool SessionController::saveSession(const QString& path) {
+bool SessionController::saveSession(const QString& typedPath) {
+    const QString path = withSessionSuffix(typedPath);
     if (!m_doc->hasModel()) {
         emit errorOccurred(tr("Save session"), tr("Nothing to save: open a model first"));
         return false;

@@ -38,6 +38,7 @@ class SessionController : public QObject {
     // cancelled or the open failed.
     bool openSessionAsking(const QString& path);
     void openSessionDialog();
+    // Saves to `path`, with ".tilescope.json" added when it has no .json suffix.
     bool saveSession(const QString& path);
     // Save to the current session file, asking for one if there is none; false if the
     // user cancelled or the save failed (the error was shown).

@@ -7,12 +7,21 @@
 #include <QAction>
 #include <QHeaderView>
 #include <QMenu>
+#include <QStyle>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <functional>
 
 namespace tilescope::ui {
+
+namespace {
+// The columns kept in view at any width: name, time, energy, batch/sb and pin.
+constexpr RATreeModel::Column kFirstColumns[] = {RATreeModel::Name, RATreeModel::Time,
+                                                 RATreeModel::Energy, RATreeModel::Batch,
+                                                 RATreeModel::Pinned};
+constexpr int kMinNameWidth = 100;
+} // namespace
 
 TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_selection(selection), m_model(new RATreeModel(doc, this)),
@@ -32,20 +41,21 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->setDefaultDropAction(Qt::MoveAction);
     m_view->setUniformRowHeights(true);
     m_view->setAlternatingRowColors(true);
+    // Short layer names keep their ends ("layer4.2/conv2" -> "lay...conv2") in a narrow dock.
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_view->header()->setSectionResizeMode(QHeaderView::Interactive);
-    // The figures a user compares come right after the name, so a narrow dock (1280x800)
-    // shows name, time, energy and pin rather than name, layers and tiles.
+    // The figures a user compares and edits come right after the name, so a narrow dock
+    // (1280x800) shows name, time, energy, the sub-batch count and the pin box; layers,
+    // NPT and tiles follow where there is room (every header has a tooltip).
     QHeaderView* h = m_view->header();
     int to = h->visualIndex(RATreeModel::Name);
-    for (int c : {RATreeModel::Time, RATreeModel::Energy, RATreeModel::Pinned, RATreeModel::Batch})
+    for (int c : kFirstColumns)
+        if (c != RATreeModel::Name) h->moveSection(h->visualIndex(c), ++to);
+    for (int c : {RATreeModel::Layers, RATreeModel::Npt, RATreeModel::Tiles})
         h->moveSection(h->visualIndex(c), ++to);
-    h->resizeSection(RATreeModel::Name, 140);
-    h->resizeSection(RATreeModel::Time, 96);
-    h->resizeSection(RATreeModel::Energy, 70);
-    h->resizeSection(RATreeModel::Tiles, 110);
-    for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned})
-        h->resizeSection(c, 56);
+    fitColumns();
+    connect(m_model, &QAbstractItemModel::modelReset, this, &TreePanel::fitColumns);
 
     auto add = [&](const QString& text, const QKeySequence& key, const QString& tip, auto fn) {
         auto* a = new QAction(text, this);
@@ -116,12 +126,57 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     m_view->expandToDepth(0);
 }
 
+void TreePanel::fitColumns() {
+    // Each figure column as wide as its widest value or its header, whichever is more; the
+    // name column takes what is left of the width, at least kMinNameWidth.
+    QHeaderView* h = m_view->header();
+    const QFontMetrics fm = h->fontMetrics();
+    const int pad = fm.horizontalAdvance(QStringLiteral("mm")) * 3 / 4;
+    std::vector<int> widest(RATreeModel::ColumnCount, 0);
+    std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+        for (int r = 0; r < m_model->rowCount(parent); ++r) {
+            for (int c = 0; c < RATreeModel::ColumnCount; ++c)
+                widest[size_t(c)] =
+                    std::max(widest[size_t(c)],
+                             fm.horizontalAdvance(m_model->index(r, c, parent).data().toString()));
+            walk(m_model->index(r, 0, parent));
+        }
+    };
+    walk({});
+    // Tile lists run long: the count and the first few ids, the tooltip has them all.
+    widest[RATreeModel::Tiles] = std::min(widest[RATreeModel::Tiles],
+                                          fm.horizontalAdvance(QStringLiteral("16: 0,1,2,3,4...")));
+    widest[RATreeModel::Pinned] = m_view->style()->pixelMetric(QStyle::PM_IndicatorWidth);
+    for (int c = 0; c < RATreeModel::ColumnCount; ++c) {
+        if (c == RATreeModel::Name) continue;
+        int header = 0; // a header may have two lines: its longer one
+        for (const QString& line :
+             m_model->headerData(c, Qt::Horizontal).toString().split(QLatin1Char('\n')))
+            header = std::max(header, fm.horizontalAdvance(line));
+        h->resizeSection(c, std::max(header, widest[size_t(c)]) + pad);
+    }
+    fitNameColumn();
+}
+
+void TreePanel::fitNameColumn() {
+    QHeaderView* h = m_view->header();
+    int all = 0, first = 0;
+    for (int c = 0; c < RATreeModel::ColumnCount; ++c) {
+        if (c == RATreeModel::Name || h->isSectionHidden(c)) continue;
+        all += h->sectionSize(c);
+        if (std::find(std::begin(kFirstColumns), std::end(kFirstColumns), c) !=
+            std::end(kFirstColumns))
+            first += h->sectionSize(c);
+    }
+    const int room = m_view->viewport()->width() - 2;
+    // All columns when the name keeps its minimum; else the first ones, the rest scroll.
+    const int rest = room - all >= kMinNameWidth ? all : first;
+    h->resizeSection(RATreeModel::Name, std::max(kMinNameWidth, room - rest));
+}
+
 void TreePanel::resizeEvent(QResizeEvent* e) {
     QWidget::resizeEvent(e);
-    QHeaderView* h = m_view->header();
-    const int rest = h->sectionSize(RATreeModel::Time) + h->sectionSize(RATreeModel::Energy) +
-                     h->sectionSize(RATreeModel::Pinned) + 4;
-    h->resizeSection(RATreeModel::Name, std::max(140, m_view->viewport()->width() - rest));
+    fitNameColumn();
 }
 
 void TreePanel::followSelection(int node) {

@@ -39,10 +39,13 @@ class TreePanel : public QWidget {
     void message(const QString& text); // refusals and hints for the status bar
 
   protected:
-    // The name column takes what the time, energy and pin columns leave of the width.
+    // The name column takes what the other columns leave of the width.
     void resizeEvent(QResizeEvent* e) override;
 
   private:
+    // Figure columns as wide as their contents, the name column the rest.
+    void fitColumns();
+    void fitNameColumn();
     QList<int> selectedNodes() const;
     int currentNode() const;
     void followSelection(int node);

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace tilescope::ui {
@@ -65,8 +66,20 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     if (resnet >= 0) m_sample->setCurrentIndex(resnet);
     m_preset = new QComboBox(start);
     m_preset->setObjectName(QStringLiteral("welcomePreset"));
-    for (const std::string& p : presetNames())
-        m_preset->addItem(QString::fromStdString(p));
+    // Each preset with its mesh, so the choice says what it is ("cloud (12x12)").
+    for (const std::string& p : presetNames()) {
+        Hardware hw;
+        const QString name = QString::fromStdString(p);
+        m_preset->addItem(presetHardware(p, hw)
+                              ? QStringLiteral("%1 (%2x%3)").arg(name).arg(hw.meshX).arg(hw.meshY)
+                              : name,
+                          name);
+    }
+    m_batch = new QSpinBox(start);
+    m_batch->setObjectName(QStringLiteral("welcomeBatch"));
+    m_batch->setRange(1, 4096);
+    m_batch->setValue(8);
+    m_batch->setToolTip(tr("Samples per run (the batch B); File > Set batch changes it later"));
     auto* run = new QCheckBox(tr("Start the search at once"), start);
     run->setChecked(true);
     m_openSample = new QPushButton(tr("Open sample"), start);
@@ -75,7 +88,8 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     m_openSample->setEnabled(m_sample->count() > 0);
     if (m_sample->count() == 0) m_openSample->setToolTip(tr("No samples folder found"));
     connect(m_openSample, &QPushButton::clicked, this, [this, run] {
-        emit openSampleRequested(m_sample->currentData().toString(), m_preset->currentText(),
+        emit openSampleRequested(m_sample->currentData().toString(),
+                                 m_preset->currentData().toString(), m_batch->value(),
                                  run->isChecked());
     });
     auto* openModel = new QPushButton(tr("Open model..."), start);
@@ -86,11 +100,13 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     sl->addWidget(m_sample, 0, 1);
     sl->addWidget(new QLabel(tr("Hardware:"), start), 1, 0);
     sl->addWidget(m_preset, 1, 1);
-    sl->addWidget(run, 2, 0, 1, 2);
-    sl->addWidget(m_openSample, 3, 0, 1, 2);
-    sl->addWidget(openModel, 4, 0);
-    sl->addWidget(openSession, 4, 1);
-    sl->setRowStretch(5, 1);
+    sl->addWidget(new QLabel(tr("Batch:"), start), 2, 0);
+    sl->addWidget(m_batch, 2, 1);
+    sl->addWidget(run, 3, 0, 1, 2);
+    sl->addWidget(m_openSample, 4, 0, 1, 2);
+    sl->addWidget(openModel, 5, 0);
+    sl->addWidget(openSession, 5, 1);
+    sl->setRowStretch(6, 1);
     row->addWidget(start, 0, 0);
 
     // 2. Recent files.

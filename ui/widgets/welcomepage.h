@@ -8,6 +8,7 @@
 class QComboBox;
 class QListWidget;
 class QPushButton;
+class QSpinBox;
 
 namespace tilescope::ui {
 
@@ -23,10 +24,11 @@ class WelcomePage : public QWidget {
     void setRecent(const QStringList& entries);
     QPushButton* sampleButton() const { return m_openSample; }
     QComboBox* sampleBox() const { return m_sample; }
-    QComboBox* presetBox() const { return m_preset; }
+    QComboBox* presetBox() const { return m_preset; } // the preset's name as item data
+    QSpinBox* batchBox() const { return m_batch; }
 
   signals:
-    void openSampleRequested(const QString& modelPath, const QString& preset, bool run);
+    void openSampleRequested(const QString& modelPath, const QString& preset, int batch, bool run);
     void openModelRequested();
     void openSessionRequested();
     void recentRequested(const QString& kind, const QString& path);
@@ -35,6 +37,7 @@ class WelcomePage : public QWidget {
   private:
     QComboBox* m_sample;
     QComboBox* m_preset;
+    QSpinBox* m_batch;
     QPushButton* m_openSample;
     QListWidget* m_recent;
 };
