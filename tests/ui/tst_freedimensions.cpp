@@ -53,7 +53,7 @@ void TestFreeDimensions::windowOpensWithSizesAndSessionKeepsThem() {
                  w->lastError().contains(QStringLiteral("past")),
              qPrintable(w->lastError()));
     QVERIFY(!w->document()->network());
-    QVERIFY(w->openModel(kDecoder, {{"seq", 1}, {"past", 255}}));
+    QVERIFY(w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
     QVERIFY(waitForLayout(*w));
     QCOMPARE(w->document()->network()->totalMacsPerSample(), Count(493568));
     const QString session = dir.filePath(QStringLiteral("decode.tilescope.json"));
