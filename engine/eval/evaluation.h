@@ -4,6 +4,7 @@
 // with a reason naming the node), never exceptions.
 #pragma once
 
+#include "hw/hardware.h"
 #include "util/units.h"
 
 #include <array>
@@ -18,9 +19,17 @@ struct Objective {
 };
 
 struct EnergyBreakdown {
-    PicoJoules dram = 0, noc = 0, mac = 0, buffer = 0;
+    PicoJoules dram = 0, noc = 0, mac = 0, buffer = 0; // buffer: the global buffer
     PicoJoules weightWrite = 0; // compute-in-memory crossbar programming (0 on MAC arrays)
-    PicoJoules total() const { return dram + noc + mac + buffer + weightWrite; }
+    // The in-tile storage levels (Hardware::levels, in its order; 0 past the last).
+    std::array<PicoJoules, kMaxStorageLevels> levels{};
+    PicoJoules inTile() const {
+        PicoJoules s = 0;
+        for (PicoJoules e : levels)
+            s += e;
+        return s;
+    }
+    PicoJoules total() const { return dram + noc + mac + buffer + weightWrite + inTile(); }
 };
 
 enum class Bound { Compute, Dram, Noc };

@@ -115,6 +115,11 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
         j["weight_programmings"] = e.weightProgrammings;
         j["weight_programmings_default"] = e.weightProgrammingsDefault;
     }
+    // In-tile storage levels: one key per level, named as the template names it (templates
+    // without levels keep their keys as they were).
+    if (ctx.hw)
+        for (size_t i = 0; i < ctx.hw->levels.size() && i < e.energy.levels.size(); ++i)
+            j["breakdown_pj"][ctx.hw->levels[i].name] = e.energy.levels[i];
     // Leaves working in blocks (docs/cost-model.md §2b; results without keep their keys).
     if (e.blockedLeaves > 0) {
         j["blocked_leaves"] = e.blockedLeaves;
