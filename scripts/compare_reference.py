@@ -13,7 +13,8 @@ reference implementation"):
 
 Components: delay (cycles), DRAM, NoC, MAC, the global buffer (the reference's ubuf) and
 the storage inside the tile (its buffers and PE bus; the sum of the template's
-tile.levels here), in mJ, and the NoC hop-bytes (its NoC energy / pJ per byte-hop).
+tile.levels here), in mJ, the NoC hop-bytes (its NoC energy / pJ per byte-hop), the DRAM
+bytes and the hop-bytes per DRAM byte.
 `--markdown` prints the table for docs/validation.md.
 """
 import argparse
@@ -40,6 +41,9 @@ def run_reference(exe, net, batch, core, x, y, stride, bw, work):
             str(bw), "1", "1", "0"]
     subprocess.run(args, cwd=work, check=True, stdout=subprocess.DEVNULL)
     figures = {}
+    # The scheme's first line sums the tree: "... NoC(hops=H, DRAM acc=A) ...".
+    head = (Path(work) / f"{name}_init_scheme.txt").read_text().splitlines()[0]
+    figures["DRAM acc"] = float(head.split("DRAM acc=")[1].split(")")[0])
     for line in (Path(work) / f"{name}_init_summary.txt").read_text().splitlines():
         if ":" in line:
             k, v = line.split(":", 1)
@@ -84,6 +88,11 @@ def rows(ref, ts):
         ("MAC (mJ)", ref["mac_energy"] * mj, b["mac"] * mj),
         ("NoC hop-bytes (M)", ref["noc_energy"] / pj_per_hop_byte * 1e-6,
          ts["noc_hop_bytes"] * 1e-6),
+        ("DRAM bytes (M)", ref["DRAM acc"] * 1e-6, ts["dram_bytes"] * 1e-6),
+        # Every layer of the tree reads and writes DRAM: hops per DRAM byte shows the ports'
+        # convention (docs/validation.md, "NoC hop-bytes").
+        ("hop-bytes per DRAM byte", ref["noc_energy"] / pj_per_hop_byte / ref["DRAM acc"],
+         ts["noc_hop_bytes"] / ts["dram_bytes"]),
     ]
 
 

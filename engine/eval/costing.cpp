@@ -158,6 +158,7 @@ void Coster::costSegment(size_t s) {
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
                      hopPj(hop, interHop) + eWrite + eLevels) *
                     segInvocations;
+        lw.inTileEnergy = eLevels * segInvocations;
         energyWrite += eWrite;
         programsTotal += lw.leaf.cimPrograms * segInvocations;
         programsDefaultTotal += lw.leaf.cimProgramsDefault * segInvocations;

@@ -52,8 +52,7 @@ LevelAccesses countLevelAccesses(const std::vector<StorageLevel>& levels, const 
                 continue;
             }
             first = false;
-            const double fed =
-                t.macs / std::min<double>(l.fanout, std::max(1.0, op.reuse)) * db;
+            const double fed = t.macs / std::min<double>(l.fanout, std::max(1.0, op.reuse)) * db;
             if (op.bit == HoldsOutput) {
                 a.writes[i] += fed;
                 a.reads[i] += fed + op.through;

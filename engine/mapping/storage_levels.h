@@ -13,11 +13,11 @@ namespace tilescope {
 // weights resident in the weight levels while every output position streams past
 // (output channels outermost), the inputs streamed once per such block.
 struct TileNest {
-    double macs = 0;                                   // MACs of the tile
+    double macs = 0;                                         // MACs of the tile
     double inputBytes = 0, weightBytes = 0, outputBytes = 0; // the tile's I, W, O
-    double outChannels = 1;                            // K_t: what one input element feeds
-    double positions = 1;                              // B_t H_t W_t: what one weight feeds
-    double reduction = 1;                              // C_g R S: what one output sums
+    double outChannels = 1;                                  // K_t: what one input element feeds
+    double positions = 1;                                    // B_t H_t W_t: what one weight feeds
+    double reduction = 1;                                    // C_g R S: what one output sums
     double bytesPerElement = 1;
 };
 

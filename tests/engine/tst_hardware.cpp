@@ -78,6 +78,8 @@ void TestHardware::sampleFilesMatchPresets_data() {
                           << "edge";
     QTest::newRow("cloud") << "cloud-12x12.json"
                            << "cloud";
+    QTest::newRow("eyeriss") << "eyeriss-4x4.json"
+                             << "eyeriss";
     QTest::newRow("testchip") << "testchip-2x2.json"
                               << "testchip";
     QTest::newRow("cim") << "cim-4x4.json"
@@ -231,6 +233,40 @@ void TestHardware::badTemplates_data() {
          "hw.json: chiplets.z: unknown key"},
         {"unsorted sram", R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})",
          "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted"},
+        {"negative buffer read energy", R"({"energy": {"buffer_read_pj_per_byte": -1}})",
+         "hw.json: energy.buffer_read_pj_per_byte: must be non-negative (got -1)"},
+        // In-tile storage levels: every field checked and named by its level's index.
+        {"levels not a list", R"({"tile": {"levels": {"name": "al1"}}})",
+         "hw.json: tile.levels: expected a list of levels"},
+        {"level without bytes", R"({"tile": {"levels": [{"name": "al1", "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].bytes: required"},
+        {"level zero bytes",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 0, "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].bytes: must be positive (got 0)"},
+        {"level unknown operand",
+         R"({"tile": {"levels": [{"name": "a", "bytes": 8, "holds": ["input"]}, {"name": "p", "bytes": 8, "holds": ["psum"]}]}})",
+         "hw.json: tile.levels[1].holds: unknown operand \"psum\" (input, weight, output)"},
+        {"level holds nothing",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": []}]}})",
+         "hw.json: tile.levels[0].holds: expected a non-empty list"},
+        {"level reserved name",
+         R"({"tile": {"levels": [{"name": "buffer", "bytes": 8, "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].name: \"buffer\" is a key of the energy breakdown already"},
+        {"level named twice",
+         R"({"tile": {"levels": [{"name": "l1", "bytes": 8, "holds": ["input"]}, {"name": "l1", "bytes": 8, "holds": ["weight"]}]}})",
+         "hw.json: tile.levels[1].name: \"l1\" is listed twice"},
+        {"level negative energy",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "read_pj_per_byte": -0.5}]}})",
+         "hw.json: tile.levels[0].read_pj_per_byte: must be non-negative (got -0.5)"},
+        {"level zero fanout",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "fanout": 0}]}})",
+         "hw.json: tile.levels[0].fanout: must be positive (got 0)"},
+        {"level unknown key",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "width": 8}]}})",
+         "hw.json: tile.levels[0].width: unknown key"},
+        {"levels on cim tiles",
+         R"({"tile": {"arch": "cim", "levels": [{"name": "al1", "bytes": 8, "holds": ["input"]}]}})",
+         "hw.json: tile.levels: only for MAC-array tiles"},
     };
     for (const Bad& c : cases)
         QTest::newRow(c.what) << QString(c.json) << QString(c.message);

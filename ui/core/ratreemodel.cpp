@@ -27,7 +27,9 @@ void RATreeModel::refresh() {
     m_tree = m_net ? m_doc->tree() : RATree{};
     m_names = m_net ? displayLayerNames(*m_net) : QStringList();
     m_chiplets.reset();
+    m_hasLevels = false;
     if (const auto hw = m_doc->hardware()) {
+        m_hasLevels = !hw->levels.empty();
         auto mesh = std::make_shared<const Mesh>(*hw);
         if (mesh->hasChiplets()) m_chiplets = std::move(mesh);
     }
@@ -183,7 +185,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Pinned) return n.pinned ? Qt::Checked : Qt::Unchecked;
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() >= Layers && index.column() <= Energy && index.column() != Tiles)
+        if ((index.column() >= Layers && index.column() <= Energy && index.column() != Tiles) ||
+            index.column() == InTile)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::DisplayRole:
@@ -220,6 +223,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         return f ? energyText(f->energy) : QVariant();
     case Pinned:
         return {};
+    case InTile:
+        return f && m_hasLevels ? energyText(f->inTileEnergy) : QVariant();
     }
     return {};
 }
@@ -243,6 +248,8 @@ QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const
         return tr("Energy");
     case Pinned:
         return tr("Pin");
+    case InTile:
+        return tr("In-tile");
     }
     return {};
 }

@@ -19,7 +19,8 @@ class Document;
 class RATreeModel : public QAbstractItemModel {
     Q_OBJECT
   public:
-    enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, ColumnCount };
+    // InTile: of Energy, the in-tile storage levels' (empty without levels in the template).
+    enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, InTile, ColumnCount };
     enum Roles { NodeIdRole = Qt::UserRole + 1, NodePathRole };
     static constexpr const char* kMimeType = "application/x-tilescope-node-path";
 
@@ -67,6 +68,7 @@ class RATreeModel : public QAbstractItemModel {
     mutable QIcon m_icons[3];
     // The mesh of a template with chiplets (chipletText()), none on a single chip.
     std::shared_ptr<const Mesh> m_chiplets;
+    bool m_hasLevels = false; // the template lists in-tile storage levels (InTile column)
 };
 
 } // namespace tilescope::ui

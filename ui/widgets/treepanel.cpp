@@ -44,6 +44,7 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     h->resizeSection(RATreeModel::Time, 96);
     h->resizeSection(RATreeModel::Energy, 70);
     h->resizeSection(RATreeModel::Tiles, 110);
+    h->resizeSection(RATreeModel::InTile, 70);
     for (int c : {RATreeModel::Layers, RATreeModel::Batch, RATreeModel::Pinned})
         h->resizeSection(c, 56);
 
