@@ -5,6 +5,7 @@
 
 #include "eval/analyser.h"
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,8 @@ struct Coster {
         return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
     }
     double bufferPj(const LeafMapping& m, const LeafTraffic& t, double invocations) const;
+    double levelsPj(const LeafMapping& m, double invocations,
+                    std::array<double, kMaxStorageLevels>& perLevel) const;
     Cycles weightBoundOf(size_t s);
     void costSegment(size_t s);
     Cycles chainSegments();

@@ -100,6 +100,21 @@ double Coster::bufferPj(const LeafMapping& m, const LeafTraffic& t, double invoc
            (m.bufferWriteBytes * invocations + t.delivered) * writePj;
 }
 
+// The in-tile levels' energy of a leaf's invocations (docs/cost-model.md §2c), added per
+// level to `perLevel`.
+double Coster::levelsPj(const LeafMapping& m, double invocations,
+                        std::array<double, kMaxStorageLevels>& perLevel) const {
+    double sum = 0;
+    for (size_t i = 0; i < hw.levels.size(); ++i) {
+        const double e = (m.levelReads[i] * hw.levels[i].readPjPerByte +
+                          m.levelWrites[i] * hw.levels[i].writePjPerByte) *
+                         invocations;
+        perLevel[i] += e;
+        sum += e;
+    }
+    return sum;
+}
+
 void Coster::costSegment(size_t s) {
     double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
            segHop = 0, segInterHop = 0, energyWrite = 0;
@@ -143,14 +158,7 @@ void Coster::costSegment(size_t s) {
             macs * macPjOf(hw) + double(mapping.vectorOps) * invocations * hw.energy.vectorPjPerOp;
         const double eWrite = lw.leaf.cimPrograms * cimWritePj(hw); // 0 unless compute-in-memory
         const double eBuffer = bufferPj(mapping, traffic, invocations);
-        double eLevels = 0;
-        for (size_t i = 0; i < hw.levels.size(); ++i) {
-            const double e = (mapping.levelReads[i] * hw.levels[i].readPjPerByte +
-                              mapping.levelWrites[i] * hw.levels[i].writePjPerByte) *
-                             invocations;
-            levelEnergy[i] += e;
-            eLevels += e;
-        }
+        const double eLevels = levelsPj(mapping, invocations, levelEnergy);
         energyCompute += eCompute;
         energyBuffer += eBuffer;
         macTotal += macs * segInvocations;

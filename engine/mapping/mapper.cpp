@@ -171,6 +171,15 @@ void tryOutputBlocks(const Layer& l, const MacBlock& b, LoopChoice& best) {
         }
     }
 }
+// The in-tile levels' reads and writes of a leaf whose n tiles each run `nest`.
+void recordLevels(const std::vector<StorageLevel>& levels, const TileNest& nest, int n,
+                  LeafMapping& m) {
+    const LevelAccesses acc = countLevelAccesses(levels, nest);
+    for (size_t i = 0; i < acc.reads.size(); ++i) {
+        m.levelReads[i] = acc.reads[i] * n;
+        m.levelWrites[i] = acc.writes[i] * n;
+    }
+}
 } // namespace
 
 Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
@@ -334,21 +343,11 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.bufferAccessBytes = best.bytes * n;
         m.bufferWriteBytes = O * n;
         m.tiling = best.desc;
-        if (!m_hw.levels.empty()) {
-            const TileNest nest{double(m.macs) / n,
-                                I,
-                                W,
-                                O,
-                                double(g == 1 ? kT : std::min(kT, kgT)),
-                                double(spatialT),
-                                double(cg_ * l.kernelH * l.kernelW),
-                                db};
-            const LevelAccesses acc = countLevelAccesses(m_hw.levels, nest);
-            for (size_t i = 0; i < acc.reads.size(); ++i) {
-                m.levelReads[i] = acc.reads[i] * n;
-                m.levelWrites[i] = acc.writes[i] * n;
-            }
-        }
+        if (!m_hw.levels.empty())
+            recordLevels(m_hw.levels,
+                         {double(m.macs) / n, I, W, O, double(g == 1 ? kT : std::min(kT, kgT)),
+                          double(spatialT), double(cg_ * l.kernelH * l.kernelW), db},
+                         n, m);
         break;
     }
     case LayerKind::Pool:
