@@ -29,6 +29,7 @@ class TestHardware : public QObject {
     void chipletPreset();
     void waferPreset();
     void chipletLinkClasses();
+    void methodCores();
 };
 
 void TestHardware::presetsHaveSpecDefaults_data() {
@@ -284,10 +285,9 @@ void TestHardware::badTemplates() {
 void TestHardware::loadNamesMissingFile() {
     auto hw = loadHardware("/nonexistent/hw.json");
     QVERIFY(!hw.ok());
-    QCOMPARE(
-        QString::fromStdString(hw.error().message),
-        QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim, "
-                "chiplet, wafer)"));
+    QCOMPARE(QString::fromStdString(hw.error().message),
+             QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, eyeriss, "
+                     "testchip, cim, chiplet, wafer)"));
 }
 
 void TestHardware::sramTable() {
@@ -489,6 +489,39 @@ void TestHardware::chipletLinkClasses() {
     e.linkBytes.assign(size_t(mesh.linkCount()), 0.0);
     e.linkBytes[size_t(across)] = 800;
     QCOMPARE(linkUtilisation(e, mesh, across), 1.0);
+}
+
+// The method's two cores with the reference implementation's figures (docs/hardware-format.md
+// "Storage inside the tile"): edge and cloud of the NVDLA-style core, eyeriss of the
+// Eyeriss-style one; the other presets model no in-tile storage.
+void TestHardware::methodCores() {
+    for (const char* name : {"edge", "cloud"}) {
+        Hardware hw;
+        QVERIFY(presetHardware(name, hw));
+        QCOMPARE(hw.macsPerTile, 1024);
+        QCOMPARE(int(hw.levels.size()), 4);
+        QCOMPARE(hw.levels[0].name, std::string("al1"));
+        QCOMPARE(hw.levels[0].bytes, 8192.0);
+        QCOMPARE(hw.levels[0].holds, unsigned(HoldsInput));
+        QCOMPARE(hw.levels[1].name, std::string("wl1"));
+        QCOMPARE(hw.levels[2].name, std::string("ol1"));
+        QCOMPARE(hw.levels[3].name, std::string("ol2"));
+        QCOMPARE(hw.levels[3].bytes, 28672.0);
+        QCOMPARE(bufferReadPj(hw), 1.0537);  // 0.1317125 x 8
+        QCOMPARE(bufferWritePj(hw), 1.8722); // 0.234025 x 8
+    }
+    Hardware e;
+    QVERIFY(presetHardware("eyeriss", e));
+    QCOMPARE(e.meshX * e.meshY, 16);
+    QCOMPARE(int(e.levels.size()), 3);
+    QCOMPARE(e.levels[0].instances, 1024);
+    QCOMPARE(e.levels[0].fanout, 1);
+    for (const char* name : {"testchip", "cim", "chiplet", "wafer"}) {
+        Hardware hw;
+        QVERIFY(presetHardware(name, hw));
+        QVERIFY(hw.levels.empty());
+        QCOMPARE(bufferReadPj(hw), hw.energy.sramPjPerByte(hw.bufferBytes));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestHardware)

@@ -101,7 +101,7 @@ void TestStorageLevels::evaluatorChargesEachLevel() {
     Hardware hw = polar();
     hw.meshX = hw.meshY = 1;
     const RATree tree = test::parseTree("T 1/1\n\tconv 1\n", net);
-    const Evaluation e = evaluate(net, hw, tree, 1);
+    const Evaluation e = evaluate(net, hw, tree, 1, EvalOptions{});
     QVERIFY2(e.valid, e.reason.c_str());
     const double al1 = 73728 * 0.3885 + 1024 * 0.3293;
     const double wl1 = 9216 * 0.3053 + 9216 * 0.2471;
@@ -121,7 +121,7 @@ void TestStorageLevels::noLevelsNoCharge() {
     const Network net = oneConv();
     Hardware hw = defaultHardware(1, 1, "plain");
     const RATree tree = test::parseTree("T 1/1\n\tconv 1\n", net);
-    const Evaluation e = evaluate(net, hw, tree, 1);
+    const Evaluation e = evaluate(net, hw, tree, 1, EvalOptions{});
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.energy.inTile(), 0.0);
 }
