@@ -180,10 +180,13 @@ void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
     }
     // The units policy of engine/util/units.h, as the GUI and the HTML report show them.
     const auto& b = e.energy;
-    std::printf("energy      %s (DRAM %s, NoC %s, MAC %s, buffer %s)\n",
+    std::string levels; // the in-tile storage levels, when the template lists them
+    for (size_t i = 0; i < in.hw.levels.size() && i < b.levels.size(); ++i)
+        levels += ", " + in.hw.levels[i].name + " " + formatEnergy(b.levels[i]);
+    std::printf("energy      %s (DRAM %s, NoC %s, MAC %s, buffer %s%s)\n",
                 formatEnergy(b.total()).c_str(), formatEnergy(b.dram).c_str(),
                 formatEnergy(b.noc).c_str(), formatEnergy(b.mac).c_str(),
-                formatEnergy(b.buffer).c_str());
+                formatEnergy(b.buffer).c_str(), levels.c_str());
     std::printf("delay       %s at %.3g GHz\n", formatTime(e.delay, in.hw.clockGHz).c_str(),
                 in.hw.clockGHz);
     std::printf("cost        %.6g\n", e.cost);
@@ -444,9 +447,13 @@ int runMapping(const Args& a) {
                 static_cast<long long>(m.inputDmaRuns));
     std::printf("cycles      %s, utilisation %.1f%%\n", formatCycles(m.cycles).c_str(),
                 100 * m.peUtilisation);
-    std::printf("energy      %s (MAC %s, buffer %s, weight write %s)\n",
+    std::string levels; // the in-tile storage levels, when the template lists them
+    for (size_t i = 0; i < in->hw.levels.size(); ++i)
+        levels += ", " + in->hw.levels[i].name + " " + formatEnergy(r.levelEnergy[i]);
+    std::printf("energy      %s (MAC %s, buffer %s, weight write %s%s)\n",
                 formatEnergy(r.energy()).c_str(), formatEnergy(r.macEnergy).c_str(),
-                formatEnergy(r.bufferEnergy).c_str(), formatEnergy(r.weightWriteEnergy).c_str());
+                formatEnergy(r.bufferEnergy).c_str(), formatEnergy(r.weightWriteEnergy).c_str(),
+                levels.c_str());
     if (m.cim.used) {
         const CimLeafMapping& c = m.cim;
         std::printf("crossbars   %lld blocks per tile, %d crossbars, partial sums %s of %s\n",

@@ -5,6 +5,7 @@
 
 #include "eval/analyser.h"
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct Coster {
     const std::vector<char>& writesDram;
     std::vector<double> totalLinks;
     std::vector<double> tileDram;
-    const double sramPj;
+    const double readPj, writePj; // the global buffer's, per byte
     double dramTotal = 0, hopBytesTotal = 0, interHopBytesTotal = 0, macTotal = 0;
     double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
     EnergyBreakdown energy;
@@ -63,9 +64,8 @@ struct Coster {
           segBatch(analysis.segBatch), segInvocations(analysis.segInvocations),
           inputViaDram(analysis.inputViaDram), writesDram(analysis.writesDram),
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
-          tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0),
-          sramPj(c.hw.energy.sramPjPerByte(c.hw.bufferBytes)),
-          segTime(analysis.segments.size(), 0.0),
+          tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0), readPj(bufferReadPj(c.hw)),
+          writePj(bufferWritePj(c.hw)), segTime(analysis.segments.size(), 0.0),
           segBound(analysis.segments.size(), Bound::Compute),
           segOtherBound(analysis.segments.size(), Bound::Compute),
           segDram(analysis.segments.size(), 0.0), segWeightLink(analysis.segments.size(), 0.0),
@@ -78,6 +78,9 @@ struct Coster {
         if (inter <= 0) return hop * 8 * hw.energy.nocPjPerBitHop;
         return (hop - inter) * 8 * hw.energy.nocPjPerBitHop + inter * 8 * hw.chiplets.pjPerBitHop;
     }
+    double bufferPj(const LeafMapping& m, const LeafTraffic& t, double invocations) const;
+    double levelsPj(const LeafMapping& m, double invocations,
+                    std::array<double, kMaxStorageLevels>& perLevel) const;
     Cycles weightBoundOf(size_t s);
     void costSegment(size_t s);
     Cycles chainSegments();

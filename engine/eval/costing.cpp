@@ -94,10 +94,34 @@ void Coster::blockingDram(int l, double actDram, NodeWork& lw) {
     ev.blockingDramBytes += lw.leaf.blockingDram;
 }
 
+// The global buffer's energy of one leaf invocation: the PE array's reads and writes and
+// the transfers' writes into it (docs/cost-model.md §4), each at its own energy.
+double Coster::bufferPj(const LeafMapping& m, const LeafTraffic& t, double invocations) const {
+    if (readPj == writePj) return (m.bufferAccessBytes * invocations + t.delivered) * readPj;
+    return (m.bufferAccessBytes - m.bufferWriteBytes) * invocations * readPj +
+           (m.bufferWriteBytes * invocations + t.delivered) * writePj;
+}
+
+// The in-tile levels' energy of a leaf's invocations (docs/cost-model.md §2c), added per
+// level to `perLevel`.
+double Coster::levelsPj(const LeafMapping& m, double invocations,
+                        std::array<double, kMaxStorageLevels>& perLevel) const {
+    double sum = 0;
+    for (size_t i = 0; i < hw.levels.size(); ++i) {
+        const double e = (m.levelReads[i] * hw.levels[i].readPjPerByte +
+                          m.levelWrites[i] * hw.levels[i].writePjPerByte) *
+                         invocations;
+        perLevel[i] += e;
+        sum += e;
+    }
+    return sum;
+}
+
 void Coster::costSegment(size_t s) {
     double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
            segHop = 0, segInterHop = 0, energyWrite = 0;
     std::array<double, 4> sideBytes{};
+    std::array<double, kMaxStorageLevels> levelEnergy{};
     const NodeWork& sw = work[size_t(segments[s])];
     const bool alone = sw.hi - sw.lo == 1;
     byStart.clear();
@@ -135,15 +159,16 @@ void Coster::costSegment(size_t s) {
         const double eCompute =
             macs * macPjOf(hw) + double(mapping.vectorOps) * invocations * hw.energy.vectorPjPerOp;
         const double eWrite = lw.leaf.cimPrograms * cimWritePj(hw); // 0 unless compute-in-memory
-        const double eBuffer =
-            (mapping.bufferAccessBytes * invocations + traffic.delivered) * sramPj;
+        const double eBuffer = bufferPj(mapping, traffic, invocations);
+        const double eLevels = levelsPj(mapping, invocations, levelEnergy);
         energyCompute += eCompute;
         energyBuffer += eBuffer;
         macTotal += macs * segInvocations;
         dram += leafDram;
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
-                     hopPj(hop, interHop) + eWrite) *
+                     hopPj(hop, interHop) + eWrite + eLevels) *
                     segInvocations;
+        lw.inTileEnergy = eLevels * segInvocations;
         energyWrite += eWrite;
         programsTotal += lw.leaf.cimPrograms * segInvocations;
         programsDefaultTotal += lw.leaf.cimProgramsDefault * segInvocations;
@@ -231,6 +256,8 @@ void Coster::costSegment(size_t s) {
     energy.mac += energyCompute * segInvocations;
     energy.buffer += energyBuffer * segInvocations;
     energy.weightWrite += energyWrite * segInvocations;
+    for (size_t i = 0; i < levelEnergy.size(); ++i)
+        energy.levels[i] += levelEnergy[i] * segInvocations;
     energy.dram += dram * 8 * hw.energy.dramPjPerBit * segInvocations;
     energy.noc += hopPj(hop, segInterHop) * segInvocations;
 }

@@ -4,6 +4,7 @@
 // with a reason naming the node), never exceptions.
 #pragma once
 
+#include "hw/hardware.h"
 #include "util/units.h"
 
 #include <array>
@@ -18,9 +19,17 @@ struct Objective {
 };
 
 struct EnergyBreakdown {
-    PicoJoules dram = 0, noc = 0, mac = 0, buffer = 0;
+    PicoJoules dram = 0, noc = 0, mac = 0, buffer = 0; // buffer: the global buffer
     PicoJoules weightWrite = 0; // compute-in-memory crossbar programming (0 on MAC arrays)
-    PicoJoules total() const { return dram + noc + mac + buffer + weightWrite; }
+    // The in-tile storage levels (Hardware::levels, in its order; 0 past the last).
+    std::array<PicoJoules, kMaxStorageLevels> levels{};
+    PicoJoules inTile() const {
+        PicoJoules s = 0;
+        for (PicoJoules e : levels)
+            s += e;
+        return s;
+    }
+    PicoJoules total() const { return dram + noc + mac + buffer + weightWrite + inTile(); }
 };
 
 enum class Bound { Compute, Dram, Noc };
@@ -44,6 +53,7 @@ struct NodeFigures {
     int stage = 0;                // pipeline stage within a parent S cut (0 otherwise)
     Cycles time = 0;              // time of one invocation of this node (its batch b_i)
     PicoJoules energy = 0;        // energy of one invocation
+    PicoJoules inTileEnergy = 0;  // of it, the in-tile storage levels' (Hardware::levels)
     Bytes bufferPerTile = 0;      // peak per-tile buffer use (weights + activations)
     Bytes dramBytes = 0;          // DRAM traffic of one invocation
     double utilisation = 1.0;     // S cut: allocation utilisation; leaf: PE-array utilisation

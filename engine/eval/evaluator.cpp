@@ -68,8 +68,11 @@ void Coster::nodeFigures() {
         NodeWork& nw = work[size_t(id)];
         if (nd.isCut()) {
             nw.energy = 0;
-            for (int c : nd.children)
+            nw.inTileEnergy = 0;
+            for (int c : nd.children) {
                 nw.energy += work[size_t(c)].energy;
+                nw.inTileEnergy += work[size_t(c)].inTileEnergy;
+            }
         }
         NodeFigures& figures = ev.nodes[size_t(id)];
         figures.npt = nw.npt;
@@ -78,6 +81,7 @@ void Coster::nodeFigures() {
         figures.stage = nw.stage;
         figures.time = nw.time;
         figures.energy = nw.energy;
+        figures.inTileEnergy = nw.inTileEnergy;
         figures.bufferPerTile = nw.wgt + nw.act;
         figures.utilisation =
             nd.type == NodeType::Leaf ? nw.leaf.mapping->peUtilisation : nw.cut.util;

@@ -82,10 +82,11 @@ struct NodeWork {
     Bytes kept = 0;         // the part of act that is keptOut (leafBuffers(); 0 for a leaf)
     // Start of the first and of the last invocation, from its segment's start.
     Cycles firstStart = 0, lastStart = 0;
-    int segment = -1;      // index of the segment this node lies in
-    PicoJoules energy = 0; // whole-run energy attributed to this node
-    LeafWork leaf;         // a leaf's own figures
-    CutWork cut;           // an S or T cut's own figures
+    int segment = -1;            // index of the segment this node lies in
+    PicoJoules energy = 0;       // whole-run energy attributed to this node
+    PicoJoules inTileEnergy = 0; // of it, the in-tile storage levels' (Hardware::levels)
+    LeafWork leaf;               // a leaf's own figures
+    CutWork cut;                 // an S or T cut's own figures
 };
 
 // A T cut's first pass over its children: the sum of their times (cutDelay(); each later

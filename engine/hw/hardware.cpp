@@ -45,11 +45,55 @@ Hardware defaultHardware(int meshX, int meshY, const std::string& name) {
     return hw;
 }
 
+double bufferReadPj(const Hardware& hw) {
+    return hw.energy.bufferReadPjPerByte > 0 ? hw.energy.bufferReadPjPerByte
+                                             : hw.energy.sramPjPerByte(hw.bufferBytes);
+}
+
+double bufferWritePj(const Hardware& hw) {
+    return hw.energy.bufferWritePjPerByte > 0 ? hw.energy.bufferWritePjPerByte
+                                              : hw.energy.sramPjPerByte(hw.bufferBytes);
+}
+
 std::vector<std::string> presetNames() {
-    return {"edge", "cloud", "testchip", "cim", "chiplet", "wafer"};
+    return {"edge", "cloud", "eyeriss", "testchip", "cim", "chiplet", "wafer"};
 }
 
 namespace {
+
+// The method's NVDLA-style core ("polar"), with the reference implementation's figures
+// (docs/hardware-format.md "Storage inside the tile" gives each and its source): 16 PEs of
+// 8 input-channel x 8 output-channel lanes (1024 MACs), per PE an 8 KB activation L1, a
+// 4 KB weight L1 and a 2 KB output L1, per tile a 28 KB output L2 and the 1 MB global
+// buffer. Energies in pJ per byte (8-bit data).
+void polarTile(Hardware& hw) {
+    hw.macsPerTile = 1024;
+    hw.bufferBytes = 1 << 20;
+    hw.energy.bufferReadPjPerByte = 1.0537;
+    hw.energy.bufferWritePjPerByte = 1.8722;
+    // fanout: an activation read feeds the 8 output-channel lanes, a weight is held for the
+    // 256 output positions one lane's output L1 holds (2 KB / 8 lanes), a partial-sum
+    // write follows the reduction over 8 input-channel lanes.
+    hw.levels = {{"al1", 8192, 16, HoldsInput, 0.3885, 0.3293, 8},
+                 {"wl1", 4096, 16, HoldsWeight, 0.3053, 0.2471, 256},
+                 {"ol1", 2048, 16, HoldsOutput, 0.6416, 0.5672, 8},
+                 {"ol2", 28672, 1, HoldsOutput, 0.6119, 0.7919, 1}};
+}
+
+// The method's Eyeriss-style core (row-stationary), with the reference implementation's
+// figures: a 32 x 32 PE array, per PE a 32-byte input scratchpad, a 128-byte weight
+// scratchpad and a partial-sum register (free in the reference), the 1 MB global buffer.
+// Every MAC reads its input and its weight from its PE's scratchpads.
+Hardware eyerissHardware() {
+    Hardware hw = defaultHardware(4, 4, "eyeriss");
+    hw.macsPerTile = 1024;
+    hw.energy.bufferReadPjPerByte = 1.0537;
+    hw.energy.bufferWritePjPerByte = 1.8722;
+    hw.levels = {{"ifmap_spad", 32, 1024, HoldsInput, 0.4072, 0.4048, 1},
+                 {"weight_spad", 128, 1024, HoldsWeight, 0.436, 0.432, 1},
+                 {"psum_reg", 1, 1024, HoldsOutput, 0, 0, 1}};
+    return hw;
+}
 
 // The reference compute-in-memory chip: a 4x4 mesh of the reference tile (CimParams'
 // defaults; docs/hardware-format.md gives each figure and its source).
@@ -88,10 +132,11 @@ Hardware waferHardware() {
 } // namespace
 
 bool presetHardware(const std::string& name, Hardware& out) {
-    if (name == "edge")
-        out = defaultHardware(4, 4, "edge");
-    else if (name == "cloud")
-        out = defaultHardware(12, 12, "cloud");
+    if (name == "edge" || name == "cloud") {
+        out = name == "edge" ? defaultHardware(4, 4, "edge") : defaultHardware(12, 12, "cloud");
+        polarTile(out);
+    } else if (name == "eyeriss")
+        out = eyerissHardware();
     else if (name == "testchip")
         out = defaultHardware(2, 2, "testchip");
     else if (name == "cim")
@@ -221,6 +266,71 @@ std::optional<Error> parseChiplets(const json& j, Hardware& hw, JsonReader& r,
     return std::nullopt;
 }
 
+// The breakdown keys a level may not take (EnergyBreakdown's own parts).
+bool reservedLevelName(const std::string& n) {
+    for (const char* k : {"dram", "noc", "mac", "buffer", "weight_write", "total"})
+        if (n == k) return true;
+    return false;
+}
+
+// "tile.levels": the storage inside a MAC-array tile, MACs outwards.
+std::optional<Error> parseLevels(const json& t, Hardware& hw, JsonReader& r,
+                                 const std::string& file) {
+    if (!t.contains("levels")) return std::nullopt;
+    const json& ls = t["levels"];
+    if (!ls.is_array()) return makeError(file, "tile.levels", "expected a list of levels");
+    if (ls.size() > size_t(kMaxStorageLevels))
+        return makeError(file, "tile.levels",
+                         "at most " + std::to_string(kMaxStorageLevels) + " levels");
+    if (!ls.empty() && hw.arch == TileArch::Cim)
+        return makeError(file, "tile.levels", "only for MAC-array tiles (tile.arch \"nvdla\")");
+    hw.levels.clear();
+    for (size_t i = 0; i < ls.size(); ++i) {
+        const std::string where = "tile.levels[" + std::to_string(i) + "]";
+        const json& l = ls[i];
+        StorageLevel v;
+        if (!r.checkKeys(l, where,
+                         {"name", "bytes", "instances", "holds", "read_pj_per_byte",
+                          "write_pj_per_byte", "fanout"}) ||
+            !r.num(l, where, "bytes", v.bytes, true) ||
+            !r.num(l, where, "instances", v.instances, true) ||
+            !r.num(l, where, "read_pj_per_byte", v.readPjPerByte, false) ||
+            !r.num(l, where, "write_pj_per_byte", v.writePjPerByte, false) ||
+            !r.num(l, where, "fanout", v.fanout, true))
+            return makeError(file, "", r.error);
+        if (!l.contains("name") || !l["name"].is_string() || l["name"].get<std::string>().empty())
+            return makeError(file, where + ".name", "expected a non-empty string");
+        v.name = l["name"].get<std::string>();
+        if (reservedLevelName(v.name))
+            return makeError(file, where + ".name",
+                             "\"" + v.name + "\" is a key of the energy breakdown already");
+        for (const StorageLevel& o : hw.levels)
+            if (o.name == v.name)
+                return makeError(file, where + ".name", "\"" + v.name + "\" is listed twice");
+        if (!l.contains("bytes")) return makeError(file, where + ".bytes", "required");
+        if (!l.contains("holds") || !l["holds"].is_array() || l["holds"].empty())
+            return makeError(file, where + ".holds",
+                             "expected a non-empty list of \"input\", \"weight\", \"output\"");
+        for (const auto& h : l["holds"]) {
+            const std::string n = h.is_string() ? h.get<std::string>() : "";
+            const unsigned bit = n == "input"    ? HoldsInput
+                                 : n == "weight" ? HoldsWeight
+                                 : n == "output" ? HoldsOutput
+                                                 : 0u;
+            if (bit == 0)
+                return makeError(file, where + ".holds",
+                                 "unknown operand " + h.dump() + " (input, weight, output)");
+            v.holds |= bit;
+        }
+        if (v.bytes > 1e12) return makeError(file, where + ".bytes", "at most 10^12 bytes");
+        if (v.instances > 1 << 20)
+            return makeError(file, where + ".instances", "at most 2^20 per tile");
+        if (v.fanout > 1 << 20) return makeError(file, where + ".fanout", "at most 2^20");
+        hw.levels.push_back(v);
+    }
+    return std::nullopt;
+}
+
 std::string presetList() {
     std::string s;
     for (const std::string& p : presetNames())
@@ -261,7 +371,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     if (auto err = parseChiplets(j, hw, r, file)) return *err;
     if (j.contains("tile")) {
         const json& t = j["tile"];
-        if (!r.checkKeys(t, "tile", {"macs", "buffer_bytes", "vector_lanes", "arch"}))
+        if (!r.checkKeys(t, "tile", {"macs", "buffer_bytes", "vector_lanes", "arch", "levels"}))
             return fail();
         if (!r.num(t, "tile", "macs", hw.macsPerTile, true) ||
             !r.num(t, "tile", "buffer_bytes", hw.bufferBytes, true) ||
@@ -276,6 +386,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
             else
                 return makeError(file, "tile.arch", "expected \"nvdla\" or \"cim\"");
         }
+        if (auto err = parseLevels(t, hw, r, file)) return *err;
     }
     if (j.contains("noc")) {
         if (!r.checkKeys(j["noc"], "noc", {"link_bytes_per_cycle"}) ||
@@ -324,7 +435,11 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         const json& e = j["energy"];
         if (!r.checkKeys(e, "energy",
                          {"dram_pj_per_bit", "noc_pj_per_bit_hop", "mac_pj", "vector_pj_per_op",
-                          "sram_pj_per_byte"}))
+                          "sram_pj_per_byte", "buffer_read_pj_per_byte",
+                          "buffer_write_pj_per_byte"}))
+            return fail();
+        if (!r.num(e, "energy", "buffer_read_pj_per_byte", hw.energy.bufferReadPjPerByte, false) ||
+            !r.num(e, "energy", "buffer_write_pj_per_byte", hw.energy.bufferWritePjPerByte, false))
             return fail();
         if (!r.num(e, "energy", "dram_pj_per_bit", hw.energy.dramPjPerBit, false) ||
             !r.num(e, "energy", "noc_pj_per_bit_hop", hw.energy.nocPjPerBitHop, false) ||
@@ -397,6 +512,29 @@ json hardwareToJson(const Hardware& hw) {
           {"vector_pj_per_op", hw.energy.vectorPjPerOp},
           {"sram_pj_per_byte", sram}}},
     };
+    // Written only when set, so a template without them reads back as it was.
+    if (hw.energy.bufferReadPjPerByte > 0)
+        j["energy"]["buffer_read_pj_per_byte"] = hw.energy.bufferReadPjPerByte;
+    if (hw.energy.bufferWritePjPerByte > 0)
+        j["energy"]["buffer_write_pj_per_byte"] = hw.energy.bufferWritePjPerByte;
+    if (!hw.levels.empty()) {
+        json levels = json::array();
+        for (const StorageLevel& l : hw.levels) {
+            json holds = json::array();
+            for (const auto& [bit, n] : {std::pair<unsigned, const char*>{HoldsInput, "input"},
+                                         {HoldsWeight, "weight"},
+                                         {HoldsOutput, "output"}})
+                if (l.holds & bit) holds.push_back(n);
+            levels.push_back({{"name", l.name},
+                              {"bytes", l.bytes},
+                              {"instances", l.instances},
+                              {"holds", holds},
+                              {"read_pj_per_byte", l.readPjPerByte},
+                              {"write_pj_per_byte", l.writePjPerByte},
+                              {"fanout", l.fanout}});
+        }
+        j["tile"]["levels"] = levels;
+    }
     if (hw.chiplets != ChipletLinks{}) // a single-chip template's JSON stays as it was
         j["chiplets"] = {{"x", hw.chiplets.x},
                          {"y", hw.chiplets.y},

@@ -1,5 +1,6 @@
-// The hardware template: mesh of hw-tiles (MAC array + global buffer + router), NoC and
-// DRAM bandwidths, DRAM port sides, clock and unit energies. docs/method.md §1 gives the defaults.
+// The hardware template: mesh of hw-tiles (MAC array, its in-tile storage levels, global
+// buffer, router), NoC and DRAM bandwidths, DRAM port sides, clock and unit energies.
+// docs/method.md §1 gives the defaults, docs/hardware-format.md each preset's figures.
 #pragma once
 
 #include "util/result.h"
@@ -25,12 +26,36 @@ struct EnergyModel {
     double macPj = 0.018;              // per MAC operation
     double vectorPjPerOp = 0.01;       // vector unit / pooling / eltwise element operation
     std::vector<SramEnergyPoint> sram; // table by buffer size; see docs/hardware-format.md
+    // The global buffer's own read and write energies per byte; 0 (both) takes the sram
+    // table's figure for its size for either.
+    double bufferReadPjPerByte = 0, bufferWritePjPerByte = 0;
     // Energy per byte for a buffer of this size: the first table entry whose size is at
     // least bufferBytes, else the last; linear in log(size) between entries.
     double sramPjPerByte(Bytes bufferBytes) const;
 };
 
 enum class MeshSide { West, East, North, South };
+
+// The operands a storage level holds (bit set).
+enum OperandBits : unsigned { HoldsInput = 1, HoldsWeight = 2, HoldsOutput = 4 };
+
+// One storage level inside a MAC-array tile, between the global buffer and the MACs
+// (docs/hardware-format.md "Storage inside the tile"; docs/cost-model.md §2c counts its
+// accesses). Levels are listed from the MACs outwards: the first level holding an operand
+// feeds the MACs, the later ones pass it on.
+struct StorageLevel {
+    std::string name;   // its key in the energy breakdown ("al1", "wl1", ...)
+    Bytes bytes = 0;    // capacity of one instance
+    int instances = 1;  // copies in a tile (one per PE, say)
+    unsigned holds = 0; // OperandBits
+    double readPjPerByte = 0, writePjPerByte = 0;
+    // Of the level next to the MACs: how many MACs one element read from it feeds (inputs:
+    // the output-channel lanes it is broadcast to; weights: the output positions it is held
+    // for; outputs: the input channels reduced before one partial-sum write).
+    int fanout = 1;
+    bool operator==(const StorageLevel&) const = default;
+};
+constexpr int kMaxStorageLevels = 8;
 
 // Compute-in-memory tiles (docs/hardware-format.md "Compute-in-memory tiles"): a tile holds
 // `cores` cores of `crossbarsPerCore` crossbars of rows x cols cells, bitsPerCell bits each;
@@ -91,6 +116,7 @@ struct Hardware {
     EnergyModel energy;
     CimParams cim;
     ChipletLinks chiplets;
+    std::vector<StorageLevel> levels; // in-tile storage, MACs outwards (none: not modelled)
 
     int tiles() const { return meshX * meshY; }
     double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
@@ -98,8 +124,12 @@ struct Hardware {
 
 // Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);
-// "edge" 4x4, "cloud" 12x12, "testchip" 2x2, "cim" 4x4 compute-in-memory, "chiplet" 8x8 as
-// 2x2 chiplets of 4x4, "wafer" 32x32 with DRAM on all four sides; false when unknown.
+// The global buffer's read / write energy per byte (EnergyModel::bufferReadPjPerByte).
+double bufferReadPj(const Hardware& hw);
+double bufferWritePj(const Hardware& hw);
+// "edge" 4x4, "cloud" 12x12 (both of NVDLA-style "polar" tiles), "eyeriss" 4x4 of
+// Eyeriss-style tiles, "testchip" 2x2, "cim" 4x4 compute-in-memory, "chiplet" 8x8 as 2x2
+// chiplets of 4x4, "wafer" 32x32 with DRAM on all four sides; false when unknown.
 bool presetHardware(const std::string& name, Hardware& out);
 std::vector<std::string> presetNames();
 

@@ -2,6 +2,7 @@
 
 #include "mapping/cim.h"
 #include "mapping/iobound.h"
+#include "mapping/storage_levels.h"
 
 #include <algorithm>
 #include <array>
@@ -170,6 +171,15 @@ void tryOutputBlocks(const Layer& l, const MacBlock& b, LoopChoice& best) {
         }
     }
 }
+// The in-tile levels' reads and writes of a leaf whose n tiles each run `nest`.
+void recordLevels(const std::vector<StorageLevel>& levels, const TileNest& nest, int n,
+                  LeafMapping& m) {
+    const LevelAccesses acc = countLevelAccesses(levels, nest);
+    for (size_t i = 0; i < acc.reads.size(); ++i) {
+        m.levelReads[i] = acc.reads[i] * n;
+        m.levelWrites[i] = acc.writes[i] * n;
+    }
+}
 } // namespace
 
 Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
@@ -321,6 +331,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             const double bias = double(ceilDiv(std::max<Count>(0, l.weightBytes - matrix), pk));
             m.bufferAccessBytes = (I * passes + bias * db + O) * n +
                                   double(m.cim.programmings) * cimCrossbarWeightBytes(m_hw);
+            m.bufferWriteBytes = O * n;
             m.tiling = "CIM " + m.cim.order + ", " + std::to_string(m.cim.blocksPerTile) +
                        " blocks / " + std::to_string(m.cim.crossbars) + " crossbars";
             break;
@@ -330,7 +341,13 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         tryStationaryOrders(l, blk, reached, best);
         if (best.bytes > reached) tryOutputBlocks(l, blk, best);
         m.bufferAccessBytes = best.bytes * n;
+        m.bufferWriteBytes = O * n;
         m.tiling = best.desc;
+        if (!m_hw.levels.empty())
+            recordLevels(m_hw.levels,
+                         {double(m.macs) / n, I, W, O, double(g == 1 ? kT : std::min(kT, kgT)),
+                          double(spatialT), double(cg_ * l.kernelH * l.kernelW), db},
+                         n, m);
         break;
     }
     case LayerKind::Pool:
@@ -356,6 +373,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         // as the transfers deliver them) pass through the vector unit too.
         const double w = double(ceilDiv(l.weightBytes, pk)) * db;
         m.bufferAccessBytes = (m.ifmapPerTile + w + m.ofmapPerTile) * n;
+        m.bufferWriteBytes = m.ofmapPerTile * n;
         m.ioLowerBound = m.ifmapPerTile + w + m.ofmapPerTile; // each operand once
         m.tiling = "vector x" + std::to_string(m_hw.vectorLanes);
         m.vectorOps = Count(double(l.opsPerSample()) * batch);

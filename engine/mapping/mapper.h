@@ -55,8 +55,12 @@ struct LeafMapping {
     Bytes weightPerTile = 0;     // static weights resident per tile
     Bytes ofmapPerTile = 0;      // output slice per tile
     Bytes bufferAccessBytes = 0; // global-buffer reads + writes by the PE array, all tiles
-    int inputMulticast = 1;      // tiles that need the same input slice
-    int weightMulticast = 1;     // tiles that need the same weight slice
+    Bytes bufferWriteBytes = 0;  // of those, the writes (the outputs), all tiles
+    // Bytes read from and written to each in-tile storage level (Hardware::levels, in its
+    // order), one invocation, all tiles (docs/cost-model.md §2c); 0 without levels.
+    std::array<double, kMaxStorageLevels> levelReads{}, levelWrites{};
+    int inputMulticast = 1;  // tiles that need the same input slice
+    int weightMulticast = 1; // tiles that need the same weight slice
     // Least buffer<->array traffic of one tile (each operand once, the input only where
     // its windows touch it, or the pebble bound on the array's local storage when larger:
     // docs/cost-model.md §2a); on MAC-array tiles bufferAccessBytes / n never falls below

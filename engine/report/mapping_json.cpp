@@ -18,7 +18,11 @@ LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int laye
     // The evaluator's energy terms for one invocation (docs/cost-model.md §4), without the
     // traffic that depends on where the leaf's data comes from.
     r.macEnergy = double(m.macs) * macPjOf(hw) + double(m.vectorOps) * hw.energy.vectorPjPerOp;
-    r.bufferEnergy = m.bufferAccessBytes * hw.energy.sramPjPerByte(hw.bufferBytes);
+    r.bufferEnergy = (m.bufferAccessBytes - m.bufferWriteBytes) * bufferReadPj(hw) +
+                     m.bufferWriteBytes * bufferWritePj(hw);
+    for (size_t i = 0; i < hw.levels.size(); ++i)
+        r.levelEnergy[i] = m.levelReads[i] * hw.levels[i].readPjPerByte +
+                           m.levelWrites[i] * hw.levels[i].writePjPerByte;
     r.weightWriteEnergy = m.cim.used ? double(m.cim.programmings) * cimWritePj(hw) : 0.0;
     return r;
 }
@@ -56,6 +60,11 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
           {"weight_write", r.weightWriteEnergy},
           {"total", r.energy()}}},
     };
+    for (size_t i = 0; i < hw.levels.size(); ++i) { // in-tile storage, docs/cost-model.md §2c
+        j["energy_pj"][hw.levels[i].name] = r.levelEnergy[i];
+        j["traffic"]["levels"][hw.levels[i].name] = {{"read_bytes", m.levelReads[i]},
+                                                     {"write_bytes", m.levelWrites[i]}};
+    }
     if (m.blocked()) { // docs/cost-model.md §2b; the buffer figures above are one block's
         j["blocks"] = {{"channels", m.bk},
                        {"rows", m.bh},

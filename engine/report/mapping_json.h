@@ -9,6 +9,7 @@
 #include "model/network.h"
 #include "util/units.h"
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -20,7 +21,13 @@ struct LayerMappingReport {
     LeafMapping mapping;
     // One invocation, all tiles.
     PicoJoules macEnergy = 0, bufferEnergy = 0, weightWriteEnergy = 0;
-    PicoJoules energy() const { return macEnergy + bufferEnergy + weightWriteEnergy; }
+    std::array<PicoJoules, kMaxStorageLevels> levelEnergy{}; // Hardware::levels, in order
+    PicoJoules energy() const {
+        PicoJoules e = macEnergy + bufferEnergy + weightWriteEnergy;
+        for (PicoJoules l : levelEnergy)
+            e += l;
+        return e;
+    }
 };
 
 // The mapper's choice for `layer` on `tiles` tiles with `batch` samples per invocation.

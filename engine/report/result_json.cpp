@@ -118,6 +118,11 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
     // The free dimensions the model was imported at (docs/import.md; static models keep
     // their keys as they were): reloading the result binds them again.
     if (!net.dims.empty()) j["dims"] = net.dims;
+    // In-tile storage levels: one key per level, named as the template names it (templates
+    // without levels keep their keys as they were).
+    if (ctx.hw)
+        for (size_t i = 0; i < ctx.hw->levels.size() && i < e.energy.levels.size(); ++i)
+            j["breakdown_pj"][ctx.hw->levels[i].name] = e.energy.levels[i];
     // Leaves working in blocks (docs/cost-model.md §2b; results without keep their keys).
     if (e.blockedLeaves > 0) {
         j["blocked_leaves"] = e.blockedLeaves;

@@ -336,7 +336,8 @@ void TestCim::standardTilesHaveNoCimFigures() {
     QVERIFY(e.valid);
     QCOMPARE(e.energy.weightWrite, 0.0);
     QCOMPARE(e.weightProgrammings, Count(0));
-    QCOMPARE(e.energy.total(), e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer);
+    QCOMPARE(e.energy.total(),
+             e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer + e.energy.inTile());
 }
 
 void TestCim::mappingCommand() {

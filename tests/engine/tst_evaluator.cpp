@@ -739,9 +739,10 @@ void TestEvaluator::invariants() {
     const Evaluation e = detailed(net, h, parse(tree.toStdString(), net), 4);
     QVERIFY2(e.valid, e.reason.c_str());
     // E is the sum of its breakdown; every part is positive.
-    QVERIFY(qFuzzyCompare(e.energy.total(),
-                          e.energy.dram + e.energy.noc + e.energy.mac + e.energy.buffer));
+    QVERIFY(qFuzzyCompare(e.energy.total(), e.energy.dram + e.energy.noc + e.energy.mac +
+                                                e.energy.buffer + e.energy.inTile()));
     QVERIFY(e.energy.dram > 0 && e.energy.noc > 0 && e.energy.mac > 0 && e.energy.buffer > 0);
+    QCOMPARE(e.energy.inTile() > 0, !h.levels.empty()); // edge's and cloud's tiles have levels
     // DRAM bytes >= weights + network input + output.
     const double floor = double(net.totalWeightBytes()) + 4.0 * (64 * 28 * 28) * 2;
     QVERIFY(e.dramBytes >= floor);

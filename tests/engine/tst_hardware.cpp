@@ -29,6 +29,7 @@ class TestHardware : public QObject {
     void chipletPreset();
     void waferPreset();
     void chipletLinkClasses();
+    void methodCores();
 };
 
 void TestHardware::presetsHaveSpecDefaults_data() {
@@ -78,6 +79,8 @@ void TestHardware::sampleFilesMatchPresets_data() {
                           << "edge";
     QTest::newRow("cloud") << "cloud-12x12.json"
                            << "cloud";
+    QTest::newRow("eyeriss") << "eyeriss-4x4.json"
+                             << "eyeriss";
     QTest::newRow("testchip") << "testchip-2x2.json"
                               << "testchip";
     QTest::newRow("cim") << "cim-4x4.json"
@@ -231,6 +234,40 @@ void TestHardware::badTemplates_data() {
          "hw.json: chiplets.z: unknown key"},
         {"unsorted sram", R"({"energy": {"sram_pj_per_byte": [[2048, 1], [1024, 2]]}})",
          "hw.json: energy.sram_pj_per_byte[1]: entries must be sorted"},
+        {"negative buffer read energy", R"({"energy": {"buffer_read_pj_per_byte": -1}})",
+         "hw.json: energy.buffer_read_pj_per_byte: must be non-negative (got -1)"},
+        // In-tile storage levels: every field checked and named by its level's index.
+        {"levels not a list", R"({"tile": {"levels": {"name": "al1"}}})",
+         "hw.json: tile.levels: expected a list of levels"},
+        {"level without bytes", R"({"tile": {"levels": [{"name": "al1", "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].bytes: required"},
+        {"level zero bytes",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 0, "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].bytes: must be positive (got 0)"},
+        {"level unknown operand",
+         R"({"tile": {"levels": [{"name": "a", "bytes": 8, "holds": ["input"]}, {"name": "p", "bytes": 8, "holds": ["psum"]}]}})",
+         "hw.json: tile.levels[1].holds: unknown operand \"psum\" (input, weight, output)"},
+        {"level holds nothing",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": []}]}})",
+         "hw.json: tile.levels[0].holds: expected a non-empty list"},
+        {"level reserved name",
+         R"({"tile": {"levels": [{"name": "buffer", "bytes": 8, "holds": ["input"]}]}})",
+         "hw.json: tile.levels[0].name: \"buffer\" is a key of the energy breakdown already"},
+        {"level named twice",
+         R"({"tile": {"levels": [{"name": "l1", "bytes": 8, "holds": ["input"]}, {"name": "l1", "bytes": 8, "holds": ["weight"]}]}})",
+         "hw.json: tile.levels[1].name: \"l1\" is listed twice"},
+        {"level negative energy",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "read_pj_per_byte": -0.5}]}})",
+         "hw.json: tile.levels[0].read_pj_per_byte: must be non-negative (got -0.5)"},
+        {"level zero fanout",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "fanout": 0}]}})",
+         "hw.json: tile.levels[0].fanout: must be positive (got 0)"},
+        {"level unknown key",
+         R"({"tile": {"levels": [{"name": "al1", "bytes": 8, "holds": ["input"], "width": 8}]}})",
+         "hw.json: tile.levels[0].width: unknown key"},
+        {"levels on cim tiles",
+         R"({"tile": {"arch": "cim", "levels": [{"name": "al1", "bytes": 8, "holds": ["input"]}]}})",
+         "hw.json: tile.levels: only for MAC-array tiles"},
     };
     for (const Bad& c : cases)
         QTest::newRow(c.what) << QString(c.json) << QString(c.message);
@@ -248,10 +285,9 @@ void TestHardware::badTemplates() {
 void TestHardware::loadNamesMissingFile() {
     auto hw = loadHardware("/nonexistent/hw.json");
     QVERIFY(!hw.ok());
-    QCOMPARE(
-        QString::fromStdString(hw.error().message),
-        QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, testchip, cim, "
-                "chiplet, wafer)"));
+    QCOMPARE(QString::fromStdString(hw.error().message),
+             QString("/nonexistent/hw.json: no such file, and not a preset (edge, cloud, eyeriss, "
+                     "testchip, cim, chiplet, wafer)"));
 }
 
 void TestHardware::sramTable() {
@@ -453,6 +489,39 @@ void TestHardware::chipletLinkClasses() {
     e.linkBytes.assign(size_t(mesh.linkCount()), 0.0);
     e.linkBytes[size_t(across)] = 800;
     QCOMPARE(linkUtilisation(e, mesh, across), 1.0);
+}
+
+// The method's two cores with the reference implementation's figures (docs/hardware-format.md
+// "Storage inside the tile"): edge and cloud of the NVDLA-style core, eyeriss of the
+// Eyeriss-style one; the other presets model no in-tile storage.
+void TestHardware::methodCores() {
+    for (const char* name : {"edge", "cloud"}) {
+        Hardware hw;
+        QVERIFY(presetHardware(name, hw));
+        QCOMPARE(hw.macsPerTile, 1024);
+        QCOMPARE(int(hw.levels.size()), 4);
+        QCOMPARE(hw.levels[0].name, std::string("al1"));
+        QCOMPARE(hw.levels[0].bytes, 8192.0);
+        QCOMPARE(hw.levels[0].holds, unsigned(HoldsInput));
+        QCOMPARE(hw.levels[1].name, std::string("wl1"));
+        QCOMPARE(hw.levels[2].name, std::string("ol1"));
+        QCOMPARE(hw.levels[3].name, std::string("ol2"));
+        QCOMPARE(hw.levels[3].bytes, 28672.0);
+        QCOMPARE(bufferReadPj(hw), 1.0537);  // 0.1317125 x 8
+        QCOMPARE(bufferWritePj(hw), 1.8722); // 0.234025 x 8
+    }
+    Hardware e;
+    QVERIFY(presetHardware("eyeriss", e));
+    QCOMPARE(e.meshX * e.meshY, 16);
+    QCOMPARE(int(e.levels.size()), 3);
+    QCOMPARE(e.levels[0].instances, 1024);
+    QCOMPARE(e.levels[0].fanout, 1);
+    for (const char* name : {"testchip", "cim", "chiplet", "wafer"}) {
+        Hardware hw;
+        QVERIFY(presetHardware(name, hw));
+        QVERIFY(hw.levels.empty());
+        QCOMPARE(bufferReadPj(hw), hw.energy.sramPjPerByte(hw.bufferBytes));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestHardware)

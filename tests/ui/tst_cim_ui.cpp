@@ -102,10 +102,14 @@ class TstCimUi : public QObject {
                                 QStringLiteral("edge"), false));
         QTRY_VERIFY_WITH_TIMEOUT(m_w->stGraph()->hasLayout(), 20000);
         QVERIFY(!m_w->metrics()->weightWritesShown());
-        QCOMPARE(energyBars(), 4);
+        // DRAM, NoC, MAC, buffer and one bar per in-tile level (al1, wl1, ol1, ol2 on edge),
+        // no weight-write bar.
+        QCOMPARE(int(m_w->document()->hardware()->levels.size()), 4);
+        QCOMPARE(energyBars(), 8);
         QCOMPARE(m_w->document()->evaluation()->energy.weightWrite, 0.0);
         const QString h = ReportBuilder(*m_w->document(), nullptr, nullptr).html();
         QVERIFY(!h.contains(QLatin1String("Crossbar programmings")));
+        QVERIFY(h.contains(QLatin1String("&nbsp;al1")));
     }
 
     void cleanupTestCase() { m_w.reset(); }

@@ -30,7 +30,9 @@ void RATreeModel::refresh() {
     m_lastValidTree = m_lastValid ? m_doc->lastValidTree() : RATree{};
     m_names = m_net ? displayLayerNames(*m_net) : QStringList();
     m_chiplets.reset();
+    m_hasLevels = false;
     if (const auto hw = m_doc->hardware()) {
+        m_hasLevels = !hw->levels.empty();
         auto mesh = std::make_shared<const Mesh>(*hw);
         if (mesh->hasChiplets()) m_chiplets = std::move(mesh);
     }
@@ -186,7 +188,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Pinned) return n.pinned ? Qt::Checked : Qt::Unchecked;
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() >= Layers && index.column() <= Energy && index.column() != Tiles)
+        if ((index.column() >= Layers && index.column() <= Energy && index.column() != Tiles) ||
+            index.column() == InTile)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::DisplayRole:
@@ -227,6 +230,8 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         return src.eval ? energyText(runEnergyOf(*src.eval, src.node)) : QVariant();
     case Pinned:
         return {};
+    case InTile:
+        return f && m_hasLevels ? energyText(f->inTileEnergy) : QVariant();
     }
     return {};
 }
@@ -273,10 +278,10 @@ QString RATreeModel::scopeTip(const FigureSource& src, int column) const {
 
 QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* names[] = {QT_TR_NOOP("Node"),          QT_TR_NOOP("Layers"),
-                                  QT_TR_NOOP("Tiles"),         QT_TR_NOOP("b/sb"),
-                                  QT_TR_NOOP("NPT"),           QT_TR_NOOP("Cycles\n(run)"),
-                                  QT_TR_NOOP("Energy\n(run)"), QT_TR_NOOP("Pin")};
+    static const char* names[] = {
+        QT_TR_NOOP("Node"),          QT_TR_NOOP("Layers"), QT_TR_NOOP("Tiles"),
+        QT_TR_NOOP("b/sb"),          QT_TR_NOOP("NPT"),    QT_TR_NOOP("Cycles\n(run)"),
+        QT_TR_NOOP("Energy\n(run)"), QT_TR_NOOP("Pin"),    QT_TR_NOOP("In-tile\n(run)")};
     static const char* tips[] = {
         QT_TR_NOOP("S cut: its children run at the same time on disjoint tiles (a pipeline). "
                    "T cut: its children run one after another on the same tiles. Leaf: one "
@@ -295,7 +300,9 @@ QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const
                    "invocation"),
         QT_TR_NOOP("Scope: the whole run (all samples), as in the Layers table and the "
                    "reports. The tooltip gives one invocation"),
-        QT_TR_NOOP("Pinned: the search never changes this node or its subtree (P)")};
+        QT_TR_NOOP("Pinned: the search never changes this node or its subtree (P)"),
+        QT_TR_NOOP("Of Energy, the in-tile storage levels' (the template's levels: activation, "
+                   "weight and output buffers inside the tile). Scope: the whole run")};
     if (role == Qt::DisplayRole) return tr(names[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);
     return {};

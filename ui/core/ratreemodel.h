@@ -19,7 +19,8 @@ class Document;
 class RATreeModel : public QAbstractItemModel {
     Q_OBJECT
   public:
-    enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, ColumnCount };
+    // InTile: of Energy, the in-tile storage levels' (empty without levels in the template).
+    enum Column { Name, Layers, Tiles, Batch, Npt, Time, Energy, Pinned, InTile, ColumnCount };
     enum Roles { NodeIdRole = Qt::UserRole + 1, NodePathRole };
     static constexpr const char* kMimeType = "application/x-tilescope-node-path";
 
@@ -29,6 +30,8 @@ class RATreeModel : public QAbstractItemModel {
     QModelIndex parent(const QModelIndex& child) const override;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
+    // The template lists in-tile storage levels (the InTile column has figures).
+    bool hasLevels() const { return m_hasLevels; }
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
@@ -81,6 +84,7 @@ class RATreeModel : public QAbstractItemModel {
     mutable QIcon m_icons[3];
     // The mesh of a template with chiplets (chipletText()), none on a single chip.
     std::shared_ptr<const Mesh> m_chiplets;
+    bool m_hasLevels = false; // the template lists in-tile storage levels (InTile column)
 };
 
 } // namespace tilescope::ui

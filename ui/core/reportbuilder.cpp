@@ -107,6 +107,9 @@ QString ReportBuilder::html() const {
     row(QStringLiteral("&nbsp;NoC"), energyText(e.energy.noc));
     row(QStringLiteral("&nbsp;MAC"), energyText(e.energy.mac));
     row(QStringLiteral("&nbsp;Buffers"), energyText(e.energy.buffer));
+    for (size_t i = 0; i < hw.levels.size() && i < e.energy.levels.size(); ++i) // in-tile levels
+        row(QStringLiteral("&nbsp;%1").arg(esc(QString::fromStdString(hw.levels[i].name))),
+            energyText(e.energy.levels[i]));
     if (hw.arch == TileArch::Cim) { // compute-in-memory: crossbar writes (docs/cost-model.md §8)
         row(QStringLiteral("&nbsp;Weight writes"), energyText(e.energy.weightWrite));
         row(QStringLiteral("Crossbar programmings"),

@@ -316,9 +316,19 @@ void MetricsPanel::refresh() {
                                  .arg(QLocale().toString(qlonglong(e->weightProgrammingsDefault))));
 
     // One prefix for the axis, chosen from the largest part (units policy: joules); a
-    // compute-in-memory template adds its crossbar writes as a fifth bar.
+    // compute-in-memory template adds its crossbar writes as a fifth bar, a template with
+    // in-tile storage levels one bar per level, named as the template names it.
     std::vector<double> parts = {e->energy.dram, e->energy.noc, e->energy.mac, e->energy.buffer};
-    if (cim) parts.push_back(e->energy.weightWrite);
+    QStringList labels = {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")};
+    if (cim) {
+        parts.push_back(e->energy.weightWrite);
+        labels << tr("Weight write");
+    }
+    const auto& levels = m_doc->hardware()->levels;
+    for (size_t i = 0; i < levels.size() && i < e->energy.levels.size(); ++i) {
+        parts.push_back(e->energy.levels[i]);
+        labels << QString::fromStdString(levels[i].name);
+    }
     const double top = std::max(1e-3, *std::max_element(parts.begin(), parts.end()));
     const EnergyScale sc = energyScale(top);
     QVector<double> vals, keys;
@@ -326,13 +336,13 @@ void MetricsPanel::refresh() {
         vals << p * sc.factor;
         keys << double(keys.size() + 1);
     }
-    if (int(parts.size()) != m_barCount) { // the fifth bar comes and goes with the template
-        m_barCount = int(parts.size());
+    if (labels != m_barLabels) { // the bars come and go with the template
+        m_barLabels = labels;
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        ticker->addTicks({1, 2, 3, 4}, {tr("DRAM"), tr("NoC"), tr("MAC"), tr("Buffer")});
-        if (cim) ticker->addTick(5, tr("Weight write"));
+        for (int i = 0; i < labels.size(); ++i)
+            ticker->addTick(i + 1, labels[i]);
         m_plot->yAxis->setTicker(ticker);
-        m_plot->yAxis->setRange(0.4, m_barCount + 0.6);
+        m_plot->yAxis->setRange(0.4, labels.size() + 0.6);
     }
     m_bars->setData(keys, vals, true);
     m_plot->xAxis->setLabel(tr("energy (%1)").arg(sc.unit));

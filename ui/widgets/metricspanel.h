@@ -54,7 +54,9 @@ class MetricsPanel : public QWidget {
     QCPBars* m_bars;
     QMap<QString, QLabel*> m_figures;
     QFormLayout* m_form;
-    int m_barCount = 4; // energy bars: DRAM, NoC, MAC, Buffer (+ Weight write on CIM)
+    // Energy bars: DRAM, NoC, MAC, Buffer (+ Weight write on CIM, + the in-tile levels).
+    QStringList m_barLabels = {QStringLiteral("DRAM"), QStringLiteral("NoC"), QStringLiteral("MAC"),
+                               QStringLiteral("Buffer")};
     QTableWidget* m_segments;
     QTableWidget* m_compare;
     QPushButton* m_compareButton;

@@ -147,6 +147,8 @@ void TreePanel::fitColumns() {
     widest[RATreeModel::Tiles] = std::min(widest[RATreeModel::Tiles],
                                           fm.horizontalAdvance(QStringLiteral("16: 0,1,2,3,4...")));
     widest[RATreeModel::Pinned] = m_view->style()->pixelMetric(QStyle::PM_IndicatorWidth);
+    // The in-tile levels' share only where the template lists levels.
+    m_view->setColumnHidden(RATreeModel::InTile, !m_model->hasLevels());
     for (int c = 0; c < RATreeModel::ColumnCount; ++c) {
         if (c == RATreeModel::Name) continue;
         int header = 0; // a header may have two lines: its longer one
