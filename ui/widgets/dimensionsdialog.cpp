@@ -26,7 +26,8 @@ DimensionsDialog::DimensionsDialog(const QString& model, const std::vector<FreeD
     auto* layout = new QVBoxLayout(this);
     auto* intro = new QLabel(
         tr("The export left these dimensions symbolic. Give each a size to schedule the model "
-           "at (the batch is set apart, in the toolbar). The CLI takes the same as --dim "
+           "at (the batch is not among them: it is set on its own). The CLI takes the same as "
+           "--dim "
            "NAME=VALUE."),
         this);
     intro->setWordWrap(true);
