@@ -24,48 +24,49 @@ void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vecto
         side[size_t(d)] += bytes / double(sides.size());
 }
 
-// Weights: one DRAM read per output-channel slice, multicast to the tiles holding it.
+// Weights by output-channel range (-> the tiles that hold it): one DRAM read per range,
+// multicast to its tiles, on `tally` and `side`, its bytes added to `dram`. Returns the bytes
+// delivered (multicast copies counted).
+double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
+                   const std::map<std::pair<int, int>, std::vector<int>>& byK, LinkTally& tally,
+                   std::array<double, 4>& side, double& dram) {
+    thread_local std::vector<int> route;
+    double delivered = 0;
+    for (const auto& [kr, members] : byK) {
+        const double bytes = double(geo.bytesOf(geo.weightElems(layer, kr.first, kr.second)));
+        route.clear();
+        mesh.multicastFromDram(members, route);
+        tally.add(route, bytes);
+        chargeSides(mesh, side, members, bytes);
+        dram += bytes;
+        delivered += bytes * double(members.size());
+    }
+    return delivered;
+}
+
+// Resident weights: each tile's output-channel slice, read once per invocation period.
 void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
-                   LinkTally& wgt, std::vector<int>& route, LeafTraffic& traffic) {
+                   LinkTally& wgt, LeafTraffic& traffic) {
     const int b = std::max(1, leaf.batch);
     std::map<std::pair<int, int>, std::vector<int>> byK;
     for (int t = 0; t < leaf.tileCount; ++t) {
         const Box box = geo.tileBox(leaf.layer, *leaf.mapping, t, 0, b);
         if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
     }
-    for (const auto& [kr, members] : byK) {
-        const double bytes = double(geo.bytesOf(geo.weightElems(leaf.layer, kr.first, kr.second)));
-        route.clear();
-        mesh.multicastFromDram(members, route);
-        wgt.add(route, bytes);
-        chargeSides(mesh, traffic.weightSide, members, bytes);
-        traffic.weightDram += bytes;
-        traffic.weightDelivered += bytes * double(members.size());
-    }
+    traffic.weightDelivered +=
+        weightReads(geo, mesh, leaf.layer, byK, wgt, traffic.weightSide, traffic.weightDram);
 }
 
 // One block's weights when they stream with output-channel blocks (LeafMapping::
-// streamsWeights): each block's channel range read from DRAM once and multicast to the tiles
-// computing it, as the block's other DRAM reads (activation traffic: they come and go with
-// it). Returns the bytes delivered (multicast copies counted).
+// streamsWeights): as the block's other DRAM reads (activation traffic: they come and go
+// with it). Returns the bytes delivered.
 double streamedWeights(const TransferGeometry& geo, const Mesh& mesh, int layer,
                        const std::vector<Box>& boxes, const std::vector<int>& actTiles,
                        LinkTally& act, LeafTraffic& traffic) {
-    thread_local std::vector<int> route;
     std::map<std::pair<int, int>, std::vector<int>> byK;
     for (size_t a = 0; a < boxes.size(); ++a)
         byK[{boxes[a].lo[1], boxes[a].hi[1]}].push_back(actTiles[a]);
-    double delivered = 0;
-    for (const auto& [kr, members] : byK) {
-        const double bytes = double(geo.bytesOf(geo.weightElems(layer, kr.first, kr.second)));
-        route.clear();
-        mesh.multicastFromDram(members, route);
-        act.add(route, bytes);
-        chargeSides(mesh, traffic.actSide, members, bytes);
-        traffic.actDram += bytes;
-        delivered += bytes * double(members.size());
-    }
-    return delivered;
+    return weightReads(geo, mesh, layer, byK, act, traffic.actSide, traffic.actDram);
 }
 
 // Invocations repeat with a period: the consumer's own partition is the same every
@@ -224,7 +225,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     const int b = std::max(1, leaf.batch);
 
     if (ly.weightBytes > 0 && !mapping.streamsWeights())
-        weightTraffic(geo, mesh, leaf, wgt, route, traffic);
+        weightTraffic(geo, mesh, leaf, wgt, traffic);
 
     const int period = traffic.invocations = periodOf(b, producers);
     traffic.nocInByInput.assign(ly.inputs.size(), 0.0);

@@ -536,13 +536,25 @@ std::optional<Error> parseModelFile(const std::string& path, ox::ModelProto& mod
     return std::nullopt;
 }
 
-// Each named dimension of a graph input after its first axis (the batch), once, in order.
+// The names on graph inputs' first axis: the batch.
+std::set<std::string> batchDimensionNames(const ox::GraphProto& g) {
+    std::set<std::string> out;
+    for (const auto& gi : g.input()) {
+        const auto& tt = gi.type().tensor_type();
+        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
+            out.insert(tt.shape().dim(0).dim_param());
+    }
+    return out;
+}
+
+// Each named dimension of a graph input after its first axis (the batch), once, in order; a
+// name also used on a batch axis is the batch, not among them.
 std::vector<FreeDimension> namedDimensions(const ox::GraphProto& g) {
     std::set<std::string> initializers;
     for (const auto& t : g.initializer())
         initializers.insert(t.name());
     std::vector<FreeDimension> out;
-    std::set<std::string> seen;
+    std::set<std::string> seen = batchDimensionNames(g);
     for (const auto& gi : g.input()) {
         if (initializers.count(gi.name()) || !gi.type().has_tensor_type()) continue;
         const auto& tt = gi.type().tensor_type();
@@ -572,12 +584,7 @@ std::string listed(const std::vector<FreeDimension>& dims, bool where) {
 // that list the model's free dimensions.
 Status Importer::bindDimensions() {
     const std::vector<FreeDimension> named = namedDimensions(m_graph);
-    std::set<std::string> batchNames;
-    for (const auto& gi : m_graph.input()) {
-        const auto& tt = gi.type().tensor_type();
-        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
-            batchNames.insert(tt.shape().dim(0).dim_param());
-    }
+    const std::set<std::string> batchNames = batchDimensionNames(m_graph);
     for (const auto& [name, value] : m_opts.dims) {
         if (batchNames.count(name))
             return Failure{"dimension '" + name + "'",
@@ -594,7 +601,7 @@ Status Importer::bindDimensions() {
     }
     std::vector<FreeDimension> unbound;
     for (const FreeDimension& d : named)
-        if (!m_opts.dims.count(d.name) && !batchNames.count(d.name)) unbound.push_back(d);
+        if (!m_opts.dims.count(d.name)) unbound.push_back(d);
     if (!unbound.empty())
         return Failure{"input '" + unbound.front().input + "' axis " +
                            std::to_string(unbound.front().axis),
@@ -992,16 +999,7 @@ Result<std::vector<FreeDimension>> freeDimensions(const std::string& path) {
     if (ext != ".onnx") return std::vector<FreeDimension>{};
     ox::ModelProto model;
     if (auto e = onnximport::parseModelFile(path, model)) return *e;
-    std::vector<FreeDimension> named = onnximport::namedDimensions(model.graph());
-    // A name also used on a batch axis is the batch.
-    std::set<std::string> batchNames;
-    for (const auto& gi : model.graph().input()) {
-        const auto& tt = gi.type().tensor_type();
-        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
-            batchNames.insert(tt.shape().dim(0).dim_param());
-    }
-    std::erase_if(named, [&](const FreeDimension& d) { return batchNames.count(d.name) > 0; });
-    return named;
+    return onnximport::namedDimensions(model.graph());
 }
 
 Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text) {
