@@ -20,6 +20,22 @@ namespace tilescope {
 namespace onnximport {
 
 namespace {
+
+// The names on graph inputs' first axis: the batch (inputs that are initializers, listed
+// as inputs before IR 4, left out).
+std::set<std::string> batchDimensionNames(const ox::GraphProto& g) {
+    std::set<std::string> initializers, out;
+    for (const auto& t : g.initializer())
+        initializers.insert(t.name());
+    for (const auto& gi : g.input()) {
+        if (initializers.count(gi.name())) continue;
+        const auto& tt = gi.type().tensor_type();
+        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
+            out.insert(tt.shape().dim(0).dim_param());
+    }
+    return out;
+}
+
 constexpr std::int64_t kMaxOpset = 17;
 // Integer tensors up to this size are read for shape arithmetic; weights never are.
 constexpr std::int64_t kMaxDataElements = 64;
@@ -502,12 +518,7 @@ Status Importer::readInitializersAndInputs() {
     }
     // First pass: the batch symbols (dim 0 of every graph input), so ONNX-inferred shapes
     // can map them back to N.
-    for (const auto& gi : m_graph.input()) {
-        if (m_values.count(gi.name())) continue; // an initializer listed as input (IR < 4)
-        const auto& tt = gi.type().tensor_type();
-        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
-            m_batchParams.insert(tt.shape().dim(0).dim_param());
-    }
+    m_batchParams = batchDimensionNames(m_graph);
     for (const auto& gi : m_graph.input()) {
         if (m_values.count(gi.name())) continue;
         if (auto f = readInput(gi)) return f;
@@ -534,17 +545,6 @@ std::optional<Error> parseModelFile(const std::string& path, ox::ModelProto& mod
     if (!parsed || model.ByteSizeLong() == 0)
         return makeError(path, "", "not a valid ONNX model (protobuf parse failed)");
     return std::nullopt;
-}
-
-// The names on graph inputs' first axis: the batch.
-std::set<std::string> batchDimensionNames(const ox::GraphProto& g) {
-    std::set<std::string> out;
-    for (const auto& gi : g.input()) {
-        const auto& tt = gi.type().tensor_type();
-        if (tt.has_shape() && tt.shape().dim_size() > 0 && tt.shape().dim(0).has_dim_param())
-            out.insert(tt.shape().dim(0).dim_param());
-    }
-    return out;
 }
 
 // Each named dimension of a graph input after its first axis (the batch), once, in order; a
