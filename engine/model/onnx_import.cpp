@@ -589,8 +589,9 @@ Status Importer::bindDimensions() {
         if (batchNames.count(name))
             return Failure{"dimension '" + name + "'",
                            "is the batch axis: its size is the batch (--batch), not bound here"};
+        const std::string& wanted = name; // a structured binding cannot be captured (C++20)
         const bool known = std::any_of(named.begin(), named.end(),
-                                       [&](const FreeDimension& d) { return d.name == name; });
+                                       [&](const FreeDimension& d) { return d.name == wanted; });
         if (!known)
             return Failure{"dimension '" + name + "'",
                            named.empty() ? "the model has no free dimension"
