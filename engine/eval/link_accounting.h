@@ -145,9 +145,10 @@ class SendLog {
     double m_piece = 0;
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
     std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
-    std::vector<double> m_own, m_others, m_scale;
+    std::vector<double> m_own, m_others, m_scale, m_share, m_slotShare;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot;
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot,
+        m_slotTile;
 };
 
 double SendLog::paced(const Mesh& mesh) {
@@ -217,6 +218,7 @@ void SendLog::bucketByLink(size_t links) {
 
 void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
     m_slotW.resize(m_onPiece.size());
+    m_slotTile.resize(m_onPiece.size());
     m_slotOf.resize(m_onPiece.size());
     m_firstSlot.resize(links + 1);
     m_stamp.assign(size_t(mesh.tiles()), 0);
@@ -224,24 +226,35 @@ void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
     // Each sender spreads its bytes on a link over all its sending: it keeps the link
     // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
     m_rho.assign(links, 0.0);
+    // Each piece's share of its sender's bytes, once per piece rather than once per link.
+    m_share.resize(m_bytes.size());
+    for (size_t i = 0; i < m_bytes.size(); ++i)
+        m_share[i] = m_bytes[i] / m_total[size_t(m_tile[i])];
     size_t w = 0;
     for (size_t l = 0; l < links; ++l) {
         m_firstSlot[l] = w;
+        double rho = 0;
         for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
             const size_t i = size_t(m_onPiece[e]);
             const size_t t = size_t(m_tile[i]);
-            m_rho[l] += m_bytes[i] / m_total[t];
+            rho += m_share[i];
             if (m_stamp[t] == l + 1) {
                 m_slotW[m_slot[t]] += m_bytes[i];
             } else {
                 m_stamp[t] = l + 1;
                 m_slot[t] = w;
+                m_slotTile[w] = t;
                 m_slotW[w++] = m_bytes[i];
             }
             m_slotOf[e] = m_slot[t];
         }
+        m_rho[l] = rho;
     }
     m_firstSlot[links] = w;
+    // Each sender's share of a link, as answerLink takes it out of the link's sum.
+    m_slotShare.resize(w);
+    for (size_t k = 0; k < w; ++k)
+        m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
 }
 
 void SendLog::answerLink(const Mesh& mesh, size_t l) {
@@ -276,7 +289,7 @@ void SendLog::answerLink(const Mesh& mesh, size_t l) {
             }
         }
         double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
-        const double rho = m_rho[l] - m_slotW[m_slotOf[e]] / m_total[size_t(m_tile[i])];
+        const double rho = m_rho[l] - m_slotShare[m_slotOf[e]];
         if (rho < 1) time = std::min(time, b / (1 - rho));
         m_slowest[i] = std::max(m_slowest[i], time * slowness);
         m_own[i] = std::max(m_own[i], b * slowness);
