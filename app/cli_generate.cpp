@@ -36,7 +36,8 @@ GenerateRequest requestOf(const Args& a) {
             throw UsageError{"--seq-dim and --past-dim name the free axes of one MODEL, not of "
                              "fixed exports"};
     } else if (a.positional.size() != 1) {
-        throw UsageError{"expected exactly one MODEL argument (or --prefill A.onnx --decode B.onnx)"};
+        throw UsageError{
+            "expected exactly one MODEL argument (or --prefill A.onnx --decode B.onnx)"};
     }
     GenerateRequest r;
     r.prompt = parseInteger("--prompt", requiredValue(a, "--prompt"), 1, 1LL << 24);
@@ -123,26 +124,33 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
     return j;
 }
 
-void printGenerate(const GenerateRun& run, const GenerateRequest& r, const Inputs& in,
-                   const SearchConfig& cfg) {
+// A size the phase was imported with; "-" where a fixed export set it.
+std::string sizeText(std::int64_t v) {
+    return v > 0 ? std::to_string(v) : "-";
+}
+
+void printGenerate(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
+                   const Inputs& in, const SearchConfig& cfg) {
     const double clock = in.hw.clockGHz;
-    std::printf("model %s, hw %s (%dx%d), prompt %lld, %lld tokens, batch %d, objective %s\n",
-                in.modelPath.c_str(), in.hw.name.c_str(), in.hw.meshX, in.hw.meshY,
-                (long long)r.prompt, (long long)r.tokens, r.batch,
-                objectiveName(cfg.objective).c_str());
-    std::printf("%-8s %6s %6s %26s %12s %12s %10s %8s\n", "phase", "seq", "past", "delay",
-                "energy", "DRAM", "iterations", "time s");
+    const std::string models = src.model.empty()
+                                   ? "prefill " + src.prefill + ", decode " + src.decode
+                                   : "model " + src.model;
+    std::printf("%s, hw %s (%dx%d), prompt %lld, %lld tokens, batch %d, objective %s\n",
+                models.c_str(), in.hw.name.c_str(), in.hw.meshX, in.hw.meshY, (long long)r.prompt,
+                (long long)r.tokens, r.batch, objectiveName(cfg.objective).c_str());
+    std::printf("%-8s %6s %6s %26s %12s %12s %10s %8s\n", "phase", "seq", "past", "delay", "energy",
+                "DRAM", "iterations", "time s");
     for (const GeneratePhase& p : run.phases) {
         const Evaluation& e = p.detail;
         if (!e.valid) {
-            std::printf("%-8s %6lld %6lld invalid: %s\n", p.name.c_str(), (long long)p.seq,
-                        (long long)p.past, e.reason.c_str());
+            std::printf("%-8s %6s %6s invalid: %s\n", p.name.c_str(), sizeText(p.seq).c_str(),
+                        sizeText(p.past).c_str(), e.reason.c_str());
             continue;
         }
-        std::printf("%-8s %6lld %6lld %26s %12s %12s %10lld %8.2f\n", p.name.c_str(),
-                    (long long)p.seq, (long long)p.past, formatTime(e.delay, clock).c_str(),
-                    formatEnergy(e.energy.total()).c_str(), formatBytes(e.dramBytes).c_str(),
-                    p.search.iterations, p.search.elapsedSeconds);
+        std::printf("%-8s %6s %6s %26s %12s %12s %10lld %8.2f\n", p.name.c_str(),
+                    sizeText(p.seq).c_str(), sizeText(p.past).c_str(),
+                    formatTime(e.delay, clock).c_str(), formatEnergy(e.energy.total()).c_str(),
+                    formatBytes(e.dramBytes).c_str(), p.search.iterations, p.search.elapsedSeconds);
     }
     const GenerateFigures& f = run.figures;
     if (!f.valid) return;
@@ -188,11 +196,11 @@ int runGenerate(const Args& a) {
         return 130;
     }
     if (a.has("--json")) {
-        if (int s = writeOut(a.get("--json"),
-                             generateJson(*run, *src, req, in, so.cfg).dump(2) + "\n"))
+        if (int s =
+                writeOut(a.get("--json"), generateJson(*run, *src, req, in, so.cfg).dump(2) + "\n"))
             return s;
     } else {
-        printGenerate(*run, req, in, so.cfg);
+        printGenerate(*run, *src, req, in, so.cfg);
     }
     if (!run->figures.valid)
         return userError(in.modelPath + ": no valid schedule: " + run->figures.reason);

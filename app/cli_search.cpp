@@ -1,7 +1,8 @@
 // evaluate, anneal, compare and mapping (CLI.md, docs/cli.md): argument checking, progress on
 // stderr, the result JSON (engine/report) and a human-readable summary on stdout.
-#include "cli_commands.h"
 #include "cli_search.h"
+
+#include "cli_commands.h"
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
 #include "pipeline/compare.h"
@@ -56,7 +57,6 @@ double parseNumber(const std::string& opt, const std::string& v) {
     return d;
 }
 
-
 std::uint64_t parseSeed(const std::string& v) {
     size_t used = 0;
     unsigned long long s = 0;
@@ -70,11 +70,8 @@ std::uint64_t parseSeed(const std::string& v) {
     return s;
 }
 
-
-
 // ---------------------------------------------------------------------------------------
 // Inputs: user errors (exit 1) with one line naming the file.
-
 
 std::optional<Inputs> loadInputs(const Args& a, int& status) {
     Inputs in;
@@ -103,11 +100,8 @@ Result<RATree> loadTree(const std::string& path, const Network& net) {
     return parseTreeDocument(*text, net, path);
 }
 
-
-
 // ---------------------------------------------------------------------------------------
 // Output for people.
-
 
 void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
     std::printf("model %s (%zu layers), hw %s (%dx%d), batch %d, objective %s\n",
@@ -175,9 +169,6 @@ Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objectiv
     opt.maxIntervals = 0; // segments need node figures, not the S-T rectangles
     return evaluate(in.net, in.hw, t, batch, opt);
 }
-
-
-
 
 void printSearchSummary(const SearchResult& r, const Evaluation& detail, const Inputs& in) {
     printEvaluation(detail, in, r.config.totalBatch);
@@ -306,9 +297,8 @@ void ProgressPrinter::operator()(const Progress& p) {
         std::fprintf(stderr,
                      "%s: %s %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f "
                      "accept %.0f%% %.1fs%s\n",
-                     m_label.c_str(), p.phase.c_str(), p.iteration, p.total, 100 * frac,
-                     p.bestCost, p.currentCost, p.temperature, 100 * p.acceptanceRate,
-                     p.elapsedSeconds, left);
+                     m_label.c_str(), p.phase.c_str(), p.iteration, p.total, 100 * frac, p.bestCost,
+                     p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left);
     }
     std::fflush(stderr);
 }

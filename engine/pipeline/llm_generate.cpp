@@ -64,7 +64,8 @@ Result<DecoderAxes> findDecoderAxes(const std::string& path, const std::string& 
     auto kv = kvCacheInputs(path);
     if (!kv) return kv.error();
     DecoderAxes axes;
-    for (const auto& [opt, name] : {std::pair{"--seq-dim", seqDim}, std::pair{"--past-dim", pastDim}})
+    for (const auto& [opt, name] :
+         {std::pair{"--seq-dim", seqDim}, std::pair{"--past-dim", pastDim}})
         if (!name.empty() && !isFree(*free, name))
             return makeError(path, "",
                              std::string(opt) + " '" + name +
@@ -86,13 +87,12 @@ Result<DecoderAxes> findDecoderAxes(const std::string& path, const std::string& 
         for (const FreeDimension& d : *free)
             if (d.name != axes.past) others.push_back(d.name);
         if (others.size() != 1)
-            return makeError(
-                path, "",
-                others.empty()
-                    ? "no free dimension besides the past axis '" + axes.past +
-                          "' to be the sequence"
-                    : "several free dimensions could be the sequence (" + listNames(*free) +
-                          " besides the past axis '" + axes.past + "'); name it with --seq-dim");
+            return makeError(path, "",
+                             others.empty() ? "no free dimension besides the past axis '" +
+                                                  axes.past + "' to be the sequence"
+                                            : "several free dimensions could be the sequence (" +
+                                                  listNames(*free) + " besides the past axis '" +
+                                                  axes.past + "'); name it with --seq-dim");
         axes.seq = others.front();
     }
     if (axes.seq == axes.past)
@@ -249,8 +249,8 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
     for (std::size_t i = 0; i < plan.size(); ++i) {
         const PhasePlan& p = plan[i];
         const std::string label =
-            p.name + (p.past > 1 || p.name == "decode" ? " (past " + std::to_string(p.past) + ")"
-                                                       : "");
+            p.name +
+            (p.past > 1 || p.name == "decode" ? " (past " + std::to_string(p.past) + ")" : "");
         auto net = loadModel(p.modelPath, p.import);
         if (!net) return net.error();
         std::stop_token stop;

@@ -57,11 +57,11 @@ struct DecodePoint {
 
 struct GenerateFigures {
     bool valid = false;
-    std::string reason; // the first invalid phase and its reason
-    Cycles ttft = 0;    // the prefill's delay
-    Cycles tpot = 0;    // mean decode-step delay over the G - 1 steps (interpolated)
-    double tokensPerSecond = 0;    // B x G over TTFT + (G - 1) x TPOT, at the clock
-    PicoJoules energyPerToken = 0; // prefill + every decode step, over B x G
+    std::string reason;                // the first invalid phase and its reason
+    Cycles ttft = 0;                   // the prefill's delay
+    Cycles tpot = 0;                   // mean decode-step delay over the G - 1 steps (interpolated)
+    double tokensPerSecond = 0;        // B x G over TTFT + (G - 1) x TPOT, at the clock
+    PicoJoules energyPerToken = 0;     // prefill + every decode step, over B x G
     std::optional<Bytes> kvCacheBytes; // at P + G tokens, all B sequences; none without a cache
     std::vector<DecodePoint> decode;   // the scheduled points, as given
 };

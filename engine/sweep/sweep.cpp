@@ -364,9 +364,9 @@ Result<SweepSpec> parseSweepSpec(const std::string& text, const std::string& fil
     const json& j = *doc;
     if (!j.is_object()) return makeError(file, "", "expected a JSON object");
     JsonReader r;
-    if (!r.checkKeys(j, "",
-                     {"models", "dims", "hardware", "batches", "objectives", "seeds", "search",
-                      "comment"}))
+    if (!r.checkKeys(
+            j, "",
+            {"models", "dims", "hardware", "batches", "objectives", "seeds", "search", "comment"}))
         return makeError(file, "", r.error);
     std::string err;
     for (const char* k : {"models", "hardware"})

@@ -1,5 +1,6 @@
 // Design-space sweeps (docs/sweep.md): a spec of models (x free-dimension bindings) x hardware x
-// batches x objectives x seeds, expanded into points with stable keys, and one point run exactly as `anneal` runs it.
+// batches x objectives x seeds, expanded into points with stable keys, and one point run exactly as
+// `anneal` runs it.
 #pragma once
 
 #include "eval/evaluation.h"
@@ -43,7 +44,7 @@ struct SweepHardware {
 
 struct SweepSpec {
     std::string file;
-    std::vector<SweepModel> models; // each file x each combination of its `dims` values
+    std::vector<SweepModel> models;      // each file x each combination of its `dims` values
     std::vector<SweepHardware> hardware; // after expansion
     std::vector<int> batches = {1};
     std::vector<Objective> objectives; // empty: each hardware's defaultObjective

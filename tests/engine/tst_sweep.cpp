@@ -491,8 +491,8 @@ void TstSweep::dimsAxes() {
     QVERIFY(s->models[2].dims.empty());
     QCOMPARE(s->models[0].net->dims, s->models[0].dims);
     // Twice the sequence: more MACs (the projections double, attention grows too).
-    QVERIFY(s->models[1].net->totalMacsPerSample() > 2 * s->models[0].net->totalMacsPerSample() -
-                                                         1);
+    QVERIFY(s->models[1].net->totalMacsPerSample() >
+            2 * s->models[0].net->totalMacsPerSample() - 1);
     const auto points = expandSweep(*s);
     QCOMPARE(int(points.size()), 3);
     QVERIFY(points[0].key != points[1].key);
@@ -509,7 +509,7 @@ void TstSweep::dimsErrors() {
         auto s = parse(j);
         if (s) return std::string("parsed");
         return s.error().message.find(expected) == std::string::npos ? s.error().message
-                                                                      : std::string();
+                                                                     : std::string();
     };
     json j = baseSpec();
     j["models"] = {kDecoder};
