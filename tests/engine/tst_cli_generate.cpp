@@ -92,10 +92,10 @@ class TestCliGenerate : public QObject {
 
     void fixedExports() {
         const QString out = path("fixed.json");
-        const Run r = test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode",
-                                               kDecode64, "--prompt", "64", "--tokens", "8",
-                                               "--json", out} +
-                                   kBudget);
+        const Run r =
+            test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
+                                     "--prompt", "64", "--tokens", "8", "--json", out} +
+                         kBudget);
         QVERIFY2(r.status == 0, qPrintable(r.err));
         const json j = readJson(out);
         QCOMPARE(int(j["phases"].size()), 2);
@@ -116,9 +116,9 @@ class TestCliGenerate : public QObject {
                                      "--seq-dim", "tokens"} +
                          kBudget);
         expectUserError(r, kDecoder, "--seq-dim 'tokens' is not a free dimension of the model");
-        r = test::runCli(QStringList{"generate", kDecoder, "--prompt", "8", "--tokens", "4",
-                                     "--dim", "seq=8"} +
-                         kBudget);
+        r = test::runCli(
+            QStringList{"generate", kDecoder, "--prompt", "8", "--tokens", "4", "--dim", "seq=8"} +
+            kBudget);
         expectUserError(r, kDecoder, "set by --prompt and --tokens");
         // A fixed export has no KV axis to find.
         r = test::runCli(QStringList{"generate", kPrefill64, "--prompt", "8", "--tokens", "4"} +
@@ -129,16 +129,16 @@ class TestCliGenerate : public QObject {
     void badArguments_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no prompt") << QStringList{kDecoder, "--tokens", "4"}
-                                   << "--prompt is required";
+        QTest::newRow("no prompt")
+            << QStringList{kDecoder, "--tokens", "4"} << "--prompt is required";
         QTest::newRow("one token") << QStringList{kDecoder, "--prompt", "8", "--tokens", "1"}
                                    << "--tokens must be between 2";
         QTest::newRow("prefill alone")
             << QStringList{"--prefill", kPrefill64, "--prompt", "8", "--tokens", "4"}
             << "--prefill and --decode go together";
         QTest::newRow("both forms")
-            << QStringList{kDecoder, "--prefill", kPrefill64, "--decode", kDecode64, "--prompt",
-                           "8", "--tokens", "4"}
+            << QStringList{kDecoder,   "--prefill", kPrefill64, "--decode", kDecode64,
+                           "--prompt", "8",         "--tokens", "4"}
             << "not both";
         QTest::newRow("no model") << QStringList{"--prompt", "8", "--tokens", "4"}
                                   << "expected exactly one MODEL";

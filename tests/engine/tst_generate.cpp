@@ -6,6 +6,7 @@
 
 #include <QtTest>
 #include <cmath>
+#include <tuple>
 
 using namespace tilescope;
 
@@ -40,7 +41,7 @@ class TstGenerate : public QObject {
         using V = std::vector<std::int64_t>;
         // 15 steps read 64 .. 78 cached tokens; 4 points spread over them, ends included.
         QCOMPARE(decodeContexts(request(64, 16, 1)), (V{64, 69, 73, 78}));
-        QCOMPARE(decodeContexts(request(64, 2, 1)), (V{64})); // one step
+        QCOMPARE(decodeContexts(request(64, 2, 1)), (V{64}));     // one step
         QCOMPARE(decodeContexts(request(10, 3, 1)), (V{10, 11})); // fewer steps than points
         QCOMPARE(decodeContexts(request(2048, 128, 1, 1)), (V{2048}));
     }
@@ -70,8 +71,7 @@ class TstGenerate : public QObject {
         QVERIFY(!f.kvCacheBytes);
         // Steps 100 .. 103 before and after the points 101 and 102: the nearest point's delay
         // outside, the line between them inside: 10, 10, 20, 20.
-        f = generateFigures(phase(900, 0), {{101, phase(10, 0)}, {102, phase(20, 0)}}, r, 1.0,
-                            {});
+        f = generateFigures(phase(900, 0), {{101, phase(10, 0)}, {102, phase(20, 0)}}, r, 1.0, {});
         QCOMPARE(f.tpot, 15.0);
     }
 
@@ -107,7 +107,8 @@ class TstGenerate : public QObject {
         QCOMPARE(named->seq, std::string("past"));
         auto unknown = findDecoderAxes(kDecoder, "", "tokens");
         QVERIFY(!unknown);
-        QVERIFY2(unknown.error().message.find(kDecoder + ": --past-dim 'tokens' is not a free "
+        QVERIFY2(unknown.error().message.find(kDecoder +
+                                              ": --past-dim 'tokens' is not a free "
                                               "dimension of the model (its free dimensions: "
                                               "seq, past)") == 0,
                  unknown.error().message.c_str());
@@ -118,6 +119,23 @@ class TstGenerate : public QObject {
         QCOMPARE((*fixed)[0].length, std::int64_t(64));
         QVERIFY((*fixed)[0].dimName.empty());
         QVERIFY(!findDecoderAxes(kDecode64));
+    }
+
+    void fixedExportsMatchTheBoundDecoder() {
+        // The fixed exports are the dynamic decoder's graph at fixed sizes: imported, the
+        // same layers as the decoder bound to those sizes.
+        const std::string dir = std::string(TILESCOPE_TESTDATA) + "/";
+        for (const auto& [file, seq, past] : {std::tuple{"llama_prefill64.onnx", 64, 1},
+                                              std::tuple{"llama_decode64.onnx", 1, 64}}) {
+            ImportOptions o;
+            o.dims = {{"seq", seq}, {"past", past}};
+            auto bound = loadModel(kDecoder, o);
+            auto fixed = loadModel(dir + file);
+            QVERIFY(bound && fixed);
+            QCOMPARE(fixed->totalMacsPerSample(), bound->totalMacsPerSample());
+            QCOMPARE(fixed->layers.size(), bound->layers.size());
+            QCOMPARE(fixed->inputBytes, bound->inputBytes);
+        }
     }
 
     void kvBytesPerToken() {
