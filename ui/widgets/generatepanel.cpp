@@ -12,10 +12,10 @@ namespace tilescope::ui {
 
 namespace {
 
-const QStringList kFigures = {
-    QStringLiteral("TTFT"),     QStringLiteral("TPOT"),  QStringLiteral("Tokens/s"),
-    QStringLiteral("Energy/token"), QStringLiteral("KV cache"), QStringLiteral("Phase delay"),
-    QStringLiteral("Phase energy")};
+const QStringList kFigures = {QStringLiteral("TTFT"),        QStringLiteral("TPOT"),
+                              QStringLiteral("Tokens/s"),    QStringLiteral("Energy/token"),
+                              QStringLiteral("KV cache"),    QStringLiteral("Phase delay"),
+                              QStringLiteral("Phase energy")};
 
 QString text(const std::string& s) {
     return QString::fromStdString(s);
@@ -75,7 +75,8 @@ void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockG
     } else {
         figure(QStringLiteral("TTFT"))->setText(tr("invalid: %1").arg(text(f.reason)));
     }
-    if (f.kvCacheBytes) figure(QStringLiteral("KV cache"))->setText(text(formatBytes(*f.kvCacheBytes)));
+    if (f.kvCacheBytes)
+        figure(QStringLiteral("KV cache"))->setText(text(formatBytes(*f.kvCacheBytes)));
     refreshPhase();
 }
 
