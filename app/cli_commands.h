@@ -39,6 +39,7 @@ int runInspect(const Args& a);
 int runEvaluate(const Args& a);
 int runAnneal(const Args& a);
 int runCompare(const Args& a);
+int runGenerate(const Args& a);
 int runMapping(const Args& a);
 int runExportInstructions(const Args& a);
 int runSimulate(const Args& a);

@@ -1,5 +1,7 @@
 // evaluate, anneal, compare and mapping (CLI.md, docs/cli.md): argument checking, progress on
 // stderr, the result JSON (engine/report) and a human-readable summary on stdout.
+#include "cli_search.h"
+
 #include "cli_commands.h"
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
@@ -55,22 +57,6 @@ double parseNumber(const std::string& opt, const std::string& v) {
     return d;
 }
 
-long long parseInteger(const std::string& opt, const std::string& v, long long min, long long max) {
-    size_t used = 0;
-    long long i = 0;
-    try {
-        i = std::stoll(v, &used);
-    } catch (...) {
-        used = 0;
-    }
-    if (used == 0 || used != v.size())
-        throw UsageError{opt + " expects an integer, got '" + v + "'"};
-    if (i < min || i > max)
-        throw UsageError{opt + " must be between " + std::to_string(min) + " and " +
-                         std::to_string(max)};
-    return i;
-}
-
 std::uint64_t parseSeed(const std::string& v) {
     size_t used = 0;
     unsigned long long s = 0;
@@ -84,41 +70,8 @@ std::uint64_t parseSeed(const std::string& v) {
     return s;
 }
 
-// "n,m": the exponents of E^n x D^m, non-negative and not both zero.
-Objective parseObjective(const Args& a) {
-    Objective o;
-    if (!a.has("--objective")) return o;
-    const std::string v = a.get("--objective");
-    const auto comma = v.find(',');
-    const auto bad = [&] {
-        return UsageError{
-            "--objective expects n,m (two non-negative numbers, e.g. 1,1 for EDP), got '" + v +
-            "'"};
-    };
-    if (comma == std::string::npos || v.find(',', comma + 1) != std::string::npos) throw bad();
-    try {
-        o.n = parseNumber("--objective", v.substr(0, comma));
-        o.m = parseNumber("--objective", v.substr(comma + 1));
-    } catch (const UsageError&) {
-        throw bad();
-    }
-    if (o.n < 0 || o.m < 0 || (o.n == 0 && o.m == 0)) throw bad();
-    return o;
-}
-
-std::optional<int> batchArg(const Args& a) {
-    if (!a.has("--batch")) return std::nullopt;
-    return int(parseInteger("--batch", a.get("--batch"), 1, 1 << 20));
-}
-
 // ---------------------------------------------------------------------------------------
 // Inputs: user errors (exit 1) with one line naming the file.
-
-struct Inputs {
-    std::string modelPath, modelSha, hwName;
-    Network net;
-    Hardware hw;
-};
 
 std::optional<Inputs> loadInputs(const Args& a, int& status) {
     Inputs in;
@@ -147,28 +100,8 @@ Result<RATree> loadTree(const std::string& path, const Network& net) {
     return parseTreeDocument(*text, net, path);
 }
 
-ResultContext resultContext(const Inputs& in, int batch) {
-    ResultContext c;
-    c.modelPath = in.modelPath;
-    c.modelSha256 = in.modelSha;
-    c.hw = &in.hw;
-    c.batch = batch;
-    return c;
-}
-
-int writeOut(const std::string& path, const std::string& contents) {
-    if (auto e = writeFileAtomic(path, contents)) return userError(e->message);
-    return 0;
-}
-
 // ---------------------------------------------------------------------------------------
 // Output for people.
-
-std::string objectiveName(const Objective& o) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "E^%g x D^%g", o.n, o.m);
-    return buf;
-}
 
 void printEvaluation(const Evaluation& e, const Inputs& in, int batch) {
     std::printf("model %s (%zu layers), hw %s (%dx%d), batch %d, objective %s\n",
@@ -237,67 +170,138 @@ Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objectiv
     return evaluate(in.net, in.hw, t, batch, opt);
 }
 
-// Progress on stderr: a one-line bar redrawn in place on a terminal, a plain line per
-// second otherwise (logs, CI), nothing with --quiet.
-class ProgressPrinter {
-  public:
-    ProgressPrinter(std::string label, bool quiet)
-        : m_label(std::move(label)), m_quiet(quiet), m_tty(isatty(fileno(stderr)) != 0) {}
+void printSearchSummary(const SearchResult& r, const Evaluation& detail, const Inputs& in) {
+    printEvaluation(detail, in, r.config.totalBatch);
+    char budget[96] = "";
+    if (r.config.seconds > 0)
+        std::snprintf(budget, sizeof budget, " (time budget %.3g s: %lld iterations in all)",
+                      r.config.seconds, r.iterationsRun);
+    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per "
+                "chain%s, %.2f s%s\n",
+                toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
+                std::min(r.config.threads, r.config.chains), r.iterations, budget, r.elapsedSeconds,
+                r.stopped ? " (stopped early)" : "");
+    std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost,
+                r.best.cost, r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
+    std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
+                r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
+                100 * r.stats.mapperHitRate);
+    printBlockedLeaves(detail, r.bestTree, in.net, in.hw);
+    printSegments(detail, r.bestTree, in.net, in.hw.clockGHz);
+    std::printf("tree:\n%s", treeToText(r.bestTree, in.net).c_str());
+}
 
-    void operator()(const Progress& p) {
-        if (m_quiet) return;
-        const double frac = p.fraction;
-        // Under a time budget the bar is time, and what is left is what people wait for.
-        char left[32] = "";
-        if (p.secondsLeft >= 0) std::snprintf(left, sizeof left, "  %.1fs left", p.secondsLeft);
-        // A phase before annealing (start trees, baselines) has no chain figures yet.
-        const bool building = p.iteration == 0 && !p.final;
-        const bool newPhase = p.phase != m_phase;
-        m_phase = p.phase;
-        if (m_tty) {
-            constexpr int width = 24;
-            const int filled = int(frac * width + 0.5);
-            std::string bar(size_t(filled), '#');
-            bar.resize(width, '.');
-            if (building)
-                std::fprintf(stderr, "\r%s [%s] %3.0f%% %s  %.0fs%s\033[K", m_label.c_str(),
-                             bar.c_str(), 100 * frac, p.phase.c_str(), p.elapsedSeconds, left);
-            else
-                std::fprintf(stderr,
-                             "\r%s [%s] %3.0f%% %s  best %.4g  now %.4g  T %.4f  acc %3.0f%%  "
-                             "%.0fs%s\033[K",
-                             m_label.c_str(), bar.c_str(), 100 * frac, p.phase.c_str(), p.bestCost,
-                             p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
-                             left);
-            if (p.final) std::fputc('\n', stderr);
-        } else if (building) {
-            // Each phase once, as it begins: on a large mesh it may take a while.
-            std::fprintf(stderr, "%s: %s, %.1fs%s\n", m_label.c_str(), p.phase.c_str(),
-                         p.elapsedSeconds, left);
-        } else if (p.final || newPhase || p.elapsedSeconds - m_lastLine >= 1.0) {
-            m_lastLine = p.elapsedSeconds;
-            std::fprintf(stderr,
-                         "%s: %s %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f "
-                         "accept %.0f%% %.1fs%s\n",
-                         m_label.c_str(), p.phase.c_str(), p.iteration, p.total, 100 * frac,
-                         p.bestCost, p.currentCost, p.temperature, 100 * p.acceptanceRate,
-                         p.elapsedSeconds, left);
-        }
-        std::fflush(stderr);
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Shared with generate (cli_search.h).
+
+long long parseInteger(const std::string& opt, const std::string& v, long long min, long long max) {
+    size_t used = 0;
+    long long i = 0;
+    try {
+        i = std::stoll(v, &used);
+    } catch (...) {
+        used = 0;
     }
+    if (used == 0 || used != v.size())
+        throw UsageError{opt + " expects an integer, got '" + v + "'"};
+    if (i < min || i > max)
+        throw UsageError{opt + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max)};
+    return i;
+}
 
-  private:
-    std::string m_label;
-    bool m_quiet, m_tty;
-    double m_lastLine = -1e9;
-    std::string m_phase;
-};
+// "n,m": the exponents of E^n x D^m, non-negative and not both zero.
+Objective parseObjective(const Args& a) {
+    Objective o;
+    if (!a.has("--objective")) return o;
+    const std::string v = a.get("--objective");
+    const auto comma = v.find(',');
+    const auto bad = [&] {
+        return UsageError{
+            "--objective expects n,m (two non-negative numbers, e.g. 1,1 for EDP), got '" + v +
+            "'"};
+    };
+    if (comma == std::string::npos || v.find(',', comma + 1) != std::string::npos) throw bad();
+    try {
+        o.n = parseNumber("--objective", v.substr(0, comma));
+        o.m = parseNumber("--objective", v.substr(comma + 1));
+    } catch (const UsageError&) {
+        throw bad();
+    }
+    if (o.n < 0 || o.m < 0 || (o.n == 0 && o.m == 0)) throw bad();
+    return o;
+}
 
-struct SearchOptions {
-    SearchConfig cfg;
-    std::optional<RATree> init;
-    std::string initPath;
-};
+std::optional<int> batchArg(const Args& a) {
+    if (!a.has("--batch")) return std::nullopt;
+    return int(parseInteger("--batch", a.get("--batch"), 1, 1 << 20));
+}
+
+ResultContext resultContext(const Inputs& in, int batch) {
+    ResultContext c;
+    c.modelPath = in.modelPath;
+    c.modelSha256 = in.modelSha;
+    c.hw = &in.hw;
+    c.batch = batch;
+    return c;
+}
+
+int writeOut(const std::string& path, const std::string& contents) {
+    if (auto e = writeFileAtomic(path, contents)) return userError(e->message);
+    return 0;
+}
+
+std::string objectiveName(const Objective& o) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "E^%g x D^%g", o.n, o.m);
+    return buf;
+}
+
+ProgressPrinter::ProgressPrinter(std::string label, bool quiet)
+    : m_label(std::move(label)), m_quiet(quiet), m_tty(isatty(fileno(stderr)) != 0) {}
+
+void ProgressPrinter::operator()(const Progress& p) {
+    if (m_quiet) return;
+    const double frac = p.fraction;
+    // Under a time budget the bar is time, and what is left is what people wait for.
+    char left[32] = "";
+    if (p.secondsLeft >= 0) std::snprintf(left, sizeof left, "  %.1fs left", p.secondsLeft);
+    // A phase before annealing (start trees, baselines) has no chain figures yet.
+    const bool building = p.iteration == 0 && !p.final;
+    const bool newPhase = p.phase != m_phase;
+    m_phase = p.phase;
+    if (m_tty) {
+        constexpr int width = 24;
+        const int filled = int(frac * width + 0.5);
+        std::string bar(size_t(filled), '#');
+        bar.resize(width, '.');
+        if (building)
+            std::fprintf(stderr, "\r%s [%s] %3.0f%% %s  %.0fs%s\033[K", m_label.c_str(),
+                         bar.c_str(), 100 * frac, p.phase.c_str(), p.elapsedSeconds, left);
+        else
+            std::fprintf(stderr,
+                         "\r%s [%s] %3.0f%% %s  best %.4g  now %.4g  T %.4f  acc %3.0f%%  "
+                         "%.0fs%s\033[K",
+                         m_label.c_str(), bar.c_str(), 100 * frac, p.phase.c_str(), p.bestCost,
+                         p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds,
+                         left);
+        if (p.final) std::fputc('\n', stderr);
+    } else if (building) {
+        // Each phase once, as it begins: on a large mesh it may take a while.
+        std::fprintf(stderr, "%s: %s, %.1fs%s\n", m_label.c_str(), p.phase.c_str(),
+                     p.elapsedSeconds, left);
+    } else if (p.final || newPhase || p.elapsedSeconds - m_lastLine >= 1.0) {
+        m_lastLine = p.elapsedSeconds;
+        std::fprintf(stderr,
+                     "%s: %s %lld/%lld iterations (%.0f%%) best %.6g current %.6g T %.5f "
+                     "accept %.0f%% %.1fs%s\n",
+                     m_label.c_str(), p.phase.c_str(), p.iteration, p.total, 100 * frac, p.bestCost,
+                     p.currentCost, p.temperature, 100 * p.acceptanceRate, p.elapsedSeconds, left);
+    }
+    std::fflush(stderr);
+}
 
 // Options shared by anneal and compare.
 SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
@@ -380,29 +384,6 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     }
     return s;
 }
-
-void printSearchSummary(const SearchResult& r, const Evaluation& detail, const Inputs& in) {
-    printEvaluation(detail, in, r.config.totalBatch);
-    char budget[96] = "";
-    if (r.config.seconds > 0)
-        std::snprintf(budget, sizeof budget, " (time budget %.3g s: %lld iterations in all)",
-                      r.config.seconds, r.iterationsRun);
-    std::printf("search      %s, seed %llu, %d chain(s) on %d thread(s), %lld iterations per "
-                "chain%s, %.2f s%s\n",
-                toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
-                std::min(r.config.threads, r.config.chains), r.iterations, budget, r.elapsedSeconds,
-                r.stopped ? " (stopped early)" : "");
-    std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost,
-                r.best.cost, r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
-    std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
-                r.stats.evaluationsPerSecond, r.stats.iterationsPerSecondPerCore,
-                100 * r.stats.mapperHitRate);
-    printBlockedLeaves(detail, r.bestTree, in.net, in.hw);
-    printSegments(detail, r.bestTree, in.net, in.hw.clockGHz);
-    std::printf("tree:\n%s", treeToText(r.bestTree, in.net).c_str());
-}
-
-} // namespace
 
 // ---------------------------------------------------------------------------------------
 

@@ -66,7 +66,8 @@ class SweepProgress {
         } else {
             std::fprintf(
                 stderr, "sweep: %zu/%zu points, %zu failed, %.1fs, ETA %s: %s %s b%d: %s\n", m_done,
-                m_total, m_failed, elapsed(), eta().c_str(), shortName(r.model).c_str(),
+                m_total, m_failed, elapsed(), eta().c_str(),
+                (shortName(r.model) + (r.dims.empty() ? "" : " " + r.dims)).c_str(),
                 r.hwName.c_str(), r.batch,
                 r.valid ? ("cost " + number(r.cost)).c_str() : ("failed: " + r.reason).c_str());
             std::fflush(stderr);

@@ -21,6 +21,10 @@ const char* kUsage = R"(usage:
                          [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
+  tilescope-cli generate MODEL --hw HW --prompt P --tokens G [--batch B] [--points K]
+                         [--seq-dim NAME] [--past-dim NAME] [anneal's search options]
+                         [--json OUT] [--quiet]
+  tilescope-cli generate --prefill A.onnx --decode B.onnx --hw HW --prompt P --tokens G ...
   tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR [--formats bin,txt,json,ir]
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
@@ -38,6 +42,9 @@ gives an iteration count, which makes a run reproducible for a seed. The objecti
 defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
 anneal and compare also take --min-util X, --warmup SHARE and --no-portfolio; compare
 also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
+generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
+lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
+the KV cache size (docs/cli.md); the sequence and past axes are found from the graph.
 sweep runs every point of a design-space spec into SQLite, J at a time, skipping points
 already there; under mpirun the ranks split the points (docs/sweep.md).
 )";
@@ -65,6 +72,13 @@ int main(int argc, char** argv) {
          {runCompare,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
            "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim"},
+          {"--quiet", "--no-portfolio"}}},
+        {"generate",
+         {runGenerate,
+          {"--hw",       "--batch",   "--objective", "--seed",    "--beta",   "--t0",
+           "--alpha",    "--mode",    "--chains",    "--threads", "--json",   "--iterations",
+           "--min-util", "--time",    "--warmup",    "--dim",     "--prompt", "--tokens",
+           "--points",   "--seq-dim", "--past-dim",  "--prefill", "--decode"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},

@@ -427,8 +427,9 @@ class LlamaDecoder(nn.Module):
         return (x, *present)
 
 
-def export_decoder(model, seq=4, past=12):
-    """A decoder with the KV cache as inputs and outputs, batch, seq and past dynamic."""
+def export_decoder(model, seq=4, past=12, dynamic=True):
+    """A decoder with the KV cache as inputs and outputs, batch, seq and past dynamic (only
+    batch when not `dynamic`: a fixed-shape prefill or decode-step export)."""
     model.eval()
     n = len(model.blocks)
     d = model.blocks[0].attn.q.in_features
@@ -438,6 +439,8 @@ def export_decoder(model, seq=4, past=12):
     axes = {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
     axes.update({p: {0: "batch", 2: "past"} for p in names})
     axes.update({p: {0: "batch", 2: "total"} for p in outs})
+    if not dynamic:
+        axes = {k: {0: "batch"} for k in axes}
     buf = io.BytesIO()
     with torch.no_grad():
         torch.onnx.export(model, (torch.randn(1, seq, d), *kv), buf, opset_version=OPSET,
@@ -689,6 +692,12 @@ def build(table, outdir, keep_value_info, only):
 DECODERS = {
     "llama_decoder": lambda: LlamaDecoder(blocks=2, d=128, heads=4, kv_heads=2, ffn=344),
 }
+# Fixed-shape exports of the same decoder, as `generate --prefill A --decode B` takes them:
+# name -> (decoder, seq, past).
+FIXED_DECODERS = {
+    "llama_prefill64": ("llama_decoder", 64, 1),
+    "llama_decode64": ("llama_decoder", 1, 64),
+}
 
 
 def build_decoders(outdir, only):
@@ -697,6 +706,14 @@ def build_decoders(outdir, only):
             continue
         torch.manual_seed(0)
         m = strip_weights(export_decoder(ctor()), name + ".weights.bin")
+        size = write(m, os.path.join(outdir, name + ".onnx"), name)
+        print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes")
+    for name, (decoder, seq, past) in FIXED_DECODERS.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        m = export_decoder(DECODERS[decoder](), seq, past, dynamic=False)
+        m = strip_weights(m, name + ".weights.bin")
         size = write(m, os.path.join(outdir, name + ".onnx"), name)
         print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes")
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <map>
 #include <memory>
 #include <onnx/shape_inference/implementation.h>
 #include <queue>
@@ -1001,6 +1002,64 @@ Result<std::vector<FreeDimension>> freeDimensions(const std::string& path) {
     ox::ModelProto model;
     if (auto e = onnximport::parseModelFile(path, model)) return *e;
     return onnximport::namedDimensions(model.graph());
+}
+
+namespace {
+
+// The KV cache inputs of a parsed graph (kvCacheInputs).
+std::vector<KvCacheInput> kvCacheInputsOf(const ox::GraphProto& g) {
+    std::set<std::string> initializers, outputs;
+    for (const auto& t : g.initializer())
+        initializers.insert(t.name());
+    for (const auto& o : g.output())
+        outputs.insert(o.name());
+    // A value's single pass-through consumer, followed to the graph output it becomes.
+    std::map<std::string, std::string> passThrough;
+    for (const auto& n : g.node())
+        if ((n.op_type() == "Identity" || n.op_type() == "Cast") && n.input_size() == 1 &&
+            n.output_size() == 1)
+            passThrough[n.input(0)] = n.output(0);
+    const auto graphOutput = [&](std::string v) {
+        for (int hops = 0; hops < 4 && !outputs.count(v) && passThrough.count(v); ++hops)
+            v = passThrough.at(v);
+        return outputs.count(v) ? v : std::string();
+    };
+    std::vector<KvCacheInput> out;
+    for (const auto& gi : g.input()) {
+        if (initializers.count(gi.name()) || !gi.type().has_tensor_type() ||
+            !gi.type().tensor_type().has_shape())
+            continue;
+        const auto& shape = gi.type().tensor_type().shape();
+        for (const auto& n : g.node()) {
+            if (n.op_type() != "Concat" || n.output_size() != 1) continue;
+            if (std::find(n.input().begin(), n.input().end(), gi.name()) == n.input().end())
+                continue;
+            const std::string output = graphOutput(n.output(0));
+            if (output.empty()) continue;
+            std::int64_t axis = 0;
+            for (const auto& a : n.attribute())
+                if (a.name() == "axis") axis = a.i();
+            if (axis < 0) axis += shape.dim_size();
+            if (axis < 0 || axis >= shape.dim_size()) continue;
+            const auto& d = shape.dim(int(axis));
+            out.push_back({gi.name(), output, int(axis), d.has_dim_param() ? d.dim_param() : "",
+                           d.has_dim_value() ? d.dim_value() : 0});
+            break;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+Result<std::vector<KvCacheInput>> kvCacheInputs(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    if (ext != ".onnx") return std::vector<KvCacheInput>{};
+    ox::ModelProto model;
+    if (auto e = onnximport::parseModelFile(path, model)) return *e;
+    return kvCacheInputsOf(model.graph());
 }
 
 Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text) {

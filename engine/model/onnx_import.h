@@ -34,6 +34,18 @@ struct FreeDimension {
 // The free dimensions of an ONNX model, each name once, in input order (empty for a
 // static model or a .json network).
 Result<std::vector<FreeDimension>> freeDimensions(const std::string& path);
+// A graph input that a Concat joins with the step's new keys or values into a graph output:
+// the KV cache of a decoder export (past_k0 + k -> present_k0).
+struct KvCacheInput {
+    std::string input;       // "past_k0"
+    std::string output;      // the graph output it is concatenated into, "present_k0"
+    int axis = 0;            // the concatenation axis of the input (non-negative)
+    std::string dimName;     // the input's named dimension on that axis ("past"); "" when fixed
+    std::int64_t length = 0; // its fixed size there; 0 when named
+};
+// The KV cache inputs of an ONNX model, in graph input order (empty for a model without
+// one or a .json network). The Concat's output may pass through Identity or Cast first.
+Result<std::vector<KvCacheInput>> kvCacheInputs(const std::string& path);
 // "--dim NAME=VALUE" as the CLI and sweep specs write it: the name and a positive size.
 Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text);
 

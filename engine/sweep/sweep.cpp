@@ -6,6 +6,7 @@
 #include "util/fileio.h"
 #include "util/json.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -219,6 +220,96 @@ std::optional<Error> parseSearch(const json& s, const std::string& file, SearchC
     return std::nullopt;
 }
 
+// One key of the spec's `dims`: a fixed size (one value) or a swept axis (several).
+struct DimAxis {
+    std::string name;
+    std::vector<std::int64_t> values;
+};
+
+std::optional<Error> parseDims(const json& d, const std::string& file, std::vector<DimAxis>& out) {
+    if (!d.is_object() || d.empty())
+        return makeError(file, "dims",
+                         "expected an object of free dimensions, each a size or a list of sizes "
+                         "(e.g. {\"seq\": [512, 1024, 2048]})");
+    const double max = double(1LL << 31);
+    for (const auto& [name, v] : d.items()) {
+        const std::string place = "dims." + quoted(name);
+        DimAxis axis{name, {}};
+        const json list = v.is_array() ? v : json::array({v});
+        if (list.empty()) return makeError(file, place, "expected a size or a non-empty list");
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            double x = 0;
+            if (!wholeNumber(list[i], 1, max, x))
+                return makeError(file, v.is_array() ? place + "[" + std::to_string(i) + "]" : place,
+                                 "expected a whole number from 1 to 2^31 (got " + list[i].dump() +
+                                     ")");
+            axis.values.push_back(std::int64_t(x));
+        }
+        out.push_back(std::move(axis));
+    }
+    return std::nullopt;
+}
+
+// Every combination of the axes' values, the last axis varying fastest.
+std::vector<std::map<std::string, std::int64_t>> dimCombinations(const std::vector<DimAxis>& axes) {
+    std::vector<std::map<std::string, std::int64_t>> out{{}};
+    for (const DimAxis& a : axes) {
+        std::vector<std::map<std::string, std::int64_t>> next;
+        for (const auto& c : out)
+            for (std::int64_t v : a.values) {
+                auto d = c;
+                d[a.name] = v;
+                next.push_back(std::move(d));
+            }
+        out = std::move(next);
+    }
+    return out;
+}
+
+// The model at models[i], once for each combination of the spec's dims that it has (a model
+// without free dimensions once, as before sweeps knew of them). `used` collects the dims
+// names some model has.
+std::optional<Error> loadSweepModels(const json& m, const std::string& place,
+                                     const std::string& file, const std::string& dir,
+                                     const std::vector<DimAxis>& dimAxes,
+                                     std::set<std::string>& used, SweepSpec& spec) {
+    if (!m.is_string() || m.get<std::string>().empty())
+        return makeError(file, place, "expected a model path");
+    const std::string path = resolvePath(dir, m.get<std::string>());
+    std::vector<DimAxis> own;
+    if (!dimAxes.empty()) {
+        auto free = freeDimensions(path);
+        if (!free) return makeError(file, place, free.error().message);
+        for (const DimAxis& a : dimAxes)
+            if (std::any_of(free->begin(), free->end(),
+                            [&](const FreeDimension& f) { return f.name == a.name; })) {
+                own.push_back(a);
+                used.insert(a.name);
+            }
+    }
+    std::string sha;
+    for (const auto& dims : dimCombinations(own)) {
+        ImportOptions opts;
+        opts.dims = dims;
+        auto net = loadModel(path, opts);
+        if (!net) return makeError(file, place, net.error().message);
+        if (sha.empty()) {
+            auto h = sha256File(path);
+            if (!h) return makeError(file, place, h.error().message);
+            sha = *h;
+        }
+        if (spec.search.seconds == 0) {
+            if (auto n = iterationBudget(spec.search, net->layers.size()); !n)
+                return makeError(file, spec.search.iterations ? "search.iterations" : "search.beta",
+                                 place + " (" + std::to_string(net->layers.size()) +
+                                     " layers): " + n.error().message);
+        }
+        spec.models.push_back(
+            {path, sha, dims, std::make_shared<const Network>(std::move(net).value())});
+    }
+    return std::nullopt;
+}
+
 std::string utcNow() {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
@@ -273,8 +364,9 @@ Result<SweepSpec> parseSweepSpec(const std::string& text, const std::string& fil
     const json& j = *doc;
     if (!j.is_object()) return makeError(file, "", "expected a JSON object");
     JsonReader r;
-    if (!r.checkKeys(j, "",
-                     {"models", "hardware", "batches", "objectives", "seeds", "search", "comment"}))
+    if (!r.checkKeys(
+            j, "",
+            {"models", "dims", "hardware", "batches", "objectives", "seeds", "search", "comment"}))
         return makeError(file, "", r.error);
     std::string err;
     for (const char* k : {"models", "hardware"})
@@ -291,25 +383,18 @@ Result<SweepSpec> parseSweepSpec(const std::string& text, const std::string& fil
         if (auto e = parseSearch(j["search"], file, spec.search)) return *e;
     }
 
-    for (std::size_t i = 0; i < j["models"].size(); ++i) {
-        const std::string place = "models[" + std::to_string(i) + "]";
-        const json& m = j["models"][i];
-        if (!m.is_string() || m.get<std::string>().empty())
-            return makeError(file, place, "expected a model path");
-        const std::string path = resolvePath(dir, m.get<std::string>());
-        auto net = loadModel(path);
-        if (!net) return makeError(file, place, net.error().message);
-        auto sha = sha256File(path);
-        if (!sha) return makeError(file, place, sha.error().message);
-        if (spec.search.seconds == 0) {
-            if (auto n = iterationBudget(spec.search, net->layers.size()); !n)
-                return makeError(file, spec.search.iterations ? "search.iterations" : "search.beta",
-                                 place + " (" + std::to_string(net->layers.size()) +
-                                     " layers): " + n.error().message);
-        }
-        spec.models.push_back(
-            {path, *sha, std::make_shared<const Network>(std::move(net).value())});
-    }
+    std::vector<DimAxis> dimAxes;
+    if (j.contains("dims"))
+        if (auto e = parseDims(j["dims"], file, dimAxes)) return *e;
+    std::set<std::string> dimsUsed;
+    for (std::size_t i = 0; i < j["models"].size(); ++i)
+        if (auto e = loadSweepModels(j["models"][i], "models[" + std::to_string(i) + "]", file, dir,
+                                     dimAxes, dimsUsed, spec))
+            return *e;
+    for (const DimAxis& d : dimAxes)
+        if (!dimsUsed.count(d.name))
+            return makeError(file, "dims." + quoted(d.name),
+                             "no model of the spec has a free dimension of that name");
 
     for (std::size_t i = 0; i < j["hardware"].size(); ++i)
         if (auto e = parseHardwareEntry(j["hardware"][i], file,
@@ -379,15 +464,17 @@ json sweepSearchJson(const SearchConfig& c) {
 }
 
 std::string sweepPointKey(const std::string& modelSha256, const json& hwJson, int batch,
-                          const Objective& objective, std::uint64_t seed, const json& searchJson) {
+                          const Objective& objective, std::uint64_t seed, const json& searchJson,
+                          const std::map<std::string, std::int64_t>& dims) {
     json hw = hwJson;
     hw.erase("name"); // a label: renaming a variant does not make its points new
-    const json k = {{"model_sha256", modelSha256},
-                    {"hw", hw},
-                    {"batch", batch},
-                    {"objective", {objective.n, objective.m}},
-                    {"seed", seed},
-                    {"search", searchJson}};
+    json k = {{"model_sha256", modelSha256},
+              {"hw", hw},
+              {"batch", batch},
+              {"objective", {objective.n, objective.m}},
+              {"seed", seed},
+              {"search", searchJson}};
+    if (!dims.empty()) k["dims"] = dims;
     return sha256Hex(k.dump()); // object keys sorted: the same point, the same text
 }
 
@@ -403,9 +490,9 @@ std::vector<SweepPoint> expandSweep(const SweepSpec& spec) {
             for (int b : spec.batches)
                 for (const Objective& o : objectives)
                     for (std::uint64_t s : spec.seeds) {
-                        std::string key =
-                            sweepPointKey(spec.models[size_t(m)].sha256,
-                                          spec.hardware[size_t(h)].json, b, o, s, search);
+                        const SweepModel& model = spec.models[size_t(m)];
+                        std::string key = sweepPointKey(model.sha256, spec.hardware[size_t(h)].json,
+                                                        b, o, s, search, model.dims);
                         if (!seen.insert(key).second) continue;
                         out.push_back(SweepPoint{out.size(), std::move(key), m, h, b, o, s});
                     }
@@ -444,7 +531,8 @@ json sweepRowToJson(const SweepRow& r) {
             {"iterations", r.iterations},
             {"tree_json", r.treeJson},
             {"search_json", r.searchJson},
-            {"created_at", r.createdAt}};
+            {"created_at", r.createdAt},
+            {"dims", r.dims}};
 }
 
 Result<SweepRow> sweepRowFromJson(const json& j) {
@@ -479,6 +567,7 @@ Result<SweepRow> sweepRowFromJson(const json& j) {
     r.treeJson = str("tree_json");
     r.searchJson = str("search_json");
     r.createdAt = str("created_at");
+    r.dims = str("dims");
     return r;
 }
 
@@ -497,6 +586,7 @@ SweepRow runSweepPoint(const SweepSpec& spec, const SweepPoint& p, std::stop_tok
     row.objectiveN = p.objective.n;
     row.objectiveM = p.objective.m;
     row.seed = p.seed;
+    if (!m.dims.empty()) row.dims = json(m.dims).dump();
     row.mode = toString(cfg.mode);
     row.searchJson = sweepSearchJson(cfg).dump();
     row.energyPj = row.delayCycles = row.cost = row.dramBytes = row.nocHopBytes = kNaN;

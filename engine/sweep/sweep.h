@@ -1,5 +1,6 @@
-// Design-space sweeps (docs/sweep.md): a spec of models x hardware x batches x objectives x
-// seeds, expanded into points with stable keys, and one point run exactly as `anneal` runs it.
+// Design-space sweeps (docs/sweep.md): a spec of models (x free-dimension bindings) x hardware x
+// batches x objectives x seeds, expanded into points with stable keys, and one point run exactly as
+// `anneal` runs it.
 #pragma once
 
 #include "eval/evaluation.h"
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,9 +21,12 @@
 
 namespace tilescope {
 
+// One model of the grid at one binding of its free dimensions (the spec's `dims`): a model
+// swept over seq = 512, 1024, 2048 is three entries of one file.
 struct SweepModel {
     std::string path; // as resolved against the spec's folder, absolute
     std::string sha256;
+    std::map<std::string, std::int64_t> dims; // the bindings it was imported with; {} when none
     std::shared_ptr<const Network> net;
 };
 
@@ -39,7 +44,7 @@ struct SweepHardware {
 
 struct SweepSpec {
     std::string file;
-    std::vector<SweepModel> models;
+    std::vector<SweepModel> models;      // each file x each combination of its `dims` values
     std::vector<SweepHardware> hardware; // after expansion
     std::vector<int> batches = {1};
     std::vector<Objective> objectives; // empty: each hardware's defaultObjective
@@ -80,10 +85,13 @@ std::vector<SweepPoint> expandSweep(const SweepSpec& spec);
 // The search settings that decide a result (not the thread count), as stored in the row's
 // search_json and hashed into the key.
 nlohmann::json sweepSearchJson(const SearchConfig& c);
-// sha256 hex of {model_sha256, hw (without its "name"), batch, objective, seed, search}.
+// sha256 hex of {model_sha256, hw (without its "name"), batch, objective, seed, search}, and
+// the model's dims when it has any (a model without free dimensions keeps the key it had
+// before sweeps knew of them, so its stored points are not run again).
 std::string sweepPointKey(const std::string& modelSha256, const nlohmann::json& hwJson, int batch,
                           const Objective& objective, std::uint64_t seed,
-                          const nlohmann::json& searchJson);
+                          const nlohmann::json& searchJson,
+                          const std::map<std::string, std::int64_t>& dims = {});
 // The SearchConfig `anneal` would run for this point.
 SearchConfig sweepPointConfig(const SweepSpec& spec, const SweepPoint& p);
 
@@ -102,6 +110,7 @@ struct SweepRow {
     std::string treeJson;     // tree/tree_json.h document; empty when there is none
     std::string searchJson;   // sweepSearchJson of the config
     std::string createdAt;    // UTC, ISO 8601
+    std::string dims;         // the model's free-dimension bindings as a JSON object; "" when none
 };
 
 nlohmann::json sweepRowToJson(const SweepRow& r);

@@ -16,7 +16,15 @@ namespace {
 constexpr const char* kColumns =
     "point, model, model_sha256, hw_name, hw_json, batch, objective_n, objective_m, seed, mode, "
     "valid, reason, energy_pj, delay_cycles, cost, dram_bytes, noc_hop_bytes, elapsed_s, "
-    "iterations, tree_json, search_json, created_at";
+    "iterations, tree_json, search_json, created_at, dims";
+
+// The same columns as a SELECT on a database of schema `version` gives them: schema 1 had no
+// `dims` (every model was imported without free-dimension bindings), so it reads as "".
+std::string selectColumns(int version) {
+    std::string c = kColumns;
+    if (version < 2) c.replace(c.rfind("dims"), 4, "'' AS dims");
+    return c;
+}
 
 constexpr const char* kSchema = R"(CREATE TABLE IF NOT EXISTS runs (
   point TEXT PRIMARY KEY NOT NULL,
@@ -40,7 +48,11 @@ constexpr const char* kSchema = R"(CREATE TABLE IF NOT EXISTS runs (
   iterations INTEGER NOT NULL,
   tree_json TEXT NOT NULL,
   search_json TEXT NOT NULL,
-  created_at TEXT NOT NULL))";
+  created_at TEXT NOT NULL,
+  dims TEXT NOT NULL DEFAULT ''))";
+
+// Schema 1 -> 2: the free-dimension bindings of the point's model.
+constexpr const char* kAddDims = "ALTER TABLE runs ADD COLUMN dims TEXT NOT NULL DEFAULT ''";
 
 // A prepared statement, finalized on every path.
 class Statement {
@@ -107,7 +119,7 @@ class Statement {
 template <class Row, class Fn> void withColumns(Row& r, Fn&& fn) {
     fn(r.point, r.model, r.modelSha256, r.hwName, r.hwJson, r.batch, r.objectiveN, r.objectiveM,
        r.seed, r.mode, r.valid, r.reason, r.energyPj, r.delayCycles, r.cost, r.dramBytes,
-       r.nocHopBytes, r.elapsedS, r.iterations, r.treeJson, r.searchJson, r.createdAt);
+       r.nocHopBytes, r.elapsedS, r.iterations, r.treeJson, r.searchJson, r.createdAt, r.dims);
 }
 
 } // namespace
@@ -157,41 +169,55 @@ Result<std::unique_ptr<SweepStore>> SweepStore::open(const std::string& path, bo
         if (auto e2 = s->exec("PRAGMA synchronous=NORMAL", "")) return *e2;
     }
     int v = 0;
-    {
-        // Finalized before anything writes: a statement left open holds a read snapshot,
-        // and a write from a stale snapshot fails at once instead of waiting.
-        Statement version(db, "PRAGMA user_version");
-        if (!version.ok()) {
-            const std::string m = sqlite3_errmsg(db);
-            return makeError(
-                path, "",
-                m.find("not a database") != std::string::npos ? "not an SQLite database" : m);
-        }
-        if (sqlite3_step(version.get()) == SQLITE_ROW) v = int(version.columnInt(0));
-    }
+    if (auto e = s->readVersion(v)) return *e;
     if (v > schemaVersion())
         return makeError(path, "",
                          "sweep database schema " + std::to_string(v) +
                              " is newer than this tilescope (" + std::to_string(schemaVersion()) +
                              ")");
     if (create) {
-        // In a write transaction from the start: a read that turns into a write fails at once
-        // (SQLITE_BUSY_SNAPSHOT) when another shard wrote in between; BEGIN IMMEDIATE waits.
-        if (auto e = s->exec("BEGIN IMMEDIATE", "create table runs")) return *e;
-        auto e = s->exec(kSchema, "create table runs");
-        if (!e && v == 0) e = s->exec("PRAGMA user_version=1", "create table runs");
-        if (!e) e = s->exec("COMMIT", "create table runs");
-        if (e) {
-            s->exec("ROLLBACK", "");
-            return *e;
-        }
+        if (auto e = s->createOrMigrate()) return *e;
+        v = schemaVersion();
     }
+    s->m_version = v;
     // An existing table must have every column (a foreign database named .sqlite, say).
-    Statement probe(db, std::string("SELECT ") + kColumns + " FROM runs LIMIT 0");
+    Statement probe(db, "SELECT " + selectColumns(v) + " FROM runs LIMIT 0");
     if (!probe.ok())
         return makeError(
             path, "", std::string("not a tilescope sweep database (") + sqlite3_errmsg(db) + ")");
     return s;
+}
+
+std::optional<Error> SweepStore::readVersion(int& v) const {
+    // Finalized before anything writes: a statement left open holds a read snapshot, and a
+    // write from a stale snapshot fails at once instead of waiting.
+    Statement version(m_db, "PRAGMA user_version");
+    if (!version.ok()) {
+        const std::string m = sqlite3_errmsg(m_db);
+        return makeError(m_path, "",
+                         m.find("not a database") != std::string::npos ? "not an SQLite database"
+                                                                       : m);
+    }
+    v = 0;
+    if (sqlite3_step(version.get()) == SQLITE_ROW) v = int(version.columnInt(0));
+    return std::nullopt;
+}
+
+std::optional<Error> SweepStore::createOrMigrate() {
+    // In a write transaction from the start: a read that turns into a write fails at once
+    // (SQLITE_BUSY_SNAPSHOT) when another shard wrote in between; BEGIN IMMEDIATE waits.
+    // The version is read again inside it: another shard may have just created or migrated.
+    const std::string what = "create table runs";
+    if (auto e = exec("BEGIN IMMEDIATE", what)) return e;
+    int v = 0;
+    std::optional<Error> e = readVersion(v);
+    if (!e && v == 0) e = exec(kSchema, what);
+    if (!e && v == 1) e = exec(kAddDims, "add the dims column (schema 1 to 2)");
+    if (!e && v < schemaVersion())
+        e = exec(("PRAGMA user_version=" + std::to_string(schemaVersion())).c_str(), what);
+    if (!e) e = exec("COMMIT", what);
+    if (e) exec("ROLLBACK", "");
+    return e;
 }
 
 SweepStore::~SweepStore() {
@@ -213,7 +239,7 @@ Result<bool> SweepStore::insert(const SweepRow& r) {
     // BEGIN IMMEDIATE takes the write lock up front, so the busy timeout covers the wait.
     if (auto e = exec("BEGIN IMMEDIATE", "point " + r.point)) return *e;
     Statement st(m_db, std::string("INSERT OR IGNORE INTO runs (") + kColumns +
-                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st.ok()) {
         Error e = sqlError("point " + r.point);
         exec("ROLLBACK", "");
@@ -236,7 +262,7 @@ Result<bool> SweepStore::insert(const SweepRow& r) {
 }
 
 Result<std::vector<SweepRow>> SweepStore::rows() const {
-    Statement st(m_db, std::string("SELECT ") + kColumns + " FROM runs ORDER BY point");
+    Statement st(m_db, "SELECT " + selectColumns(m_version) + " FROM runs ORDER BY point");
     if (!st.ok()) return sqlError("read runs");
     std::vector<SweepRow> out;
     int rc;
@@ -254,6 +280,7 @@ Result<SweepStore::MergeCount> SweepStore::mergeFrom(const std::string& otherPat
     // errors that name that file.
     auto other = open(otherPath, false);
     if (!other) return other.error();
+    const int otherVersion = (*other)->m_version;
     other->reset();
     std::error_code ec;
     if (std::filesystem::equivalent(otherPath, m_path, ec))
@@ -284,7 +311,7 @@ Result<SweepStore::MergeCount> SweepStore::mergeFrom(const std::string& otherPat
     }
     {
         Statement ins(m_db, std::string("INSERT OR IGNORE INTO main.runs (") + kColumns +
-                                ") SELECT " + kColumns + " FROM src.runs");
+                                ") SELECT " + selectColumns(otherVersion) + " FROM src.runs");
         if (!ins.ok() || sqlite3_step(ins.get()) != SQLITE_DONE) return fail("merge " + otherPath);
         c.added = sqlite3_changes(m_db);
     }

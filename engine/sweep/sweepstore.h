@@ -18,8 +18,10 @@ namespace tilescope {
 class SweepStore {
   public:
     // Opens a sweep database: read-write, creating the file and the table, when `create`;
-    // read-only (the viewer, merge inputs) otherwise. Errors name
-    // the file: not a database, a `runs` table without the expected columns, a newer schema.
+    // read-only (the viewer, merge inputs) otherwise. A database of an older schema opened
+    // read-write is migrated in place (schema 1 lacks `dims`); read-only, it reads as if
+    // migrated. Errors name the file: not a database, a `runs` table without the expected
+    // columns, a newer schema.
     static Result<std::unique_ptr<SweepStore>> open(const std::string& path, bool create = true);
     ~SweepStore();
     SweepStore(const SweepStore&) = delete;
@@ -44,15 +46,19 @@ class SweepStore {
     // transaction.
     Result<MergeCount> mergeFrom(const std::string& otherPath);
 
-    static int schemaVersion() { return 1; }
+    // 2: the `dims` column (the model's free-dimension bindings).
+    static int schemaVersion() { return 2; }
 
   private:
     SweepStore(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
     std::optional<Error> exec(const char* sql, const std::string& what) const;
+    std::optional<Error> readVersion(int& v) const; // PRAGMA user_version
+    std::optional<Error> createOrMigrate();         // to schemaVersion(), in one transaction
     Error sqlError(const std::string& what) const;
 
     sqlite3* m_db;
     std::string m_path;
+    int m_version = 0; // the schema as opened (an older one only when read-only)
 };
 
 } // namespace tilescope

@@ -9,6 +9,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -21,6 +22,11 @@ namespace {
 
 const std::string kSqueeze = std::string(TILESCOPE_TESTDATA) + "/squeezenet1_0.onnx";
 const std::string kAlex = std::string(TILESCOPE_TESTDATA) + "/alexnet.onnx";
+// A decoder with free `seq` and `past` axes (dynamic batch, KV cache inputs).
+const std::string kDecoder = std::string(TILESCOPE_TESTDATA) + "/llama_decoder.onnx";
+// Written by the sweep command before the `dims` column existed (schema 1), from the spec
+// schema1Spec() gives: squeezenet on testchip, batches 1 and 2, 5 iterations, one chain.
+const std::string kSchema1 = std::string(TILESCOPE_TESTDATA) + "/sweep_schema1.sqlite";
 
 Result<SweepSpec> parse(const json& j, const std::string& dir = "") {
     return parseSweepSpec(j.dump(), "spec.json", dir);
@@ -77,6 +83,11 @@ class TstSweep : public QObject {
     void store();
     void storeRejectsForeignFiles();
     void merge();
+    void dimsAxes();
+    void dimsErrors();
+    void dimsPointRecordsBindings();
+    void schema1Migrates();
+    void schema1ReadOnlyAndMerge();
 };
 
 void TstSweep::specErrors_data() {
@@ -464,6 +475,164 @@ void TstSweep::merge() {
     QCOMPARE(again->conflicting, 0LL);
     QVERIFY(!(*o)->mergeFrom(out)); // itself
     QVERIFY(!(*o)->mergeFrom(dir.filePath("none.sqlite").toStdString()));
+}
+
+void TstSweep::dimsAxes() {
+    json j = baseSpec();
+    j["models"] = {kDecoder, kSqueeze};
+    j["dims"] = {{"seq", {16, 32}}, {"past", 8}};
+    auto s = parse(j);
+    QVERIFY2(s, s ? "" : s.error().message.c_str());
+    // The decoder once per seq (past fixed), squeezenet (no free dimensions) once.
+    QCOMPARE(int(s->models.size()), 3);
+    using Dims = std::map<std::string, std::int64_t>;
+    QCOMPARE(s->models[0].dims, (Dims{{"past", 8}, {"seq", 16}}));
+    QCOMPARE(s->models[1].dims, (Dims{{"past", 8}, {"seq", 32}}));
+    QVERIFY(s->models[2].dims.empty());
+    QCOMPARE(s->models[0].net->dims, s->models[0].dims);
+    // Twice the sequence: more MACs (the projections double, attention grows too).
+    QVERIFY(s->models[1].net->totalMacsPerSample() >
+            2 * s->models[0].net->totalMacsPerSample() - 1);
+    const auto points = expandSweep(*s);
+    QCOMPARE(int(points.size()), 3);
+    QVERIFY(points[0].key != points[1].key);
+    // A model without free dimensions keeps the key it had before sweeps knew of dims.
+    const json search = sweepSearchJson(s->search);
+    QCOMPARE(points[2].key, sweepPointKey(s->models[2].sha256, s->hardware[0].json, 1,
+                                          points[2].objective, 1, search));
+    QCOMPARE(points[0].key, sweepPointKey(s->models[0].sha256, s->hardware[0].json, 1,
+                                          points[0].objective, 1, search, s->models[0].dims));
+}
+
+void TstSweep::dimsErrors() {
+    const auto fails = [](const json& j, const std::string& expected) {
+        auto s = parse(j);
+        if (s) return std::string("parsed");
+        return s.error().message.find(expected) == std::string::npos ? s.error().message
+                                                                     : std::string();
+    };
+    json j = baseSpec();
+    j["models"] = {kDecoder};
+    j["dims"] = {{"seq", {16, 0}}, {"past", 8}};
+    QCOMPARE(fails(j, "spec.json: dims.\"seq\"[1]: expected a whole number from 1 to 2^31 (got 0)"),
+             std::string());
+    j["dims"] = {{"seq", json::array()}, {"past", 8}};
+    QCOMPARE(fails(j, "spec.json: dims.\"seq\": expected a size or a non-empty list"),
+             std::string());
+    j["dims"] = {{"seq", 16}, {"past", 8}, {"heads", 4}};
+    QCOMPARE(fails(j, "spec.json: dims.\"heads\": no model of the spec has a free dimension"),
+             std::string());
+    j["dims"] = 16;
+    QCOMPARE(fails(j, "spec.json: dims: expected an object"), std::string());
+    // A free dimension the spec leaves unbound: the importer's message, at the model's place.
+    j["dims"] = {{"seq", 16}};
+    QCOMPARE(fails(j, "spec.json: models[0]: "), std::string());
+    QVERIFY(parse(j).error().message.find("past") != std::string::npos);
+}
+
+void TstSweep::dimsPointRecordsBindings() {
+    json j = baseSpec();
+    j["models"] = {kDecoder};
+    j["hardware"] = {"testchip"};
+    j["dims"] = {{"seq", 16}, {"past", 8}};
+    j["search"] = {{"iterations", 5}, {"chains", 1}};
+    auto s = parse(j);
+    QVERIFY2(s, s ? "" : s.error().message.c_str());
+    const auto points = expandSweep(*s);
+    QCOMPARE(int(points.size()), 1);
+    const SweepRow row = runSweepPoint(*s, points[0]);
+    QCOMPARE(row.dims, std::string(R"({"past":8,"seq":16})"));
+    QCOMPARE(sweepRowToJson(row)["dims"].get<std::string>(), row.dims);
+    QCOMPARE(sweepRowFromJson(sweepRowToJson(row))->dims, row.dims);
+    QTemporaryDir dir;
+    auto st = SweepStore::open(dir.filePath("d.sqlite").toStdString());
+    QVERIFY(st);
+    QVERIFY(*(*st)->insert(row));
+    QCOMPARE((*(*st)->rows())[0].dims, row.dims);
+}
+
+namespace {
+
+json schema1Spec() {
+    return {{"models", {kSqueeze}},
+            {"hardware", {"testchip"}},
+            {"batches", {1, 2}},
+            {"search", {{"iterations", 5}, {"chains", 1}}}};
+}
+
+int userVersion(const std::string& path) {
+    auto st = SweepStore::open(path, false);
+    if (!st) return -1;
+    // The version is what open() checked; read it from the file itself to see the migration.
+    std::ifstream f(path, std::ios::binary);
+    unsigned char header[64] = {};
+    f.read(reinterpret_cast<char*>(header), sizeof header);
+    return (header[60] << 24) | (header[61] << 16) | (header[62] << 8) | header[63];
+}
+
+} // namespace
+
+void TstSweep::schema1Migrates() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("old.sqlite").toStdString();
+    QVERIFY(QFile::copy(QString::fromStdString(kSchema1), QString::fromStdString(path)));
+    QCOMPARE(userVersion(path), 1);
+    {
+        auto st = SweepStore::open(path); // read-write: migrated to schema 2
+        QVERIFY2(st, st ? "" : st.error().message.c_str());
+        auto rows = (*st)->rows();
+        QVERIFY(rows);
+        QCOMPARE(int(rows->size()), 2);
+        for (const SweepRow& r : *rows) {
+            QVERIFY(r.dims.empty());
+            QVERIFY(r.valid);
+            QVERIFY(r.cost > 0);
+        }
+        // The points the old sweep stored are the points the same spec expands to now: a
+        // rerun skips them.
+        auto spec = parse(schema1Spec());
+        QVERIFY(spec);
+        std::set<std::string> keys;
+        for (const SweepPoint& p : expandSweep(*spec))
+            keys.insert(p.key);
+        QCOMPARE(*(*st)->points(), keys);
+        SweepRow r = sampleRow("k-new", 4);
+        r.dims = R"({"seq":512})";
+        QVERIFY(*(*st)->insert(r));
+    }
+    QCOMPARE(userVersion(path), SweepStore::schemaVersion());
+    auto again = SweepStore::open(path); // migrating twice is a no-op
+    QVERIFY(again);
+    auto rows = (*again)->rows();
+    QVERIFY(rows);
+    QCOMPARE(int(rows->size()), 3);
+    const auto it = std::find_if(rows->begin(), rows->end(),
+                                 [](const SweepRow& r) { return r.point == "k-new"; });
+    QVERIFY(it != rows->end());
+    QCOMPARE(it->dims, std::string(R"({"seq":512})"));
+}
+
+void TstSweep::schema1ReadOnlyAndMerge() {
+    QTemporaryDir dir;
+    const std::string old = dir.filePath("old.sqlite").toStdString();
+    QVERIFY(QFile::copy(QString::fromStdString(kSchema1), QString::fromStdString(old)));
+    {
+        // Read-only (the viewer): rows without dims, the file left at schema 1.
+        auto st = SweepStore::open(old, false);
+        QVERIFY2(st, st ? "" : st.error().message.c_str());
+        auto rows = (*st)->rows();
+        QVERIFY(rows);
+        QCOMPARE(int(rows->size()), 2);
+        QVERIFY((*rows)[0].dims.empty());
+    }
+    QCOMPARE(userVersion(old), 1);
+    // Merging a schema-1 shard into a new database.
+    auto out = SweepStore::open(dir.filePath("out.sqlite").toStdString());
+    QVERIFY(out);
+    auto c = (*out)->mergeFrom(old);
+    QVERIFY2(c, c ? "" : c.error().message.c_str());
+    QCOMPARE(c->added, 2LL);
+    QCOMPARE(int((*(*out)->rows()).size()), 2);
 }
 
 QTEST_GUILESS_MAIN(TstSweep)

@@ -1,0 +1,210 @@
+// generate (docs/cli.md): a decoder's prefill and decode steps, each scheduled as anneal
+// schedules a model, and the LLM figures of engine/pipeline/llm_generate.h on stdout or in
+// the --json result.
+#include "cli_commands.h"
+#include "cli_search.h"
+#include "model/model_loader.h"
+#include "pipeline/llm_generate.h"
+#include "util/fileio.h"
+#include "util/units.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace tilescope::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string requiredValue(const Args& a, const std::string& opt) {
+    if (!a.has(opt) || a.get(opt).empty()) throw UsageError{opt + " is required"};
+    return a.get(opt);
+}
+
+// The request and where the phases come from; argument errors throw before any file is read.
+GenerateRequest requestOf(const Args& a) {
+    const bool fixed = a.has("--prefill") || a.has("--decode");
+    if (fixed) {
+        if (!a.has("--prefill") || !a.has("--decode"))
+            throw UsageError{"--prefill and --decode go together (two fixed-shape exports)"};
+        if (!a.positional.empty())
+            throw UsageError{"give MODEL or --prefill A.onnx --decode B.onnx, not both"};
+        if (a.has("--seq-dim") || a.has("--past-dim"))
+            throw UsageError{"--seq-dim and --past-dim name the free axes of one MODEL, not of "
+                             "fixed exports"};
+    } else if (a.positional.size() != 1) {
+        throw UsageError{
+            "expected exactly one MODEL argument (or --prefill A.onnx --decode B.onnx)"};
+    }
+    GenerateRequest r;
+    r.prompt = parseInteger("--prompt", requiredValue(a, "--prompt"), 1, 1LL << 24);
+    r.tokens = parseInteger("--tokens", requiredValue(a, "--tokens"), 2, 1LL << 24);
+    r.batch = batchArg(a).value_or(1);
+    if (a.has("--points")) r.decodePoints = int(parseInteger("--points", a.get("--points"), 1, 64));
+    return r;
+}
+
+// The sources, and the network the search options are checked against (the prefill's: every
+// phase has its layers). Errors (exit 1) name the file.
+std::optional<GenerateSources> sourcesOf(const Args& a, const GenerateRequest& r, Inputs& in,
+                                         int& status) {
+    GenerateSources src;
+    src.import = importOptions(a);
+    ImportOptions prefill = src.import;
+    if (a.positional.empty()) {
+        src.prefill = a.get("--prefill");
+        src.decode = a.get("--decode");
+        in.modelPath = src.prefill;
+    } else {
+        src.model = in.modelPath = a.positional[0];
+        auto axes = findDecoderAxes(src.model, a.get("--seq-dim"), a.get("--past-dim"));
+        if (!axes) {
+            status = userError(axes.error().message);
+            return std::nullopt;
+        }
+        for (const std::string& d : {axes->seq, axes->past})
+            if (src.import.dims.count(d)) {
+                status = userError(src.model + ": --dim " + d +
+                                   ": the sequence and past axes are set by --prompt and --tokens");
+                return std::nullopt;
+            }
+        src.axes = std::move(axes).value();
+        prefill.dims[src.axes.seq] = r.prompt;
+        prefill.dims[src.axes.past] = 1;
+    }
+    auto net = loadModel(in.modelPath, prefill);
+    if (!net) {
+        status = userError(net.error().message);
+        return std::nullopt;
+    }
+    in.net = std::move(net).value();
+    auto hw = loadHardware(in.hwName);
+    if (!hw) {
+        status = userError(hw.error().message);
+        return std::nullopt;
+    }
+    in.hw = std::move(hw).value();
+    return src;
+}
+
+json generateJson(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
+                  const Inputs& in, const SearchConfig& cfg) {
+    json j = generateFiguresJson(run.figures, r, in.hw.clockGHz);
+    j["model"] = src.model.empty() ? json(nullptr) : json(src.model);
+    if (!src.model.empty()) {
+        j["seq_dim"] = src.axes.seq;
+        j["past_dim"] = src.axes.past;
+    } else {
+        j["prefill_model"] = src.prefill;
+        j["decode_model"] = src.decode;
+    }
+    j["hw"] = hardwareToJson(in.hw);
+    j["seed"] = cfg.seed;
+    j["objective"] = {cfg.objective.n, cfg.objective.m};
+    json phases = json::array();
+    for (const GeneratePhase& p : run.phases) {
+        Inputs pin;
+        pin.modelPath = p.modelPath;
+        auto sha = sha256File(p.modelPath);
+        pin.modelSha = sha ? *sha : "";
+        ResultContext ctx = resultContext(pin, r.batch);
+        ctx.hw = &in.hw;
+        ctx.seed = p.search.seed;
+        ctx.iterations = p.search.iterations;
+        ctx.elapsedSeconds = p.search.elapsedSeconds;
+        phases.push_back({{"phase", p.name},
+                          {"seq", p.seq},
+                          {"past", p.past},
+                          {"result", searchResultJson(p.search, p.detail, *p.net, ctx)}});
+    }
+    j["phases"] = phases;
+    return j;
+}
+
+// A size the phase was imported with; "-" where a fixed export set it.
+std::string sizeText(std::int64_t v) {
+    return v > 0 ? std::to_string(v) : "-";
+}
+
+void printGenerate(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
+                   const Inputs& in, const SearchConfig& cfg) {
+    const double clock = in.hw.clockGHz;
+    const std::string models = src.model.empty()
+                                   ? "prefill " + src.prefill + ", decode " + src.decode
+                                   : "model " + src.model;
+    std::printf("%s, hw %s (%dx%d), prompt %lld, %lld tokens, batch %d, objective %s\n",
+                models.c_str(), in.hw.name.c_str(), in.hw.meshX, in.hw.meshY, (long long)r.prompt,
+                (long long)r.tokens, r.batch, objectiveName(cfg.objective).c_str());
+    std::printf("%-8s %6s %6s %26s %12s %12s %10s %8s\n", "phase", "seq", "past", "delay", "energy",
+                "DRAM", "iterations", "time s");
+    for (const GeneratePhase& p : run.phases) {
+        const Evaluation& e = p.detail;
+        if (!e.valid) {
+            std::printf("%-8s %6s %6s invalid: %s\n", p.name.c_str(), sizeText(p.seq).c_str(),
+                        sizeText(p.past).c_str(), e.reason.c_str());
+            continue;
+        }
+        std::printf("%-8s %6s %6s %26s %12s %12s %10lld %8.2f\n", p.name.c_str(),
+                    sizeText(p.seq).c_str(), sizeText(p.past).c_str(),
+                    formatTime(e.delay, clock).c_str(), formatEnergy(e.energy.total()).c_str(),
+                    formatBytes(e.dramBytes).c_str(), p.search.iterations, p.search.elapsedSeconds);
+    }
+    const GenerateFigures& f = run.figures;
+    if (!f.valid) return;
+    std::printf("TTFT        %s\n", formatTime(f.ttft, clock).c_str());
+    std::printf("TPOT        %s (mean over %lld decode steps)\n", formatTime(f.tpot, clock).c_str(),
+                (long long)(r.tokens - 1));
+    std::printf("tokens/s    %.6g (batch %d x %lld tokens over TTFT + %lld x TPOT)\n",
+                f.tokensPerSecond, r.batch, (long long)r.tokens, (long long)(r.tokens - 1));
+    std::printf("energy      %s per token\n", formatEnergy(f.energyPerToken).c_str());
+    if (f.kvCacheBytes)
+        std::printf("KV cache    %s at %lld tokens\n", formatBytes(*f.kvCacheBytes).c_str(),
+                    (long long)(r.prompt + r.tokens));
+}
+
+} // namespace
+
+int runGenerate(const Args& a) {
+    parseObjective(a); // argument errors (exit 2) before any file is read
+    const GenerateRequest req = requestOf(a);
+    Inputs in;
+    in.hwName = requiredValue(a, "--hw");
+    int status = 0;
+    auto src = sourcesOf(a, req, in, status);
+    if (!src) return status;
+    SearchOptions so = searchOptions(a, in, status);
+    if (status) return status;
+
+    Interruptible stop;
+    std::optional<ProgressPrinter> printer;
+    GenerateHooks hooks;
+    hooks.beforePhase = [&](const std::string& phase, std::size_t, std::size_t) {
+        printer.emplace(phase, a.has("--quiet"));
+        return stop.poll() ? std::nullopt : std::optional(stop.source.get_token());
+    };
+    hooks.progress = [&](const Progress& p) {
+        stop.poll();
+        (*printer)(p);
+    };
+    auto run = runGenerate(*src, in.hw, so.cfg, req, hooks);
+    if (!run) return userError(run.error().message);
+    if (run->stopped) {
+        std::fprintf(stderr, "tilescope-cli: interrupted; nothing written\n");
+        return 130;
+    }
+    if (a.has("--json")) {
+        if (int s =
+                writeOut(a.get("--json"), generateJson(*run, *src, req, in, so.cfg).dump(2) + "\n"))
+            return s;
+    } else {
+        printGenerate(*run, *src, req, in, so.cfg);
+    }
+    if (!run->figures.valid)
+        return userError(in.modelPath + ": no valid schedule: " + run->figures.reason);
+    return 0;
+}
+
+} // namespace tilescope::cli

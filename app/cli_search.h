@@ -1,0 +1,61 @@
+// The parts of anneal's command line that generate shares (app/cli_search.cpp): the search
+// options, the progress line, the result context and the model + hardware inputs.
+#pragma once
+
+#include "cli_commands.h"
+#include "hw/hardware.h"
+#include "model/network.h"
+#include "report/result_json.h"
+#include "search/search.h"
+#include "tree/ratree.h"
+
+#include <optional>
+#include <string>
+
+namespace tilescope::cli {
+
+// An integer option in [min, max]; a UsageError otherwise.
+long long parseInteger(const std::string& opt, const std::string& v, long long min, long long max);
+// "n,m": the exponents of E^n x D^m, non-negative and not both zero.
+Objective parseObjective(const Args& a);
+std::optional<int> batchArg(const Args& a);
+
+struct Inputs {
+    std::string modelPath, modelSha, hwName;
+    Network net;
+    Hardware hw;
+};
+
+ResultContext resultContext(const Inputs& in, int batch);
+// Writes a file atomically: 0, or the user error's status.
+int writeOut(const std::string& path, const std::string& contents);
+std::string objectiveName(const Objective& o); // "E^1 x D^2"
+
+// Progress on stderr: a one-line bar redrawn in place on a terminal, a plain line per
+// second otherwise (logs, CI), nothing with --quiet.
+class ProgressPrinter {
+  public:
+    ProgressPrinter(std::string label, bool quiet);
+
+    void operator()(const Progress& p);
+
+  private:
+    std::string m_label;
+    bool m_quiet, m_tty;
+    double m_lastLine = -1e9;
+    std::string m_phase;
+};
+
+struct SearchOptions {
+    SearchConfig cfg;
+    std::optional<RATree> init;
+    std::string initPath;
+};
+
+// Options shared by anneal, compare and generate: objective, seed, budget, t0, alpha, mode,
+// chains, threads, warm-up, portfolio, min-util, pins, batch, initial tree. `in` gives the
+// default objective and the layer count a --beta budget scales with; `status` is set on a
+// user error (an --init file that does not load).
+SearchOptions searchOptions(const Args& a, const Inputs& in, int& status);
+
+} // namespace tilescope::cli

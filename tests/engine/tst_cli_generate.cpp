@@ -1,0 +1,157 @@
+// tilescope-cli generate end to end (docs/cli.md): a decoder's prefill and decode phases on
+// a tiny budget, the JSON keys, TTFT above TPOT, fixed exports, and the one-line errors
+// naming the file and the reason.
+#include "clirunner.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+using namespace tilescope;
+using nlohmann::json;
+
+namespace {
+
+const QString kDecoder = QStringLiteral(TILESCOPE_TESTDATA "/llama_decoder.onnx");
+const QString kPrefill64 = QStringLiteral(TILESCOPE_TESTDATA "/llama_prefill64.onnx");
+const QString kDecode64 = QStringLiteral(TILESCOPE_TESTDATA "/llama_decode64.onnx");
+
+using Run = test::CliRun;
+
+json readJson(const QString& path) {
+    std::ifstream f(path.toStdString());
+    return json::parse(f);
+}
+
+// A user error: exit 1, and stderr is one line that names the file and the reason.
+void expectUserError(const Run& r, const QString& file, const QString& reason) {
+    QCOMPARE(r.status, 1);
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(lines.size() == 1, qPrintable(r.err));
+    QVERIFY2(lines[0].contains(file), qPrintable(r.err));
+    QVERIFY2(lines[0].contains(reason, Qt::CaseInsensitive), qPrintable(r.err));
+}
+
+// The search options of every run here: a tiny, reproducible budget.
+const QStringList kBudget = {"--hw", "edge", "--seed", "1", "--iterations", "20", "--quiet"};
+
+} // namespace
+
+class TestCliGenerate : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)); }
+
+  private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void decoderWithFreeAxes() {
+        const QString out = path("gen.json");
+        const Run r = test::runCli(QStringList{"generate", kDecoder, "--prompt", "64", "--tokens",
+                                               "16", "--batch", "2", "--json", out} +
+                                   kBudget);
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const json j = readJson(out);
+        for (const char* k : {"ttft_cycles", "tpot_cycles", "tokens_per_s", "energy_per_token_pj",
+                              "kv_cache_bytes", "phases", "decode_points", "seq_dim", "past_dim"})
+            QVERIFY2(j.contains(k), k);
+        QVERIFY(j["valid"].get<bool>());
+        QCOMPARE(j["seq_dim"].get<std::string>(), std::string("seq"));
+        QCOMPARE(j["past_dim"].get<std::string>(), std::string("past"));
+        // The prefill of 64 tokens takes longer than one decode step.
+        QVERIFY(j["ttft_cycles"].get<double>() > j["tpot_cycles"].get<double>());
+        // 2 blocks x (keys, values) x 2 heads x 32 = 256 bytes a token, 80 tokens, batch 2.
+        QCOMPARE(j["kv_cache_bytes"].get<double>(), 256.0 * 80 * 2);
+        // The prefill, then 4 decode points over the past lengths 64 .. 78 of the 15 steps.
+        const json& ph = j["phases"];
+        QCOMPARE(int(ph.size()), 5);
+        QCOMPARE(ph[0]["phase"].get<std::string>(), std::string("prefill"));
+        QCOMPARE(ph[0]["result"]["dims"], (json{{"past", 1}, {"seq", 64}}));
+        QCOMPARE(ph[4]["result"]["dims"], (json{{"past", 78}, {"seq", 1}}));
+        for (const json& p : ph) {
+            QVERIFY(p["result"]["valid"].get<bool>());
+            QCOMPARE(p["result"]["batch"].get<int>(), 2);
+            QVERIFY(p["result"].contains("tree"));
+        }
+        const double tpot = j["tpot_cycles"].get<double>();
+        QVERIFY(tpot >= ph[1]["result"]["delay_cycles"].get<double>() * 0.5);
+        // tokens/s: 2 x 16 tokens over TTFT + 15 TPOT at the clock (1 GHz on edge).
+        const double seconds = (j["ttft_cycles"].get<double>() + 15 * tpot) / 1e9;
+        QCOMPARE(j["tokens_per_s"].get<double>(), 32 / seconds);
+    }
+
+    void summaryOnStdout() {
+        const Run r = test::runCli(
+            QStringList{"generate", kDecoder, "--prompt", "32", "--tokens", "4", "--points", "2"} +
+            kBudget);
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        for (const char* s : {"TTFT", "TPOT", "tokens/s", "per token", "KV cache", "prefill"})
+            QVERIFY2(r.out.contains(QString::fromUtf8(s)), qPrintable(r.out));
+    }
+
+    void fixedExports() {
+        const QString out = path("fixed.json");
+        const Run r =
+            test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
+                                     "--prompt", "64", "--tokens", "8", "--json", out} +
+                         kBudget);
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const json j = readJson(out);
+        QCOMPARE(int(j["phases"].size()), 2);
+        QCOMPARE(j["phases"][1]["past"].get<int>(), 64); // the export's fixed cache length
+        // One decode point: every step takes its delay.
+        QCOMPARE(j["tpot_cycles"].get<double>(),
+                 j["phases"][1]["result"]["delay_cycles"].get<double>());
+        QVERIFY(j["ttft_cycles"].get<double>() > j["tpot_cycles"].get<double>());
+        QCOMPARE(j["kv_cache_bytes"].get<double>(), 256.0 * 72);
+    }
+
+    void badInputs() {
+        const QString squeeze = QStringLiteral(TILESCOPE_TESTDATA "/squeezenet1_0.onnx");
+        Run r = test::runCli(QStringList{"generate", squeeze, "--prompt", "8", "--tokens", "4"} +
+                             kBudget);
+        expectUserError(r, squeeze, "no free dimensions");
+        r = test::runCli(QStringList{"generate", kDecoder, "--prompt", "8", "--tokens", "4",
+                                     "--seq-dim", "tokens"} +
+                         kBudget);
+        expectUserError(r, kDecoder, "--seq-dim 'tokens' is not a free dimension of the model");
+        r = test::runCli(
+            QStringList{"generate", kDecoder, "--prompt", "8", "--tokens", "4", "--dim", "seq=8"} +
+            kBudget);
+        expectUserError(r, kDecoder, "set by --prompt and --tokens");
+        // A fixed export has no KV axis to find.
+        r = test::runCli(QStringList{"generate", kPrefill64, "--prompt", "8", "--tokens", "4"} +
+                         kBudget);
+        expectUserError(r, kPrefill64, "no free dimensions");
+    }
+
+    void badArguments_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no prompt")
+            << QStringList{kDecoder, "--tokens", "4"} << "--prompt is required";
+        QTest::newRow("one token") << QStringList{kDecoder, "--prompt", "8", "--tokens", "1"}
+                                   << "--tokens must be between 2";
+        QTest::newRow("prefill alone")
+            << QStringList{"--prefill", kPrefill64, "--prompt", "8", "--tokens", "4"}
+            << "--prefill and --decode go together";
+        QTest::newRow("both forms")
+            << QStringList{kDecoder,   "--prefill", kPrefill64, "--decode", kDecode64,
+                           "--prompt", "8",         "--tokens", "4"}
+            << "not both";
+        QTest::newRow("no model") << QStringList{"--prompt", "8", "--tokens", "4"}
+                                  << "expected exactly one MODEL";
+    }
+
+    void badArguments() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = test::runCli(QStringList{"generate"} + args + kBudget);
+        QCOMPARE(r.status, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliGenerate)
+#include "tst_cli_generate.moc"

@@ -1,0 +1,115 @@
+#include "widgets/generatepanel.h"
+
+#include "util/units.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace tilescope::ui {
+
+namespace {
+
+const QStringList kFigures = {QStringLiteral("TTFT"),        QStringLiteral("TPOT"),
+                              QStringLiteral("Tokens/s"),    QStringLiteral("Energy/token"),
+                              QStringLiteral("KV cache"),    QStringLiteral("Phase delay"),
+                              QStringLiteral("Phase energy")};
+
+QString text(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QString phaseLabel(const GeneratePhase& p) {
+    if (p.name == "prefill")
+        return p.seq > 0 ? QStringLiteral("prefill (seq %1)").arg(p.seq)
+                         : QStringLiteral("prefill");
+    return p.past > 0 ? QStringLiteral("decode (past %1)").arg(p.past) : QStringLiteral("decode");
+}
+
+} // namespace
+
+GeneratePanel::GeneratePanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    m_phases = new QComboBox(this);
+    m_phases->setToolTip(tr("The phase whose schedule is shown: the prefill (the prompt in one "
+                            "pass) or the decode step at one KV cache length"));
+    layout->addWidget(m_phases);
+    m_form = new QFormLayout;
+    for (const QString& key : kFigures) {
+        auto* label = new QLabel(QStringLiteral("-"), this);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_figures[key] = label;
+        m_form->addRow(key, label);
+    }
+    m_figures[QStringLiteral("TPOT")]->setToolTip(
+        tr("Time per output token: the mean decode step over the generated tokens, a straight "
+           "line between the scheduled KV cache lengths"));
+    m_figures[QStringLiteral("Tokens/s")]->setToolTip(
+        tr("Batch x tokens over TTFT + (tokens - 1) x TPOT, at the template's clock"));
+    layout->addLayout(m_form);
+    layout->addStretch(1);
+    connect(m_phases, &QComboBox::activated, this, [this](int index) {
+        refreshPhase();
+        emit phaseSelected(index);
+    });
+    setRun(nullptr, 1);
+}
+
+void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockGHz) {
+    m_run = std::move(run);
+    m_clockGHz = clockGHz > 0 ? clockGHz : 1;
+    m_phases->clear();
+    for (QLabel* l : m_figures)
+        l->setText(QStringLiteral("-"));
+    if (!m_run) return;
+    for (const GeneratePhase& p : m_run->phases)
+        m_phases->addItem(phaseLabel(p));
+    const GenerateFigures& f = m_run->figures;
+    if (f.valid) {
+        figure(QStringLiteral("TTFT"))->setText(text(formatTime(f.ttft, m_clockGHz)));
+        figure(QStringLiteral("TPOT"))->setText(text(formatTime(f.tpot, m_clockGHz)));
+        figure(QStringLiteral("Tokens/s"))->setText(QString::number(f.tokensPerSecond, 'g', 5));
+        figure(QStringLiteral("Energy/token"))->setText(text(formatEnergy(f.energyPerToken)));
+    } else {
+        figure(QStringLiteral("TTFT"))->setText(tr("invalid: %1").arg(text(f.reason)));
+    }
+    if (f.kvCacheBytes)
+        figure(QStringLiteral("KV cache"))->setText(text(formatBytes(*f.kvCacheBytes)));
+    refreshPhase();
+}
+
+int GeneratePanel::currentPhase() const {
+    return m_run ? m_phases->currentIndex() : -1;
+}
+
+void GeneratePanel::selectPhase(int index) {
+    if (!m_run || index < 0 || index >= m_phases->count()) return;
+    m_phases->setCurrentIndex(index);
+    refreshPhase();
+}
+
+QString GeneratePanel::figureText(const QString& key) const {
+    const QLabel* l = m_figures.value(key);
+    return l ? l->text() : QString();
+}
+
+QLabel* GeneratePanel::figure(const QString& key) const {
+    return m_figures.value(key);
+}
+
+void GeneratePanel::refreshPhase() {
+    const int i = currentPhase();
+    if (i < 0 || i >= int(m_run->phases.size())) return;
+    const Evaluation& e = m_run->phases[size_t(i)].detail;
+    if (!e.valid) {
+        figure(QStringLiteral("Phase delay"))->setText(tr("invalid: %1").arg(text(e.reason)));
+        figure(QStringLiteral("Phase energy"))->setText(QStringLiteral("-"));
+        return;
+    }
+    figure(QStringLiteral("Phase delay"))->setText(text(formatTime(e.delay, m_clockGHz)));
+    figure(QStringLiteral("Phase energy"))->setText(text(formatEnergy(e.energy.total())));
+}
+
+} // namespace tilescope::ui
