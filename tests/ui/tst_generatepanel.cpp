@@ -1,9 +1,15 @@
 // The generate figures panel on a hand-made run: the phase selector lists the prefill and
 // the decode points, the figures and the selected phase's delay show, and picking a phase
-// says which schedule to show.
+// says which schedule to show. Then Search > Prefill and decode in the window, on the
+// Llama-style decoder of tests/data: a run that fills the panel and shows a phase as the
+// document, and a stopped run that keeps nothing.
+#include "core/document.h"
+#include "testwindow.h"
+#include "widgets/generatecontroller.h"
 #include "widgets/generatepanel.h"
 
 #include <QComboBox>
+#include <QDockWidget>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -11,6 +17,8 @@ using namespace tilescope;
 using namespace tilescope::ui;
 
 namespace {
+
+const QString kDecoder = QStringLiteral(TILESCOPE_TESTDATA "/llama_decoder.onnx");
 
 GeneratePhase phase(const char* name, std::int64_t seq, std::int64_t past, Cycles delay) {
     GeneratePhase p;
@@ -67,6 +75,77 @@ class TestGeneratePanel : public QObject {
         panel.setRun(nullptr, 1.0);
         QCOMPARE(panel.phaseSelector()->count(), 0);
         QCOMPARE(panel.figureText(QStringLiteral("TTFT")), QStringLiteral("-"));
+    }
+
+    // Prompt 8, 4 tokens: the prefill and the decode step at past 8 and 10 (P .. P + G - 2).
+    void windowSchedulesADecoder() {
+        QTemporaryDir dir;
+        auto w = openTestWindow(dir);
+        QVERIFY(w);
+        QVERIFY(
+            w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
+        QVERIFY(w->openHardware(QStringLiteral("testchip")));
+        GenerateController* g = w->generateController();
+        QSignalSpy done(g, &GenerateController::finished);
+        GenerateRequest r;
+        r.prompt = 8;
+        r.tokens = 4;
+        r.decodePoints = 2;
+        g->start(r, 0.3);
+        QVERIFY(g->busy());
+        QVERIFY(done.wait(120000));
+        QVERIFY(done.at(0).at(0).toBool());
+        QVERIFY(g->dock()->isVisible());
+        QCOMPARE(g->panel()->phaseSelector()->count(), 3);
+        QCOMPARE(g->panel()->phaseSelector()->itemText(2), QStringLiteral("decode (past 10)"));
+        const GenerateFigures& f = g->lastRun()->figures;
+        QVERIFY(f.ttft > f.tpot);
+        QCOMPARE(g->panel()->figureText(QStringLiteral("TTFT")),
+                 QString::fromStdString(formatTime(f.ttft, w->document()->hardware()->clockGHz)));
+        // Picking the last decode point makes it the document: its network bound to past 10,
+        // its best tree.
+        QVERIFY(g->showPhase(2));
+        QCOMPARE(w->document()->network()->dims.at("past"), std::int64_t(10));
+        QCOMPARE(w->document()->network()->dims.at("seq"), std::int64_t(1));
+        QVERIFY(w->document()->evaluation()->valid);
+    }
+
+    void stopKeepsNothing() {
+        QTemporaryDir dir;
+        auto w = openTestWindow(dir);
+        QVERIFY(w);
+        QVERIFY(
+            w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
+        GenerateController* g = w->generateController();
+        QSignalSpy done(g, &GenerateController::finished);
+        GenerateRequest r;
+        r.prompt = 8;
+        r.tokens = 4;
+        g->start(r, 600);
+        QTest::qWait(200);
+        g->stop();
+        QVERIFY(done.wait(60000));
+        QVERIFY(!done.at(0).at(0).toBool());
+        QVERIFY(!g->lastRun());
+        QVERIFY(!g->dock()->isVisible());
+    }
+
+    // A model that is no decoder: the error names the reason, nothing runs.
+    void notADecoder() {
+        QTemporaryDir dir;
+        auto w = openTestWindow(dir);
+        QVERIFY(w);
+        QVERIFY(w->openSample(QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx"),
+                              QStringLiteral("testchip"), false));
+        GenerateController* g = w->generateController();
+        QSignalSpy errors(g, &GenerateController::errorOccurred);
+        QSignalSpy done(g, &GenerateController::finished);
+        g->start(GenerateRequest{}, 0.3);
+        QCOMPARE(errors.count(), 1);
+        QVERIFY2(errors.at(0).at(1).toString().contains(QStringLiteral("resnet50")),
+                 qPrintable(errors.at(0).at(1).toString()));
+        QCOMPARE(done.count(), 1);
+        QVERIFY(!g->busy());
     }
 };
 

@@ -17,6 +17,7 @@
 #include "widgets/diffpanel.h"
 #include "widgets/dimensionsdialog.h"
 #include "widgets/exportcontroller.h"
+#include "widgets/generatecontroller.h"
 #include "widgets/instructionspanel.h"
 #include "widgets/layerspanel.h"
 #include "widgets/metricspanel.h"
@@ -169,6 +170,12 @@ void MainWindow::buildControllers() {
         m_exports->addChart(name, plot);
     m_exports->addTable(QStringLiteral("layers"), m_layers->model());
     m_exports->addTable(QStringLiteral("instructions"), m_instructions->model());
+    m_generate = new GenerateController(m_doc, this);
+    routeMessages(m_generate);
+    m_generate->setConfirmReplace(
+        [this] { return m_sessions->confirmOpening(tr("the phase's schedule")); });
+    addDockWidget(Qt::RightDockWidgetArea, m_generate->dock());
+    m_generate->dock()->hide();
 }
 
 void MainWindow::connectDocument() {
@@ -350,6 +357,9 @@ void MainWindow::buildMenus() {
     search->addAction(tr("&Adopt best"), sc, &SearchController::adoptBest);
     search->addSeparator();
     search->addAction(tr("&Compare LS / LP / DP-LP / SA"), sc, &SearchController::runCompare);
+    search->addSeparator();
+    search->addAction(tr("Prefill and &decode..."), m_generate, &GenerateController::openDialog);
+    search->addAction(tr("Stop prefill and decode"), m_generate, &GenerateController::stop);
 
     buildHelpMenu();
 }
@@ -490,6 +500,7 @@ void MainWindow::buildViewMenu() {
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* d : m_docks)
         m_viewMenu->addAction(d->toggleViewAction());
+    m_viewMenu->addAction(m_generate->dock()->toggleViewAction());
     m_viewMenu->addSeparator();
     m_viewMenu->addAction(tr("Reset S-T &zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), m_st,
                           &StGraphView::resetZoom);

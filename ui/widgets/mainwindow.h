@@ -42,6 +42,7 @@ class CompareSessionsDialog;
 class SearchController;
 class SessionController;
 class ExportController;
+class GenerateController;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -98,6 +99,7 @@ class MainWindow : public QMainWindow {
     ProgramRunner* programRunner() const { return m_programs; }
     LiveBestPreview* liveBestPreview() const { return m_liveBest; }
     QAction* showLiveBestAction() const { return m_showLiveBest; }
+    GenerateController* generateController() const { return m_generate; }
 
   public slots:
     void showGuide();
@@ -151,6 +153,7 @@ class MainWindow : public QMainWindow {
     SearchController* m_searchControl;
     SessionController* m_sessions;
     ExportController* m_exports;
+    GenerateController* m_generate; // Search > Prefill and decode
     QList<QDockWidget*> m_docks;
     QDockWidget *m_searchDock = nullptr, *m_metricsDock = nullptr, *m_heatDock = nullptr;
     bool m_shownOnce = false;
