@@ -280,7 +280,8 @@ void Generator::slotRefs(std::vector<BufferRef>& out, const Region& r, std::uint
     }
 }
 
-Box Generator::weightBoxOf(int layer, int k0, int k1) const {
+Box Generator::weightBoxOf(int layer, int k0, int k1,
+                           std::optional<std::pair<int, int>> channels) const {
     const Layer& ly = m_net.layers[size_t(layer)];
     const int cg = (ly.kind == LayerKind::Conv || ly.kind == LayerKind::Gemm)
                        ? std::max(1, ly.inC / std::max(1, ly.groups))
@@ -289,6 +290,7 @@ Box Generator::weightBoxOf(int layer, int k0, int k1) const {
     b.lo = {k0, 0, 0, 0};
     b.hi = {k1, cg, std::max(1, ly.kernelH), std::max(1, ly.kernelW)};
     if (ly.kind != LayerKind::Conv) b.hi[2] = b.hi[3] = 1;
+    if (channels) b.lo[1] = channels->first, b.hi[1] = channels->second;
     return b;
 }
 
@@ -298,6 +300,8 @@ std::optional<Error> Generator::emitInvocation(int vi) {
     const LeafLayout& leaf = m_schedule.leaves[size_t(v.leaf)];
     const Layer& ly = m_net.layers[size_t(v.layer)];
     Step cur{vi, v, leaf, ly, leaf.mapping, v.first, v.last + 1, v.layer};
+    if (leaf.mapping.reduces())
+        cur.weightChannels = m_geometry.blockChannels(v.layer, leaf.mapping, v.block);
     m_currentInvocation = vi;
     if (auto e = activeTiles(cur)) return e;
 

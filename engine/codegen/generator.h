@@ -73,6 +73,13 @@ struct WeightState {
     std::map<int, Region> region;      // tile -> region
     std::map<int, std::uint32_t> load; // tile -> LOAD that delivers its slice
 };
+// An input-channel block's output: the partial sums one tile keeps from a layer's first
+// block of an output box to its last (LeafMapping::reduces), and the compute that last
+// added to them.
+struct PartialSums {
+    Region region;
+    std::uint32_t lastCompute = 0;
+};
 // A STORE of a layer's output, for the read-after-write dependencies of its DRAM readers.
 struct StoreRec {
     Box box;
@@ -120,6 +127,8 @@ struct Step {
     std::vector<std::vector<LocalRead>> local{};
     std::vector<std::vector<Region>> inRegions{};
     std::set<int> usedProducers{};
+    // The input channels of an input-channel block's weights (none: all of them).
+    std::optional<std::pair<int, int>> weightChannels{};
 };
 
 // The program generator: walks the schedule's leaf invocations in the evaluator's order and
@@ -157,8 +166,14 @@ class Generator {
     static void regionRefs(std::vector<BufferRef>& out, const Region& r, bool write);
     static void slotRefs(std::vector<BufferRef>& out, const Region& r, std::uint64_t from,
                          std::uint64_t len, bool write);
-    Box weightBoxOf(int layer, int k0, int k1) const;
-    long long weightElemsOf(int layer, int k0, int k1) const {
+    // Weights of output channels [k0, k1), of input channels `channels` only when given
+    // (an input-channel block's: TransferGeometry::blockChannels).
+    Box weightBoxOf(int layer, int k0, int k1,
+                    std::optional<std::pair<int, int>> channels = std::nullopt) const;
+    long long weightElemsOf(int layer, int k0, int k1,
+                            std::optional<std::pair<int, int>> channels = std::nullopt) const {
+        if (channels)
+            return m_geometry.weightElems(layer, k0, k1, channels->first, channels->second);
         return m_geometry.weightElems(layer, k0, k1);
     }
     // Weights (generator_weights.cpp).
@@ -240,8 +255,9 @@ class Generator {
     std::vector<IrWorkload>& m_workloads = m_result.workloads; // empty unless m_opt.withIr
     IrWorkload m_irSink; // the current invocation's figures when the IR is not kept
 
-    std::vector<WeightState> m_weightState;      // per layer
-    std::vector<std::vector<StoreRec>> m_stores; // per layer: its STOREs so far
+    std::vector<WeightState> m_weightState;                   // per layer
+    std::map<std::pair<int, int>, PartialSums> m_partialSums; // (layer, tile)
+    std::vector<std::vector<StoreRec>> m_stores;              // per layer: its STOREs so far
     // Weight prefetch: per segment the segment invocation it was started for, per tile the
     // invocations using it (in order), the leaves (with their first starts) whose weights
     // are not issued yet, the buffer room kept for activations, when the DRAM is busy until

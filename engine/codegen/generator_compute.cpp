@@ -3,6 +3,7 @@
 // it reads, its STORE, and the buffer regions released after it.
 #include "codegen/generator.h"
 #include "mapping/cim.h"
+#include "mapping/mapper.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,9 +39,23 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     const Box& ob = act[a].box;
     const StageOrder order = m_geometry.computeOrder(v.layer, ob, loadsWeights);
     std::vector<Box> st = splitBox(ob, order, m_maxStages);
-    auto r = allocate(act[a].tile, bytesOf(ob.volume()), false, "output of " + ly.name);
-    if (!r) return r.error();
-    Region out = *r;
+    // Input-channel blocks add to partial sums the tile keeps from the first block of an
+    // output box to the last, at the accumulator width (docs/cost-model.md §2b).
+    PartialSums* psums = m.reduces() ? &m_partialSums[{v.layer, act[a].tile}] : nullptr;
+    const bool firstBlock = !psums || v.block % m.bc == 0;
+    Region out;
+    if (firstBlock) {
+        const std::uint64_t bytes =
+            psums
+                ? std::uint64_t(ob.volume()) * std::uint64_t(std::max(kPsumBits, m_hw.dataBits)) / 8
+                : bytesOf(ob.volume());
+        auto r = allocate(act[a].tile, bytes, false,
+                          std::string(psums ? "partial sums of " : "output of ") + ly.name);
+        if (!r) return r.error();
+        out = *r;
+    } else {
+        out = psums->region;
+    }
     // Compute-in-memory: the crossbars are written (PROGRAM) before the compute, at the
     // first invocation of a segment invocation when they keep the weights, else every time.
     const std::uint32_t programId = emitProgram(cur, a);
@@ -65,9 +80,11 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
         Region& wr = ws.region[act[a].tile];
         regionRefs(c.buffers, wr, false);
     }
+    if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
     regionRefs(c.buffers, out, true);
     const std::uint32_t cid = emit(c, st, order);
     if (programId) fullDep(programId, cid);
+    if (!firstBlock) fullDep(psums->lastCompute, cid);
     IrWorkload& wl = irOf(act[a].workload);
     wl.cycles = c.cycles;
     wl.computeId = cid;
@@ -84,10 +101,19 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     OutputSlice ps;
     ps.tile = act[a].tile;
     ps.box = ob;
-    ps.region = out;
     ps.computeId = cid;
     ps.stages = st;
     ps.order = order;
+    if (psums && !m.storesAfter(v.block)) {
+        // Kept for the next block: released after the last one's STORE, not with this
+        // invocation.
+        psums->region = out;
+        psums->lastCompute = cid;
+        ps.region.tile = out.tile;
+        return ps;
+    }
+    if (psums) m_partialSums.erase({v.layer, act[a].tile});
+    ps.region = out;
     if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
     return ps;
 }
@@ -148,13 +174,17 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
     const auto& act = cur.act;
     const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
     WeightState& ws = m_weightState[size_t(v.layer)];
-    auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1); };
-    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1); };
+    auto weightBox = [&](int k0, int k1) {
+        return weightBoxOf(v.layer, k0, k1, cur.weightChannels);
+    };
+    auto weightElems = [&](int k0, int k1) {
+        return weightElemsOf(v.layer, k0, k1, cur.weightChannels);
+    };
     const Box& ob = act[a].box;
     for (size_t k = 0; k < ly.inputs.size(); ++k) {
         std::vector<Box> req;
         for (const auto& sb : st)
-            req.push_back(window(v.layer, k, sb));
+            req.push_back(m_geometry.blockWindow(v.layer, k, cur.m, v.block, sb));
         for (const auto& wr : cur.writers[a][k]) {
             if (wr.sameCoords)
                 addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
@@ -198,7 +228,7 @@ void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
     s.op = Op::Store;
     s.tile = act[a].tile;
     s.layer = cur.layerIdx;
-    s.bytes = out.bytes;
+    s.bytes = bytesOf(ob.volume()); // partial sums leave at the data width
     s.src = act[a].tile;
     s.dst = kDram;
     s.lo = ob.lo;

@@ -30,7 +30,7 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
     const LayerInput& in = cur.ly.inputs[k];
     std::vector<Box> win(act.size());
     for (size_t a = 0; a < act.size(); ++a)
-        win[a] = window(v.layer, k, act[a].box);
+        win[a] = m_geometry.blockWindow(v.layer, k, cur.m, v.block, act[a].box);
     const std::string from =
         in.producer >= 0 ? m_net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
     for (size_t a = 0; a < act.size(); ++a) {

@@ -45,8 +45,13 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) 
                           : tileBox(leaf, t, 0, leaf.batch);
         if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
     }
+    // An input-channel block brings its own channels' weights.
+    std::optional<std::pair<int, int>> channels;
+    if (block >= 0 && leaf.mapping.reduces())
+        channels = m_geometry.blockChannels(leaf.layer, leaf.mapping, block);
     for (const auto& [kr, members] : byK) {
-        const std::uint64_t bytes = bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second));
+        const std::uint64_t bytes =
+            bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second, channels));
         std::vector<Region> regs;
         for (int tile : members) {
             auto r = allocate(tile, bytes, true, "weights of " + ly.name);
@@ -66,7 +71,7 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) 
         ins.dst = leader;
         for (int tile : members)
             if (tile != leader) ins.mcast.push_back(tile);
-        const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second);
+        const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second, channels);
         ins.lo = wb.lo;
         ins.hi = wb.hi;
         for (const auto& r : regs)

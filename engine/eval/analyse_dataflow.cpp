@@ -117,7 +117,8 @@ int Analyser::chainLink(int a, int b) const {
 // producer's blocks j (the band its tiles' blocks j cover), so blocks can stream.
 bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
                        int batch) const {
-    if (mp.blocks() != mc.blocks()) return false;
+    // Input-channel blocks store only after their last block: nothing to stream.
+    if (mp.blocks() != mc.blocks() || mp.reduces() || mc.reduces()) return false;
     const int tiles = mp.pk * mp.pb * mp.ph * mp.pw;
     for (int j = 0; j < mp.blocks(); ++j) {
         Box band;

@@ -44,7 +44,8 @@ void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& 
         ", weights " + formatBytes(whole.weightPerTile) + ", output " +
         formatBytes(whole.ofmapPerTile) + ") of a " + formatBytes(hw.bufferBytes) +
         " buffer: " + figures.blocking + " per tile, two resident at a time, " +
-        (m.streamsWeights() ? "each with its own channels' weights, " : "");
+        (m.streamsWeights() ? "each with its own channels' weights, " : "") +
+        (m.reduces() ? "the output kept as partial sums until the last, " : "");
     // Through DRAM, or streamed block by block within a chain (docs/cost-model.md §2b).
     bool streamedIn = false;
     for (char d : inputViaDram[size_t(nd.layer)])

@@ -28,12 +28,14 @@ void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vecto
 // multicast to its tiles, on `tally` and `side`, its bytes added to `dram`. Returns the bytes
 // delivered (multicast copies counted).
 double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
-                   const std::map<std::pair<int, int>, std::vector<int>>& byK, LinkTally& tally,
-                   std::array<double, 4>& side, double& dram) {
+                   const std::map<std::pair<int, int>, std::vector<int>>& byK,
+                   std::pair<int, int> channels, LinkTally& tally, std::array<double, 4>& side,
+                   double& dram) {
     thread_local std::vector<int> route;
     double delivered = 0;
     for (const auto& [kr, members] : byK) {
-        const double bytes = double(geo.bytesOf(geo.weightElems(layer, kr.first, kr.second)));
+        const double bytes = double(geo.bytesOf(
+            geo.weightElems(layer, kr.first, kr.second, channels.first, channels.second)));
         route.clear();
         mesh.multicastFromDram(members, route);
         tally.add(route, bytes);
@@ -53,20 +55,24 @@ void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
         const Box box = geo.tileBox(leaf.layer, *leaf.mapping, t, 0, b);
         if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
     }
-    traffic.weightDelivered +=
-        weightReads(geo, mesh, leaf.layer, byK, wgt, traffic.weightSide, traffic.weightDram);
+    const int inC = geo.network().layers[size_t(leaf.layer)].inC;
+    traffic.weightDelivered += weightReads(geo, mesh, leaf.layer, byK, {0, inC}, wgt,
+                                           traffic.weightSide, traffic.weightDram);
 }
 
-// One block's weights when they stream with output-channel blocks (LeafMapping::
+// Block blk's weights when they stream with output- or input-channel blocks (LeafMapping::
 // streamsWeights): as the block's other DRAM reads (activation traffic: they come and go
-// with it). Returns the bytes delivered.
-double streamedWeights(const TransferGeometry& geo, const Mesh& mesh, int layer,
-                       const std::vector<Box>& boxes, const std::vector<int>& actTiles,
+// with it). Returns the bytes delivered (none when the leaf's weights do not stream).
+double streamedWeights(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                       int blk, const std::vector<Box>& boxes, const std::vector<int>& actTiles,
                        LinkTally& act, LeafTraffic& traffic) {
+    if (!leaf.mapping->streamsWeights()) return 0.0;
     std::map<std::pair<int, int>, std::vector<int>> byK;
     for (size_t a = 0; a < boxes.size(); ++a)
         byK[{boxes[a].lo[1], boxes[a].hi[1]}].push_back(actTiles[a]);
-    return weightReads(geo, mesh, layer, byK, act, traffic.actSide, traffic.actDram);
+    return weightReads(geo, mesh, leaf.layer, byK,
+                       geo.blockChannels(leaf.layer, *leaf.mapping, blk), act, traffic.actSide,
+                       traffic.actDram);
 }
 
 // Invocations repeat with a period: the consumer's own partition is the same every
@@ -270,13 +276,12 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             boxes.push_back(box);
         }
         if (step == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
-        if (mapping.streamsWeights())
-            actDelivered += streamedWeights(geo, mesh, leaf.layer, boxes, actTiles, act, traffic);
+        actDelivered += streamedWeights(geo, mesh, leaf, blk, boxes, actTiles, act, traffic);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             const InputGeom& geom = geo.input(leaf.layer, k);
             win.clear();
             for (const Box& o : boxes)
-                win.push_back(geo.window(leaf.layer, k, o));
+                win.push_back(geo.blockWindow(leaf.layer, k, mapping, blk, o));
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
                 actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(),
@@ -336,7 +341,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                     });
             }
         }
-        if (writesDram) storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic);
+        if (writesDram && mapping.storesAfter(blk))
+            storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic);
     }
     traffic.sentByInput.assign(ly.inputs.size(), 0.0);
     traffic.receivedByInput.assign(ly.inputs.size(), 0.0);

@@ -124,6 +124,7 @@ Box TransferGeometry::blockBox(int layer, const LeafMapping& m, int t, int j, in
                                int s1) const {
     const Layer& ly = m_net.layers[size_t(layer)];
     const auto [ib, ik, ih, iw] = slotOf(m, t);
+    j /= m.bc;
     const int jk = j % m.bk, jw = (j / m.bk) % m.bw, jh = j / m.bk / m.bw;
     Box b;
     chunks(s1 - s0, m.pb, 1, ib, 0, 1, b.lo[0], b.hi[0]);
@@ -132,6 +133,24 @@ Box TransferGeometry::blockBox(int layer, const LeafMapping& m, int t, int j, in
     chunks(ly.outH, m.ph, m.bh, ih, jh, jh + 1, b.lo[2], b.hi[2]);
     chunks(ly.outW, m.pw, m.bw, iw, jw, jw + 1, b.lo[3], b.hi[3]);
     return b;
+}
+
+std::pair<int, int> TransferGeometry::blockChannels(int layer, const LeafMapping& m, int j) const {
+    const int inC = m_net.layers[size_t(layer)].inC;
+    if (!m.reduces()) return {0, inC};
+    int lo = 0, hi = 0;
+    chunks(inC, 1, m.bc, 0, j % m.bc, j % m.bc + 1, lo, hi);
+    return {lo, hi};
+}
+
+Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int j,
+                                  const Box& o) const {
+    Box win = window(layer, k, o);
+    if (!m.reduces()) return win;
+    const auto [c0, c1] = blockChannels(layer, m, j);
+    win.lo[1] = std::max(win.lo[1], c0);
+    win.hi[1] = std::min(win.hi[1], c1);
+    return win;
 }
 
 Box TransferGeometry::window(int l, size_t k, const Box& o) const {
@@ -264,6 +283,12 @@ long long TransferGeometry::weightElems(int layer, int k0, int k1) const {
     const Layer& ly = m_net.layers[size_t(layer)];
     const long long wb = ly.weightBytes, oc = std::max(1, ly.outC);
     return wb * k1 / oc - wb * k0 / oc;
+}
+
+long long TransferGeometry::weightElems(int layer, int k0, int k1, int c0, int c1) const {
+    const long long e = weightElems(layer, k0, k1);
+    const long long c = std::max(1, m_net.layers[size_t(layer)].inC);
+    return e * c1 / c - e * c0 / c;
 }
 
 StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWeights) const {

@@ -77,7 +77,15 @@ class TransferGeometry {
     // output over samples [s0, s1): a ceil-sized chunk of the finer partition, the tiles'
     // blocks j side by side in one band (docs/cost-model.md §2b). The tileBox when the
     // mapping is not blocked.
+    // Input-channel blocks (LeafMapping::reduces) share their output box: block j's is
+    // that of j / bc.
     Box blockBox(int layer, const LeafMapping& m, int t, int j, int s0, int s1) const;
+    // The input channels [first, second) block j reads: a ceil-sized chunk of the layer's
+    // input channels for input-channel blocks, all of them otherwise.
+    std::pair<int, int> blockChannels(int layer, const LeafMapping& m, int j) const;
+    // The window of input k that block j's output box o needs: window() cut to the block's
+    // input channels.
+    Box blockWindow(int layer, size_t k, const LeafMapping& m, int j, const Box& o) const;
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;
     // What output box o needs of a producer whose output is not in the input's own
@@ -91,6 +99,9 @@ class TransferGeometry {
     // Weight elements of output channels [k0, k1): the layer's weights (bias included)
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.
     long long weightElems(int layer, int k0, int k1) const;
+    // Of those, input channels [c0, c1)'s share, so the pieces of a partition of the input
+    // channels add up to weightElems(layer, k0, k1).
+    long long weightElems(int layer, int k0, int k1, int c0, int c1) const;
 
   private:
     const Network& m_net;

@@ -382,7 +382,9 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
     }
     // Inputs delivered whole per sample (see m_wholeInput) replace their share of the
     // windowed input slice.
-    {
+    // (An input-channel block's cut layer is not among the network's: blockedMapping()
+    // offers those blocks only for layers without whole inputs.)
+    if (&l >= m_net.layers.data() && &l < m_net.layers.data() + m_net.layers.size()) {
         double whole = 0, total = 0;
         for (size_t k = 0; k < l.inputs.size(); ++k) {
             if (l.kind == LayerKind::MatMul && k == 1) continue;
@@ -514,7 +516,8 @@ double dramGapShare(const Layer& l, int ph, int pw) {
 std::string LeafMapping::blockLabel() const {
     if (!blocked()) return "";
     std::string counts, names;
-    for (const auto& [n, what] : {std::pair(bk, "channel"), {bh, "row"}, {bw, "column"}})
+    for (const auto& [n, what] :
+         {std::pair(bk, "channel"), {bh, "row"}, {bw, "column"}, {bc, "input-channel"}})
         if (n > 1) {
             if (!counts.empty()) counts += " x ", names += " x ";
             counts += std::to_string(n);
@@ -551,7 +554,8 @@ template <class Fits> int fewestFitting(int room, Fits fits) {
 // one block are those of the finer partition whose slots are the blocks (the same
 // ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
 LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
-                                    const std::array<int, 3>& blocks, bool withTiling) const {
+                                    const std::array<int, 4>& blocks, bool withTiling) const {
+    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling);
     LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
                                       part[3] * blocks[2], withTiling);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
@@ -585,6 +589,43 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
     m.peUtilisation =
         m.macs > 0 ? double(m.macs) / peak
                    : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
+    return m;
+}
+
+bool reducible(const Layer& l) {
+    return ((l.kind == LayerKind::Conv && std::max(1, l.groups) == 1) ||
+            l.kind == LayerKind::Gemm) &&
+           l.weightBytes > 0 && l.inputs.size() == 1 && l.inC > 1;
+}
+
+// Every block computes the tile's whole output over ceil(C / bc) input channels (a short
+// last block takes a full block's time, as the generator gives it); the figures of one
+// block are those of the layer cut to that many channels and their share of the weights,
+// the MACs the layer's. The partial sums stay at the accumulator width.
+LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
+                                      int bc, bool withTiling) const {
+    const Count cc = ceilDiv(Count(l.inC), Count(bc));
+    Layer cut = l;
+    cut.inC = int(cc);
+    cut.weightBytes = ceilDiv(l.weightBytes * cc, Count(l.inC));
+    LeafMapping m = evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling);
+    m.bc = bc;
+    m.macs = l.macsPerSample() * batch;
+    m.cycles *= bc;
+    m.blockShare = 1.0 / bc;
+    m.ioLowerBound *= bc;
+    // Each block's accesses as the cut layer's; between two blocks the partial sums are
+    // written out and read back at the accumulator width.
+    const int n = part[0] * part[1] * part[2] * part[3];
+    const double psumRatio = double(std::max(kPsumBits, m_hw.dataBits)) / m_hw.dataBits;
+    const double spills = double(bc - 1) * m.ofmapPerTile * psumRatio * n;
+    m.bufferAccessBytes = m.bufferAccessBytes * bc + 2 * spills;
+    m.bufferWriteBytes = m.bufferWriteBytes * bc + spills;
+    for (size_t i = 0; i < m.levelReads.size(); ++i)
+        m.levelReads[i] *= bc, m.levelWrites[i] *= bc;
+    m.inputDmaRuns *= bc;
+    m.ofmapPerTile *= psumRatio;
+    m.peUtilisation = double(m.macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles));
     return m;
 }
 
@@ -633,8 +674,9 @@ std::vector<std::array<int, 4>> Mapper::bestPartitions(const std::vector<const L
     return out;
 }
 
-// The best few tile partitions that do not over-split, each blocked along rows, columns or
-// output channels (operand B splits with them; weights then stream, each block's own) in the
+// The best few tile partitions that do not over-split, each blocked along rows, columns,
+// output channels (operand B splits with them; weights then stream, each block's own) or,
+// for a reducible layer, input channels (partial sums kept; weights stream) in the
 // fewest blocks that fit with two blocks resident (block counts doubling, then the least that
 // fits between the last two): the one the objective likes best.
 bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const {
@@ -648,13 +690,18 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     };
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
-    std::array<int, 3> bestBlocks{};
+    std::array<int, 4> bestBlocks{};
     for (const auto& f : bestPartitions({&l}, tiles, batch)) {
         const int pk = f[0], ph = f[2], pw = f[3];
-        for (int axis = 0; axis < 3; ++axis) {
-            const int room = axis == 0 ? l.outC / pk : axis == 1 ? l.outH / ph : l.outW / pw;
+        for (int axis = 0; axis < 4; ++axis) {
+            if (axis == 3 && (!reducible(l) || m_wholeInput[size_t(&l - m_net.layers.data())][0]))
+                break;
+            const int room = axis == 0   ? l.outC / pk
+                             : axis == 1 ? l.outH / ph
+                             : axis == 2 ? l.outW / pw
+                                         : l.inC;
             auto blocksOf = [&](int n) {
-                std::array<int, 3> b{1, 1, 1};
+                std::array<int, 4> b{1, 1, 1, 1};
                 b[size_t(axis)] = n;
                 return b;
             };
@@ -692,7 +739,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     auto members = [&](const std::array<int, 4>& f, int bh) {
         std::vector<LeafMapping> ms;
         for (int l : layers)
-            ms.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, f, {1, bh, 1}, false));
+            ms.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, f, {1, bh, 1, 1}, false));
         return ms;
     };
     auto fits = [&](const std::vector<LeafMapping>& ms) {
@@ -719,7 +766,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     if (bestBh > 0)
         for (int l : layers)
             out.push_back(
-                evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1}, true));
+                evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1, 1}, true));
     return out;
 }
 

@@ -41,8 +41,12 @@ struct LeafMapping {
     // input window (halo included) and operand B from DRAM and stores its output there.
     // Row and column blocks keep the tile's weights resident; output-channel blocks of a
     // layer with weights stream them, each block loading its own channels' weights
-    // (streamsWeights()). All 1 when the slice fits.
-    int bk = 1, bh = 1, bw = 1;
+    // (streamsWeights()). Input-channel blocks (bc, a convolution's or fully connected
+    // layer's reduction) keep the tile's whole output as partial sums (ofmapPerTile is
+    // then their bytes at the accumulator width, kPsumBits) while each block brings its
+    // input channels and their weights; the output is stored after the last. All 1 when
+    // the slice fits.
+    int bk = 1, bh = 1, bw = 1, bc = 1;
     double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
     double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
@@ -74,11 +78,15 @@ struct LeafMapping {
     Count inputDmaRuns = 0;
     CimLeafMapping cim;
 
-    int blocks() const { return bk * bh * bw; }
+    int blocks() const { return bk * bh * bw * bc; }
     bool blocked() const { return blocks() > 1; }
-    // Output-channel blocks of a layer with weights: weightPerTile is one block's, loaded
-    // with the block and double-buffered like its activations, not resident.
-    bool streamsWeights() const { return bk > 1 && weightPerTile > 0; }
+    // Input-channel blocks: block j adds its channels' share to partial sums kept on the
+    // tile; only the last block of each output block (j % bc == bc - 1) stores.
+    bool reduces() const { return bc > 1; }
+    bool storesAfter(int block) const { return block % bc == bc - 1; }
+    // Output- or input-channel blocks of a layer with weights: weightPerTile is one block's,
+    // loaded with the block and double-buffered like its activations, not resident.
+    bool streamsWeights() const { return (bk > 1 || bc > 1) && weightPerTile > 0; }
     // The weights a tile keeps resident for the whole leaf (none when they stream).
     Bytes residentWeightPerTile() const { return streamsWeights() ? 0.0 : weightPerTile; }
     // The per-tile working set the buffer holds besides resident weights: one slice, or two
@@ -111,6 +119,13 @@ struct LeafMapping {
 // of input for n output rows, not (n - 1) x s + k. The factor on the ifmap per tile of a
 // partition with `ph` x `pw` output parts (1 for other layers).
 double dramGapShare(const Layer& l, int ph, int pw);
+
+// Partial sums of input-channel blocks are kept at the accumulator width (32 bits, or the
+// data width when wider): what a tile's buffer holds of its output between the blocks.
+inline constexpr int kPsumBits = 32;
+// Whether a layer's reduction can be cut into input-channel blocks: a convolution without
+// groups or a fully connected layer, with weights and one input.
+bool reducible(const Layer& l);
 
 class Mapper {
   public:
@@ -145,8 +160,13 @@ class Mapper {
     // The blocked mapping of a slice that does not fit (docs/cost-model.md §2b), or nothing
     // when no blocking fits either.
     bool blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const;
+    // blocks: (bk, bh, bw, bc).
     LeafMapping evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
-                                const std::array<int, 3>& blocks, bool withTiling) const;
+                                const std::array<int, 4>& blocks, bool withTiling) const;
+    // Input-channel blocks (blocks[3] > 1): one block is the partition of the layer cut to
+    // its share of the input channels and weights; the tile's output stays whole.
+    LeafMapping evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part, int bc,
+                                  bool withTiling) const;
     double blockedCost(const Layer& l, int batch, const LeafMapping& m) const;
     double partitionScore(const LeafMapping& m) const;
     std::vector<std::array<int, 4>> bestPartitions(const std::vector<const Layer*>& layers,

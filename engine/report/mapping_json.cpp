@@ -66,11 +66,8 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
                                                      {"write_bytes", m.levelWrites[i]}};
     }
     if (m.blocked()) { // docs/cost-model.md §2b; the buffer figures above are one block's
-        j["blocks"] = {{"channels", m.bk},
-                       {"rows", m.bh},
-                       {"columns", m.bw},
-                       {"count", m.blocks()},
-                       {"label", m.blockLabel()}};
+        j["blocks"] = {{"channels", m.bk},       {"rows", m.bh},        {"columns", m.bw},
+                       {"input_channels", m.bc}, {"count", m.blocks()}, {"label", m.blockLabel()}};
         j["buffer_bytes_per_tile"]["total"] = m.bufferPerTile();
     }
     if (m.cim.used) {

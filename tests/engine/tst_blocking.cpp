@@ -127,6 +127,7 @@ class TestBlocking : public QObject {
     void roundTripCli();
     void unblockedTreeUnchanged();
     void weightsStreamInChannelBlocks();
+    void inputChannelBlocksKeepPartialSums();
     void weightsThatFitNoBlocking();
 };
 
@@ -437,20 +438,96 @@ void TestBlocking::weightsStreamInChannelBlocks() {
     QCOMPARE(weightBytes, std::uint64_t(147456));
 }
 
-// A layer whose weights outgrow the buffer even one output channel at a time: 4096 -> 4
-// channels 3x3, 36864 B of weights per channel, two of which do not fit a 40 KiB tile. No
-// blocking fits, so the mapping stays unblocked and the tree is invalid, the reason naming
-// the layer.
+// A wide reduction: 4096 -> 4 channels 3x3 on a 2 x 2 map, on one 40 KiB tile. Its
+// weights, 4 x 4096 x 9 = 147456 B, outgrow the buffer even one output channel at a time
+// (36864 B, two of which do not fit), and rows or columns keep them all resident; so the
+// mapper cuts the reduction into input-channel blocks of c channels, each bringing its input
+// (c x 2 x 2 = 4c B) and its weights (4 x c x 9 = 36c B), both double-buffered, while the
+// tile keeps its 16 outputs as 32-bit partial sums (64 B, also doubled):
+//   2 (36c + 4c + 64) <= 40960, so c <= 510: 8 blocks need 512 channels, 9 blocks take
+//   ceil(4096 / 9) = 456 (eight of 456, the last 448).
+//   A block: input 1824 B, weights 16416 B, partial sums 64 B.
+//   DRAM: the input once, 16384 B; the weights once, 147456 B (9 LOADs, their channels'
+//   share each); the output once, 16 B, after the last block. 163856 B: blocking adds none.
+//   Cycles: a block is 4 positions x 9 taps x ceil(456 / 32) = 15 input x 1 output channel
+//   passes = 540; the leaf 9 x 540 = 4860 (unblocked 4 x 9 x 128 = 4608: the last block's
+//   short pass and the 456-channel chunks' rounding).
+void TestBlocking::inputChannelBlocksKeepPartialSums() {
+    Network n;
+    n.name = "wide";
+    n.layers.push_back(test::conv("wide_conv", 4096, 4, 2, 3, -1));
+    const Network net = test::finish(n);
+    const Hardware hw = oneTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QCOMPARE(m.bc, 9);
+    QCOMPARE(m.blocks(), 9);
+    QVERIFY(m.reduces());
+    QVERIFY(m.streamsWeights());
+    QCOMPARE(m.blockLabel(), std::string("9 input-channel blocks"));
+    QCOMPARE(m.ifmapPerTile, 1824.0);
+    QCOMPARE(m.weightPerTile, 16416.0);
+    QCOMPARE(m.ofmapPerTile, 64.0);
+    QCOMPARE(m.bufferPerTile(), 36608.0);
+    QCOMPARE(m.cycles, 4860.0);
+    QCOMPARE(m.macs, Count(4 * 4 * 4096 * 9));
+    // Every block computes the tile's whole output; block j reads its own channels.
+    const TransferGeometry geo(net, hw.dataBits);
+    for (int j = 0; j < 9; ++j)
+        QCOMPARE(geo.blockBox(0, m, 0, j, 0, 1), box({0, 0, 0, 0}, {1, 4, 2, 2}));
+    QCOMPARE(geo.blockChannels(0, m, 0), std::make_pair(0, 456));
+    QCOMPARE(geo.blockChannels(0, m, 8), std::make_pair(3648, 4096));
+    QCOMPARE(geo.blockWindow(0, 0, m, 3, geo.blockBox(0, m, 0, 3, 0, 1)),
+             box({0, 1368, 0, 0}, {1, 1824, 2, 2}));
+    long long weights = 0;
+    for (int j = 0; j < 9; ++j) {
+        const auto [c0, c1] = geo.blockChannels(0, m, j);
+        weights += geo.weightElems(0, 0, 4, c0, c1);
+    }
+    QCOMPARE(weights, 147456LL);
+
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\twide_conv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 163856.0);
+    QCOMPARE(e.blockedLeaves, 1);
+    QCOMPARE(e.blockingDramBytes, 0.0);
+    const NodeFigures& f = e.nodes[size_t(t.nodeAtPath("/0"))];
+    QVERIFY2(f.blockingReason.find("partial sums") != std::string::npos, f.blockingReason.c_str());
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    // One weight LOAD per block, of its channels; one STORE, after the last block.
+    int weightLoads = 0, stores = 0;
+    std::uint64_t weightBytes = 0, stored = 0;
+    for (const TileProgram& tp : r.program.tiles)
+        for (const Instruction& i : tp.instructions) {
+            if (i.op == Op::Load && i.src == kDram && i.hi[2] == 3 && i.hi[3] == 3)
+                ++weightLoads, weightBytes += i.bytes;
+            if (i.op == Op::Store && i.dst == kDram) ++stores, stored += i.bytes;
+        }
+    QCOMPARE(weightLoads, 9);
+    QCOMPARE(weightBytes, std::uint64_t(147456));
+    QCOMPARE(stores, 1);
+    QCOMPARE(stored, std::uint64_t(16));
+}
+
+// A layer whose weights outgrow the buffer whichever way it is cut: 4096 -> 4096 channels
+// 3x3 on a 1 x 1 map. One output channel's weights (36864 B) and one input channel's
+// (4096 x 9 = 36864 B) are each too much to hold twice in a 40 KiB tile, and rows or columns
+// keep all of them resident. No blocking fits, so the mapping stays unblocked and the tree
+// is invalid, the reason naming the layer.
 void TestBlocking::weightsThatFitNoBlocking() {
     Network n;
     n.name = "heavy";
-    n.layers.push_back(test::conv("heavy_conv", 4096, 4, 2, 3, -1));
+    n.layers.push_back(test::conv("heavy_conv", 4096, 4096, 1, 3, -1));
     const Network net = test::finish(n);
     const Hardware hw = oneTile(kConvBuffer);
     Mapper mapper(net, hw);
     const LeafMapping& m = mapper.map(0, 1, 1);
     QVERIFY(!m.blocked());
-    QCOMPARE(m.weightPerTile, 147456.0);
+    QCOMPARE(m.weightPerTile, 150994944.0);
     const Evaluation e = evaluate(net, hw, test::parseTree("T 1/1\n\theavy_conv 1\n", net), 1, {});
     QVERIFY(!e.valid);
     QVERIFY2(e.reason.find("buffer overflow") != std::string::npos &&

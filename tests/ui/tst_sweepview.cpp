@@ -42,9 +42,10 @@ void TstSweepView::initTestCase() {
     QVERIFY(m_dir.isValid());
     QStandardPaths::setTestModeEnabled(true);
     qputenv("TILESCOPE_RECOVERY_DIR", m_dir.path().toUtf8());
-    // squeezenet (schedulable) and oversized_fc (one output channel's weights alone outgrow
-    // an edge tile's buffer, however blocked: the failing points) x 2 NoC bandwidths x 2 batches =
-    // 8 points, 4 valid.
+    // squeezenet (schedulable) and oversized_fc (600,000 -> 2,000,000: one output channel's
+    // weights, or one input channel's for a tile's 125,000 outputs with their partial sums,
+    // outgrow an edge tile's buffer, however blocked: the failing points) x 2 NoC bandwidths
+    // x 2 batches = 8 points, 4 valid.
     const json spec = {
         {"models",
          {std::string(TILESCOPE_TESTDATA) + "/squeezenet1_0.onnx",
