@@ -81,6 +81,8 @@ MainWindow::MainWindow(QWidget* parent)
     buildControllers();
     buildDocks();
     buildMenus();
+    // Dialogs (this window's children) are watched as they close: see eventFilter.
+    qApp->installEventFilter(this);
     statusBar()->addPermanentWidget(m_inputsLabel);
     connectDocument();
 
@@ -574,6 +576,30 @@ void MainWindow::showGuide() {
     dlg->setAttribute(Qt::WA_DeleteOnClose);
     dlg->resize(std::min(900, width() * 4 / 5), std::min(800, height() * 9 / 10));
     dlg->show();
+    // The keyboard goes to the guide (Esc and Ctrl+W close it) also where no window
+    // manager gives a new window the focus.
+    dlg->raise();
+    dlg->activateWindow();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    // A dialog of this window closing: the keyboard comes back here (see reclaimKeyboard).
+    if (event->type() == QEvent::Hide && watched != this && watched->isWidgetType()) {
+        auto* w = static_cast<QWidget*>(watched);
+        if (w->isWindow() && w->parentWidget() && w->parentWidget()->window() == this)
+            QTimer::singleShot(0, this, &MainWindow::reclaimKeyboard);
+    }
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::reclaimKeyboard() {
+    // Where the closed dialog leaves no window of the application active (X gives the
+    // focus to the root window without a window manager, and some managers do the same),
+    // every shortcut would wait for a click on the window first.
+    if (QApplication::activeWindow() || QApplication::activeModalWidget() ||
+        QApplication::activePopupWidget() || !isVisible())
+        return;
+    activateWindow();
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
