@@ -236,13 +236,20 @@ class TstNewUser : public QObject {
                              bar->rect().contains(bar->tabRect(i)),
                          qPrintable(bar->tabText(i)));
         }
+        // The live plot's colour legend fits its width.
+        QCustomPlot* live = w->searchPanel()->plot();
+        auto* legend = qobject_cast<QCPTextElement*>(live->plotLayout()->element(0, 0));
+        QVERIFY(legend);
+        for (const QString& line : legend->text().split(QLatin1Char('\n')))
+            QVERIFY2(QFontMetrics(legend->font()).horizontalAdvance(line) <= live->width(),
+                     qPrintable(line));
         w->findChild<QDockWidget*>(QStringLiteral("instructionsDock"))->raise();
         QTest::qWait(100);
         QTableView* listing = w->instructionsPanel()->view();
         const int row = listing->verticalHeader()->defaultSectionSize();
         QVERIFY(listing->horizontalHeader()->isVisible());
         // The summary above it grows once the program is generated: wait for the layout.
-        QTRY_VERIFY2_WITH_TIMEOUT(listing->viewport()->height() >= 2 * row,
+        QTRY_VERIFY2_WITH_TIMEOUT(listing->viewport()->height() >= 5 * row,
                                   qPrintable(QString::number(listing->viewport()->height())),
                                   20000);
         w->findChild<QDockWidget*>(QStringLiteral("metricsDock"))->raise();

@@ -32,7 +32,7 @@ class XvfbTstDialogFocus : public QObject {
         if (!to) to = QApplication::activeWindow();
         if (to)
             QTest::keyClick(to, QLatin1String(key) == QLatin1String("Escape") ? Qt::Key_Escape
-                                                                               : Qt::Key_F1);
+                                                                              : Qt::Key_F1);
     }
 
     static UserGuideDialog* guide(QWidget* w) { return w->findChild<UserGuideDialog*>(); }

@@ -216,11 +216,15 @@ void SearchPanel::buildPlot() {
     auto* legend = new QCPTextElement(
         m_plot,
         // Two short lines: one long line was cut at 1280x800.
-        tr("objective: grey current, blue best | dashed: T starts again (hover it)\nE green, "
-           "D red | T orange, acceptance purple"),
+        tr("grey current, blue best | dashed: T restarts\nE green, D red | T orange, "
+           "acceptance purple"),
         small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
+    // The legend's row keeps both lines' height; the strips share the rest (a short dock
+    // cut the first line at the top).
+    legend->setMinimumSize(0, QFontMetrics(small).lineSpacing() * 2 + 6);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     fitAxisTicks(m_plot);
     m_plot->setMouseTracking(true);
