@@ -283,8 +283,10 @@ void MainWindow::applyDefaultDockSizes() {
     // tree's time and energy and the metrics readable, and 1920x1080 gives the S-T graph
     // the rest.
     const int w = width();
-    // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns.
-    resizeDocks({m_docks[0], m_heatDock}, {std::max(460, w * 26 / 100), std::max(240, w / 5)},
+    // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns; on a
+    // wide screen the heatmap takes a quarter, where a 12x12 mesh's tiles hold their numbers.
+    resizeDocks({m_docks[0], m_heatDock},
+                {std::max(460, w * 26 / 100), std::max(240, w >= 1600 ? w / 4 : w / 5)},
                 Qt::Horizontal);
     resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
     resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);

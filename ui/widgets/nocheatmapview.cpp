@@ -366,12 +366,14 @@ std::vector<NocHeatmapView::TileLabel> NocHeatmapView::tileLabels(const Geometry
     QFont f = font ? *font : this->font();
     const int twoLines = int(std::min(f.pointSizeF() * 96 / 72, first.height() / 2.4));
     const bool both = regions.single() && !liveBestShown() && twoLines >= 8;
-    const int px = both ? twoLines : int(std::min(first.height() * 0.85, 11.0));
-    f.setPixelSize(std::max(1, px));
-    const QFontMetricsF fm(f);
-    const QString widest = QString::number(m_hw->tiles() - 1);
-    if (px < 7 || (!numbers && g.unitSize() < 22) || fm.horizontalAdvance(widest) > first.width())
-        return out;
+    // The largest font (down to 7 px) in which the widest number fits the box.
+    const QString widest = both ? QStringLiteral("100%") : QString::number(m_hw->tiles() - 1);
+    int px = both ? twoLines : int(std::min(first.height() * 0.85, 11.0));
+    for (; px >= 7; --px) {
+        f.setPixelSize(px);
+        if (QFontMetricsF(f).horizontalAdvance(widest) <= first.width()) break;
+    }
+    if (px < 7 || (!numbers && g.unitSize() < 22)) return out;
     for (int r = 0; r < regions.count(); ++r) {
         const RegionLoad load = regions.load(r, m_busy);
         TileLabel l;
