@@ -4,7 +4,10 @@
 // leaf that disagree between views, tree columns out of reach, views that go blank on an
 // invalid edit, a test-chip export that refused a new folder, a developer's guide behind F1,
 // and smaller things: the current preset unmarked, silent undo, and a save question asked
-// before the file to open was found unreadable.
+// before the file to open was found unreadable. Also the S-T hover's figures without their
+// scope, the invalid banner over the graph's first row, colours without a key, temperature
+// rises the live plot did not explain, a 12x12 heatmap without tile numbers, and the
+// welcome page's samples where the package installs them.
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layersmodel.h"
