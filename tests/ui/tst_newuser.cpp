@@ -489,8 +489,13 @@ class TstNewUser : public QObject {
         st->setTimeline(StGraphView::Timeline::Both);
         QVERIFY(st->keyText().contains(QLatin1String("upper half the estimate")));
         QVERIFY(st->keyText().contains(QLatin1String("lower half the replay")));
-        // The key takes no width: at 1280x800 it does not widen the graph's panel.
+        // The key takes no width: at 1280x800 it does not widen the graph's panel, and it
+        // wraps rather than being cut.
         QCOMPARE(key->sizePolicy().horizontalPolicy(), QSizePolicy::Ignored);
+        QTRY_VERIFY2(key->height() >= key->heightForWidth(key->width()),
+                     qPrintable(QStringLiteral("%1 < %2")
+                                    .arg(key->height())
+                                    .arg(key->heightForWidth(key->width()))));
     }
 
     // Where the temperature starts high again the live plot has a line that says why: a

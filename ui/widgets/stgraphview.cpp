@@ -82,6 +82,7 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     m_key->setObjectName(QStringLiteral("stColourKey"));
     m_key->setTextFormat(Qt::RichText);
     m_key->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_key->setWordWrap(true); // a second line rather than a cut one in a narrow panel
     m_key->setContentsMargins(6, 0, 6, 2);
     lay->addWidget(m_key);
     m_banner = new QLabel(this);
