@@ -348,9 +348,34 @@ QRectF NocHeatmapView::labelRect(const Geometry& g, int region) const {
                   box.bottom() - square.bottom() - 2);
 }
 
+namespace {
+// The largest pixel size from `start` down to 7 in which `widest` fits `width` (set in `f`);
+// below 7 when none does.
+int fittingPixels(QFont& f, double width, const QString& widest, int start) {
+    int px = start;
+    for (; px >= 7; --px) {
+        f.setPixelSize(px);
+        if (QFontMetricsF(f).horizontalAdvance(widest) <= width) break;
+    }
+    return px;
+}
+} // namespace
+
+bool NocHeatmapView::numbersFit(const Geometry& g) const {
+    if (!m_hw || g.regions.count() == 0 || !g.regions.single()) return false;
+    const QRectF box = g.unitRect(0).adjusted(1, 1, -1, -1);
+    QFont f = font();
+    return fittingPixels(f, box.width(), QString::number(m_hw->tiles() - 1),
+                         int(std::min(box.height() * 0.85, 11.0))) >= 7;
+}
+
 QRectF NocHeatmapView::liveBestSquare(const Geometry& g, int region) const {
     const QRectF box = g.unitRect(region);
-    const QRectF inner(0, 0, box.width() * 0.4, box.height() * 0.4);
+    // Where a tile holds its number the square leaves it a band of about 12 px below (the
+    // square down to a quarter of the tile); elsewhere it takes 40% of the tile.
+    const double side = box.height();
+    const double share = numbersFit(g) ? std::clamp((side - 14) / side, 0.25, 0.4) : 0.4;
+    const QRectF inner(0, 0, box.width() * share, side * share);
     return inner.translated(box.right() - inner.width() - 1, box.top() + 1);
 }
 
@@ -368,11 +393,8 @@ std::vector<NocHeatmapView::TileLabel> NocHeatmapView::tileLabels(const Geometry
     const bool both = regions.single() && !liveBestShown() && twoLines >= 8;
     // The largest font (down to 7 px) in which the widest number fits the box.
     const QString widest = both ? QStringLiteral("100%") : QString::number(m_hw->tiles() - 1);
-    int px = both ? twoLines : int(std::min(first.height() * 0.85, 11.0));
-    for (; px >= 7; --px) {
-        f.setPixelSize(px);
-        if (QFontMetricsF(f).horizontalAdvance(widest) <= first.width()) break;
-    }
+    const int px = fittingPixels(f, first.width(), widest,
+                                 both ? twoLines : int(std::min(first.height() * 0.85, 11.0)));
     if (px < 7 || (!numbers && g.unitSize() < 22)) return out;
     for (int r = 0; r < regions.count(); ++r) {
         const RegionLoad load = regions.load(r, m_busy);

@@ -124,6 +124,8 @@ class NocHeatmapView : public QWidget {
     void paintUnits(QPainter& p, const Geometry& g, bool selected, bool dim) const;
     QRectF labelRect(const Geometry& g, int region) const;
     QRectF liveBestSquare(const Geometry& g, int region) const;
+    // A tile's number fits it on one line (the live best's square then leaves room for it).
+    bool numbersFit(const Geometry& g) const;
     // The labels and, into `font` (from the widget's), the font they are drawn in.
     std::vector<TileLabel> tileLabels(const Geometry& g, QFont* font) const;
     void paintLinks(QPainter& p, const Geometry& g, double scale, bool dim) const;
