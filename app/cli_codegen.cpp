@@ -11,6 +11,7 @@
 #include "report/trace_json.h"
 #include "sim/fidelity.h"
 #include "util/fileio.h"
+#include "util/units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,8 +117,8 @@ int runExportInstructions(const Args& a) {
     std::uint64_t peak = 0;
     for (auto p : r.peakBufferBytes)
         peak = std::max(peak, p);
-    std::printf("peak buffer use: %.1f KiB of %.1f KiB per tile\n", double(peak) / 1024,
-                hw->bufferBytes / 1024);
+    std::printf("peak buffer use: %s of %s per tile\n", formatBytes(double(peak)).c_str(),
+                formatBytes(hw->bufferBytes).c_str());
     std::error_code ec;
     if (formats.bin) {
         const auto size = fs::file_size(fs::path(out) / "program.bin", ec);

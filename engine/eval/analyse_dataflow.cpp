@@ -2,29 +2,14 @@
 // what each cut holds for a later consumer, compute-in-memory weights kept programmed,
 // each leaf's mapping and the buffer use per tile, and the overflow check.
 #include "eval/analyser.h"
+#include "util/units.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 
 namespace tilescope {
-
-namespace {
-
-std::string fmtBytes(double b) {
-    char buf[64];
-    if (b >= 1024.0 * 1024)
-        std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1024 / 1024);
-    else if (b >= 1024)
-        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-    else
-        std::snprintf(buf, sizeof buf, "%.0f B", b);
-    return buf;
-}
-
-} // namespace
 
 // Which leaves write their output to DRAM: network outputs and any producer with a
 // consumer that reads it through DRAM.
@@ -393,9 +378,9 @@ bool Analyser::overflow(int id) {
         nd.type == NodeType::Leaf
             ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
             : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
-    return invalid(id, "buffer overflow at " + what + ": needs " + fmtBytes(nw.wgt + nw.act) +
-                           " per tile, " + fmtBytes(nw.wgt + nw.act - cap) + " over the " +
-                           fmtBytes(cap) + " buffer");
+    return invalid(id, "buffer overflow at " + what + ": needs " + formatBytes(nw.wgt + nw.act) +
+                           " per tile, " + formatBytes(nw.wgt + nw.act - cap) + " over the " +
+                           formatBytes(cap) + " buffer");
 }
 
 // Report the leftmost leaf that overflows on its own, else the deepest cut.

@@ -52,7 +52,7 @@ struct NodeFigures {
     int tileCount = 0;
     int stage = 0;                // pipeline stage within a parent S cut (0 otherwise)
     Cycles time = 0;              // time of one invocation of this node (its batch b_i)
-    PicoJoules energy = 0;        // energy of one invocation
+    PicoJoules energy = 0;        // energy of the whole run (all its invocations)
     PicoJoules inTileEnergy = 0;  // of it, the in-tile storage levels' (Hardware::levels)
     Bytes bufferPerTile = 0;      // peak per-tile buffer use (weights + activations)
     Bytes dramBytes = 0;          // DRAM traffic of one invocation

@@ -1,6 +1,6 @@
 #include "report/segments.h"
 
-#include <algorithm>
+#include "report/node_scope.h"
 
 namespace tilescope {
 
@@ -8,7 +8,6 @@ std::vector<SegmentFigures> segmentFigures(const Evaluation& e, const RATree& tr
                                            const Network& net) {
     std::vector<SegmentFigures> out;
     if (tree.empty() || e.nodes.size() != size_t(tree.size())) return out;
-    const int total = tree.node(tree.root).batch;
     // The root's children are the evaluator's segments when it is a T cut.
     const bool chained = tree.node(tree.root).type == NodeType::T &&
                          e.segmentShare.size() == tree.node(tree.root).children.size();
@@ -25,10 +24,12 @@ std::vector<SegmentFigures> segmentFigures(const Evaluation& e, const RATree& tr
             s.lastLayer = net.layers[size_t(layers.back())].name;
         }
         s.layers = layers.size();
-        s.invocations = n.batch > 0 ? std::max(1, total / n.batch) : 1;
-        s.timePerInvocation = f.time;
-        s.time = f.time * s.invocations;
-        s.energy = f.energy * s.invocations;
+        // The node's figures in their scopes (report/node_scope.h): Evaluation::nodes holds
+        // the energy of the whole run already, the time and DRAM bytes of one invocation.
+        s.invocations = invocationsOf(tree, c);
+        s.timePerInvocation = invocationTimeOf(e, c);
+        s.time = runTimeOf(e, tree, c);
+        s.energy = runEnergyOf(e, c);
         s.dramBytes = f.dramBytes * s.invocations;
         s.bound = f.bound;
         const size_t i = out.size();

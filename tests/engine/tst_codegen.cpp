@@ -1076,14 +1076,14 @@ void TestCodegen::firstSubBatchWaitsForItsExchange() {
 // 3 output rows each. Rows and columns no window needs travel with their neighbour's
 // window (every input byte is read once), so a tile holds 6 x 56 input columns, not
 // 5 x 55: 688,128 bytes for 8 samples where the mapper's window is 563,200. With its output
-// (344,064) and weights (131,584) that is 1.11 MiB: the evaluator let the tree through and
+// (344,064) and weights (131,584) that is 1.164 MB: the evaluator let the tree through and
 // the export failed ("tile 0: no room for output of ... downsample.0"). The evaluator now
 // counts the gaps (the generator's DRAM cells) and refuses the tree at that leaf.
 void TestCodegen::strideGapsHeldWithTheWindow() {
     TreeCase c;
     QVERIFY(loadTreeCase("resnet50", "5x10", "resnet50_5x10_b8_s3.tree", c));
     QVERIFY(rejectedWith(
-        c, 8, {"buffer overflow", "/layer2/layer2.0/downsample/downsample.0/Conv", "1.11 MiB"}));
+        c, 8, {"buffer overflow", "/layer2/layer2.0/downsample/downsample.0/Conv", "1.164 MB"}));
     EvalContext ctx(c.net, c.hw);
     // The same leaf fits once its tiles hold one output row fewer: the generator exports
     // the layer-sequential schedule, whose downsample runs on all 50 tiles.
@@ -1166,13 +1166,13 @@ void TestCodegen::overlapWaitsForEveryInvocation() {
 // conv.2 is the last stage of an S 8/8 (one sample an invocation) and features.3's Add, the
 // next child of the T 8/1 above it, takes all 8 samples: conv.2's tile keeps 7 samples of
 // its output (526,848 bytes) beside its 451,584-byte input and the 75,264 bytes of its
-// next output, 1.01 MiB, and the export failed ("tile 35: no room for output of
+// next output, 1.054 MB, and the export failed ("tile 35: no room for output of
 // /features/features.3/conv/conv.2/Conv"). The evaluator now charges those outputs to the
 // S cut and refuses the tree there.
 void TestCodegen::keptForALargerBatch() {
     TreeCase c;
     QVERIFY(loadTreeCase("mobilenet_v2", "6x6+4sides", "mobilenet_v2_6x6_4sides_b8_s1.tree", c));
-    QVERIFY(rejectedWith(c, 8, {"buffer overflow at S cut /0/0", "1.27 MiB"}));
+    QVERIFY(rejectedWith(c, 8, {"buffer overflow at S cut /0/0", "1.327 MB"}));
 }
 
 // docs/cost-model.md §5, "Sends ahead at the links' pace": resnet50 on the cloud preset,

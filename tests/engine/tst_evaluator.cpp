@@ -108,6 +108,7 @@ class TestEvaluator : public QObject {
     void tChildOfSCutDrawnWithoutOverlap();
     void sCutFillsStageByStage();
     void segmentsOverlap();
+    void segmentFiguresWithRootSubBatches();
     void tCutChildrenOverlap();
     void weightsAheadOfSegment();
     void weightsShareTheLinks();
@@ -515,6 +516,30 @@ void TestEvaluator::segmentsOverlap() {
     QVERIFY(std::abs(segRows[0].share + segRows[1].share - e.delay) < 1e-6 * e.delay);
 }
 
+// Every view's segment table (report/segments.h) under a root T cut with sub-batches: each
+// segment runs B_tot / b_i times, Evaluation::nodes holds a segment's energy over all of
+// them and its time and DRAM bytes of one, so the segments' energies add up to the run's
+// once (they were multiplied by the invocations a second time), their DRAM bytes too.
+void TestEvaluator::segmentFiguresWithRootSubBatches() {
+    const Network net = fourConvs("two_branches", 0);
+    const RATree t = parse("T 4/2\n\tS 2/1\n\t\ta 2\n\t\tb 2\n\tS 2/1\n\t\tc 2\n\t\td 2\n", net);
+    const Evaluation e = detailed(net, computeBoundEdge(), t, 4);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const auto rows = segmentFigures(e, t, net);
+    QCOMPARE(rows.size(), size_t(2));
+    double energy = 0, dram = 0;
+    for (const SegmentFigures& r : rows) {
+        QCOMPARE(r.invocations, 2);
+        QCOMPARE(r.time, 2 * e.nodes[size_t(r.node)].time);
+        energy += r.energy;
+        dram += r.dramBytes;
+    }
+    QVERIFY2(std::abs(energy - e.energy.total()) < 1e-9 * e.energy.total(),
+             qPrintable(QString("segments %1, run %2").arg(energy).arg(e.energy.total())));
+    QVERIFY2(std::abs(dram - e.dramBytes) < 1e-9 * e.dramBytes,
+             qPrintable(QString("segments %1, run %2").arg(dram).arg(e.dramBytes)));
+}
+
 // T-cut children overlap in the same way inside a segment (docs/cost-model.md §5, "T-cut
 // children overlap"): the two S cuts of segmentsOverlap under one T 1/1 that is the only
 // segment. c's tiles (a's) and a's output are ready at t, and d's tiles (b's) free at 2t = t
@@ -790,8 +815,10 @@ void TestEvaluator::bufferOverflowNamesNode() {
     QVERIFY(!e.valid);
     QVERIFY2(QString::fromStdString(e.reason).contains("buffer overflow at /0 (conv1)"),
              e.reason.c_str());
-    QVERIFY2(QString::fromStdString(e.reason).contains("over the 64.0 KiB buffer"),
+    // In the units every view uses (util/units.h), decimal: "65.54 KB", not "64.0 KiB".
+    QVERIFY2(QString::fromStdString(e.reason).contains("over the 65.54 KB buffer"),
              e.reason.c_str());
+    QVERIFY(e.reason.find(" " + formatBytes(h.bufferBytes) + " buffer") != std::string::npos);
 }
 
 // T 4/1 [stem, T 4/1 [c1, c2, add]]: stem -> add is adjacent at the outer T cut, so it

@@ -4,11 +4,16 @@
 // leaf that disagree between views, tree columns out of reach, views that go blank on an
 // invalid edit, a test-chip export that refused a new folder, a developer's guide behind F1,
 // and smaller things: the current preset unmarked, silent undo, and a save question asked
-// before the file to open was found unreadable.
+// before the file to open was found unreadable. Also the S-T hover's figures without their
+// scope, the invalid banner over the graph's first row, colours without a key, temperature
+// rises the live plot did not explain, a 12x12 heatmap without tile numbers, and the
+// welcome page's samples where the package installs them.
 #include "core/bytestext.h"
 #include "core/document.h"
 #include "core/layersmodel.h"
+#include "core/livebestpreview.h"
 #include "core/ratreemodel.h"
+#include "core/searchsnapshot.h"
 #include "expectok.h"
 #include "report/node_scope.h"
 #include "testwindow.h"
@@ -16,14 +21,20 @@
 #include "widgets/instructionspanel.h"
 #include "widgets/layerspanel.h"
 #include "widgets/metricspanel.h"
+#include "widgets/nocheatmapview.h"
+#include "widgets/palette.h"
 #include "widgets/programformatsdialog.h"
 #include "widgets/searchcontroller.h"
 #include "widgets/searchpanel.h"
 #include "widgets/sessioncontroller.h"
+#include "widgets/stgraphplottable.h"
+#include "widgets/stgraphview.h"
 #include "widgets/treepanel.h"
 #include "widgets/userguidedialog.h"
+#include "widgets/welcomepage.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
@@ -45,6 +56,8 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QUndoStack>
+#include <qcustomplot.h>
+#include <set>
 
 using namespace tilescope;
 using namespace tilescope::ui;
@@ -226,13 +239,20 @@ class TstNewUser : public QObject {
                              bar->rect().contains(bar->tabRect(i)),
                          qPrintable(bar->tabText(i)));
         }
+        // The live plot's colour legend fits its width.
+        QCustomPlot* live = w->searchPanel()->plot();
+        auto* legend = qobject_cast<QCPTextElement*>(live->plotLayout()->element(0, 0));
+        QVERIFY(legend);
+        for (const QString& line : legend->text().split(QLatin1Char('\n')))
+            QVERIFY2(QFontMetrics(legend->font()).horizontalAdvance(line) <= live->width(),
+                     qPrintable(line));
         w->findChild<QDockWidget*>(QStringLiteral("instructionsDock"))->raise();
         QTest::qWait(100);
         QTableView* listing = w->instructionsPanel()->view();
         const int row = listing->verticalHeader()->defaultSectionSize();
         QVERIFY(listing->horizontalHeader()->isVisible());
         // The summary above it grows once the program is generated: wait for the layout.
-        QTRY_VERIFY2_WITH_TIMEOUT(listing->viewport()->height() >= 2 * row,
+        QTRY_VERIFY2_WITH_TIMEOUT(listing->viewport()->height() >= 5 * row,
                                   qPrintable(QString::number(listing->viewport()->height())),
                                   20000);
         w->findChild<QDockWidget*>(QStringLiteral("metricsDock"))->raise();
@@ -393,6 +413,202 @@ class TstNewUser : public QObject {
     }
 
     // Every chart exports as an image and as CSV data, the tables as CSV.
+    // The S-T hover over a leaf's rectangle gives its leaf's figures in both scopes, each
+    // named, the run's word for word as the tree and the Layers table show them.
+    void stHoverGivesTheTreeFigures() {
+        auto w = openSampleWindow(m_dir);
+        QVERIFY(w);
+        StGraphView* st = w->stGraph();
+        const auto layout = st->plottable()->layout();
+        QVERIFY(layout);
+        const RATree& tree = w->document()->tree();
+        LayersModel* layers = w->layersPanel()->model();
+        std::set<int> seen;
+        int batched = 0;
+        for (int i = 0; i < int(layout->rects().size()); ++i) {
+            const int node = layout->rects()[size_t(i)].node;
+            if (node < 0 || !seen.insert(node).second) continue;
+            const QString tip = st->rectToolTip(*layout, i);
+            const int row = layers->rowOfNode(node);
+            QVERIFY(row >= 0);
+            for (int c : {int(LayersModel::Time), int(LayersModel::Energy)}) {
+                const QString figure = layers->index(row, c).data().toString();
+                QVERIFY2(tip.contains(figure), qPrintable(figure + QStringLiteral(" in ") + tip));
+            }
+            QVERIFY2(tip.contains(QLatin1String("per invocation")) &&
+                         tip.contains(QLatin1String("total over the run")),
+                     qPrintable(tip));
+            batched += invocationsOf(tree, node) > 1;
+        }
+        QVERIFY(seen.size() > 10);
+        QVERIFY2(batched > 0, "no leaf runs more than once: the scopes would not differ");
+    }
+
+    // The invalid-schedule banner sits above the S-T plot, never over its first tile row
+    // or its axis, and the graph keeps the last valid schedule, faded.
+    void stBannerLeavesThePlotFree() {
+        auto w = openSampleWindow(m_dir);
+        QVERIFY(w);
+        Document* doc = w->document();
+        StGraphView* st = w->stGraph();
+        const int kids = int(doc->tree().node(doc->tree().root).children.size());
+        QSignalSpy laid(st, &StGraphView::layoutReady);
+        QVERIFY_OK(doc->wrap(doc->tree().root, 0, kids, NodeType::S));
+        QVERIFY(!doc->evaluation()->valid);
+        QVERIFY(laid.wait(20000) || !laid.isEmpty());
+        QTest::qWait(50);
+        auto* banner = st->findChild<QLabel*>(QStringLiteral("stInvalidBanner"));
+        QVERIFY(banner && banner->isVisible());
+        QVERIFY(st->bannerText().contains(QLatin1String("last valid")));
+        const QRect b(banner->mapTo(st, QPoint(0, 0)), banner->size());
+        const QRect plot(st->plot()->mapTo(st, QPoint(0, 0)), st->plot()->size());
+        QVERIFY2(b.bottom() < plot.top(), qPrintable(QStringLiteral("banner ends at %1, plot "
+                                                                    "starts at %2")
+                                                         .arg(b.bottom())
+                                                         .arg(plot.top())));
+        QVERIFY(st->plottable()->faded());
+        QVERIFY(st->plottable()->layout() && !st->plottable()->layout()->rects().empty());
+        // The first tile row is inside the plot's axis rect, below the banner.
+        QVERIFY(st->plot()->axisRect()->rect().top() >= 0);
+    }
+
+    // The S-T graph has a key for its colours (layers, efficiency) and, with both
+    // timelines, says which half of a row is the estimate and which the replay.
+    void stGraphHasAKey() {
+        auto w = openSampleWindow(m_dir);
+        QVERIFY(w);
+        StGraphView* st = w->stGraph();
+        auto* key = st->findChild<QLabel*>(QStringLiteral("stColourKey"));
+        QVERIFY(key && key->isVisible());
+        QVERIFY(st->keyText().contains(layerColor(0).name()));
+        QVERIFY(key->toolTip().contains(layerColor(1).name()));
+        st->setColouring(StGraphView::Colouring::Efficiency);
+        for (const char* part : {"at the bound", "2x", "4x", "no bound"})
+            QVERIFY2(st->keyText().contains(QLatin1String(part)), part);
+        QVERIFY(st->keyText().contains(efficiencyColor(4).name()));
+        st->setTimeline(StGraphView::Timeline::Both);
+        QVERIFY(st->keyText().contains(QLatin1String("upper half the estimate")));
+        QVERIFY(st->keyText().contains(QLatin1String("lower half the replay")));
+        // The key takes no width: at 1280x800 it does not widen the graph's panel, and it
+        // wraps rather than being cut.
+        QCOMPARE(key->sizePolicy().horizontalPolicy(), QSizePolicy::Ignored);
+        QTRY_VERIFY2(key->height() >= key->heightForWidth(key->width()),
+                     qPrintable(QStringLiteral("%1 < %2")
+                                    .arg(key->height())
+                                    .arg(key->heightForWidth(key->width()))));
+    }
+
+    // Where the temperature starts high again the live plot has a line that says why: a
+    // resume after a pause is named as one (it was taken for the next chain), and hovering
+    // the line explains it.
+    void liveplotSaysWhyTheTemperatureRises() {
+        SearchPanel panel;
+        panel.resize(900, 400);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto snap = [&](long long it, double temp) {
+            SearchSnapshot s;
+            s.iteration = it;
+            s.total = 500;
+            s.temperature = temp;
+            s.currentCost = s.bestCost = 100;
+            s.energy = s.delay = 10;
+            s.phase = QStringLiteral("annealing");
+            panel.addSnapshot(s);
+        };
+        panel.setRunState(RunState::Running, {});
+        snap(100, 1.0);
+        snap(200, 0.5);
+        panel.setRunState(RunState::Paused, {});
+        panel.setRunState(RunState::Running, {});
+        snap(300, 1.0);
+        snap(400, 0.4);
+        snap(500, 1.0); // the next chain
+        snap(600, 0.5);
+        QCOMPARE(panel.restartMarks(),
+                 QStringList({QStringLiteral("resumed"), QStringLiteral("next chain")}));
+        panel.plot()->replot();
+        QCPAxis* x = panel.plot()->axisRects().last()->axis(QCPAxis::atBottom);
+        const QRect strip = panel.plot()->axisRects().last()->rect();
+        const QPoint at(int(x->coordToPixel(300)), strip.center().y());
+        QVERIFY2(panel.markTipAt(at).contains(QLatin1String("resumed after a pause")),
+                 qPrintable(panel.markTipAt(at)));
+        const QPoint next(int(x->coordToPixel(500)), strip.center().y());
+        QVERIFY(panel.markTipAt(next).contains(QLatin1String("next chain")));
+        QVERIFY(panel.markTipAt(QPoint(int(x->coordToPixel(400)), strip.center().y())).isEmpty());
+    }
+
+    // The 12x12 heatmap shows tile numbers where they are readable, and the live best's
+    // inner squares keep off them.
+    void heatmapNumbersOn12x12() {
+        auto w = openTestWindow(m_dir);
+        QVERIFY(w);
+        QVERIFY(w->openSample(QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx"),
+                              QStringLiteral("cloud"), false));
+        QVERIFY(waitForLayout(*w));
+        // On a 1920x1080 screen the heatmap's dock starts at a quarter of the width.
+        w->resize(1920, 1080);
+        auto* dock = w->findChild<QDockWidget*>(QStringLiteral("heatmapDock"));
+        QVERIFY(dock);
+        w->resizeDocks({dock}, {1920 / 4}, Qt::Horizontal);
+        NocHeatmapView* heat = w->heatmap();
+        QTRY_VERIFY(heat->width() >= 400);
+        const int tiles = w->document()->hardware()->tiles();
+        QCOMPARE(tiles, 144);
+        auto labels = heat->tileLabels();
+        QCOMPARE(int(labels.size()), tiles);
+        QVERIFY(labels.front().text.startsWith(QLatin1String("0")));
+        auto best = std::make_shared<LiveBest>();
+        best->eval = w->document()->evaluation();
+        best->load.busy.assign(size_t(tiles), 0.5);
+        heat->setLiveBest(best);
+        heat->setShowLiveBest(true);
+        QVERIFY(heat->liveBestShown());
+        labels = heat->tileLabels();
+        const auto squares = heat->liveBestSquares();
+        QCOMPARE(int(labels.size()), tiles);
+        QCOMPARE(int(squares.size()), tiles);
+        for (size_t i = 0; i < labels.size(); ++i) {
+            QVERIFY(!labels[i].rect.intersects(squares[i]));
+            QVERIFY(labels[i].rect.height() >= 7);
+            QVERIFY(squares[i].width() >= 4); // still a square to see
+        }
+    }
+
+    // "Open sample" finds the samples where the package installs them, from the binary's
+    // folder (usr/bin -> usr/share/tilescope/samples), and opens one. The tree is the
+    // extracted package when TILESCOPE_INSTALLED_ROOT names one (scripts/check-package.sh),
+    // else a temporary prefix laid out as the package lays it out.
+    void openSampleFromTheInstalledTree() {
+        QString root = qEnvironmentVariable("TILESCOPE_INSTALLED_ROOT");
+        QTemporaryDir prefix;
+        if (root.isEmpty()) {
+            root = prefix.path();
+            const QString samples = root + QStringLiteral("/usr/share/tilescope/samples");
+            QVERIFY(QDir().mkpath(root + QStringLiteral("/usr/bin")));
+            QVERIFY(QDir().mkpath(samples + QStringLiteral("/models")));
+            QVERIFY(QFile::copy(QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx"),
+                                samples + QStringLiteral("/models/resnet50.onnx")));
+        }
+        const QByteArray env = qgetenv("TILESCOPE_SAMPLES_DIR");
+        qunsetenv("TILESCOPE_SAMPLES_DIR");
+        const QString dir = WelcomePage::samplesDir(root + QStringLiteral("/usr/bin"));
+        if (!env.isNull()) qputenv("TILESCOPE_SAMPLES_DIR", env);
+        QCOMPARE(dir, QDir(root + QStringLiteral("/usr/share/tilescope/samples")).absolutePath());
+        WelcomePage page(nullptr, dir);
+        QVERIFY(page.sampleButton()->isEnabled());
+        QCOMPARE(page.sampleBox()->currentText(), QStringLiteral("resnet50"));
+        QSignalSpy open(&page, &WelcomePage::openSampleRequested);
+        page.sampleButton()->click();
+        QCOMPARE(open.size(), 1);
+        const QString model = open.at(0).at(0).toString();
+        QVERIFY2(model.startsWith(dir), qPrintable(model));
+        auto w = openTestWindow(m_dir);
+        QVERIFY(w);
+        QVERIFY2(w->openSample(model, QStringLiteral("edge"), false), qPrintable(w->lastError()));
+        QVERIFY(waitForLayout(*w));
+    }
+
     void chartsAndTablesExport() {
         auto w = openSampleWindow(m_dir);
         QVERIFY(w);

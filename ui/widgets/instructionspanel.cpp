@@ -16,6 +16,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLocale>
+#include <QResizeEvent>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -119,6 +120,15 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
     rebuildTileSelector(m_doc->hardware() ? m_doc->hardware()->tiles() : 0);
     m_summary->setText(tr("No program yet: open a model"));
     if (auto run = m_runner->current()) showRun(run);
+}
+
+void InstructionsPanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    // The listing keeps its header and about six rows; the chart shows again once the panel
+    // is tall enough for both (its tooltip and docs/gui.md say what it draws).
+    const int row = m_view->verticalHeader()->defaultSectionSize();
+    const bool room = height() >= m_summary->height() + 10 * row + fontMetrics().height() * 8;
+    if (m_dram->isVisibleTo(this) != room) m_dram->setVisible(room);
 }
 
 void InstructionsPanel::rebuildTileSelector(int tiles) {

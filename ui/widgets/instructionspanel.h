@@ -42,6 +42,10 @@ class InstructionsPanel : public QWidget {
     // The summary line of a run (also used by the status bar after an export).
     static QString summarize(const ProgramRun& run);
 
+  protected:
+    // A short panel (the bottom dock at 1280x800) gives the listing the DRAM chart's room.
+    void resizeEvent(QResizeEvent* e) override;
+
   private:
     void showRun(std::shared_ptr<const ProgramRun> run);
     void selectionChanged(int node);

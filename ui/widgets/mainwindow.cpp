@@ -82,6 +82,8 @@ MainWindow::MainWindow(QWidget* parent)
     buildControllers();
     buildDocks();
     buildMenus();
+    // Dialogs (this window's children) are watched as they close: see eventFilter.
+    qApp->installEventFilter(this);
     statusBar()->addPermanentWidget(m_inputsLabel);
     connectDocument();
 
@@ -288,8 +290,10 @@ void MainWindow::applyDefaultDockSizes() {
     // tree's time and energy and the metrics readable, and 1920x1080 gives the S-T graph
     // the rest.
     const int w = width();
-    // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns.
-    resizeDocks({m_docks[0], m_heatDock}, {std::max(460, w * 26 / 100), std::max(240, w / 5)},
+    // The tree needs about 460 px for its name, time, energy, batch/sb and pin columns; on a
+    // wide screen the heatmap takes a quarter, where a 12x12 mesh's tiles hold their numbers.
+    resizeDocks({m_docks[0], m_heatDock},
+                {std::max(460, w * 26 / 100), std::max(240, w >= 1600 ? w / 4 : w / 5)},
                 Qt::Horizontal);
     resizeDocks({m_searchDock, m_metricsDock}, {w / 2, w / 2}, Qt::Horizontal);
     resizeDocks({m_searchDock}, {std::max(300, height() * 38 / 100)}, Qt::Vertical);
@@ -585,6 +589,30 @@ void MainWindow::showGuide() {
     dlg->setAttribute(Qt::WA_DeleteOnClose);
     dlg->resize(std::min(900, width() * 4 / 5), std::min(800, height() * 9 / 10));
     dlg->show();
+    // The keyboard goes to the guide (Esc and Ctrl+W close it) also where no window
+    // manager gives a new window the focus.
+    dlg->raise();
+    dlg->activateWindow();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    // A dialog of this window closing: the keyboard comes back here (see reclaimKeyboard).
+    if (event->type() == QEvent::Hide && watched != this && watched->isWidgetType()) {
+        auto* w = static_cast<QWidget*>(watched);
+        if (w->isWindow() && w->parentWidget() && w->parentWidget()->window() == this)
+            QTimer::singleShot(0, this, &MainWindow::reclaimKeyboard);
+    }
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::reclaimKeyboard() {
+    // Where the closed dialog leaves no window of the application active (X gives the
+    // focus to the root window without a window manager, and some managers do the same),
+    // every shortcut would wait for a click on the window first.
+    if (QApplication::activeWindow() || QApplication::activeModalWidget() ||
+        QApplication::activePopupWidget() || !isVisible())
+        return;
+    activateWindow();
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {

@@ -108,8 +108,12 @@ class MainWindow : public QMainWindow {
   protected:
     void closeEvent(QCloseEvent* e) override;
     void showEvent(QShowEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
+    // Gives this window the keyboard back after a dialog closed, when no window of the
+    // application is active.
+    void reclaimKeyboard();
     void buildViews();
     void buildWelcomePage();
     void buildControllers();

@@ -338,10 +338,95 @@ MeshRegions NocHeatmapView::regions() const {
     return geometry(size()).regions;
 }
 
+// Where a tile's label goes: the whole box when nothing covers it, else the band under the
+// live best's inner square (top right), so the square never hides the number.
+QRectF NocHeatmapView::labelRect(const Geometry& g, int region) const {
+    const QRectF box = g.unitRect(region);
+    if (!liveBestShown()) return box.adjusted(1, 1, -1, -1);
+    const QRectF square = liveBestSquare(g, region);
+    return QRectF(box.left() + 1, square.bottom() + 1, box.width() - 2,
+                  box.bottom() - square.bottom() - 2);
+}
+
+namespace {
+// The largest pixel size from `start` down to 7 in which `widest` fits `width` (set in `f`);
+// below 7 when none does.
+int fittingPixels(QFont& f, double width, const QString& widest, int start) {
+    int px = start;
+    for (; px >= 7; --px) {
+        f.setPixelSize(px);
+        if (QFontMetricsF(f).horizontalAdvance(widest) <= width) break;
+    }
+    return px;
+}
+} // namespace
+
+bool NocHeatmapView::numbersFit(const Geometry& g) const {
+    if (!m_hw || g.regions.count() == 0 || !g.regions.single()) return false;
+    const QRectF box = g.unitRect(0).adjusted(1, 1, -1, -1);
+    QFont f = font();
+    return fittingPixels(f, box.width(), QString::number(m_hw->tiles() - 1),
+                         int(std::min(box.height() * 0.85, 11.0))) >= 7;
+}
+
+QRectF NocHeatmapView::liveBestSquare(const Geometry& g, int region) const {
+    const QRectF box = g.unitRect(region);
+    // Where a tile holds its number the square leaves it a band of about 12 px below (the
+    // square down to a quarter of the tile); elsewhere it takes 40% of the tile.
+    const double side = box.height();
+    const double share = numbersFit(g) ? std::clamp((side - 14) / side, 0.25, 0.4) : 0.4;
+    const QRectF inner(0, 0, box.width() * share, side * share);
+    return inner.translated(box.right() - inner.width() - 1, box.top() + 1);
+}
+
+std::vector<NocHeatmapView::TileLabel> NocHeatmapView::tileLabels(const Geometry& g,
+                                                                  QFont* font) const {
+    std::vector<TileLabel> out;
+    const MeshRegions& regions = g.regions;
+    if (!m_hw || regions.count() == 0) return out;
+    // Tile numbers on meshes up to 12x12 (and on any window zoomed down to single tiles),
+    // the busy share too where a box holds two lines; none below a readable 7 px font.
+    const bool numbers = regions.single() || (m_hw->meshX <= 12 && m_hw->meshY <= 12);
+    const QRectF first = labelRect(g, 0);
+    QFont f = font ? *font : this->font();
+    const int twoLines = int(std::min(f.pointSizeF() * 96 / 72, first.height() / 2.4));
+    const bool both = regions.single() && !liveBestShown() && twoLines >= 8;
+    // The largest font (down to 7 px) in which the widest number fits the box.
+    const QString widest = both ? QStringLiteral("100%") : QString::number(m_hw->tiles() - 1);
+    const int px = fittingPixels(f, first.width(), widest,
+                                 both ? twoLines : int(std::min(first.height() * 0.85, 11.0)));
+    if (px < 7 || (!numbers && g.unitSize() < 22)) return out;
+    for (int r = 0; r < regions.count(); ++r) {
+        const RegionLoad load = regions.load(r, m_busy);
+        TileLabel l;
+        l.rect = labelRect(g, r);
+        if (!regions.single())
+            l.text = QStringLiteral("%1%").arg(load.meanBusy * 100, 0, 'f', 0);
+        else if (both)
+            l.text =
+                QStringLiteral("%1\n%2%").arg(load.busiestTile).arg(load.meanBusy * 100, 0, 'f', 0);
+        else
+            l.text = QString::number(load.busiestTile);
+        out.push_back(std::move(l));
+    }
+    if (font) *font = f;
+    return out;
+}
+
+std::vector<NocHeatmapView::TileLabel> NocHeatmapView::tileLabels() const {
+    return tileLabels(geometry(size()), nullptr);
+}
+
+std::vector<QRectF> NocHeatmapView::liveBestSquares() const {
+    std::vector<QRectF> out;
+    if (!liveBestShown()) return out;
+    const Geometry g = geometry(size());
+    for (int r = 0; r < g.regions.count(); ++r)
+        out.push_back(liveBestSquare(g, r));
+    return out;
+}
+
 void NocHeatmapView::paintUnits(QPainter& p, const Geometry& g, bool selected, bool dim) const {
-    QFont small = p.font();
-    small.setPointSizeF(std::max(6.0, std::min(small.pointSizeF(), g.unitSize() / 4.2)));
-    p.setFont(small);
     const MeshRegions& regions = g.regions;
     for (int r = 0; r < regions.count(); ++r) {
         const QRectF box = g.unitRect(r);
@@ -353,17 +438,13 @@ void NocHeatmapView::paintUnits(QPainter& p, const Geometry& g, bool selected, b
         const bool sel = selected && inGroup;
         p.setPen(sel ? QPen(QColor(21, 101, 192), 3) : QPen(QColor(120, 120, 120), 1));
         p.drawRect(box);
-        p.setPen(QColor(40, 40, 40));
-        if (g.unitSize() < 22) continue;
-        if (regions.single())
-            p.drawText(box, Qt::AlignCenter,
-                       QStringLiteral("%1\n%2%")
-                           .arg(load.busiestTile)
-                           .arg(load.meanBusy * 100, 0, 'f', 0));
-        else
-            p.drawText(box, Qt::AlignCenter,
-                       QStringLiteral("%1%").arg(load.meanBusy * 100, 0, 'f', 0));
     }
+    QFont small = p.font();
+    const auto labels = tileLabels(g, &small);
+    p.setFont(small);
+    p.setPen(QColor(40, 40, 40));
+    for (const TileLabel& l : labels)
+        p.drawText(l.rect, Qt::AlignCenter, l.text);
 }
 
 void NocHeatmapView::paintLinks(QPainter& p, const Geometry& g, double scale, bool dim) const {
@@ -391,11 +472,9 @@ void NocHeatmapView::paintLiveBest(QPainter& p, const Geometry& g, double scale)
                         large ? Qt::DashLine : Qt::SolidLine);
     const MeshRegions& regions = g.regions;
     for (int r = 0; r < regions.count(); ++r) {
-        const QRectF box = g.unitRect(r);
-        const QRectF inner = QRectF(0, 0, box.width() * 0.45, box.height() * 0.45);
         p.setBrush(busyColor(regions.load(r, m_liveBest->load.busy).meanBusy));
         p.setPen(ghostPen);
-        p.drawRect(inner.translated(box.right() - inner.width() - 1, box.top() + 1));
+        p.drawRect(liveBestSquare(g, r));
     }
     if (!large) return;
     p.setPen(Qt::NoPen);

@@ -14,6 +14,8 @@
 #include "tree/ratree.h"
 
 #include <QLineF>
+#include <QRectF>
+#include <QString>
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -72,6 +74,18 @@ class NocHeatmapView : public QWidget {
     // link across a side; empty elsewhere.
     QString hoverText(const QPointF& pos) const;
 
+    // The numbers drawn on the tiles at the current size: each tile's number (on meshes up
+    // to 12x12, and its busy share where a box holds two lines) or a region's busy share,
+    // with the rectangle it is centred in; empty where no label would be readable.
+    struct TileLabel {
+        QRectF rect;
+        QString text;
+    };
+    std::vector<TileLabel> tileLabels() const;
+    // The live best's inner squares as drawn (empty while it is not shown): labels keep
+    // out of them.
+    std::vector<QRectF> liveBestSquares() const;
+
     QSize sizeHint() const override { return {420, 380}; }
 
   protected:
@@ -108,6 +122,12 @@ class NocHeatmapView : public QWidget {
     const std::vector<LinkShape>& linkShapes(const Geometry& g) const;
     std::vector<LinkShape> makeLinkShapes(const Geometry& g) const;
     void paintUnits(QPainter& p, const Geometry& g, bool selected, bool dim) const;
+    QRectF labelRect(const Geometry& g, int region) const;
+    QRectF liveBestSquare(const Geometry& g, int region) const;
+    // A tile's number fits it on one line (the live best's square then leaves room for it).
+    bool numbersFit(const Geometry& g) const;
+    // The labels and, into `font` (from the widget's), the font they are drawn in.
+    std::vector<TileLabel> tileLabels(const Geometry& g, QFont* font) const;
     void paintLinks(QPainter& p, const Geometry& g, double scale, bool dim) const;
     void paintLiveBest(QPainter& p, const Geometry& g, double scale) const;
     void paintLegend(QPainter& p, const QSize& size, const Geometry& g, double maxLink,

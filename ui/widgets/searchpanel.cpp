@@ -13,6 +13,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -215,12 +216,25 @@ void SearchPanel::buildPlot() {
     auto* legend = new QCPTextElement(
         m_plot,
         // Two short lines: one long line was cut at 1280x800.
-        tr("objective: grey current, blue best\nE green, D red | T orange, acceptance purple"),
+        tr("grey current, blue best | dashed: T restarts\nE green, D red | T orange, "
+           "acceptance purple"),
         small);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, legend);
+    // The legend's row keeps both lines' height; the strips share the rest (a short dock
+    // cut the first line at the top).
+    legend->setMinimumSize(0, QFontMetrics(small).lineSpacing() * 2 + 6);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     fitAxisTicks(m_plot);
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const QString tip = markTipAt(e->pos());
+        if (tip.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(m_plot->mapToGlobal(e->pos()), tip, m_plot);
+    });
 }
 
 int SearchPanel::pointCount() const {
@@ -234,7 +248,30 @@ QStringList SearchPanel::restartMarks() const {
     return out;
 }
 
+QString SearchPanel::markTipAt(const QPoint& pos) const {
+    bool inStrip = false;
+    for (const QCPGraph* g : {m_best, m_energy, m_temp})
+        inStrip = inStrip || g->keyAxis()->axisRect()->rect().contains(pos);
+    if (!inStrip) return {};
+    for (const auto& [x, why] : m_markWhy) {
+        if (std::abs(m_temp->keyAxis()->coordToPixel(x) - pos.x()) > 4) continue;
+        QString reason;
+        if (why == tr("restart"))
+            reason = tr("the search restarted from an edited, pinned or adopted tree");
+        else if (why == tr("resumed"))
+            reason = tr("the run resumed after a pause and anneals again from its best for "
+                        "the time left");
+        else if (why == tr("next chain"))
+            reason = tr("the next chain starts; each chain anneals from the start temperature");
+        else
+            reason = tr("the next phase starts: %1").arg(why);
+        return tr("The temperature starts high again here: %1").arg(reason);
+    }
+    return {};
+}
+
 void SearchPanel::markRestart(double x, const QString& why) {
+    m_markWhy.push_back({x, why});
     QCPAxisRect* bottom = m_temp->keyAxis()->axisRect();
     for (QCPGraph* g : {m_best, m_energy, m_temp}) {
         auto* line = new QCPItemStraightLine(m_plot);
@@ -343,6 +380,8 @@ void SearchPanel::clearHistory() {
     for (QCPAbstractItem* item : std::as_const(m_marks))
         m_plot->removeItem(item);
     m_marks.clear();
+    m_markWhy.clear();
+    m_resumed = false;
     m_lastSegment = 0;
     m_lastPhase.clear();
     m_lastTemperature = 0;
@@ -363,6 +402,8 @@ void SearchPanel::forgetRun(const QString& why) {
 }
 
 void SearchPanel::setRunState(RunState s, const QString& message) {
+    // A timed run resumed after a pause anneals its time left from the start temperature.
+    if (m_state == RunState::Paused && s == RunState::Running) m_resumed = true;
     m_state = s;
     m_paused = s == RunState::Paused;
     const bool active = s == RunState::Running || s == RunState::Paused;
@@ -397,8 +438,9 @@ void SearchPanel::addSnapshot(const SearchSnapshot& s) {
         else if (s.phase != m_lastPhase && !s.phase.isEmpty())
             markRestart(x, s.phase);
         else if (m_lastTemperature > 0 && s.temperature > 1.5 * m_lastTemperature)
-            markRestart(x, tr("next chain"));
+            markRestart(x, m_resumed ? tr("resumed") : tr("next chain"));
     }
+    if (!s.final && m_best->dataCount() > 0) m_resumed = false;
     if (!s.final) {
         m_lastSegment = s.segment;
         m_lastPhase = s.phase;

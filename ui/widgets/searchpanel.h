@@ -8,6 +8,8 @@
 #include "core/searchsnapshot.h"
 
 #include <QWidget>
+#include <utility>
+#include <vector>
 
 class QCustomPlot;
 class QCPAbstractItem;
@@ -54,6 +56,9 @@ class SearchPanel : public QWidget {
     // The vertical lines that say why the temperature starts again (a restart after an
     // edit or a resume, the next phase or chain), with their labels.
     QStringList restartMarks() const;
+    // The hover text over a restart line at a plot position: why the temperature starts
+    // high again there; empty away from the lines.
+    QString markTipAt(const QPoint& pos) const;
 
   signals:
     void startRequested();
@@ -86,6 +91,8 @@ class SearchPanel : public QWidget {
     QString m_lastPhase;
     double m_lastTemperature = 0; // it only falls within a chain: a rise is the next one
     QList<QCPAbstractItem*> m_marks;
+    std::vector<std::pair<double, QString>> m_markWhy; // each line's iteration and label
+    bool m_resumed = false; // resumed from a pause, not yet plotted since
     bool m_canStart = true;
     void updateButtons();
     bool m_settingObjective = false;

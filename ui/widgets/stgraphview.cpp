@@ -9,6 +9,7 @@
 #include "core/programrunner.h"
 #include "core/selectionstate.h"
 #include "report/layers.h"
+#include "report/node_scope.h"
 #include "widgets/axisfit.h"
 #include "widgets/palette.h"
 #include "widgets/plotexport.h"
@@ -75,6 +76,15 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
     bar->addWidget(m_colourBox);
     bar->addStretch(1);
     lay->addLayout(bar);
+    // What the colours and the halves of a row mean, under the choices that set them; it
+    // takes no width of its own (the docks beside the graph keep theirs at 1280x800).
+    m_key = new QLabel(this);
+    m_key->setObjectName(QStringLiteral("stColourKey"));
+    m_key->setTextFormat(Qt::RichText);
+    m_key->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_key->setWordWrap(true); // a second line rather than a cut one in a narrow panel
+    m_key->setContentsMargins(6, 0, 6, 2);
+    lay->addWidget(m_key);
     m_banner = new QLabel(this);
     m_banner->setObjectName(QStringLiteral("stInvalidBanner"));
     m_banner->setWordWrap(true);
@@ -190,6 +200,58 @@ void StGraphView::applyColouring() {
         }
     }
     m_rects->setLayerColors(std::move(colors));
+    updateKey();
+}
+
+namespace {
+QString swatch(const QColor& c) {
+    return QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(c.name());
+}
+} // namespace
+
+QString StGraphView::keyText() const {
+    return m_key->text();
+}
+
+void StGraphView::updateKey() {
+    QString key;
+    QString tip;
+    switch (m_colouring) {
+    case Colouring::Layer: {
+        const int layers = m_doc->hasModel() ? int(m_doc->network()->layers.size()) : 0;
+        QString swatches;
+        for (int l = 0; l < std::min(layers, 8); ++l)
+            swatches += swatch(layerColor(l));
+        key = tr("%1 one colour per layer (hover here for each layer's)").arg(swatches);
+        if (layers > 0) {
+            const QStringList names = displayLayerNames(*m_doc->network());
+            tip = QStringLiteral("<table>");
+            for (int l = 0; l < layers; ++l)
+                tip += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>")
+                           .arg(swatch(layerColor(l)), names.value(l).toHtmlEscaped());
+            tip += QStringLiteral("</table>");
+        }
+        break;
+    }
+    case Colouring::Efficiency:
+    case Colouring::ArrayEfficiency:
+        key = tr("moved / bound: %1 1x (at the bound) %2 2x %3 4x and above %4 no bound")
+                  .arg(swatch(efficiencyColor(1)), swatch(efficiencyColor(2)),
+                       swatch(efficiencyColor(4)), swatch(efficiencyColor(0)));
+        break;
+    case Colouring::Programming:
+        key = tr("time writing crossbars: %1 none %2 half %3 all %4 no crossbar weights")
+                  .arg(swatch(programmingColor(0)), swatch(programmingColor(0.5)),
+                       swatch(programmingColor(1)), swatch(programmingColor(-1)));
+        break;
+    }
+    if (m_timeline == Timeline::Both)
+        key += tr(" | each row: upper half the estimate (evaluator), lower half the replay "
+                  "(simulated program)");
+    else if (m_timeline == Timeline::Simulated)
+        key += tr(" | the replay of the generated program (simulator)");
+    m_key->setText(key);
+    m_key->setToolTip(tip);
 }
 
 bool StGraphView::hasLayout() const {
@@ -218,7 +280,6 @@ void StGraphView::documentChanged(bool reset) {
                        fallback ? tr("\nShowing the last valid schedule, faded.") : QString())
             : QString());
     m_banner->setVisible(!m_banner->text().isEmpty());
-    m_banner->adjustSize();
     const int tiles = m_doc->hardware()->tiles();
     StRowOrder rows = StRowOrder::forHardware(*m_doc->hardware());
     const QStringList names = displayLayerNames(*m_doc->network());
@@ -312,6 +373,7 @@ void StGraphView::setTimeline(Timeline t) {
     updateLiveBestVisibility();
     m_rects->setBand(0, t == Timeline::Both ? 0.5 : 1);
     m_sim->setBand(t == Timeline::Both ? 0.5 : 0, 1);
+    updateKey();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -402,6 +464,20 @@ QString StGraphView::rowGroupText(const StLayout& layout, const StRect& r) const
         .arg(on);
 }
 
+// The leaf's figures in both scopes (report/node_scope.h), each named: the run's are the
+// tree's and the Layers table's, word for word; one invocation's are the tree's tooltip's.
+QString StGraphView::leafScopeText(const Evaluation& e, int node) const {
+    if (node < 0 || node >= m_tree.size() || size_t(node) >= e.nodes.size()) return {};
+    const double ghz = m_doc->hardware()->clockGHz;
+    return tr("<br>leaf, per invocation (%1 samples): %2, %3<br>leaf, total over the run "
+              "(%4 invocations): %5, %6")
+        .arg(m_tree.node(node).batch)
+        .arg(timeText(invocationTimeOf(e, node), ghz),
+             energyText(invocationEnergyOf(e, m_tree, node)))
+        .arg(invocationsOf(m_tree, node))
+        .arg(cyclesText(runTimeOf(e, m_tree, node)), energyText(runEnergyOf(e, node)));
+}
+
 QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
     const StRect& r = layout.rects()[size_t(i)];
     const QString group = rowGroupText(layout, r);
@@ -442,15 +518,16 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
             }
         tiles = QStringList{tr("%1 in x %2-%3, y %4-%5").arg(n).arg(x0).arg(x1).arg(y0).arg(y1)};
     }
-    QString text =
-        group + tr("<b>%1</b><br>samples %2..%3<br>cycles %4 - %5: %6<br>tiles %7<br>energy %8")
-                    .arg(layer.toHtmlEscaped())
-                    .arg(iv.firstSample)
-                    .arg(iv.lastSample)
-                    .arg(iv.start, 0, 'f', 0)
-                    .arg(iv.end, 0, 'f', 0)
-                    .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
-                         tiles.join(QStringLiteral(", ")), energyText(iv.energy));
+    QString text = group + tr("<b>%1</b><br>this rectangle: samples %2..%3, cycles %4 - %5: "
+                              "%6, energy %7<br>tiles %8")
+                               .arg(layer.toHtmlEscaped())
+                               .arg(iv.firstSample)
+                               .arg(iv.lastSample)
+                               .arg(iv.start, 0, 'f', 0)
+                               .arg(iv.end, 0, 'f', 0)
+                               .arg(timeText(iv.end - iv.start, m_doc->hardware()->clockGHz),
+                                    energyText(iv.energy), tiles.join(QStringLiteral(", ")));
+    text += leafScopeText(layout.evaluation(), iv.node);
     // A hatched rectangle: what its leaf's blocks split (the Layers table says why).
     if (layout.blocksOf(r) > 1) {
         const NodeFigures& f = layout.evaluation().nodes[size_t(r.node)];

@@ -34,6 +34,10 @@ class StGraphView : public QWidget {
     QCustomPlot* plot() const { return m_plot; }
     // The red line above the graph while the tree is invalid (empty when valid).
     QString bannerText() const;
+    // The key under the choices (HTML): what the colours say and, with both timelines,
+    // which half of a row is the estimate and which the replay; its tooltip lists every
+    // layer's colour.
+    QString keyText() const;
     StGraphPlottable* plottable() const { return m_rects; }
     // What the graph shows: the evaluator's intervals, the simulator's replay of the
     // generated program, or both (each tile row split: evaluator above, simulator below).
@@ -61,8 +65,10 @@ class StGraphView : public QWidget {
     bool showLiveBest() const { return m_showLiveBest; }
     StGraphPlottable* liveBestPlottable() const { return m_ghost; }
     QCPItemText* liveBestLegend() const { return m_liveBestLegend; }
-    // The hover text of rectangle `i` of `layout` (HTML): its leaf, samples, cycles, tiles,
-    // energy and, for a leaf working in blocks, what the blocks split.
+    // The hover text of rectangle `i` of `layout` (HTML): the rectangle's samples, cycles,
+    // energy and tiles, its leaf's time and energy per invocation and over the run (each
+    // scope named, the run's as the tree and the Layers table show them) and, for a leaf
+    // working in blocks, what the blocks split.
     // On grouped rows it first names the row's tiles and how many of them the rectangle covers.
     QString rectToolTip(const StLayout& layout, int i) const;
     // Scales the tile axis by `factor` around the tile coordinate `aroundTile`.
@@ -91,6 +97,7 @@ class StGraphView : public QWidget {
     void panBy(double fraction);
     void updateLiveBestVisibility();
     QString rowGroupText(const StLayout& layout, const StRect& r) const;
+    QString leafScopeText(const Evaluation& e, int node) const;
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -104,6 +111,8 @@ class StGraphView : public QWidget {
     QComboBox* m_colourBox;
     Colouring m_colouring = Colouring::Layer;
     void applyColouring();
+    void updateKey();
+    QLabel* m_key = nullptr;    // the colour key (keyText)
     QLabel* m_banner = nullptr; // the reason an invalid tree is not drawn
     Timeline m_timeline = Timeline::Evaluator;
     RATree m_simTree; // the tree the simulated program was generated from

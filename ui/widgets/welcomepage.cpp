@@ -17,11 +17,11 @@
 
 namespace tilescope::ui {
 
-QString WelcomePage::samplesDir() {
+QString WelcomePage::samplesDir(const QString& binDir) {
     QStringList candidates;
     const QString env = qEnvironmentVariable("TILESCOPE_SAMPLES_DIR");
     if (!env.isEmpty()) candidates << env;
-    const QString app = QCoreApplication::applicationDirPath();
+    const QString app = binDir.isEmpty() ? QCoreApplication::applicationDirPath() : binDir;
     candidates << app + QStringLiteral("/../share/tilescope/samples")
                << app + QStringLiteral("/../../samples");
 #ifdef TILESCOPE_SOURCE_SAMPLES
@@ -32,7 +32,7 @@ QString WelcomePage::samplesDir() {
     return {};
 }
 
-WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
+WelcomePage::WelcomePage(QWidget* parent, const QString& samples) : QWidget(parent) {
     setObjectName(QStringLiteral("welcomePage"));
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(24, 16, 24, 16);
@@ -54,7 +54,7 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
     auto* sl = new QGridLayout(start);
     m_sample = new QComboBox(start);
     m_sample->setObjectName(QStringLiteral("welcomeSample"));
-    const QString dir = samplesDir();
+    const QString dir = samples;
     const QStringList models =
         dir.isEmpty() ? QStringList()
                       : QDir(dir + QStringLiteral("/models"))

@@ -15,11 +15,13 @@ namespace tilescope::ui {
 class WelcomePage : public QWidget {
     Q_OBJECT
   public:
-    explicit WelcomePage(QWidget* parent = nullptr);
+    // The folder holding models/*.onnx: TILESCOPE_SAMPLES_DIR, next to the binary in `binDir`
+    // (../share/tilescope/samples as the package installs it, ../../samples in a build tree)
+    // or the source tree's.
+    static QString samplesDir(const QString& binDir = QString());
+    // Lists the sample models of `samples` (a folder holding models/*.onnx).
+    explicit WelcomePage(QWidget* parent = nullptr, const QString& samples = samplesDir());
 
-    // The folder holding models/*.onnx: TILESCOPE_SAMPLES_DIR, next to the binary
-    // (../share/tilescope/samples, ../../samples in a build tree) or the source tree's.
-    static QString samplesDir();
     // Recent files as MainWindow stores them ("kind:path").
     void setRecent(const QStringList& entries);
     QPushButton* sampleButton() const { return m_openSample; }
