@@ -163,12 +163,11 @@ void GenerateController::start(const GenerateRequest& request, double secondsPer
                                     std::size_t count) -> std::optional<std::stop_token> {
                 if (stopSource->stop_requested()) return std::nullopt;
                 post([this, phase = text(phase), index, count] {
-                    emit statusMessage(
-                        tr("Prefill and decode: searching %1 (phase %2 of %3)")
-                            .arg(phase)
-                            .arg(index + 1)
-                            .arg(count),
-                        0);
+                    emit statusMessage(tr("Prefill and decode: searching %1 (phase %2 of %3)")
+                                           .arg(phase)
+                                           .arg(index + 1)
+                                           .arg(count),
+                                       0);
                 });
                 return stopSource->get_token();
             };
