@@ -75,18 +75,7 @@ std::optional<GenerateSources> sourcesOf(const Args& a, const GenerateRequest& r
         prefill.dims[src.axes.seq] = r.prompt;
         prefill.dims[src.axes.past] = 1;
     }
-    auto net = loadModel(in.modelPath, prefill);
-    if (!net) {
-        status = userError(net.error().message);
-        return std::nullopt;
-    }
-    in.net = std::move(net).value();
-    auto hw = loadHardware(in.hwName);
-    if (!hw) {
-        status = userError(hw.error().message);
-        return std::nullopt;
-    }
-    in.hw = std::move(hw).value();
+    if (!loadModelAndHardware(in, prefill, status)) return std::nullopt;
     return src;
 }
 

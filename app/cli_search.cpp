@@ -27,6 +27,22 @@
 
 namespace tilescope::cli {
 
+bool loadModelAndHardware(Inputs& in, const ImportOptions& opts, int& status) {
+    auto net = loadModel(in.modelPath, opts);
+    if (!net) {
+        status = userError(net.error().message);
+        return false;
+    }
+    in.net = std::move(net).value();
+    auto hw = loadHardware(in.hwName);
+    if (!hw) {
+        status = userError(hw.error().message);
+        return false;
+    }
+    in.hw = std::move(hw).value();
+    return true;
+}
+
 using nlohmann::json;
 
 namespace {
@@ -77,18 +93,7 @@ std::optional<Inputs> loadInputs(const Args& a, int& status) {
     Inputs in;
     in.modelPath = modelArg(a);
     in.hwName = required(a, "--hw");
-    auto net = loadModel(in.modelPath, importOptions(a));
-    if (!net) {
-        status = userError(net.error().message);
-        return std::nullopt;
-    }
-    in.net = std::move(net).value();
-    auto hw = loadHardware(in.hwName);
-    if (!hw) {
-        status = userError(hw.error().message);
-        return std::nullopt;
-    }
-    in.hw = std::move(hw).value();
+    if (!loadModelAndHardware(in, importOptions(a), status)) return std::nullopt;
     auto sha = sha256File(in.modelPath);
     in.modelSha = sha ? *sha : "";
     return in;

@@ -26,6 +26,9 @@ struct Inputs {
     Hardware hw;
 };
 
+// Reads in.modelPath (with `opts`) and in.hwName into `in`; false with `status` set (a user
+// error naming the file) when either does not load.
+bool loadModelAndHardware(Inputs& in, const ImportOptions& opts, int& status);
 ResultContext resultContext(const Inputs& in, int batch);
 // Writes a file atomically: 0, or the user error's status.
 int writeOut(const std::string& path, const std::string& contents);

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QStringList>
 #include <QTemporaryDir>
+#include <QTest>
 
 namespace tilescope::test {
 
@@ -50,6 +51,15 @@ inline QJsonObject compareJson(const QString& sample, const QString& hw, QString
         return {};
     }
     return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+// A user error: exit 1, and stderr is one line that names the file and the reason.
+inline void expectUserError(const CliRun& r, const QString& file, const QString& reason) {
+    QCOMPARE(r.status, 1);
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(lines.size() == 1, qPrintable(r.err));
+    QVERIFY2(lines[0].contains(file), qPrintable(r.err));
+    QVERIFY2(lines[0].contains(reason, Qt::CaseInsensitive), qPrintable(r.err));
 }
 
 } // namespace tilescope::test

@@ -51,6 +51,22 @@ Network convExample() {
 }
 constexpr Bytes kConvBuffer = 40 * 1024;
 
+// A program's DRAM LOADs of 3x3 weights (their boxes end at R = S = 3) and STOREs.
+struct DramTransfers {
+    int weightLoads = 0, stores = 0;
+    std::uint64_t weightBytes = 0, storedBytes = 0;
+};
+DramTransfers dramTransfers(const Program& program) {
+    DramTransfers d;
+    for (const TileProgram& tp : program.tiles)
+        for (const Instruction& i : tp.instructions) {
+            if (i.op == Op::Load && i.src == kDram && i.hi[2] == 3 && i.hi[3] == 3)
+                ++d.weightLoads, d.weightBytes += i.bytes;
+            if (i.op == Op::Store && i.dst == kDram) ++d.stores, d.storedBytes += i.bytes;
+        }
+    return d;
+}
+
 // An attention score product Q x K^T (act x act, no weights) in the importer's geometry:
 // rows -> the sq query positions (outH), reduction -> the d channels (inC), columns -> the
 // sk key positions (outC); Q and K are network inputs, K the operand B.
@@ -428,14 +444,9 @@ void TestBlocking::weightsStreamInChannelBlocks() {
     replaysAsEstimated(ctx, t, hw, 1, e, r);
     if (QTest::currentTestFailed()) return;
     // One weight LOAD per block, of that block's channels.
-    int weightLoads = 0;
-    std::uint64_t weightBytes = 0;
-    for (const TileProgram& tp : r.program.tiles)
-        for (const Instruction& i : tp.instructions)
-            if (i.op == Op::Load && i.src == kDram && i.hi[2] == 3 && i.hi[3] == 3)
-                ++weightLoads, weightBytes += i.bytes;
-    QCOMPARE(weightLoads, 13);
-    QCOMPARE(weightBytes, std::uint64_t(147456));
+    const DramTransfers w = dramTransfers(r.program);
+    QCOMPARE(w.weightLoads, 13);
+    QCOMPARE(w.weightBytes, std::uint64_t(147456));
 }
 
 // A wide reduction: 4096 -> 4 channels 3x3 on a 2 x 2 map, on one 40 KiB tile. Its
@@ -499,18 +510,11 @@ void TestBlocking::inputChannelBlocksKeepPartialSums() {
     replaysAsEstimated(ctx, t, hw, 1, e, r);
     if (QTest::currentTestFailed()) return;
     // One weight LOAD per block, of its channels; one STORE, after the last block.
-    int weightLoads = 0, stores = 0;
-    std::uint64_t weightBytes = 0, stored = 0;
-    for (const TileProgram& tp : r.program.tiles)
-        for (const Instruction& i : tp.instructions) {
-            if (i.op == Op::Load && i.src == kDram && i.hi[2] == 3 && i.hi[3] == 3)
-                ++weightLoads, weightBytes += i.bytes;
-            if (i.op == Op::Store && i.dst == kDram) ++stores, stored += i.bytes;
-        }
-    QCOMPARE(weightLoads, 9);
-    QCOMPARE(weightBytes, std::uint64_t(147456));
-    QCOMPARE(stores, 1);
-    QCOMPARE(stored, std::uint64_t(16));
+    const DramTransfers w = dramTransfers(r.program);
+    QCOMPARE(w.weightLoads, 9);
+    QCOMPARE(w.weightBytes, std::uint64_t(147456));
+    QCOMPARE(w.stores, 1);
+    QCOMPARE(w.storedBytes, std::uint64_t(16));
 }
 
 // A layer whose weights outgrow the buffer whichever way it is cut: 4096 -> 4096 channels

@@ -24,14 +24,7 @@ json readJson(const QString& path) {
     return json::parse(f);
 }
 
-// A user error: exit 1, and stderr is one line that names the file and the reason.
-void expectUserError(const Run& r, const QString& file, const QString& reason) {
-    QCOMPARE(r.status, 1);
-    const QStringList lines = r.err.trimmed().split('\n');
-    QVERIFY2(lines.size() == 1, qPrintable(r.err));
-    QVERIFY2(lines[0].contains(file), qPrintable(r.err));
-    QVERIFY2(lines[0].contains(reason, Qt::CaseInsensitive), qPrintable(r.err));
-}
+using test::expectUserError;
 
 // The search options of every run here: a tiny, reproducible budget.
 const QStringList kBudget = {"--hw", "edge", "--seed", "1", "--iterations", "20", "--quiet"};
