@@ -129,7 +129,7 @@ class TstInstructions : public QObject {
         // The DRAM chart: the replay's bandwidth in use, step by step, never above the
         // template's, moving exactly the program's DRAM bytes; then the template's line.
         QCustomPlot* dram = w.instructionsPanel()->dramPlot();
-        QVERIFY(!dram->isHidden());
+        QVERIFY(w.instructionsPanel()->hasDramChart());
         const auto& use = run->fine.dramInUse;
         QCOMPARE(dram->graph(0)->dataCount(), int(use.size()));
         const double bw = w.document()->hardware()->dramBytesPerCycle;
@@ -158,6 +158,39 @@ class TstInstructions : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(runner->current() != nullptr, 120000);
         QCOMPARE(runner->jobsStarted(), jobs + 1);
         QCOMPARE(runner->current()->revision, doc->revision());
+    }
+
+    // The DRAM chart shows only where the listing keeps its header and rows beside it: in a
+    // tall floating dock it is there, in a short one it gives way (also when a new program
+    // arrives there), and back.
+    void dramChartGivesWayInAShortPanel() {
+        MainWindow w;
+        openSmall(w);
+        QVERIFY(waitRun(w)->ok());
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("instructionsDock"));
+        QVERIFY(dock);
+        dock->setFloating(true);
+        dock->resize(1200, 1000);
+        dock->show();
+        QVERIFY(QTest::qWaitForWindowExposed(dock));
+        QCustomPlot* dram = w.instructionsPanel()->dramPlot();
+        QTRY_VERIFY(dram->isVisible());
+        dock->resize(1200, 300);
+        QTRY_VERIFY(!dram->isVisible());
+        QTableView* listing = w.instructionsPanel()->view();
+        QVERIFY(listing->horizontalHeader()->isVisible());
+        // A new program (after an edit) in the short panel: the chart stays out of the way.
+        ProgramRunner* runner = w.programRunner();
+        const int jobs = runner->jobsStarted();
+        Document* doc = w.document();
+        QVERIFY_OK(doc->wrap(doc->tree().root, 0, 2, NodeType::T));
+        QTRY_VERIFY_WITH_TIMEOUT(runner->jobsStarted() > jobs && runner->current() &&
+                                     runner->current()->revision == doc->revision(),
+                                 120000);
+        QTest::qWait(50);
+        QVERIFY(!dram->isVisible());
+        dock->resize(1200, 1000);
+        QTRY_VERIFY(dram->isVisible());
     }
 
     // When the replay and the estimate disagree by more than 15%, both panels say so with

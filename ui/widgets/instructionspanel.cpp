@@ -124,11 +124,20 @@ InstructionsPanel::InstructionsPanel(Document* doc, SelectionState* selection,
 
 void InstructionsPanel::resizeEvent(QResizeEvent* e) {
     QWidget::resizeEvent(e);
-    // The listing keeps its header and about six rows; the chart shows again once the panel
-    // is tall enough for both (its tooltip and docs/gui.md say what it draws).
+    fitChart();
+}
+
+// The listing keeps its header and about six rows; the chart shows (when there is a replay
+// to draw) once the panel is tall enough for both, the summary at its wrapped height (its
+// tooltip and docs/gui.md say what it draws). Checked on every resize and every new run:
+// a run's longer summary takes room without resizing the panel.
+void InstructionsPanel::fitChart() {
     const int row = m_view->verticalHeader()->defaultSectionSize();
-    const bool room = height() >= m_summary->height() + 10 * row + fontMetrics().height() * 8;
-    if (m_dram->isVisibleTo(this) != room) m_dram->setVisible(room);
+    const int summary =
+        std::max(m_summary->height(), m_summary->heightForWidth(m_summary->width()));
+    const bool room = height() >= summary + 10 * row + fontMetrics().height() * 8;
+    const bool show = m_chartData && room;
+    if (m_dram->isVisibleTo(this) != show) m_dram->setVisible(show);
 }
 
 void InstructionsPanel::rebuildTileSelector(int tiles) {
@@ -188,10 +197,9 @@ void InstructionsPanel::showRun(std::shared_ptr<const ProgramRun> run) {
 
 void InstructionsPanel::showDram(const ProgramRun& run) {
     const auto& use = run.fine.dramInUse;
-    if (!run.ok() || use.empty() || run.fine.delay <= 0) {
-        m_dram->hide();
-        return;
-    }
+    m_chartData = run.ok() && !use.empty() && run.fine.delay > 0;
+    fitChart();
+    if (!m_chartData) return;
     QVector<double> keys, values;
     for (const auto& [from, bytesPerCycle] : use) {
         keys.push_back(from);
@@ -203,7 +211,6 @@ void InstructionsPanel::showDram(const ProgramRun& run) {
     m_dram->xAxis->setRange(0, std::max(run.fine.delay, keys.back()));
     m_dram->yAxis->setRange(
         0, 1.1 * std::max(run.dramBytesPerCycle, *std::max_element(values.begin(), values.end())));
-    m_dram->show();
     m_dram->replot();
 }
 

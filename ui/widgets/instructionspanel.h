@@ -38,6 +38,7 @@ class InstructionsPanel : public QWidget {
     // The DRAM bandwidth in use over the replay (graph 0, SimResult::dramInUse, steps) and the
     // template's bandwidth (graph 1); hidden without a replay.
     QCustomPlot* dramPlot() const { return m_dram; }
+    bool hasDramChart() const { return m_chartData; } // drawn; shown where there is room
 
     // The summary line of a run (also used by the status bar after an export).
     static QString summarize(const ProgramRun& run);
@@ -45,6 +46,7 @@ class InstructionsPanel : public QWidget {
   protected:
     // A short panel (the bottom dock at 1280x800) gives the listing the DRAM chart's room.
     void resizeEvent(QResizeEvent* e) override;
+    void fitChart(); // the DRAM chart shown only with a replay and room for the listing
 
   private:
     void showRun(std::shared_ptr<const ProgramRun> run);
@@ -62,6 +64,7 @@ class InstructionsPanel : public QWidget {
     QTableView* m_view;
     QLabel* m_summary;
     QCustomPlot* m_dram;
+    bool m_chartData = false; // the current run has DRAM use to draw
     bool m_selecting = false; // our own row click is echoing back through the selection
 };
 
