@@ -46,9 +46,8 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     Region out;
     if (firstBlock) {
         const std::uint64_t bytes =
-            psums
-                ? std::uint64_t(ob.volume()) * std::uint64_t(std::max(kPsumBits, m_hw.dataBits)) / 8
-                : bytesOf(ob.volume());
+            psums ? std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8
+                  : bytesOf(ob.volume());
         auto r = allocate(act[a].tile, bytes, false,
                           std::string(psums ? "partial sums of " : "output of ") + ly.name);
         if (!r) return r.error();

@@ -617,7 +617,7 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
     // Each block's accesses as the cut layer's; between two blocks the partial sums are
     // written out and read back at the accumulator width.
     const int n = part[0] * part[1] * part[2] * part[3];
-    const double psumRatio = double(std::max(kPsumBits, m_hw.dataBits)) / m_hw.dataBits;
+    const double psumRatio = double(psumBits(m_hw.dataBits)) / m_hw.dataBits;
     const double spills = double(bc - 1) * m.ofmapPerTile * psumRatio * n;
     m.bufferAccessBytes = m.bufferAccessBytes * bc + 2 * spills;
     m.bufferWriteBytes = m.bufferWriteBytes * bc + spills;

@@ -123,6 +123,10 @@ double dramGapShare(const Layer& l, int ph, int pw);
 // Partial sums of input-channel blocks are kept at the accumulator width (32 bits, or the
 // data width when wider): what a tile's buffer holds of its output between the blocks.
 inline constexpr int kPsumBits = 32;
+// The bits of one partial sum on a template of `dataBits`.
+inline int psumBits(int dataBits) {
+    return dataBits > kPsumBits ? dataBits : kPsumBits;
+}
 // Whether a layer's reduction can be cut into input-channel blocks: a convolution without
 // groups or a fully connected layer, with weights and one input.
 bool reducible(const Layer& l);

@@ -226,12 +226,6 @@ std::vector<PhasePlan> planPhases(const GenerateSources& src, const GenerateRequ
     return plan;
 }
 
-// A fixed decode export's KV cache length: the first cache input's fixed length.
-std::int64_t fixedPast(const std::string& path) {
-    auto kv = kvCacheInputs(path);
-    return kv && !kv->empty() ? kv->front().length : 0;
-}
-
 } // namespace
 
 Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
@@ -239,6 +233,11 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
                                 const GenerateHooks& hooks) {
     GenerateRun run;
     const std::vector<PhasePlan> plan = planPhases(src, r);
+    // The KV cache inputs: the decoder's, or a fixed decode export's (their fixed length is
+    // the decode step's past).
+    std::vector<KvCacheInput> kv = src.axes.kvCache;
+    if (src.model.empty())
+        if (auto fixed = kvCacheInputs(src.decode)) kv = *fixed;
     SearchConfig cfg = config;
     cfg.totalBatch = r.batch;
     EvalOptions opt;
@@ -263,7 +262,8 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
             stop = *token;
         }
         GeneratePhase phase{p.name, p.modelPath, p.seq, p.past, nullptr, {}, {}};
-        if (src.model.empty() && p.name == "decode") phase.past = fixedPast(p.modelPath);
+        if (src.model.empty() && p.name == "decode")
+            phase.past = kv.empty() ? 0 : kv.front().length;
         phase.net = std::make_shared<const Network>(std::move(net).value());
         auto res = runSearch(*phase.net, hw, cfg, hooks.progress, stop);
         if (!res) return makeError(p.modelPath, label, res.error().message);
@@ -278,9 +278,6 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
     for (std::size_t i = 1; i < run.phases.size(); ++i)
         decode.push_back({run.phases[i].past, run.phases[i].detail});
     const GeneratePhase& last = run.phases.back();
-    std::vector<KvCacheInput> kv = src.axes.kvCache;
-    if (src.model.empty())
-        if (auto fixed = kvCacheInputs(last.modelPath)) kv = *fixed;
     run.figures = generateFigures(run.phases.front().detail, decode, r, hw.clockGHz,
                                   kvCacheBytesPerToken(*last.net, kv, last.past));
     return run;

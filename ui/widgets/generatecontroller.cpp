@@ -119,30 +119,33 @@ void GenerateController::openDialog() {
                               .arg(text(axes->seq), text(axes->past), m_doc->modelPath()),
                           m_doc->batch(), m_window);
     if (dialog.exec() != QDialog::Accepted) return;
-    start(dialog.request(), dialog.seconds());
+    run(*axes, dialog.request(), dialog.seconds());
 }
 
 void GenerateController::start(const GenerateRequest& request, double secondsPerPhase) {
     if (!m_doc->hasModel() || busy()) return;
-    const std::string path = m_doc->modelPath().toStdString();
-    auto axes = findDecoderAxes(path);
+    auto axes = findDecoderAxes(m_doc->modelPath().toStdString());
     if (!axes) {
         emit errorOccurred(tr("Prefill and decode"), text(axes.error().message));
         emit finished(false);
         return;
     }
+    run(*axes, request, secondsPerPhase);
+}
+
+void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& request,
+                             double secondsPerPhase) {
     GenerateSources src;
-    src.model = path;
-    src.axes = *axes;
+    src.model = m_doc->modelPath().toStdString();
+    src.axes = axes;
     // The model's other free dimensions keep the values the document was opened with.
     for (const auto& [name, value] : m_doc->network()->dims)
-        if (name != axes->seq && name != axes->past) src.import.dims[name] = value;
+        if (name != axes.seq && name != axes.past) src.import.dims[name] = value;
     SearchConfig cfg;
     cfg.objective = m_doc->objective();
     cfg.seconds = secondsPerPhase;
     cfg.chains = std::max(1, QThread::idealThreadCount());
     cfg.threads = cfg.chains;
-    const Hardware hw = *m_doc->hardware();
     m_hw = m_doc->hardware();
     m_hwSource = m_doc->hardwareSource();
     m_modelSha = m_doc->modelSha256();
@@ -157,7 +160,7 @@ void GenerateController::start(const GenerateRequest& request, double secondsPer
     emit statusMessage(tr("Prefill and decode: importing the phases"), 0);
     m_job.run(
         m_doc->revision(),
-        [src, hw, cfg, request, stopSource, post, this]() {
+        [src, hw = m_hw, cfg, request, stopSource, post, this]() {
             GenerateHooks hooks;
             hooks.beforePhase = [&](const std::string& phase, std::size_t index,
                                     std::size_t count) -> std::optional<std::stop_token> {
@@ -171,7 +174,8 @@ void GenerateController::start(const GenerateRequest& request, double secondsPer
                 });
                 return stopSource->get_token();
             };
-            return std::make_shared<Result<GenerateRun>>(runGenerate(src, hw, cfg, request, hooks));
+            return std::make_shared<Result<GenerateRun>>(
+                runGenerate(src, *hw, cfg, request, hooks));
         },
         [this](std::shared_ptr<Result<GenerateRun>> r, quint64) {
             m_stop.reset();

@@ -54,6 +54,9 @@ class GenerateController : public QObject {
     void statusMessage(const QString& text, int timeoutMs);
 
   private:
+    // start() with the model's axes already found (openDialog found them).
+    void run(const DecoderAxes& axes, const GenerateRequest& request, double secondsPerPhase);
+
     Document* m_doc;
     QWidget* m_window;
     QDockWidget* m_dock;
