@@ -89,13 +89,9 @@ ImportOptions importOptions(const Args& a) {
 ImportOptions importOptionsOf(const nlohmann::json& doc, const std::string& path) {
     ImportOptions o;
     if (!doc.is_object() || !doc.contains("dims")) return o;
-    const nlohmann::json& d = doc["dims"];
-    if (!d.is_object()) throw UsageError{path + ": \"dims\" is not an object of sizes"};
-    for (const auto& [name, v] : d.items()) {
-        if (!v.is_number_integer() || v.get<long long>() < 1)
-            throw UsageError{path + ": dims." + name + " is not a positive whole number"};
-        o.dims[name] = v.get<std::int64_t>();
-    }
+    auto dims = dimsFromJson(doc["dims"], path);
+    if (!dims) throw UsageError{dims.error().message};
+    o.dims = std::move(dims).value();
     return o;
 }
 

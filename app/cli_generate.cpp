@@ -8,6 +8,7 @@
 #include "util/fileio.h"
 #include "util/units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -79,8 +80,26 @@ std::optional<GenerateSources> sourcesOf(const Args& a, const GenerateRequest& r
     return src;
 }
 
+// `generate --export`: each phase's program folder and replay, nullopt without a program.
+using PhasePrograms = std::vector<std::optional<ProgramCheck>>;
+
+// The keys `simulate --json` uses for the same figures, and the program's own DRAM bytes.
+json programJson(const ProgramCheck& c, const std::string& dir) {
+    return {{"dir", dir},
+            {"instructions", c.instructions},
+            {"deadlock_free", c.deadlockFree},
+            {"delay_cycles", c.simulated},
+            {"evaluator_delay_cycles", c.estimated},
+            {"delay_ratio", c.agreement.ratio},
+            {"models_agree", c.agreement.agrees},
+            {"dram_bytes", c.simulatedDramBytes},
+            {"program_dram_bytes", c.programDramBytes},
+            {"schedule_dram_bytes", c.scheduleDramBytes}};
+}
+
 json generateJson(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
-                  const Inputs& in, const SearchConfig& cfg) {
+                  const Inputs& in, const SearchConfig& cfg, const PhasePrograms& programs,
+                  const std::string& exportDir) {
     json j = generateFiguresJson(run.figures, r, in.hw.clockGHz);
     j["model"] = src.model.empty() ? json(nullptr) : json(src.model);
     if (!src.model.empty()) {
@@ -94,7 +113,8 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
     j["seed"] = cfg.seed;
     j["objective"] = {cfg.objective.n, cfg.objective.m};
     json phases = json::array();
-    for (const GeneratePhase& p : run.phases) {
+    for (std::size_t i = 0; i < run.phases.size(); ++i) {
+        const GeneratePhase& p = run.phases[i];
         Inputs pin;
         pin.modelPath = p.modelPath;
         auto sha = sha256File(p.modelPath);
@@ -108,6 +128,8 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
                           {"seq", p.seq},
                           {"past", p.past},
                           {"result", searchResultJson(p.search, p.detail, *p.net, ctx)}});
+        if (i < programs.size() && programs[i])
+            phases.back()["program"] = programJson(*programs[i], exportDir + "/" + phaseFolder(p));
     }
     j["phases"] = phases;
     return j;
@@ -116,6 +138,25 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
 // A size the phase was imported with; "-" where a fixed export set it.
 std::string sizeText(std::int64_t v) {
     return v > 0 ? std::to_string(v) : "-";
+}
+
+// With --export: per phase, its folder, the replay against the estimate and the DRAM bytes.
+void printPrograms(const GenerateRun& run, const PhasePrograms& programs, const std::string& dir) {
+    int width = 7;
+    for (const GeneratePhase& p : run.phases)
+        width = std::max(width, int(dir.size() + 1 + phaseFolder(p).size()));
+    std::printf("%-8s %6s %-*s %12s %14s %14s %8s %s\n", "phase", "past", width, "program",
+                "instructions", "estimate", "replay", "ratio", "DRAM program / schedule");
+    for (std::size_t i = 0; i < run.phases.size() && i < programs.size(); ++i) {
+        const GeneratePhase& p = run.phases[i];
+        if (!programs[i]) continue;
+        const ProgramCheck& c = *programs[i];
+        std::printf("%-8s %6s %-*s %12zu %14.0f %14.0f %8.3f %.0f / %.0f%s\n", p.name.c_str(),
+                    sizeText(p.past).c_str(), width, (dir + "/" + phaseFolder(p)).c_str(),
+                    c.instructions, c.estimated, c.simulated, c.agreement.ratio, c.programDramBytes,
+                    c.scheduleDramBytes,
+                    c.agreement.agrees ? "" : "  (replay outside 15% of the estimate)");
+    }
 }
 
 void printGenerate(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
@@ -159,6 +200,15 @@ void printGenerate(const GenerateRun& run, const GenerateSources& src, const Gen
 int runGenerate(const Args& a) {
     parseObjective(a); // argument errors (exit 2) before any file is read
     const GenerateRequest req = requestOf(a);
+    const std::string exportDir = a.get("--export");
+    if (a.has("--export") && exportDir.empty()) throw UsageError{"--export needs a folder"};
+    ProgramFormats formats;
+    if (a.has("--formats")) {
+        if (!a.has("--export")) throw UsageError{"--formats goes with --export DIR"};
+        auto f = parseProgramFormats(a.get("--formats"));
+        if (!f) throw UsageError{"--formats: " + f.error().message};
+        formats = *f;
+    }
     Inputs in;
     in.hwName = requiredValue(a, "--hw");
     int status = 0;
@@ -184,12 +234,18 @@ int runGenerate(const Args& a) {
         std::fprintf(stderr, "tilescope-cli: interrupted; nothing written\n");
         return 130;
     }
+    PhasePrograms programs;
+    if (!exportDir.empty()) {
+        auto checks = exportPhases(*run, in.hw, so.cfg, req, exportDir, formats);
+        if (!checks) return userError(checks.error().message);
+        programs = std::move(checks).value();
+    }
     if (a.has("--json")) {
-        if (int s =
-                writeOut(a.get("--json"), generateJson(*run, *src, req, in, so.cfg).dump(2) + "\n"))
-            return s;
+        const json j = generateJson(*run, *src, req, in, so.cfg, programs, exportDir);
+        if (int s = writeOut(a.get("--json"), j.dump(2) + "\n")) return s;
     } else {
         printGenerate(*run, *src, req, in, so.cfg);
+        if (!exportDir.empty()) printPrograms(*run, programs, exportDir);
     }
     if (!run->figures.valid)
         return userError(in.modelPath + ": no valid schedule: " + run->figures.reason);

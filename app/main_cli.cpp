@@ -23,7 +23,7 @@ const char* kUsage = R"(usage:
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
   tilescope-cli generate MODEL --hw HW --prompt P --tokens G [--batch B] [--points K]
                          [--seq-dim NAME] [--past-dim NAME] [anneal's search options]
-                         [--json OUT] [--quiet]
+                         [--export DIR [--formats bin,txt,json,ir]] [--json OUT] [--quiet]
   tilescope-cli generate --prefill A.onnx --decode B.onnx --hw HW --prompt P --tokens G ...
   tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR [--formats bin,txt,json,ir]
@@ -45,6 +45,7 @@ also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
 lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
 the KV cache size (docs/cli.md); the sequence and past axes are found from the graph.
+--export DIR writes each phase's program to DIR/prefill, DIR/decode-pastN and replays it.
 sweep runs every point of a design-space spec into SQLite, J at a time, skipping points
 already there; under mpirun the ranks split the points (docs/sweep.md).
 )";
@@ -75,10 +76,11 @@ int main(int argc, char** argv) {
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,
-          {"--hw",       "--batch",   "--objective", "--seed",    "--beta",   "--t0",
-           "--alpha",    "--mode",    "--chains",    "--threads", "--json",   "--iterations",
-           "--min-util", "--time",    "--warmup",    "--dim",     "--prompt", "--tokens",
-           "--points",   "--seq-dim", "--past-dim",  "--prefill", "--decode"},
+          {"--hw",       "--batch",      "--objective", "--seed",   "--beta",
+           "--t0",       "--alpha",      "--mode",      "--chains", "--threads",
+           "--json",     "--iterations", "--min-util",  "--time",   "--warmup",
+           "--dim",      "--prompt",     "--tokens",    "--points", "--seq-dim",
+           "--past-dim", "--prefill",    "--decode",    "--export", "--formats"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},

@@ -22,4 +22,18 @@ Result<Network> loadModel(const std::string& path, const ImportOptions& opts) {
     return makeError(path, "", "unknown model format '" + ext + "' (expected .onnx or .json)");
 }
 
+Result<std::map<std::string, std::int64_t>> dimsFromJson(const nlohmann::json& dims,
+                                                         const std::string& where) {
+    std::map<std::string, std::int64_t> out;
+    if (dims.is_null()) return out;
+    if (!dims.is_object()) return Error{where + ": \"dims\" is not an object of sizes"};
+    for (auto it = dims.begin(); it != dims.end(); ++it) {
+        const nlohmann::json& v = it.value();
+        if (!v.is_number_integer() || v.get<long long>() < 1)
+            return Error{where + ": dims." + it.key() + " is not a positive whole number"};
+        out[it.key()] = v.get<std::int64_t>();
+    }
+    return out;
+}
+
 } // namespace tilescope

@@ -1,5 +1,6 @@
 #include "pipeline/export.h"
 
+#include "pipeline/program_flow.h"
 #include "sim/simulator.h"
 #include "util/fileio.h"
 
@@ -74,6 +75,29 @@ std::optional<Error> exportProgram(const std::string& dir, const CodegenResult& 
     if (auto err = validateProgram(r.program, hw, dir + "/program"))
         return Error{"generated program failed validation (a bug): " + err->message};
     return writeDirAtomic(dir, programFiles(r, net, hw, formats));
+}
+
+Result<ProgramCheck> exportAndReplay(EvalContext& ctx, const RATree& tree, int totalBatch,
+                                     const EvalOptions& evalOpt, const std::string& model,
+                                     const std::string& dir, const ProgramFormats& formats) {
+    CodegenOptions co;
+    co.withIr = formats.ir;
+    auto gen = buildProgram(ctx, tree, totalBatch, evalOpt, model, co);
+    if (!gen) return makeError(dir, "", gen.error().message);
+    // exportProgram validates the program: the replay below may assume it valid.
+    if (auto e = exportProgram(dir, *gen, ctx.network(), ctx.hardware(), formats)) return *e;
+    // The stage-granular replay, as `simulate` reports it; no timeline is kept.
+    const SimResult sim = simulate(gen->program, ctx.hardware(), SimOptions{true, false});
+    ProgramCheck c;
+    c.instructions = gen->program.instructionCount();
+    c.estimated = gen->layout.evaluation.delay;
+    c.simulated = sim.delay;
+    c.agreement = modelAgreement(c.simulated, c.estimated);
+    c.deadlockFree = sim.deadlockFree;
+    c.scheduleDramBytes = gen->layout.evaluation.dramBytes;
+    c.programDramBytes = Bytes(gen->programDramBytes);
+    c.simulatedDramBytes = sim.dramBytes;
+    return c;
 }
 
 } // namespace tilescope

@@ -6,6 +6,7 @@
 #include "codegen/codegen.h"
 #include "hw/hardware.h"
 #include "model/network.h"
+#include "sim/fidelity.h"
 #include "util/fileio.h"
 #include "util/result.h"
 
@@ -43,5 +44,23 @@ std::vector<std::pair<std::string, StreamWriter>> programFiles(const CodegenResu
 std::optional<Error> exportProgram(const std::string& dir, const CodegenResult& r,
                                    const Network& net, const Hardware& hw,
                                    const ProgramFormats& formats = {});
+
+// A schedule's program generated from its tree, written to `dir` as exportProgram writes it
+// and replayed: the figures a user checks the estimate by (`generate --export`; the
+// commands export-instructions and simulate do the same in two steps).
+struct ProgramCheck {
+    std::size_t instructions = 0;
+    Cycles estimated = 0, simulated = 0; // the evaluator's delay, the replay's
+    ModelAgreement agreement;            // simulated / estimated (sim/fidelity.h)
+    bool deadlockFree = false;
+    Bytes scheduleDramBytes = 0;  // the evaluation's DRAM bytes
+    Bytes programDramBytes = 0;   // the program's LOAD(dram) + STORE bytes
+    Bytes simulatedDramBytes = 0; // what the replay moved
+};
+// `model` is recorded in the program as the model it was built from. Errors: generation,
+// validation (a generator bug) or writing the folder, naming `dir`.
+Result<ProgramCheck> exportAndReplay(EvalContext& ctx, const RATree& tree, int totalBatch,
+                                     const EvalOptions& evalOpt, const std::string& model,
+                                     const std::string& dir, const ProgramFormats& formats = {});
 
 } // namespace tilescope

@@ -226,6 +226,14 @@ std::vector<PhasePlan> planPhases(const GenerateSources& src, const GenerateRequ
     return plan;
 }
 
+// What a phase's trees are evaluated with, besides detail: the search's objective and floor.
+EvalOptions phaseEvalOptions(const SearchConfig& cfg) {
+    EvalOptions opt;
+    opt.objective = cfg.objective;
+    opt.minUtilisation = cfg.minUtilisation;
+    return opt;
+}
+
 } // namespace
 
 Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
@@ -240,9 +248,7 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         if (auto fixed = kvCacheInputs(src.decode)) kv = *fixed;
     SearchConfig cfg = config;
     cfg.totalBatch = r.batch;
-    EvalOptions opt;
-    opt.objective = cfg.objective;
-    opt.minUtilisation = cfg.minUtilisation;
+    EvalOptions opt = phaseEvalOptions(cfg);
     opt.detail = true;
     opt.maxIntervals = 0;
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -281,6 +287,31 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
     run.figures = generateFigures(run.phases.front().detail, decode, r, hw.clockGHz,
                                   kvCacheBytesPerToken(*last.net, kv, last.past));
     return run;
+}
+
+std::string phaseFolder(const GeneratePhase& p) {
+    if (p.name == "decode" && p.past > 0) return "decode-past" + std::to_string(p.past);
+    return p.name;
+}
+
+Result<std::vector<std::optional<ProgramCheck>>>
+exportPhases(const GenerateRun& run, const Hardware& hw, const SearchConfig& config,
+             const GenerateRequest& r, const std::string& dir, const ProgramFormats& formats) {
+    std::vector<std::optional<ProgramCheck>> checks;
+    const EvalOptions opt = phaseEvalOptions(config);
+    for (const GeneratePhase& p : run.phases) {
+        if (!p.detail.valid) {
+            checks.emplace_back();
+            continue;
+        }
+        EvalContext ctx(*p.net, hw);
+        const std::string folder = dir + "/" + phaseFolder(p);
+        auto c =
+            exportAndReplay(ctx, p.search.bestTree, r.batch, opt, p.modelPath, folder, formats);
+        if (!c) return c.error();
+        checks.push_back(*c);
+    }
+    return checks;
 }
 
 } // namespace tilescope

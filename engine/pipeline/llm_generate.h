@@ -8,6 +8,7 @@
 #include "hw/hardware.h"
 #include "model/network.h"
 #include "model/onnx_import.h"
+#include "pipeline/export.h"
 #include "search/search.h"
 #include "util/result.h"
 #include "util/units.h"
@@ -125,5 +126,16 @@ struct GenerateRun {
 Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
                                 const SearchConfig& config, const GenerateRequest& r,
                                 const GenerateHooks& hooks = {});
+
+// A phase's program folder under `generate --export DIR`: "prefill", "decode-past255" (a
+// fixed decode export without a recognised cache: "decode").
+std::string phaseFolder(const GeneratePhase& p);
+
+// Each phase's best tree as a program: generated, written to dir/phaseFolder(p) and replayed
+// (exportAndReplay), with the search's objective and utilisation floor. A phase without a
+// valid schedule has no program (nullopt). Errors name the phase's folder.
+Result<std::vector<std::optional<ProgramCheck>>>
+exportPhases(const GenerateRun& run, const Hardware& hw, const SearchConfig& config,
+             const GenerateRequest& r, const std::string& dir, const ProgramFormats& formats = {});
 
 } // namespace tilescope

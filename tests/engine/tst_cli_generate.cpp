@@ -100,6 +100,50 @@ class TestCliGenerate : public QObject {
         QCOMPARE(j["kv_cache_bytes"].get<double>(), 256.0 * 72);
     }
 
+    // --export: every phase's program in its folder, replayed against its estimate; the
+    // folder's program replays alike under `simulate`, and its DRAM bytes are the schedule's.
+    void exportEachPhase() {
+        const QString out = path("exp.json"), dir = path("programs");
+        const Run r = test::runCli(QStringList{"generate", kDecoder, "--prompt", "32", "--tokens",
+                                               "4", "--points", "2", "--export", dir, "--formats",
+                                               "bin,txt", "--json", out} +
+                                   kBudget);
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const json j = readJson(out);
+        const json& ph = j["phases"];
+        QCOMPARE(int(ph.size()), 3);
+        const char* folders[] = {"prefill", "decode-past32", "decode-past34"};
+        for (int i = 0; i < 3; ++i) {
+            const json& p = ph[size_t(i)]["program"];
+            const QString folder = dir + "/" + folders[i];
+            QCOMPARE(QString::fromStdString(p["dir"].get<std::string>()), folder);
+            QVERIFY(QFile::exists(folder + "/program.bin"));
+            QVERIFY(QFile::exists(folder + "/program.txt"));
+            QVERIFY(p["deadlock_free"].get<bool>());
+            QCOMPARE(p["evaluator_delay_cycles"], ph[size_t(i)]["result"]["delay_cycles"]);
+            QCOMPARE(p["program_dram_bytes"], p["schedule_dram_bytes"]);
+            QCOMPARE(p["dram_bytes"], p["schedule_dram_bytes"]);
+            QVERIFY(p["models_agree"].get<bool>());
+            const double ratio =
+                p["delay_cycles"].get<double>() / p["evaluator_delay_cycles"].get<double>();
+            QCOMPARE(p["delay_ratio"].get<double>(), ratio);
+            const QString simOut = path("sim.json");
+            const Run sim =
+                test::runCli(QStringList{"simulate", folder, "--json", simOut, "--quiet"});
+            QVERIFY2(sim.status == 0, qPrintable(sim.err));
+            const json replayed = readJson(simOut);
+            QCOMPARE(replayed["delay_cycles"], p["delay_cycles"]);
+            QCOMPARE(replayed["dram_bytes"], p["dram_bytes"]);
+        }
+        // The summary on stdout names each folder.
+        const Run text =
+            test::runCli(QStringList{"generate", kDecoder, "--prompt", "32", "--tokens", "4",
+                                     "--points", "2", "--export", path("again")} +
+                         kBudget);
+        QVERIFY2(text.status == 0, qPrintable(text.err));
+        QVERIFY2(text.out.contains(path("again") + "/decode-past34"), qPrintable(text.out));
+    }
+
     void badInputs() {
         const QString squeeze = QStringLiteral(TILESCOPE_TESTDATA "/squeezenet1_0.onnx");
         Run r = test::runCli(QStringList{"generate", squeeze, "--prompt", "8", "--tokens", "4"} +
@@ -135,6 +179,13 @@ class TestCliGenerate : public QObject {
             << "not both";
         QTest::newRow("no model") << QStringList{"--prompt", "8", "--tokens", "4"}
                                   << "expected exactly one MODEL";
+        QTest::newRow("formats alone")
+            << QStringList{kDecoder, "--prompt", "8", "--tokens", "4", "--formats", "txt"}
+            << "--formats goes with --export";
+        QTest::newRow("bad format")
+            << QStringList{kDecoder,   "--prompt", "8",         "--tokens", "4",
+                           "--export", path("x"),  "--formats", "pdf"}
+            << "--formats:";
     }
 
     void badArguments() {

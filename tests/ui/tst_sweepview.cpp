@@ -29,6 +29,7 @@ class TstSweepView : public QObject {
     void table();
     void view();
     void openPoint();
+    void freeDimensions();
     void badDatabase();
 
   private:
@@ -161,6 +162,54 @@ void TstSweepView::openPoint() {
     QVERIFY(!m_w->openSweepPoint(v->table().row(failed), m_db));
     QVERIFY(m_w->lastError().contains("no schedule"));
     QCOMPARE(d->batch(), 2);
+}
+
+// A sweep over a decoder's sequence length: the varied dimension is a parameter (colour,
+// filter), the fixed one is not, the hover names both, and opening a point imports the
+// model at its row's sizes.
+void TstSweepView::freeDimensions() {
+    const json spec = {{"models", {std::string(TILESCOPE_TESTDATA) + "/llama_decoder.onnx"}},
+                       {"dims", {{"seq", {8, 16}}, {"past", 4}}},
+                       {"hardware", {"testchip"}},
+                       {"search", {{"iterations", 20}, {"chains", 1}}}};
+    auto s = parseSweepSpec(spec.dump(), "dims.json", "");
+    QVERIFY2(s, s ? "" : s.error().message.c_str());
+    const QString db = m_dir.filePath("dims.sqlite");
+    {
+        auto store = SweepStore::open(db.toStdString());
+        QVERIFY(store);
+        for (const SweepPoint& p : expandSweep(*s))
+            QVERIFY(*(*store)->insert(runSweepPoint(*s, p)));
+    }
+    auto t = SweepTable::load(db);
+    QVERIFY(t);
+    QCOMPARE(t->size(), 2);
+    QVERIFY(t->parameters().contains("dims.seq"));
+    QVERIFY(!t->parameters().contains("dims.past"));
+    QVERIFY(t->hardwareParameters().isEmpty());
+    QCOMPARE(t->values("dims.seq"), (QStringList{"8", "16"}));
+    t->setFilter("dims.seq", "16");
+    QCOMPARE(int(t->filtered().size()), 1);
+
+    QVERIFY(m_w->openSweepDatabase(db));
+    SweepView* v = m_w->sweepView();
+    QVERIFY(v);
+    QCOMPARE(v->colourBy(), QStringLiteral("dims.seq")); // the one parameter that varies
+    QCOMPARE(v->colourClassCount(), 2);
+    v->setFilter("dims.seq", "8");
+    QCOMPARE(v->shownCount(), 1);
+    v->setFilter("dims.seq", "");
+    int pick = -1;
+    for (int i = 0; i < v->table().size(); ++i)
+        if (v->table().value(i, "dims.seq") == "16") pick = i;
+    QVERIFY(pick >= 0);
+    QVERIFY2(v->describe(pick).contains("dimensions: past 4, seq 16"),
+             qPrintable(v->describe(pick)));
+    QVERIFY2(m_w->openSweepPoint(v->table().row(pick), db), qPrintable(m_w->lastError()));
+    const Document* d = m_w->document();
+    QCOMPARE(d->network()->dims, (std::map<std::string, std::int64_t>{{"past", 4}, {"seq", 16}}));
+    QVERIFY(d->evaluation()->valid);
+    QCOMPARE(d->evaluation()->cost, v->table().row(pick).cost);
 }
 
 void TstSweepView::badDatabase() {

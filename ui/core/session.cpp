@@ -59,9 +59,11 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
                                         m["relative_path"].get<std::string>()));
             if (QFileInfo::exists(rel)) s.modelPath = QDir::cleanPath(rel);
         }
-        if (m.contains("dims"))
-            for (const auto& [name, v] : m["dims"].items())
-                s.dims[name] = v.get<std::int64_t>();
+        if (m.contains("dims")) {
+            auto dims = dimsFromJson(m["dims"], file + ": model");
+            if (!dims) return dims.error();
+            s.dims = std::move(dims).value();
+        }
         s.hardware = j.at("hardware");
         s.hardwareSource = QString::fromStdString(j.value("hardware_source", ""));
         s.batch = j.at("batch").get<int>();

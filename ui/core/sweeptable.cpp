@@ -42,7 +42,7 @@ Result<SweepTable> SweepTable::load(const QString& path) {
 
 SweepTable::SweepTable(std::vector<SweepRow> rows) : m_rows(std::move(rows)) {
     QMap<QString, std::set<QString>> distinct;
-    QStringList hwKeys;
+    QStringList dimKeys, hwKeys;
     for (const SweepRow& r : m_rows) {
         QMap<QString, QString> v;
         v[QStringLiteral("model")] = QFileInfo(QString::fromStdString(r.model)).fileName();
@@ -52,6 +52,15 @@ SweepTable::SweepTable(std::vector<SweepRow> rows) : m_rows(std::move(rows)) {
             QStringLiteral("E^%1 x D^%2").arg(number(r.objectiveN), number(r.objectiveM));
         v[QStringLiteral("seed")] = QString::number(qulonglong(r.seed));
         v[QStringLiteral("search")] = QString::fromStdString(r.searchJson);
+        // Each free dimension the row bound, as "dims.NAME" (the spec's `dims` key).
+        const auto dims =
+            r.dims.empty() ? nlohmann::json() : nlohmann::json::parse(r.dims, nullptr, false);
+        if (dims.is_object())
+            for (auto it = dims.begin(); it != dims.end(); ++it) {
+                const QString k = QStringLiteral("dims.") + QString::fromStdString(it.key());
+                if (!dimKeys.contains(k)) dimKeys << k;
+                v[k] = shown(it.value());
+            }
         const auto hw = nlohmann::json::parse(r.hwJson, nullptr, false);
         if (hw.is_object())
             for (const auto& [key, value] : flattenJson(hw)) {
@@ -64,14 +73,20 @@ SweepTable::SweepTable(std::vector<SweepRow> rows) : m_rows(std::move(rows)) {
             distinct[it.key()].insert(it.value());
         m_values.push_back(std::move(v));
     }
-    for (const QString& p : kFixed + hwKeys)
-        if (distinct.value(p).size() > 1) m_parameters << p;
+    // A dimension every row binds alike is no parameter, but one some rows lack is: those
+    // rows are another model.
+    auto someLack = [&](const QString& p) {
+        return std::any_of(m_values.begin(), m_values.end(),
+                           [&](const QMap<QString, QString>& v) { return !v.contains(p); });
+    };
+    for (const QString& p : kFixed + dimKeys + hwKeys)
+        if (distinct.value(p).size() > 1 || (dimKeys.contains(p) && someLack(p))) m_parameters << p;
 }
 
 QStringList SweepTable::hardwareParameters() const {
     QStringList out;
     for (const QString& p : m_parameters)
-        if (!kFixed.contains(p)) out << p;
+        if (!kFixed.contains(p) && !p.startsWith(QStringLiteral("dims."))) out << p;
     return out;
 }
 
@@ -152,7 +167,13 @@ Result<SweepPointInputs> resolveSweepPoint(const SweepRow& row, const QString& d
     if (*sha != row.modelSha256)
         return Error{in.where + ": " + modelPath.toStdString() +
                      ": the file changed since the sweep (sha256 differs)"};
-    auto net = loadModel(modelPath.toStdString());
+    auto dims = dimsFromJson(row.dims.empty() ? nlohmann::json()
+                                              : nlohmann::json::parse(row.dims, nullptr, false),
+                             in.where);
+    if (!dims) return dims.error();
+    ImportOptions options;
+    options.dims = std::move(dims).value();
+    auto net = loadModel(modelPath.toStdString(), options);
     if (!net) return net.error();
     auto hw = parseHardware(row.hwJson, in.where + ": hw_json");
     if (!hw) return hw.error();

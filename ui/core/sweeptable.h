@@ -1,6 +1,7 @@
 // The rows of a sweep database for the sweep viewer (docs/gui.md, "Sweep viewer"), read
 // through engine/sweep, with the parameters that differ between them (model, batch,
-// hardware name, each hardware key, objective, seed, search), filters and colour classes.
+// hardware name, each hardware key, objective, seed, search, each free dimension),
+// filters and colour classes.
 #pragma once
 
 #include "sweep/sweep.h"
@@ -25,7 +26,8 @@ class SweepTable {
     const SweepRow& row(int i) const { return m_rows[size_t(i)]; }
 
     // The parameters with more than one value over the rows: "model", "batch", "hardware",
-    // "objective", "seed", "search", then the hardware keys that vary ("tile.buffer_bytes").
+    // "objective", "seed", "search", then the models' free dimensions ("dims.seq"), then
+    // the hardware keys that vary ("tile.buffer_bytes").
     QStringList parameters() const { return m_parameters; }
     // The hardware keys among parameters().
     QStringList hardwareParameters() const;
@@ -52,7 +54,8 @@ class SweepTable {
 
 // What a sweep point schedules, ready for Document::restore. The model is the row's path,
 // or a file of that name beside the database (a database copied from a cluster), and its
-// sha256 must match the row's; errors name the database and the point (`where`).
+// sha256 must match the row's; it is imported with the row's free-dimension bindings.
+// Errors name the database and the point (`where`).
 struct SweepPointInputs {
     std::string where; // "<database>: point <id>", the prefix of every error about the point
     QString modelPath; // absolute

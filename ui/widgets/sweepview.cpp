@@ -14,6 +14,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -42,7 +43,10 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
 
     fillCombo(m_model, QStringLiteral("model"), tr("all models"));
     fillCombo(m_batch, QStringLiteral("batch"), tr("all batches"));
+    // One filter over the hardware variants, a varied hardware key or a free dimension.
     m_hwParam->addItem(tr("hardware"), QStringLiteral("hardware"));
+    for (const QString& p : m_table.parameters())
+        if (p.startsWith(QStringLiteral("dims."))) m_hwParam->addItem(p, p);
     for (const QString& p : m_table.hardwareParameters())
         m_hwParam->addItem(p, p);
     fillCombo(m_hwValue, QStringLiteral("hardware"), tr("any"));
@@ -64,7 +68,7 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
     filters->addWidget(m_model);
     filters->addWidget(new QLabel(tr("Batch"), this));
     filters->addWidget(m_batch);
-    filters->addWidget(new QLabel(tr("Hardware"), this));
+    filters->addWidget(new QLabel(tr("Parameter"), this));
     filters->addWidget(m_hwParam);
     filters->addWidget(new QLabel(QStringLiteral("="), this));
     filters->addWidget(m_hwValue);
@@ -99,7 +103,7 @@ SweepView::SweepView(SweepTable table, const QString& path, QWidget* parent)
         rebuild();
     });
     connect(m_hwParam, &QComboBox::currentIndexChanged, this, [this] {
-        // One hardware filter at a time: the old parameter's filter goes with it.
+        // One parameter filter at a time: the old parameter's filter goes with it.
         for (int i = 0; i < m_hwParam->count(); ++i)
             m_table.setFilter(m_hwParam->itemData(i).toString(), QString());
         const QSignalBlocker block(m_hwValue);
@@ -253,6 +257,13 @@ QString SweepView::describe(int i) const {
                                  .arg(QString::fromStdString(formatBytes(r.nocHopBytes)))
                                  .arg(r.elapsedS, 0, 'f', 2)
                                  .arg(QString::fromStdString(r.mode));
+    QStringList dims; // every binding of the row, varied or not
+    const auto bound =
+        r.dims.empty() ? nlohmann::json() : nlohmann::json::parse(r.dims, nullptr, false);
+    if (bound.is_object())
+        for (auto it = bound.begin(); it != bound.end(); ++it)
+            dims << QString::fromStdString(it.key() + " " + it.value().dump());
+    if (!dims.isEmpty()) s += QLatin1Char('\n') + tr("dimensions: %1").arg(dims.join(", "));
     s += QLatin1Char('\n') + tr("point %1").arg(QString::fromStdString(r.point.substr(0, 16)));
     return s;
 }
