@@ -80,8 +80,7 @@ std::optional<GenerateSources> sourcesOf(const Args& a, const GenerateRequest& r
     return src;
 }
 
-// `generate --export`: each phase's program folder and replay, nullopt without a program.
-using PhasePrograms = std::vector<std::optional<ProgramCheck>>;
+using PhasePrograms = std::vector<PhaseProgram>; // `generate --export`, per phase
 
 // The keys `simulate --json` uses for the same figures, and the program's own DRAM bytes.
 json programJson(const ProgramCheck& c, const std::string& dir) {
@@ -128,8 +127,11 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
                           {"seq", p.seq},
                           {"past", p.past},
                           {"result", searchResultJson(p.search, p.detail, *p.net, ctx)}});
-        if (i < programs.size() && programs[i])
-            phases.back()["program"] = programJson(*programs[i], exportDir + "/" + phaseFolder(p));
+        const std::string dir = exportDir + "/" + phaseFolder(p);
+        if (i < programs.size() && programs[i].check)
+            phases.back()["program"] = programJson(*programs[i].check, dir);
+        else if (i < programs.size() && !programs[i].error.empty())
+            phases.back()["program"] = {{"dir", dir}, {"error", programs[i].error}};
     }
     j["phases"] = phases;
     return j;
@@ -149,8 +151,11 @@ void printPrograms(const GenerateRun& run, const PhasePrograms& programs, const 
                 "instructions", "estimate", "replay", "ratio", "DRAM program / schedule");
     for (std::size_t i = 0; i < run.phases.size() && i < programs.size(); ++i) {
         const GeneratePhase& p = run.phases[i];
-        if (!programs[i]) continue;
-        const ProgramCheck& c = *programs[i];
+        if (!programs[i].error.empty())
+            std::printf("%-8s %6s %-*s failed: %s\n", p.name.c_str(), sizeText(p.past).c_str(),
+                        width, (dir + "/" + phaseFolder(p)).c_str(), programs[i].error.c_str());
+        if (!programs[i].check) continue;
+        const ProgramCheck& c = *programs[i].check;
         std::printf("%-8s %6s %-*s %12zu %14.0f %14.0f %8.3f %.0f / %.0f%s\n", p.name.c_str(),
                     sizeText(p.past).c_str(), width, (dir + "/" + phaseFolder(p)).c_str(),
                     c.instructions, c.estimated, c.simulated, c.agreement.ratio, c.programDramBytes,
@@ -235,11 +240,7 @@ int runGenerate(const Args& a) {
         return 130;
     }
     PhasePrograms programs;
-    if (!exportDir.empty()) {
-        auto checks = exportPhases(*run, in.hw, so.cfg, req, exportDir, formats);
-        if (!checks) return userError(checks.error().message);
-        programs = std::move(checks).value();
-    }
+    if (!exportDir.empty()) programs = exportPhases(*run, in.hw, so.cfg, req, exportDir, formats);
     if (a.has("--json")) {
         const json j = generateJson(*run, *src, req, in, so.cfg, programs, exportDir);
         if (int s = writeOut(a.get("--json"), j.dump(2) + "\n")) return s;
@@ -249,6 +250,9 @@ int runGenerate(const Args& a) {
     }
     if (!run->figures.valid)
         return userError(in.modelPath + ": no valid schedule: " + run->figures.reason);
+    // The results are written; a program that could not be generated is still an error.
+    for (const PhaseProgram& p : programs)
+        if (!p.error.empty()) return userError(p.error);
     return 0;
 }
 

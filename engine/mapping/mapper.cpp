@@ -298,7 +298,13 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             const Count bBytes = l.inputs.size() > 1 ? l.inputs[1].bytesPerSample : 0;
             const Count outC = std::max(1, l.outC);
             const Count share = ceilDiv(kT * bBytes, outC) + (bBytes % outC ? 1 : 0);
-            m.operandBPerTile = double(std::min(share, bBytes) * bT) * db;
+            // Inputs after operand B (the parts of a Concat folded in front of it, as a
+            // KV cache's past and the step's keys) reach every tile whole, as the transfer
+            // geometry sends them (TransferGeometry::producerWants).
+            Count rest = 0;
+            for (size_t k = 2; k < l.inputs.size(); ++k)
+                rest += l.inputs[k].bytesPerSample;
+            m.operandBPerTile = double((std::min(share, bBytes) + rest) * bT) * db;
             m.weightMulticast = ph * pw;
             m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         } else {

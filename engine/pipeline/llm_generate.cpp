@@ -294,24 +294,24 @@ std::string phaseFolder(const GeneratePhase& p) {
     return p.name;
 }
 
-Result<std::vector<std::optional<ProgramCheck>>>
-exportPhases(const GenerateRun& run, const Hardware& hw, const SearchConfig& config,
-             const GenerateRequest& r, const std::string& dir, const ProgramFormats& formats) {
-    std::vector<std::optional<ProgramCheck>> checks;
+std::vector<PhaseProgram> exportPhases(const GenerateRun& run, const Hardware& hw,
+                                       const SearchConfig& config, const GenerateRequest& r,
+                                       const std::string& dir, const ProgramFormats& formats) {
+    std::vector<PhaseProgram> programs;
     const EvalOptions opt = phaseEvalOptions(config);
     for (const GeneratePhase& p : run.phases) {
-        if (!p.detail.valid) {
-            checks.emplace_back();
-            continue;
-        }
+        PhaseProgram& out = programs.emplace_back();
+        if (!p.detail.valid) continue;
         EvalContext ctx(*p.net, hw);
         const std::string folder = dir + "/" + phaseFolder(p);
         auto c =
             exportAndReplay(ctx, p.search.bestTree, r.batch, opt, p.modelPath, folder, formats);
-        if (!c) return c.error();
-        checks.push_back(*c);
+        if (c)
+            out.check = *c;
+        else
+            out.error = c.error().message;
     }
-    return checks;
+    return programs;
 }
 
 } // namespace tilescope

@@ -284,6 +284,7 @@ class TestCodegen : public QObject {
     void producerSliceBesideConsumer_data();
     void producerSliceBesideConsumer();
     void attentionOperandB();
+    void foldedConcatOperandB();
     void prefetchLooksAhead();
     void latePrefetchesPaced();
     void dramOrderedPipeline();
@@ -1277,6 +1278,34 @@ void TestCodegen::attentionOperandB() {
     QVERIFY(matmuls > 0);
     QVERIFY2(overNoc > 0,
              "the annealed tree sends no operand B over the NoC: the test needs another tree");
+    QVERIFY(checkProgram(*r, hw).deadlockFree);
+}
+
+// A KV-cache decoder's attention MatMuls read operand B as two inputs, the cache and the
+// step's keys or values (a Concat folded in front), and the generator holds both. At the
+// prefill (64 tokens, a cache of 1) the step's part is nearly all of it. By hand, on one
+// tile at batch 2: the cache's keys 2 heads x 1 token x 32 = 64 B, the step's 2 x 64 x 32
+// = 4096 B, per sample: 8320 B (the cache's part alone was 128 B, so a large prefill's
+// program ran out of buffer the evaluator had called free).
+void TestCodegen::foldedConcatOperandB() {
+    ImportOptions opts;
+    opts.dims = {{"seq", 64}, {"past", 1}};
+    auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/llama_decoder.onnx", opts);
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    const Hardware hw = preset("edge");
+    int scores = -1;
+    for (size_t l = 0; l < net->layers.size(); ++l)
+        if (net->layers[l].name == "/blocks.0/attn/MatMul") scores = int(l);
+    QVERIFY(scores >= 0);
+    QCOMPARE(net->layers[size_t(scores)].inputs.size(), size_t(3));
+    Mapper mapper(*net, hw);
+    QCOMPARE(mapper.map(scores, 1, 2).operandBPerTile, 8320.0);
+    // And the program of a searched tree is laid out as evaluated.
+    auto s = shortAnneal(*net, hw, 1, 2);
+    QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
+    EvalContext ctx(*net, hw);
+    auto r = generateProgram(ctx, s->bestTree, 2, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     QVERIFY(checkProgram(*r, hw).deadlockFree);
 }
 
