@@ -365,9 +365,9 @@ def rotate_half(x):
 
 
 class DecoderAttention(nn.Module):
-    def __init__(self, d, heads, kv_heads):
+    def __init__(self, d, heads, kv_heads, window=None):
         super().__init__()
-        self.h, self.kvh, self.dh = heads, kv_heads, d // heads
+        self.h, self.kvh, self.dh, self.window = heads, kv_heads, d // heads, window
         self.q = nn.Linear(d, heads * self.dh, bias=False)
         self.k = nn.Linear(d, kv_heads * self.dh, bias=False)
         self.v = nn.Linear(d, kv_heads * self.dh, bias=False)
@@ -388,15 +388,19 @@ class DecoderAttention(nn.Module):
         v = v[:, :, None].expand(b, self.kvh, rep, t, self.dh).reshape(b, self.h, t, self.dh)
         scores = MatMul()(q, k.transpose(-2, -1)) / math.sqrt(self.dh)
         mask = torch.full((s, t), float("-inf")).triu(t - s + 1)
+        if self.window is not None:
+            # Mistral's sliding window: query t - s + i sees only the `window` positions up
+            # to itself; the product is still computed over all t (dense), the mask -inf.
+            mask = mask + torch.full((s, t), float("-inf")).tril(t - s - self.window)
         y = MatMul()((scores + mask).softmax(-1), v)
         return self.o(y.transpose(1, 2).reshape(b, s, self.h * self.dh)), present_k, present_v
 
 
 class DecoderBlock(nn.Module):
-    def __init__(self, d, heads, kv_heads, ffn):
+    def __init__(self, d, heads, kv_heads, ffn, window=None):
         super().__init__()
         self.n1, self.n2 = RMSNorm(d), RMSNorm(d)
-        self.attn = DecoderAttention(d, heads, kv_heads)
+        self.attn = DecoderAttention(d, heads, kv_heads, window)
         self.gate = nn.Linear(d, ffn, bias=False)
         self.up = nn.Linear(d, ffn, bias=False)
         self.down = nn.Linear(ffn, d, bias=False)
@@ -409,9 +413,12 @@ class DecoderBlock(nn.Module):
 
 
 class LlamaDecoder(nn.Module):
-    def __init__(self, blocks=2, d=128, heads=4, kv_heads=2, ffn=344):
+    """Llama-style; with a `window`, Mistral-style (sliding-window causal mask)."""
+
+    def __init__(self, blocks=2, d=128, heads=4, kv_heads=2, ffn=344, window=None):
         super().__init__()
-        self.blocks = nn.ModuleList(DecoderBlock(d, heads, kv_heads, ffn) for _ in range(blocks))
+        self.blocks = nn.ModuleList(DecoderBlock(d, heads, kv_heads, ffn, window)
+                                    for _ in range(blocks))
         self.dh, self.kvh = d // heads, kv_heads
 
     def forward(self, x, *past):
@@ -446,6 +453,107 @@ def export_decoder(model, seq=4, past=12, dynamic=True):
         torch.onnx.export(model, (torch.randn(1, seq, d), *kv), buf, opset_version=OPSET,
                           do_constant_folding=True, input_names=["x", *names],
                           output_names=["y", *outs], dynamic_axes=axes)
+    m = onnx.load_from_string(buf.getvalue())
+    del m.graph.value_info[:]
+    return m
+
+
+# --- a GPT-2-style decoder: LayerNorm, one fused QKV Linear split into q, k, v, a causal
+# mask built from shapes, tanh-GELU MLP (4d), a learned position embedding added to the
+# input embeddings, a final LayerNorm and an LM head; exported with a fixed sequence
+# (only batch dynamic) and with batch and seq dynamic ---
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.act = nn.GELU(approximate="tanh")
+        self.qk, self.av = MatMul(), MatMul()
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.c_attn(self.ln1(x)).split(d, dim=2)
+        q, k, v = (t.view(b, s, self.h, self.dh).transpose(1, 2) for t in (q, k, v))
+        scores = self.qk(q, k.transpose(-2, -1)) / math.sqrt(self.dh)
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        y = self.av((scores + mask).softmax(-1), v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.c_proj(y)
+        return x + self.proj(self.act(self.fc(self.ln2(x))))
+
+
+class GPT2(nn.Module):
+    def __init__(self, blocks=2, d=64, heads=4, positions=256, vocab=256):
+        super().__init__()
+        self.wpe = nn.Embedding(positions, d)
+        self.blocks = nn.ModuleList(GPT2Block(d, heads) for _ in range(blocks))
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, x):  # x: token embeddings [N, S, d]
+        x = x + self.wpe(torch.arange(x.shape[1]))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln_f(x))
+
+
+# --- a mixture-of-experts FFN block (Mixtral-style): RMSNorm, a router Linear, softmax,
+# top-k of the experts with their weights renormalised, SwiGLU experts. As an ONNX graph
+# without control flow it runs every expert on every token, stacks their outputs and
+# gathers the k chosen per token (GatherElements), weighted and summed. Its MACs are
+# therefore counted dense: the router plus every expert on every token ---
+
+class SwiGLU(nn.Module):
+    def __init__(self, d, ffn):
+        super().__init__()
+        self.gate = nn.Linear(d, ffn, bias=False)
+        self.up = nn.Linear(d, ffn, bias=False)
+        self.down = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x):
+        return self.down(nn.functional.silu(self.gate(x)) * self.up(x))
+
+
+class MoEBlock(nn.Module):
+    def __init__(self, d=64, experts=4, k=2, ffn=128):
+        super().__init__()
+        self.k = k
+        self.norm = RMSNorm(d)
+        self.router = nn.Linear(d, experts, bias=False)
+        self.experts = nn.ModuleList(SwiGLU(d, ffn) for _ in range(experts))
+
+    def forward(self, x):  # x: [N, S, d]
+        h = self.norm(x)
+        weights, chosen = self.router(h).softmax(-1).topk(self.k, dim=-1)  # [N, S, k]
+        weights = weights / weights.sum(-1, keepdim=True)
+        ys = torch.stack([e(h) for e in self.experts], dim=2)  # [N, S, E, d]
+        idx = chosen[..., None].expand(-1, -1, -1, ys.shape[-1])
+        picked = ys.gather(2, idx)  # [N, S, k, d]
+        return x + (picked * weights[..., None]).sum(2)
+
+
+class MoEStack(nn.Module):
+    def __init__(self, blocks=2, **kw):
+        super().__init__()
+        self.blocks = nn.ModuleList(MoEBlock(**kw) for _ in range(blocks))
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        return x
+
+
+def export_lm(model, example, dynamic):
+    """A model of [N, S, d] in and out ("x" -> "y"): batch dynamic, and seq too if `dynamic`."""
+    model.eval()
+    axes = {0: "batch", 1: "seq"} if dynamic else {0: "batch"}
+    buf = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(model, example, buf, opset_version=OPSET, do_constant_folding=True,
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": axes, "y": axes})
     m = onnx.load_from_string(buf.getvalue())
     del m.graph.value_info[:]
     return m
@@ -500,6 +608,14 @@ def count_macs(model, example):
         t = math.ceil(h / wh) * wh * math.ceil(w / ww) * ww
         total[0] += 4 * t * c * c + 2 * t * wh * ww * c
 
+    def partition_attention(m, inp, out):
+        # torchvision's MaxViT attention (block or grid) over x [B, G, P, C]: G partitions of
+        # P tokens; its QK^T and AV are torch.einsum calls no hook sees, 2 G P^2 C. Its
+        # to_qkv and merge Linears have hooks of their own.
+        _, g, p, c = inp[0].shape
+        total[0] += 2 * g * p * p * c
+
+    from torchvision.models.maxvit import RelativePositionalMultiHeadAttention
     from torchvision.models.swin_transformer import ShiftedWindowAttention
     hooks = []
     for m in model.modules():
@@ -520,6 +636,8 @@ def count_macs(model, example):
             hooks.append(m.register_forward_hook(recurrent))
         elif isinstance(m, ShiftedWindowAttention):
             hooks.append(m.register_forward_hook(window_attention))
+        elif isinstance(m, RelativePositionalMultiHeadAttention):
+            hooks.append(m.register_forward_hook(partition_attention))
     with torch.no_grad():
         model(example)
     for h in hooks:
@@ -654,10 +772,13 @@ TESTDATA = {
     "seg_stem_1024x2048": (SegStem, lambda: torch.randn(1, 3, 1024, 2048)),
     "encoder_seq4096": (lambda: Encoder(layers=2, d=512, heads=8, ffn=2048),
                         lambda: torch.randn(1, 4096, 512)),
+    # MaxViT-T as torchvision builds it (MBConv + SE, block and grid attention with relative
+    # position bias, 4 stages) at 224 x 224.
+    "maxvit_t": (lambda: tvm.maxvit_t(weights=None), image),
 }
 
 # Exported with short tensor and node names (tests/data size).
-SHORT_NAMES = {"swin_small"}
+SHORT_NAMES = {"swin_small", "maxvit_t"}
 
 # The scale case of tests/bench/bench_scale.sh (--scale): a BERT-base-sized encoder,
 # 12 layers, d_model 768, 12 heads, FFN 3072, sequence 128 -- a few hundred scheduled layers.
@@ -691,6 +812,9 @@ def build(table, outdir, keep_value_info, only):
 # Decoders exported with their KV cache and dynamic axes (export_decoder).
 DECODERS = {
     "llama_decoder": lambda: LlamaDecoder(blocks=2, d=128, heads=4, kv_heads=2, ffn=344),
+    # Mistral-style: 8 query heads sharing 2 key/value heads, a sliding window of 16.
+    "mistral_decoder": lambda: LlamaDecoder(blocks=2, d=128, heads=8, kv_heads=2, ffn=352,
+                                            window=16),
 }
 # Fixed-shape exports of the same decoder, as `generate --prefill A --decode B` takes them:
 # name -> (decoder, seq, past).
@@ -698,6 +822,28 @@ FIXED_DECODERS = {
     "llama_prefill64": ("llama_decoder", 64, 1),
     "llama_decode64": ("llama_decoder", 1, 64),
 }
+
+
+# Models of token embeddings [N, S, d] -> [N, S, d'] (export_lm): name -> (constructor,
+# example, seq dynamic).
+LANGUAGE_MODELS = {
+    "gpt2_static": (GPT2, lambda: torch.randn(1, 32, 64), False),
+    "gpt2_dynamic": (GPT2, lambda: torch.randn(1, 32, 64), True),
+    "moe_ffn": (MoEStack, lambda: torch.randn(1, 16, 64), True),
+}
+
+
+def build_language_models(outdir, only):
+    for name, (ctor, ex, dynamic) in LANGUAGE_MODELS.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        model, example = ctor().eval(), ex()
+        macs = count_macs(model, example)
+        m = strip_weights(export_lm(model, example, dynamic), name + ".weights.bin")
+        size = write(m, os.path.join(outdir, name + ".onnx"), name)
+        print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes, "
+              f"MACs per sample (torch hooks, seq {example.shape[1]}) = {macs}")
 
 
 def build_decoders(outdir, only):
@@ -738,6 +884,7 @@ def main():
     build(SAMPLES, os.path.join(REPO, "samples", "models"), True, args.only)
     build(TESTDATA, os.path.join(REPO, "tests", "data"), False, args.only)
     build_decoders(os.path.join(REPO, "tests", "data"), args.only)
+    build_language_models(os.path.join(REPO, "tests", "data"), args.only)
     return 0
 
 

@@ -87,9 +87,9 @@ const std::unordered_set<std::string> kBinaryPointwise = {
     "Mean", "Mod", "PRelu", "Equal", "Less",    "LessOrEqual", "Greater", "GreaterOrEqual",
     "And",  "Or",  "Xor",   "Where", "BitShift"};
 const std::unordered_set<std::string> kMovement = {
-    "Reshape", "Flatten",  "Transpose",    "Squeeze",     "Unsqueeze", "Concat",
-    "Split",   "Slice",    "Gather",       "Expand",      "Tile",      "Pad",
-    "Resize",  "Upsample", "DepthToSpace", "SpaceToDepth"};
+    "Reshape", "Flatten",  "Transpose",    "Squeeze",      "Unsqueeze",     "Concat",
+    "Split",   "Slice",    "Gather",       "Expand",       "Tile",          "Pad",
+    "Resize",  "Upsample", "DepthToSpace", "SpaceToDepth", "GatherElements"};
 const std::unordered_set<std::string> kPool = {"MaxPool", "AveragePool", "LpPool"};
 const std::unordered_set<std::string> kGlobalPool = {"GlobalAveragePool", "GlobalMaxPool",
                                                      "GlobalLpPool"};
@@ -107,6 +107,7 @@ const std::unordered_set<std::string> kVector = {"Softmax",
                                                  "ArgMax",
                                                  "ArgMin",
                                                  "CumSum",
+                                                 "TopK",
                                                  "LRN"};
 
 // --- attribute and tensor helpers ------------------------------------------------------
@@ -872,13 +873,11 @@ std::string nearestSupported(const std::string& op) {
         {"MaxRoiPool", "MaxPool"},
         {"MaxUnpool", "Resize (nearest) or ConvTranspose"},
         {"NonMaxSuppression", "cut the graph before post-processing"},
-        {"TopK", "ArgMax / ReduceMax"},
         {"Unique", "cut the graph before post-processing"},
         {"NonZero", "cut the graph before post-processing"},
         {"ScatterND", "Concat / Slice (static indices)"},
         {"ScatterElements", "Concat / Slice (static indices)"},
         {"GatherND", "Gather"},
-        {"GatherElements", "Gather"},
         {"Compress", "Slice"},
         {"ReverseSequence", "Slice with a negative step"},
         {"STFT", "Conv (1-D)"},

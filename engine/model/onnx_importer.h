@@ -160,6 +160,8 @@ class Importer {
     Status shapeSize(const ox::NodeProto& n, Outs& outs);
     Status shapeConstantOfShape(const ox::NodeProto& n, Outs& outs);
     Status shapeArgMinMax(const ox::NodeProto& n, Outs& outs);
+    Status shapeTopK(const ox::NodeProto& n, Outs& outs);
+    Status shapeGatherElements(const ox::NodeProto& n, Outs& outs);
     Status shapeUnary(const ox::NodeProto& n, Outs& outs);
     Status shapeBinary(const ox::NodeProto& n, Outs& outs);
     Status shapeReshape(const ox::NodeProto& n, Outs& outs);

@@ -71,6 +71,8 @@ Importer::ShapeRule Importer::shapeRule(const std::string& op) {
             {"ConstantOfShape", &Importer::shapeConstantOfShape},
             {"ArgMax", &Importer::shapeArgMinMax},
             {"ArgMin", &Importer::shapeArgMinMax},
+            {"TopK", &Importer::shapeTopK},
+            {"GatherElements", &Importer::shapeGatherElements},
             {"Reshape", &Importer::shapeReshape},
             {"Flatten", &Importer::shapeFlatten},
             {"Transpose", &Importer::shapeTranspose},
@@ -177,6 +179,27 @@ Status Importer::shapeArgMinMax(const ox::NodeProto& n, Outs& outs) {
     }
     for (size_t i = 1; i < outs.size(); ++i)
         outs[i].shape = xs;
+    return {};
+}
+
+// Values and indices alike: the input's shape with K (a constant input) on the axis.
+Status Importer::shapeTopK(const ox::NodeProto& n, Outs& outs) {
+    const std::optional<Shape>& xs = in(n, 0).shape;
+    const std::optional<std::vector<std::int64_t>> k =
+        hasIn(n, 1) ? concrete(in(n, 1).data) : std::nullopt;
+    if (!xs || !k || k->size() != 1) return {}; // libonnx's inferred shape, if any
+    Shape s = *xs;
+    const auto ax = normAxis(attrInt(n, "axis", -1), s.size(), n.op_type());
+    if (!ax) return fail(ax);
+    s[size_t(*ax)] = Dim::of((*k)[0]);
+    for (auto& o : outs)
+        o.shape = s;
+    return {};
+}
+
+// The output has the indices' shape (a mixture of experts' chosen experts per token).
+Status Importer::shapeGatherElements(const ox::NodeProto& n, Outs& outs) {
+    if (hasIn(n, 1)) outs[0].shape = in(n, 1).shape;
     return {};
 }
 
