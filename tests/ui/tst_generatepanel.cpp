@@ -10,6 +10,8 @@
 
 #include <QComboBox>
 #include <QDockWidget>
+#include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -108,6 +110,25 @@ class TestGeneratePanel : public QObject {
         QCOMPARE(w->document()->network()->dims.at("past"), std::int64_t(10));
         QCOMPARE(w->document()->network()->dims.at("seq"), std::int64_t(1));
         QVERIFY(w->document()->evaluation()->valid);
+
+        // Export programs: every phase's folder, replayed; the panel shows the selected
+        // phase's replay and DRAM bytes against the schedule.
+        QVERIFY(g->panel()->exportButton()->isEnabled());
+        QSignalSpy exported(g, &GenerateController::programsExported);
+        const QString out = dir.filePath(QStringLiteral("programs"));
+        g->exportPrograms(out);
+        QVERIFY(exported.wait(60000));
+        QVERIFY(exported.at(0).at(0).toBool());
+        for (const char* folder : {"prefill", "decode-past8", "decode-past10"})
+            QVERIFY2(QFile::exists(out + "/" + folder + "/program.bin"), folder);
+        g->panel()->selectPhase(2);
+        const QString program = g->panel()->figureText(QStringLiteral("Program"));
+        QVERIFY2(program.contains("instructions, replay ") && program.contains(" as scheduled"),
+                 qPrintable(program));
+        QVERIFY(g->panel()
+                    ->findChild<QLabel*>(QStringLiteral("figure Program"))
+                    ->toolTip()
+                    .contains(out + "/decode-past10"));
     }
 
     void stopKeepsNothing() {

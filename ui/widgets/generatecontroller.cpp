@@ -8,6 +8,7 @@
 #include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QLabel>
 #include <QSpinBox>
@@ -83,10 +84,16 @@ QString text(const std::string& s) {
 GenerateController::GenerateController(Document* doc, QWidget* window)
     : QObject(window), m_doc(doc), m_window(window),
       m_dock(new QDockWidget(tr("Prefill and decode"), window)), m_panel(new GeneratePanel(m_dock)),
-      m_job(this, BackgroundJob::Policy::OneAtATime), m_receiver(new CallReceiver(this)) {
+      m_job(this, BackgroundJob::Policy::OneAtATime), m_receiver(new CallReceiver(this)),
+      m_exportJob(this, BackgroundJob::Policy::OneAtATime) {
     m_dock->setObjectName(QStringLiteral("generateDock"));
     m_dock->setWidget(m_panel);
     connect(m_panel, &GeneratePanel::phaseSelected, this, &GenerateController::showPhase);
+    connect(m_panel, &GeneratePanel::exportRequested, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            m_window, tr("Export the phases' programs into"), QString());
+        if (!dir.isEmpty()) exportPrograms(dir);
+    });
 }
 
 GenerateController::~GenerateController() {
@@ -151,6 +158,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
     m_modelSha = m_doc->modelSha256();
     m_objective = m_doc->objective();
     m_batch = request.batch;
+    m_config = cfg;
     m_stop = std::make_shared<std::stop_source>();
     auto stopSource = m_stop;
     QPointer<CallReceiver> receiver = m_receiver;
@@ -215,6 +223,41 @@ bool GenerateController::showPhase(int index) {
     }
     emit statusMessage(tr("Showing the %1 phase's schedule").arg(text(p.name)), 5000);
     return true;
+}
+
+void GenerateController::exportPrograms(const QString& dir) {
+    if (!m_run) {
+        emit programsExported(false);
+        return;
+    }
+    emit statusMessage(tr("Prefill and decode: writing and replaying the programs"), 0);
+    GenerateRequest request;
+    request.batch = m_batch;
+    m_exportJob.run(
+        0,
+        [run = m_run, hw = m_hw, cfg = m_config, request, dir = dir.toStdString()] {
+            return std::make_shared<std::vector<PhaseProgram>>(
+                exportPhases(*run, *hw, cfg, request, dir));
+        },
+        [this, dir](std::shared_ptr<std::vector<PhaseProgram>> programs, quint64) {
+            int written = 0, agree = 0;
+            QString failure;
+            for (const PhaseProgram& p : *programs) {
+                if (!p.error.empty() && failure.isEmpty()) failure = text(p.error);
+                if (!p.check) continue;
+                ++written;
+                agree += p.check->agreement.agrees;
+            }
+            m_panel->setPrograms(*programs, dir);
+            emit statusMessage(tr("Programs of %1 phases written to %2; %3 replay within 15% of "
+                                  "the estimate")
+                                   .arg(written)
+                                   .arg(dir)
+                                   .arg(agree),
+                               10000);
+            if (!failure.isEmpty()) emit errorOccurred(tr("Export programs"), failure);
+            emit programsExported(failure.isEmpty());
+        });
 }
 
 } // namespace tilescope::ui

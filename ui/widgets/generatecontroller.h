@@ -47,9 +47,14 @@ class GenerateController : public QObject {
     // Shows phase `index` of the last run in the main views: its network and best tree
     // become the document (after setConfirmReplace's question).
     bool showPhase(int index);
+    // Every phase's program of the last run written under `dir` (prefill, decode-pastN) and
+    // replayed, off the GUI thread; the panel shows each phase's replay against its
+    // estimate. programsExported(ok) after (ok: every valid phase written).
+    void exportPrograms(const QString& dir);
 
   signals:
     void finished(bool ok);
+    void programsExported(bool ok);
     void errorOccurred(const QString& title, const QString& message);
     void statusMessage(const QString& text, int timeoutMs);
 
@@ -71,6 +76,8 @@ class GenerateController : public QObject {
     QString m_hwSource, m_modelSha;
     Objective m_objective;
     int m_batch = 1;
+    SearchConfig m_config; // the last run's search (its objective and utilisation floor)
+    BackgroundJob m_exportJob;
 };
 
 } // namespace tilescope::ui

@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -12,10 +13,10 @@ namespace tilescope::ui {
 
 namespace {
 
-const QStringList kFigures = {QStringLiteral("TTFT"),        QStringLiteral("TPOT"),
-                              QStringLiteral("Tokens/s"),    QStringLiteral("Energy/token"),
-                              QStringLiteral("KV cache"),    QStringLiteral("Phase delay"),
-                              QStringLiteral("Phase energy")};
+const QStringList kFigures = {QStringLiteral("TTFT"),         QStringLiteral("TPOT"),
+                              QStringLiteral("Tokens/s"),     QStringLiteral("Energy/token"),
+                              QStringLiteral("KV cache"),     QStringLiteral("Phase delay"),
+                              QStringLiteral("Phase energy"), QStringLiteral("Program")};
 
 QString text(const std::string& s) {
     return QString::fromStdString(s);
@@ -40,6 +41,7 @@ GeneratePanel::GeneratePanel(QWidget* parent) : QWidget(parent) {
     for (const QString& key : kFigures) {
         auto* label = new QLabel(QStringLiteral("-"), this);
         label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        label->setObjectName(QStringLiteral("figure ") + key);
         m_figures[key] = label;
         m_form->addRow(key, label);
     }
@@ -48,7 +50,15 @@ GeneratePanel::GeneratePanel(QWidget* parent) : QWidget(parent) {
            "line between the scheduled KV cache lengths"));
     m_figures[QStringLiteral("Tokens/s")]->setToolTip(
         tr("Batch x tokens over TTFT + (tokens - 1) x TPOT, at the template's clock"));
+    m_figures[QStringLiteral("Program")]->setToolTip(
+        tr("The selected phase's program as exported: its replay on the instruction-level "
+           "simulator against the estimate, and its DRAM bytes against the schedule's"));
     layout->addLayout(m_form);
+    m_export = new QPushButton(tr("Export programs..."), this);
+    m_export->setToolTip(tr("Write every phase's schedule as a program folder for the test "
+                            "chip (prefill, decode-pastN) and replay each"));
+    connect(m_export, &QPushButton::clicked, this, &GeneratePanel::exportRequested);
+    layout->addWidget(m_export);
     layout->addStretch(1);
     connect(m_phases, &QComboBox::activated, this, [this](int index) {
         refreshPhase();
@@ -59,6 +69,8 @@ GeneratePanel::GeneratePanel(QWidget* parent) : QWidget(parent) {
 
 void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockGHz) {
     m_run = std::move(run);
+    m_programs.clear();
+    m_export->setEnabled(bool(m_run));
     m_clockGHz = clockGHz > 0 ? clockGHz : 1;
     m_phases->clear();
     for (QLabel* l : m_figures)
@@ -99,9 +111,43 @@ QLabel* GeneratePanel::figure(const QString& key) const {
     return m_figures.value(key);
 }
 
+void GeneratePanel::setPrograms(std::vector<PhaseProgram> programs, const QString& dir) {
+    m_programs = std::move(programs);
+    m_programDir = dir;
+    refreshPhase();
+}
+
 void GeneratePanel::refreshPhase() {
     const int i = currentPhase();
     if (i < 0 || i >= int(m_run->phases.size())) return;
+    QLabel* program = figure(QStringLiteral("Program"));
+    program->setText(QStringLiteral("-"));
+    program->setToolTip(QString());
+    if (size_t(i) < m_programs.size()) {
+        const PhaseProgram& pp = m_programs[size_t(i)];
+        const QString folder =
+            m_programDir + QLatin1Char('/') + text(phaseFolder(m_run->phases[size_t(i)]));
+        if (!pp.error.empty()) {
+            program->setText(tr("failed (hover for why)"));
+            program->setToolTip(text(pp.error));
+        } else if (pp.check) {
+            const ProgramCheck& c = *pp.check;
+            // Two short lines for a narrow dock; the folder in the tooltip.
+            program->setText(
+                tr("%1 instructions, replay %2x%3\nDRAM %4%5")
+                    .arg(c.instructions)
+                    .arg(c.agreement.ratio, 0, 'f', 3)
+                    .arg(c.agreement.agrees ? QString() : tr(" (outside 15%)"))
+                    .arg(text(formatBytes(c.programDramBytes)))
+                    .arg(c.programDramBytes == c.scheduleDramBytes
+                             ? tr(" as scheduled")
+                             : tr(", schedule %1").arg(text(formatBytes(c.scheduleDramBytes)))));
+            program->setToolTip(tr("Written to %1 and replayed on the instruction-level "
+                                   "simulator: the replay's delay over the estimate, the "
+                                   "program's DRAM bytes against the schedule's")
+                                    .arg(folder));
+        }
+    }
     const Evaluation& e = m_run->phases[size_t(i)].detail;
     if (!e.valid) {
         figure(QStringLiteral("Phase delay"))->setText(tr("invalid: %1").arg(text(e.reason)));

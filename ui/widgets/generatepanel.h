@@ -1,6 +1,7 @@
 // The figures of an LLM generate run (engine/pipeline/llm_generate.h) for the metrics dock:
 // a phase selector (the prefill and each decode point) and TTFT, TPOT, tokens/s, energy per
-// token and the KV cache size, with the selected phase's own delay and energy.
+// token and the KV cache size, with the selected phase's own delay and energy, and once the
+// phases' programs are exported, the selected phase's program against its estimate.
 #pragma once
 
 #include "pipeline/llm_generate.h"
@@ -12,6 +13,7 @@
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QPushButton;
 
 namespace tilescope::ui {
 
@@ -26,10 +28,15 @@ class GeneratePanel : public QWidget {
     void selectPhase(int index);
     QString figureText(const QString& key) const; // a label's text (tests)
     QComboBox* phaseSelector() const { return m_phases; }
+    QPushButton* exportButton() const { return m_export; }
+    // The phases' programs as exported to `dir` (engine exportPhases); none clears them.
+    void setPrograms(std::vector<PhaseProgram> programs, const QString& dir);
 
   signals:
     // The user picked a phase: its schedule (run->phases[index]) is the one to show.
     void phaseSelected(int index);
+    // The user asked for every phase's program (Export programs...).
+    void exportRequested();
 
   private:
     void refreshPhase();
@@ -38,6 +45,9 @@ class GeneratePanel : public QWidget {
     std::shared_ptr<const GenerateRun> m_run;
     double m_clockGHz = 1;
     QComboBox* m_phases;
+    QPushButton* m_export;
+    std::vector<PhaseProgram> m_programs;
+    QString m_programDir;
     QFormLayout* m_form;
     QMap<QString, QLabel*> m_figures;
 };
