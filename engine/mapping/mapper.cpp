@@ -251,6 +251,22 @@ void Mapper::setObjective(double n, double m) {
     m_cache = m_caches.back().second.get();
 }
 
+// The bytes of a MatMul's operand B one sample puts on a tile with kT of the output
+// channels. Operand B is produced per sample; heads/columns split over the output channels,
+// shared by rows: the tile receives its share, rounded out to whole elements at both ends
+// (the instruction generator's window). Inputs after operand B (the parts of a Concat
+// folded in front of it, as a KV cache's past and the step's keys) reach every tile whole,
+// as the transfer geometry sends them (TransferGeometry::producerWants).
+static Count operandBBytes(const Layer& l, Count kT) {
+    const Count bBytes = l.inputs.size() > 1 ? l.inputs[1].bytesPerSample : 0;
+    const Count outC = std::max(1, l.outC);
+    const Count share = ceilDiv(kT * bBytes, outC) + (bBytes % outC ? 1 : 0);
+    Count rest = 0;
+    for (size_t k = 2; k < l.inputs.size(); ++k)
+        rest += l.inputs[k].bytesPerSample;
+    return std::min(share, bBytes) + rest;
+}
+
 LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
                                       bool withTiling) const {
     LeafMapping m;
@@ -291,26 +307,13 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.cycles = double(spatialT * l.kernelH * l.kernelW * cBlocks * kBlocks);
         const Count cInT = g == 1 ? l.inC : groupsT * cg;
         m.inputMulticast = g == 1 ? pk : std::max(1, pk / g);
+        m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         if (l.kind == LayerKind::MatMul) {
-            // Operand B is produced per sample; heads/columns split over pk, shared by rows.
-            // A tile with kT output channels receives that share of it, rounded out to
-            // whole elements at both ends (the instruction generator's window).
-            const Count bBytes = l.inputs.size() > 1 ? l.inputs[1].bytesPerSample : 0;
-            const Count outC = std::max(1, l.outC);
-            const Count share = ceilDiv(kT * bBytes, outC) + (bBytes % outC ? 1 : 0);
-            // Inputs after operand B (the parts of a Concat folded in front of it, as a
-            // KV cache's past and the step's keys) reach every tile whole, as the transfer
-            // geometry sends them (TransferGeometry::producerWants).
-            Count rest = 0;
-            for (size_t k = 2; k < l.inputs.size(); ++k)
-                rest += l.inputs[k].bytesPerSample;
-            m.operandBPerTile = double((std::min(share, bBytes) + rest) * bT) * db;
+            m.operandBPerTile = double(operandBBytes(l, kT) * bT) * db;
             m.weightMulticast = ph * pw;
-            m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         } else {
             m.weightPerTile = double(ceilDiv(l.weightBytes, pk)) * db;
             m.weightMulticast = pb * ph * pw;
-            m.ifmapPerTile = double(cInT * inRows * inCols * bT) * db;
         }
         m.macs = l.macsPerSample() * batch;
         m.inputDmaRuns =
