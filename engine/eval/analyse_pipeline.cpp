@@ -101,7 +101,7 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
     const int n = nd.subBatch;
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
     auto& need = ctx.pipeNeed; // per child: weights, inputs, outputs (DRAM bytes)
-    need.assign(3 * m, 0.0);
+    need.assign(4 * m, 0.0);
     for (size_t j = 0; j < m; ++j) {
         const NodeWork& cw = work[size_t(nd.children[j])];
         double all = 0, out = 0;
@@ -110,12 +110,13 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             lw.leaf.dramOrdered = true; // this cut's time holds the wait for its weights
             lw.leaf.dramCut = int(&nw - work.data()); // (the outer cut's call comes last)
             const LeafTraffic& traffic = *lw.leaf.traffic;
-            need[3 * j] += traffic.weightDram / perSeg;
+            need[4 * j] += traffic.weightDram / perSeg;
+            need[4 * j + 3] = std::max(need[4 * j + 3], traffic.weightMaxLink / perSeg / linkBw);
             all += traffic.actDram, out += traffic.actDramOut;
         }
         const double outShare = all > 0 ? out / all : 0.0;
-        need[3 * j + 1] = cw.dram * (1 - outShare);
-        need[3 * j + 2] = cw.dram * outShare;
+        need[4 * j + 1] = cw.dram * (1 - outShare);
+        need[4 * j + 2] = cw.dram * outShare;
     }
     auto& items = ctx.pipeItems; // (when, child, sub-batch, 0 start / 1 end) on that clock
     items.clear();
@@ -123,15 +124,22 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
         for (int k = 0; k < n; ++k) {
             const Cycles s = st[2 * j] + k * nw.cut.slot;
             items.push_back({s, int(j), k, 0});
-            if (need[3 * j + 2] > 0) items.push_back({s + st[2 * j + 1] - st[2 * j], int(j), k, 1});
+            if (need[4 * j + 2] > 0) items.push_back({s + st[2 * j + 1] - st[2 * j], int(j), k, 1});
         }
     std::sort(items.begin(), items.end());
     auto& start = ctx.pipeStart; // [k * m + j]
     start.assign(m * size_t(n), 0.0);
+    // A child whose weights' busiest link moves them slower than the DRAM could: the DRAM
+    // serves the children in need order, each at most at its links' rate, and what one
+    // leaves goes to the next (a fluid, DramProfile); else every byte at the DRAM's rate.
+    bool capped = false;
+    for (size_t j = 0; j < m && !preloaded; ++j)
+        capped = capped || (need[4 * j] > 0 && need[4 * j + 3] * dramBw > need[4 * j] * (1 + 1e-9));
+    if (capped) return cappedDramPipeline(nd, nw, items);
     double served = 0;
     if (preloaded) // counted as served before the cut starts
         for (size_t j = 0; j < m; ++j)
-            served -= need[3 * j];
+            served -= need[4 * j];
     Cycles end = 0;
     for (const auto& item : items) {
         // (Named copies: a lambda below uses k, and clang 14 does not capture bindings.)
@@ -139,13 +147,13 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
         const size_t j = size_t(std::get<1>(item));
         const int k = std::get<2>(item);
         if (std::get<3>(item)) { // its end: its outputs are stored
-            served += need[3 * j + 2];
+            served += need[4 * j + 2];
             continue;
         }
         const NodeWork& cw = work[size_t(nd.children[j])];
-        const double weights = k == 0 ? need[3 * j] : 0.0;
+        const double weights = k == 0 ? need[4 * j] : 0.0;
         Cycles s = std::max(key, (served + weights / kStages) / dramBw);
-        served += weights + need[3 * j + 1];
+        served += weights + need[4 * j + 1];
         // Sub-batches a child's time apart (an S child: its period, pipelinePeriod()).
         const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
                                  ? pipelinePeriod(work, tree, nd.children[j])
@@ -157,6 +165,74 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
         start[size_t(k) * m + j] = s;
         end = std::max(end, s + st[2 * j + 1] - st[2 * j]);
     }
+    return end;
+}
+
+// The DRAM-ordered pipeline when some child's weights are held back by their links
+// (docs/cost-model.md §5, "Weights on few tiles"): the same walk in need order, each
+// demand booked into the DRAM's bandwidth over time from the cut's start at most at its
+// own rate (a child's weights: their bytes over their busiest link's time; activations: the
+// DRAM's), so a child of few tiles takes its weights at its links' pace and leaves the rest
+// of the DRAM to the children after it. A (child, sub-batch) starts once its weights' first
+// slice is in (with no weights: once the DRAM has room for it), and the child's last
+// slice's work follows its last weights.
+Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
+                                    const std::vector<std::tuple<Cycles, int, int, int>>& items) {
+    const std::vector<Cycles>& st = ctx.stageScratch;
+    const std::vector<double>& need = ctx.pipeNeed;
+    std::vector<Cycles>& start = ctx.pipeStart;
+    const size_t m = nd.children.size();
+    DramProfile& dram = ctx.pipeDram;
+    dram.reset(dramBw);
+    const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
+    double linkMax = 0; // the busiest link of the weights so far, in need order
+    Cycles end = 0;
+    for (const auto& item : items) {
+        const Cycles key = std::get<0>(item);
+        const size_t j = size_t(std::get<1>(item));
+        const int k = std::get<2>(item);
+        if (std::get<3>(item)) {
+            dram.book(need[4 * j + 2], dramBw);
+            continue;
+        }
+        const NodeWork& cw = work[size_t(nd.children[j])];
+        const double weights = k == 0 ? need[4 * j] : 0.0;
+        Cycles firstSlice = 0;
+        const Cycles allIn =
+            weights > 0
+                ? dram.book(weights,
+                            need[4 * j + 3] > 0 ? std::min(dramBw, weights / need[4 * j + 3])
+                                                : dramBw,
+                            weights / kStages, &firstSlice)
+                : dram.book(0, dramBw, 0, &firstSlice);
+        Cycles weightsIn = allIn;
+        if (weights > 0) {
+            // The children's weights share links: all so far are in no sooner than their
+            // busiest link moves them.
+            for (int pos = cw.lo; pos < cw.hi; ++pos) {
+                const LeafTraffic& t =
+                    *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+                for (const auto& [link, b] : t.weightLinks)
+                    linkMax = std::max(linkMax,
+                                       ctx.weightSums.add(link, b) * ctx.mesh.linkSlowness(link));
+            }
+            weightsIn = std::max(allIn, linkMax / perSeg / linkBw);
+        }
+        dram.book(need[4 * j + 1], dramBw);
+        Cycles s = std::max(key, firstSlice);
+        const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
+                                 ? pipelinePeriod(work, tree, nd.children[j])
+                                 : cw.time;
+        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + apart);
+        forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
+            if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
+        });
+        start[size_t(k) * m + j] = s;
+        const Cycles span = st[2 * j + 1] - st[2 * j];
+        end = std::max(end, s + span);
+        if (weights > 0) end = std::max(end, weightsIn + span / kStages);
+    }
+    ctx.weightSums.drain([](int, double) {});
     return end;
 }
 

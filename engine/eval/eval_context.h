@@ -3,6 +3,7 @@
 // evaluations (eval_context.cpp).
 #pragma once
 
+#include "eval/dram_profile.h"
 #include "eval/evaluator.h"
 #include "eval/node_work.h"
 #include "eval/transfers.h"
@@ -136,6 +137,7 @@ struct EvalContext::Impl {
     std::vector<std::tuple<Cycles, int, int, int>> pipeItems;
     std::vector<double> pipeNeed;
     std::vector<Cycles> pipeStart;
+    DramProfile pipeDram; // cappedDramPipeline()
     std::vector<LeafPlacement> placeScratch;
     // overlapPass(): the cut's tiles, its children's leaf invocations, and per leaf
     // position the range of its own among them

@@ -1,5 +1,6 @@
 // The evaluator and analyzer: a hand-derived case, allocation against brute force, the
 // data-flow rules, invariants, and the mesh numbering.
+#include "eval/dram_profile.h"
 #include "eval/evaluator.h"
 #include "eval/linkload.h"
 #include "eval/transfers.h"
@@ -95,6 +96,23 @@ Network fourConvs(const char* name, int cReads) {
 class TestEvaluator : public QObject {
     Q_OBJECT
   private slots:
+    // The DRAM booked as a fluid in need order (docs/cost-model.md §5, "Weights on few
+    // tiles"), by hand at 100 B/cycle: 300 B at most 40 B/cycle end at 7.5; 600 B at the
+    // DRAM's rate take the 60 left until 7.5 (450 B, their first 100 B at 1.667) and the
+    // last 150 B at 100: 9.0; then the DRAM first has room at 9.0, and 40 B at 40 B/cycle
+    // end at 10.0.
+    void dramProfileBooksInNeedOrder() {
+        DramProfile d;
+        d.reset(100);
+        QCOMPARE(d.book(300, 40), 7.5);
+        double part = -1;
+        QCOMPARE(d.book(600, 100, 100, &part), 9.0);
+        QCOMPARE(part, 100.0 / 60);
+        double room = -1;
+        QCOMPARE(d.book(0, 100, 0, &room), 9.0);
+        QCOMPARE(room, 9.0);
+        QCOMPARE(d.book(40, 40), 10.0);
+    }
     void handDerivedTwoConvs();
     void handDerivedEnergy();
     void leafDramOnItsCriticalPath();
