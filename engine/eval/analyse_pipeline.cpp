@@ -82,6 +82,26 @@ Cycles Analyser::pacedFill(const RANode& nd, const NodeWork& nw) {
     return fill;
 }
 
+// When child j's sub-batch k of a DRAM-ordered S cut starts, at the earliest `s` (what the
+// DRAM allows): no sooner than its previous sub-batch on the same tiles plus that one's
+// period (an S child's pipelinePeriod(), else its time), nor earlier against a producer
+// sibling's same sub-batch than in the fill. Records it in ctx.pipeStart.
+Cycles Analyser::pipeStart(const RANode& nd, const NodeWork& nw, size_t j, int k, Cycles s) {
+    const std::vector<Cycles>& st = ctx.stageScratch;
+    std::vector<Cycles>& start = ctx.pipeStart;
+    const size_t m = nd.children.size();
+    const NodeWork& cw = work[size_t(nd.children[j])];
+    const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
+                             ? pipelinePeriod(work, tree, nd.children[j])
+                             : cw.time;
+    if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + apart);
+    forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
+        if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
+    });
+    start[size_t(k) * m + j] = s;
+    return s;
+}
+
 // The S cut's sub-batches with the DRAM serving in program order (docs/cost-model.md §5,
 // "DRAM-ordered pipeline"). Without DRAM, child j's sub-batch k starts at S(j,k) =
 // stageOffset_j + k slot and spans what its first sub-batch spans in the paced fill. The
@@ -142,7 +162,6 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             served -= need[4 * j];
     Cycles end = 0;
     for (const auto& item : items) {
-        // (Named copies: a lambda below uses k, and clang 14 does not capture bindings.)
         const Cycles key = std::get<0>(item);
         const size_t j = size_t(std::get<1>(item));
         const int k = std::get<2>(item);
@@ -150,19 +169,10 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             served += need[4 * j + 2];
             continue;
         }
-        const NodeWork& cw = work[size_t(nd.children[j])];
         const double weights = k == 0 ? need[4 * j] : 0.0;
         Cycles s = std::max(key, (served + weights / kStages) / dramBw);
         served += weights + need[4 * j + 1];
-        // Sub-batches a child's time apart (an S child: its period, pipelinePeriod()).
-        const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
-                                 ? pipelinePeriod(work, tree, nd.children[j])
-                                 : cw.time;
-        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + apart);
-        forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
-            if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
-        });
-        start[size_t(k) * m + j] = s;
+        s = pipeStart(nd, nw, j, k, s);
         end = std::max(end, s + st[2 * j + 1] - st[2 * j]);
     }
     return end;
@@ -180,8 +190,6 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                                     const std::vector<std::tuple<Cycles, int, int, int>>& items) {
     const std::vector<Cycles>& st = ctx.stageScratch;
     const std::vector<double>& need = ctx.pipeNeed;
-    std::vector<Cycles>& start = ctx.pipeStart;
-    const size_t m = nd.children.size();
     DramProfile& dram = ctx.pipeDram;
     dram.reset(dramBw);
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
@@ -219,15 +227,7 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
             weightsIn = std::max(allIn, linkMax / perSeg / linkBw);
         }
         dram.book(need[4 * j + 1], dramBw);
-        Cycles s = std::max(key, firstSlice);
-        const Cycles apart = tree.node(nd.children[j]).type == NodeType::S
-                                 ? pipelinePeriod(work, tree, nd.children[j])
-                                 : cw.time;
-        if (k > 0) s = std::max(s, start[size_t(k - 1) * m + j] + apart);
-        forEachSiblingInput(nd, nw.lo, cw, [&](size_t i, int, int, int) {
-            if (i < j) s = std::max(s, start[size_t(k) * m + i] + st[2 * j] - st[2 * i]);
-        });
-        start[size_t(k) * m + j] = s;
+        const Cycles s = pipeStart(nd, nw, j, k, std::max(key, firstSlice));
         const Cycles span = st[2 * j + 1] - st[2 * j];
         end = std::max(end, s + span);
         if (weights > 0) end = std::max(end, weightsIn + span / kStages);

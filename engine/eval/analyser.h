@@ -120,6 +120,7 @@ struct Analyser {
     Cycles subBatchFeed(const RANode& nd, size_t i, size_t j) const;
     // Marks its leaves; `preloaded`: the cut's weights are in before it starts.
     Cycles dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool preloaded = false);
+    Cycles pipeStart(const RANode& nd, const NodeWork& nw, size_t j, int k, Cycles s);
     Cycles cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                               const std::vector<std::tuple<Cycles, int, int, int>>& items);
     int tcutUnderS(int leafId) const;
