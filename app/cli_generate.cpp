@@ -97,8 +97,7 @@ json programJson(const ProgramCheck& c, const std::string& dir) {
 }
 
 json generateJson(const GenerateRun& run, const GenerateSources& src, const GenerateRequest& r,
-                  const Inputs& in, const SearchConfig& cfg, const PhasePrograms& programs,
-                  const std::string& exportDir) {
+                  const Inputs& in, const SearchConfig& cfg, const PhasePrograms& programs) {
     json j = generateFiguresJson(run.figures, r, in.hw.clockGHz);
     j["model"] = src.model.empty() ? json(nullptr) : json(src.model);
     if (!src.model.empty()) {
@@ -127,11 +126,12 @@ json generateJson(const GenerateRun& run, const GenerateSources& src, const Gene
                           {"seq", p.seq},
                           {"past", p.past},
                           {"result", searchResultJson(p.search, p.detail, *p.net, ctx)}});
-        const std::string dir = exportDir + "/" + phaseFolder(p);
-        if (i < programs.size() && programs[i].check)
-            phases.back()["program"] = programJson(*programs[i].check, dir);
-        else if (i < programs.size() && !programs[i].error.empty())
-            phases.back()["program"] = {{"dir", dir}, {"error", programs[i].error}};
+        if (i >= programs.size()) continue;
+        const PhaseProgram& pp = programs[i];
+        if (pp.check)
+            phases.back()["program"] = programJson(*pp.check, pp.folder);
+        else if (!pp.error.empty())
+            phases.back()["program"] = {{"dir", pp.folder}, {"error", pp.error}};
     }
     j["phases"] = phases;
     return j;
@@ -143,23 +143,23 @@ std::string sizeText(std::int64_t v) {
 }
 
 // With --export: per phase, its folder, the replay against the estimate and the DRAM bytes.
-void printPrograms(const GenerateRun& run, const PhasePrograms& programs, const std::string& dir) {
+void printPrograms(const GenerateRun& run, const PhasePrograms& programs) {
     int width = 7;
-    for (const GeneratePhase& p : run.phases)
-        width = std::max(width, int(dir.size() + 1 + phaseFolder(p).size()));
+    for (const PhaseProgram& pp : programs)
+        width = std::max(width, int(pp.folder.size()));
     std::printf("%-8s %6s %-*s %12s %14s %14s %8s %s\n", "phase", "past", width, "program",
                 "instructions", "estimate", "replay", "ratio", "DRAM program / schedule");
     for (std::size_t i = 0; i < run.phases.size() && i < programs.size(); ++i) {
         const GeneratePhase& p = run.phases[i];
-        if (!programs[i].error.empty())
+        const PhaseProgram& pp = programs[i];
+        if (!pp.error.empty())
             std::printf("%-8s %6s %-*s failed: %s\n", p.name.c_str(), sizeText(p.past).c_str(),
-                        width, (dir + "/" + phaseFolder(p)).c_str(), programs[i].error.c_str());
-        if (!programs[i].check) continue;
-        const ProgramCheck& c = *programs[i].check;
+                        width, pp.folder.c_str(), pp.error.c_str());
+        if (!pp.check) continue;
+        const ProgramCheck& c = *pp.check;
         std::printf("%-8s %6s %-*s %12zu %14.0f %14.0f %8.3f %.0f / %.0f%s\n", p.name.c_str(),
-                    sizeText(p.past).c_str(), width, (dir + "/" + phaseFolder(p)).c_str(),
-                    c.instructions, c.estimated, c.simulated, c.agreement.ratio, c.programDramBytes,
-                    c.scheduleDramBytes,
+                    sizeText(p.past).c_str(), width, pp.folder.c_str(), c.instructions, c.estimated,
+                    c.simulated, c.agreement.ratio, c.programDramBytes, c.scheduleDramBytes,
                     c.agreement.agrees ? "" : "  (replay outside 15% of the estimate)");
     }
 }
@@ -240,13 +240,14 @@ int runGenerate(const Args& a) {
         return 130;
     }
     PhasePrograms programs;
-    if (!exportDir.empty()) programs = exportPhases(*run, in.hw, so.cfg, req, exportDir, formats);
+    if (!exportDir.empty())
+        programs = exportPhases(*run, in.hw, so.cfg, req.batch, exportDir, formats);
     if (a.has("--json")) {
-        const json j = generateJson(*run, *src, req, in, so.cfg, programs, exportDir);
+        const json j = generateJson(*run, *src, req, in, so.cfg, programs);
         if (int s = writeOut(a.get("--json"), j.dump(2) + "\n")) return s;
     } else {
         printGenerate(*run, *src, req, in, so.cfg);
-        if (!exportDir.empty()) printPrograms(*run, programs, exportDir);
+        if (!exportDir.empty()) printPrograms(*run, programs);
     }
     if (!run->figures.valid)
         return userError(in.modelPath + ": no valid schedule: " + run->figures.reason);

@@ -193,7 +193,22 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
     DramProfile& dram = ctx.pipeDram;
     dram.reset(dramBw);
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
-    double linkMax = 0; // the busiest link of the weights so far, in need order
+    // The children's weights share links: all of them up to a child's are in no sooner than
+    // their busiest link moves them (weightMaxOf over the leaves in need order; per child,
+    // the place of its last leaf there).
+    auto& order = ctx.pipeWeightLeaves;
+    auto& lastLeaf = ctx.pipeLastLeaf;
+    order.clear();
+    lastLeaf.assign(nd.children.size(), 0);
+    for (const auto& item : items) {
+        const size_t j = size_t(std::get<1>(item));
+        if (std::get<3>(item) || std::get<2>(item) > 0 || !(need[4 * j] > 0)) continue;
+        const NodeWork& cw = work[size_t(nd.children[j])];
+        for (int pos = cw.lo; pos < cw.hi; ++pos)
+            order.push_back({0.0, &work[size_t(leafNode[size_t(posLayer[size_t(pos)])])]});
+        lastLeaf[j] = order.size() - 1;
+    }
+    const std::vector<double>& linkMax = ctx.weightMaxOf(order);
     Cycles end = 0;
     for (const auto& item : items) {
         const Cycles key = std::get<0>(item);
@@ -203,7 +218,6 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
             dram.book(need[4 * j + 2], dramBw);
             continue;
         }
-        const NodeWork& cw = work[size_t(nd.children[j])];
         const double weights = k == 0 ? need[4 * j] : 0.0;
         Cycles firstSlice = 0;
         const Cycles allIn =
@@ -213,26 +227,14 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                                                 : dramBw,
                             weights / kStages, &firstSlice)
                 : dram.book(0, dramBw, 0, &firstSlice);
-        Cycles weightsIn = allIn;
-        if (weights > 0) {
-            // The children's weights share links: all so far are in no sooner than their
-            // busiest link moves them.
-            for (int pos = cw.lo; pos < cw.hi; ++pos) {
-                const LeafTraffic& t =
-                    *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
-                for (const auto& [link, b] : t.weightLinks)
-                    linkMax = std::max(linkMax,
-                                       ctx.weightSums.add(link, b) * ctx.mesh.linkSlowness(link));
-            }
-            weightsIn = std::max(allIn, linkMax / perSeg / linkBw);
-        }
+        const Cycles weightsIn =
+            weights > 0 ? std::max(allIn, linkMax[lastLeaf[j]] / perSeg / linkBw) : allIn;
         dram.book(need[4 * j + 1], dramBw);
         const Cycles s = pipeStart(nd, nw, j, k, std::max(key, firstSlice));
         const Cycles span = st[2 * j + 1] - st[2 * j];
         end = std::max(end, s + span);
         if (weights > 0) end = std::max(end, weightsIn + span / kStages);
     }
-    ctx.weightSums.drain([](int, double) {});
     return end;
 }
 

@@ -137,7 +137,11 @@ struct EvalContext::Impl {
     std::vector<std::tuple<Cycles, int, int, int>> pipeItems;
     std::vector<double> pipeNeed;
     std::vector<Cycles> pipeStart;
-    DramProfile pipeDram; // cappedDramPipeline()
+    // cappedDramPipeline(): the DRAM's use over time, the leaves whose weights it books in
+    // need order, and per child the place of its last leaf among them
+    DramProfile pipeDram;
+    std::vector<std::pair<Cycles, const NodeWork*>> pipeWeightLeaves;
+    std::vector<size_t> pipeLastLeaf;
     std::vector<LeafPlacement> placeScratch;
     // overlapPass(): the cut's tiles, its children's leaf invocations, and per leaf
     // position the range of its own among them

@@ -295,17 +295,17 @@ std::string phaseFolder(const GeneratePhase& p) {
 }
 
 std::vector<PhaseProgram> exportPhases(const GenerateRun& run, const Hardware& hw,
-                                       const SearchConfig& config, const GenerateRequest& r,
+                                       const SearchConfig& config, int batch,
                                        const std::string& dir, const ProgramFormats& formats) {
     std::vector<PhaseProgram> programs;
     const EvalOptions opt = phaseEvalOptions(config);
     for (const GeneratePhase& p : run.phases) {
         PhaseProgram& out = programs.emplace_back();
+        out.folder = dir + "/" + phaseFolder(p);
         if (!p.detail.valid) continue;
         EvalContext ctx(*p.net, hw);
-        const std::string folder = dir + "/" + phaseFolder(p);
         auto c =
-            exportAndReplay(ctx, p.search.bestTree, r.batch, opt, p.modelPath, folder, formats);
+            exportAndReplay(ctx, p.search.bestTree, batch, opt, p.modelPath, out.folder, formats);
         if (c)
             out.check = *c;
         else

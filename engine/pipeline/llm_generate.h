@@ -131,18 +131,19 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
 // fixed decode export without a recognised cache: "decode").
 std::string phaseFolder(const GeneratePhase& p);
 
-// A phase's program under `generate --export`: its check, or why there is none.
+// A phase's program under `generate --export`: its folder, its check, or why there is none.
 struct PhaseProgram {
+    std::string folder;                // dir/phaseFolder(phase)
     std::optional<ProgramCheck> check; // none: no valid schedule, or `error`
     std::string error;                 // generating or writing the program failed
 };
 
 // Each phase's best tree as a program: generated, written to dir/phaseFolder(p) and replayed
-// (exportAndReplay), with the search's objective and utilisation floor. A phase without a
-// valid schedule has no program; one whose program fails keeps its error (naming the
-// folder) and the other phases go on.
+// (exportAndReplay) at the run's `batch`, with the search's objective and utilisation floor.
+// A phase without a valid schedule has no program; one whose program fails keeps its error
+// (naming the folder) and the other phases go on.
 std::vector<PhaseProgram> exportPhases(const GenerateRun& run, const Hardware& hw,
-                                       const SearchConfig& config, const GenerateRequest& r,
+                                       const SearchConfig& config, int batch,
                                        const std::string& dir, const ProgramFormats& formats = {});
 
 } // namespace tilescope

@@ -508,6 +508,14 @@ SearchConfig sweepPointConfig(const SweepSpec& spec, const SweepPoint& p) {
     return c;
 }
 
+Result<std::map<std::string, std::int64_t>> sweepRowDims(const SweepRow& r,
+                                                         const std::string& where) {
+    if (r.dims.empty()) return std::map<std::string, std::int64_t>{};
+    const json j = json::parse(r.dims, nullptr, false);
+    if (j.is_discarded()) return Error{where + ": dims: not JSON"};
+    return dimsFromJson(j, where);
+}
+
 json sweepRowToJson(const SweepRow& r) {
     auto num = [](double d) { return std::isfinite(d) ? json(d) : json(nullptr); };
     return {{"point", r.point},

@@ -114,6 +114,10 @@ struct SweepRow {
 };
 
 nlohmann::json sweepRowToJson(const SweepRow& r);
+// The row's free-dimension bindings (its `dims` text; none when empty). Errors name `where`:
+// text that is not JSON, or not an object of positive whole sizes (dimsFromJson).
+Result<std::map<std::string, std::int64_t>> sweepRowDims(const SweepRow& r,
+                                                         const std::string& where);
 Result<SweepRow> sweepRowFromJson(const nlohmann::json& j);
 
 // Runs the point's search (runSearch with sweepPointConfig) and evaluates the best tree in

@@ -53,13 +53,11 @@ SweepTable::SweepTable(std::vector<SweepRow> rows) : m_rows(std::move(rows)) {
         v[QStringLiteral("seed")] = QString::number(qulonglong(r.seed));
         v[QStringLiteral("search")] = QString::fromStdString(r.searchJson);
         // Each free dimension the row bound, as "dims.NAME" (the spec's `dims` key).
-        const auto dims =
-            r.dims.empty() ? nlohmann::json() : nlohmann::json::parse(r.dims, nullptr, false);
-        if (dims.is_object())
-            for (auto it = dims.begin(); it != dims.end(); ++it) {
-                const QString k = QStringLiteral("dims.") + QString::fromStdString(it.key());
+        if (auto dims = sweepRowDims(r, r.point))
+            for (const auto& [name, size] : *dims) {
+                const QString k = QStringLiteral("dims.") + QString::fromStdString(name);
                 if (!dimKeys.contains(k)) dimKeys << k;
-                v[k] = shown(it.value());
+                v[k] = number(double(size));
             }
         const auto hw = nlohmann::json::parse(r.hwJson, nullptr, false);
         if (hw.is_object())
@@ -167,9 +165,7 @@ Result<SweepPointInputs> resolveSweepPoint(const SweepRow& row, const QString& d
     if (*sha != row.modelSha256)
         return Error{in.where + ": " + modelPath.toStdString() +
                      ": the file changed since the sweep (sha256 differs)"};
-    auto dims = dimsFromJson(row.dims.empty() ? nlohmann::json()
-                                              : nlohmann::json::parse(row.dims, nullptr, false),
-                             in.where);
+    auto dims = sweepRowDims(row, in.where);
     if (!dims) return dims.error();
     ImportOptions options;
     options.dims = std::move(dims).value();

@@ -231,13 +231,11 @@ void GenerateController::exportPrograms(const QString& dir) {
         return;
     }
     emit statusMessage(tr("Prefill and decode: writing and replaying the programs"), 0);
-    GenerateRequest request;
-    request.batch = m_batch;
     m_exportJob.run(
         0,
-        [run = m_run, hw = m_hw, cfg = m_config, request, dir = dir.toStdString()] {
+        [run = m_run, hw = m_hw, cfg = m_config, batch = m_batch, dir = dir.toStdString()] {
             return std::make_shared<std::vector<PhaseProgram>>(
-                exportPhases(*run, *hw, cfg, request, dir));
+                exportPhases(*run, *hw, cfg, batch, dir));
         },
         [this, dir](std::shared_ptr<std::vector<PhaseProgram>> programs, quint64) {
             int written = 0, agree = 0;
@@ -248,7 +246,7 @@ void GenerateController::exportPrograms(const QString& dir) {
                 ++written;
                 agree += p.check->agreement.agrees;
             }
-            m_panel->setPrograms(*programs, dir);
+            m_panel->setPrograms(*programs);
             emit statusMessage(tr("Programs of %1 phases written to %2; %3 replay within 15% of "
                                   "the estimate")
                                    .arg(written)

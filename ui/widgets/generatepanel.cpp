@@ -111,9 +111,8 @@ QLabel* GeneratePanel::figure(const QString& key) const {
     return m_figures.value(key);
 }
 
-void GeneratePanel::setPrograms(std::vector<PhaseProgram> programs, const QString& dir) {
+void GeneratePanel::setPrograms(std::vector<PhaseProgram> programs) {
     m_programs = std::move(programs);
-    m_programDir = dir;
     refreshPhase();
 }
 
@@ -125,8 +124,6 @@ void GeneratePanel::refreshPhase() {
     program->setToolTip(QString());
     if (size_t(i) < m_programs.size()) {
         const PhaseProgram& pp = m_programs[size_t(i)];
-        const QString folder =
-            m_programDir + QLatin1Char('/') + text(phaseFolder(m_run->phases[size_t(i)]));
         if (!pp.error.empty()) {
             program->setText(tr("failed (hover for why)"));
             program->setToolTip(text(pp.error));
@@ -145,7 +142,7 @@ void GeneratePanel::refreshPhase() {
             program->setToolTip(tr("Written to %1 and replayed on the instruction-level "
                                    "simulator: the replay's delay over the estimate, the "
                                    "program's DRAM bytes against the schedule's")
-                                    .arg(folder));
+                                    .arg(text(pp.folder)));
         }
     }
     const Evaluation& e = m_run->phases[size_t(i)].detail;

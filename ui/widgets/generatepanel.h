@@ -29,8 +29,8 @@ class GeneratePanel : public QWidget {
     QString figureText(const QString& key) const; // a label's text (tests)
     QComboBox* phaseSelector() const { return m_phases; }
     QPushButton* exportButton() const { return m_export; }
-    // The phases' programs as exported to `dir` (engine exportPhases); none clears them.
-    void setPrograms(std::vector<PhaseProgram> programs, const QString& dir);
+    // The phases' programs as exported (engine exportPhases); none clears them.
+    void setPrograms(std::vector<PhaseProgram> programs);
 
   signals:
     // The user picked a phase: its schedule (run->phases[index]) is the one to show.
@@ -47,7 +47,6 @@ class GeneratePanel : public QWidget {
     QComboBox* m_phases;
     QPushButton* m_export;
     std::vector<PhaseProgram> m_programs;
-    QString m_programDir;
     QFormLayout* m_form;
     QMap<QString, QLabel*> m_figures;
 };

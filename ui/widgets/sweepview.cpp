@@ -14,7 +14,6 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
 namespace tilescope::ui {
@@ -258,11 +257,9 @@ QString SweepView::describe(int i) const {
                                  .arg(r.elapsedS, 0, 'f', 2)
                                  .arg(QString::fromStdString(r.mode));
     QStringList dims; // every binding of the row, varied or not
-    const auto bound =
-        r.dims.empty() ? nlohmann::json() : nlohmann::json::parse(r.dims, nullptr, false);
-    if (bound.is_object())
-        for (auto it = bound.begin(); it != bound.end(); ++it)
-            dims << QString::fromStdString(it.key() + " " + it.value().dump());
+    if (auto bound = sweepRowDims(r, r.point))
+        for (const auto& [name, size] : *bound)
+            dims << QString::fromStdString(name + " " + std::to_string(size));
     if (!dims.isEmpty()) s += QLatin1Char('\n') + tr("dimensions: %1").arg(dims.join(", "));
     s += QLatin1Char('\n') + tr("point %1").arg(QString::fromStdString(r.point.substr(0, 16)));
     return s;
