@@ -45,6 +45,12 @@ GenerateRequest requestOf(const Args& a) {
     r.tokens = parseInteger("--tokens", requiredValue(a, "--tokens"), 2, 1LL << 24);
     r.batch = batchArg(a).value_or(1);
     if (a.has("--points")) r.decodePoints = int(parseInteger("--points", a.get("--points"), 1, 64));
+    if (a.has("--kv-cache")) {
+        const std::string where = a.get("--kv-cache");
+        if (where != "dram" && where != "on-chip")
+            throw UsageError{"--kv-cache takes dram or on-chip, got '" + where + "'"};
+        r.kvOnChip = where == "on-chip";
+    }
     return r;
 }
 
@@ -196,8 +202,8 @@ void printGenerate(const GenerateRun& run, const GenerateSources& src, const Gen
                 f.tokensPerSecond, r.batch, (long long)r.tokens, (long long)(r.tokens - 1));
     std::printf("energy      %s per token\n", formatEnergy(f.energyPerToken).c_str());
     if (f.kvCacheBytes)
-        std::printf("KV cache    %s at %lld tokens\n", formatBytes(*f.kvCacheBytes).c_str(),
-                    (long long)(r.prompt + r.tokens));
+        std::printf("KV cache    %s at %lld tokens, %s\n", formatBytes(*f.kvCacheBytes).c_str(),
+                    (long long)(r.prompt + r.tokens), f.kvOnChip ? "kept on chip" : "in DRAM");
 }
 
 } // namespace

@@ -22,7 +22,8 @@ const char* kUsage = R"(usage:
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--json OUT]
   tilescope-cli generate MODEL --hw HW --prompt P --tokens G [--batch B] [--points K]
-                         [--seq-dim NAME] [--past-dim NAME] [anneal's search options]
+                         [--seq-dim NAME] [--past-dim NAME] [--kv-cache dram|on-chip]
+                         [anneal's search options]
                          [--export DIR [--formats bin,txt,json,ir]] [--json OUT] [--quiet]
   tilescope-cli generate --prefill A.onnx --decode B.onnx --hw HW --prompt P --tokens G ...
   tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
@@ -76,11 +77,11 @@ int main(int argc, char** argv) {
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,
-          {"--hw",       "--batch",      "--objective", "--seed",   "--beta",
-           "--t0",       "--alpha",      "--mode",      "--chains", "--threads",
-           "--json",     "--iterations", "--min-util",  "--time",   "--warmup",
-           "--dim",      "--prompt",     "--tokens",    "--points", "--seq-dim",
-           "--past-dim", "--prefill",    "--decode",    "--export", "--formats"},
+          {"--hw",       "--batch",    "--objective", "--seed",     "--beta",    "--t0",
+           "--alpha",    "--mode",     "--chains",    "--threads",  "--json",    "--iterations",
+           "--min-util", "--time",     "--warmup",    "--dim",      "--prompt",  "--tokens",
+           "--points",   "--kv-cache", "--seq-dim",   "--past-dim", "--prefill", "--decode",
+           "--export",   "--formats"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},

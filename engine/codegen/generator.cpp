@@ -23,6 +23,7 @@ Result<CodegenResult> Generator::run() {
         m_program.tiles.push_back({t, m_mesh.tileX(t), m_mesh.tileY(t), {}});
     m_loadBytes.assign(size_t(m_mesh.tiles()), 0);
     m_buffers.assign(size_t(m_mesh.tiles()), TileBuffer(std::uint64_t(m_hw.bufferBytes)));
+    if (auto e = reserveKeptInputs()) return *e;
     m_weightState.resize(static_cast<size_t>(m_layerCount));
     m_stores.resize(static_cast<size_t>(m_layerCount));
     m_segmentStarted.assign(m_schedule.segments.size(), -1);

@@ -126,6 +126,8 @@ struct Step {
     std::vector<std::vector<std::vector<InputWriter>>> writers{};
     std::vector<std::vector<LocalRead>> local{};
     std::vector<std::vector<Region>> inRegions{};
+    // Per active tile, its windows of the inputs kept on chip (LayerInput::resident).
+    std::vector<std::vector<BufferRef>> kept{};
     std::set<int> usedProducers{};
     // The input channels of an input-channel block's weights (none: all of them).
     std::optional<std::pair<int, int>> weightChannels{};
@@ -189,6 +191,8 @@ class Generator {
                                                const std::vector<std::uint64_t>& need,
                                                const std::string& what);
     std::optional<Error> emitInput(Step& cur, size_t k);
+    std::optional<Error> reserveKeptInputs();
+    void readKeptInput(Step& cur, size_t k, const std::vector<Box>& win);
     std::optional<Error> emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
                                         const std::string& from);
     std::optional<Error> emitNocInputs(Step& cur, size_t k, const std::vector<Box>& win,
@@ -257,7 +261,10 @@ class Generator {
 
     std::vector<WeightState> m_weightState;                   // per layer
     std::map<std::pair<int, int>, PartialSums> m_partialSums; // (layer, tile)
-    std::vector<std::vector<StoreRec>> m_stores;              // per layer: its STOREs so far
+    // Inputs kept on chip: (layer, tile) -> the region holding every invocation's windows,
+    // reserved before anything else and never released.
+    std::map<std::pair<int, int>, Region> m_kept;
+    std::vector<std::vector<StoreRec>> m_stores; // per layer: its STOREs so far
     // Weight prefetch: per segment the segment invocation it was started for, per tile the
     // invocations using it (in order), the leaves (with their first starts) whose weights
     // are not issued yet, the buffer room kept for activations, when the DRAM is busy until

@@ -71,6 +71,8 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     c.hi = ob.hi;
     for (const auto& ir : inRegions[a])
         regionRefs(c.buffers, ir, false);
+    if (a < cur.kept.size())
+        c.buffers.insert(c.buffers.end(), cur.kept[a].begin(), cur.kept[a].end());
     for (const auto& lr : cur.local[a]) {
         const Region& pr = m_outputs[size_t(lr.prodInv)].slices[lr.slice].region;
         regionRefs(c.buffers, pr, false);

@@ -37,12 +37,61 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
         IrInput ii;
         ii.index = int(k);
         ii.from = from;
-        ii.viaDram = leaf.inputViaDram[k];
+        ii.viaDram = leaf.inputViaDram[k] && !in.resident;
         ii.range = win[a];
         if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.push_back(ii);
     }
+    if (in.producer < 0 && in.resident) {
+        readKeptInput(cur, k, win);
+        return std::nullopt;
+    }
     if (leaf.inputViaDram[k]) return emitDramInputs(cur, k, win, from);
     return emitNocInputs(cur, k, win, from);
+}
+
+// Inputs kept on chip (docs/cost-model.md §6, "Kept on chip"): each tile's windows of
+// every invocation, as TransferGeometry::residentBytes counts them, in one region per
+// (layer, tile) placed before anything else and held for the whole run. They arrive with
+// the previous run, so nothing loads them.
+std::optional<Error> Generator::reserveKeptInputs() {
+    for (const LeafLayout& leaf : m_schedule.leaves) {
+        const Layer& ly = m_net.layers[size_t(leaf.layer)];
+        if (std::none_of(ly.inputs.begin(), ly.inputs.end(),
+                         [](const LayerInput& in) { return in.producer < 0 && in.resident; }))
+            continue;
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const std::uint64_t bytes =
+                m_geometry.residentBytes(leaf.layer, leaf.mapping, t, leaf.batch, m_totalBatch);
+            if (bytes == 0) continue;
+            auto r = allocate(leaf.tiles[size_t(t)], bytes, false, "kept on chip for " + ly.name);
+            if (!r) return r.error();
+            m_kept[{leaf.layer, leaf.tiles[size_t(t)]}] = *r;
+        }
+    }
+    return std::nullopt;
+}
+
+// The compute of each active tile reads its window of kept input k in place: its bytes
+// within the (layer, tile) region follow the invocations in sample order, inputs in order.
+void Generator::readKeptInput(Step& cur, size_t k, const std::vector<Box>& win) {
+    const Layer& ly = cur.ly;
+    cur.kept.resize(cur.act.size());
+    for (size_t a = 0; a < cur.act.size(); ++a) {
+        const auto it = m_kept.find({cur.v.layer, cur.act[a].tile});
+        if (it == m_kept.end()) continue;
+        const size_t t =
+            size_t(std::find(cur.leaf.tiles.begin(), cur.leaf.tiles.end(), cur.act[a].tile) -
+                   cur.leaf.tiles.begin());
+        const int b = std::max(1, cur.leaf.batch);
+        std::uint64_t from = 0;
+        for (int s0 = 0; s0 <= cur.s0; s0 += b)
+            for (size_t j = 0; j < ly.inputs.size() && (s0 < cur.s0 || j < k); ++j) {
+                if (!ly.inputs[j].resident) continue;
+                const Box o = m_geometry.tileBox(cur.v.layer, cur.m, int(t), s0, s0 + b);
+                if (!o.empty()) from += bytesOf(m_geometry.window(cur.v.layer, j, o).volume());
+            }
+        slotRefs(cur.kept[a], it->second, from, bytesOf(win[a].volume()), false);
+    }
 }
 
 // From DRAM: LOADs, each multicast to every active tile that needs its cell.

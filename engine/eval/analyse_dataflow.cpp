@@ -291,6 +291,46 @@ void Analyser::cimWeights() {
     }
 }
 
+// ---- Inputs kept on chip (docs/cost-model.md §6, "Kept on chip"): every invocation's
+// window of them stays in its tile's buffer for the whole run, beside whatever else runs
+// there. A leaf reading one may not be blocked (its blocks would read them again).
+bool Analyser::residentInputs() {
+    analysis.resident.clear();
+    analysis.ownResident.clear();
+    if (std::find(ctx.residentInputs.begin(), ctx.residentInputs.end(), 1) ==
+        ctx.residentInputs.end())
+        return true;
+    analysis.resident.assign(size_t(mesh.tiles()), 0.0);
+    analysis.ownResident.assign(size_t(nodeCount), 0.0);
+    const int total = tree.node(tree.root).batch;
+    for (int l = 0; l < layerCount; ++l) {
+        if (!ctx.residentInputs[size_t(l)]) continue;
+        const int id = leafNode[size_t(l)];
+        const NodeWork& nw = work[size_t(id)];
+        const LeafMapping& m = *nw.leaf.mapping;
+        const int b = std::max(1, tree.node(id).batch);
+        if (m.blocked())
+            return invalid(id, "input kept on chip at " + tree.pathOf(id) + " (" +
+                                   net.layers[size_t(l)].name + "): the leaf is blocked (" +
+                                   m.blockLabel() + "), so its blocks would read it again");
+        for (int t = 0; t < nw.tileCount; ++t) {
+            const double all = double(ctx.geo.residentBytes(l, m, t, b, total));
+            analysis.resident[size_t(nw.tileBegin + t)] += all;
+            analysis.ownResident[size_t(id)] =
+                std::max(analysis.ownResident[size_t(id)], all * b / total);
+        }
+    }
+    return true;
+}
+
+// The most a tile of node id keeps on chip for the whole run (0 without such inputs).
+double Analyser::residentReserve(int id) const {
+    if (analysis.resident.empty()) return 0;
+    const NodeWork& nw = work[size_t(id)];
+    const auto first = analysis.resident.begin() + nw.tileBegin;
+    return *std::max_element(first, first + std::max(1, nw.tileCount));
+}
+
 // ---- Leaves: intra-layer mapping, buffers; bottom-up time and buffer use.
 void Analyser::leafBuffers() {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
@@ -305,6 +345,9 @@ void Analyser::leafBuffers() {
                      mapping.operandBPerTile + mapping.ofmapPerTile;
             if (mapping.streamsWeights()) nw.act += mapping.weightPerTile; // with each block
             if (mapping.blocked()) nw.act *= 2; // a block computing, the next one loading
+            // What it keeps on chip is in the tile's reserve (residentInputs()).
+            if (!analysis.ownResident.empty())
+                nw.act = std::max(0.0, nw.act - analysis.ownResident[size_t(id)]);
             for (int p : sharedProducers[size_t(id)]) {
                 // The producer's slice per tile; a consumer invocation spanning several
                 // producer invocations (larger batch) waits for all of them, all alive.
@@ -374,24 +417,27 @@ bool Analyser::overflow(int id) {
     const double cap = hw.bufferBytes;
     const RANode& nd = tree.node(id);
     const NodeWork& nw = work[size_t(id)];
+    const double kept = residentReserve(id), need = nw.wgt + nw.act + kept;
     const std::string what =
         nd.type == NodeType::Leaf
             ? tree.pathOf(id) + " (" + net.layers[size_t(nd.layer)].name + ")"
             : std::string(nd.type == NodeType::S ? "S" : "T") + " cut " + tree.pathOf(id);
-    return invalid(id, "buffer overflow at " + what + ": needs " + formatBytes(nw.wgt + nw.act) +
-                           " per tile, " + formatBytes(nw.wgt + nw.act - cap) + " over the " +
-                           formatBytes(cap) + " buffer");
+    return invalid(
+        id, "buffer overflow at " + what + ": needs " + formatBytes(need) + " per tile" +
+                (kept > 0 ? " (of which " + formatBytes(kept) + " kept on chip)" : std::string()) +
+                ", " + formatBytes(need - cap) + " over the " + formatBytes(cap) + " buffer");
 }
 
 // Report the leftmost leaf that overflows on its own, else the deepest cut.
 bool Analyser::checkBuffers() {
     const double cap = hw.bufferBytes;
+    auto over = [&](int id) {
+        return work[size_t(id)].wgt + work[size_t(id)].act + residentReserve(id) > cap;
+    };
     for (int id : pre)
-        if (tree.node(id).type == NodeType::Leaf &&
-            work[size_t(id)].wgt + work[size_t(id)].act > cap)
-            return overflow(id);
+        if (tree.node(id).type == NodeType::Leaf && over(id)) return overflow(id);
     for (auto it = pre.rbegin(); it != pre.rend(); ++it)
-        if (work[size_t(*it)].wgt + work[size_t(*it)].act > cap) return overflow(*it);
+        if (over(*it)) return overflow(*it);
     return true;
 }
 

@@ -292,8 +292,9 @@ void Analyser::delays() {
     portBw = hw.dramPortBytesPerCycle; // 0: no per-side limit
     std::vector<char> readsDram(static_cast<size_t>(layerCount), 0);
     for (int l = 0; l < layerCount; ++l)
-        for (char d : inputViaDram[size_t(l)])
-            readsDram[size_t(l)] |= d;
+        for (size_t k = 0; k < inputViaDram[size_t(l)].size(); ++k)
+            readsDram[size_t(l)] |=
+                inputViaDram[size_t(l)][k] && !net.layers[size_t(l)].inputs[k].resident;
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) {
         const int id = *it;
         const RANode& nd = tree.node(id);

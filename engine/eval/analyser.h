@@ -43,6 +43,10 @@ struct Analysis {
     // Per layer, the input it streams block by block from the leaf before it in a T cut
     // (docs/cost-model.md §2b), or -1.
     std::vector<int> streamInput;
+    // Inputs kept on chip (LayerInput::resident): per snake position, the bytes its tile
+    // keeps for the whole run, and per leaf node the most one of its tiles keeps per
+    // invocation (in the leaf's own working set too); both empty when the network has none.
+    std::vector<double> resident, ownResident;
 };
 
 // The working data of analyse(), shared by its phases (each fills part of the Analysis).
@@ -107,6 +111,8 @@ struct Analyser {
                  int batch) const;
     void dataFlow();
     void cimWeights();
+    bool residentInputs();
+    double residentReserve(int id) const;
     void leafBuffers();
     double dramGapShare(int layer, const LeafMapping& mapping) const;
     bool overflow(int id);

@@ -13,11 +13,14 @@ EvalContext::Impl::Impl(const Network& n, const Hardware& h)
     weightSums.resize(mesh.linkCount());
     producers.resize(net.layers.size());
     isOutput.assign(net.layers.size(), 0);
+    residentInputs.assign(net.layers.size(), 0);
     auto cons = net.consumers();
     for (size_t i = 0; i < net.layers.size(); ++i) {
         for (size_t k = 0; k < net.layers[i].inputs.size(); ++k)
             if (net.layers[i].inputs[k].producer >= 0)
                 producers[i].push_back({net.layers[i].inputs[k].producer, int(k)});
+            else if (net.layers[i].inputs[k].resident)
+                residentInputs[i] = 1;
         isOutput[i] = net.isOutput(int(i)) || cons[i].empty();
     }
 }

@@ -105,6 +105,7 @@ struct EvalContext::Impl {
     EvalStats stats;
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
+    std::vector<char> residentInputs; // per layer: some input is kept on chip
     TransferGeometry geo;
     // Leaf traffic memo: annealing revisits the same placements constantly. Two
     // generations: entries found in the old one move to the current one (their addresses

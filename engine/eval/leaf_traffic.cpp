@@ -88,6 +88,14 @@ int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
     return period;
 }
 
+// The windows of input k that block blk's output boxes need (into win, replacing it).
+void blockWindows(const TransferGeometry& geo, int layer, size_t k, const LeafMapping& mapping,
+                  int blk, const std::vector<Box>& boxes, std::vector<Box>& win) {
+    win.clear();
+    for (const Box& o : boxes)
+        win.push_back(geo.blockWindow(layer, k, mapping, blk, o));
+}
+
 // An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
 // whose windows hold it. Returns the bytes delivered (multicast copies counted).
 double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& geom, int s0,
@@ -278,10 +286,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
         if (step == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
         actDelivered += streamedWeights(geo, mesh, leaf, blk, boxes, actTiles, act, traffic);
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            if (ly.inputs[k].resident) continue; // kept in the tiles' buffers: nothing moves
             const InputGeom& geom = geo.input(leaf.layer, k);
-            win.clear();
-            for (const Box& o : boxes)
-                win.push_back(geo.blockWindow(leaf.layer, k, mapping, blk, o));
+            blockWindows(geo, leaf.layer, k, mapping, blk, boxes, win);
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
                 actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(),

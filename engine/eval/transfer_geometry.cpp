@@ -153,6 +153,20 @@ Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int
     return win;
 }
 
+std::uint64_t TransferGeometry::residentBytes(int layer, const LeafMapping& m, int t, int b,
+                                              int totalBatch) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    std::uint64_t bytes = 0;
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
+        if (!ly.inputs[k].resident) continue;
+        for (int s0 = 0; s0 < totalBatch; s0 += b) {
+            const Box o = tileBox(layer, m, t, s0, std::min(totalBatch, s0 + b));
+            if (!o.empty()) bytes += bytesOf(window(layer, k, o).volume());
+        }
+    }
+    return bytes;
+}
+
 Box TransferGeometry::window(int l, size_t k, const Box& o) const {
     const Layer& ly = m_net.layers[size_t(l)];
     const InputGeom& geom = m_geom[size_t(l)][k];

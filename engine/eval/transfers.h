@@ -88,6 +88,12 @@ class TransferGeometry {
     Box blockWindow(int layer, size_t k, const LeafMapping& m, int j, const Box& o) const;
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;
+    // Bytes slot t of a leaf keeps of its inputs kept on chip (LayerInput::resident) for
+    // every invocation over samples [0, totalBatch), b at a time: each invocation's window
+    // of them, held for the whole run (docs/cost-model.md §6, "Kept on chip"). The
+    // evaluator reserves them in the tile's buffer and the generator places them there.
+    std::uint64_t residentBytes(int layer, const LeafMapping& m, int t, int b,
+                                int totalBatch) const;
     // What output box o needs of a producer whose output is not in the input's own
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfer_geometry.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;

@@ -114,4 +114,22 @@ std::vector<std::vector<bool>> Network::transitiveDeps() const {
     return d;
 }
 
+int keepInputsOnChip(Network& net, const std::vector<std::string>& names) {
+    int marked = 0;
+    for (Layer& l : net.layers)
+        for (size_t k = 0; k < l.inputs.size(); ++k) {
+            LayerInput& in = l.inputs[k];
+            if (in.producer >= 0 ||
+                std::find(names.begin(), names.end(), in.networkInput) == names.end())
+                continue;
+            in.resident = true;
+            ++marked;
+            if (k + 1 < l.inputs.size() && l.inputs[k + 1].producer >= 0) {
+                const std::string& joins = net.layers[size_t(l.inputs[k + 1].producer)].name;
+                std::erase(net.outputs, joins);
+            }
+        }
+    return marked;
+}
+
 } // namespace tilescope

@@ -29,6 +29,10 @@ struct LayerInput {
     int producer = -1;
     std::string networkInput; // name of the graph input when producer == -1
     Count bytesPerSample = 0; // bytes of this input per sample (8-bit data)
+    // A network input kept in the consuming tiles' buffers across runs (a decoder's KV
+    // cache with `--kv-cache on-chip`): never read from DRAM, its windows held for the
+    // whole run (docs/cost-model.md §6, "Kept on chip").
+    bool resident = false;
 };
 
 // Shapes are per sample: batch is a parameter of the schedule, never baked in.
@@ -82,5 +86,11 @@ struct Network {
     // dependsOn[i][j]: layer i (transitively) depends on layer j. Cheap for a few hundred.
     std::vector<std::vector<bool>> transitiveDeps() const;
 };
+
+// Keeps the named network inputs on chip (LayerInput::resident): a decoder's KV cache held
+// in the attention leaves' tiles across decode steps. The step's new keys or values, the
+// input after the cache in the folded Concat, join it there, so the layer producing them no
+// longer stores them as a network output. Returns how many inputs it marked.
+int keepInputsOnChip(Network& net, const std::vector<std::string>& names);
 
 } // namespace tilescope

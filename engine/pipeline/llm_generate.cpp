@@ -121,6 +121,7 @@ GenerateFigures generateFigures(const Evaluation& prefill, const std::vector<Dec
     f.ttft = f.tpot = f.tokensPerSecond = f.energyPerToken = nan;
     if (kvBytesPerToken)
         f.kvCacheBytes = *kvBytesPerToken * double(r.prompt + r.tokens) * double(r.batch);
+    f.kvOnChip = r.kvOnChip;
     if (!prefill.valid) {
         f.reason = "prefill: " + prefill.reason;
         return f;
@@ -195,6 +196,7 @@ json generateFiguresJson(const GenerateFigures& f, const GenerateRequest& r, dou
             {"tokens_per_s", num(f.tokensPerSecond)},
             {"energy_per_token_pj", num(f.energyPerToken)},
             {"kv_cache_bytes", f.kvCacheBytes ? json(*f.kvCacheBytes) : json(nullptr)},
+            {"kv_cache", f.kvOnChip ? "on-chip" : "dram"},
             {"decode_points", points}};
 }
 
@@ -270,6 +272,12 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         GeneratePhase phase{p.name, p.modelPath, p.seq, p.past, nullptr, {}, {}};
         if (src.model.empty() && p.name == "decode")
             phase.past = kv.empty() ? 0 : kv.front().length;
+        if (r.kvOnChip) {
+            std::vector<std::string> names;
+            for (const KvCacheInput& k : kv)
+                names.push_back(k.input);
+            keepInputsOnChip(*net, names);
+        }
         phase.net = std::make_shared<const Network>(std::move(net).value());
         auto res = runSearch(*phase.net, hw, cfg, hooks.progress, stop);
         if (!res) return makeError(p.modelPath, label, res.error().message);

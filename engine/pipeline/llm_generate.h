@@ -44,6 +44,10 @@ struct GenerateRequest {
     std::int64_t tokens = 2; // G tokens generated: the prefill gives the first, G - 1 decode steps
     int batch = 1;           // sequences run together in every phase
     int decodePoints = 4;    // context lengths the decode step is scheduled at (at most G - 1)
+    // The KV cache kept in the attention leaves' tiles across decode steps (`--kv-cache
+    // on-chip`) instead of read from DRAM at every step: every phase's schedule holds it
+    // there, valid only where it fits (docs/cost-model.md §6, "Kept on chip").
+    bool kvOnChip = false;
 };
 
 // The decode steps' past lengths P .. P + G - 2 (step i reads a KV cache of P + i - 1 tokens);
@@ -64,6 +68,7 @@ struct GenerateFigures {
     double tokensPerSecond = 0;        // B x G over TTFT + (G - 1) x TPOT, at the clock
     PicoJoules energyPerToken = 0;     // prefill + every decode step, over B x G
     std::optional<Bytes> kvCacheBytes; // at P + G tokens, all B sequences; none without a cache
+    bool kvOnChip = false;             // kept on chip (GenerateRequest::kvOnChip), else in DRAM
     std::vector<DecodePoint> decode;   // the scheduled points, as given
 };
 

@@ -66,6 +66,7 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         double c = double(l.weightBytes);
         for (size_t k = 0; k < l.inputs.size(); ++k) {
             const int p = l.inputs[k].producer;
+            if (l.inputs[k].resident) continue; // kept on chip: it does not move
             const bool viaDram = k >= f.inputViaDram.size() || f.inputViaDram[k];
             const double needed = neededInputElements(l, k);
             if (p < 0 || viaDram || leafOf[size_t(p)] < 0) {

@@ -79,7 +79,8 @@ class TestCliGenerate : public QObject {
             QStringList{"generate", kDecoder, "--prompt", "32", "--tokens", "4", "--points", "2"} +
             kBudget);
         QVERIFY2(r.status == 0, qPrintable(r.err));
-        for (const char* s : {"TTFT", "TPOT", "tokens/s", "per token", "KV cache", "prefill"})
+        for (const char* s :
+             {"TTFT", "TPOT", "tokens/s", "per token", "KV cache", "in DRAM", "prefill"})
             QVERIFY2(r.out.contains(QString::fromUtf8(s)), qPrintable(r.out));
     }
 
@@ -98,6 +99,29 @@ class TestCliGenerate : public QObject {
                  j["phases"][1]["result"]["delay_cycles"].get<double>());
         QVERIFY(j["ttft_cycles"].get<double>() > j["tpot_cycles"].get<double>());
         QCOMPARE(j["kv_cache_bytes"].get<double>(), 256.0 * 72);
+    }
+
+    // --kv-cache on-chip: the cache stays in the attention layers' tiles, so a decode step
+    // reads less from DRAM and takes less time than with the cache in DRAM; the result
+    // says where the cache is.
+    void kvCacheOnChip() {
+        json j[2];
+        const char* where[2] = {"dram", "on-chip"};
+        for (int i = 0; i < 2; ++i) {
+            const QString file = path(i ? "kv-on-chip.json" : "kv-dram.json");
+            const Run r =
+                test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
+                                         "--prompt", "64", "--tokens", "8", "--batch", "2",
+                                         "--kv-cache", where[i], "--json", file} +
+                             kBudget);
+            QVERIFY2(r.status == 0, qPrintable(r.err));
+            j[i] = readJson(file);
+            QCOMPARE(j[i]["kv_cache"].get<std::string>(), std::string(where[i]));
+            QVERIFY(j[i]["valid"].get<bool>());
+        }
+        const json &dram = j[0]["phases"][1]["result"], &kept = j[1]["phases"][1]["result"];
+        QVERIFY(kept["dram_bytes"].get<double>() < dram["dram_bytes"].get<double>());
+        QVERIFY(j[1]["tpot_cycles"].get<double>() < j[0]["tpot_cycles"].get<double>());
     }
 
     // --export: every phase's program in its folder, replayed against its estimate; the
@@ -182,6 +206,9 @@ class TestCliGenerate : public QObject {
         QTest::newRow("formats alone")
             << QStringList{kDecoder, "--prompt", "8", "--tokens", "4", "--formats", "txt"}
             << "--formats goes with --export";
+        QTest::newRow("bad kv cache")
+            << QStringList{kDecoder, "--prompt", "8", "--tokens", "4", "--kv-cache", "sram"}
+            << "--kv-cache takes dram or on-chip, got 'sram'";
         QTest::newRow("bad format")
             << QStringList{kDecoder,   "--prompt", "8",         "--tokens", "4",
                            "--export", path("x"),  "--formats", "pdf"}

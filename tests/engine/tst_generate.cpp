@@ -1,9 +1,14 @@
 // The LLM generation figures (engine/pipeline/llm_generate.h) on hand-made phase results,
 // the decode points, and the decoder axes found from the graph.
+#include "eval/evaluator.h"
+#include "hw/hardware.h"
 #include "model/model_loader.h"
 #include "model/onnx_import.h"
+#include "pipeline/export.h"
 #include "pipeline/llm_generate.h"
+#include "tree/ratree.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 #include <tuple>
@@ -148,6 +153,83 @@ class TstGenerate : public QObject {
         // 2 blocks x (keys, values) x 2 kv heads x head dim 32, one byte each.
         QCOMPARE(*kvCacheBytesPerToken(*net, axes->kvCache, 8), 256.0);
         QVERIFY(!kvCacheBytesPerToken(*net, {}, 8));
+    }
+
+    void kvCacheKeptOnChip() {
+        // The 64-token decode step, every layer alone on edge's 16 tiles, batch 2: kept on
+        // chip, the cache (2 blocks x keys and values x 64 tokens x 2 kv heads x 32, one
+        // byte each = 16,384 bytes a sequence) leaves the DRAM traffic, to the byte; the
+        // step's new keys still cross DRAM between the layer-by-layer segments.
+        auto net = loadModel(kDecode64);
+        auto kv = kvCacheInputs(kDecode64);
+        QVERIFY(net && kv && kv->size() == 4);
+        Hardware hw;
+        QVERIFY(presetHardware("edge", hw));
+        const RATree tree = RATree::layerSequential(*net, 2);
+        EvalOptions opt;
+        const Evaluation dram = evaluate(*net, hw, tree, 2, opt);
+        Network kept = *net;
+        std::vector<std::string> names;
+        for (const KvCacheInput& k : *kv)
+            names.push_back(k.input);
+        QCOMPARE(keepInputsOnChip(kept, names), 4);
+        QCOMPARE(kept.outputs.size(), net->outputs.size() - 4); // the new keys join the cache
+        EvalContext ctx(kept, hw);
+        const Evaluation onChip = evaluate(ctx, tree, 2, opt);
+        QVERIFY2(dram.valid && onChip.valid, onChip.reason.c_str());
+        QCOMPARE(dram.dramBytes - onChip.dramBytes, 2.0 * 16384);
+        QVERIFY(onChip.delay < dram.delay);
+        // The program reads the cache in place: its DRAM bytes are the schedule's, and the
+        // replay stays within the fidelity gate.
+        QTemporaryDir dir;
+        auto check = exportAndReplay(ctx, tree, 2, opt, kDecode64, dir.path().toStdString());
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        QCOMPARE(check->simulatedDramBytes, check->scheduleDramBytes);
+        QVERIFY2(check->agreement.agrees, std::to_string(check->agreement.ratio).c_str());
+    }
+
+    void kvCacheThatDoesNotFit() {
+        // A buffer that holds each layer's own work but not the cache beside it: invalid,
+        // and the reason says what was kept on chip.
+        auto net = loadModel(kDecode64);
+        auto kv = kvCacheInputs(kDecode64);
+        QVERIFY(net && kv);
+        Hardware hw;
+        QVERIFY(presetHardware("testchip", hw));
+        std::vector<std::string> names;
+        for (const KvCacheInput& k : *kv)
+            names.push_back(k.input);
+        Network kept = *net;
+        keepInputsOnChip(kept, names);
+        const RATree tree = RATree::layerSequential(*net, 8);
+        EvalOptions opt;
+        // 40 KiB: the gate projection's own 12.7 KB per tile fits, not beside the cache,
+        // 8 sequences x 16,384 bytes over the 4 tiles = 32,768 bytes on every tile.
+        hw.bufferBytes = 40 << 10;
+        const Evaluation dram = evaluate(*net, hw, tree, 8, opt);
+        const Evaluation onChip = evaluate(kept, hw, tree, 8, opt);
+        QVERIFY2(dram.valid, dram.reason.c_str());
+        QVERIFY(!onChip.valid);
+        QVERIFY2(onChip.reason.find("/blocks.0/gate/MatMul") != std::string::npos &&
+                     onChip.reason.find("(of which 32.77 KB kept on chip)") != std::string::npos,
+                 onChip.reason.c_str());
+        // 48 KiB: it fits, and the generator lays the cache and every layer's work out in
+        // the same buffers.
+        hw.bufferBytes = 48 << 10;
+        EvalContext ctx(kept, hw);
+        QVERIFY(evaluate(ctx, tree, 8, opt).valid);
+        QTemporaryDir dir;
+        auto check = exportAndReplay(ctx, tree, 8, opt, kDecode64, dir.path().toStdString());
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        // 8 KiB: the attention layer itself must be blocked, and a blocked leaf cannot keep
+        // its input.
+        hw.bufferBytes = 8 << 10;
+        const Evaluation tight = evaluate(kept, hw, tree, 8, opt);
+        QVERIFY(evaluate(*net, hw, tree, 8, opt).valid);
+        QVERIFY2(!tight.valid && tight.reason.find("the leaf is blocked") != std::string::npos,
+                 tight.reason.c_str());
     }
 };
 

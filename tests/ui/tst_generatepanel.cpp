@@ -62,7 +62,7 @@ class TestGeneratePanel : public QObject {
         QCOMPARE(panel.figureText(QStringLiteral("TPOT")),
                  QString::fromStdString(formatTime(2.5e5, 1.0)));
         QCOMPARE(panel.figureText(QStringLiteral("KV cache")),
-                 QString::fromStdString(formatBytes(1024.0 * 2176)));
+                 QString::fromStdString(formatBytes(1024.0 * 2176)) + QStringLiteral(", in DRAM"));
         QCOMPARE(panel.figureText(QStringLiteral("Phase delay")),
                  QString::fromStdString(formatTime(1e6, 1.0)));
 
@@ -73,6 +73,14 @@ class TestGeneratePanel : public QObject {
         QCOMPARE(picked.at(0).at(0).toInt(), 1);
         QCOMPARE(panel.figureText(QStringLiteral("Phase delay")),
                  QString::fromStdString(formatTime(2e5, 1.0)));
+
+        // Kept on chip, the panel says so.
+        auto kept = std::make_shared<GenerateRun>(*run);
+        r.kvOnChip = true;
+        kept->figures = generateFigures(run->phases[0].detail, decode, r, 1.0, 1024.0);
+        panel.setRun(kept, 1.0);
+        QVERIFY(panel.figureText(QStringLiteral("KV cache"))
+                    .endsWith(QStringLiteral(", kept on chip")));
 
         panel.setRun(nullptr, 1.0);
         QCOMPARE(panel.phaseSelector()->count(), 0);
@@ -93,6 +101,7 @@ class TestGeneratePanel : public QObject {
         r.prompt = 8;
         r.tokens = 4;
         r.decodePoints = 2;
+        r.kvOnChip = true; // the cache stays in the attention layers' tiles
         g->start(r, 0.3);
         QVERIFY(g->busy());
         QVERIFY(done.wait(120000));
@@ -109,6 +118,14 @@ class TestGeneratePanel : public QObject {
         QVERIFY(g->showPhase(2));
         QCOMPARE(w->document()->network()->dims.at("past"), std::int64_t(10));
         QCOMPARE(w->document()->network()->dims.at("seq"), std::int64_t(1));
+        int kept = 0; // the phase's network, its cache kept on chip
+        for (const Layer& l : w->document()->network()->layers)
+            for (const LayerInput& in : l.inputs)
+                kept += in.resident;
+        QCOMPARE(kept, 4);
+        QVERIFY(g->panel()
+                    ->figureText(QStringLiteral("KV cache"))
+                    .endsWith(QStringLiteral("kept on chip")));
         QVERIFY(w->document()->evaluation()->valid);
 
         // Export programs: every phase's folder, replayed; the panel shows the selected

@@ -4,6 +4,7 @@
 #include "core/document.h"
 #include "widgets/generatepanel.h"
 
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
@@ -55,6 +56,14 @@ class GenerateDialog : public QDialog {
         form->addRow(tr("Batch"), m_batch);
         form->addRow(tr("Decode points"), m_points);
         form->addRow(tr("Search per phase"), m_seconds);
+        m_kvCache = new QComboBox(this);
+        m_kvCache->addItem(tr("DRAM"));
+        m_kvCache->addItem(tr("On chip"));
+        m_kvCache->setObjectName(QStringLiteral("kvCache"));
+        m_kvCache->setToolTip(tr("Where the KV cache lives between decode steps: read from "
+                                 "DRAM at every step, or kept in the attention layers' tiles "
+                                 "(a schedule is valid only where it fits beside the rest)"));
+        form->addRow(tr("KV cache"), m_kvCache);
         auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
         connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
         connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -66,6 +75,7 @@ class GenerateDialog : public QDialog {
         r.tokens = m_tokens->value();
         r.batch = m_batch->value();
         r.decodePoints = m_points->value();
+        r.kvOnChip = m_kvCache->currentIndex() == 1;
         return r;
     }
     double seconds() const { return m_seconds->value(); }
@@ -73,6 +83,7 @@ class GenerateDialog : public QDialog {
   private:
     QSpinBox *m_prompt, *m_tokens, *m_batch, *m_points;
     QDoubleSpinBox* m_seconds;
+    QComboBox* m_kvCache;
 };
 
 QString text(const std::string& s) {

@@ -88,7 +88,9 @@ void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockG
         figure(QStringLiteral("TTFT"))->setText(tr("invalid: %1").arg(text(f.reason)));
     }
     if (f.kvCacheBytes)
-        figure(QStringLiteral("KV cache"))->setText(text(formatBytes(*f.kvCacheBytes)));
+        figure(QStringLiteral("KV cache"))
+            ->setText(text(formatBytes(*f.kvCacheBytes)) +
+                      (f.kvOnChip ? tr(", kept on chip") : tr(", in DRAM")));
     refreshPhase();
 }
 
