@@ -157,6 +157,8 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
                    {"min_utilisation", c.minUtilisation},
                    {"objective", {c.objective.n, c.objective.m}},
                    {"pinned", pins}};
+    // Only where the chiplet baseline ran, so the other modes' records keep their keys.
+    if (c.mode == SearchMode::Chiplet) j["config"]["chiplet_cost"] = toString(c.chipletCost);
     j["stopped"] = r.stopped;
     // Under a time budget, what was run: replay a run of this length with --iterations.
     j["iterations_run"] = r.iterationsRun;

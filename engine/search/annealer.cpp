@@ -46,6 +46,19 @@ bool parseSearchMode(const std::string& s, SearchMode& out) {
     return false;
 }
 
+const char* toString(ChipletCost c) {
+    return c == ChipletCost::Method ? "method" : "whole-chiplet";
+}
+
+bool parseChipletCost(const std::string& s, ChipletCost& out) {
+    for (ChipletCost c : {ChipletCost::Method, ChipletCost::WholeChiplet})
+        if (s == toString(c)) {
+            out = c;
+            return true;
+        }
+    return false;
+}
+
 Result<RATree> defaultInitialTree(const Network& net, const Hardware& hw, SearchMode mode,
                                   int totalBatch, const Objective& objective,
                                   double minUtilisation) {
@@ -503,7 +516,8 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     EvalContext ctx(net, hw);
     EvalContext* shared = timed ? &ctx : nullptr;
     auto t = config.mode == SearchMode::Chiplet
-                 ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline)
+                 ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline,
+                                   config.chipletCost)
                  : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop,
                                    deadline, shared);
     if (!t) return Error{"initial tree: " + t.error().message};
