@@ -50,6 +50,19 @@ const char* toString(ChipletCost c) {
     return c == ChipletCost::Method ? "method" : "whole-chiplet";
 }
 
+const char* toString(ChipletChains c) {
+    return c == ChipletChains::InOutOne ? "in-out-1" : "single-link";
+}
+
+bool parseChipletChains(const std::string& s, ChipletChains& out) {
+    for (ChipletChains c : {ChipletChains::InOutOne, ChipletChains::SingleLink})
+        if (s == toString(c)) {
+            out = c;
+            return true;
+        }
+    return false;
+}
+
 bool parseChipletCost(const std::string& s, ChipletCost& out) {
     for (ChipletCost c : {ChipletCost::Method, ChipletCost::WholeChiplet})
         if (s == toString(c)) {
@@ -515,11 +528,11 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     // fresh one.
     EvalContext ctx(net, hw);
     EvalContext* shared = timed ? &ctx : nullptr;
-    auto t = config.mode == SearchMode::Chiplet
-                 ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline,
-                                   config.chipletCost)
-                 : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop,
-                                   deadline, shared);
+    auto t =
+        config.mode == SearchMode::Chiplet
+            ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline, config.chiplet)
+            : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop, deadline,
+                              shared);
     if (!t) return Error{"initial tree: " + t.error().message};
     const EvalStats before = ctx.stats();
     SearchResult res;

@@ -14,7 +14,7 @@ double systolicCycles(double m, double k, double n, int w) {
     return m + k + n - 1;
 }
 
-std::vector<ChipletNode> reduceChains(const Network& net) {
+std::vector<ChipletNode> reduceChains(const Network& net, ChipletChains rule) {
     const auto consumers = net.consumers();
     // In-degree: the distinct layers a layer reads (network inputs are no operators).
     auto inDegree = [&](int i) {
@@ -25,19 +25,28 @@ std::vector<ChipletNode> reduceChains(const Network& net) {
                 producers.push_back(in.producer);
         return producers.size();
     };
-    auto oneInOneOut = [&](int i) { return inDegree(i) == 1 && consumers[size_t(i)].size() == 1; };
+    const bool method = rule == ChipletChains::InOutOne;
+    // i may join its producer's chain (as its head), and its producer may take i (as the tail).
+    auto joins = [&](int i) {
+        const auto& in = net.layers[size_t(i)].inputs;
+        return method ? inDegree(i) == 1 && consumers[size_t(i)].size() == 1
+                      : in.size() == 1 && in[0].producer >= 0;
+    };
+    auto takes = [&](int p) {
+        return consumers[size_t(p)].size() == 1 && (method ? inDegree(p) == 1 : !net.isOutput(p));
+    };
     std::vector<ChipletNode> nodes;
     std::vector<int> nodeOf(net.layers.size(), -1);
     for (int i = 0; i < int(net.layers.size()); ++i) {
         const Layer& l = net.layers[size_t(i)];
         const double work = l.macsPerSample() > 0 ? double(l.macsPerSample())
                                                   : double(std::max<Count>(1, l.opsPerSample()));
-        if (oneInOneOut(i)) {
+        if (joins(i)) {
             int p = -1;
             for (const LayerInput& in : l.inputs)
                 p = std::max(p, in.producer); // the one producer layer
             ChipletNode& pn = nodes[size_t(nodeOf[size_t(p)])];
-            if (oneInOneOut(p) && pn.layers.back() == p) {
+            if (takes(p) && pn.layers.back() == p) {
                 pn.layers.push_back(i);
                 pn.macs += work;
                 nodeOf[size_t(i)] = nodeOf[size_t(p)];
@@ -291,11 +300,12 @@ std::vector<int> chipletRegionTiles(const ChipletPlan& plan, const Hardware& hw)
     return out;
 }
 
-ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch, ChipletCost model) {
+ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch,
+                        const ChipletOptions& options) {
     ChipletPlan plan;
-    plan.nodes = reduceChains(net);
+    plan.nodes = reduceChains(net, options.chains);
     plan.chiplets = chipletCount(hw);
-    const RegionCoster cost(net, hw, plan.nodes, totalBatch, plan.chiplets, model);
+    const RegionCoster cost(net, hw, plan.nodes, totalBatch, plan.chiplets, options.cost);
     plan.arrayWidth = cost.width();
     plan.npus = cost.npus();
     const int n = int(plan.nodes.size());
@@ -306,10 +316,10 @@ ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch, 
 
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
                                const EvalOptions& opt, ChipletPlan* planOut, Deadline deadline,
-                               ChipletCost model) {
+                               const ChipletOptions& options) {
     if (net.layers.empty()) return Error{"chiplet: the network has no layers"};
     const int B = std::max(1, totalBatch);
-    ChipletPlan plan = chipletPlan(net, hw, B, model);
+    ChipletPlan plan = chipletPlan(net, hw, B, options);
     EvalContext ctx(net, hw);
     // Tries every root sub-batch count and both group cut types; keeps the cheapest valid
     // (past the deadline, the first valid one).

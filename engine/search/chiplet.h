@@ -22,8 +22,9 @@ namespace tilescope {
 // array holds the whole product then, so the one-pass form applies.
 double systolicCycles(double m, double k, double n, int w);
 
-// A node of the reduced graph: a chain of layers, each with in-degree and out-degree 1
-// (one producer layer, one consumer layer), each but the first reading the previous one.
+// A node of the reduced graph: a chain of layers, each but the first reading the previous
+// one; each with in-degree and out-degree 1 (one producer layer, one consumer layer) under
+// the method's rule.
 struct ChipletNode {
     std::vector<int> layers; // in order
     int depth = 0;           // 1 + the deepest node it reads from (0: reads network inputs)
@@ -53,8 +54,10 @@ struct ChipletPlan {
 };
 
 // Merges runs of layers with in-degree = out-degree = 1 (counting producer and consumer
-// layers) into chains; nodes ordered by (depth, first layer).
-std::vector<ChipletNode> reduceChains(const Network& net);
+// layers) into chains (or, SingleLink, each layer with one producer layer that it alone
+// reads into that producer's chain); nodes ordered by (depth, first layer).
+std::vector<ChipletNode> reduceChains(const Network& net,
+                                      ChipletChains rule = ChipletChains::InOutOne);
 
 // Chiplets of a template: its chiplets (Hardware::chiplets) when it has several; a
 // single-chip template is treated as tile groups of 4x4 (the chiplet preset's chiplet), at
@@ -70,7 +73,7 @@ std::vector<int> chipletRegionTiles(const ChipletPlan& plan, const Hardware& hw)
 
 // The regions and groups for a total batch (deterministic).
 ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch,
-                        ChipletCost cost = ChipletCost::Method);
+                        const ChipletOptions& options = {});
 
 // The baseline's RA tree: the plan's regions as the children of a root S cut (a root T
 // cut when there is one region), each region a T cut over its groups with its tile count
@@ -81,6 +84,6 @@ ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch,
 // variants not tried yet are skipped once one is valid.
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
                                const EvalOptions& opt, ChipletPlan* plan = nullptr,
-                               Deadline deadline = {}, ChipletCost cost = ChipletCost::Method);
+                               Deadline deadline = {}, const ChipletOptions& options = {});
 
 } // namespace tilescope

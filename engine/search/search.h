@@ -41,8 +41,27 @@ enum class ChipletCost {
     WholeChiplet,
 };
 
-const char* toString(ChipletCost c); // "method", "whole-chiplet"
+// Which layers the chiplet baseline's graph reduction merges into chains.
+enum class ChipletChains {
+    // The method's: runs of layers each with in-degree = out-degree = 1 (producer and
+    // consumer layers).
+    InOutOne,
+    // Also a chain's head with several inputs and its tail with several consumers (a layer
+    // joins the chain of its one producer when it is that producer's only consumer): fewer,
+    // longer chains, whose layers then share a segment and pass their tensors on chip.
+    SingleLink,
+};
+const char* toString(ChipletCost c);   // "method", "whole-chiplet"
+const char* toString(ChipletChains c); // "in-out-1", "single-link"
 bool parseChipletCost(const std::string& s, ChipletCost& out);
+bool parseChipletChains(const std::string& s, ChipletChains& out);
+
+// The chiplet baseline's variants (docs/search.md, "The chiplet baseline"): the method's by
+// default.
+struct ChipletOptions {
+    ChipletCost cost = ChipletCost::Method;
+    ChipletChains chains = ChipletChains::InOutOne;
+};
 
 struct SearchConfig {
     std::uint64_t seed = 1; // chain i uses seed + i
@@ -55,7 +74,7 @@ struct SearchConfig {
     int threads = 1;    // T worker threads (capped at K); never changes the result
     int totalBatch = 1; // B_tot
     double minUtilisation = 0.75;
-    ChipletCost chipletCost = ChipletCost::Method; // mode chiplet (and compare's chiplet row)
+    ChipletOptions chiplet; // mode chiplet (and compare's chiplet row)
     // Node paths ("/0/2") in the initial tree to pin before the run starts, in addition
     // to nodes already pinned in initialTree.
     std::vector<std::string> pinned;
