@@ -86,10 +86,10 @@ class RegionCoster {
                  int batch, int chiplets, ChipletCost model)
         : m_net(net), m_nodes(nodes), m_consumers(net.consumers()), m_batch(std::max(1, batch)),
           m_bw(std::max(1e-9, chipletLinkBytesPerCycle(hw))) {
-        const bool method = model == ChipletCost::Method;
-        m_npus = method ? std::max(1, hw.tiles() / chiplets) : 1;
+        m_method = model == ChipletCost::Method;
+        m_npus = m_method ? std::max(1, hw.tiles() / chiplets) : 1;
         const double arrayMacs =
-            method ? double(hw.macsPerTile) : double(hw.macsPerTile) * hw.tiles() / chiplets;
+            m_method ? double(hw.macsPerTile) : double(hw.macsPerTile) * hw.tiles() / chiplets;
         m_width = std::max(1, int(std::lround(std::sqrt(arrayMacs))));
         m_boundaryLinks = std::sqrt(double(m_npus));
         m_pos.assign(net.layers.size(), 0);
@@ -135,7 +135,7 @@ class RegionCoster {
             double slowest = 0;
             for (int j = i; j < end; ++j) {
                 const double share = m_nodes[size_t(j)].macs / std::max(1e-9, groupWork);
-                const double npus = m_npus > 1 ? std::max(1.0, c * m_npus * share) : 1.0;
+                const double npus = m_method ? std::max(1.0, c * m_npus * share) : 1.0;
                 double t = 0;
                 for (int l : m_nodes[size_t(j)].layers)
                     t += layerCycles(l, npus);
@@ -187,6 +187,7 @@ class RegionCoster {
     int m_batch;
     double m_bw;
     int m_width = 1;
+    bool m_method = true; // ChipletCost::Method
     int m_npus = 1;
     double m_boundaryLinks = 1; // links across a chiplet's side: sqrt(N)
 };
