@@ -365,6 +365,13 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
         if (c.minUtilisation < 0 || c.minUtilisation > 1)
             throw UsageError{"--min-util must be in [0, 1]"};
     }
+    if (a.has("--chiplet-cost") && !parseChipletCost(a.get("--chiplet-cost"), c.chiplet.cost))
+        throw UsageError{"--chiplet-cost takes method or whole-chiplet, got '" +
+                         a.get("--chiplet-cost") + "'"};
+    if (a.has("--chiplet-chains") &&
+        !parseChipletChains(a.get("--chiplet-chains"), c.chiplet.chains))
+        throw UsageError{"--chiplet-chains takes in-out-1 or single-link, got '" +
+                         a.get("--chiplet-chains") + "'"};
     c.pinned = a.all("--pin");
     for (const auto& p : c.pinned)
         if (p.empty() || p[0] != '/')

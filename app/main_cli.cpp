@@ -41,7 +41,9 @@ links), wafer (32x32, DRAM on all four sides). mapping prints one layer's intra-
 The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
 gives an iteration count, which makes a run reproducible for a seed. The objective
 defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
-anneal and compare also take --min-util X, --warmup SHARE and --no-portfolio; compare
+anneal and compare also take --min-util X, --warmup SHARE, --no-portfolio,
+--chiplet-cost method|whole-chiplet and --chiplet-chains in-out-1|single-link (the chiplet
+baseline's region cost and chain reduction: the method's by default); compare
 also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
 lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
@@ -66,14 +68,16 @@ int main(int argc, char** argv) {
          {runEvaluate, {"--hw", "--tree", "--batch", "--objective", "--json", "--dim"}, {}}},
         {"anneal",
          {runAnneal,
-          {"--hw", "--batch", "--objective", "--seed", "--beta", "--t0", "--alpha", "--mode",
-           "--chains", "--threads", "--pin", "--init", "--json", "--tree-out", "--iterations",
-           "--min-util", "--time", "--warmup", "--dim"},
+          {"--hw",       "--batch", "--objective", "--seed",     "--beta",
+           "--t0",       "--alpha", "--mode",      "--chains",   "--threads",
+           "--pin",      "--init",  "--json",      "--tree-out", "--iterations",
+           "--min-util", "--time",  "--warmup",    "--dim",      "--chiplet-cost"},
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
-           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim"},
+           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim",
+           "--chiplet-cost", "--chiplet-chains"},
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,

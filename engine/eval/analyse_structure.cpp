@@ -123,6 +123,26 @@ void Analyser::bottomUp() {
     }
 }
 
+namespace {
+
+// The tile counts an S cut's children fix (RANode::tiles) when every child has one and they
+// sum to the cut's tiles; false otherwise (the min-max allocation applies).
+bool fixedTiles(const RATree& tree, const RANode& cut, int tiles, std::vector<int>& out) {
+    int sum = 0;
+    for (int c : cut.children) {
+        const int n = tree.node(c).tiles;
+        if (n <= 0) return false;
+        sum += n;
+    }
+    if (sum != tiles) return false;
+    out.clear();
+    for (int c : cut.children)
+        out.push_back(tree.node(c).tiles);
+    return true;
+}
+
+} // namespace
+
 // ---- Top-down: tile allocation (exact min-max water-filling at S cuts).
 bool Analyser::allocateTileGroups() {
     work[size_t(tree.root)].tileBegin = 0;
@@ -147,7 +167,10 @@ bool Analyser::allocateTileGroups() {
         npts.resize(static_cast<size_t>(k));
         for (int j = 0; j < k; ++j)
             npts[size_t(j)] = work[size_t(nd.children[size_t(j)])].npt;
-        allocateTiles(npts, nw.tileCount, alloc);
+        // A fixed allocation is the schedule's own (the chiplet baseline's regions on their
+        // chiplets): its utilisation is reported, the threshold guards only the min-max one.
+        const bool fixed = fixedTiles(tree, nd, nw.tileCount, alloc);
+        if (!fixed) allocateTiles(npts, nw.tileCount, alloc);
         double maxRatio = 0, sum = 0;
         for (int j = 0; j < k; ++j) {
             maxRatio = std::max(maxRatio, npts[size_t(j)] / alloc[size_t(j)]);
@@ -155,7 +178,7 @@ bool Analyser::allocateTileGroups() {
         }
         const double util = maxRatio > 0 ? sum / (nw.tileCount * maxRatio) : 1.0;
         work[size_t(id)].cut.util = util;
-        if (util < opt.minUtilisation) {
+        if (!fixed && util < opt.minUtilisation) {
             char buf[160];
             std::snprintf(buf, sizeof buf,
                           "S cut %s: tile allocation utilisation %.2f is below %.2f",

@@ -157,6 +157,11 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
                    {"min_utilisation", c.minUtilisation},
                    {"objective", {c.objective.n, c.objective.m}},
                    {"pinned", pins}};
+    // Only where the chiplet baseline ran, so the other modes' records keep their keys.
+    if (c.mode == SearchMode::Chiplet) {
+        j["config"]["chiplet_cost"] = toString(c.chiplet.cost);
+        j["config"]["chiplet_chains"] = toString(c.chiplet.chains);
+    }
     j["stopped"] = r.stopped;
     // Under a time budget, what was run: replay a run of this length with --iterations.
     j["iterations_run"] = r.iterationsRun;

@@ -46,6 +46,32 @@ bool parseSearchMode(const std::string& s, SearchMode& out) {
     return false;
 }
 
+const char* toString(ChipletCost c) {
+    return c == ChipletCost::Method ? "method" : "whole-chiplet";
+}
+
+const char* toString(ChipletChains c) {
+    return c == ChipletChains::InOutOne ? "in-out-1" : "single-link";
+}
+
+bool parseChipletChains(const std::string& s, ChipletChains& out) {
+    for (ChipletChains c : {ChipletChains::InOutOne, ChipletChains::SingleLink})
+        if (s == toString(c)) {
+            out = c;
+            return true;
+        }
+    return false;
+}
+
+bool parseChipletCost(const std::string& s, ChipletCost& out) {
+    for (ChipletCost c : {ChipletCost::Method, ChipletCost::WholeChiplet})
+        if (s == toString(c)) {
+            out = c;
+            return true;
+        }
+    return false;
+}
+
 Result<RATree> defaultInitialTree(const Network& net, const Hardware& hw, SearchMode mode,
                                   int totalBatch, const Objective& objective,
                                   double minUtilisation) {
@@ -502,10 +528,11 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     // fresh one.
     EvalContext ctx(net, hw);
     EvalContext* shared = timed ? &ctx : nullptr;
-    auto t = config.mode == SearchMode::Chiplet
-                 ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline)
-                 : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop,
-                                   deadline, shared);
+    auto t =
+        config.mode == SearchMode::Chiplet
+            ? chipletBaseline(net, hw, config.totalBatch, opt, nullptr, deadline, config.chiplet)
+            : dpLayerPipeline(net, hw, config.totalBatch, opt, config.threads, &ds, stop, deadline,
+                              shared);
     if (!t) return Error{"initial tree: " + t.error().message};
     const EvalStats before = ctx.stats();
     SearchResult res;

@@ -14,18 +14,39 @@ double systolicCycles(double m, double k, double n, int w) {
     return m + k + n - 1;
 }
 
-std::vector<ChipletNode> reduceChains(const Network& net) {
+std::vector<ChipletNode> reduceChains(const Network& net, ChipletChains rule) {
     const auto consumers = net.consumers();
+    // In-degree: the distinct layers a layer reads (network inputs are no operators).
+    auto inDegree = [&](int i) {
+        std::vector<int> producers;
+        for (const LayerInput& in : net.layers[size_t(i)].inputs)
+            if (in.producer >= 0 &&
+                std::find(producers.begin(), producers.end(), in.producer) == producers.end())
+                producers.push_back(in.producer);
+        return producers.size();
+    };
+    const bool method = rule == ChipletChains::InOutOne;
+    // i may join its producer's chain (as its head), and its producer may take i (as the tail).
+    auto joins = [&](int i) {
+        const auto& in = net.layers[size_t(i)].inputs;
+        return method ? inDegree(i) == 1 && consumers[size_t(i)].size() == 1
+                      : in.size() == 1 && in[0].producer >= 0;
+    };
+    auto takes = [&](int p) {
+        return consumers[size_t(p)].size() == 1 && (method ? inDegree(p) == 1 : !net.isOutput(p));
+    };
     std::vector<ChipletNode> nodes;
     std::vector<int> nodeOf(net.layers.size(), -1);
     for (int i = 0; i < int(net.layers.size()); ++i) {
         const Layer& l = net.layers[size_t(i)];
         const double work = l.macsPerSample() > 0 ? double(l.macsPerSample())
                                                   : double(std::max<Count>(1, l.opsPerSample()));
-        if (l.inputs.size() == 1 && l.inputs[0].producer >= 0) {
-            const int p = l.inputs[0].producer;
+        if (joins(i)) {
+            int p = -1;
+            for (const LayerInput& in : l.inputs)
+                p = std::max(p, in.producer); // the one producer layer
             ChipletNode& pn = nodes[size_t(nodeOf[size_t(p)])];
-            if (consumers[size_t(p)].size() == 1 && !net.isOutput(p) && pn.layers.back() == p) {
+            if (takes(p) && pn.layers.back() == p) {
                 pn.layers.push_back(i);
                 pn.macs += work;
                 nodeOf[size_t(i)] = nodeOf[size_t(p)];
@@ -62,48 +83,68 @@ namespace {
 class RegionCoster {
   public:
     RegionCoster(const Network& net, const Hardware& hw, const std::vector<ChipletNode>& nodes,
-                 int batch, int chiplets)
+                 int batch, int chiplets, ChipletCost model)
         : m_net(net), m_nodes(nodes), m_consumers(net.consumers()), m_batch(std::max(1, batch)),
           m_bw(std::max(1e-9, chipletLinkBytesPerCycle(hw))) {
-        m_width = std::max(
-            1, int(std::lround(std::sqrt(double(hw.macsPerTile) * hw.tiles() / chiplets))));
+        m_method = model == ChipletCost::Method;
+        m_npus = m_method ? std::max(1, hw.tiles() / chiplets) : 1;
+        const double arrayMacs =
+            m_method ? double(hw.macsPerTile) : double(hw.macsPerTile) * hw.tiles() / chiplets;
+        m_width = std::max(1, int(std::lround(std::sqrt(arrayMacs))));
+        m_boundaryLinks = std::sqrt(double(m_npus));
         m_pos.assign(net.layers.size(), 0);
         for (int p = 0; p < int(nodes.size()); ++p)
             for (int l : nodes[size_t(p)].layers)
                 m_pos[size_t(l)] = p;
     }
     int width() const { return m_width; }
+    int npus() const { return m_npus; }
 
-    // d_v of one layer on one chiplet: rows = output pixels x batch, columns = output
-    // channels, reduction = MACs per output (element operations for layers without MACs).
-    double layerCycles(int layer) const {
+    // d_v of one layer on `npus` NPUs: rows = output pixels x batch, columns = output
+    // channels, reduction = MACs per output (element operations for layers without MACs);
+    // the rows are divided over the NPUs, and the columns too once each NPU has one row.
+    double layerCycles(int layer, double npus) const {
         const Layer& l = m_net.layers[size_t(layer)];
         const double outElems = double(l.outC) * l.outH * l.outW;
         const double work = l.macsPerSample() > 0 ? double(l.macsPerSample())
                                                   : double(std::max<Count>(1, l.opsPerSample()));
-        const double m = double(l.outH) * l.outW * m_batch;
+        double m = double(l.outH) * l.outW * m_batch;
+        double n = double(l.outC);
         const double k = std::max(1.0, work / std::max(1.0, outElems));
-        return systolicCycles(m, k, double(l.outC), m_width);
+        if (m >= npus) {
+            m /= npus;
+        } else {
+            n = std::max(1.0, n * m / npus);
+            m = 1;
+        }
+        return systolicCycles(m, k, n, m_width);
     }
 
-    // t = C + D on c chiplets. D: per pipeline group (the nodes of one depth, each on its
-    // own chiplets) the slowest node. C: the tensors passed inside the region cross between
-    // its chiplets, on average meanHops(c) inter-chiplet hops each.
+    // t = C + D on c chiplets. D: per pipeline group (the nodes of one depth side by side)
+    // the slowest node, each node on its work's share of the group's c x N NPUs (one
+    // chiplet-sized array each under WholeChiplet). C: the tensors passed inside the region
+    // cross between its chiplets, on average meanHops(c) inter-chiplet hops each, over the
+    // sqrt(N) links of a chiplet boundary.
     double cost(int a, int b, int c) const {
         double D = 0;
         for (int i = a; i < b;) {
+            int end = i;
+            double groupWork = 0;
+            for (; end < b && m_nodes[size_t(end)].depth == m_nodes[size_t(i)].depth; ++end)
+                groupWork += m_nodes[size_t(end)].macs;
             double slowest = 0;
-            int j = i;
-            for (; j < b && m_nodes[size_t(j)].depth == m_nodes[size_t(i)].depth; ++j) {
+            for (int j = i; j < end; ++j) {
+                const double share = m_nodes[size_t(j)].macs / std::max(1e-9, groupWork);
+                const double npus = m_method ? std::max(1.0, c * m_npus * share) : 1.0;
                 double t = 0;
                 for (int l : m_nodes[size_t(j)].layers)
-                    t += layerCycles(l);
+                    t += layerCycles(l, npus);
                 slowest = std::max(slowest, t);
             }
             D += slowest;
-            i = j;
+            i = end;
         }
-        return crossing(a, b, b, a) * m_batch * meanHops(c) / m_bw + D;
+        return crossing(a, b, b, a) * m_batch * meanHops(c) / (m_bw * m_boundaryLinks) + D;
     }
 
     // Mean Manhattan distance between two chiplets of a k x k block (k = sqrt(c)):
@@ -127,7 +168,9 @@ class RegionCoster {
                     }
         return bytes;
     }
-    double transfer(int a, int i, int b) const { return crossing(a, i, b) * m_batch / m_bw; }
+    double transfer(int a, int i, int b) const {
+        return crossing(a, i, b) * m_batch / (m_bw * m_boundaryLinks);
+    }
 
     double compute(int a, int b) const {
         double s = 0;
@@ -144,6 +187,9 @@ class RegionCoster {
     int m_batch;
     double m_bw;
     int m_width = 1;
+    bool m_method = true; // ChipletCost::Method
+    int m_npus = 1;
+    double m_boundaryLinks = 1; // links across a chiplet's side: sqrt(N)
 };
 
 struct Splitter {
@@ -223,7 +269,8 @@ void groupsText(std::string& out, const Network& net, const ChipletPlan& plan,
     }
 }
 
-std::string treeText(const Network& net, const ChipletPlan& plan, int B, int sb, bool groupS) {
+std::string treeText(const Network& net, const ChipletPlan& plan, const std::vector<int>& tiles,
+                     int B, int sb, bool groupS) {
     std::string out;
     const int b = B / sb;
     if (plan.regions.size() == 1) {
@@ -232,21 +279,36 @@ std::string treeText(const Network& net, const ChipletPlan& plan, int B, int sb,
         return out;
     }
     out = "S " + batchText(B, sb) + "\n";
-    for (const auto& r : plan.regions) {
-        out += "\tT " + batchText(b, 1) + "\n";
-        groupsText(out, net, plan, r, b, 2, groupS);
+    for (size_t i = 0; i < plan.regions.size(); ++i) {
+        out += "\tT " + batchText(b, 1) + " tiles=" + std::to_string(tiles[i]) + "\n";
+        groupsText(out, net, plan, plan.regions[i], b, 2, groupS);
     }
     return out;
 }
 
 } // namespace
 
-ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch) {
+std::vector<int> chipletRegionTiles(const ChipletPlan& plan, const Hardware& hw) {
+    const int M = std::max(1, plan.chiplets);
+    std::vector<int> out;
+    int chiplet = 0;
+    for (const ChipletRegion& r : plan.regions) {
+        int tiles = 0;
+        for (int i = 0; i < r.chiplets; ++i, ++chiplet)
+            tiles += hw.tiles() / M + (chiplet < hw.tiles() % M ? 1 : 0);
+        out.push_back(tiles);
+    }
+    return out;
+}
+
+ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch,
+                        const ChipletOptions& options) {
     ChipletPlan plan;
-    plan.nodes = reduceChains(net);
+    plan.nodes = reduceChains(net, options.chains);
     plan.chiplets = chipletCount(hw);
-    const RegionCoster cost(net, hw, plan.nodes, totalBatch, plan.chiplets);
+    const RegionCoster cost(net, hw, plan.nodes, totalBatch, plan.chiplets, options.cost);
     plan.arrayWidth = cost.width();
+    plan.npus = cost.npus();
     const int n = int(plan.nodes.size());
     Splitter s{cost, plan, cost.compute(0, n) / plan.chiplets};
     s.split(0, n, plan.chiplets);
@@ -254,21 +316,24 @@ ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch) 
 }
 
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
-                               const EvalOptions& opt, ChipletPlan* planOut, Deadline deadline) {
+                               const EvalOptions& opt, ChipletPlan* planOut, Deadline deadline,
+                               const ChipletOptions& options) {
     if (net.layers.empty()) return Error{"chiplet: the network has no layers"};
     const int B = std::max(1, totalBatch);
-    ChipletPlan plan = chipletPlan(net, hw, B);
+    ChipletPlan plan = chipletPlan(net, hw, B, options);
     EvalContext ctx(net, hw);
     // Tries every root sub-batch count and both group cut types; keeps the cheapest valid
     // (past the deadline, the first valid one).
     auto cheapest = [&](const ChipletPlan& p) -> std::optional<RATree> {
+        const std::vector<int> tiles = chipletRegionTiles(p, hw);
         std::optional<RATree> best;
         double bestCost = std::numeric_limits<double>::infinity();
         for (int sb = 1; sb <= B; ++sb) {
             if (B % sb) continue;
             for (bool groupS : {true, false}) {
                 if (best && deadline.passed()) return best;
-                auto t = parseTreeText(treeText(net, p, B, sb, groupS), net, "chiplet baseline");
+                auto t =
+                    parseTreeText(treeText(net, p, tiles, B, sb, groupS), net, "chiplet baseline");
                 if (!t) continue;
                 const Evaluation e = evaluate(ctx, *t, B, opt);
                 if (e.valid && e.cost < bestCost) bestCost = e.cost, best = std::move(t).value();

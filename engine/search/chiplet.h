@@ -1,8 +1,9 @@
 // The chiplet pipeline-parallel baseline (docs/search.md, "The chiplet baseline"): the
 // layer graph reduced to chains, split recursively into pipeline regions at its lightest
 // cuts, each region run as pipeline groups (the nodes at one depth), the regions placed
-// one after another along the mesh's serpentine order. It builds an RA tree the normal
-// evaluator costs: a root S cut over the regions, each region a T cut over its groups.
+// one after another along the mesh's serpentine order, each on its planned chiplets. It
+// builds an RA tree the normal evaluator costs: a root S cut over the regions (their tile
+// counts fixed to their chiplets'), each region a T cut over its groups.
 #pragma once
 
 #include "eval/evaluator.h"
@@ -21,8 +22,9 @@ namespace tilescope {
 // array holds the whole product then, so the one-pass form applies.
 double systolicCycles(double m, double k, double n, int w);
 
-// A node of the reduced graph: a chain of layers, each but the first with one input (the
-// previous layer) and each but the last with one consumer (the next one).
+// A node of the reduced graph: a chain of layers, each but the first reading the previous
+// one; each with in-degree and out-degree 1 (one producer layer, one consumer layer) under
+// the method's rule.
 struct ChipletNode {
     std::vector<int> layers; // in order
     int depth = 0;           // 1 + the deepest node it reads from (0: reads network inputs)
@@ -47,11 +49,15 @@ struct ChipletPlan {
     std::vector<ChipletRegion> regions;
     std::vector<ChipletSplit> splits;
     int chiplets = 1;   // M
-    int arrayWidth = 1; // w, of one chiplet
+    int npus = 1;       // N: NPUs (tiles) per chiplet the cost counts (1 under WholeChiplet)
+    int arrayWidth = 1; // w, of one NPU (of one chiplet under WholeChiplet)
 };
 
-// Merges chains; nodes ordered by (depth, first layer).
-std::vector<ChipletNode> reduceChains(const Network& net);
+// Merges runs of layers with in-degree = out-degree = 1 (counting producer and consumer
+// layers) into chains (or, SingleLink, each layer with one producer layer that it alone
+// reads into that producer's chain); nodes ordered by (depth, first layer).
+std::vector<ChipletNode> reduceChains(const Network& net,
+                                      ChipletChains rule = ChipletChains::InOutOne);
 
 // Chiplets of a template: its chiplets (Hardware::chiplets) when it has several; a
 // single-chip template is treated as tile groups of 4x4 (the chiplet preset's chiplet), at
@@ -61,17 +67,23 @@ int chipletCount(const Hardware& hw);
 // inter-chiplet links, or its NoC links on a single-chip template.
 double chipletLinkBytesPerCycle(const Hardware& hw);
 
+// The tiles of each of the plan's regions: its chiplets' tiles (on a single-chip template
+// the tile groups split the tiles as evenly as they can, the first tiles % M one more).
+std::vector<int> chipletRegionTiles(const ChipletPlan& plan, const Hardware& hw);
+
 // The regions and groups for a total batch (deterministic).
-ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch);
+ChipletPlan chipletPlan(const Network& net, const Hardware& hw, int totalBatch,
+                        const ChipletOptions& options = {});
 
 // The baseline's RA tree: the plan's regions as the children of a root S cut (a root T
-// cut when there is one region), each region a T cut over its groups, a group of several
+// cut when there is one region), each region a T cut over its groups with its tile count
+// fixed to its chiplets' (RANode::tiles), a group of several
 // nodes an S cut over them, a chain of several layers a T cut. Among the root sub-batch
 // counts and the group cut types (S, or T when an S group does not fit) the valid tree of
 // lowest cost is kept; an error when none is valid. Past the deadline (a time budget) the
 // variants not tried yet are skipped once one is valid.
 Result<RATree> chipletBaseline(const Network& net, const Hardware& hw, int totalBatch,
                                const EvalOptions& opt, ChipletPlan* plan = nullptr,
-                               Deadline deadline = {});
+                               Deadline deadline = {}, const ChipletOptions& options = {});
 
 } // namespace tilescope

@@ -29,6 +29,40 @@ enum class SearchMode { Set, LS, LP, Random, DpLp, Chiplet };
 const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp", "chiplet"
 bool parseSearchMode(const std::string& s, SearchMode& out);
 
+// How the chiplet baseline's region split costs a region (docs/search.md, "The chiplet baseline",
+// "Cost").
+enum class ChipletCost {
+    // The method's: a chiplet is N NPUs (tiles) of w x w arrays, w = sqrt(MACs per tile);
+    // a pipeline group's chiplets are shared among its operators by work, each operator's
+    // work divided over its NPUs; C spreads the data over the links of a chiplet boundary.
+    Method,
+    // Each node on one chiplet taken as a single array (w = sqrt(MACs per chiplet)), C over
+    // one link: splits pay more often, so the plans have more regions.
+    WholeChiplet,
+};
+
+// Which layers the chiplet baseline's graph reduction merges into chains.
+enum class ChipletChains {
+    // The method's: runs of layers each with in-degree = out-degree = 1 (producer and
+    // consumer layers).
+    InOutOne,
+    // Also a chain's head with several inputs and its tail with several consumers (a layer
+    // joins the chain of its one producer when it is that producer's only consumer): fewer,
+    // longer chains, whose layers then share a segment and pass their tensors on chip.
+    SingleLink,
+};
+const char* toString(ChipletCost c);   // "method", "whole-chiplet"
+const char* toString(ChipletChains c); // "in-out-1", "single-link"
+bool parseChipletCost(const std::string& s, ChipletCost& out);
+bool parseChipletChains(const std::string& s, ChipletChains& out);
+
+// The chiplet baseline's variants (docs/search.md, "The chiplet baseline"): the method's by
+// default.
+struct ChipletOptions {
+    ChipletCost cost = ChipletCost::Method;
+    ChipletChains chains = ChipletChains::InOutOne;
+};
+
 struct SearchConfig {
     std::uint64_t seed = 1; // chain i uses seed + i
     double beta = 100;      // N = beta x L iterations per chain
@@ -40,6 +74,7 @@ struct SearchConfig {
     int threads = 1;    // T worker threads (capped at K); never changes the result
     int totalBatch = 1; // B_tot
     double minUtilisation = 0.75;
+    ChipletOptions chiplet; // mode chiplet (and compare's chiplet row)
     // Node paths ("/0/2") in the initial tree to pin before the run starts, in addition
     // to nodes already pinned in initialTree.
     std::vector<std::string> pinned;

@@ -22,6 +22,10 @@ struct RANode {
     int batch = 1;       // b_i: samples per invocation of this node
     int subBatch = 1;    // sb_i: cuts split b_i into sb_i sub-batches; leaves keep 1
     bool pinned = false; // the search never changes a pinned node (nor its subtree)
+    // A child of an S cut: its tile count, fixed (the chiplet baseline's regions on their
+    // planned chiplets). Used when every child of the cut has one and they sum to the cut's
+    // tiles; otherwise, and by default (0), the evaluator's min-max allocation.
+    int tiles = 0;
     int parent = -1;
     std::vector<int> children;
 

@@ -23,6 +23,7 @@ template <class J> J nodeJson(const RATree& t, const Network& net, int id) {
     o["batch"] = n.batch;
     o["sub_batch"] = n.subBatch;
     o["pinned"] = n.pinned;
+    if (n.tiles > 0) o["tiles"] = n.tiles;
     if (n.isCut()) {
         J kids = J::array();
         for (int c : n.children)
@@ -90,6 +91,7 @@ struct Reader {
             if (!p->is_boolean()) return fail(path, "\"pinned\" must be true or false");
             n.pinned = p->get<bool>();
         }
+        if (!readInt(o, "tiles", path, n.tiles, false)) return false;
         const auto kids = o.find("children");
         if (n.type == NodeType::Leaf) {
             const auto l = o.find("layer");

@@ -30,6 +30,7 @@ void writeSubtree(const RATree& t, const Network& net, int id, int depth, std::s
             out += ' ';
             out += std::to_string(n.batch);
         }
+        if (n.tiles > 0) out += " tiles=" + std::to_string(n.tiles);
         if (n.pinned) out += " pinned";
         out += '\n';
         for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
@@ -184,8 +185,14 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
             seen = lineNo;
             next = k + 1;
         }
-        // Our own marker; anything else after the node's tokens is the reference code's
-        // print_struct annotation and is ignored.
+        // Our own markers (a fixed tile count, then the pin); anything else after the
+        // node's tokens is the reference code's print_struct annotation and is ignored.
+        if (next < tok.size() && tok[next].substr(0, 6) == "tiles=") {
+            if (!parsePositive(tok[next].substr(6), nd.tiles))
+                return fail(lineNo, "tile count '" + std::string(tok[next].substr(6)) +
+                                        "' is not a positive integer");
+            ++next;
+        }
         nd.pinned = next < tok.size() && tok[next] == "pinned";
 
         const int id = t.size();

@@ -1,8 +1,10 @@
 // The chiplet pipeline-parallel baseline (docs/search.md, "The chiplet baseline"): the
 // systolic cost against hand values, and on every sample the properties of the plan
-// (chain reduction keeps the work, groups are independent, regions take the M chiplets,
-// every split paid) and of the tree (valid, regions adjacent along the mesh, annealing
-// from it never ends worse, compare reports it and SA does not lose to it).
+// (chains of in = out = 1 layers keep the work, groups are independent, regions take the M
+// chiplets, every split paid) and of the tree (valid, regions adjacent along the mesh and
+// each on exactly its planned chiplets, the fixed tile counts surviving the text and JSON
+// formats, annealing from it never ends worse, compare reports it and SA does not lose to
+// it).
 #include "clirunner.h"
 #include "eval/evaluator.h"
 #include "hw/mesh.h"
@@ -10,6 +12,7 @@
 #include "samples.h"
 #include "search/chiplet.h"
 #include "search/search.h"
+#include "tree/tree_json.h"
 
 #include <QtTest>
 #include <cstdlib>
@@ -37,6 +40,9 @@ class TestChiplet : public QObject {
     void plan();
     void tree_data();
     void tree();
+    void regionsOnTheirChiplets_data();
+    void regionsOnTheirChiplets();
+    void fixedTilesRoundTrip();
     void annealingFromItNeverEndsWorse();
     void compareReportsIt();
 };
@@ -67,19 +73,25 @@ void TestChiplet::plan() {
     const Hardware h = preset(hw.toLatin1().constData());
     const ChipletPlan p = chipletPlan(net, h, 8);
 
-    // Reduction: every layer in exactly one chain, the work preserved, chains linked.
+    // Reduction: every layer in exactly one chain, the work preserved, chains linked, every
+    // layer of a chain of several with one producer layer and one consumer layer.
     std::vector<int> seen(net.layers.size(), 0);
     double macs = 0, netMacs = 0;
     const auto consumers = net.consumers();
+    auto producers = [&](int layer) {
+        std::set<int> out;
+        for (const LayerInput& in : net.layers[size_t(layer)].inputs)
+            if (in.producer >= 0) out.insert(in.producer);
+        return out;
+    };
     for (const ChipletNode& n : p.nodes) {
         macs += n.macs;
         for (size_t i = 0; i < n.layers.size(); ++i) {
             ++seen[size_t(n.layers[i])];
-            if (i == 0) continue;
-            const Layer& l = net.layers[size_t(n.layers[i])];
-            QCOMPARE(int(l.inputs.size()), 1);
-            QCOMPARE(l.inputs[0].producer, n.layers[i - 1]);
-            QCOMPARE(int(consumers[size_t(n.layers[i - 1])].size()), 1);
+            if (n.layers.size() == 1) continue;
+            QCOMPARE(int(producers(n.layers[i]).size()), 1);
+            QCOMPARE(int(consumers[size_t(n.layers[i])].size()), 1);
+            if (i > 0) QCOMPARE(*producers(n.layers[i]).begin(), n.layers[i - 1]);
         }
     }
     for (const Layer& l : net.layers)
@@ -89,6 +101,9 @@ void TestChiplet::plan() {
         QCOMPARE(s, 1);
     QCOMPARE(macs, netMacs);
     QVERIFY(p.nodes.size() < net.layers.size()); // every sample has chains to merge
+    // The wider rule (a chain's head may read several layers, its tail feed several) only
+    // merges more.
+    QVERIFY(reduceChains(net, ChipletChains::SingleLink).size() <= p.nodes.size());
 
     // Regions: consecutive node ranges covering all, chiplets summing to M.
     QCOMPARE(p.chiplets, chipletCount(h));
@@ -168,6 +183,74 @@ void TestChiplet::tree() {
             }
         QVERIFY2(touch, "consecutive regions do not share a mesh edge");
     }
+}
+
+void TestChiplet::regionsOnTheirChiplets_data() {
+    QTest::addColumn<QString>("model");
+    for (const char* m : kModels)
+        QTest::newRow(m) << m;
+}
+
+void TestChiplet::regionsOnTheirChiplets() {
+    // The method's placement: each region on exactly the chiplets the plan gave it (no
+    // region spills into a neighbouring chiplet). The evaluator's own allocation, by work,
+    // is what placed them before: its tile counts are no multiples of a chiplet's.
+    QFETCH(QString, model);
+    const Network& net = sample(model.toStdString());
+    const Hardware h = preset("chiplet");
+    const Mesh mesh(h);
+    QVERIFY(mesh.hasChiplets());
+    const int perChiplet = mesh.chipletWidth() * mesh.chipletHeight();
+    EvalOptions opt;
+    opt.objective = defaultObjective(h);
+    opt.detail = true;
+    ChipletPlan p;
+    auto t = chipletBaseline(net, h, 8, opt, &p);
+    QVERIFY2(t.ok(), t.ok() ? "" : t.error().message.c_str());
+    QCOMPARE(p.npus, perChiplet);
+    const Evaluation e = evaluate(net, h, *t, 8, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const RANode& root = t->node(t->root);
+    if (p.regions.size() == 1) QSKIP("one region: it holds the whole mesh");
+    QCOMPARE(int(root.children.size()), int(p.regions.size()));
+    std::set<int> taken;
+    for (size_t i = 0; i < p.regions.size(); ++i) {
+        const NodeFigures& f = e.nodes[size_t(root.children[i])];
+        std::map<int, int> tilesIn; // chiplet -> the region's tiles on it
+        for (int pos = f.tileBegin; pos < f.tileBegin + f.tileCount; ++pos)
+            ++tilesIn[mesh.chipletOf(mesh.tileAt(pos))];
+        QCOMPARE(int(tilesIn.size()), p.regions[i].chiplets);
+        for (const auto& [chiplet, tiles] : tilesIn) {
+            QCOMPARE(tiles, perChiplet); // whole chiplets only
+            QVERIFY2(taken.insert(chiplet).second, "two regions share a chiplet");
+        }
+    }
+}
+
+void TestChiplet::fixedTilesRoundTrip() {
+    // The regions' tile counts travel with the tree: text and JSON keep them, and a tree
+    // read back evaluates to the same figures.
+    const Network& net = sample("mobilenet_v2");
+    const Hardware h = preset("chiplet");
+    EvalOptions opt;
+    opt.objective = defaultObjective(h);
+    auto t = chipletBaseline(net, h, 8, opt);
+    QVERIFY2(t.ok(), t.ok() ? "" : t.error().message.c_str());
+    const std::string text = treeToText(*t, net);
+    QVERIFY(text.find(" tiles=16") != std::string::npos);
+    auto fromText = parseTreeText(text, net, "chiplet.tree");
+    QVERIFY2(fromText.ok(), fromText.ok() ? "" : fromText.error().message.c_str());
+    QVERIFY(*fromText == *t);
+    auto fromJson = parseTreeJson(treeToJson(*t, net), net, "chiplet.json");
+    QVERIFY2(fromJson.ok(), fromJson.ok() ? "" : fromJson.error().message.c_str());
+    QVERIFY(*fromJson == *t);
+    QCOMPARE(evaluate(net, h, *fromText, 8, opt).cost, evaluate(net, h, *t, 8, opt).cost);
+    // Without the fixed counts the root S cut allocates by work again: another schedule.
+    RATree free = *t;
+    for (RANode& n : free.nodes)
+        n.tiles = 0;
+    QVERIFY(!(free == *t));
+    QVERIFY(evaluate(net, h, free, 8, opt).cost != evaluate(net, h, *t, 8, opt).cost);
 }
 
 void TestChiplet::annealingFromItNeverEndsWorse() {
