@@ -199,8 +199,8 @@ class TestOperators : public QObject {
         const Network net = fork5();
         const auto deps = net.transitiveDeps();
         const OperatorContext ctx{net, deps, {}};
-        const RATree t =
-            parse("T 2/1\n\tT 2/1\n\t\tstem 2\n\t\ta 2\n\tS 2/2\n\t\tb 1\n\t\tadd 1\n\ttail 2\n", net);
+        const RATree t = parse(
+            "T 2/1\n\tT 2/1\n\t\tstem 2\n\t\ta 2\n\tS 2/2\n\t\tb 1\n\t\tadd 1\n\ttail 2\n", net);
         const auto n = neighbours(t, Operator::SwapLeaves, ctx);
         QCOMPARE(int(n.size()), 1);
         QCOMPARE(keyOf(n.front(), net), std::string("T2/1(T2/1(stem,b),S2/2(a,add),tail)"));
@@ -218,8 +218,10 @@ class TestOperators : public QObject {
         QTest::addColumn<int>("from");
         QTest::addColumn<int>("op");
         QTest::addColumn<QList<int>>("expected");
-        QTest::newRow("raise from 1") << 1 << int(Operator::IncreaseSubBatch) << QList<int>{2, 4, 8};
-        QTest::newRow("lower from 8") << 8 << int(Operator::DecreaseSubBatch) << QList<int>{1, 2, 4};
+        QTest::newRow("raise from 1")
+            << 1 << int(Operator::IncreaseSubBatch) << QList<int>{2, 4, 8};
+        QTest::newRow("lower from 8")
+            << 8 << int(Operator::DecreaseSubBatch) << QList<int>{1, 2, 4};
         QTest::newRow("raise from 2") << 2 << int(Operator::IncreaseSubBatch) << QList<int>{4, 8};
         QTest::newRow("lower from 2") << 2 << int(Operator::DecreaseSubBatch) << QList<int>{1};
     }
@@ -284,7 +286,8 @@ class TestOperators : public QObject {
                 for (RATree& m : neighbours(t, Operator(op), ctx)) {
                     std::string k = keyOf(m, n);
                     if (!reached.insert(k).second) continue;
-                    if (!space.count(k)) QFAIL(qPrintable(QString("outside the space: ") + k.c_str()));
+                    if (!space.count(k))
+                        QFAIL(qPrintable(QString("outside the space: ") + k.c_str()));
                     QVERIFY(!validateStructure(m, n, batch));
                     queue.push_back(std::move(m));
                 }
