@@ -3,28 +3,62 @@
 #include "search/genetic.h"
 
 #include <algorithm>
-#include <map>
+#include <cstdint>
 #include <numeric>
 
 namespace tilescope {
 
 namespace {
 
-// The layers under each node, sorted: the key a subtree of one tree is matched by in another.
-std::vector<std::vector<int>> layerSets(const RATree& t) {
-    std::vector<std::vector<int>> sets(size_t(t.size()));
-    for (int id = 0; id < t.size(); ++id) {
-        sets[size_t(id)] = t.layersUnder(id);
-        std::sort(sets[size_t(id)].begin(), sets[size_t(id)].end());
+// Per node: a hash of the set of layers under it (a sum of mixed layer ids, so the order
+// does not count), how many there are, and whether a pinned node lies in its subtree.
+// Children before parents (nodes are in pre-order after every edit). A match by hash is
+// confirmed on the layers themselves.
+struct NodeSets {
+    std::vector<std::uint64_t> hash;
+    std::vector<int> layers;
+    std::vector<bool> pinned;
+};
+NodeSets nodeSets(const RATree& t) {
+    const size_t n = size_t(t.size());
+    NodeSets s{std::vector<std::uint64_t>(n), std::vector<int>(n), std::vector<bool>(n)};
+    for (int id = t.size() - 1; id >= 0; --id) {
+        const RANode& nd = t.node(id);
+        const size_t i = size_t(id);
+        s.pinned[i] = nd.pinned;
+        if (!nd.isCut()) {
+            std::uint64_t z = std::uint64_t(nd.layer) + 0x9e3779b97f4a7c15ULL; // splitmix64
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+            s.hash[i] = z ^ (z >> 31);
+            s.layers[i] = 1;
+        }
+        for (int c : nd.children) {
+            s.hash[i] += s.hash[size_t(c)];
+            s.layers[i] += s.layers[size_t(c)];
+            if (s.pinned[size_t(c)]) s.pinned[i] = true;
+        }
     }
-    return sets;
+    return s;
 }
 
-bool holdsPin(const RATree& t, int id) {
-    if (t.node(id).pinned) return true;
-    for (int c : t.node(id).children)
-        if (holdsPin(t, c)) return true;
-    return false;
+bool sameLayers(const RATree& a, int x, const RATree& b, int y) {
+    auto u = a.layersUnder(x), v = b.layersUnder(y);
+    std::sort(u.begin(), u.end());
+    std::sort(v.begin(), v.end());
+    return u == v;
+}
+
+// The subtrees at x in a and y in b are the same (types, layers, batches, counts, order).
+bool sameSubtree(const RATree& a, int x, const RATree& b, int y) {
+    const RANode& m = a.node(x);
+    const RANode& n = b.node(y);
+    if (m.type != n.type || m.layer != n.layer || m.batch != n.batch || m.subBatch != n.subBatch ||
+        m.children.size() != n.children.size())
+        return false;
+    for (size_t i = 0; i < m.children.size(); ++i)
+        if (!sameSubtree(a, m.children[i], b, n.children[i])) return false;
+    return true;
 }
 
 // Appends a copy of b's subtree at `from` to `out` under `parent`; returns its new id.
@@ -67,18 +101,23 @@ void repairBatches(RATree& t) {
 } // namespace
 
 std::optional<RATree> crossover(const RATree& a, const RATree& b, const Network& net, Rng& rng) {
-    const auto setsA = layerSets(a), setsB = layerSets(b);
-    std::map<std::vector<int>, int> inB;
+    const NodeSets sa = nodeSets(a), sb = nodeSets(b);
+    std::vector<std::pair<std::uint64_t, int>> inB; // (layer-set hash, node of b), sorted
     for (int id = 0; id < b.size(); ++id)
-        if (id != b.root && !holdsPin(b, id)) inB.emplace(setsB[size_t(id)], id);
+        if (id != b.root && !sb.pinned[size_t(id)] && sb.layers[size_t(id)] >= 2)
+            inB.emplace_back(sb.hash[size_t(id)], id);
+    std::sort(inB.begin(), inB.end());
     std::vector<std::pair<int, int>> pairs; // (node of a, node of b) over the same layers
     for (int id = 0; id < a.size(); ++id) {
-        if (id == a.root || a.frozen(id) || holdsPin(a, id) || setsA[size_t(id)].size() < 2)
+        if (id == a.root || a.frozen(id) || sa.pinned[size_t(id)] || sa.layers[size_t(id)] < 2)
             continue;
-        const auto it = inB.find(setsA[size_t(id)]);
-        if (it == inB.end()) continue;
-        if (subtreeToText(a, net, id) == subtreeToText(b, net, it->second)) continue;
-        pairs.emplace_back(id, it->second);
+        const auto h = sa.hash[size_t(id)];
+        auto it = std::lower_bound(inB.begin(), inB.end(), std::make_pair(h, -1));
+        for (; it != inB.end() && it->first == h; ++it)
+            if (sameLayers(a, id, b, it->second)) {
+                if (!sameSubtree(a, id, b, it->second)) pairs.emplace_back(id, it->second);
+                break; // in a tree no two nodes hold the same two or more layers
+            }
     }
     if (pairs.empty()) return std::nullopt;
     const auto [at, from] = pairs[size_t(randBelow(rng, int(pairs.size())))];

@@ -26,8 +26,8 @@ std::optional<RATree> crossover(const RATree& a, const RATree& b, const Network&
 // it is better and not already a member. So an iteration is one evaluation, as in annealing.
 class GeneticPopulation final : public Population {
   public:
-    static constexpr int kSize = 16;           // members
-    static constexpr double kCrossover = 0.7;  // share of children bred by crossover
+    static constexpr int kSize = 16;          // members
+    static constexpr double kCrossover = 0.7; // share of children bred by crossover
     GeneticPopulation(const Network& net, RATree start, Evaluation startEval);
     std::optional<RATree> breed(const OperatorContext& ops, Rng& rng) override;
     bool offer(const RATree& tree, const Evaluation& eval) override;
