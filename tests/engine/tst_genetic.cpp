@@ -74,7 +74,8 @@ class TestGenetic : public QObject {
         Rng rng(3);
         auto c = crossover(a, b, net, rng);
         QVERIFY(c.has_value());
-        QCOMPARE(treeToText(*c, net), std::string("T 4/2\n\ti0 2\n\tS 2/2\n\t\ti2 1\n\t\ti1 1\n\ti3 2\n"));
+        QCOMPARE(treeToText(*c, net),
+                 std::string("T 4/2\n\ti0 2\n\tS 2/2\n\t\ti2 1\n\t\ti1 1\n\ti3 2\n"));
         QVERIFY(!validateStructure(*c, net, 4));
         // Nothing to exchange: the same subtree on both sides, or no common layer set.
         QVERIFY(!crossover(a, a, net, rng).has_value());
