@@ -542,6 +542,10 @@ int runCompare(const Args& a) {
     if (!in) return status;
     SearchOptions so = searchOptions(a, *in, status);
     if (status) return status;
+    // The baselines always run; --mode chooses the full-space search of the last row.
+    if (so.cfg.mode != SearchMode::Set && so.cfg.mode != SearchMode::Genetic)
+        throw UsageError{"compare: --mode takes set or ga (the full-space search), got '" +
+                         a.get("--mode") + "'"};
 
     Interruptible stop;
     json out = {
