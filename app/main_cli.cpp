@@ -17,10 +17,11 @@ const char* kUsage = R"(usage:
   tilescope-cli evaluate MODEL --hw HW --tree TREE [--batch B] [--objective n,m] [--json OUT]
   tilescope-cli anneal   MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
                          [--time SECONDS | --beta N | --iterations N] [--t0 X] [--alpha A]
-                         [--mode set|ls|lp|dp-lp|chiplet|random] [--chains K] [--threads T]
+                         [--mode set|ls|lp|dp-lp|chiplet|random|ga] [--chains K] [--threads T]
                          [--pin PATH]... [--init TREE] [--json OUT] [--tree-out FILE] [--quiet]
   tilescope-cli compare  MODEL --hw HW [--batch B] [--objective n,m] [--seed S]
-                         [--time SECONDS | --beta N | --iterations N] [--json OUT]
+                         [--time SECONDS | --beta N | --iterations N] [--mode set|ga]
+                         [--json OUT]
   tilescope-cli generate MODEL --hw HW --prompt P --tokens G [--batch B] [--points K]
                          [--seq-dim NAME] [--past-dim NAME] [--kv-cache dram|on-chip]
                          [anneal's search options]
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
          {runCompare,
           {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
            "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim",
-           "--chiplet-cost", "--chiplet-chains"},
+           "--chiplet-cost", "--chiplet-chains", "--mode"},
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,

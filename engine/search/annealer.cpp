@@ -32,13 +32,15 @@ const char* toString(SearchMode m) {
         return "dp-lp";
     case SearchMode::Chiplet:
         return "chiplet";
+    case SearchMode::Genetic:
+        return "ga";
     }
     return "?";
 }
 
 bool parseSearchMode(const std::string& s, SearchMode& out) {
     for (SearchMode m : {SearchMode::Set, SearchMode::LS, SearchMode::LP, SearchMode::Random,
-                         SearchMode::DpLp, SearchMode::Chiplet})
+                         SearchMode::DpLp, SearchMode::Chiplet, SearchMode::Genetic})
         if (s == toString(m)) {
             out = m;
             return true;
@@ -135,11 +137,13 @@ std::vector<SearchMode> compareModes() {
 SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
                            const std::vector<const SearchResult*>& earlier) {
     SearchConfig c = base;
-    c.mode = mode;
+    // The full-space row runs the search the caller chose: annealing, or the genetic search.
+    c.mode =
+        mode == SearchMode::Set && base.mode == SearchMode::Genetic ? SearchMode::Genetic : mode;
     c.initialTree.reset(); // each space from its own default start
     c.pinned.clear();
     c.seedTrees.clear();
-    if (mode == SearchMode::Set && c.portfolio) {
+    if ((c.mode == SearchMode::Set || c.mode == SearchMode::Genetic) && c.portfolio) {
         for (const SearchResult* r : earlier)
             if (r) c.seedTrees.push_back({toString(r->config.mode), r->bestTree});
         // The baselines ran already: SA spends its whole budget in the full space.
@@ -172,7 +176,7 @@ struct Shared {
     long long total = 0;
     std::atomic<long long> done{0};
     double seconds = 0; // the run's time budget, 0 for an iteration budget
-    std::string phase;  // of the chains running: "warm-up" or "annealing"
+    std::string phase;  // of the chains running: "warm-up", "annealing" or "genetic"
     std::atomic<long long> nextReportNs{0};
     std::mutex mutex; // serialises callbacks and guards the display best
     double bestCost = 0;
@@ -277,6 +281,46 @@ void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const RunInp
     }
 }
 
+// A chain's progress callback, at most every shared.intervalNs over all chains. The
+// temperature is 0 for a population (no schedule to show).
+void reportChainProgress(Shared& shared, int k, long long n, long long N, double temp,
+                         const Evaluation& curEval, double acceptanceRate) {
+    const long long now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - shared.start).count();
+    long long next = shared.nextReportNs.load(std::memory_order_relaxed);
+    if (now < next || !shared.nextReportNs.compare_exchange_strong(next, now + shared.intervalNs))
+        return;
+    Progress p;
+    p.iteration = shared.done.load(std::memory_order_relaxed);
+    p.chain = k;
+    p.chainIteration = n + 1;
+    p.chainTotal = N;
+    p.temperature = temp;
+    p.currentCost = curEval.cost;
+    p.energy = curEval.energy.total();
+    p.delay = curEval.delay;
+    p.acceptanceRate = acceptanceRate;
+    p.elapsedSeconds = double(now) * 1e-9;
+    p.phase = shared.phase;
+    if (shared.seconds > 0) {
+        p.fraction = std::min(1.0, p.elapsedSeconds / shared.seconds);
+        p.secondsLeft = std::max(0.0, shared.seconds - p.elapsedSeconds);
+        p.total = p.fraction > 0
+                      ? std::max(p.iteration, std::llround(double(p.iteration) / p.fraction))
+                      : p.iteration;
+        p.chainTotal = 0;
+    } else {
+        p.total = shared.total;
+        p.fraction = shared.total ? double(p.iteration) / double(shared.total) : 1.0;
+    }
+    std::lock_guard lock(shared.mutex);
+    p.bestCost = shared.bestCost;
+    p.bestEnergy = shared.bestEnergy;
+    p.bestDelay = shared.bestDelay;
+    p.bestTree = shared.bestTree;
+    (*shared.callback)(p);
+}
+
 ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& shared) {
     ChainResult r;
     r.chain = k;
@@ -296,6 +340,8 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     Evaluation curEval = *spec.startEval;
     r.best = cur;
     r.bestEval = curEval;
+    // The genetic search's members; `cur` is then the last child that joined (the plot's).
+    const auto pop = spec.strategy->population(in.net, cur, curEval);
     AcceptanceWindow window;
     const bool timed = spec.iterations <= 0;
     const long long N = spec.iterations;
@@ -344,13 +390,16 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         ++r.iterations;
         shared.done.fetch_add(1, std::memory_order_relaxed);
 
-        if (auto cand = proposeCandidate(cur, ops, rng)) {
+        // A population breeds the candidate and takes it in; a walk moves from its tree.
+        auto cand = pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng);
+        if (cand) {
             ++r.proposals;
             Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, in.opt);
             if (e.valid) {
                 ++r.valid;
                 const bool improves = e.cost < r.bestEval.cost;
-                const bool accepted = spec.strategy->accept(curEval.cost, e.cost, temp, rng);
+                const bool accepted = pop ? pop->offer(*cand, e)
+                                          : spec.strategy->accept(curEval.cost, e.cost, temp, rng);
                 window.push(accepted);
                 if (improves) {
                     ++r.improvements;
@@ -366,45 +415,8 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
             }
         }
 
-        if (*shared.callback) {
-            const long long now =
-                std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - shared.start)
-                    .count();
-            long long next = shared.nextReportNs.load(std::memory_order_relaxed);
-            if (now >= next &&
-                shared.nextReportNs.compare_exchange_strong(next, now + shared.intervalNs)) {
-                Progress p;
-                p.iteration = shared.done.load(std::memory_order_relaxed);
-                p.chain = k;
-                p.chainIteration = n + 1;
-                p.chainTotal = N;
-                p.temperature = temp;
-                p.currentCost = curEval.cost;
-                p.energy = curEval.energy.total();
-                p.delay = curEval.delay;
-                p.acceptanceRate = window.rate();
-                p.elapsedSeconds = double(now) * 1e-9;
-                p.phase = shared.phase;
-                if (shared.seconds > 0) {
-                    p.fraction = std::min(1.0, p.elapsedSeconds / shared.seconds);
-                    p.secondsLeft = std::max(0.0, shared.seconds - p.elapsedSeconds);
-                    p.total =
-                        p.fraction > 0
-                            ? std::max(p.iteration, std::llround(double(p.iteration) / p.fraction))
-                            : p.iteration;
-                    p.chainTotal = 0;
-                } else {
-                    p.total = shared.total;
-                    p.fraction = shared.total ? double(p.iteration) / double(shared.total) : 1.0;
-                }
-                std::lock_guard lock(shared.mutex);
-                p.bestCost = shared.bestCost;
-                p.bestEnergy = shared.bestEnergy;
-                p.bestDelay = shared.bestDelay;
-                p.bestTree = shared.bestTree;
-                (*shared.callback)(p);
-            }
-        }
+        if (*shared.callback)
+            reportChainProgress(shared, k, n, N, pop ? 0.0 : temp, curEval, window.rate());
     }
     // A chain that did not start leaves its start as it is (a fresh context would pay again).
     const bool finish = affordable && !in.stop.stop_requested();
@@ -815,7 +827,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     // The Set portfolio (docs/search.md): the baselines' trees and short LS / LP warm-up
     // chains feed the main chains' starts, so the result is never worse than any of them.
-    const bool portfolio = config.mode == SearchMode::Set && config.portfolio && !hasPins(start);
+    const bool portfolio = (config.mode == SearchMode::Set || config.mode == SearchMode::Genetic) &&
+                           config.portfolio && !hasPins(start);
     CandidatePool pool{net, config, rule, opt, setup, shared, {}};
     pool.trees.push_back({config.initialTree ? "given" : "start", start, startEval});
     if (portfolio) offerBaselines(pool, hw, W, progress, stop, t0);
@@ -881,7 +894,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     if (timed) specs.front().context = &setup;
     for (ChainSpec& s : specs)
         s.coldSeconds = coldSeconds;
-    shared.phase = "annealing";
+    shared.phase = config.mode == SearchMode::Genetic ? "genetic" : "annealing";
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
     for (ChainResult& c : warm)
         chains.push_back(std::move(c));

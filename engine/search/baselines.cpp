@@ -1,6 +1,7 @@
 // Strategies other than full-space annealing: the LS / LP restricted spaces (annealing
 // confined to a root T cut over layers and T / S cuts of layers), random search, and the
 // starting trees.
+#include "search/genetic.h"
 #include "search/schedule.h"
 #include "search/strategy.h"
 
@@ -130,6 +131,8 @@ std::unique_ptr<Strategy> makeStrategy(SearchMode mode) {
         return std::make_unique<Annealing>(mode, SpaceRule{NodeType::S, 2});
     case SearchMode::Random:
         return std::make_unique<RandomSearch>();
+    case SearchMode::Genetic:
+        return makeGeneticStrategy();
     // dp-lp is a construction, not a chain (runSearch builds it); its trees live in the
     // LP space, which is what a chain continuing from one must stay in.
     case SearchMode::DpLp:

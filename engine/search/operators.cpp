@@ -66,36 +66,58 @@ Error nothing(const char* what) {
     return Error{std::string("no place to apply ") + what};
 }
 
-Result<RATree> swapLeaves(const RATree& t, const OperatorContext& ctx, Rng& rng) {
-    std::vector<int> cand;
-    for (int id = 0; id < t.size(); ++id) {
+// Leaf node ids left to right (the whole leaf order, across cut boundaries).
+std::vector<int> leafNodesInOrder(const RATree& t) {
+    std::vector<int> out, stack{t.root};
+    while (!stack.empty()) {
+        const int id = stack.back();
+        stack.pop_back();
         const RANode& n = t.node(id);
-        if (n.isCut() || n.parent < 0) continue;
-        const auto& kids = t.node(n.parent).children;
-        const int idx = t.childIndex(id);
-        if (idx + 1 >= int(kids.size())) continue;
-        const RANode& next = t.node(kids[size_t(idx) + 1]);
-        if (next.isCut() || next.pinned || t.frozen(id)) continue;
-        // The later leaf would run first: it must not need the earlier one.
-        if (ctx.deps[size_t(next.layer)][size_t(n.layer)]) continue;
-        cand.push_back(id);
+        if (!n.isCut()) out.push_back(id);
+        for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
+            stack.push_back(*it);
     }
-    if (cand.empty()) return nothing("a swap");
-    return edit::swapWithNext(t, ctx.net, pick(cand, rng), ctx.deps);
+    return out;
 }
 
-Result<RATree> moveLeaf(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+// Operator 1's places: a leaf whose next leaf in the whole leaf order (a sibling or across
+// a cut boundary) may run before it: neither frozen, the later not needing the earlier.
+std::vector<int> swapPlaces(const RATree& t, const OperatorContext& ctx) {
+    std::vector<int> cand;
+    const auto leaves = leafNodesInOrder(t);
+    for (size_t i = 0; i + 1 < leaves.size(); ++i) {
+        const int a = leaves[i], b = leaves[i + 1];
+        if (t.frozen(a) || t.frozen(b)) continue;
+        if (ctx.deps[size_t(t.node(b).layer)][size_t(t.node(a).layer)]) continue;
+        cand.push_back(a);
+    }
+    return cand;
+}
+
+Result<RATree> swapLeaves(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+    const auto cand = swapPlaces(t, ctx);
+    if (cand.empty()) return nothing("a swap");
+    return edit::swapWithNextLeaf(t, ctx.net, pick(cand, rng), ctx.deps);
+}
+
+// Operator 2's candidates: the leaves it may move.
+std::vector<int> movableLeaves(const RATree& t) {
     std::vector<int> leaves;
     for (int id = 0; id < t.size(); ++id)
         if (!t.node(id).isCut() && t.node(id).parent >= 0 && !t.frozen(id)) leaves.push_back(id);
-    if (leaves.empty()) return nothing("a move");
-    const int x = pick(leaves, rng);
+    return leaves;
+}
+
+// Where operator 2 may move leaf x: a cut at the position given, or, with `eitherSide`, at
+// that position or the next (out to the grandparent from the middle of its parent).
+struct MoveTarget {
+    int cut, position;
+    bool eitherSide = false;
+};
+std::vector<MoveTarget> moveTargets(const RATree& t, int x) {
     const int p = t.node(x).parent;
     const int xi = t.childIndex(x);
-    struct Target {
-        int cut, position;
-    };
-    std::vector<Target> targets;
+    std::vector<MoveTarget> targets;
     // A sibling cut: join at the end facing x, so the leaf order is unchanged when the
     // cut is adjacent (and only independent leaves are jumped over otherwise).
     const auto& sib = t.node(p).children;
@@ -120,23 +142,47 @@ Result<RATree> moveLeaf(const RATree& t, const OperatorContext& ctx, Rng& rng) {
         else if (xi == n - 1)
             targets.push_back({g, pi + 1});
         else
-            targets.push_back({g, pi + randBelow(rng, 2)});
+            targets.push_back({g, pi, true});
     }
-    if (targets.empty()) return nothing("a move");
-    const Target tg = pick(targets, rng);
-    return edit::move(t, ctx.net, x, tg.cut, tg.position);
+    return targets;
 }
 
-Result<RATree> group(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+Result<RATree> moveLeaf(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+    const auto leaves = movableLeaves(t);
+    if (leaves.empty()) return nothing("a move");
+    const int x = pick(leaves, rng);
+    const auto targets = moveTargets(t, x);
+    if (targets.empty()) return nothing("a move");
+    const MoveTarget tg = pick(targets, rng);
+    return edit::move(t, ctx.net, x, tg.cut, tg.position + (tg.eitherSide ? randBelow(rng, 2) : 0));
+}
+
+// Operator 3's cuts: two or more children, and for a non-root cut more than two: wrapping
+// all the children of a non-root cut only nests it, the dissolve of its parent's job.
+std::vector<int> groupableCuts(const RATree& t) {
     std::vector<int> cuts;
     for (int id = 0; id < t.size(); ++id) {
         const RANode& n = t.node(id);
-        // Two or more children, and for a non-root cut more than two: wrapping all the
-        // children of a non-root cut only nests it, the dissolve of its parent's job.
         if (!n.isCut() || n.children.size() < 2 || t.frozen(id)) continue;
         if (id != t.root && n.children.size() < 3) continue;
         cuts.push_back(id);
     }
+    return cuts;
+}
+
+// Whether operator 3 may wrap `count` children of cut c (all of them only at the root).
+bool groupableRun(const RATree& t, int c, int count) {
+    return count >= 2 && (count < int(t.node(c).children.size()) || c == t.root);
+}
+
+// The types operator 3 may give a new cut under c: the space's at its root, else both.
+std::vector<NodeType> groupTypes(const RATree& t, const OperatorContext& ctx, int c) {
+    if (c == t.root && ctx.rule.depthOneCut) return {*ctx.rule.depthOneCut};
+    return {NodeType::S, NodeType::T};
+}
+
+Result<RATree> group(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+    const auto cuts = groupableCuts(t);
     if (cuts.empty()) return nothing("a group");
     const int c = pick(cuts, rng);
     const RANode& cn = t.node(c);
@@ -147,35 +193,49 @@ Result<RATree> group(const RATree& t, const OperatorContext& ctx, Rng& rng) {
         if (a > b) std::swap(a, b);
         first = a;
         count = b - a + 1;
-    } while (count < 2 || (count == n && c != t.root));
+    } while (!groupableRun(t, c, count));
     NodeType type = randBelow(rng, 2) ? NodeType::S : NodeType::T;
     if (c == t.root && ctx.rule.depthOneCut) type = *ctx.rule.depthOneCut;
     const auto ds = divisorsOf(cn.batch / cn.subBatch);
     return edit::wrap(t, ctx.net, c, first, count, type, pick(ds, rng));
 }
 
-Result<RATree> dissolve(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+// Operator 4's cuts: every non-root cut not frozen.
+std::vector<int> dissolvableCuts(const RATree& t) {
     std::vector<int> cuts;
     for (int id = 0; id < t.size(); ++id)
         if (t.node(id).isCut() && id != t.root && !t.frozen(id)) cuts.push_back(id);
+    return cuts;
+}
+
+Result<RATree> dissolve(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+    const auto cuts = dissolvableCuts(t);
     if (cuts.empty()) return nothing("a dissolve");
     return edit::dissolve(t, ctx.net, pick(cuts, rng));
 }
 
-Result<RATree> stepSubBatch(const RATree& t, const OperatorContext& ctx, Rng& rng, int dir) {
-    std::vector<std::pair<int, int>> cand; // (cut, new sub-batch count)
+// Operators 5 and 6's places: each cut that can take a larger (dir > 0) or smaller
+// sub-batch count, with the counts it can take (the divisors of its batch beyond its own).
+std::vector<std::pair<int, std::vector<int>>> subBatchPlaces(const RATree& t, int dir) {
+    std::vector<std::pair<int, std::vector<int>>> cand;
     for (int id = 0; id < t.size(); ++id) {
         const RANode& n = t.node(id);
         if (!n.isCut() || n.batch < 2 || t.frozen(id)) continue;
-        const auto ds = divisorsOf(n.batch);
-        const int i = int(std::find(ds.begin(), ds.end(), n.subBatch) - ds.begin());
-        const int j = i + dir;
-        if (i >= int(ds.size()) || j < 0 || j >= int(ds.size())) continue;
-        cand.emplace_back(id, ds[size_t(j)]);
+        std::vector<int> counts;
+        for (int d : divisorsOf(n.batch))
+            if (dir > 0 ? d > n.subBatch : d < n.subBatch) counts.push_back(d);
+        if (!counts.empty()) cand.emplace_back(id, std::move(counts));
     }
+    return cand;
+}
+
+// A random cut, then a random larger (smaller) count: the method's operators 5 and 6 jump
+// to any count, not only to the next divisor, so one step can go from 1 to the whole batch.
+Result<RATree> stepSubBatch(const RATree& t, const OperatorContext& ctx, Rng& rng, int dir) {
+    const auto cand = subBatchPlaces(t, dir);
     if (cand.empty()) return nothing(dir > 0 ? "a sub-batch increase" : "a sub-batch decrease");
-    const auto [cut, sb] = pick(cand, rng);
-    return edit::setSubBatch(t, ctx.net, cut, sb);
+    const auto& [cut, counts] = pick(cand, rng);
+    return edit::setSubBatch(t, ctx.net, cut, pick(counts, rng));
 }
 
 } // namespace
@@ -205,6 +265,50 @@ Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext
     if (r.ok())
         if (auto why = ctx.rule.check(*r)) return *why;
     return r;
+}
+
+std::vector<RATree> neighbours(const RATree& t, Operator op, const OperatorContext& ctx) {
+    std::vector<RATree> out;
+    auto keep = [&](Result<RATree> r) {
+        if (r.ok() && !ctx.rule.check(*r)) out.push_back(std::move(r).value());
+    };
+    switch (op) {
+    case Operator::SwapLeaves:
+        for (int a : swapPlaces(t, ctx))
+            keep(edit::swapWithNextLeaf(t, ctx.net, a, ctx.deps));
+        break;
+    case Operator::MoveLeaf:
+        for (int x : movableLeaves(t))
+            for (const MoveTarget& tg : moveTargets(t, x))
+                for (int side = 0; side <= (tg.eitherSide ? 1 : 0); ++side)
+                    keep(edit::move(t, ctx.net, x, tg.cut, tg.position + side));
+        break;
+    case Operator::Group:
+        for (int c : groupableCuts(t)) {
+            const RANode& cn = t.node(c);
+            const int n = int(cn.children.size());
+            for (int first = 0; first < n; ++first)
+                for (int count = 2; first + count <= n; ++count) {
+                    if (!groupableRun(t, c, count)) continue;
+                    for (NodeType type : groupTypes(t, ctx, c))
+                        for (int sb : divisorsOf(cn.batch / cn.subBatch))
+                            keep(edit::wrap(t, ctx.net, c, first, count, type, sb));
+                }
+        }
+        break;
+    case Operator::Dissolve:
+        for (int id : dissolvableCuts(t))
+            keep(edit::dissolve(t, ctx.net, id));
+        break;
+    case Operator::IncreaseSubBatch:
+    case Operator::DecreaseSubBatch:
+        for (const auto& [cut, counts] :
+             subBatchPlaces(t, op == Operator::IncreaseSubBatch ? +1 : -1))
+            for (int sb : counts)
+                keep(edit::setSubBatch(t, ctx.net, cut, sb));
+        break;
+    }
+    return out;
 }
 
 std::optional<RATree> proposeCandidate(const RATree& t, const OperatorContext& ctx, Rng& rng,

@@ -26,12 +26,12 @@ inline double randUnit(Rng& rng) {
 }
 
 enum class Operator {
-    SwapLeaves,       // 1: swap two adjacent sibling leaves with no dependency between them
+    SwapLeaves,       // 1: swap two leaves adjacent in the whole leaf order, if independent
     MoveLeaf,         // 2: move a leaf into a cut sharing its parent or grandparent
     Group,            // 3: wrap consecutive children of a cut in a new cut
     Dissolve,         // 4: delete a non-root cut, its children go to its parent
-    IncreaseSubBatch, // 5: next divisor of the cut's batch
-    DecreaseSubBatch, // 6: previous divisor
+    IncreaseSubBatch, // 5: any larger divisor of the cut's batch
+    DecreaseSubBatch, // 6: any smaller divisor
 };
 constexpr int kOperatorCount = 6;
 const char* toString(Operator op);
@@ -63,6 +63,10 @@ Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext
 // `used` receives the operator that produced the candidate.
 std::optional<RATree> proposeCandidate(const RATree& t, const OperatorContext& ctx, Rng& rng,
                                        Operator* used = nullptr, int maxTries = 32);
+
+// Every tree one application of op can make from t, each place and choice once (inside
+// ctx.rule): the random operator draws one of these. The reachability test walks them.
+std::vector<RATree> neighbours(const RATree& t, Operator op, const OperatorContext& ctx);
 
 // Divisors of n in increasing order (sub-batch counts a cut of batch n may take).
 std::vector<int> divisorsOf(int n);

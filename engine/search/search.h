@@ -24,9 +24,10 @@ namespace tilescope {
 // cuts of layers only (two levels deep, docs/search.md "Modes and starting trees");
 // random = random walk over the same operators, keeping the best valid tree;
 // dp-lp = consecutive layers split into S-cut pipeline segments by dynamic programming;
-// chiplet = the chiplet pipeline-parallel baseline (search/chiplet.h).
-enum class SearchMode { Set, LS, LP, Random, DpLp, Chiplet };
-const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp", "chiplet"
+// chiplet = the chiplet pipeline-parallel baseline (search/chiplet.h);
+// ga = a genetic search over the full space with the same operators (search/genetic.h).
+enum class SearchMode { Set, LS, LP, Random, DpLp, Chiplet, Genetic };
+const char* toString(SearchMode m); // "set", "ls", "lp", "random", "dp-lp", "chiplet", "ga"
 bool parseSearchMode(const std::string& s, SearchMode& out);
 
 // How the chiplet baseline's region split costs a region (docs/search.md, "The chiplet baseline",
@@ -130,7 +131,8 @@ struct Progress {
     double secondsLeft = -1; // time budget: seconds until the deadline; -1 otherwise
     bool final = false;      // the last callback of the run
     // What the run is doing (docs/search.md "Budgets"): "start tree", "baselines: lp",
-    // "baselines: dp-lp", "baselines: chiplet", "warm-up", "annealing"; "done" in the final
+    // "baselines: dp-lp", "baselines: chiplet", "warm-up", "annealing" ("genetic" for the
+    // genetic search's chains); "done" in the final
     // callback. A callback when a phase begins carries no chain figures (iteration 0).
     std::string phase;
 };

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 
 namespace tilescope {
@@ -27,6 +28,17 @@ struct Deadline {
     }
 };
 
+// A population-based strategy's state in one chain (the genetic search): where each
+// iteration's candidate comes from and whether a valid one joins. The chain loop owns it.
+class Population {
+  public:
+    virtual ~Population() = default;
+    // The next candidate; nullopt when no operator applied.
+    virtual std::optional<RATree> breed(const OperatorContext& ops, Rng& rng) = 0;
+    // A valid candidate: true when it joins (the chain counts it as accepted).
+    virtual bool offer(const RATree& tree, const Evaluation& eval) = 0;
+};
+
 class Strategy {
   public:
     virtual ~Strategy() = default;
@@ -41,6 +53,12 @@ class Strategy {
     // start that is a construction (LP's layer pipeline) stops refining at the deadline.
     virtual Result<RATree> initialTree(EvalContext& ctx, int totalBatch, const EvalOptions& opt,
                                        Deadline deadline) const = 0;
+    // A population-based strategy's state for a chain from `start`; null (annealing, random
+    // search): the chain walks one current tree and asks accept().
+    virtual std::unique_ptr<Population> population(const Network& net, const RATree& start,
+                                                   const Evaluation& startEval) const {
+        return nullptr;
+    }
 };
 
 std::unique_ptr<Strategy> makeStrategy(SearchMode mode);

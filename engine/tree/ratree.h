@@ -99,6 +99,11 @@ Result<RATree> swapWithNext(const RATree& t, const Network& net, int node);
 // depends on layer j), so the annealer does not rebuild it for every candidate.
 Result<RATree> swapWithNext(const RATree& t, const Network& net, int node,
                             const std::vector<std::vector<bool>>& deps);
+// Leaf `leaf` and the next leaf in the whole leaf order (left to right, across cut
+// boundaries) trade layers; the tree's shape, types and sub-batches stay. Refused when
+// `leaf` is the last leaf, either leaf is frozen, or the later layer depends on the earlier.
+Result<RATree> swapWithNextLeaf(const RATree& t, const Network& net, int leaf,
+                                const std::vector<std::vector<bool>>& deps);
 // position: index in newParent's children of the input tree; node goes before the child
 // now at that index (== size appends), the convention of QAbstractItemModel::moveRows.
 Result<RATree> move(const RATree& t, const Network& net, int node, int newParent, int position);

@@ -116,6 +116,29 @@ Result<RATree> swapWithNext(const RATree& t, const Network& net, int node,
     return finish(std::move(w), net, t.node(t.root).batch);
 }
 
+Result<RATree> swapWithNextLeaf(const RATree& t, const Network& net, int leaf,
+                                const std::vector<std::vector<bool>>& deps) {
+    if (auto e = checkNode(t, leaf)) return *e;
+    if (t.node(leaf).isCut()) return Error{"node " + t.pathOf(leaf) + " is a cut, not a leaf"};
+    if (deps.size() != net.layers.size())
+        return Error{"dependency matrix has " + std::to_string(deps.size()) +
+                     " rows but the network has " + std::to_string(net.layers.size()) + " layers"};
+    const auto order = t.leavesInOrder();
+    const auto at = std::find(order.begin(), order.end(), t.node(leaf).layer);
+    if (at == order.end() || at + 1 == order.end())
+        return Error{"leaf " + t.pathOf(leaf) + " is the last leaf"};
+    const int next = t.leafOf(*(at + 1));
+    if (const int p = t.pinnedAncestor(leaf); p >= 0) return pinnedError(t, p);
+    if (const int p = t.pinnedAncestor(next); p >= 0) return pinnedError(t, p);
+    const int a = t.node(leaf).layer, b = t.node(next).layer;
+    if (deps[size_t(b)][size_t(a)])
+        return Error{"cannot swap " + t.pathOf(leaf) + " and " + t.pathOf(next) + ": layer " +
+                     layerName(net, b) + " depends on layer " + layerName(net, a)};
+    RATree w = t;
+    std::swap(w.node(leaf).layer, w.node(next).layer);
+    return finish(std::move(w), net, t.node(t.root).batch);
+}
+
 Result<RATree> move(const RATree& t, const Network& net, int node, int newParent, int position) {
     if (auto e = checkNode(t, node)) return *e;
     if (auto e = checkNode(t, newParent)) return *e;

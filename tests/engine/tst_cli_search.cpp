@@ -336,6 +336,27 @@ class TestCliSearch : public QObject {
         QVERIFY(near(double(j["ratios"]["edp_sa_over_dp_lp"]), edp("sa") / edp("dp-lp")));
     }
 
+    // --mode ga: the full-space row runs the genetic search, keeps its key "sa" and shows
+    // "ga" in the table; it still starts from the baselines' bests. Other modes are refused.
+    void compareRunsTheGeneticSearch() {
+        const QString out = path("cmp-ga.json");
+        const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch",
+                           "8", "--iterations", "100", "--mode", "ga", "--json", out, "--quiet"});
+        QCOMPARE(r.status, 0);
+        const json j = readJson(out);
+        QCOMPARE(j["sa"]["mode"].get<std::string>(), std::string("ga"));
+        const double sa = j["sa"]["cost"];
+        QVERIFY(sa <= double(j["ls"]["cost"]) && sa <= double(j["lp"]["cost"]));
+        const Run table = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge",
+                               "--batch", "8", "--iterations", "50", "--mode", "ga", "--quiet"});
+        QCOMPARE(table.status, 0);
+        QVERIFY2(table.out.contains("\nga "), qPrintable(table.out));
+        const Run bad = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge",
+                             "--iterations", "50", "--mode", "ls", "--quiet"});
+        QVERIFY(bad.status != 0);
+        QVERIFY2(bad.err.contains("--mode takes set or ga"), qPrintable(bad.err));
+    }
+
     void compareTableHasEdp() {
         const Run r = cli({"compare", QString::fromStdString(kResnet), "--hw", "edge", "--batch",
                            "8", "--iterations", "30", "--objective", "1,1", "--quiet"});

@@ -184,7 +184,8 @@ void SearchController::start() {
     // Continue from the document's tree when it is a valid start in this space (the
     // restricted LS / LP spaces start from their own default trees).
     if (m_doc->evaluation()->valid &&
-        (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random))
+        (req->config.mode == SearchMode::Set || req->config.mode == SearchMode::Random ||
+         req->config.mode == SearchMode::Genetic))
         req->config.initialTree = m_doc->tree();
     m_views.panel->clearHistory();
     m_views.tradeoff->clearHistory();

@@ -62,6 +62,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_mode->addItem(tr("DP-LP (DP pipeline)"), int(SearchMode::DpLp));
     m_mode->addItem(tr("Chiplet (pipeline regions)"), int(SearchMode::Chiplet));
     m_mode->addItem(tr("Random"), int(SearchMode::Random));
+    m_mode->addItem(tr("GA (genetic, full space)"), int(SearchMode::Genetic));
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
     m_chains->setValue(defaultSearchChains());
