@@ -20,15 +20,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = ["resnet50", "googlenet", "inception_v3", "mobilenet_v2", "transformer"]
-
-
-def find_cli():
-    for d in ("build/release", "build", "build/dev"):
-        p = os.path.join(ROOT, d, "app", "tilescope-cli")
-        if os.access(p, os.X_OK):
-            return p
-    sys.exit("tilescope-cli not found; pass --cli PATH")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from search_quality import MODELS, find_cli  # noqa: E402
 
 
 def run(cli, model, preset, batch, seed, mode, extra, tmp):

@@ -5,6 +5,8 @@
 #include "tree/ratree.h"
 
 #include <QtGlobal>
+#include <algorithm>
+#include <vector>
 
 namespace tilescope::test {
 
@@ -76,6 +78,26 @@ inline Network residual(int blocks) {
         last = int(n.layers.size()) - 1;
     }
     return finish(n);
+}
+
+// Four convolutions reading the network input: every order is topological.
+inline Network independent4() {
+    Network n;
+    n.name = "independent4";
+    for (int i = 0; i < 4; ++i)
+        n.layers.push_back(conv("i" + std::to_string(i), 16, 16, 8, 3, -1));
+    return finish(n);
+}
+
+// Leaf orders a and b differ by exactly one transposition of neighbours.
+inline bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b) {
+    if (a.size() != b.size()) return false;
+    size_t i = 0;
+    while (i < a.size() && a[i] == b[i])
+        ++i;
+    if (i + 1 >= a.size()) return false;
+    if (a[i] != b[i + 1] || a[i + 1] != b[i]) return false;
+    return std::equal(a.begin() + long(i) + 2, a.end(), b.begin() + long(i) + 2);
 }
 
 // Parses tree text that a test wrote by hand; a typo there is a broken test, not a case.

@@ -16,15 +16,6 @@ namespace {
 
 #define CHECK_OK(r) QVERIFY2((r).ok(), (r).ok() ? "" : (r).error().message.c_str())
 
-// Four convolutions reading the network input: every order is topological.
-Network independent4() {
-    Network n;
-    n.name = "independent4";
-    for (int i = 0; i < 4; ++i)
-        n.layers.push_back(conv("i" + std::to_string(i), 16, 16, 8, 3, -1));
-    return finish(n);
-}
-
 RATree parse(const std::string& text, const Network& net) {
     auto t = parseTreeText(text, net, "test");
     if (!t) qFatal("%s", t.error().message.c_str());

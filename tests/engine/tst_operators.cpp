@@ -37,15 +37,6 @@ Network fork5() {
     return finish(n);
 }
 
-// Four convolutions reading the network input: every order is topological.
-Network independent4() {
-    Network n;
-    n.name = "independent4";
-    for (int i = 0; i < 4; ++i)
-        n.layers.push_back(conv("i" + std::to_string(i), 16, 16, 8, 3, -1));
-    return finish(n);
-}
-
 Network networkNamed(const QString& name) {
     if (name == "chain5") return chain5();
     if (name == "fork5") return fork5();
@@ -146,17 +137,6 @@ class SpaceEnumerator {
     int m_batch;
     std::vector<std::string> m_names;
 };
-
-// Leaf orders a and b differ by exactly one transposition of neighbours.
-bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b) {
-    if (a.size() != b.size()) return false;
-    size_t i = 0;
-    while (i < a.size() && a[i] == b[i])
-        ++i;
-    if (i + 1 >= a.size()) return false;
-    if (a[i] != b[i + 1] || a[i + 1] != b[i]) return false;
-    return std::equal(a.begin() + long(i) + 2, a.end(), b.begin() + long(i) + 2);
-}
 
 RATree parse(const std::string& text, const Network& net) {
     auto t = parseTreeText(text, net, "test");

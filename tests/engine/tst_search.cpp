@@ -3,6 +3,7 @@
 // counts, LS/LP restrictions, pins, the stop token and continuing from a given tree.
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
+#include "netbuilder.h"
 #include "search/operators.h"
 #include "search/schedule.h"
 #include "search/search.h"
@@ -105,17 +106,6 @@ std::vector<int> subBatches(const RATree& t) {
     for (const auto& n : t.nodes)
         v.push_back(n.subBatch);
     return v;
-}
-
-// Leaf orders a and b differ by exactly one transposition of neighbours.
-bool adjacentTransposition(const std::vector<int>& a, const std::vector<int>& b) {
-    if (a.size() != b.size()) return false;
-    size_t i = 0;
-    while (i < a.size() && a[i] == b[i])
-        ++i;
-    if (i + 1 >= a.size()) return false;
-    if (a[i] != b[i + 1] || a[i + 1] != b[i]) return false;
-    return std::equal(a.begin() + long(i) + 2, a.end(), b.begin() + long(i) + 2);
 }
 
 } // namespace
@@ -259,7 +249,7 @@ class TestSearch : public QObject {
                 ++applied;
                 switch (o) {
                 case Operator::SwapLeaves:
-                    QVERIFY(adjacentTransposition(t.leavesInOrder(), n.leavesInOrder()));
+                    QVERIFY(test::adjacentTransposition(t.leavesInOrder(), n.leavesInOrder()));
                     QCOMPARE(n.size(), t.size());
                     break;
                 case Operator::MoveLeaf:
