@@ -272,7 +272,10 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         GeneratePhase phase{p.name, p.modelPath, p.seq, p.past, nullptr, {}, {}};
         if (src.model.empty() && p.name == "decode")
             phase.past = kv.empty() ? 0 : kv.front().length;
-        if (r.kvOnChip) {
+        // The decode steps keep the cache on chip; the prefill makes it (its one-token past
+        // is the import's stand-in for none) and stores it as with the cache in DRAM, and
+        // moving it into the decode step's tiles once is not charged (docs/cli.md).
+        if (r.kvOnChip && p.name == "decode") {
             std::vector<std::string> names;
             for (const KvCacheInput& k : kv)
                 names.push_back(k.input);

@@ -45,8 +45,9 @@ struct GenerateRequest {
     int batch = 1;           // sequences run together in every phase
     int decodePoints = 4;    // context lengths the decode step is scheduled at (at most G - 1)
     // The KV cache kept in the attention leaves' tiles across decode steps (`--kv-cache
-    // on-chip`) instead of read from DRAM at every step: every phase's schedule holds it
-    // there, valid only where it fits (docs/cost-model.md §6, "Kept on chip").
+    // on-chip`) instead of read from DRAM at every step: every decode step's schedule holds
+    // it there, valid only where it fits (docs/cost-model.md §6, "Kept on chip"); the
+    // prefill stores the cache it makes as with the cache in DRAM.
     bool kvOnChip = false;
 };
 
