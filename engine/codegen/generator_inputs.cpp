@@ -41,7 +41,7 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
         ii.range = win[a];
         if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.push_back(ii);
     }
-    if (in.producer < 0 && in.resident) {
+    if (in.resident) {
         readKeptInput(cur, k, win);
         return std::nullopt;
     }
@@ -57,7 +57,7 @@ std::optional<Error> Generator::reserveKeptInputs() {
     for (const LeafLayout& leaf : m_schedule.leaves) {
         const Layer& ly = m_net.layers[size_t(leaf.layer)];
         if (std::none_of(ly.inputs.begin(), ly.inputs.end(),
-                         [](const LayerInput& in) { return in.producer < 0 && in.resident; }))
+                         [](const LayerInput& in) { return in.resident; }))
             continue;
         for (int t = 0; t < leaf.tileCount; ++t) {
             const std::uint64_t bytes =
@@ -71,25 +71,17 @@ std::optional<Error> Generator::reserveKeptInputs() {
     return std::nullopt;
 }
 
-// The compute of each active tile reads its window of kept input k in place: its bytes
-// within the (layer, tile) region follow the invocations in sample order, inputs in order.
+// The compute of each active tile reads its window of kept input k in place, where
+// TransferGeometry::residentOffset places it in the (layer, tile) region.
 void Generator::readKeptInput(Step& cur, size_t k, const std::vector<Box>& win) {
-    const Layer& ly = cur.ly;
     cur.kept.resize(cur.act.size());
     for (size_t a = 0; a < cur.act.size(); ++a) {
         const auto it = m_kept.find({cur.v.layer, cur.act[a].tile});
         if (it == m_kept.end()) continue;
-        const size_t t =
-            size_t(std::find(cur.leaf.tiles.begin(), cur.leaf.tiles.end(), cur.act[a].tile) -
-                   cur.leaf.tiles.begin());
-        const int b = std::max(1, cur.leaf.batch);
-        std::uint64_t from = 0;
-        for (int s0 = 0; s0 <= cur.s0; s0 += b)
-            for (size_t j = 0; j < ly.inputs.size() && (s0 < cur.s0 || j < k); ++j) {
-                if (!ly.inputs[j].resident) continue;
-                const Box o = m_geometry.tileBox(cur.v.layer, cur.m, int(t), s0, s0 + b);
-                if (!o.empty()) from += bytesOf(m_geometry.window(cur.v.layer, j, o).volume());
-            }
+        const int t = int(std::find(cur.leaf.tiles.begin(), cur.leaf.tiles.end(), cur.act[a].tile) -
+                          cur.leaf.tiles.begin());
+        const std::uint64_t from = m_geometry.residentOffset(
+            cur.v.layer, cur.m, t, std::max(1, cur.leaf.batch), m_totalBatch, cur.s0, k);
         slotRefs(cur.kept[a], it->second, from, bytesOf(win[a].volume()), false);
     }
 }

@@ -153,17 +153,16 @@ Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int
     return win;
 }
 
-std::uint64_t TransferGeometry::residentBytes(int layer, const LeafMapping& m, int t, int b,
-                                              int totalBatch) const {
+std::uint64_t TransferGeometry::residentOffset(int layer, const LeafMapping& m, int t, int b,
+                                               int totalBatch, int s0, size_t k) const {
     const Layer& ly = m_net.layers[size_t(layer)];
     std::uint64_t bytes = 0;
-    for (size_t k = 0; k < ly.inputs.size(); ++k) {
-        if (!ly.inputs[k].resident) continue;
-        for (int s0 = 0; s0 < totalBatch; s0 += b) {
-            const Box o = tileBox(layer, m, t, s0, std::min(totalBatch, s0 + b));
-            if (!o.empty()) bytes += bytesOf(window(layer, k, o).volume());
+    for (int s = 0; s <= s0 && s < totalBatch; s += b)
+        for (size_t j = 0; j < ly.inputs.size() && (s < s0 || j < k); ++j) {
+            if (!ly.inputs[j].resident) continue;
+            const Box o = tileBox(layer, m, t, s, std::min(totalBatch, s + b));
+            if (!o.empty()) bytes += bytesOf(window(layer, j, o).volume());
         }
-    }
     return bytes;
 }
 

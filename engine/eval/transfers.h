@@ -93,7 +93,14 @@ class TransferGeometry {
     // of them, held for the whole run (docs/cost-model.md §6, "Kept on chip"). The
     // evaluator reserves them in the tile's buffer and the generator places them there.
     std::uint64_t residentBytes(int layer, const LeafMapping& m, int t, int b,
-                                int totalBatch) const;
+                                int totalBatch) const {
+        return residentOffset(layer, m, t, b, totalBatch, totalBatch, 0);
+    }
+    // Of those, the bytes before input k's window of the invocation from sample s0: the
+    // invocations in sample order, each one's kept inputs in input order (where the
+    // generator places that window in the tile's kept region).
+    std::uint64_t residentOffset(int layer, const LeafMapping& m, int t, int b, int totalBatch,
+                                 int s0, size_t k) const;
     // What output box o needs of a producer whose output is not in the input's own
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfer_geometry.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
