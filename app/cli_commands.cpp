@@ -88,10 +88,14 @@ ImportOptions importOptions(const Args& a) {
 
 ImportOptions importOptionsOf(const nlohmann::json& doc, const std::string& path) {
     ImportOptions o;
-    if (!doc.is_object() || !doc.contains("dims")) return o;
-    auto dims = dimsFromJson(doc["dims"], path);
-    if (!dims) throw UsageError{dims.error().message};
-    o.dims = std::move(dims).value();
+    if (!doc.is_object()) return o;
+    if (doc.contains("dims")) {
+        auto dims = dimsFromJson(doc["dims"], path);
+        if (!dims) throw UsageError{dims.error().message};
+        o.dims = std::move(dims).value();
+    }
+    if (doc.contains("kept_on_chip"))
+        if (auto e = keptOnChipFromJson(doc["kept_on_chip"], path, o)) throw UsageError{e->message};
     return o;
 }
 

@@ -51,6 +51,12 @@ GenerateRequest requestOf(const Args& a) {
             throw UsageError{"--kv-cache takes dram or on-chip, got '" + where + "'"};
         r.kvOnChip = where == "on-chip";
     }
+    if (a.has("--weights")) {
+        const std::string where = a.get("--weights");
+        if (where != "dram" && where != "on-chip")
+            throw UsageError{"--weights takes dram or on-chip, got '" + where + "'"};
+        r.weightsOnChip = where == "on-chip";
+    }
     return r;
 }
 
@@ -204,6 +210,9 @@ void printGenerate(const GenerateRun& run, const GenerateSources& src, const Gen
     if (f.kvCacheBytes)
         std::printf("KV cache    %s at %lld tokens, %s\n", formatBytes(*f.kvCacheBytes).c_str(),
                     (long long)(r.prompt + r.tokens), f.kvOnChip ? "kept on chip" : "in DRAM");
+    std::printf("weights     %s, %s\n", formatBytes(f.weightBytes).c_str(),
+                f.weightsOnChip ? "kept on chip across decode steps"
+                                : "loaded from DRAM in every step");
 }
 
 } // namespace

@@ -24,7 +24,7 @@ const char* kUsage = R"(usage:
                          [--json OUT]
   tilescope-cli generate MODEL --hw HW --prompt P --tokens G [--batch B] [--points K]
                          [--seq-dim NAME] [--past-dim NAME] [--kv-cache dram|on-chip]
-                         [anneal's search options]
+                         [--weights dram|on-chip] [anneal's search options]
                          [--export DIR [--formats bin,txt,json,ir]] [--json OUT] [--quiet]
   tilescope-cli generate --prefill A.onnx --decode B.onnx --hw HW --prompt P --tokens G ...
   tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
            "--alpha",    "--mode",     "--chains",    "--threads",  "--json",    "--iterations",
            "--min-util", "--time",     "--warmup",    "--dim",      "--prompt",  "--tokens",
            "--points",   "--kv-cache", "--seq-dim",   "--past-dim", "--prefill", "--decode",
-           "--export",   "--formats"},
+           "--export",   "--formats",  "--weights"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
         {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},

@@ -25,6 +25,7 @@ Result<CodegenResult> Generator::run() {
     m_buffers.assign(size_t(m_mesh.tiles()), TileBuffer(std::uint64_t(m_hw.bufferBytes)));
     if (auto e = reserveKeptInputs()) return *e;
     m_weightState.resize(static_cast<size_t>(m_layerCount));
+    if (auto e = reserveKeptWeights()) return *e;
     m_stores.resize(static_cast<size_t>(m_layerCount));
     m_segmentStarted.assign(m_schedule.segments.size(), -1);
 
@@ -307,12 +308,12 @@ std::optional<Error> Generator::emitInvocation(int vi) {
     if (auto e = activeTiles(cur)) return e;
 
     // Weights: loaded once per segment invocation (normally prefetched at its start), or
-    // with each block when they stream with output-channel blocks.
+    // with each block when they stream with output-channel blocks; never when kept on chip.
     WeightState& ws = m_weightState[size_t(v.layer)];
     cur.hasWeights = ly.weightBytes > 0;
     if (cur.hasWeights && leaf.mapping.streamsWeights()) {
         if (auto e = loadWeights(v.leaf, v.segInv, v.block)) return *e;
-    } else if (cur.hasWeights && ws.segInv != v.segInv) {
+    } else if (cur.hasWeights && !ws.kept && ws.segInv != v.segInv) {
         if (auto e = loadWeights(v.leaf, v.segInv)) return *e;
     }
     cur.loadsWeights = cur.hasWeights && ws.fresh;

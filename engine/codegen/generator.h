@@ -70,6 +70,7 @@ struct WeightState {
     int segInv = -1;
     int remaining = 0;
     bool fresh = false;                // no invocation has used them yet
+    bool kept = false;                 // kept on chip (Layer::weightsResident): never loaded
     std::map<int, Region> region;      // tile -> region
     std::map<int, std::uint32_t> load; // tile -> LOAD that delivers its slice
 };
@@ -192,6 +193,7 @@ class Generator {
                                                const std::string& what);
     std::optional<Error> emitInput(Step& cur, size_t k);
     std::optional<Error> reserveKeptInputs();
+    std::optional<Error> reserveKeptWeights();
     void readKeptInput(Step& cur, size_t k, const std::vector<Box>& win);
     std::optional<Error> emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
                                         const std::string& from);

@@ -91,7 +91,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     wl.computeId = cid;
     guard(out, {cid});
     addRegion(act[a].workload, out, "ofmap", cid);
-    if (hasWeights && ws.region[act[a].tile].workload < 0)
+    if (hasWeights && !ws.kept && ws.region[act[a].tile].workload < 0)
         addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
     // Dependencies on the data it reads, at the stage it first needs.
     addComputeDeps(cur, a, st, cid, wl);
@@ -211,8 +211,10 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
         std::vector<Box> req;
         for (const auto& sb : st)
             req.push_back(weightBox(sb.lo[1], sb.hi[1]).intersect(full));
-        const std::uint32_t lid = ws.load[act[a].tile];
-        addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
+        if (!ws.kept) { // kept weights were there before the run
+            const std::uint32_t lid = ws.load[act[a].tile];
+            addDep(lid, cid, lagStage(stageBoxesOf(lid), req));
+        }
         ws.region[act[a].tile].readers.push_back(cid);
         wl.weights = full;
         wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
@@ -256,7 +258,7 @@ void Generator::releaseAfter(const Step& cur) {
             for (auto& ps : m_outputs[size_t(pi)].slices)
                 release(ps.region);
     WeightState& ws = m_weightState[size_t(cur.v.layer)];
-    if (cur.hasWeights && --ws.remaining == 0)
+    if (cur.hasWeights && !ws.kept && --ws.remaining == 0)
         for (auto& [t, r] : ws.region)
             release(r);
 }

@@ -71,6 +71,28 @@ std::optional<Error> Generator::reserveKeptInputs() {
     return std::nullopt;
 }
 
+// Weights kept on chip (the same section): each tile's slice, as
+// TransferGeometry::keptWeightBytes counts it, in one region per (layer, tile) placed before
+// anything else and held for the whole run. They arrive with the previous run, so nothing
+// loads them; every compute of the layer on that tile reads them in place.
+std::optional<Error> Generator::reserveKeptWeights() {
+    for (const LeafLayout& leaf : m_schedule.leaves) {
+        const Layer& ly = m_net.layers[size_t(leaf.layer)];
+        if (!ly.weightsResident || ly.weightBytes <= 0) continue;
+        WeightState& ws = m_weightState[size_t(leaf.layer)];
+        ws.kept = true;
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const std::uint64_t bytes =
+                m_geometry.keptWeightBytes(leaf.layer, leaf.mapping, t, leaf.batch);
+            if (bytes == 0) continue;
+            auto r = allocate(leaf.tiles[size_t(t)], bytes, true, "weights kept for " + ly.name);
+            if (!r) return r.error();
+            ws.region[leaf.tiles[size_t(t)]] = *r;
+        }
+    }
+    return std::nullopt;
+}
+
 // The compute of each active tile reads its window of kept input k in place, where
 // TransferGeometry::residentOffset places it in the (layer, tile) region.
 void Generator::readKeptInput(Step& cur, size_t k, const std::vector<Box>& win) {

@@ -114,6 +114,7 @@ std::optional<Error> Generator::prefetchWeights(const Step& cur) {
             const LeafLayout& o = m_schedule.leaves[size_t(u.leaf)];
             if (o.segment != leaf.segment || u.segInv != v.segInv) continue;
             if (m_net.layers[size_t(o.layer)].weightBytes <= 0 || o.mapping.streamsWeights() ||
+                m_weightState[size_t(o.layer)].kept ||
                 m_weightState[size_t(o.layer)].segInv == v.segInv)
                 continue;
             if (std::find_if(m_pendingWeights.begin(), m_pendingWeights.end(), [&](const auto& p) {

@@ -291,27 +291,40 @@ void Analyser::cimWeights() {
     }
 }
 
-// ---- Inputs kept on chip (docs/cost-model.md §6, "Kept on chip"): every invocation's
-// window of them stays in its tile's buffer for the whole run, beside whatever else runs
-// there. A leaf reading one may not be blocked (its blocks would read them again).
-bool Analyser::residentInputs() {
+// ---- Inputs and weights kept on chip (docs/cost-model.md §6, "Kept on chip"): every
+// invocation's window of the inputs, and each tile's slice of the weights, stays in its
+// tile's buffer for the whole run, beside whatever else runs there. A leaf reading a kept
+// input may not be blocked (its blocks would read it again), nor may kept weights stream
+// with blocks, nor sit in compute-in-memory crossbars (those are programmed per run).
+bool Analyser::keptOnChip() {
     analysis.resident.clear();
     analysis.ownResident.clear();
-    if (std::find(ctx.residentInputs.begin(), ctx.residentInputs.end(), 1) ==
-        ctx.residentInputs.end())
-        return true;
+    if (!ctx.keepsOnChip) return true;
     analysis.resident.assign(size_t(mesh.tiles()), 0.0);
     analysis.ownResident.assign(size_t(nodeCount), 0.0);
     const int total = tree.node(tree.root).batch;
     for (int l = 0; l < layerCount; ++l) {
-        if (!ctx.residentInputs[size_t(l)]) continue;
+        const bool weights = net.layers[size_t(l)].weightsResident;
+        if (!ctx.residentInputs[size_t(l)] && !weights) continue;
         const int id = leafNode[size_t(l)];
         const NodeWork& nw = work[size_t(id)];
         const LeafMapping& m = *nw.leaf.mapping;
         const int b = std::max(1, tree.node(id).batch);
+        const std::string where = tree.pathOf(id) + " (" + net.layers[size_t(l)].name + ")";
+        if (weights && hw.arch == TileArch::Cim)
+            return invalid(id, "weights kept on chip at " + where +
+                                   ": compute-in-memory tiles program their crossbars in every "
+                                   "run, so the weights are loaded anyway");
+        if (weights && m.streamsWeights())
+            return invalid(id, "weights kept on chip at " + where + ": the leaf is blocked (" +
+                                   m.blockLabel() + "), and its blocks bring their own weights");
+        if (weights)
+            for (int t = 0; t < nw.tileCount; ++t)
+                analysis.resident[size_t(nw.tileBegin + t)] +=
+                    double(ctx.geo.keptWeightBytes(l, m, t, b));
+        if (!ctx.residentInputs[size_t(l)]) continue;
         if (m.blocked())
-            return invalid(id, "input kept on chip at " + tree.pathOf(id) + " (" +
-                                   net.layers[size_t(l)].name + "): the leaf is blocked (" +
+            return invalid(id, "input kept on chip at " + where + ": the leaf is blocked (" +
                                    m.blockLabel() + "), so its blocks would read it again");
         for (int t = 0; t < nw.tileCount; ++t) {
             const double all = double(ctx.geo.residentBytes(l, m, t, b, total));
@@ -340,12 +353,14 @@ void Analyser::leafBuffers() {
         if (nd.type == NodeType::Leaf) {
             const LeafMapping& mapping = *nw.leaf.mapping;
             nw.compute = mapping.cycles - nw.leaf.writeSaved;
-            nw.wgt = mapping.residentWeightPerTile();
+            // Weights kept on chip are in the tile's reserve (keptOnChip()).
+            nw.wgt = net.layers[size_t(nd.layer)].weightsResident ? 0.0
+                                                                  : mapping.residentWeightPerTile();
             nw.act = mapping.ifmapPerTile * dramGapShare(nd.layer, mapping) +
                      mapping.operandBPerTile + mapping.ofmapPerTile;
             if (mapping.streamsWeights()) nw.act += mapping.weightPerTile; // with each block
             if (mapping.blocked()) nw.act *= 2; // a block computing, the next one loading
-            // What it keeps on chip is in the tile's reserve (residentInputs()).
+            // The inputs it keeps on chip are in the tile's reserve (keptOnChip()).
             if (!analysis.ownResident.empty())
                 nw.act = std::max(0.0, nw.act - analysis.ownResident[size_t(id)]);
             for (int p : sharedProducers[size_t(id)]) {

@@ -230,7 +230,7 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
     analyser.streamChains();
     analyser.dataFlow();
     analyser.cimWeights();
-    if (!analyser.residentInputs()) return false;
+    if (!analyser.keptOnChip()) return false;
     analyser.leafBuffers();
     if (!analyser.checkBuffers()) return false;
     analyser.leafTraffic();

@@ -43,9 +43,10 @@ struct Analysis {
     // Per layer, the input it streams block by block from the leaf before it in a T cut
     // (docs/cost-model.md §2b), or -1.
     std::vector<int> streamInput;
-    // Inputs kept on chip (LayerInput::resident): per snake position, the bytes its tile
-    // keeps for the whole run, and per leaf node the most one of its tiles keeps per
-    // invocation (in the leaf's own working set too); both empty when the network has none.
+    // Inputs and weights kept on chip (LayerInput::resident, Layer::weightsResident): per
+    // snake position, the bytes its tile keeps for the whole run, and per leaf node the most
+    // one of its tiles keeps per invocation of its inputs (in the leaf's own working set
+    // too); both empty when the network keeps nothing on chip.
     std::vector<double> resident, ownResident;
 };
 
@@ -111,7 +112,7 @@ struct Analyser {
                  int batch) const;
     void dataFlow();
     void cimWeights();
-    bool residentInputs();
+    bool keptOnChip();
     double residentReserve(int id) const;
     void leafBuffers();
     double dramGapShare(int layer, const LeafMapping& mapping) const;

@@ -22,6 +22,7 @@ EvalContext::Impl::Impl(const Network& n, const Hardware& h)
             else if (net.layers[i].inputs[k].resident)
                 residentInputs[i] = 1;
         isOutput[i] = net.isOutput(int(i)) || cons[i].empty();
+        keepsOnChip = keepsOnChip || residentInputs[i] || net.layers[i].weightsResident;
     }
 }
 

@@ -106,6 +106,7 @@ struct EvalContext::Impl {
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
     std::vector<char> residentInputs; // per layer: some input is kept on chip
+    bool keepsOnChip = false;         // some input or some layer's weights are kept on chip
     TransferGeometry geo;
     // Leaf traffic memo: annealing revisits the same placements constantly. Two
     // generations: entries found in the old one move to the current one (their addresses

@@ -238,7 +238,8 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<int> route;
     const int b = std::max(1, leaf.batch);
 
-    if (ly.weightBytes > 0 && !mapping.streamsWeights())
+    // Weights kept on chip never move (docs/cost-model.md §6, "Kept on chip").
+    if (ly.weightBytes > 0 && !mapping.streamsWeights() && !ly.weightsResident)
         weightTraffic(geo, mesh, leaf, wgt, traffic);
 
     const int period = traffic.invocations = periodOf(b, producers);

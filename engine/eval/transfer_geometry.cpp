@@ -166,6 +166,12 @@ std::uint64_t TransferGeometry::residentOffset(int layer, const LeafMapping& m, 
     return bytes;
 }
 
+std::uint64_t TransferGeometry::keptWeightBytes(int layer, const LeafMapping& m, int t,
+                                                int b) const {
+    const Box o = tileBox(layer, m, t, 0, b);
+    return o.empty() ? 0 : bytesOf(weightElems(layer, o.lo[1], o.hi[1]));
+}
+
 Box TransferGeometry::window(int l, size_t k, const Box& o) const {
     const Layer& ly = m_net.layers[size_t(l)];
     const InputGeom& geom = m_geom[size_t(l)][k];
@@ -306,7 +312,7 @@ long long TransferGeometry::weightElems(int layer, int k0, int k1, int c0, int c
 
 StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWeights) const {
     const Layer& ly = m_net.layers[size_t(layer)];
-    if (!loadsWeights || ly.weightBytes <= 0) return kActOrder;
+    if (!loadsWeights || ly.weightBytes <= 0 || ly.weightsResident) return kActOrder;
     long long in = 0;
     for (size_t k = 0; k < ly.inputs.size(); ++k)
         in += window(layer, k, o).volume();

@@ -101,13 +101,17 @@ class TransferGeometry {
     // generator places that window in the tile's kept region).
     std::uint64_t residentOffset(int layer, const LeafMapping& m, int t, int b, int totalBatch,
                                  int s0, size_t k) const;
+    // Bytes of the layer's weights slot t of a leaf holds (its output channels' share):
+    // what the tile keeps for the whole run when they are kept on chip
+    // (Layer::weightsResident). The evaluator reserves them, the generator places them.
+    std::uint64_t keptWeightBytes(int layer, const LeafMapping& m, int t, int b) const;
     // What output box o needs of a producer whose output is not in the input's own
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfer_geometry.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
     void producerWants(int layer, size_t k, const Box& o, std::vector<Box>& out) const; // appends
     // The order a compute of output box o cuts its stages in (kActOrder or kChannelOrder:
     // by channels when this invocation loads the layer's weights and they outweigh its
-    // input windows).
+    // input windows; weights kept on chip are never loaded).
     StageOrder computeOrder(int layer, const Box& o, bool loadsWeights) const;
     // Weight elements of output channels [k0, k1): the layer's weights (bias included)
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.

@@ -132,4 +132,14 @@ int keepInputsOnChip(Network& net, const std::vector<std::string>& names) {
     return marked;
 }
 
+int keepWeightsOnChip(Network& net) {
+    int marked = 0;
+    for (Layer& l : net.layers)
+        if (l.weightBytes > 0) {
+            l.weightsResident = true;
+            ++marked;
+        }
+    return marked;
+}
+
 } // namespace tilescope

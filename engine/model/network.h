@@ -53,6 +53,10 @@ struct Layer {
 
     std::vector<LayerInput> inputs; // in order; for MatMul, inputs[1] is operand B
     Count weightBytes = 0;          // static weights + bias (0 for MatMul act x act)
+    // Weights kept in the leaf's tiles across runs (a decode step's with `--weights
+    // on-chip`): never loaded from DRAM, each tile's slice held for the whole run
+    // (docs/cost-model.md §6, "Kept on chip").
+    bool weightsResident = false;
 
     Count macsPerSample() const; // multiply-accumulates for one sample
     Count outputBytesPerSample() const { return Count(outC) * outH * outW; }
@@ -92,5 +96,10 @@ struct Network {
 // input after the cache in the folded Concat, join it there, so the layer producing them no
 // longer stores them as a network output. Returns how many inputs it marked.
 int keepInputsOnChip(Network& net, const std::vector<std::string>& names);
+
+// Keeps every layer's weights on chip (Layer::weightsResident): a decode step's weights held
+// in their leaves' tiles across steps. Returns how many layers it marked (those with
+// weights).
+int keepWeightsOnChip(Network& net);
 
 } // namespace tilescope

@@ -23,6 +23,11 @@ struct ImportOptions {
     // graph input axis after the first (the batch) named so takes that size. A free
     // dimension left unbound is an error that lists them all.
     std::map<std::string, std::int64_t> dims;
+    // What the network keeps on chip across runs (docs/cost-model.md §6, "Kept on chip"),
+    // applied by loadModel: these network inputs (keepInputsOnChip) and, with keepWeights,
+    // every layer's weights (keepWeightsOnChip).
+    std::vector<std::string> keptInputs;
+    bool keepWeights = false;
 };
 
 // A named dimension of a graph input that the model leaves free (not the batch axis).

@@ -122,6 +122,7 @@ GenerateFigures generateFigures(const Evaluation& prefill, const std::vector<Dec
     if (kvBytesPerToken)
         f.kvCacheBytes = *kvBytesPerToken * double(r.prompt + r.tokens) * double(r.batch);
     f.kvOnChip = r.kvOnChip;
+    f.weightsOnChip = r.weightsOnChip;
     if (!prefill.valid) {
         f.reason = "prefill: " + prefill.reason;
         return f;
@@ -197,6 +198,8 @@ json generateFiguresJson(const GenerateFigures& f, const GenerateRequest& r, dou
             {"energy_per_token_pj", num(f.energyPerToken)},
             {"kv_cache_bytes", f.kvCacheBytes ? json(*f.kvCacheBytes) : json(nullptr)},
             {"kv_cache", f.kvOnChip ? "on-chip" : "dram"},
+            {"weights", f.weightsOnChip ? "on-chip" : "dram"},
+            {"weight_bytes", f.weightBytes},
             {"decode_points", points}};
 }
 
@@ -242,6 +245,11 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
                                 const SearchConfig& config, const GenerateRequest& r,
                                 const GenerateHooks& hooks) {
     GenerateRun run;
+    // Crossbars are programmed in every run (docs/cost-model.md §8): nothing stays.
+    if (r.weightsOnChip && hw.arch == TileArch::Cim)
+        return makeError(hw.name, "",
+                         "weights on chip: compute-in-memory tiles program their crossbars "
+                         "in every run, so the weights are loaded anyway; keep them in DRAM");
     const std::vector<PhasePlan> plan = planPhases(src, r);
     // The KV cache inputs: the decoder's, or a fixed decode export's (their fixed length is
     // the decode step's past).
@@ -258,7 +266,18 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         const std::string label =
             p.name +
             (p.past > 1 || p.name == "decode" ? " (past " + std::to_string(p.past) + ")" : "");
-        auto net = loadModel(p.modelPath, p.import);
+        // The decode steps keep the cache on chip; the prefill makes it (its one-token past
+        // is the import's stand-in for none) and stores it as with the cache in DRAM, and
+        // moving it into the decode step's tiles once is not charged (docs/cli.md). The
+        // same for the weights: loaded by the prefill, held by every decode step.
+        ImportOptions import = p.import;
+        if (p.name == "decode") {
+            if (r.kvOnChip)
+                for (const KvCacheInput& k : kv)
+                    import.keptInputs.push_back(k.input);
+            import.keepWeights = r.weightsOnChip;
+        }
+        auto net = loadModel(p.modelPath, import);
         if (!net) return net.error();
         std::stop_token stop;
         if (hooks.beforePhase) {
@@ -272,15 +291,6 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         GeneratePhase phase{p.name, p.modelPath, p.seq, p.past, nullptr, {}, {}};
         if (src.model.empty() && p.name == "decode")
             phase.past = kv.empty() ? 0 : kv.front().length;
-        // The decode steps keep the cache on chip; the prefill makes it (its one-token past
-        // is the import's stand-in for none) and stores it as with the cache in DRAM, and
-        // moving it into the decode step's tiles once is not charged (docs/cli.md).
-        if (r.kvOnChip && p.name == "decode") {
-            std::vector<std::string> names;
-            for (const KvCacheInput& k : kv)
-                names.push_back(k.input);
-            keepInputsOnChip(*net, names);
-        }
         phase.net = std::make_shared<const Network>(std::move(net).value());
         auto res = runSearch(*phase.net, hw, cfg, hooks.progress, stop);
         if (!res) return makeError(p.modelPath, label, res.error().message);
@@ -297,6 +307,7 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
     const GeneratePhase& last = run.phases.back();
     run.figures = generateFigures(run.phases.front().detail, decode, r, hw.clockGHz,
                                   kvCacheBytesPerToken(*last.net, kv, last.past));
+    run.figures.weightBytes = double(last.net->totalWeightBytes()) * hw.dataBits / 8.0;
     return run;
 }
 

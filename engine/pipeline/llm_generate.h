@@ -49,6 +49,11 @@ struct GenerateRequest {
     // it there, valid only where it fits (docs/cost-model.md §6, "Kept on chip"); the
     // prefill stores the cache it makes as with the cache in DRAM.
     bool kvOnChip = false;
+    // Every layer's weights kept in its leaf's tiles across decode steps (`--weights
+    // on-chip`) instead of loaded from DRAM at every step: each decode step's schedule holds
+    // them there, valid only where they fit beside everything else (docs/cost-model.md §6,
+    // "Kept on chip"); the prefill loads them as with the weights in DRAM.
+    bool weightsOnChip = false;
 };
 
 // The decode steps' past lengths P .. P + G - 2 (step i reads a KV cache of P + i - 1 tokens);
@@ -70,6 +75,8 @@ struct GenerateFigures {
     PicoJoules energyPerToken = 0;     // prefill + every decode step, over B x G
     std::optional<Bytes> kvCacheBytes; // at P + G tokens, all B sequences; none without a cache
     bool kvOnChip = false;             // kept on chip (GenerateRequest::kvOnChip), else in DRAM
+    bool weightsOnChip = false;        // GenerateRequest::weightsOnChip
+    Bytes weightBytes = 0;             // the decode step's weights (kept on chip or loaded)
     std::vector<DecodePoint> decode;   // the scheduled points, as given
 };
 

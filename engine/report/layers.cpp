@@ -63,7 +63,7 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         // once, less what a producer sharing tiles with the group can already hold on the
         // shared tiles (at most its largest per-tile share each); the output once when
         // the schedule stores it to DRAM or a consumer on disjoint tiles receives it.
-        double c = double(l.weightBytes);
+        double c = l.weightsResident ? 0.0 : double(l.weightBytes); // kept: never loaded
         for (size_t k = 0; k < l.inputs.size(); ++k) {
             const int p = l.inputs[k].producer;
             if (l.inputs[k].resident) continue; // kept on chip: it does not move
@@ -139,9 +139,9 @@ Bytes compulsoryDramBytes(const Network& net, const Hardware& hw, int totalBatch
     const auto consumers = net.consumers();
     for (size_t i = 0; i < net.layers.size(); ++i) {
         const Layer& l = net.layers[i];
-        c += double(l.weightBytes);
+        if (!l.weightsResident) c += double(l.weightBytes); // kept on chip: never loaded
         for (size_t k = 0; k < l.inputs.size(); ++k)
-            if (l.inputs[k].producer < 0) {
+            if (l.inputs[k].producer < 0 && !l.inputs[k].resident) {
                 double& v = inputs[l.inputs[k].networkInput];
                 v = std::max(v, neededInputElements(l, k));
             }
@@ -150,6 +150,13 @@ Bytes compulsoryDramBytes(const Network& net, const Hardware& hw, int totalBatch
     }
     for (const auto& [name, v] : inputs)
         c += v * totalBatch;
+    return c * hw.dataBits / 8.0;
+}
+
+Bytes keptWeightBytes(const Network& net, const Hardware& hw) {
+    double c = 0;
+    for (const Layer& l : net.layers)
+        if (l.weightsResident) c += double(l.weightBytes);
     return c * hw.dataBits / 8.0;
 }
 

@@ -53,7 +53,10 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
 
 // What any schedule of `totalBatch` samples reads from or writes to DRAM: every weight
 // once, the elements of each network input some layer needs once, each network output
-// once (layers without consumers included).
+// once (layers without consumers included); nothing of what is kept on chip.
 Bytes compulsoryDramBytes(const Network& net, const Hardware& hw, int totalBatch);
+// The bytes of the weights the network keeps on chip (Layer::weightsResident): what
+// compulsoryDramBytes leaves out for them.
+Bytes keptWeightBytes(const Network& net, const Hardware& hw);
 
 } // namespace tilescope

@@ -1,5 +1,6 @@
 #include "report/result_json.h"
 
+#include "model/model_loader.h"
 #include "report/layers.h"
 #include "report/segments.h"
 #include "tree/tree_json.h"
@@ -118,6 +119,8 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
     // The free dimensions the model was imported at (docs/import.md; static models keep
     // their keys as they were): reloading the result binds them again.
     if (!net.dims.empty()) j["dims"] = net.dims;
+    // What it keeps on chip across runs (docs/cost-model.md §6): reloading keeps it again.
+    if (auto kept = keptOnChipJson(net); !kept.is_null()) j["kept_on_chip"] = kept;
     // In-tile storage levels: one key per level, named as the template names it (templates
     // without levels keep their keys as they were).
     if (ctx.hw)
@@ -133,6 +136,9 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
     // with the detail figures, each leaf's traffic against its bound (report/layers.h).
     if (ctx.hw) {
         j["compulsory_dram_bytes"] = compulsoryDramBytes(net, *ctx.hw, ctx.batch);
+        // Weights kept on chip (docs/cost-model.md §6; results without keep their keys).
+        if (const Bytes kept = keptWeightBytes(net, *ctx.hw); kept > 0)
+            j["kept_weight_bytes"] = kept;
         if (!e.nodes.empty()) j["layers"] = layersJson(e, tree, net, *ctx.hw);
     }
     return j;

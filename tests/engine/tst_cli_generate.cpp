@@ -124,6 +124,44 @@ class TestCliGenerate : public QObject {
         QVERIFY(j[1]["tpot_cycles"].get<double>() < j[0]["tpot_cycles"].get<double>());
     }
 
+    // --weights on-chip: every decode step keeps the weights in its leaves' tiles, so it
+    // reads none of them from DRAM (the prefill still loads them) and takes less time; the
+    // result says where the weights are.
+    void weightsOnChip() {
+        json j[2];
+        const char* where[2] = {"dram", "on-chip"};
+        for (int i = 0; i < 2; ++i) {
+            const QString file = path(i ? "w-on-chip.json" : "w-dram.json");
+            const Run r =
+                test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
+                                         "--prompt", "64", "--tokens", "8", "--batch", "2",
+                                         "--weights", where[i], "--json", file} +
+                             kBudget);
+            QVERIFY2(r.status == 0, qPrintable(r.err));
+            j[i] = readJson(file);
+            QCOMPARE(j[i]["weights"].get<std::string>(), std::string(where[i]));
+            QVERIFY(j[i]["valid"].get<bool>());
+        }
+        const json &dram = j[0]["phases"][1]["result"], &kept = j[1]["phases"][1]["result"];
+        // The decode step's compulsory DRAM bytes lose exactly the weights.
+        QCOMPARE(dram["compulsory_dram_bytes"].get<double>() -
+                     kept["compulsory_dram_bytes"].get<double>(),
+                 kept["kept_weight_bytes"].get<double>());
+        QVERIFY(kept["kept_weight_bytes"].get<double>() > 0);
+        QVERIFY(!dram.contains("kept_weight_bytes"));
+        QVERIFY(kept["dram_bytes"].get<double>() < dram["dram_bytes"].get<double>());
+        QVERIFY(j[1]["tpot_cycles"].get<double>() < j[0]["tpot_cycles"].get<double>());
+        QCOMPARE(j[1]["phases"][0]["result"]["dram_bytes"],
+                 j[0]["phases"][0]["result"]["dram_bytes"]);
+        // Compute-in-memory tiles cannot keep them: refused before any search, file named.
+        const Run cim = test::runCli(QStringList{
+            "generate", "--prefill", kPrefill64, "--decode", kDecode64, "--hw", "cim", "--prompt",
+            "64", "--tokens", "8", "--weights", "on-chip", "--iterations", "20", "--quiet"});
+        QCOMPARE(cim.status, 1);
+        QVERIFY2(cim.err.contains("compute-in-memory tiles program their crossbars"),
+                 qPrintable(cim.err));
+    }
+
     // --export: every phase's program in its folder, replayed against its estimate; the
     // folder's program replays alike under `simulate`, and its DRAM bytes are the schedule's.
     void exportEachPhase() {
@@ -209,6 +247,9 @@ class TestCliGenerate : public QObject {
         QTest::newRow("bad kv cache")
             << QStringList{kDecoder, "--prompt", "8", "--tokens", "4", "--kv-cache", "sram"}
             << "--kv-cache takes dram or on-chip, got 'sram'";
+        QTest::newRow("bad weights")
+            << QStringList{kDecoder, "--prompt", "8", "--tokens", "4", "--weights", "hbm"}
+            << "--weights takes dram or on-chip, got 'hbm'";
         QTest::newRow("bad format")
             << QStringList{kDecoder,   "--prompt", "8",         "--tokens", "4",
                            "--export", path("x"),  "--formats", "pdf"}

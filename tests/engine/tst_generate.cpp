@@ -6,6 +6,7 @@
 #include "model/onnx_import.h"
 #include "pipeline/export.h"
 #include "pipeline/llm_generate.h"
+#include "report/layers.h"
 #include "tree/ratree.h"
 
 #include <QTemporaryDir>
@@ -230,6 +231,84 @@ class TstGenerate : public QObject {
         QVERIFY(evaluate(*net, hw, tree, 8, opt).valid);
         QVERIFY2(!tight.valid && tight.reason.find("the leaf is blocked") != std::string::npos,
                  tight.reason.c_str());
+    }
+
+    void weightsKeptOnChip() {
+        // The 64-token decode step, every layer alone on edge's 16 tiles, batch 2: the
+        // layer-sequential tree runs each segment once, so with the weights in DRAM each
+        // layer's weights cross DRAM once (one read per output-channel slice, multicast to
+        // the tiles sharing it). Kept on chip, exactly those bytes leave the DRAM traffic
+        // (8-bit weights: the network's weight bytes), and the step is faster.
+        auto net = loadModel(kDecode64);
+        QVERIFY(net);
+        Hardware hw;
+        QVERIFY(presetHardware("edge", hw));
+        const RATree tree = RATree::layerSequential(*net, 2);
+        EvalOptions opt;
+        const Evaluation dram = evaluate(*net, hw, tree, 2, opt);
+        Network kept = *net;
+        int withWeights = 0;
+        for (const Layer& l : net->layers)
+            withWeights += l.weightBytes > 0;
+        QCOMPARE(keepWeightsOnChip(kept), withWeights);
+        QVERIFY(withWeights > 0);
+        EvalContext ctx(kept, hw);
+        const Evaluation onChip = evaluate(ctx, tree, 2, opt);
+        QVERIFY2(dram.valid && onChip.valid, onChip.reason.c_str());
+        QCOMPARE(dram.dramBytes - onChip.dramBytes, double(net->totalWeightBytes()));
+        QVERIFY(onChip.delay < dram.delay);
+        QCOMPARE(keptWeightBytes(kept, hw), double(net->totalWeightBytes()));
+        QCOMPARE(compulsoryDramBytes(*net, hw, 2) - compulsoryDramBytes(kept, hw, 2),
+                 double(net->totalWeightBytes()));
+        // The program reads the weights in place and loads none: its DRAM bytes are the
+        // schedule's, and the replay stays within the fidelity gate.
+        QTemporaryDir dir;
+        auto check = exportAndReplay(ctx, tree, 2, opt, kDecode64, dir.path().toStdString());
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        QCOMPARE(check->simulatedDramBytes, check->scheduleDramBytes);
+        QVERIFY2(check->agreement.agrees, std::to_string(check->agreement.ratio).c_str());
+    }
+
+    void weightsThatDoNotFit() {
+        // Every layer's slice of the weights stays on its tiles beside every other layer's
+        // work: a buffer that holds each layer's own work (weights included, as with the
+        // weights in DRAM) but not all the weights at once makes the schedule invalid, with
+        // the bytes kept on chip in the reason.
+        auto net = loadModel(kDecode64);
+        QVERIFY(net);
+        Hardware hw;
+        QVERIFY(presetHardware("testchip", hw));
+        Network kept = *net;
+        keepWeightsOnChip(kept);
+        const RATree tree = RATree::layerSequential(*net, 1);
+        EvalOptions opt;
+        const double all = double(net->totalWeightBytes());
+        hw.bufferBytes = 48 << 10;
+        QVERIFY(all / hw.tiles() > hw.bufferBytes); // not even an even share fits
+        const Evaluation dram = evaluate(*net, hw, tree, 1, opt);
+        const Evaluation onChip = evaluate(kept, hw, tree, 1, opt);
+        QVERIFY2(dram.valid, dram.reason.c_str());
+        QVERIFY(!onChip.valid);
+        QVERIFY2(onChip.reason.find("buffer overflow") != std::string::npos &&
+                     onChip.reason.find("kept on chip)") != std::string::npos,
+                 onChip.reason.c_str());
+        // A buffer that takes them all: valid, and the generator lays the weights and every
+        // layer's work out in the same buffers.
+        hw.bufferBytes = 1 << 20;
+        EvalContext ctx(kept, hw);
+        QVERIFY(evaluate(ctx, tree, 1, opt).valid);
+        QTemporaryDir dir;
+        auto check = exportAndReplay(ctx, tree, 1, opt, kDecode64, dir.path().toStdString());
+        QVERIFY2(check, check ? "" : check.error().message.c_str());
+        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        // Compute-in-memory tiles program their crossbars in every run: nothing to keep.
+        Hardware cim;
+        QVERIFY(presetHardware("cim", cim));
+        QVERIFY(evaluate(*net, cim, tree, 1, opt).valid);
+        const Evaluation onCim = evaluate(kept, cim, tree, 1, opt);
+        QVERIFY2(!onCim.valid && onCim.reason.find("compute-in-memory") != std::string::npos,
+                 onCim.reason.c_str());
     }
 };
 

@@ -4,9 +4,12 @@
 // Llama-style decoder of tests/data: a run that fills the panel and shows a phase as the
 // document, and a stopped run that keeps nothing.
 #include "core/document.h"
+#include "core/ratreemodel.h"
 #include "testwindow.h"
 #include "widgets/generatecontroller.h"
 #include "widgets/generatepanel.h"
+#include "widgets/sessioncontroller.h"
+#include "widgets/treepanel.h"
 
 #include <QComboBox>
 #include <QDockWidget>
@@ -14,6 +17,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
+#include <functional>
 
 using namespace tilescope;
 using namespace tilescope::ui;
@@ -81,6 +85,14 @@ class TestGeneratePanel : public QObject {
         panel.setRun(kept, 1.0);
         QVERIFY(panel.figureText(QStringLiteral("KV cache"))
                     .endsWith(QStringLiteral(", kept on chip")));
+        QCOMPARE(panel.figureText(QStringLiteral("Weights")),
+                 QString::fromStdString(formatBytes(0)) + QStringLiteral(", loaded every step"));
+        r.weightsOnChip = true;
+        kept->figures = generateFigures(run->phases[0].detail, decode, r, 1.0, 1024.0);
+        kept->figures.weightBytes = 4096;
+        panel.setRun(kept, 1.0);
+        QCOMPARE(panel.figureText(QStringLiteral("Weights")),
+                 QString::fromStdString(formatBytes(4096)) + QStringLiteral(", kept on chip"));
 
         panel.setRun(nullptr, 1.0);
         QCOMPARE(panel.phaseSelector()->count(), 0);
@@ -101,7 +113,8 @@ class TestGeneratePanel : public QObject {
         r.prompt = 8;
         r.tokens = 4;
         r.decodePoints = 2;
-        r.kvOnChip = true; // the cache stays in the attention layers' tiles
+        r.kvOnChip = true;      // the cache stays in the attention layers' tiles
+        r.weightsOnChip = true; // and the weights in their layers' tiles
         g->start(r, 0.3);
         QVERIFY(g->busy());
         QVERIFY(done.wait(120000));
@@ -123,6 +136,32 @@ class TestGeneratePanel : public QObject {
             for (const LayerInput& in : l.inputs)
                 kept += in.resident;
         QCOMPARE(kept, 4);
+        int weights = 0; // ... and its weights
+        for (const Layer& l : w->document()->network()->layers)
+            weights += l.weightsResident;
+        QVERIFY(weights > 0);
+        QVERIFY(g->panel()
+                    ->figureText(QStringLiteral("Weights"))
+                    .endsWith(QStringLiteral("kept on chip")));
+        // The tree says what each leaf keeps on chip, by name and in its tooltip.
+        const QAbstractItemModel* tm = w->treePanel()->model();
+        QStringList keptNames;
+        std::function<void(const QModelIndex&)> walk = [&](const QModelIndex& parent) {
+            for (int row = 0; row < tm->rowCount(parent); ++row) {
+                const QModelIndex i = tm->index(row, 0, parent);
+                const QString name = i.data().toString();
+                if (name.contains(QStringLiteral("[kept: "))) {
+                    keptNames << name;
+                    QVERIFY(i.data(Qt::ToolTipRole)
+                                .toString()
+                                .contains(QStringLiteral("kept on chip across runs: ")));
+                }
+                walk(i);
+            }
+        };
+        walk({});
+        QCOMPARE(int(keptNames.filter(QStringLiteral("[kept: weights]")).size()), weights);
+        QVERIFY(!keptNames.filter(QStringLiteral("past_k0")).isEmpty());
         QVERIFY(g->panel()
                     ->figureText(QStringLiteral("KV cache"))
                     .endsWith(QStringLiteral("kept on chip")));
@@ -147,6 +186,24 @@ class TestGeneratePanel : public QObject {
                     ->findChild<QLabel*>(QStringLiteral("figure Program"))
                     ->toolTip()
                     .contains(out + "/decode-past10"));
+
+        // Saved and reopened, the phase keeps what it kept on chip: the same figures.
+        const QString session = dir.filePath(QStringLiteral("decode.tilescope.json"));
+        QVERIFY(w->sessions()->saveSession(session));
+        auto w2 = openTestWindow(dir);
+        QVERIFY(w2);
+        QVERIFY2(w2->sessions()->openSession(session), qPrintable(w2->lastError()));
+        QVERIFY(waitForLayout(*w2));
+        const Network& reopened = *w2->document()->network();
+        int keptAgain = 0, weightsAgain = 0;
+        for (const Layer& l : reopened.layers) {
+            weightsAgain += l.weightsResident;
+            for (const LayerInput& in : l.inputs)
+                keptAgain += in.resident;
+        }
+        QCOMPARE(keptAgain, 4);
+        QCOMPARE(weightsAgain, weights);
+        QCOMPARE(w2->document()->evaluation()->dramBytes, w->document()->evaluation()->dramBytes);
     }
 
     void stopKeepsNothing() {

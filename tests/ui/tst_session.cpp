@@ -116,6 +116,49 @@ class TstSession : public QObject {
         QVERIFY(b.document()->tree() == before);
     }
 
+    // What a network keeps on chip (a decode step's weights or KV cache) is saved with the
+    // model and applied when the session opens; a record that does not fit the model is
+    // refused with the key or the name, and the current document is kept.
+    void keptOnChipIsChecked() {
+        const QString model = copyModel(QStringLiteral("kept.onnx"));
+        MainWindow a;
+        a.setInteractive(false);
+        QVERIFY(a.openHardware(QStringLiteral("edge")));
+        QVERIFY(a.openModel(model));
+        const QString path = m_dir.filePath(QStringLiteral("kept.tilescope.json"));
+        QVERIFY2(a.sessions()->saveSession(path), qPrintable(a.lastError()));
+        auto s = Session::load(path);
+        QVERIFY(s.ok());
+        QVERIFY(s->keptOnChip.is_null()); // nothing kept: the key is absent
+        auto write = [&](const nlohmann::json& kept) {
+            Session t = *s;
+            t.keptOnChip = kept;
+            QVERIFY(!t.save(path));
+        };
+        write({{"inputs", {"nope"}}, {"weights", false}});
+        MainWindow b;
+        b.setInteractive(false);
+        QVERIFY(!b.sessions()->openSession(path));
+        QVERIFY2(b.lastError().contains(QStringLiteral("no input named 'nope'")),
+                 qPrintable(b.lastError()));
+        write({{"weights", "yes"}});
+        auto bad = Session::load(path);
+        QVERIFY(!bad.ok());
+        QVERIFY2(bad.error().message.find("kept_on_chip.weights") != std::string::npos,
+                 bad.error().message.c_str());
+        write({{"inputs", nlohmann::json::array()}, {"weights", true}});
+        MainWindow c;
+        c.setInteractive(false);
+        QVERIFY2(c.sessions()->openSession(path), qPrintable(c.lastError()));
+        int kept = 0, withWeights = 0;
+        for (const Layer& l : c.document()->network()->layers) {
+            kept += l.weightsResident;
+            withWeights += l.weightBytes > 0;
+        }
+        QCOMPARE(kept, withWeights);
+        QVERIFY(kept > 0);
+    }
+
     void malformedSessionIsRefused() {
         const QString path = m_dir.filePath(QStringLiteral("bad.json"));
         QFile f(path);

@@ -150,6 +150,16 @@ QIcon RATreeModel::typeIcon(NodeType t) const {
     return icon;
 }
 
+// What a layer keeps on chip across runs (docs/cost-model.md §6, "Kept on chip"): its
+// weights, its inputs kept on chip (a decoder's KV cache); empty when nothing.
+QString RATreeModel::keptText(const Layer& l) {
+    QStringList what;
+    if (l.weightsResident) what << tr("weights");
+    for (const LayerInput& in : l.inputs)
+        if (in.resident) what << QString::fromStdString(in.networkInput);
+    return what.join(QStringLiteral(", "));
+}
+
 QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || !m_net) return {};
     const int id = nodeId(index);
@@ -176,10 +186,13 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (figureColumn && src.eval) return scopeTip(src, index.column());
         if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
             return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
-        if (f && n.type == NodeType::Leaf)
-            return QStringLiteral("%1\npartition %2\n%3")
+        if (f && n.type == NodeType::Leaf) {
+            const QString kept = keptText(m_net->layers[size_t(n.layer)]);
+            return QStringLiteral("%1\npartition %2\n%3%4")
                 .arg(QString::fromStdString(m_net->layers[size_t(n.layer)].name),
-                     QString::fromStdString(f->partition), QString::fromStdString(f->mapping));
+                     QString::fromStdString(f->partition), QString::fromStdString(f->mapping),
+                     kept.isEmpty() ? QString() : tr("\nkept on chip across runs: %1").arg(kept));
+        }
         return QString::fromStdString(m_tree.pathOf(id));
     case Qt::DecorationRole:
         if (index.column() == Name) return typeIcon(n.type);
@@ -202,7 +215,12 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Name:
         // The short unique name (layernames.h): the whole ONNX path does not fit a narrow
         // dock and its informative part is in the middle; the tooltip has it all.
-        if (n.type == NodeType::Leaf) return m_names.value(n.layer);
+        if (n.type == NodeType::Leaf) {
+            // What the leaf keeps on chip across runs (a decode step's weights or KV cache).
+            const QString kept = keptText(m_net->layers[size_t(n.layer)]);
+            return kept.isEmpty() ? m_names.value(n.layer)
+                                  : tr("%1 [kept: %2]").arg(m_names.value(n.layer), kept);
+        }
         {
             // An S cut's children on a template with chiplets (the chiplet baseline's
             // regions) say where they sit; the Tiles column has it for every node.

@@ -21,6 +21,7 @@ std::string Session::toJson(const QString& sessionPath) const {
                   {"relative_path", dir.relativeFilePath(modelPath).toStdString()},
                   {"sha256", modelSha256.toStdString()}};
     if (!dims.empty()) j["model"]["dims"] = dims;
+    if (!keptOnChip.is_null()) j["model"]["kept_on_chip"] = keptOnChip;
     j["hardware"] = hardware;
     j["hardware_source"] = hardwareSource.toStdString();
     j["batch"] = batch;
@@ -63,6 +64,12 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
             auto dims = dimsFromJson(m["dims"], file + ": model");
             if (!dims) return dims.error();
             s.dims = std::move(dims).value();
+        }
+        if (m.contains("kept_on_chip")) {
+            ImportOptions checked;
+            if (auto e = keptOnChipFromJson(m["kept_on_chip"], file + ": model", checked))
+                return *e;
+            s.keptOnChip = m["kept_on_chip"];
         }
         s.hardware = j.at("hardware");
         s.hardwareSource = QString::fromStdString(j.value("hardware_source", ""));
@@ -117,6 +124,7 @@ Result<Session> Session::load(const QString& path) {
 Result<Session::Inputs> Session::resolve(const QString& path) const {
     ImportOptions options;
     options.dims = dims;
+    if (auto e = keptOnChipFromJson(keptOnChip, path.toStdString() + ": model", options)) return *e;
     auto net = loadModel(modelPath.toStdString(), options);
     if (!net) return net.error();
     auto hw = parseHardware(hardware, path.toStdString() + ": hardware");

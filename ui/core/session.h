@@ -30,6 +30,7 @@ class Session {
     std::string treeText;
     QStringList pinned;                       // node paths
     std::map<std::string, std::int64_t> dims; // the model's free dimensions' sizes
+    nlohmann::json keptOnChip;                // what it keeps on chip (keptOnChipJson), or null
     SearchConfig search;                      // seed, beta, t0, alpha, mode, chains are saved
     nlohmann::json results;                   // last evaluation / search / compare results (object)
 

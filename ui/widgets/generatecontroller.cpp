@@ -64,6 +64,14 @@ class GenerateDialog : public QDialog {
                                  "DRAM at every step, or kept in the attention layers' tiles "
                                  "(a schedule is valid only where it fits beside the rest)"));
         form->addRow(tr("KV cache"), m_kvCache);
+        m_weights = new QComboBox(this);
+        m_weights->addItem(tr("DRAM"));
+        m_weights->addItem(tr("On chip"));
+        m_weights->setObjectName(QStringLiteral("weights"));
+        m_weights->setToolTip(tr("Where the weights live between decode steps: loaded from "
+                                 "DRAM at every step, or kept in their layers' tiles (a "
+                                 "schedule is valid only where they all fit beside the rest)"));
+        form->addRow(tr("Weights"), m_weights);
         auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
         connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
         connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -76,6 +84,7 @@ class GenerateDialog : public QDialog {
         r.batch = m_batch->value();
         r.decodePoints = m_points->value();
         r.kvOnChip = m_kvCache->currentIndex() == 1;
+        r.weightsOnChip = m_weights->currentIndex() == 1;
         return r;
     }
     double seconds() const { return m_seconds->value(); }
@@ -83,7 +92,7 @@ class GenerateDialog : public QDialog {
   private:
     QSpinBox *m_prompt, *m_tokens, *m_batch, *m_points;
     QDoubleSpinBox* m_seconds;
-    QComboBox* m_kvCache;
+    QComboBox *m_kvCache, *m_weights;
 };
 
 QString text(const std::string& s) {

@@ -13,10 +13,10 @@ namespace tilescope::ui {
 
 namespace {
 
-const QStringList kFigures = {QStringLiteral("TTFT"),         QStringLiteral("TPOT"),
-                              QStringLiteral("Tokens/s"),     QStringLiteral("Energy/token"),
-                              QStringLiteral("KV cache"),     QStringLiteral("Phase delay"),
-                              QStringLiteral("Phase energy"), QStringLiteral("Program")};
+const QStringList kFigures = {
+    QStringLiteral("TTFT"),         QStringLiteral("TPOT"),         QStringLiteral("Tokens/s"),
+    QStringLiteral("Energy/token"), QStringLiteral("KV cache"),     QStringLiteral("Weights"),
+    QStringLiteral("Phase delay"),  QStringLiteral("Phase energy"), QStringLiteral("Program")};
 
 QString text(const std::string& s) {
     return QString::fromStdString(s);
@@ -91,6 +91,9 @@ void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockG
         figure(QStringLiteral("KV cache"))
             ->setText(text(formatBytes(*f.kvCacheBytes)) +
                       (f.kvOnChip ? tr(", kept on chip") : tr(", in DRAM")));
+    figure(QStringLiteral("Weights"))
+        ->setText(text(formatBytes(f.weightBytes)) +
+                  (f.weightsOnChip ? tr(", kept on chip") : tr(", loaded every step")));
     refreshPhase();
 }
 

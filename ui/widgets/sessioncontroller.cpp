@@ -4,6 +4,7 @@
 #include "core/document.h"
 #include "core/reportbuilder.h"
 #include "core/session.h"
+#include "model/model_loader.h"
 #include "widgets/searchcontroller.h"
 #include "widgets/searchpanel.h"
 
@@ -136,6 +137,7 @@ Session SessionController::makeSession() const {
     s.modelPath = m_doc->modelPath();
     s.modelSha256 = m_doc->modelSha256();
     s.dims = m_doc->network()->dims;
+    s.keptOnChip = keptOnChipJson(*m_doc->network());
     s.hardware = hardwareToJson(*m_doc->hardware());
     s.hardwareSource = m_doc->hardwareSource();
     s.batch = m_doc->batch();
