@@ -151,12 +151,18 @@ QIcon RATreeModel::typeIcon(NodeType t) const {
 }
 
 // What a layer keeps on chip across runs (docs/cost-model.md §6, "Kept on chip"): its
-// weights, its inputs kept on chip (a decoder's KV cache); empty when nothing.
-QString RATreeModel::keptText(const Layer& l) {
+// weights, its inputs kept on chip (a decoder's KV cache), by name or, `brief`, as "W" and
+// "in"; empty when nothing.
+QString RATreeModel::keptText(const Layer& l, bool brief) {
     QStringList what;
-    if (l.weightsResident) what << tr("weights");
+    if (l.weightsResident) what << (brief ? QStringLiteral("W") : tr("weights"));
     for (const LayerInput& in : l.inputs)
-        if (in.resident) what << QString::fromStdString(in.networkInput);
+        if (in.resident) {
+            if (!brief)
+                what << QString::fromStdString(in.networkInput);
+            else if (!what.contains(QStringLiteral("in")))
+                what << QStringLiteral("in");
+        }
     return what.join(QStringLiteral(", "));
 }
 
@@ -187,7 +193,7 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
             return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
         if (f && n.type == NodeType::Leaf) {
-            const QString kept = keptText(m_net->layers[size_t(n.layer)]);
+            const QString kept = keptText(m_net->layers[size_t(n.layer)], false);
             return QStringLiteral("%1\npartition %2\n%3%4")
                 .arg(QString::fromStdString(m_net->layers[size_t(n.layer)].name),
                      QString::fromStdString(f->partition), QString::fromStdString(f->mapping),
@@ -216,10 +222,11 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         // The short unique name (layernames.h): the whole ONNX path does not fit a narrow
         // dock and its informative part is in the middle; the tooltip has it all.
         if (n.type == NodeType::Leaf) {
-            // What the leaf keeps on chip across runs (a decode step's weights or KV cache).
-            const QString kept = keptText(m_net->layers[size_t(n.layer)]);
+            // What the leaf keeps on chip across runs (a decode step's weights or KV cache),
+            // short: the dock is narrow and elides the middle; the tooltip names it all.
+            const QString kept = keptText(m_net->layers[size_t(n.layer)], true);
             return kept.isEmpty() ? m_names.value(n.layer)
-                                  : tr("%1 [kept: %2]").arg(m_names.value(n.layer), kept);
+                                  : QStringLiteral("%1 [%2]").arg(m_names.value(n.layer), kept);
         }
         {
             // An S cut's children on a template with chiplets (the chiplet baseline's
@@ -303,7 +310,8 @@ QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const
     static const char* tips[] = {
         QT_TR_NOOP("S cut: its children run at the same time on disjoint tiles (a pipeline). "
                    "T cut: its children run one after another on the same tiles. Leaf: one "
-                   "layer"),
+                   "layer; [W] after its name: its weights stay on chip across runs, [in]: "
+                   "some of its inputs do (a decode step's KV cache)"),
         QT_TR_NOOP("Layers under the node"),
         QT_TR_NOOP("Tiles of the node's group: count, then the tile numbers (snake order, as "
                    "on the NoC heatmap)"),

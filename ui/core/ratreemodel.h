@@ -54,7 +54,7 @@ class RATreeModel : public QAbstractItemModel {
     void refresh(); // copy the document's tree and evaluation again
 
   private:
-    static QString keptText(const Layer& l);
+    static QString keptText(const Layer& l, bool brief);
     // The tile ids of a node's group, in snake order.
     std::vector<int> tilesOf(int node) const;
     QString tileText(int node) const;
