@@ -66,25 +66,11 @@ Error nothing(const char* what) {
     return Error{std::string("no place to apply ") + what};
 }
 
-// Leaf node ids left to right (the whole leaf order, across cut boundaries).
-std::vector<int> leafNodesInOrder(const RATree& t) {
-    std::vector<int> out, stack{t.root};
-    while (!stack.empty()) {
-        const int id = stack.back();
-        stack.pop_back();
-        const RANode& n = t.node(id);
-        if (!n.isCut()) out.push_back(id);
-        for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
-            stack.push_back(*it);
-    }
-    return out;
-}
-
 // Operator 1's places: a leaf whose next leaf in the whole leaf order (a sibling or across
 // a cut boundary) may run before it: neither frozen, the later not needing the earlier.
 std::vector<int> swapPlaces(const RATree& t, const OperatorContext& ctx) {
     std::vector<int> cand;
-    const auto leaves = leafNodesInOrder(t);
+    const auto leaves = t.leafNodesInOrder(); // the whole leaf order, across cut boundaries
     for (size_t i = 0; i + 1 < leaves.size(); ++i) {
         const int a = leaves[i], b = leaves[i + 1];
         if (t.frozen(a) || t.frozen(b)) continue;

@@ -42,6 +42,13 @@ RATree RATree::layerSequential(const Network& net, int batch) {
 }
 
 std::vector<int> RATree::leavesInOrder(int from) const {
+    std::vector<int> out = leafNodesInOrder(from);
+    for (int& id : out)
+        id = node(id).layer;
+    return out;
+}
+
+std::vector<int> RATree::leafNodesInOrder(int from) const {
     std::vector<int> out;
     if (from < 0) from = root;
     if (from < 0 || from >= size()) return out;
@@ -53,7 +60,7 @@ std::vector<int> RATree::leavesInOrder(int from) const {
         stack.pop_back();
         const RANode& n = node(id);
         if (!n.isCut()) {
-            out.push_back(n.layer);
+            out.push_back(id);
             continue;
         }
         for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)

@@ -45,9 +45,10 @@ class RATree {
     // Root T cut over every layer in network order with the given batch, sub-batch 1.
     static RATree layerSequential(const Network& net, int batch);
 
-    std::vector<int> leavesInOrder(int from = -1) const; // layer ids, left to right
-    std::vector<int> layersUnder(int id) const;          // layer ids, left to right
-    int leafOf(int layer) const;                         // node id of the leaf, -1 if none
+    std::vector<int> leavesInOrder(int from = -1) const;    // layer ids, left to right
+    std::vector<int> leafNodesInOrder(int from = -1) const; // their leaf node ids
+    std::vector<int> layersUnder(int id) const;             // layer ids, left to right
+    int leafOf(int layer) const;                            // node id of the leaf, -1 if none
     int depth(int id) const;
     // Child index path from the root, e.g. "/0/2"; the root is "/".
     std::string pathOf(int id) const;

@@ -123,11 +123,11 @@ Result<RATree> swapWithNextLeaf(const RATree& t, const Network& net, int leaf,
     if (deps.size() != net.layers.size())
         return Error{"dependency matrix has " + std::to_string(deps.size()) +
                      " rows but the network has " + std::to_string(net.layers.size()) + " layers"};
-    const auto order = t.leavesInOrder();
-    const auto at = std::find(order.begin(), order.end(), t.node(leaf).layer);
+    const auto order = t.leafNodesInOrder();
+    const auto at = std::find(order.begin(), order.end(), leaf);
     if (at == order.end() || at + 1 == order.end())
         return Error{"leaf " + t.pathOf(leaf) + " is the last leaf"};
-    const int next = t.leafOf(*(at + 1));
+    const int next = *(at + 1);
     if (const int p = t.pinnedAncestor(leaf); p >= 0) return pinnedError(t, p);
     if (const int p = t.pinnedAncestor(next); p >= 0) return pinnedError(t, p);
     const int a = t.node(leaf).layer, b = t.node(next).layer;
