@@ -118,6 +118,9 @@ Result<RATree> flip(const RATree& t, const Network& net, int cut);
 Result<RATree> setSubBatch(const RATree& t, const Network& net, int cut, int subBatch);
 // Never refused for a valid node: pinning is a note for the search, not a schedule change.
 Result<RATree> setPinned(const RATree& t, int node, bool pinned);
+// Fixes the tile count of a child of an S cut (RANode::tiles; 0 releases it to the
+// allocation). Refused for any other node, a negative count or a pinned node.
+Result<RATree> setTiles(const RATree& t, int node, int tiles);
 } // namespace edit
 
 } // namespace tilescope

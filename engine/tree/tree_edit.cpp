@@ -270,6 +270,20 @@ Result<RATree> setPinned(const RATree& t, int node, bool pinned) {
     return w;
 }
 
+Result<RATree> setTiles(const RATree& t, int node, int tiles) {
+    if (auto e = checkNode(t, node)) return *e;
+    const int parent = t.node(node).parent;
+    if (parent < 0 || t.node(parent).type != NodeType::S)
+        return Error{"node " + t.pathOf(node) +
+                     " is not a child of an S cut: only those have a tile count of their own"};
+    if (tiles < 0) return Error{"tile count " + std::to_string(tiles) + " is negative"};
+    if (const int p = t.pinnedAncestor(node); p >= 0) return pinnedError(t, p);
+    RATree w = t;
+    w.node(node).tiles = tiles;
+    w.compact();
+    return w;
+}
+
 } // namespace edit
 
 } // namespace tilescope

@@ -107,6 +107,37 @@ class TstRATreeModel : public QObject {
         QCOMPARE(all, QStringList({"0", "1", "2", "3"}));
     }
 
+    // An S cut's children take a fixed tile count through the document (undoable); the
+    // Tiles column says whether it applies: only when every child has one and they add up
+    // to the cut's tiles.
+    void fixedTileCountsThroughDocument() {
+        Document doc;
+        RATreeModel model(&doc);
+        QVERIFY_OK(doc.openModel(TILESCOPE_SAMPLES "/models/resnet50.onnx"));
+        QVERIFY_OK(doc.wrap(doc.tree().root, 1, 2, NodeType::S));
+        auto node = [&](const char* path) { return doc.tree().nodeAtPath(path); };
+        auto tiles = [&](const char* path) {
+            return model.indexOfNode(node(path), RATreeModel::Tiles).data().toString();
+        };
+        const auto notChild = doc.setTiles(node("/0"), 4);
+        QVERIFY(notChild && notChild->message.find("not a child of an S cut") != std::string::npos);
+        QVERIFY(doc.setTiles(node("/1/0"), -1));
+        QVERIFY_OK(doc.setTiles(node("/1/0"), 4));
+        QCOMPARE(doc.tree().node(node("/1/0")).tiles, 4);
+        QVERIFY2(tiles("/1/0").contains(QLatin1String("(asks 4)")), qPrintable(tiles("/1/0")));
+        QVERIFY_OK(doc.setTiles(node("/1/1"), 12));
+        QVERIFY2(tiles("/1/0").startsWith(QLatin1String("4 fixed:")), qPrintable(tiles("/1/0")));
+        QVERIFY2(tiles("/1/1").startsWith(QLatin1String("12 fixed:")), qPrintable(tiles("/1/1")));
+        QCOMPARE(doc.evaluation()->nodes[size_t(node("/1/1"))].tileCount, 12);
+        doc.undoStack()->undo();
+        QCOMPARE(doc.tree().node(node("/1/1")).tiles, 0);
+        QVERIFY(tiles("/1/0").contains(QLatin1String("(asks 4)")));
+        QVERIFY_OK(doc.setTiles(node("/1/0"), 0)); // released
+        QVERIFY(!tiles("/1/0").contains(QLatin1String("asks")));
+        QVERIFY_OK(doc.setPinned(node("/1"), true));
+        QVERIFY(doc.setTiles(node("/1/0"), 4)); // under a pinned cut: refused
+    }
+
     // The Energy column is scaled per node: not "0.00 J" on every row.
     void energyColumnScalesPerNode() {
         TestedModel tested;

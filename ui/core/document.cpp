@@ -257,6 +257,11 @@ std::optional<Error> Document::setPinned(int node, bool pinned) {
                      [&](const RATree& t) { return edit::setPinned(t, node, pinned); });
 }
 
+std::optional<Error> Document::setTiles(int node, int tiles) {
+    return applyEdit(tiles > 0 ? tr("Fix tile count") : tr("Release tile count"),
+                     [&](const RATree& t) { return edit::setTiles(t, node, tiles); });
+}
+
 std::optional<Error> Document::swapWithNext(int node) {
     return applyEdit(tr("Swap with next"),
                      [&](const RATree& t) { return edit::swapWithNext(t, *m_net, node); });

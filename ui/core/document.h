@@ -82,6 +82,8 @@ class Document : public QObject {
     stepSubBatch(int cut, int direction); // next (+1) / previous (-1) divisor
     [[nodiscard]] std::optional<Error> setSubBatch(int cut, int subBatch);
     [[nodiscard]] std::optional<Error> setPinned(int node, bool pinned);
+    // An S cut's child's fixed tile count (0: the allocation decides; edit::setTiles).
+    [[nodiscard]] std::optional<Error> setTiles(int node, int tiles);
     [[nodiscard]] std::optional<Error> swapWithNext(int node);
     // The detailed evaluation of another tree of this document's inputs (a search's best,
     // a tree file), with the document's memo caches; invalid with the reason when `tree`

@@ -97,10 +97,28 @@ QString RATreeModel::tileText(int node) const {
         ids << QString::number(t);
     if (ids.size() > 12) ids = ids.mid(0, 12) << QStringLiteral("...");
     const QString chips = chipletText(node);
-    return QStringLiteral("%1: %2%3")
+    // A count fixed by hand or by the chiplet baseline (RANode::tiles): whether it applies.
+    const int asked = m_tree.node(node).tiles;
+    const QString fixed = asked <= 0           ? QString()
+                          : fixedApplies(node) ? tr(" fixed")
+                                               : tr(" (asks %1)").arg(asked);
+    return QStringLiteral("%1%2: %3%4")
         .arg(m_eval->nodes[size_t(node)].tileCount)
-        .arg(ids.join(QLatin1Char(',')),
+        .arg(fixed, ids.join(QLatin1Char(',')),
              chips.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(chips));
+}
+
+// Whether an S-cut child's fixed tile count is the one it runs on: every child of the cut
+// has one and they add up to the cut's tiles (the evaluator's rule, docs/method.md §8).
+bool RATreeModel::fixedApplies(int node) const {
+    const int parent = m_tree.node(node).parent;
+    if (parent < 0 || !m_eval || size_t(parent) >= m_eval->nodes.size()) return false;
+    int sum = 0;
+    for (int c : m_tree.node(parent).children) {
+        if (m_tree.node(c).tiles <= 0) return false;
+        sum += m_tree.node(c).tiles;
+    }
+    return sum == m_eval->nodes[size_t(parent)].tileCount;
 }
 
 QString RATreeModel::chipletText(int node) const {
@@ -314,7 +332,9 @@ QVariant RATreeModel::headerData(int section, Qt::Orientation o, int role) const
                    "some of its inputs do (a decode step's KV cache)"),
         QT_TR_NOOP("Layers under the node"),
         QT_TR_NOOP("Tiles of the node's group: count, then the tile numbers (snake order, as "
-                   "on the NoC heatmap)"),
+                   "on the NoC heatmap). \"fixed\": an S cut's child on the count it was given "
+                   "(N); \"asks n\": a count given but not applied, as the cut's other children "
+                   "have none or the counts do not add up to its tiles"),
         QT_TR_NOOP("Batch / sub-batches: samples per invocation b; for a cut also its "
                    "sub-batch count sb: the cut runs its children sb times on b / sb samples "
                    "([ and ] change it)"),

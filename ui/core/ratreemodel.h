@@ -58,6 +58,7 @@ class RATreeModel : public QAbstractItemModel {
     // The tile ids of a node's group, in snake order.
     std::vector<int> tilesOf(int node) const;
     QString tileText(int node) const;
+    bool fixedApplies(int node) const;
     // On a template with chiplets, the chiplets a node's tiles lie on ("chiplet 2",
     // "chiplets 0, 1"); empty on a single chip.
     QString chipletText(int node) const;

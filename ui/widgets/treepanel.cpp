@@ -6,6 +6,7 @@
 
 #include <QAction>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QMenu>
 #include <QStyle>
 #include <QTreeView>
@@ -84,6 +85,10 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
     add(tr("Pin / unpin"), QKeySequence(Qt::Key_P),
         tr("The search never changes a pinned node or its subtree"),
         [this] { togglePinSelected(); });
+    add(tr("Tile count..."), QKeySequence(Qt::Key_N),
+        tr("Fix the tile count of a child of an S cut (0: the allocation decides). The counts "
+           "apply when every child of the cut has one and they add up to the cut's tiles"),
+        [this] { askTilesSelected(); });
 
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
             [this](const QModelIndex& cur) {
@@ -258,6 +263,35 @@ std::optional<Error> TreePanel::togglePinSelected() {
     const int n = currentNode();
     if (n < 0) return report(tr("Pin: select a node"));
     return m_doc->setPinned(n, !m_doc->tree().node(n).pinned);
+}
+
+std::optional<Error> TreePanel::setTilesSelected(int tiles) {
+    const int n = currentNode();
+    if (n < 0) return report(tr("Tile count: select a child of an S cut"));
+    return m_doc->setTiles(n, tiles);
+}
+
+void TreePanel::askTilesSelected() {
+    const int n = currentNode();
+    if (n < 0) {
+        report(tr("Tile count: select a child of an S cut"));
+        return;
+    }
+    const RATree& t = m_doc->tree();
+    const int parent = t.node(n).parent;
+    const int cutTiles =
+        parent >= 0 && m_doc->evaluation() && size_t(parent) < m_doc->evaluation()->nodes.size()
+            ? m_doc->evaluation()->nodes[size_t(parent)].tileCount
+            : m_doc->hardware()->tiles();
+    bool ok = false;
+    const int tiles = QInputDialog::getInt(
+        this, tr("Tile count"),
+        tr("Tiles of %1 (0: the allocation decides; the counts apply when every child of the "
+           "cut has one and they add up to its %2 tiles):")
+            .arg(QString::fromStdString(t.pathOf(n)))
+            .arg(cutTiles),
+        t.node(n).tiles, 0, std::max(1, m_doc->hardware()->tiles()), 1, &ok);
+    if (ok) setTilesSelected(tiles);
 }
 
 } // namespace tilescope::ui

@@ -34,6 +34,8 @@ class TreePanel : public QWidget {
     std::optional<Error> flipSelected();
     std::optional<Error> stepSubBatchSelected(int direction);
     std::optional<Error> togglePinSelected();
+    // The selected S-cut child's fixed tile count (0 releases it to the allocation).
+    std::optional<Error> setTilesSelected(int tiles);
 
   signals:
     void message(const QString& text); // refusals and hints for the status bar
@@ -43,6 +45,7 @@ class TreePanel : public QWidget {
     void resizeEvent(QResizeEvent* e) override;
 
   private:
+    void askTilesSelected(); // the Tile count... action: a dialog, then setTilesSelected
     // Figure columns as wide as their contents, the name column the rest.
     void fitColumns();
     void fitNameColumn();

@@ -135,6 +135,7 @@ WelcomePage::WelcomePage(QWidget* parent, const QString& samples) : QWidget(pare
                       "<tr><td><b>F</b></td><td>flip S / T</td></tr>"
                       "<tr><td><b>]</b> / <b>[</b></td><td>more / fewer sub-batches</td></tr>"
                       "<tr><td><b>P</b></td><td>pin / unpin</td></tr>"
+                      "<tr><td><b>N</b></td><td>an S cut's child's tile count</td></tr>"
                       "<tr><td><b>Ctrl+Z</b></td><td>undo (also hardware, batch)</td></tr>"
                       "<tr><td><b>Ctrl+0</b></td><td>reset the S-T zoom</td></tr>"
                       "<tr><td><b>F1</b></td><td>the user guide</td></tr></table>"),
