@@ -153,6 +153,17 @@ class TestCliGenerate : public QObject {
         QVERIFY(j[1]["tpot_cycles"].get<double>() < j[0]["tpot_cycles"].get<double>());
         QCOMPARE(j[1]["phases"][0]["result"]["dram_bytes"],
                  j[0]["phases"][0]["result"]["dram_bytes"]);
+        // The decode phase's result records what it keeps on chip, so export-instructions
+        // lays the program out the same way: no weight LOAD, the schedule's DRAM bytes.
+        QCOMPARE(kept["kept_on_chip"]["weights"].get<bool>(), true);
+        const QString phase = path("w-decode.json"), dir = path("w-decode-program");
+        std::ofstream(phase.toStdString()) << kept.dump();
+        const Run exported = test::runCli({"export-instructions", phase, "--out", dir});
+        QVERIFY2(exported.status == 0, qPrintable(exported.err));
+        const Run replay = test::runCli({"simulate", dir, "--json", path("w-sim.json")});
+        QVERIFY2(replay.status == 0, qPrintable(replay.err));
+        QCOMPARE(readJson(path("w-sim.json"))["dram_bytes"].get<double>(),
+                 kept["dram_bytes"].get<double>());
         // Compute-in-memory tiles cannot keep them: refused before any search, file named.
         const Run cim = test::runCli(QStringList{
             "generate", "--prefill", kPrefill64, "--decode", kDecode64, "--hw", "cim", "--prompt",
