@@ -5,6 +5,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,24 @@ class TestCliGenerate : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
     QString path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)); }
+
+    // The 64-token decode export generated with `option` dram, then on-chip, at batch 2: both
+    // valid, each result's `key` saying which.
+    void dramAndOnChip(const char* option, const std::string& key, std::array<json, 2>& j) {
+        const char* where[2] = {"dram", "on-chip"};
+        for (int i = 0; i < 2; ++i) {
+            const QString file = path(i ? "on-chip.json" : "dram.json");
+            const Run r =
+                test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
+                                         "--prompt", "64", "--tokens", "8", "--batch", "2", option,
+                                         where[i], "--json", file} +
+                             kBudget);
+            QVERIFY2(r.status == 0, qPrintable(r.err));
+            j[size_t(i)] = readJson(file);
+            QCOMPARE(j[size_t(i)][key].get<std::string>(), std::string(where[i]));
+            QVERIFY(j[size_t(i)]["valid"].get<bool>());
+        }
+    }
 
   private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
@@ -105,20 +124,9 @@ class TestCliGenerate : public QObject {
     // reads less from DRAM and takes less time than with the cache in DRAM; the result
     // says where the cache is.
     void kvCacheOnChip() {
-        json j[2];
-        const char* where[2] = {"dram", "on-chip"};
-        for (int i = 0; i < 2; ++i) {
-            const QString file = path(i ? "kv-on-chip.json" : "kv-dram.json");
-            const Run r =
-                test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
-                                         "--prompt", "64", "--tokens", "8", "--batch", "2",
-                                         "--kv-cache", where[i], "--json", file} +
-                             kBudget);
-            QVERIFY2(r.status == 0, qPrintable(r.err));
-            j[i] = readJson(file);
-            QCOMPARE(j[i]["kv_cache"].get<std::string>(), std::string(where[i]));
-            QVERIFY(j[i]["valid"].get<bool>());
-        }
+        std::array<json, 2> j;
+        dramAndOnChip("--kv-cache", "kv_cache", j);
+        if (QTest::currentTestFailed()) return;
         const json &dram = j[0]["phases"][1]["result"], &kept = j[1]["phases"][1]["result"];
         QVERIFY(kept["dram_bytes"].get<double>() < dram["dram_bytes"].get<double>());
         QVERIFY(j[1]["tpot_cycles"].get<double>() < j[0]["tpot_cycles"].get<double>());
@@ -128,20 +136,9 @@ class TestCliGenerate : public QObject {
     // reads none of them from DRAM (the prefill still loads them) and takes less time; the
     // result says where the weights are.
     void weightsOnChip() {
-        json j[2];
-        const char* where[2] = {"dram", "on-chip"};
-        for (int i = 0; i < 2; ++i) {
-            const QString file = path(i ? "w-on-chip.json" : "w-dram.json");
-            const Run r =
-                test::runCli(QStringList{"generate", "--prefill", kPrefill64, "--decode", kDecode64,
-                                         "--prompt", "64", "--tokens", "8", "--batch", "2",
-                                         "--weights", where[i], "--json", file} +
-                             kBudget);
-            QVERIFY2(r.status == 0, qPrintable(r.err));
-            j[i] = readJson(file);
-            QCOMPARE(j[i]["weights"].get<std::string>(), std::string(where[i]));
-            QVERIFY(j[i]["valid"].get<bool>());
-        }
+        std::array<json, 2> j;
+        dramAndOnChip("--weights", "weights", j);
+        if (QTest::currentTestFailed()) return;
         const json &dram = j[0]["phases"][1]["result"], &kept = j[1]["phases"][1]["result"];
         // The decode step's compulsory DRAM bytes lose exactly the weights.
         QCOMPARE(dram["compulsory_dram_bytes"].get<double>() -

@@ -21,6 +21,34 @@ namespace {
 const std::string kDecoder = std::string(TILESCOPE_TESTDATA) + "/llama_decoder.onnx";
 const std::string kDecode64 = std::string(TILESCOPE_TESTDATA) + "/llama_decode64.onnx";
 
+// The schedule of the context's network is valid and its program lays out in the same
+// buffers: the program's and the replay's DRAM bytes are the schedule's; `withinGate`: the
+// replay is also within the fidelity gate.
+void expectLaidOut(EvalContext& ctx, const RATree& tree, int batch, bool withinGate = false) {
+    EvalOptions opt;
+    QVERIFY(evaluate(ctx, tree, batch, opt).valid);
+    QTemporaryDir dir;
+    auto check = exportAndReplay(ctx, tree, batch, opt, kDecode64, dir.path().toStdString());
+    QVERIFY2(check, check ? "" : check.error().message.c_str());
+    QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+    QCOMPARE(check->simulatedDramBytes, check->scheduleDramBytes);
+    if (withinGate)
+        QVERIFY2(check->agreement.agrees, std::to_string(check->agreement.ratio).c_str());
+}
+
+// Valid as `net`, invalid as `kept` (the same network keeping something on chip) on `hw`,
+// with every one of `needles` in the reason.
+void expectInvalidWhenKept(const Network& net, const Network& kept, const Hardware& hw,
+                           const RATree& tree, int batch, std::vector<std::string> needles) {
+    EvalOptions opt;
+    const Evaluation dram = evaluate(net, hw, tree, batch, opt);
+    const Evaluation onChip = evaluate(kept, hw, tree, batch, opt);
+    QVERIFY2(dram.valid, dram.reason.c_str());
+    QVERIFY(!onChip.valid);
+    for (const std::string& n : needles)
+        QVERIFY2(onChip.reason.find(n) != std::string::npos, onChip.reason.c_str());
+}
+
 Evaluation phase(Cycles delay, PicoJoules energy) {
     Evaluation e;
     e.valid = true;
@@ -182,12 +210,7 @@ class TstGenerate : public QObject {
         QVERIFY(onChip.delay < dram.delay);
         // The program reads the cache in place: its DRAM bytes are the schedule's, and the
         // replay stays within the fidelity gate.
-        QTemporaryDir dir;
-        auto check = exportAndReplay(ctx, tree, 2, opt, kDecode64, dir.path().toStdString());
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
-        QCOMPARE(check->simulatedDramBytes, check->scheduleDramBytes);
-        QVERIFY2(check->agreement.agrees, std::to_string(check->agreement.ratio).c_str());
+        expectLaidOut(ctx, tree, 2, true);
     }
 
     void kvCacheThatDoesNotFit() {
@@ -208,22 +231,13 @@ class TstGenerate : public QObject {
         // 40 KiB: the gate projection's own 12.7 KB per tile fits, not beside the cache,
         // 8 sequences x 16,384 bytes over the 4 tiles = 32,768 bytes on every tile.
         hw.bufferBytes = 40 << 10;
-        const Evaluation dram = evaluate(*net, hw, tree, 8, opt);
-        const Evaluation onChip = evaluate(kept, hw, tree, 8, opt);
-        QVERIFY2(dram.valid, dram.reason.c_str());
-        QVERIFY(!onChip.valid);
-        QVERIFY2(onChip.reason.find("/blocks.0/gate/MatMul") != std::string::npos &&
-                     onChip.reason.find("(of which 32.77 KB kept on chip)") != std::string::npos,
-                 onChip.reason.c_str());
+        expectInvalidWhenKept(*net, kept, hw, tree, 8,
+                              {"/blocks.0/gate/MatMul", "(of which 32.77 KB kept on chip)"});
         // 48 KiB: it fits, and the generator lays the cache and every layer's work out in
         // the same buffers.
         hw.bufferBytes = 48 << 10;
         EvalContext ctx(kept, hw);
-        QVERIFY(evaluate(ctx, tree, 8, opt).valid);
-        QTemporaryDir dir;
-        auto check = exportAndReplay(ctx, tree, 8, opt, kDecode64, dir.path().toStdString());
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        expectLaidOut(ctx, tree, 8);
         // 8 KiB: the attention layer itself must be blocked, and a blocked leaf cannot keep
         // its input.
         hw.bufferBytes = 8 << 10;
@@ -262,12 +276,7 @@ class TstGenerate : public QObject {
                  double(net->totalWeightBytes()));
         // The program reads the weights in place and loads none: its DRAM bytes are the
         // schedule's, and the replay stays within the fidelity gate.
-        QTemporaryDir dir;
-        auto check = exportAndReplay(ctx, tree, 2, opt, kDecode64, dir.path().toStdString());
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
-        QCOMPARE(check->simulatedDramBytes, check->scheduleDramBytes);
-        QVERIFY2(check->agreement.agrees, std::to_string(check->agreement.ratio).c_str());
+        expectLaidOut(ctx, tree, 2, true);
     }
 
     void weightsThatDoNotFit() {
@@ -286,22 +295,12 @@ class TstGenerate : public QObject {
         const double all = double(net->totalWeightBytes());
         hw.bufferBytes = 48 << 10;
         QVERIFY(all / hw.tiles() > hw.bufferBytes); // not even an even share fits
-        const Evaluation dram = evaluate(*net, hw, tree, 1, opt);
-        const Evaluation onChip = evaluate(kept, hw, tree, 1, opt);
-        QVERIFY2(dram.valid, dram.reason.c_str());
-        QVERIFY(!onChip.valid);
-        QVERIFY2(onChip.reason.find("buffer overflow") != std::string::npos &&
-                     onChip.reason.find("kept on chip)") != std::string::npos,
-                 onChip.reason.c_str());
+        expectInvalidWhenKept(*net, kept, hw, tree, 1, {"buffer overflow", "kept on chip)"});
         // A buffer that takes them all: valid, and the generator lays the weights and every
         // layer's work out in the same buffers.
         hw.bufferBytes = 1 << 20;
         EvalContext ctx(kept, hw);
-        QVERIFY(evaluate(ctx, tree, 1, opt).valid);
-        QTemporaryDir dir;
-        auto check = exportAndReplay(ctx, tree, 1, opt, kDecode64, dir.path().toStdString());
-        QVERIFY2(check, check ? "" : check.error().message.c_str());
-        QCOMPARE(check->programDramBytes, check->scheduleDramBytes);
+        expectLaidOut(ctx, tree, 1);
         // Compute-in-memory tiles program their crossbars in every run: nothing to keep.
         Hardware cim;
         QVERIFY(presetHardware("cim", cim));

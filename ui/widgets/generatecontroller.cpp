@@ -56,22 +56,24 @@ class GenerateDialog : public QDialog {
         form->addRow(tr("Batch"), m_batch);
         form->addRow(tr("Decode points"), m_points);
         form->addRow(tr("Search per phase"), m_seconds);
-        m_kvCache = new QComboBox(this);
-        m_kvCache->addItem(tr("DRAM"));
-        m_kvCache->addItem(tr("On chip"));
-        m_kvCache->setObjectName(QStringLiteral("kvCache"));
-        m_kvCache->setToolTip(tr("Where the KV cache lives between decode steps: read from "
-                                 "DRAM at every step, or kept in the attention layers' tiles "
-                                 "(a schedule is valid only where it fits beside the rest)"));
-        form->addRow(tr("KV cache"), m_kvCache);
-        m_weights = new QComboBox(this);
-        m_weights->addItem(tr("DRAM"));
-        m_weights->addItem(tr("On chip"));
-        m_weights->setObjectName(QStringLiteral("weights"));
-        m_weights->setToolTip(tr("Where the weights live between decode steps: loaded from "
-                                 "DRAM at every step, or kept in their layers' tiles (a "
-                                 "schedule is valid only where they all fit beside the rest)"));
-        form->addRow(tr("Weights"), m_weights);
+        // Where something lives between decode steps: DRAM (index 0) or on chip (1).
+        auto place = [&](const char* name, const QString& label, const QString& tip) {
+            auto* c = new QComboBox(this);
+            c->addItem(tr("DRAM"));
+            c->addItem(tr("On chip"));
+            c->setObjectName(QString::fromLatin1(name));
+            c->setToolTip(tip);
+            form->addRow(label, c);
+            return c;
+        };
+        m_kvCache = place("kvCache", tr("KV cache"),
+                          tr("Where the KV cache lives between decode steps: read from DRAM at "
+                             "every step, or kept in the attention layers' tiles (a schedule is "
+                             "valid only where it fits beside the rest)"));
+        m_weights = place("weights", tr("Weights"),
+                          tr("Where the weights live between decode steps: loaded from DRAM at "
+                             "every step, or kept in their layers' tiles (a schedule is valid "
+                             "only where they all fit beside the rest)"));
         auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
         connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
         connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
