@@ -122,9 +122,11 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
     auto& need = ctx.pipeNeed; // per child: weights, inputs, outputs (DRAM bytes)
     need.assign(4 * m, 0.0);
+    auto& loaders = ctx.pipeWeightLeaves; // scratch: a child's leaves that load weights
     for (size_t j = 0; j < m; ++j) {
         const NodeWork& cw = work[size_t(nd.children[j])];
         double all = 0, out = 0;
+        loaders.clear();
         for (int pos = cw.lo; pos < cw.hi; ++pos) {
             NodeWork& lw = work[size_t(leafNode[size_t(posLayer[size_t(pos)])])];
             lw.leaf.dramOrdered = true; // this cut's time holds the wait for its weights
@@ -132,8 +134,12 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             const LeafTraffic& traffic = *lw.leaf.traffic;
             need[4 * j] += traffic.weightDram / perSeg;
             need[4 * j + 3] = std::max(need[4 * j + 3], traffic.weightMaxLink / perSeg / linkBw);
+            if (traffic.weightDram > 0) loaders.push_back({0.0, &lw});
             all += traffic.actDram, out += traffic.actDramOut;
         }
+        // Several leaves' weights cross the child's links together (a T cut's leaves share
+        // its tiles): their time is the busiest link of their weights added up.
+        if (loaders.size() > 1) need[4 * j + 3] = ctx.weightMaxOf(loaders).back() / perSeg / linkBw;
         const double outShare = all > 0 ? out / all : 0.0;
         need[4 * j + 1] = cw.dram * (1 - outShare);
         need[4 * j + 2] = cw.dram * outShare;
