@@ -123,26 +123,6 @@ void Analyser::bottomUp() {
     }
 }
 
-namespace {
-
-// The tile counts an S cut's children fix (RANode::tiles) when every child has one and they
-// sum to the cut's tiles; false otherwise (the min-max allocation applies).
-bool fixedTiles(const RATree& tree, const RANode& cut, int tiles, std::vector<int>& out) {
-    int sum = 0;
-    for (int c : cut.children) {
-        const int n = tree.node(c).tiles;
-        if (n <= 0) return false;
-        sum += n;
-    }
-    if (sum != tiles) return false;
-    out.clear();
-    for (int c : cut.children)
-        out.push_back(tree.node(c).tiles);
-    return true;
-}
-
-} // namespace
-
 // ---- Top-down: tile allocation (exact min-max water-filling at S cuts).
 bool Analyser::allocateTileGroups() {
     work[size_t(tree.root)].tileBegin = 0;
@@ -169,7 +149,7 @@ bool Analyser::allocateTileGroups() {
             npts[size_t(j)] = work[size_t(nd.children[size_t(j)])].npt;
         // A fixed allocation is the schedule's own (the chiplet baseline's regions on their
         // chiplets): its utilisation is reported, the threshold guards only the min-max one.
-        const bool fixed = fixedTiles(tree, nd, nw.tileCount, alloc);
+        const bool fixed = tree.fixedTiles(id, nw.tileCount, alloc);
         if (!fixed) allocateTiles(npts, nw.tileCount, alloc);
         double maxRatio = 0, sum = 0;
         for (int j = 0; j < k; ++j) {

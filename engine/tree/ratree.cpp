@@ -69,6 +69,20 @@ std::vector<int> RATree::leafNodesInOrder(int from) const {
     return out;
 }
 
+bool RATree::fixedTiles(int cut, int tiles, std::vector<int>& out) const {
+    int sum = 0;
+    for (int c : node(cut).children) {
+        const int n = node(c).tiles;
+        if (n <= 0) return false;
+        sum += n;
+    }
+    if (sum != tiles) return false;
+    out.clear();
+    for (int c : node(cut).children)
+        out.push_back(node(c).tiles);
+    return true;
+}
+
 std::vector<int> RATree::layersUnder(int id) const {
     return leavesInOrder(id);
 }

@@ -47,8 +47,12 @@ class RATree {
 
     std::vector<int> leavesInOrder(int from = -1) const;    // layer ids, left to right
     std::vector<int> leafNodesInOrder(int from = -1) const; // their leaf node ids
-    std::vector<int> layersUnder(int id) const;             // layer ids, left to right
-    int leafOf(int layer) const;                            // node id of the leaf, -1 if none
+    // The tile counts S cut `cut`'s children fix (RANode::tiles), in child order, when every
+    // child has one and they add up to the cut's `tiles`; false otherwise (the evaluator's
+    // min-max allocation applies).
+    bool fixedTiles(int cut, int tiles, std::vector<int>& out) const;
+    std::vector<int> layersUnder(int id) const; // layer ids, left to right
+    int leafOf(int layer) const;                // node id of the leaf, -1 if none
     int depth(int id) const;
     // Child index path from the root, e.g. "/0/2"; the root is "/".
     std::string pathOf(int id) const;

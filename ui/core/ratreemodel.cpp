@@ -108,17 +108,13 @@ QString RATreeModel::tileText(int node) const {
              chips.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(chips));
 }
 
-// Whether an S-cut child's fixed tile count is the one it runs on: every child of the cut
-// has one and they add up to the cut's tiles (the evaluator's rule, docs/method.md §8).
+// Whether an S-cut child's fixed tile count is the one it runs on (RATree::fixedTiles, the
+// evaluator's rule, docs/method.md §8).
 bool RATreeModel::fixedApplies(int node) const {
     const int parent = m_tree.node(node).parent;
     if (parent < 0 || !m_eval || size_t(parent) >= m_eval->nodes.size()) return false;
-    int sum = 0;
-    for (int c : m_tree.node(parent).children) {
-        if (m_tree.node(c).tiles <= 0) return false;
-        sum += m_tree.node(c).tiles;
-    }
-    return sum == m_eval->nodes[size_t(parent)].tileCount;
+    std::vector<int> counts;
+    return m_tree.fixedTiles(parent, m_eval->nodes[size_t(parent)].tileCount, counts);
 }
 
 QString RATreeModel::chipletText(int node) const {
