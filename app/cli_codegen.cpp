@@ -101,6 +101,21 @@ int runExportInstructions(const Args& a) {
             return userError(path + ": \"config.min_utilisation\": expected a number in [0, 1]");
         eo.minUtilisation = u.get<double>();
     }
+    // The DRAM layouts the result was costed with (docs/cost-model.md §4b).
+    if (doc.contains("layout_plan") && doc["layout_plan"].is_object()) {
+        const json& lp = doc["layout_plan"];
+        const auto choice = layoutChoiceFromName(lp.value("layouts", std::string("auto")));
+        if (!choice) return userError(path + ": \"layout_plan.layouts\": unknown layout choice");
+        eo.layouts = *choice;
+        if (lp.contains("pins") && lp["pins"].is_object())
+            for (const auto& [name, v] : lp["pins"].items()) {
+                const auto l = v.is_string() ? layoutFromName(v.get<std::string>()) : std::nullopt;
+                if (!l)
+                    return userError(path + ": \"layout_plan.pins." + name +
+                                     "\": expected nchw, nhwc, chwn or nchwc");
+                eo.layouts.pins[name] = *l;
+            }
+    }
     EvalContext ctx(*net, *hw);
     CodegenOptions co;
     co.withIr = formats.ir; // the IR is only ir.json's

@@ -166,10 +166,11 @@ void printSegments(const Evaluation& e, const RATree& t, const Network& net, dou
 
 // The best tree again with the detail figures: per-segment bounds for the report.
 Evaluation detailOf(const Inputs& in, const RATree& t, int batch, const Objective& o,
-                    double minUtil) {
+                    double minUtil, const LayoutChoice& layouts) {
     EvalOptions opt;
     opt.objective = o;
     opt.minUtilisation = minUtil;
+    opt.layouts = layouts;
     opt.detail = true;
     opt.maxIntervals = 0; // segments need node figures, not the S-T rectangles
     return evaluate(in.net, in.hw, t, batch, opt);
@@ -309,6 +310,27 @@ void ProgressPrinter::operator()(const Progress& p) {
 }
 
 // Options shared by anneal and compare.
+LayoutChoice layoutChoiceArg(const Args& a) {
+    LayoutChoice c;
+    if (a.has("--layouts")) {
+        const auto parsed = layoutChoiceFromName(a.get("--layouts"));
+        if (!parsed)
+            throw UsageError{"--layouts takes auto, nchw, nhwc, chwn or nchwc, got '" +
+                             a.get("--layouts") + "'"};
+        c = *parsed;
+    }
+    for (const std::string& p : a.all("--pin-layout")) {
+        const size_t eq = p.rfind('=');
+        const auto l = eq == std::string::npos ? std::nullopt : layoutFromName(p.substr(eq + 1));
+        if (!l || eq == 0)
+            throw UsageError{"--pin-layout expects TENSOR=LAYOUT (a layer or network input name "
+                             "and nchw, nhwc, chwn or nchwc), got '" +
+                             p + "'"};
+        c.pins[p.substr(0, eq)] = *l;
+    }
+    return c;
+}
+
 SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     SearchOptions s;
     SearchConfig& c = s.cfg;
@@ -360,6 +382,7 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
             throw UsageError{"--warmup must be in [0, 1)"};
     }
     c.portfolio = !a.has("--no-portfolio");
+    c.layouts = layoutChoiceArg(a);
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));
         if (c.minUtilisation < 0 || c.minUtilisation > 1)
@@ -477,7 +500,7 @@ int runEvaluate(const Args& a) {
         return userError(treePath + ": " + e->message);
 
     const auto t0 = std::chrono::steady_clock::now();
-    const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75);
+    const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75, layoutChoiceArg(a));
     ResultContext ctx = resultContext(*in, batch);
     ctx.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -518,9 +541,10 @@ int runAnneal(const Args& a) {
         return userError((so.initPath.empty() ? in->modelPath : so.initPath) + ": " +
                          res.error().message);
     const SearchResult& r = *res;
-    const Evaluation detail = r.bestDetail ? *r.bestDetail
-                                           : detailOf(*in, r.bestTree, so.cfg.totalBatch,
-                                                      so.cfg.objective, so.cfg.minUtilisation);
+    const Evaluation detail = r.bestDetail
+                                  ? *r.bestDetail
+                                  : detailOf(*in, r.bestTree, so.cfg.totalBatch, so.cfg.objective,
+                                             so.cfg.minUtilisation, so.cfg.layouts);
     ResultContext ctx = resultContext(*in, so.cfg.totalBatch);
     ctx.seed = r.seed;
     ctx.iterations = r.iterations;
@@ -590,9 +614,10 @@ int runCompare(const Args& a) {
         const SearchConfig& cfg = res.config;
         // The full-space row keeps its key "sa" (scripts read it) and shows what ran.
         if (cfg.mode == SearchMode::Genetic) row.label = toString(cfg.mode);
-        const Evaluation detail = res.bestDetail ? *res.bestDetail
-                                                 : detailOf(*in, res.bestTree, cfg.totalBatch,
-                                                            cfg.objective, cfg.minUtilisation);
+        const Evaluation detail = res.bestDetail
+                                      ? *res.bestDetail
+                                      : detailOf(*in, res.bestTree, cfg.totalBatch, cfg.objective,
+                                                 cfg.minUtilisation, cfg.layouts);
         ResultContext ctx = resultContext(*in, cfg.totalBatch);
         ctx.seed = res.seed;
         ctx.iterations = res.iterations;

@@ -60,5 +60,8 @@ struct SearchOptions {
 // default objective and the layer count a --beta budget scales with; `status` is set on a
 // user error (an --init file that does not load).
 SearchOptions searchOptions(const Args& a, const Inputs& in, int& status);
+// --layouts auto|nchw|nhwc|chwn|nchwc and --pin-layout TENSOR=LAYOUT (docs/cli.md); throws
+// UsageError.
+LayoutChoice layoutChoiceArg(const Args& a);
 
 } // namespace tilescope::cli

@@ -46,6 +46,9 @@ anneal and compare also take --min-util X, --warmup SHARE, --no-portfolio,
 --chiplet-cost method|whole-chiplet and --chiplet-chains in-out-1|single-link (the chiplet
 baseline's region cost and chain reduction: the method's by default); compare
 also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
+evaluate, anneal and compare take --layouts auto|nchw|nhwc|chwn|nchwc (default auto: planned)
+and --pin-layout TENSOR=LAYOUT (repeatable): the DRAM layout of every feature map where the
+template has a run model (dram.burst_bytes, dram.run_overhead_cycles; docs/cost-model.md §4b).
 generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
 lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
 the KV cache size (docs/cli.md); the sequence and past axes are found from the graph.
@@ -66,19 +69,23 @@ int main(int argc, char** argv) {
     const std::map<std::string, Command> commands = {
         {"inspect", {runInspect, {"--fallback", "--dim"}, {"--json"}}},
         {"evaluate",
-         {runEvaluate, {"--hw", "--tree", "--batch", "--objective", "--json", "--dim"}, {}}},
+         {runEvaluate,
+          {"--hw", "--tree", "--batch", "--objective", "--json", "--dim", "--layouts",
+           "--pin-layout"},
+          {}}},
         {"anneal",
          {runAnneal,
-          {"--hw",    "--batch",        "--objective",     "--seed",     "--beta", "--t0",
-           "--alpha", "--mode",         "--chains",        "--threads",  "--pin",  "--init",
-           "--json",  "--tree-out",     "--iterations",    "--min-util", "--time", "--warmup",
-           "--dim",   "--chiplet-cost", "--chiplet-chains"},
+          {"--hw",    "--batch",        "--objective",      "--seed",     "--beta",      "--t0",
+           "--alpha", "--mode",         "--chains",         "--threads",  "--pin",       "--init",
+           "--json",  "--tree-out",     "--iterations",     "--min-util", "--time",      "--warmup",
+           "--dim",   "--chiplet-cost", "--chiplet-chains", "--layouts",  "--pin-layout"},
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
-          {"--hw", "--batch", "--objective", "--seed", "--beta", "--json", "--chains", "--threads",
-           "--iterations", "--min-util", "--time", "--warmup", "--t0", "--alpha", "--dim",
-           "--chiplet-cost", "--chiplet-chains", "--mode"},
+          {"--hw",           "--batch",          "--objective", "--seed",       "--beta",
+           "--json",         "--chains",         "--threads",   "--iterations", "--min-util",
+           "--time",         "--warmup",         "--t0",        "--alpha",      "--dim",
+           "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout"},
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,

@@ -1,12 +1,13 @@
-// program.bin, version 2: the compact encoding of a Program (layout in docs/isa.md). Every
-// instruction is one fixed-width record of bit-packed fields; its variable tails (multicast
-// tiles, dependencies, buffer regions) are rows of three side tables in the same order,
-// located by the counts in the record. Each table's header gives, per field, a base and a
+// program.bin, version 2 (3 with DRAM descriptors): the compact encoding of a Program (layout in
+// docs/isa.md). Every instruction is one fixed-width record of bit-packed fields; its variable
+// tails (multicast tiles, dependencies, buffer regions) are rows of three side tables in the same
+// order, located by the counts in the record. Each table's header gives, per field, a base and a
 // bit width the encoder takes from the program's own minimum and maximum (value = base +
 // the field's bits), so any Program round-trips exactly and a typical one takes a few
 // bits per field. A trailing FNV-1a checksum makes random corruption fail loudly instead
 // of decoding into a different, plausible program.
 #include "codegen/instruction_program.h"
+#include "eval/dram_layout.h"
 
 #include <algorithm>
 #include <bit>
@@ -20,7 +21,9 @@ namespace tilescope {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'C', 'P', 'R', 'O', 'G', '\0'};
+// Version 3 adds a table of DRAM descriptors; a program without them is written as version 2.
 constexpr std::uint16_t kVersion = 2;
+constexpr std::uint16_t kVersionDram = 3;
 
 std::uint32_t fnv1a(const char* data, size_t n) {
     std::uint32_t h = 2166136261u;
@@ -51,6 +54,8 @@ enum InsField {
 enum DepField { fDepDistance, fDepStage, kDepFields };
 enum BufField { fBufTile, fBufOffset, fBufBytes, fBufWrite, kBufFields };
 enum McastField { fMcastTile, kMcastFields };
+// One row per instruction: its layout + 1 (0: no descriptor), base, runs, run and burst bytes.
+enum DramField { fDramLayout, fDramBase, fDramRuns, fDramRunBytes, fDramBurst, kDramFields };
 // Signed fields compare as int64 when the encoder takes their minimum and maximum.
 constexpr bool kInsSigned[kInsFields] = {false, false, true,  false, true, true, false,
                                          false, true,  true,  true,  true, true, true,
@@ -58,6 +63,7 @@ constexpr bool kInsSigned[kInsFields] = {false, false, true,  false, true, true,
 constexpr bool kDepSigned[kDepFields] = {true, false};
 constexpr bool kBufSigned[kBufFields] = {true, false, false, false};
 constexpr bool kMcastSigned[kMcastFields] = {true};
+constexpr bool kDramSigned[kDramFields] = {false, false, false, false, false};
 
 std::uint64_t lowMask(unsigned bits) {
     return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
@@ -125,6 +131,13 @@ void instructionValues(const Instruction& i, std::uint64_t (&v)[kInsFields]) {
     v[fMcastN] = i.mcast.size();
     v[fDepN] = i.deps.size();
     v[fBufN] = i.buffers.size();
+}
+void dramValues(const Instruction& i, std::uint64_t (&v)[kDramFields]) {
+    v[fDramLayout] = std::uint64_t(i.layout + 1);
+    v[fDramBase] = i.base;
+    v[fDramRuns] = i.runs;
+    v[fDramRunBytes] = i.runBytes;
+    v[fDramBurst] = i.burstBytes;
 }
 void depValues(const Instruction& i, const Dep& d, std::uint64_t (&v)[kDepFields]) {
     v[fDepDistance] = sbits(std::int64_t(i.id) - std::int64_t(d.id));
@@ -343,12 +356,17 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     Columns<kDepFields> deps(kDepSigned);
     Columns<kBufFields> bufs(kBufSigned);
     Columns<kMcastFields> mcast(kMcastSigned);
+    Columns<kDramFields> dram(kDramSigned);
     std::uint64_t nIns = 0, nDeps = 0, nBufs = 0, nMcast = 0;
-    std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields];
+    std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields], rv[kDramFields];
+    bool withDram = false;
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
             instructionValues(i, iv);
             ins.see(iv);
+            dramValues(i, rv);
+            dram.see(rv);
+            withDram = withDram || i.layout >= 0;
             ++nIns;
             for (const auto& d : i.deps) {
                 depValues(i, d, dv);
@@ -370,11 +388,12 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     deps.finish();
     bufs.finish();
     mcast.finish();
+    dram.finish();
 
     // Pass 2: header, then the four tables.
     Writer w(sink);
     w.out.append(kMagic, sizeof kMagic);
-    w.raw(kVersion, 2);
+    w.raw(withDram ? kVersionDram : kVersion, 2);
     w.str(p.hardwareJson);
     w.str(p.schedule.dump());
     w.raw(p.layers.size(), 4);
@@ -391,6 +410,7 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     w.header(mcast, nMcast);
     w.header(deps, nDeps);
     w.header(bufs, nBufs);
+    if (withDram) w.header(dram, nIns);
     w.drain();
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
@@ -423,6 +443,15 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
                 w.drainIfFull();
             }
     w.endTable();
+    if (withDram) {
+        for (const auto& t : p.tiles)
+            for (const auto& i : t.instructions) {
+                dramValues(i, rv);
+                w.row(dram, rv);
+                w.drainIfFull();
+            }
+        w.endTable();
+    }
     w.finish();
 }
 
@@ -434,6 +463,7 @@ struct InstructionReader {
     const Table<kMcastFields>& mcast;
     const Table<kDepFields>& deps;
     const Table<kBufFields>& bufs;
+    const Table<kDramFields>* dram; // version 3 only
     size_t layers = 0;
     std::uint64_t row = 0, nextMcast = 0, nextDep = 0, nextBuf = 0;
 
@@ -452,6 +482,18 @@ struct InstructionReader {
             return bad(at, "unknown opcode " + std::to_string(iv[fOp]));
         i.op = Op(iv[fOp]);
         i.tile = tile;
+        if (dram) {
+            std::uint64_t rv[kDramFields];
+            const size_t dat = dram->offsetOf(row - 1);
+            dram->row(row - 1, rv);
+            if (rv[fDramLayout] > std::uint64_t(kLayoutCount + 1))
+                return bad(dat, "unknown DRAM layout " + std::to_string(rv[fDramLayout]));
+            i.layout = std::int32_t(rv[fDramLayout]) - 1;
+            i.base = rv[fDramBase];
+            i.runs = rv[fDramRuns];
+            i.runBytes = rv[fDramRunBytes];
+            i.burstBytes = rv[fDramBurst];
+        }
         if (iv[fId] > std::numeric_limits<std::uint32_t>::max())
             return bad(at, "instruction id out of range (" + std::to_string(iv[fId]) + ")");
         i.id = std::uint32_t(iv[fId]);
@@ -539,7 +581,7 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
         return makeError(file, "",
                          "byte 8: program.bin version 1 (the varint encoding) is no longer read; "
                          "export the program again to get version 2");
-    if (version != kVersion)
+    if (version != kVersion && version != kVersionDram)
         return makeError(file, "",
                          "byte 8: unsupported program.bin version " + std::to_string(version));
     if (stored != fnv1a(bytes.data(), body))
@@ -585,6 +627,11 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
     mcast.readHeader(r, "multicast table");
     deps.readHeader(r, "dependency table");
     bufs.readHeader(r, "buffer table");
+    Table<kDramFields> dram;
+    if (version == kVersionDram) dram.readHeader(r, "DRAM descriptor table");
+    if (!r.failed() && version == kVersionDram && dram.rows != declared)
+        r.fail("DRAM descriptor table has " + std::to_string(dram.rows) +
+               " rows, the tiles declare " + std::to_string(declared));
     if (!r.failed() && ins.rows != declared)
         r.fail("instruction table has " + std::to_string(ins.rows) + " rows, the tiles declare " +
                std::to_string(declared));
@@ -602,11 +649,13 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
     place(mcast, "multicast table");
     place(deps, "dependency table");
     place(bufs, "buffer table");
+    if (version == kVersionDram) place(dram, "DRAM descriptor table");
     if (!r.failed() && r.remaining() != 0)
         r.fail(std::to_string(r.remaining()) + " trailing bytes");
     if (r.failed()) return makeError(file, "", r.error());
 
-    InstructionReader reader{file, ins, mcast, deps, bufs, p.layers.size()};
+    InstructionReader reader{
+        file, ins, mcast, deps, bufs, version == kVersionDram ? &dram : nullptr, p.layers.size()};
     for (size_t t = 0; t < p.tiles.size(); ++t) {
         TileProgram& tp = p.tiles[t];
         tp.instructions.resize(size_t(perTile[t]));

@@ -474,4 +474,29 @@ Result<CodegenResult> generateProgram(EvalContext& ctx, const RATree& tree, int 
     return Generator(ctx, tree, totalBatch, evalOpt, opt, false).run();
 }
 
+void Generator::describeDram(Instruction& ins, int layout, const std::array<int, 4>& shape) const {
+    const DramRunModel& model = m_mesh.dramRuns();
+    if (!model.active()) return;
+    ins.layout = layout;
+    DramRuns r;
+    if (layout >= kLayoutCount || layout < 0)
+        r = oneRun(ins.bytes, model.burstBytes);
+    else
+        r = dramRuns(model, DramLayout(layout), shape, ins.lo, ins.hi, m_hw.dataBits);
+    ins.base = r.base;
+    ins.runs = r.runs;
+    ins.runBytes = r.runBytes;
+    ins.burstBytes = r.burstBytes;
+}
+
+int Generator::inputLayout(int layer, size_t k) const {
+    const auto& in = m_schedule.evaluation.layouts.inputs;
+    return size_t(layer) < in.size() && k < in[size_t(layer)].size() ? in[size_t(layer)][k] : 0;
+}
+
+int Generator::outputLayout(int layer) const {
+    const auto& out = m_schedule.evaluation.layouts.output;
+    return size_t(layer) < out.size() ? out[size_t(layer)] : 0;
+}
+
 } // namespace tilescope

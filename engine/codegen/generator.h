@@ -153,6 +153,12 @@ class Generator {
     void countNocReaders();
     // Emission primitives.
     std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const StageOrder& order);
+    // A DRAM LOAD/STORE's descriptor: the runs of its box of a tensor of `shape` in
+    // `layout` (kLayoutCount: weights, one run in their load order), as the evaluator charges
+    // them (docs/cost-model.md §4b); nothing without a run model.
+    void describeDram(Instruction& ins, int layout, const std::array<int, 4>& shape) const;
+    int inputLayout(int layer, size_t k) const;
+    int outputLayout(int layer) const;
     Instruction& at(std::uint32_t id) {
         const InstructionPlace place = m_where[size_t(id - 1)];
         return m_program.tiles[size_t(place.tile)].instructions[place.pos];

@@ -236,6 +236,8 @@ void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
     s.dst = kDram;
     s.lo = ob.lo;
     s.hi = ob.hi;
+    const Layer& ly = m_net.layers[size_t(cur.v.layer)];
+    describeDram(s, outputLayout(cur.v.layer), {m_totalBatch, ly.outC, ly.outH, ly.outW});
     regionRefs(s.buffers, out, false);
     const std::uint32_t sid = emit(s, st, order);
     addDep(cid, sid, 1);

@@ -152,6 +152,7 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
             if (a != leader) ins.mcast.push_back(act[a].tile);
         ins.lo = c.box.lo;
         ins.hi = c.box.hi;
+        describeDram(ins, inputLayout(v.layer, k), {m_totalBatch, g.C, g.H, g.W});
         for (size_t a : c.to) {
             slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
             fill[a] += bytes;

@@ -74,6 +74,7 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) 
         const Box wb = weightBoxOf(leaf.layer, kr.first, kr.second, channels);
         ins.lo = wb.lo;
         ins.hi = wb.hi;
+        describeDram(ins, kLayoutCount, {});
         for (const auto& r : regs)
             regionRefs(ins.buffers, r, true);
         const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, m_maxStages), kWeightOrder);

@@ -1,5 +1,7 @@
 #include "codegen/instruction_program.h"
 
+#include "eval/dram_layout.h"
+
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -99,6 +101,15 @@ bool parseOp(const std::string& s, Op& out) {
 
 namespace {
 
+// A DRAM LOAD/STORE's descriptor (Instruction::layout and the rest; docs/isa.md).
+json dramDescriptorJson(const Instruction& i) {
+    return {{"layout", i.layout < kLayoutCount ? layoutName(DramLayout(i.layout)) : "load-order"},
+            {"base", i.base},
+            {"runs", i.runs},
+            {"run_bytes", i.runBytes},
+            {"burst_bytes", i.burstBytes}};
+}
+
 json instructionJson(const Program& p, const Instruction& i) {
     json deps = json::array();
     for (const auto& d : i.deps)
@@ -123,6 +134,7 @@ json instructionJson(const Program& p, const Instruction& i) {
               {"deps", deps},
               {"buffers", bufs}};
     if (!i.mcast.empty()) j["mcast"] = i.mcast;
+    if (i.layout >= 0) j["dram"] = dramDescriptorJson(i);
     return j;
 }
 
@@ -190,6 +202,7 @@ void writeProgramJson(std::ostream& o, const Program& p) {
                     o << (m ? "," : "") << i.mcast[m];
                 o << ']';
             }
+            if (i.layout >= 0) o << ",\"dram\":" << dramDescriptorJson(i).dump();
             o << '}';
         }
         o << (tp.instructions.empty() ? "]}" : "\n  ]}");
@@ -256,6 +269,19 @@ Result<Program> programFromJson(const json& j, const std::string& file) {
                     i.lo = ji["range"].at("lo").get<std::array<std::int32_t, 4>>();
                     i.hi = ji["range"].at("hi").get<std::array<std::int32_t, 4>>();
                 }
+                if (ji.contains("dram")) {
+                    const json& d = ji["dram"];
+                    const std::string name = d.value("layout", std::string("load-order"));
+                    const auto l = layoutFromName(name);
+                    if (!l && name != "load-order")
+                        return makeError(file, place + ".dram.layout",
+                                         "unknown layout '" + name + "'");
+                    i.layout = l ? int(*l) : kLayoutCount;
+                    i.base = d.value("base", std::uint64_t(0));
+                    i.runs = d.value("runs", std::uint64_t(0));
+                    i.runBytes = d.value("run_bytes", std::uint64_t(0));
+                    i.burstBytes = d.value("burst_bytes", std::uint64_t(0));
+                }
                 if (ji.contains("deps"))
                     for (const auto& d : ji["deps"])
                         i.deps.push_back({d.at("id").get<std::uint32_t>(), d.value("stage", 1u)});
@@ -304,6 +330,11 @@ void writeProgramText(std::ostream& o, const Program& p) {
             if (i.op == Op::Compute || i.op == Op::Program) o << "  " << i.cycles << " cyc";
             o << "  [" << i.lo[0] << ":" << i.hi[0] << "," << i.lo[1] << ":" << i.hi[1] << ","
               << i.lo[2] << ":" << i.hi[2] << "," << i.lo[3] << ":" << i.hi[3] << "]";
+            if (i.layout >= 0)
+                o << "  dram "
+                  << (i.layout < kLayoutCount ? layoutName(DramLayout(i.layout)) : "load-order")
+                  << " @" << i.base << " " << i.runs << "x" << i.runBytes << " B (" << i.burstBytes
+                  << " B in bursts)";
             if (!i.deps.empty()) {
                 o << "  deps";
                 for (const auto& d : i.deps)

@@ -62,6 +62,13 @@ struct Instruction {
     std::uint64_t cycles = 0;         // COMPUTE: busy cycles of the engine
     std::array<std::int32_t, 4> lo{}; // data range [b,c,h,w] lower bounds (inclusive)
     std::array<std::int32_t, 4> hi{}; //   ... upper bounds (exclusive); weights: [k,c,r,s]
+    // A DRAM LOAD/STORE's descriptor where the template has a run model (docs/isa.md, "DRAM
+    // descriptors"): the tensor's layout (a DramLayout, kLayoutCount for weights in their
+    // load order, -1 without a run model), where its first element lies in the tensor
+    // (element offset), its runs, the bytes of the first and what the DRAM moves for them
+    // (whole bursts).
+    std::int32_t layout = -1;
+    std::uint64_t base = 0, runs = 0, runBytes = 0, burstBytes = 0;
     std::vector<Dep> deps;
     std::vector<BufferRef> buffers;
     bool operator==(const Instruction&) const = default;

@@ -213,7 +213,9 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
     if (!analyser.keptOnChip()) return false;
     analyser.leafBuffers();
     if (!analyser.checkBuffers()) return false;
+    ctx.totalBatch = totalBatch;
     analyser.leafTraffic();
+    analyser.dramLayouts();
     analyser.delays();
     analyser.firstStarts();
     return true;

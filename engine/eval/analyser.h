@@ -118,6 +118,7 @@ struct Analyser {
     double dramGapShare(int layer, const LeafMapping& mapping) const;
     bool overflow(int id);
     bool checkBuffers();
+    void dramLayouts();
     void leafTraffic();
     void leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>& readsDram);
     template <class F>

@@ -118,8 +118,10 @@ double Coster::levelsPj(const LeafMapping& m, double invocations,
 }
 
 void Coster::costSegment(size_t s) {
-    double dram = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0, leafNocWait = 0,
-           segHop = 0, segInterHop = 0, energyWrite = 0;
+    // dram: the segment's DRAM bytes; dramOcc: the same at the DRAM's pace, its runs' cost
+    // included where the template has a run model (docs/cost-model.md §4b).
+    double dram = 0, dramOcc = 0, energyCompute = 0, energyBuffer = 0, leafDramWait = 0,
+           leafNocWait = 0, segHop = 0, segInterHop = 0, energyWrite = 0;
     std::array<double, 4> sideBytes{};
     std::array<double, kMaxStorageLevels> levelEnergy{};
     const NodeWork& sw = work[size_t(segments[s])];
@@ -141,8 +143,9 @@ void Coster::costSegment(size_t s) {
                     ctx.linkSums.add(link, b);
         segHop += hop;
         segInterHop += interHop;
-        const double leafDram = traffic.actDram + traffic.weightDram;
-        if (mapping.blocked()) blockingDram(l, traffic.actDram, lw);
+        const double leafDram = traffic.dramBytes();
+        if (mapping.blocked())
+            blockingDram(l, traffic.runsCharged ? traffic.actDramBytes : traffic.actDram, lw);
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += traffic.actSide[d] + traffic.weightSide[d];
         if (traffic.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
@@ -165,6 +168,7 @@ void Coster::costSegment(size_t s) {
         energyBuffer += eBuffer;
         macTotal += macs * segInvocations;
         dram += leafDram;
+        dramOcc += traffic.actDram + traffic.weightDram;
         lw.energy = (eCompute + eBuffer + leafDram * 8 * hw.energy.dramPjPerBit +
                      hopPj(hop, interHop) + eWrite + eLevels) *
                     segInvocations;
@@ -206,7 +210,7 @@ void Coster::costSegment(size_t s) {
     else if (!alone)
         maxLink = ctx.busiestOf(work, leafNode, posLayer, sw.lo, sw.hi, 1.0, true);
     Cycles weightBound = weightBoundOf(s);
-    Cycles dramTime = dram / dramBw;
+    Cycles dramTime = dramOcc / dramBw;
     if (hw.dramPortBytesPerCycle > 0)
         for (double b : sideBytes)
             dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);

@@ -135,6 +135,7 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
         put(-m->bk), put(m->bh), put(m->bw), put(m->pk), put(m->pb), put(m->ph), put(m->pw);
     };
     putBlocks(leaf.mapping);
+    if (mesh.dramRuns().active()) put(totalBatch); // the DRAM tensors' shapes
     for (const LeafPlacement* p : prods) {
         if (!p)
             put(-1);
@@ -166,9 +167,10 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     auto pit = periods.find(pkey);
     if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
     if (pit == periods.end()) {
-        pit =
-            periods.emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs))
-                .first;
+        pit = periods
+                  .emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs,
+                                                   totalBatch))
+                  .first;
         storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
     } else {
         ++stats.routeHits;

@@ -151,6 +151,10 @@ struct EvalContext::Impl {
     std::vector<PassInvocation> passInvs;
     std::vector<int> passRange;
     std::vector<const LeafPlacement*> prodScratch;
+    int totalBatch = 0; // of the evaluation under way (the DRAM tensors' shapes)
+    // Per layer: its traffic with the planned layouts' runs charged (Analyser::dramLayouts;
+    // a template with a run model only).
+    std::vector<LeafTraffic> plannedTraffic;
 
     Impl(const Network& n, const Hardware& h);
 

@@ -4,6 +4,7 @@
 // with a reason naming the node), never exceptions.
 #pragma once
 
+#include "eval/layout_plan.h"
 #include "hw/hardware.h"
 #include "util/units.h"
 
@@ -114,6 +115,24 @@ struct Evaluation {
     // of NodeFigures::runBlockingDramBytes; counted without detail too).
     int blockedLeaves = 0;
     Bytes blockingDramBytes = 0;
+    // DRAM layouts and runs (a template with a run model only: Hardware dram.burst_bytes /
+    // run_overhead_cycles; docs/cost-model.md §4b). Per layer: the layout of its output
+    // when stored to DRAM and of each input read from DRAM (-1: not in DRAM; else a
+    // DramLayout), and its DRAM runs over the whole run. The plan's DRAM time (the sum over
+    // segments of the slowest of the DRAM and its ports) and each single layout's for every
+    // tensor, the plans the planner visited, and whether it searched them all.
+    struct Layouts {
+        bool active = false;
+        LayoutChoice choice; // what was asked
+        std::vector<int> output;
+        std::vector<std::vector<int>> inputs;
+        std::vector<double> runs;
+        std::vector<double> extra; // what the runs cost beyond the bytes (runOverheadBytes)
+        double planCycles = 0;
+        std::array<double, 4> fixedCycles{};
+        long long planNodes = 0;
+        bool planExhaustive = true;
+    } layouts;
 
     // Detail (filled when EvalOptions::detail is set).
     std::vector<NodeFigures> nodes; // indexed by tree node id

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "eval/evaluation.h"
+#include "eval/layout_plan.h"
 #include "hw/hardware.h"
 #include "model/network.h"
 #include "tree/ratree.h"
@@ -23,6 +24,9 @@ struct EvalOptions {
     // slot, the order its DRAM-ordered time assumes, instead of being drawn stretched to
     // that time (docs/cost-model.md §5, "DRAM-ordered pipeline").
     bool programClock = false;
+    // DRAM layouts, for a template with a run model (docs/cost-model.md §4b): planned or all
+    // in one, with pins.
+    LayoutChoice layouts;
 };
 
 struct EvalStats {

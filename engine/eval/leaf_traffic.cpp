@@ -24,15 +24,35 @@ void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vecto
         side[size_t(d)] += bytes / double(sides.size());
 }
 
+// The runs of a DRAM transfer of `box` of a tensor of `shape` in every layout, added with
+// what they cost beyond the transfer's bytes to `into`, split over `sides` as its bytes are
+// (docs/cost-model.md §4b).
+void countRuns(const TransferGeometry& geo, const Mesh& mesh, const std::array<int, 4>& shape,
+               const Box& box, double bytes, std::span<const Dir> sides,
+               LeafTraffic::LayoutRuns& into) {
+    for (DramLayout l : kLayouts) {
+        const DramRuns r = dramRuns(mesh.dramRuns(), l, shape, box.lo, box.hi, geo.dataBits());
+        const double extra = runOverheadBytes(mesh.dramRuns(), r, bytes);
+        const size_t li = size_t(l);
+        into.runs[li] += double(r.runs);
+        into.extra[li] += extra;
+        for (Dir d : sides)
+            into.side[li][size_t(d)] += extra / double(sides.size());
+    }
+}
+
 // Weights by output-channel range (-> the tiles that hold it): one DRAM read per range,
-// multicast to its tiles, on `tally` and `side`, its bytes added to `dram`. Returns the bytes
+// multicast to its tiles, on `tally`, its bytes added to the resident weights' figures of
+// `traffic`, or to the activations' when they stream with blocks. Returns the bytes
 // delivered (multicast copies counted).
 double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
                    const std::map<std::pair<int, int>, std::vector<int>>& byK,
-                   std::pair<int, int> channels, LinkTally& tally, std::array<double, 4>& side,
-                   double& dram) {
+                   std::pair<int, int> channels, LinkTally& tally, bool streamed,
+                   LeafTraffic& traffic) {
     thread_local std::vector<int> route;
     double delivered = 0;
+    std::array<double, 4>& side = streamed ? traffic.actSide : traffic.weightSide;
+    double& dram = streamed ? traffic.actDram : traffic.weightDram;
     for (const auto& [kr, members] : byK) {
         const double bytes = double(geo.bytesOf(
             geo.weightElems(layer, kr.first, kr.second, channels.first, channels.second)));
@@ -42,6 +62,15 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
         chargeSides(mesh, side, members, bytes);
         dram += bytes;
         delivered += bytes * double(members.size());
+        if (mesh.dramRuns().active()) {
+            // Weights are laid out offline in the order the program loads them: one run.
+            const DramRuns r = oneRun(std::uint64_t(bytes), mesh.dramRuns().burstBytes);
+            const double extra = runOverheadBytes(mesh.dramRuns(), r, bytes);
+            (streamed ? traffic.streamedRuns : traffic.weightRuns) += double(r.runs);
+            (streamed ? traffic.streamedExtra : traffic.weightExtra) += extra;
+            chargeSides(mesh, streamed ? traffic.streamedSideExtra : traffic.weightSideExtra,
+                        members, extra);
+        }
     }
     return delivered;
 }
@@ -56,8 +85,8 @@ void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
         if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
     }
     const int inC = geo.network().layers[size_t(leaf.layer)].inC;
-    traffic.weightDelivered += weightReads(geo, mesh, leaf.layer, byK, {0, inC}, wgt,
-                                           traffic.weightSide, traffic.weightDram);
+    traffic.weightDelivered +=
+        weightReads(geo, mesh, leaf.layer, byK, {0, inC}, wgt, false, traffic);
 }
 
 // Block blk's weights when they stream with output- or input-channel blocks (LeafMapping::
@@ -71,8 +100,7 @@ double streamedWeights(const TransferGeometry& geo, const Mesh& mesh, const Leaf
     for (size_t a = 0; a < boxes.size(); ++a)
         byK[{boxes[a].lo[1], boxes[a].hi[1]}].push_back(actTiles[a]);
     return weightReads(geo, mesh, leaf.layer, byK,
-                       geo.blockChannels(leaf.layer, *leaf.mapping, blk), act, traffic.actSide,
-                       traffic.actDram);
+                       geo.blockChannels(leaf.layer, *leaf.mapping, blk), act, true, traffic);
 }
 
 // Invocations repeat with a period: the consumer's own partition is the same every
@@ -100,8 +128,10 @@ void blockWindows(const TransferGeometry& geo, int layer, size_t k, const LeafMa
 // whose windows hold it. Returns the bytes delivered (multicast copies counted).
 double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom& geom, int s0,
                  int s1, const std::vector<Box>& win, const std::vector<int>& actTiles,
-                 bool blocked, LinkTally& act, LeafTraffic& traffic) {
+                 bool blocked, LinkTally& act, LeafTraffic& traffic, LeafTraffic::LayoutRuns& runs,
+                 int totalBatch) {
     thread_local std::vector<int> dst, route;
+    const std::array<int, 4> shape{std::max(totalBatch, s1), geom.C, geom.H, geom.W};
     const Box ext = dramExtent(geom, s0, s1, win, blocked);
     double delivered = 0;
     for (const DramCell& c : dramCells(ext, win)) {
@@ -115,6 +145,8 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
         chargeSides(mesh, traffic.actSide, dst, bytes);
         traffic.actDram += bytes;
         delivered += bytes * double(c.to.size());
+        if (mesh.dramRuns().active())
+            countRuns(geo, mesh, shape, c.box, bytes, mesh.dramSidesOf(dst), runs);
     }
     return delivered;
 }
@@ -205,18 +237,36 @@ class PaceProbe {
 // DRAM sides and bytes, and each tile's STORE/SEND engine time (x the route's slowness).
 void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vector<Box>& boxes,
                   const std::vector<int>& tiles, LinkTally& act, std::vector<double>& egress,
-                  std::vector<double>& stored, LeafTraffic& traffic) {
+                  std::vector<double>& stored, LeafTraffic& traffic,
+                  const std::array<int, 4>& shape) {
     thread_local std::vector<int> route;
     for (size_t a = 0; a < boxes.size(); ++a) {
         const double bytes = double(geo.bytesOf(boxes[a].volume()));
         route.clear();
         mesh.routeToDram(tiles[a], route);
         act.add(route, bytes);
-        traffic.actSide[size_t(mesh.nearestPort(tiles[a]).first)] += bytes;
+        const Dir side = mesh.nearestPort(tiles[a]).first;
+        traffic.actSide[size_t(side)] += bytes;
         traffic.actDram += bytes;
         traffic.actDramOut += bytes;
+        if (mesh.dramRuns().active())
+            countRuns(geo, mesh, shape, boxes[a], bytes, std::span<const Dir>(&side, 1),
+                      traffic.outRuns);
         egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
         stored[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+    }
+}
+
+// Per input, a zeroed figure per tile for what each tile sends and receives of it: for the
+// inputs received over the NoC only (the others' stay empty).
+void perInputTiles(const Mesh& mesh, size_t inputs,
+                   const std::vector<const LeafPlacement*>& producers,
+                   std::vector<std::vector<double>>& sent, std::vector<std::vector<double>>& recv) {
+    if (sent.size() < inputs) sent.resize(inputs);
+    if (recv.size() < inputs) recv.resize(inputs);
+    for (size_t k = 0; k < inputs; ++k) {
+        sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
+        recv[k].assign(sent[k].size(), 0.0);
     }
 }
 
@@ -225,7 +275,7 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram,
-                              std::uint32_t paceInputs) {
+                              std::uint32_t paceInputs, int totalBatch) {
     const Network& net = geo.network();
     const Layer& ly = net.layers[size_t(leaf.layer)];
     const LeafMapping& mapping = *leaf.mapping;
@@ -260,16 +310,14 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     thread_local std::vector<std::vector<double>> recv; // per input, per consumer tile
     egress.assign(size_t(mesh.tiles()), 0.0);
     stored.assign(size_t(mesh.tiles()), 0.0);
-    if (sent.size() < ly.inputs.size()) sent.resize(ly.inputs.size());
-    if (recv.size() < ly.inputs.size()) recv.resize(ly.inputs.size());
-    for (size_t k = 0; k < ly.inputs.size(); ++k) {
-        sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
-        recv[k].assign(sent[k].size(), 0.0);
-    }
+    perInputTiles(mesh, ly.inputs.size(), producers, sent, recv);
     thread_local SendLog sends;
     sends.clear();
     double actDelivered = 0;
     traffic.pace.assign(ly.inputs.size(), {});
+    if (mesh.dramRuns().active()) traffic.inRuns.assign(ly.inputs.size(), {});
+    thread_local LeafTraffic::LayoutRuns noRuns;
+    const std::array<int, 4> outShape{std::max(totalBatch, period * b), ly.outC, ly.outH, ly.outW};
     thread_local PaceProbe probe;
     // A blocked leaf's tiles work through their blocks in turn, each block's inputs read and
     // output stored on their own (docs/cost-model.md §2b).
@@ -292,8 +340,9 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             blockWindows(geo, leaf.layer, k, mapping, blk, boxes, win);
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (!p) {
-                actDelivered += dramInput(geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(),
-                                          act, traffic);
+                actDelivered += dramInput(
+                    geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(), act, traffic,
+                    traffic.inRuns.empty() ? noRuns : traffic.inRuns[k], totalBatch);
                 continue;
             }
             wants.resize(boxes.size()); // keeps each consumer's capacity
@@ -350,7 +399,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
             }
         }
         if (writesDram && mapping.storesAfter(blk))
-            storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic);
+            storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic, outShape);
     }
     traffic.sentByInput.assign(ly.inputs.size(), 0.0);
     traffic.receivedByInput.assign(ly.inputs.size(), 0.0);
@@ -392,6 +441,21 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
         b *= scale;
     scaled.actDram *= scale;
     scaled.actDramOut *= scale;
+    auto scaleRuns = [scale](LeafTraffic::LayoutRuns& r) {
+        for (size_t l = 0; l < r.runs.size(); ++l) {
+            r.runs[l] *= scale;
+            r.extra[l] *= scale;
+            for (double& b : r.side[l])
+                b *= scale;
+        }
+    };
+    for (auto& r : scaled.inRuns)
+        scaleRuns(r);
+    scaleRuns(scaled.outRuns);
+    scaled.streamedRuns *= scale;
+    scaled.streamedExtra *= scale;
+    for (double& b : scaled.streamedSideExtra)
+        b *= scale;
     for (auto* v : {&scaled.nocInByInput, &scaled.nocOutOfProducer, &scaled.nocInsideGroup})
         for (double& b : *v)
             b *= scale;

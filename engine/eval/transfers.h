@@ -5,6 +5,7 @@
 // count the same bytes on the same links (docs/cost-model.md §4, docs/isa.md).
 #pragma once
 
+#include "eval/dram_layout.h"
 #include "mapping/mapper.h"
 #include "model/network.h"
 
@@ -64,6 +65,7 @@ class TransferGeometry {
     TransferGeometry(const Network& net, int dataBits);
 
     const Network& network() const { return m_net; }
+    int dataBits() const { return m_dataBits; }
     const InputGeom& input(int layer, size_t k) const { return m_geom[size_t(layer)][k]; }
     std::uint64_t bytesOf(long long elements) const {
         return std::uint64_t((elements * (long long)m_dataBits + 7) / 8);
@@ -250,6 +252,27 @@ struct LeafTraffic {
     };
     std::vector<Pace> pace;
     int invocations = 1;
+    // DRAM runs (docs/cost-model.md §4b), for a template with a run model only
+    // (Hardware::hasDramRuns): per layout, the runs of each input read from DRAM and of the
+    // outputs stored, and what they cost beyond their bytes (runOverheadBytes), in all and
+    // per side; the weights' (one run per LOAD, laid out offline in load order) apart, those
+    // streamed with blocks among the activations'.
+    struct LayoutRuns {
+        std::array<double, kLayoutCount> runs{}, extra{};
+        std::array<std::array<double, 4>, kLayoutCount> side{};
+    };
+    std::vector<LayoutRuns> inRuns; // per input; all zero unless read from DRAM
+    LayoutRuns outRuns;
+    double weightRuns = 0, weightExtra = 0, streamedRuns = 0, streamedExtra = 0;
+    std::array<double, 4> weightSideExtra{}, streamedSideExtra{};
+    // Set on the evaluator's copy once the tensors' layouts are planned: actDram,
+    // actDramOut, weightDram and the sides then include the runs' cost (the DRAM's time, in
+    // bytes at its bandwidth), and these hold the bytes alone.
+    bool runsCharged = false;
+    double actDramBytes = 0, weightDramBytes = 0;
+    double dramBytes() const {
+        return runsCharged ? actDramBytes + weightDramBytes : actDram + weightDram;
+    }
 };
 
 // producers[k]: the placement of input k's producer when it arrives over the NoC, null
@@ -259,10 +282,12 @@ struct LeafTraffic {
 // Built in two steps: the activation traffic repeats with a period of invocations (a NoC
 // producer's invocations line up the same way again after lcm(b, its batch) samples), so
 // one period is costed (invocations = the period) and scaled to a segment invocation.
+// With a run model (Hardware::hasDramRuns) the runs are counted in every layout, the DRAM
+// tensors holding totalBatch samples.
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram,
-                              std::uint32_t paceInputs = 0);
+                              std::uint32_t paceInputs = 0, int totalBatch = 0);
 LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations);
 
 } // namespace tilescope

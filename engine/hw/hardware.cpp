@@ -28,6 +28,11 @@ double EnergyModel::sramPjPerByte(Bytes bufferBytes) const {
     return sram.back().pjPerByte;
 }
 
+DramRunModel dramRunModel(const Hardware& hw) {
+    return {hw.dramBurstBytes, hw.dramRunOverheadCycles, hw.dramChannelBlock,
+            hw.dramBytesPerCycle / double(std::max<size_t>(1, hw.dramSides.size()))};
+}
+
 Hardware defaultHardware(int meshX, int meshY, const std::string& name) {
     Hardware hw;
     hw.name = name;
@@ -397,11 +402,15 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         const json& d = j["dram"];
         if (!r.checkKeys(d, "dram",
                          {"bytes_per_cycle", "sides", "latency_cycles", "max_outstanding_loads",
-                          "port_bytes_per_cycle"}) ||
+                          "port_bytes_per_cycle", "burst_bytes", "run_overhead_cycles",
+                          "channel_block"}) ||
             !r.num(d, "dram", "bytes_per_cycle", hw.dramBytesPerCycle, true) ||
             !r.num(d, "dram", "latency_cycles", hw.dramLatencyCycles, false) ||
             !r.num(d, "dram", "max_outstanding_loads", hw.maxOutstandingLoads, true) ||
-            !r.num(d, "dram", "port_bytes_per_cycle", hw.dramPortBytesPerCycle, true, true))
+            !r.num(d, "dram", "port_bytes_per_cycle", hw.dramPortBytesPerCycle, true, true) ||
+            !r.num(d, "dram", "burst_bytes", hw.dramBurstBytes, true) ||
+            !r.num(d, "dram", "run_overhead_cycles", hw.dramRunOverheadCycles, false) ||
+            !r.num(d, "dram", "channel_block", hw.dramChannelBlock, true))
             return fail();
         dramGiven = d.contains("bytes_per_cycle");
         if (d.contains("sides")) {
@@ -513,6 +522,9 @@ json hardwareToJson(const Hardware& hw) {
           {"sram_pj_per_byte", sram}}},
     };
     // Written only when set, so a template without them reads back as it was.
+    if (hw.dramBurstBytes > 0) j["dram"]["burst_bytes"] = hw.dramBurstBytes;
+    if (hw.dramRunOverheadCycles > 0) j["dram"]["run_overhead_cycles"] = hw.dramRunOverheadCycles;
+    if (hw.dramChannelBlock != 16) j["dram"]["channel_block"] = hw.dramChannelBlock;
     if (hw.energy.bufferReadPjPerByte > 0)
         j["energy"]["buffer_read_pj_per_byte"] = hw.energy.bufferReadPjPerByte;
     if (hw.energy.bufferWritePjPerByte > 0)

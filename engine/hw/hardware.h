@@ -110,6 +110,14 @@ struct Hardware {
     double dramLatencyCycles = 0;
     int maxOutstandingLoads = 4;
     double dramPortBytesPerCycle = 0; // per side; 0 = only the shared total
+    // DRAM runs (docs/hardware-format.md "DRAM runs"; docs/cost-model.md §4b): a transfer is
+    // cut into the contiguous runs its tensor's layout gives; each run moves whole bursts of
+    // dramBurstBytes and holds its port dramRunOverheadCycles more. Both 0: every byte costs
+    // the same whatever its layout (no run model). dramChannelBlock is the c of the blocked
+    // NCHWc layout.
+    int dramBurstBytes = 0;
+    double dramRunOverheadCycles = 0;
+    int dramChannelBlock = 16;
     double clockGHz = 1.0;
     int dataBits = 8;
     int stripe = 2; // columns per stripe of the snake tile numbering
@@ -121,6 +129,17 @@ struct Hardware {
     int tiles() const { return meshX * meshY; }
     double peakTops() const { return 2.0 * macsPerTile * tiles() / 1024.0; }
 };
+
+// What a DRAM run costs (Hardware::dramBurstBytes and the rest; docs/cost-model.md §4b), with
+// the bandwidth of one port's share of the total, which a run's overhead holds.
+struct DramRunModel {
+    int burstBytes = 0;
+    double overheadCycles = 0;
+    int channelBlock = 16;
+    double portShare = 0; // dramBytesPerCycle / DRAM sides
+    bool active() const { return burstBytes > 1 || overheadCycles > 0; }
+};
+DramRunModel dramRunModel(const Hardware& hw);
 
 // Defaults of docs/method.md §1 for a mesh: DRAM 0.5 GB/s per TOPS -> bytes/cycle at 1 GHz.
 Hardware defaultHardware(int meshX, int meshY, const std::string& name);

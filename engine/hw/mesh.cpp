@@ -8,7 +8,7 @@ namespace tilescope {
 
 Mesh::Mesh(const Hardware& hw)
     : m_x(hw.meshX), m_y(hw.meshY), m_nocBytesPerCycle(hw.nocBytesPerCycle),
-      m_dramBytesPerCycle(hw.dramBytesPerCycle), m_cw(m_x), m_ch(m_y),
+      m_dramBytesPerCycle(hw.dramBytesPerCycle), m_runs(dramRunModel(hw)), m_cw(m_x), m_ch(m_y),
       m_interBytesPerCycle(hw.chiplets.linkBytesPerCycle), m_nocPj(hw.energy.nocPjPerBitHop),
       m_interPj(hw.chiplets.pjPerBitHop) {
     m_tileX.resize(size_t(std::max(0, tiles())));

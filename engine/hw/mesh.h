@@ -18,6 +18,8 @@ class Mesh {
     explicit Mesh(const Hardware& hw);
 
     int tiles() const { return m_x * m_y; }
+    // The template's DRAM runs (inactive without a run model).
+    const DramRunModel& dramRuns() const { return m_runs; }
     int width() const { return m_x; }
     int height() const { return m_y; }
     int tileId(int x, int y) const { return y * m_x + x; }
@@ -103,6 +105,7 @@ class Mesh {
 
     int m_x, m_y;
     double m_nocBytesPerCycle, m_dramBytesPerCycle;
+    DramRunModel m_runs;
     bool m_chiplets = false;
     int m_cw, m_ch; // chiplet size in tiles (the mesh when there is one chiplet)
     double m_interBytesPerCycle, m_nocPj, m_interPj, m_interSlowness = 1.0;

@@ -236,6 +236,7 @@ EvalOptions phaseEvalOptions(const SearchConfig& cfg) {
     EvalOptions opt;
     opt.objective = cfg.objective;
     opt.minUtilisation = cfg.minUtilisation;
+    opt.layouts = cfg.layouts;
     return opt;
 }
 

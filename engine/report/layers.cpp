@@ -59,6 +59,17 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.nocBytesOut = f.runNocOutBytes;
         r.nocBytesInside = f.runNocInsideBytes;
         r.movedBytes = r.dramBytes + r.nocBytesIn + r.nocBytesOut;
+        if (e.layouts.active && size_t(n.layer) < e.layouts.runs.size()) {
+            const auto name = [](int l) {
+                return l < 0 ? std::string() : layoutName(DramLayout(l));
+            };
+            for (int li : e.layouts.inputs[size_t(n.layer)])
+                r.inputLayouts.push_back(name(li));
+            r.outputLayout = name(e.layouts.output[size_t(n.layer)]);
+            r.dramRuns = e.layouts.runs[size_t(n.layer)];
+            const double extra = e.layouts.extra[size_t(n.layer)];
+            r.runEfficiency = r.dramBytes > 0 ? r.dramBytes / (r.dramBytes + extra) : 1.0;
+        }
         // Compulsory (docs/cost-model.md §2a): weights once; an input's needed elements
         // once, less what a producer sharing tiles with the group can already hold on the
         // shared tiles (at most its largest per-tile share each); the output once when

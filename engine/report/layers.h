@@ -45,6 +45,13 @@ struct LayerFigures {
     int blocks = 1;
     std::string blocking, blockingReason;
     Bytes blockingDramBytes = 0;
+    // DRAM layouts and runs (a template with a run model; docs/cost-model.md §4b): the
+    // layout of each input read from DRAM ("" for the others) and of the output when stored
+    // there, its runs over the whole run, and its run efficiency (its DRAM bytes over what
+    // the DRAM is held for; 1 without DRAM traffic).
+    std::vector<std::string> inputLayouts;
+    std::string outputLayout;
+    double dramRuns = 0, runEfficiency = 1;
 };
 
 // One entry per leaf in tree order; empty when `e` carries no per-node figures for `tree`.

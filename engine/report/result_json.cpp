@@ -44,6 +44,29 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
     return segs;
 }
 
+// The DRAM layout plan (docs/cost-model.md §4b): what was asked, the plan's DRAM time and
+// each single layout's, the best of those and the plan's gain over it.
+json layoutPlanJson(const Evaluation& e) {
+    const auto& lp = e.layouts;
+    json fixed = json::object(), pins = json::object();
+    size_t best = 0;
+    for (size_t l = 0; l < lp.fixedCycles.size(); ++l) {
+        fixed[layoutName(DramLayout(l))] = lp.fixedCycles[l];
+        if (lp.fixedCycles[l] < lp.fixedCycles[best]) best = l;
+    }
+    for (const auto& [name, l] : lp.choice.pins)
+        pins[name] = layoutName(l);
+    return {
+        {"layouts", layoutChoiceName(lp.choice)},
+        {"pins", pins},
+        {"dram_cycles", lp.planCycles},
+        {"fixed_dram_cycles", fixed},
+        {"best_fixed", layoutName(DramLayout(best))},
+        {"gain_over_best_fixed", lp.planCycles > 0 ? lp.fixedCycles[best] / lp.planCycles : 1.0},
+        {"plans_visited", lp.planNodes},
+        {"exhaustive", lp.planExhaustive}};
+}
+
 json layersJson(const Evaluation& e, const RATree& tree, const Network& net, const Hardware& hw) {
     json out = json::array();
     for (const LayerFigures& f : layerFigures(e, tree, net, hw)) {
@@ -66,6 +89,12 @@ json layersJson(const Evaluation& e, const RATree& tree, const Network& net, con
                        {"array_bytes", f.arrayBytes},
                        {"array_lower_bound_bytes", f.arrayLowerBoundBytes},
                        {"array_ratio", f.arrayRatio}});
+        if (e.layouts.active) { // only templates with a run model (docs/cost-model.md §4b)
+            out.back()["input_layouts"] = f.inputLayouts;
+            out.back()["output_layout"] = f.outputLayout;
+            out.back()["dram_runs"] = f.dramRuns;
+            out.back()["run_efficiency"] = f.runEfficiency;
+        }
         if (f.blocks > 1) { // leaves that fit keep their keys as they were
             out.back()["blocks"] = f.blocks;
             out.back()["blocking"] = f.blocking;
@@ -132,6 +161,7 @@ json evaluationResultJson(const Evaluation& e, const RATree& tree, const Network
         j["blocking_dram_bytes"] = e.blockingDramBytes;
     }
     if (!e.nodes.empty()) j["segments"] = segmentsJson(e, tree, net);
+    if (e.layouts.active) j["layout_plan"] = layoutPlanJson(e);
     // Lower bounds (docs/cost-model.md §2a): the network's compulsory DRAM traffic and,
     // with the detail figures, each leaf's traffic against its bound (report/layers.h).
     if (ctx.hw) {

@@ -790,6 +790,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     EvalOptions opt;
     opt.objective = config.objective;
     opt.minUtilisation = config.minUtilisation;
+    opt.layouts = config.layouts;
 
     if (config.mode == SearchMode::DpLp || config.mode == SearchMode::Chiplet)
         return runConstruction(net, hw, config, opt, progress, stop, t0);

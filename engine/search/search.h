@@ -75,6 +75,8 @@ struct SearchConfig {
     int threads = 1;    // T worker threads (capped at K); never changes the result
     int totalBatch = 1; // B_tot
     double minUtilisation = 0.75;
+    // DRAM layouts where the template has a run model (docs/cost-model.md §4b).
+    LayoutChoice layouts;
     ChipletOptions chiplet; // mode chiplet (and compare's chiplet row)
     // Node paths ("/0/2") in the initial tree to pin before the run starts, in addition
     // to nodes already pinned in initialTree.

@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include "eval/dram_layout.h"
 #include "hw/mesh.h"
 #include "sim/flat_program.h"
 
@@ -87,6 +88,7 @@ struct Sim {
     using Cand = std::tuple<Cycles, size_t, unsigned>; // start, engine, version
     std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> pq;
     double dramBw = 0, linkBw = 0, portBw = 0;
+    DramRunModel runModel;
     Cycles latency = 0;
     // Per link: when it was last booked and the transfers with work left on it then
     // (instruction, cycles of work left at the link's full bandwidth); see bookLink().
@@ -219,7 +221,16 @@ struct Sim {
         pq.push({start, e, version[e]});
     }
 
+    // The bytes a DRAM transfer holds the DRAM for: its bytes, and where its descriptor
+    // has runs their bursts' padding and overhead (docs/cost-model.md §4b).
+    double dramOccupancy(const Instruction& i) const {
+        if (i.runs == 0 || !runModel.active()) return double(i.bytes);
+        const DramRuns r{i.base, i.runs, i.runBytes, i.burstBytes};
+        return double(i.bytes) + runOverheadBytes(runModel, r, double(i.bytes));
+    }
+
     void initBandwidths() {
+        runModel = dramRunModel(hw);
         dramBw = std::max(1e-9, hw.dramBytesPerCycle);
         linkBw = std::max(1e-9, hw.nocBytesPerCycle);
         portBw = hw.dramPortBytesPerCycle;
@@ -295,12 +306,13 @@ struct Sim {
         for (int l : links)
             end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBwOf[size_t(l)]));
         if (dram) {
-            result.dramBusy += bytes / dramBw;
+            const double occupied = dramOccupancy(i) * frac;
+            result.dramBusy += occupied / dramBw;
             const int sides = std::popcount(unsigned(sideMask[k]));
             if (portBw > 0)
                 for (int s = 0; s < 4; ++s)
                     if (sideMask[k] >> s & 1u)
-                        end = std::max(end, bookSide(size_t(s), start, bytes / sides / portBw));
+                        end = std::max(end, bookSide(size_t(s), start, occupied / sides / portBw));
             if (j == 0) {
                 result.dramBytes += double(i.bytes);
                 for (int s = 0; s < 4; ++s)
@@ -513,7 +525,7 @@ struct Sim {
             i.op == Op::Load ? transfer(r.k, i, r.j, now, 1.0 / i.stages) : r.linkEnd;
         // Its transfer's earlier stage has left the DRAM (dramLater): the stage takes what
         // the DRAM has left from now, at most what its route carries.
-        flowEnd[r.k] = bookDram(now, double(i.bytes) / i.stages, routeRate(r.k));
+        flowEnd[r.k] = bookDram(now, dramOccupancy(i) / i.stages, routeRate(r.k));
         Cycles end = std::max(linkEnd, flowEnd[r.k]);
         if (i.op == Op::Load) end += latency; // posted writes pay none (docs/hardware-format.md)
         if (waitsGrant[r.e]) {

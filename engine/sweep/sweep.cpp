@@ -612,6 +612,7 @@ SweepRow runSweepPoint(const SweepSpec& spec, const SweepPoint& p, std::stop_tok
     EvalOptions opt;
     opt.objective = cfg.objective;
     opt.minUtilisation = cfg.minUtilisation;
+    opt.layouts = cfg.layouts;
     opt.detail = true;
     opt.maxIntervals = 0;
     const Evaluation e = evaluate(*m.net, h.hw, res->bestTree, cfg.totalBatch, opt);
