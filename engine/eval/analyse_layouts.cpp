@@ -11,7 +11,6 @@ namespace {
 
 constexpr long long kPlanNodes = 20000;
 
-
 // Tensor ids: a layer's output is its index, a network input comes after the layers in the
 // order of Network::inputBytes.
 int inputTensor(const Network& net, const LayerInput& in) {
@@ -113,8 +112,7 @@ void Analyser::dramLayouts() {
         if (!opt.detail) break;
         LayoutProblem q = p;
         for (size_t i = 0; i < ids.size(); ++i) {
-            const DramLayout own =
-                free[size_t(ids[i])] ? l : p.tensors[i].options.front();
+            const DramLayout own = free[size_t(ids[i])] ? l : p.tensors[i].options.front();
             q.tensors[i].options = {own};
             q.tensors[i].adds = {add[size_t(ids[i]) * kLayoutCount + size_t(own)]};
         }
@@ -160,8 +158,9 @@ void Analyser::dramLayouts() {
             t.weightSide[d] += t.weightSideExtra[d];
         }
         ev.layouts.runs[size_t(l)] = runs * analysis.segInvocations;
-        ev.layouts.extra[size_t(l)] = (t.actDram + t.weightDram - t.actDramBytes - t.weightDramBytes) *
-                                      analysis.segInvocations;
+        ev.layouts.extra[size_t(l)] =
+            (t.actDram + t.weightDram - t.actDramBytes - t.weightDramBytes) *
+            analysis.segInvocations;
         leaf.traffic = &t;
     }
 }

@@ -20,8 +20,8 @@ namespace tilescope {
 // NCHWc (channels in blocks of Hardware::dramChannelBlock, the block innermost).
 enum class DramLayout : std::uint8_t { Nchw, Nhwc, Chwn, Nchwc };
 inline constexpr int kLayoutCount = 4;
-inline constexpr std::array<DramLayout, kLayoutCount> kLayouts{
-    DramLayout::Nchw, DramLayout::Nhwc, DramLayout::Chwn, DramLayout::Nchwc};
+inline constexpr std::array<DramLayout, kLayoutCount> kLayouts{DramLayout::Nchw, DramLayout::Nhwc,
+                                                               DramLayout::Chwn, DramLayout::Nchwc};
 
 const char* layoutName(DramLayout l); // "nchw", "nhwc", "chwn", "nchwc"
 std::optional<DramLayout> layoutFromName(std::string_view name);

@@ -2,7 +2,9 @@
 #include "eval/layout_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace tilescope {
@@ -48,6 +50,7 @@ struct Search {
     std::vector<int> option;
     LayoutPlan best;
     long long maxNodes;
+    std::vector<std::vector<size_t>> candidates; // per tensor: its undominated options
 
     bool bounded(size_t i) {
         scratch = entries;
@@ -69,7 +72,7 @@ struct Search {
         }
         if (bounded(i)) return;
         const LayoutProblem::Tensor& t = p.tensors[size_t(order[i])];
-        for (size_t o = 0; o < t.options.size(); ++o) {
+        for (size_t o : candidates[size_t(order[i])]) {
             add(entries, t.adds[o], 1);
             option[size_t(order[i])] = int(o);
             dfs(i + 1);
@@ -87,6 +90,30 @@ double weightedOf(const LayoutProblem& p, const std::vector<std::pair<int, doubl
     return s;
 }
 
+// The options of t no other option beats: another adds no more to any entry (the time only
+// grows with an entry's bytes) is at least as good, so of equal options the first is kept.
+std::vector<size_t> undominated(const LayoutProblem::Tensor& t) {
+    std::vector<std::map<int, double>> dense(t.adds.size());
+    for (size_t o = 0; o < t.adds.size(); ++o)
+        for (const auto& [e, b] : t.adds[o])
+            dense[o][e] += b;
+    auto noWorse = [&](size_t a, size_t b) { // a adds no more than b anywhere
+        for (const auto& [e, x] : dense[a]) {
+            const auto it = dense[b].find(e);
+            if (x > (it == dense[b].end() ? 0.0 : it->second)) return false;
+        }
+        return true;
+    };
+    std::vector<size_t> keep;
+    for (size_t o = 0; o < t.adds.size(); ++o) {
+        bool beaten = false;
+        for (size_t q = 0; q < t.adds.size() && !beaten; ++q)
+            beaten = q != o && noWorse(q, o) && (q < o || !noWorse(o, q));
+        if (!beaten) keep.push_back(o);
+    }
+    return keep;
+}
+
 } // namespace
 
 double planCycles(const LayoutProblem& p, const std::vector<int>& option) {
@@ -98,7 +125,7 @@ double planCycles(const LayoutProblem& p, const std::vector<int>& option) {
 
 LayoutPlan planLayouts(const LayoutProblem& p, long long maxNodes) {
     const size_t n = p.tensors.size();
-    Search s{p, {}, {}, p.base, {}, std::vector<int>(n, 0), {}, maxNodes};
+    Search s{p, {}, {}, p.base, {}, std::vector<int>(n, 0), {}, maxNodes, {}};
     // The first plan to beat: every tensor at its own cheapest option.
     std::vector<double> spread(n, 0);
     for (size_t t = 0; t < n; ++t) {
@@ -113,15 +140,30 @@ LayoutPlan planLayouts(const LayoutProblem& p, long long maxNodes) {
     }
     s.best.option = s.option;
     s.best.cycles = planCycles(p, s.option);
+    for (const auto& t : p.tensors)
+        s.candidates.push_back(undominated(t));
     s.best.nodes = 1;
     // One entry per group: the time is linear in every tensor's bytes, so each tensor's own
     // cheapest option is the best plan.
     if (p.entriesPerGroup == 1) return s.best;
-    // Tensors whose choice matters most first, so good plans come early and bound the rest.
+    // Tensors in the order of the first group they touch (a segment's tensors decided
+    // together close its group, whose cost is then exact in the bound), those whose choice
+    // matters most first within a group.
+    std::vector<int> firstGroup(n, 0);
+    for (size_t t = 0; t < n; ++t) {
+        int first = std::numeric_limits<int>::max();
+        for (const auto& adds : p.tensors[t].adds)
+            for (const auto& a : adds)
+                first = std::min(first, a.first / std::max(1, p.entriesPerGroup));
+        firstGroup[t] = first;
+    }
     s.order.resize(n);
     std::iota(s.order.begin(), s.order.end(), 0);
-    std::stable_sort(s.order.begin(), s.order.end(),
-                     [&](int a, int b) { return spread[size_t(a)] > spread[size_t(b)]; });
+    std::stable_sort(s.order.begin(), s.order.end(), [&](int a, int b) {
+        if (firstGroup[size_t(a)] != firstGroup[size_t(b)])
+            return firstGroup[size_t(a)] < firstGroup[size_t(b)];
+        return spread[size_t(a)] > spread[size_t(b)];
+    });
     s.floor.assign(n + 1, std::vector<double>(p.base.size(), 0.0));
     for (size_t i = n; i-- > 0;) {
         s.floor[i] = s.floor[i + 1];

@@ -32,9 +32,9 @@ std::string layoutChoiceName(const LayoutChoice& c);
 // bytes to entries according to its layout.
 struct LayoutProblem {
     int entriesPerGroup = 1;
-    std::vector<double> base;  // per entry (group-major): bytes whatever the layouts
-    std::vector<double> rate;  // per entry within a group
-    double scale = 1;          // the groups' time is repeated this often
+    std::vector<double> base; // per entry (group-major): bytes whatever the layouts
+    std::vector<double> rate; // per entry within a group
+    double scale = 1;         // the groups' time is repeated this often
     struct Tensor {
         std::vector<DramLayout> options;
         std::vector<std::vector<std::pair<int, double>>> adds; // per option: (entry, bytes)
