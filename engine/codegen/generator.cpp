@@ -110,8 +110,11 @@ void Generator::collectInvocations() {
         const double weights = m_schedule.leaves[size_t(v.leaf)].mapping.streamsWeights()
                                    ? 0.0
                                    : layerWeightBytes(v.layer) * m_schedule.segInvocations;
+        // With a run model the DRAM is held longer than its bytes: what the runs add.
+        const auto& extra = m_schedule.evaluation.layouts.extra;
+        const double runs = size_t(v.layer) < extra.size() ? extra[size_t(v.layer)] : 0.0;
         m_activationBytesBefore[i + 1] =
-            m_activationBytesBefore[i] + std::max(0.0, f.runDramBytes - weights) /
+            m_activationBytesBefore[i] + (std::max(0.0, f.runDramBytes - weights) + runs) /
                                              double(m_invocationsOfLayer[size_t(v.layer)].size());
     }
     m_invocationsOfTile.assign(size_t(m_mesh.tiles()), {});
