@@ -6,6 +6,7 @@
 #include "hw/mesh.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <span>
 #include <utility>
@@ -138,16 +139,28 @@ class SendLog {
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
     // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
-    // notes, per piece, its own time on its slowest link (m_own) and, per sender, the
-    // most bytes the others put on one of its links (m_others), both x the slowness.
+    // notes, per sender, the most bytes the others put on one of its links (m_others), x
+    // the slowness.
     void answerLink(const Mesh& mesh, size_t l);
+    // Per piece, its own time on its route's slowest link (m_own): its bytes x the route's
+    // largest slowness (0 for an empty route).
+    void ownTimes(const Mesh& mesh);
+
+    // What the per-link passes read of a piece, side by side (one cache line per entry):
+    // its bytes, its share of its sender's bytes, its time so far on its slowest link.
+    struct PieceAt {
+        double bytes, share, slowest;
+        std::uint32_t tile;
+    };
 
     double m_piece = 0;
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
-    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
-    std::vector<double> m_own, m_others, m_scale, m_share, m_slotShare;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_total, m_rho;
+    std::vector<double> m_own, m_others, m_scale, m_slotShare;
+    std::vector<PieceAt> m_at;
+    std::vector<std::uint32_t> m_slotOf;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot,
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_stamp, m_slot,
         m_slotTile;
 };
 
@@ -159,10 +172,13 @@ double SendLog::paced(const Mesh& mesh) {
     m_total.assign(size_t(mesh.tiles()), 0.0); // per tile, the bytes it sends in all
     for (size_t i = 0; i < m_tile.size(); ++i)
         m_total[size_t(m_tile[i])] += m_bytes[i];
+    m_at.resize(m_bytes.size());
+    for (size_t i = 0; i < m_bytes.size(); ++i)
+        m_at[i] = {m_bytes[i], m_bytes[i] / m_total[size_t(m_tile[i])], m_bytes[i],
+                   std::uint32_t(m_tile[i])};
     bucketByLink(links);
     mergeSenders(mesh, links);
-    m_slowest.assign(m_bytes.begin(), m_bytes.end());
-    m_own.assign(m_bytes.size(), 0.0);
+    ownTimes(mesh);
     m_others.assign(size_t(mesh.tiles()), 0.0);
     for (size_t l = 0; l < links; ++l)
         if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
@@ -170,7 +186,7 @@ double SendLog::paced(const Mesh& mesh) {
     m_pieces.assign(size_t(mesh.tiles()), 0);
     m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
     for (size_t i = 0; i < m_tile.size(); ++i) {
-        m_paced[size_t(m_tile[i])] += m_slowest[i];
+        m_paced[size_t(m_tile[i])] += m_at[i].slowest;
         m_scale[size_t(m_tile[i])] += m_own[i];
         ++m_pieces[size_t(m_tile[i])];
     }
@@ -198,7 +214,7 @@ void SendLog::pacedByInput(const Mesh& mesh, std::vector<double>& out) {
         m_paced.assign(size_t(mesh.tiles()), 0.0);
         for (size_t i = 0; i < m_tile.size(); ++i)
             if (m_input[i] == k)
-                m_paced[size_t(m_tile[i])] += m_slowest[i] * m_scale[size_t(m_tile[i])];
+                m_paced[size_t(m_tile[i])] += m_at[i].slowest * m_scale[size_t(m_tile[i])];
         out[k] = *std::max_element(m_paced.begin(), m_paced.end());
     }
 }
@@ -226,27 +242,24 @@ void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
     // Each sender spreads its bytes on a link over all its sending: it keeps the link
     // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
     m_rho.assign(links, 0.0);
-    // Each piece's share of its sender's bytes, once per piece rather than once per link.
-    m_share.resize(m_bytes.size());
-    for (size_t i = 0; i < m_bytes.size(); ++i)
-        m_share[i] = m_bytes[i] / m_total[size_t(m_tile[i])];
+    // (Each piece's share of its sender's bytes is taken once per piece, in m_at.)
     size_t w = 0;
     for (size_t l = 0; l < links; ++l) {
         m_firstSlot[l] = w;
         double rho = 0;
         for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-            const size_t i = size_t(m_onPiece[e]);
-            const size_t t = size_t(m_tile[i]);
-            rho += m_share[i];
+            const PieceAt& at = m_at[size_t(m_onPiece[e])];
+            const size_t t = at.tile;
+            rho += at.share;
             if (m_stamp[t] == l + 1) {
-                m_slotW[m_slot[t]] += m_bytes[i];
+                m_slotW[m_slot[t]] += at.bytes;
             } else {
                 m_stamp[t] = l + 1;
                 m_slot[t] = w;
                 m_slotTile[w] = t;
-                m_slotW[w++] = m_bytes[i];
+                m_slotW[w++] = at.bytes;
             }
-            m_slotOf[e] = m_slot[t];
+            m_slotOf[e] = std::uint32_t(m_slot[t]);
         }
         m_rho[l] = rho;
     }
@@ -257,11 +270,31 @@ void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
         m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
 }
 
+void SendLog::ownTimes(const Mesh& mesh) {
+    m_own.resize(m_bytes.size());
+    for (size_t i = 0; i < m_bytes.size(); ++i) {
+        // The largest of b x slowness over the links is b x the largest slowness (the
+        // product rounds monotonically).
+        double slowness = 0;
+        if (m_route[i] < m_route[i + 1]) slowness = 1.0;
+        if (mesh.hasChiplets()) {
+            slowness = 0;
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+                slowness = std::max(slowness, mesh.linkSlowness(m_links[r]));
+        }
+        m_own[i] = m_bytes[i] * slowness;
+    }
+}
+
 void SendLog::answerLink(const Mesh& mesh, size_t l) {
     const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
     const double* senderBytes = m_slotW.data() + lo;
     const double slowness = mesh.linkSlowness(int(l));
     const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
+    for (size_t k = lo; k < lo + n; ++k) {
+        double& others = m_others[m_slotTile[k]];
+        others = std::max(others, (load - m_slotW[k]) * slowness);
+    }
     // Few senders: sum directly; many: their bytes sorted, with prefix sums.
     const bool sorted = n > 32;
     if (sorted) {
@@ -273,28 +306,33 @@ void SendLog::answerLink(const Mesh& mesh, size_t l) {
             m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
     }
     double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
+    // The last entry's time (its bytes and sender): a sender's pieces of equal size come
+    // one after another and take the same time.
+    double timeB = -1, lastTime = 0;
+    std::uint32_t timeSlot = 0;
     for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-        const size_t i = size_t(m_onPiece[e]);
-        const double b = m_bytes[i];
-        if (b != lastB) {
-            lastB = b;
-            if (sorted) {
-                const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
-                                        m_sorted.begin());
-                lastAll = m_prefix[k] + b * double(n - k);
-            } else {
-                lastAll = 0;
-                for (size_t k = 0; k < n; ++k)
-                    lastAll += std::min(senderBytes[k], b);
+        PieceAt& at = m_at[size_t(m_onPiece[e])];
+        const double b = at.bytes;
+        const std::uint32_t slot = m_slotOf[e];
+        if (b != timeB || slot != timeSlot) {
+            if (b != lastB) {
+                lastB = b;
+                if (sorted) {
+                    const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
+                                            m_sorted.begin());
+                    lastAll = m_prefix[k] + b * double(n - k);
+                } else {
+                    lastAll = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        lastAll += std::min(senderBytes[k], b);
+                }
             }
+            double time = b + (lastAll - std::min(m_slotW[slot], b));
+            const double rho = m_rho[l] - m_slotShare[slot];
+            if (rho < 1) time = std::min(time, b / (1 - rho));
+            timeB = b, timeSlot = slot, lastTime = time * slowness;
         }
-        double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
-        const double rho = m_rho[l] - m_slotShare[m_slotOf[e]];
-        if (rho < 1) time = std::min(time, b / (1 - rho));
-        m_slowest[i] = std::max(m_slowest[i], time * slowness);
-        m_own[i] = std::max(m_own[i], b * slowness);
-        double& others = m_others[size_t(m_tile[i])];
-        others = std::max(others, (load - m_slotW[m_slotOf[e]]) * slowness);
+        at.slowest = std::max(at.slowest, lastTime);
     }
 }
 
