@@ -48,6 +48,14 @@ class LinkTally {
         for (int l : route)
             m_mark[size_t(l)] = 0;
     }
+    // Adds another tally's bytes (it keeps them). Byte counts are whole numbers (exact in a
+    // double), so a link's sum does not depend on the order they are added in.
+    void addFrom(const LinkTally& o) {
+        for (int l : o.m_touched) {
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += o.m_bytes[size_t(l)];
+        }
+    }
     // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
     // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
     double take(const Mesh& mesh, std::vector<std::pair<int, double>>& out) {
@@ -110,11 +118,20 @@ class SendLog {
         m_input.clear();
     }
     void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
+        std::vector<int>& links = open(tile, bytes, input);
+        links.insert(links.end(), route.begin(), route.end());
+    }
+    // Starts a piece whose route the caller appends to the vector returned (no copy).
+    std::vector<int>& open(int tile, double bytes, size_t input) {
         m_input.push_back(input);
         m_tile.push_back(tile);
         m_bytes.push_back(bytes);
         m_route.push_back(m_links.size());
-        m_links.insert(m_links.end(), route.begin(), route.end());
+        return m_links;
+    }
+    // The last piece's route.
+    std::span<const int> lastRoute() const {
+        return {m_links.data() + m_route.back(), m_links.size() - m_route.back()};
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
     // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
