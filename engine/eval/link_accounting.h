@@ -20,6 +20,11 @@ namespace tilescope {
 // in that file (about 7% of paced()'s time on the cloud preset; the tests take their copy).
 namespace {
 
+// Scratch that only grows: resizing down and up again would clear the regrown part.
+template <class T> void growTo(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+}
+
 // Per-link bytes of a set of transfers; a multicast loads each link of the union of its
 // routes once.
 class LinkTally {
@@ -150,15 +155,17 @@ class SendLog {
     // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
     // first entry).
     void bucketByLink(size_t links);
-    // Per link, one slot per sender with the bytes it sends over the link (m_firstSlot[l]
-    // is link l's first slot); m_slotOf[e]: the slot of entry e's sender.
+    // Per link, one slot per sender with the bytes it sends over the link (m_slotW, from
+    // 0 for each link); m_slotOf[e - m_firstOn[l]]: the slot of entry e's sender. Each link
+    // is answered (answerLink, n slots) as soon as its slots are in, while its pieces are
+    // in cache.
     void mergeSenders(const Mesh& mesh, size_t links);
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
     // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
     // notes, per sender, the most bytes the others put on one of its links (m_others), x
     // the slowness.
-    void answerLink(const Mesh& mesh, size_t l);
+    void answerLink(const Mesh& mesh, size_t l, size_t n);
     // Per piece, its own time on its route's slowest link (m_own): its bytes x the route's
     // largest slowness (0 for an empty route).
     void ownTimes(const Mesh& mesh);
@@ -177,8 +184,7 @@ class SendLog {
     std::vector<PieceAt> m_at;
     std::vector<std::uint32_t> m_slotOf;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_stamp, m_slot,
-        m_slotTile;
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_stamp, m_slot, m_slotTile;
 };
 
 double SendLog::paced(const Mesh& mesh) {
@@ -189,16 +195,14 @@ double SendLog::paced(const Mesh& mesh) {
     m_total.assign(size_t(mesh.tiles()), 0.0); // per tile, the bytes it sends in all
     for (size_t i = 0; i < m_tile.size(); ++i)
         m_total[size_t(m_tile[i])] += m_bytes[i];
-    m_at.resize(m_bytes.size());
+    growTo(m_at, m_bytes.size());
     for (size_t i = 0; i < m_bytes.size(); ++i)
         m_at[i] = {m_bytes[i], m_bytes[i] / m_total[size_t(m_tile[i])], m_bytes[i],
                    std::uint32_t(m_tile[i])};
     bucketByLink(links);
-    mergeSenders(mesh, links);
     ownTimes(mesh);
     m_others.assign(size_t(mesh.tiles()), 0.0);
-    for (size_t l = 0; l < links; ++l)
-        if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
+    mergeSenders(mesh, links);
     m_paced.assign(size_t(mesh.tiles()), 0.0);
     m_pieces.assign(size_t(mesh.tiles()), 0);
     m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
@@ -242,7 +246,7 @@ void SendLog::bucketByLink(size_t links) {
         ++m_firstOn[size_t(l) + 1];
     for (size_t l = 1; l <= links; ++l)
         m_firstOn[l] += m_firstOn[l - 1];
-    m_onPiece.resize(m_links.size());
+    growTo(m_onPiece, m_links.size());
     m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
     for (size_t i = 0; i < m_tile.size(); ++i)
         for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
@@ -250,19 +254,21 @@ void SendLog::bucketByLink(size_t links) {
 }
 
 void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
-    m_slotW.resize(m_onPiece.size());
-    m_slotTile.resize(m_onPiece.size());
-    m_slotOf.resize(m_onPiece.size());
-    m_firstSlot.resize(links + 1);
+    size_t most = 0; // the most entries on one link: the slot arrays are per link
+    for (size_t l = 0; l < links; ++l)
+        most = std::max(most, m_firstOn[l + 1] - m_firstOn[l]);
+    growTo(m_slotW, most);
+    growTo(m_slotTile, most);
+    growTo(m_slotOf, most);
+    growTo(m_slotShare, most);
     m_stamp.assign(size_t(mesh.tiles()), 0);
     m_slot.resize(size_t(mesh.tiles()));
     // Each sender spreads its bytes on a link over all its sending: it keeps the link
     // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
     m_rho.assign(links, 0.0);
     // (Each piece's share of its sender's bytes is taken once per piece, in m_at.)
-    size_t w = 0;
     for (size_t l = 0; l < links; ++l) {
-        m_firstSlot[l] = w;
+        size_t w = 0;
         double rho = 0;
         for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
             const PieceAt& at = m_at[size_t(m_onPiece[e])];
@@ -276,19 +282,18 @@ void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
                 m_slotTile[w] = t;
                 m_slotW[w++] = at.bytes;
             }
-            m_slotOf[e] = std::uint32_t(m_slot[t]);
+            m_slotOf[e - m_firstOn[l]] = std::uint32_t(m_slot[t]);
         }
         m_rho[l] = rho;
+        // Each sender's share of the link, as answerLink takes it out of the link's sum.
+        for (size_t k = 0; k < w; ++k)
+            m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
+        if (w > 0) answerLink(mesh, l, w);
     }
-    m_firstSlot[links] = w;
-    // Each sender's share of a link, as answerLink takes it out of the link's sum.
-    m_slotShare.resize(w);
-    for (size_t k = 0; k < w; ++k)
-        m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
 }
 
 void SendLog::ownTimes(const Mesh& mesh) {
-    m_own.resize(m_bytes.size());
+    growTo(m_own, m_bytes.size());
     for (size_t i = 0; i < m_bytes.size(); ++i) {
         // The largest of b x slowness over the links is b x the largest slowness (the
         // product rounds monotonically).
@@ -303,12 +308,11 @@ void SendLog::ownTimes(const Mesh& mesh) {
     }
 }
 
-void SendLog::answerLink(const Mesh& mesh, size_t l) {
-    const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
-    const double* senderBytes = m_slotW.data() + lo;
+void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
+    const double* senderBytes = m_slotW.data();
     const double slowness = mesh.linkSlowness(int(l));
     const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
-    for (size_t k = lo; k < lo + n; ++k) {
+    for (size_t k = 0; k < n; ++k) {
         double& others = m_others[m_slotTile[k]];
         others = std::max(others, (load - m_slotW[k]) * slowness);
     }
@@ -330,7 +334,7 @@ void SendLog::answerLink(const Mesh& mesh, size_t l) {
     for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
         PieceAt& at = m_at[size_t(m_onPiece[e])];
         const double b = at.bytes;
-        const std::uint32_t slot = m_slotOf[e];
+        const std::uint32_t slot = m_slotOf[e - m_firstOn[l]];
         if (b != timeB || slot != timeSlot) {
             if (b != lastB) {
                 lastB = b;
