@@ -316,16 +316,10 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
         double& others = m_others[m_slotTile[k]];
         others = std::max(others, (load - m_slotW[k]) * slowness);
     }
-    // Few senders: sum directly; many: their bytes sorted, with prefix sums.
-    const bool sorted = n > 32;
-    if (sorted) {
-        m_sorted.assign(senderBytes, senderBytes + n);
-        std::sort(m_sorted.begin(), m_sorted.end());
-        m_prefix.resize(n + 1);
-        m_prefix[0] = 0;
-        for (size_t k = 0; k < n; ++k)
-            m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
-    }
+    // Few senders, or few piece sizes on the link: sum directly; else their bytes sorted
+    // once, with prefix sums (whole numbers: the same sum either way).
+    bool sorted = false;
+    int sizes = 0;
     double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
     // The last entry's time (its bytes and sender): a sender's pieces of equal size come
     // one after another and take the same time.
@@ -338,6 +332,15 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
         if (b != timeB || slot != timeSlot) {
             if (b != lastB) {
                 lastB = b;
+                if (!sorted && n > 32 && ++sizes > 4) {
+                    sorted = true;
+                    m_sorted.assign(senderBytes, senderBytes + n);
+                    std::sort(m_sorted.begin(), m_sorted.end());
+                    m_prefix.resize(n + 1);
+                    m_prefix[0] = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+                }
                 if (sorted) {
                     const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
                                             m_sorted.begin());

@@ -69,16 +69,37 @@ void slicePieces(const std::vector<SliceRef>& slices, std::span<const SliceHit> 
         }
         g = gEnd;
     }
-    // Each piece's consumers in hit order: a counting sort of the hits by piece.
+    // Each piece's consumers in hit order: a counting sort of the hits by piece. A run's
+    // consumers mostly hit one piece after another: a piece's count and fill position are
+    // kept aside while it repeats (a store and a load per hit on one counter would wait
+    // for each other).
     firstTo.assign(boxes.size() + 1, 0);
-    for (size_t p : pieceOf)
-        if (p != none) ++firstTo[p + 1];
+    size_t prev = none, count = 0;
+    for (size_t p : pieceOf) {
+        if (p == none) continue;
+        if (p == prev) {
+            ++count;
+            continue;
+        }
+        if (prev != none) firstTo[prev + 1] += count;
+        prev = p, count = 1;
+    }
+    if (prev != none) firstTo[prev + 1] += count;
     for (size_t p = 1; p <= boxes.size(); ++p)
         firstTo[p] += firstTo[p - 1];
     to.resize(firstTo[boxes.size()]);
     fillTo.assign(firstTo.begin(), firstTo.end() - 1);
-    for (size_t i = 0; i < pieceOf.size(); ++i)
-        if (pieceOf[i] != none) to[fillTo[pieceOf[i]]++] = consumerOf[i];
+    prev = none;
+    size_t at = 0;
+    for (size_t i = 0; i < pieceOf.size(); ++i) {
+        const size_t p = pieceOf[i];
+        if (p == none) continue;
+        if (p != prev) {
+            if (prev != none) fillTo[prev] = at;
+            prev = p, at = fillTo[p];
+        }
+        to[at++] = consumerOf[i];
+    }
     for (size_t p = 0; p < boxes.size(); ++p)
         onPiece(sl, boxes[p],
                 std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
