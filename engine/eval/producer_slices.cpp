@@ -23,82 +23,69 @@ struct SliceHit {
 // turn: its distinct intersections in first-hit order, each sent once to every consumer
 // that hit it (in hit order: consumer, then want); hits on the slice's own tile are read in
 // place. runBegin[r] is run r's first consumer; the consumers of a run want the same
-// boxes, so a hit's intersection and piece are found once for the whole run.
+// boxes, so a hit's intersection and piece are found once for the whole run, and each
+// piece's consumer list is counted and filled run by run without listing every
+// (consumer, hit) first.
 void slicePieces(const std::vector<SliceRef>& slices, std::span<const SliceHit> hits,
                  const std::vector<size_t>& runBegin, const std::vector<int>& consumerTiles,
                  const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
                  const NocLocalFn& onLocal) {
     thread_local std::vector<Box> boxes;
-    thread_local std::vector<size_t> pieceOf, consumerOf, to, firstTo, fillTo, hitPiece;
+    thread_local std::vector<size_t> to, firstTo, fillTo, hitPiece, groupEnd;
     const size_t sl = hits.front().slice;
+    const int tile = slices[sl].tile;
     const size_t none = size_t(-1);
     boxes.clear();
-    pieceOf.clear();
-    consumerOf.clear();
+    firstTo.assign(1, 0); // firstTo[p + 1]: piece p's consumers, counted here
     hitPiece.assign(hits.size(), none);
-    size_t lastLocal = consumerTiles.size();
-    for (size_t g = 0; g < hits.size();) { // the hits of one run: consumer-major
+    groupEnd.clear();
+    size_t last = none;                    // the piece found last: consumers next to each other (k
+                                           // innermost) mostly hit the same box
+    for (size_t g = 0; g < hits.size();) { // the hits of one run
         size_t gEnd = g;
         while (gEnd < hits.size() && hits[gEnd].run == hits[g].run)
             ++gEnd;
+        groupEnd.push_back(gEnd);
         const size_t r = hits[g].run;
-        for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer) {
-            const bool local = slices[sl].tile == consumerTiles[consumer];
-            if (local && lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
-            for (size_t h = g; h < gEnd; ++h) {
-                consumerOf.push_back(consumer);
-                if (local) {
-                    pieceOf.push_back(none);
-                    continue;
-                }
-                if (hitPiece[h] == none) {
-                    const Box x = slices[sl].box.intersect(wants[consumer][hits[h].want]);
-                    // Consumers next to each other (k innermost) mostly hit the same box:
-                    // try the last one first.
-                    size_t p = pieceOf.empty() || pieceOf.back() == none ? 0 : pieceOf.back();
-                    if (p >= boxes.size() || !sameBox(boxes[p], x)) {
-                        p = 0;
-                        while (p < boxes.size() && !sameBox(boxes[p], x))
-                            ++p;
-                        if (p == boxes.size()) boxes.push_back(x);
-                    }
-                    hitPiece[h] = p;
-                }
-                pieceOf.push_back(hitPiece[h]);
+        size_t remote = 0;
+        for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+            if (tile == consumerTiles[consumer])
+                onLocal(consumer, sl);
+            else
+                ++remote;
+        for (size_t h = g; h < gEnd && remote > 0; ++h) {
+            const Box x = slices[sl].box.intersect(wants[runBegin[r]][hits[h].want]);
+            size_t p = last == none ? 0 : last;
+            if (p >= boxes.size() || !sameBox(boxes[p], x)) {
+                p = 0;
+                while (p < boxes.size() && !sameBox(boxes[p], x))
+                    ++p;
+                if (p == boxes.size()) boxes.push_back(x), firstTo.push_back(0);
             }
+            hitPiece[h] = last = p;
+            firstTo[p + 1] += remote;
         }
         g = gEnd;
     }
-    // Each piece's consumers in hit order: a counting sort of the hits by piece. A run's
-    // consumers mostly hit one piece after another: a piece's count and fill position are
-    // kept aside while it repeats (a store and a load per hit on one counter would wait
-    // for each other).
-    firstTo.assign(boxes.size() + 1, 0);
-    size_t prev = none, count = 0;
-    for (size_t p : pieceOf) {
-        if (p == none) continue;
-        if (p == prev) {
-            ++count;
-            continue;
-        }
-        if (prev != none) firstTo[prev + 1] += count;
-        prev = p, count = 1;
-    }
-    if (prev != none) firstTo[prev + 1] += count;
+    // Each piece's consumers in hit order (consumer-major within a run): a counting sort.
     for (size_t p = 1; p <= boxes.size(); ++p)
         firstTo[p] += firstTo[p - 1];
     to.resize(firstTo[boxes.size()]);
     fillTo.assign(firstTo.begin(), firstTo.end() - 1);
-    prev = none;
-    size_t at = 0;
-    for (size_t i = 0; i < pieceOf.size(); ++i) {
-        const size_t p = pieceOf[i];
-        if (p == none) continue;
-        if (p != prev) {
-            if (prev != none) fillTo[prev] = at;
-            prev = p, at = fillTo[p];
+    for (size_t g = 0, i = 0; g < hits.size(); g = groupEnd[i++]) {
+        const size_t r = hits[g].run, gEnd = groupEnd[i];
+        if (hitPiece[g] == none) continue; // every consumer of the run reads in place
+        if (gEnd == g + 1) {               // one hit: the run's consumers one after another
+            size_t at = fillTo[hitPiece[g]];
+            for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+                if (tile != consumerTiles[consumer]) to[at++] = consumer;
+            fillTo[hitPiece[g]] = at;
+            continue;
         }
-        to[at++] = consumerOf[i];
+        for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+            if (tile != consumerTiles[consumer])
+                for (size_t h = g; h < gEnd; ++h)
+                    to[fillTo[hitPiece[h]]++] = consumer;
     }
     for (size_t p = 0; p < boxes.size(); ++p)
         onPiece(sl, boxes[p],
