@@ -285,7 +285,6 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     wgt.ensure(mesh.linkCount());
     noc.ensure(mesh.linkCount());
     nocSame.ensure(mesh.linkCount());
-    thread_local std::vector<int> route;
     const int b = std::max(1, leaf.batch);
 
     // Weights kept on chip never move (docs/cost-model.md §6, "Kept on chip").
@@ -371,7 +370,6 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                     [&](size_t sl, const Box& box, std::span<const size_t> to) {
                         if (pacing) probe.piece(sl, box, to);
                         const double bytes = double(geo.bytesOf(box.volume()));
-                        route.clear();
                         dst.clear();
                         bool leaves = false;
                         for (size_t a : to) {
@@ -379,9 +377,10 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                             dst.push_back(actTiles[a]);
                             leaves |= !inProducer[size_t(actTiles[a])];
                         }
-                        mesh.multicastRoute(slices[sl].tile, dst, route);
-                        sends.add(slices[sl].tile, bytes, route, k);
-                        act.addUnique(route, bytes);
+                        // Routed into the send log; `act` takes the NoC tallies at the end.
+                        mesh.multicastRoute(slices[sl].tile, dst,
+                                            sends.open(slices[sl].tile, bytes, k));
+                        const std::span<const int> route = sends.lastRoute();
                         (geom.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
                         if (inLeaf[size_t(slices[sl].tile)])
                             traffic.nocInsideGroup[k] += bytes;
@@ -413,6 +412,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     traffic.nocPacedPiece = sends.pieceTime();
     traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
     if (traffic.nocPaced > 0) sends.pacedByInput(mesh, traffic.pacedByInput);
+    act.addFrom(noc), act.addFrom(nocSame); // the pieces' bytes (see the piece callback)
     traffic.actMaxLink = act.take(mesh, traffic.actLinks);
     traffic.delivered = traffic.weightDelivered + actDelivered;
     traffic.maxEgress = *std::max_element(egress.begin(), egress.end());

@@ -6,6 +6,7 @@
 #include "hw/mesh.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <span>
 #include <utility>
@@ -18,6 +19,11 @@ namespace tilescope {
 // the compiler specialises SendLog::paced for that object, as it did when the class lived
 // in that file (about 7% of paced()'s time on the cloud preset; the tests take their copy).
 namespace {
+
+// Scratch that only grows: resizing down and up again would clear the regrown part.
+template <class T> void growTo(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+}
 
 // Per-link bytes of a set of transfers; a multicast loads each link of the union of its
 // routes once.
@@ -46,6 +52,14 @@ class LinkTally {
         }
         for (int l : route)
             m_mark[size_t(l)] = 0;
+    }
+    // Adds another tally's bytes (it keeps them). Byte counts are whole numbers (exact in a
+    // double), so a link's sum does not depend on the order they are added in.
+    void addFrom(const LinkTally& o) {
+        for (int l : o.m_touched) {
+            if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+            m_bytes[size_t(l)] += o.m_bytes[size_t(l)];
+        }
     }
     // Moves the tally out as sparse (link, bytes) pairs sorted by link; returns the busiest
     // link's bytes at NoC bandwidth (bytes x Mesh::linkSlowness).
@@ -109,11 +123,20 @@ class SendLog {
         m_input.clear();
     }
     void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
+        std::vector<int>& links = open(tile, bytes, input);
+        links.insert(links.end(), route.begin(), route.end());
+    }
+    // Starts a piece whose route the caller appends to the vector returned (no copy).
+    std::vector<int>& open(int tile, double bytes, size_t input) {
         m_input.push_back(input);
         m_tile.push_back(tile);
         m_bytes.push_back(bytes);
         m_route.push_back(m_links.size());
-        m_links.insert(m_links.end(), route.begin(), route.end());
+        return m_links;
+    }
+    // The last piece's route.
+    std::span<const int> lastRoute() const {
+        return {m_links.data() + m_route.back(), m_links.size() - m_route.back()};
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
     // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
@@ -132,23 +155,36 @@ class SendLog {
     // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
     // first entry).
     void bucketByLink(size_t links);
-    // Per link, one slot per sender with the bytes it sends over the link (m_firstSlot[l]
-    // is link l's first slot); m_slotOf[e]: the slot of entry e's sender.
+    // Per link, one slot per sender with the bytes it sends over the link (m_slotW, from
+    // 0 for each link); m_slotOf[e - m_firstOn[l]]: the slot of entry e's sender. Each link
+    // is answered (answerLink, n slots) as soon as its slots are in, while its pieces are
+    // in cache.
     void mergeSenders(const Mesh& mesh, size_t links);
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
     // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
-    // notes, per piece, its own time on its slowest link (m_own) and, per sender, the
-    // most bytes the others put on one of its links (m_others), both x the slowness.
-    void answerLink(const Mesh& mesh, size_t l);
+    // notes, per sender, the most bytes the others put on one of its links (m_others), x
+    // the slowness.
+    void answerLink(const Mesh& mesh, size_t l, size_t n);
+    // Per piece, its own time on its route's slowest link (m_own): its bytes x the route's
+    // largest slowness (0 for an empty route).
+    void ownTimes(const Mesh& mesh);
+
+    // What the per-link passes read of a piece, side by side (one cache line per entry):
+    // its bytes, its share of its sender's bytes, its time so far on its slowest link.
+    struct PieceAt {
+        double bytes, share, slowest;
+        std::uint32_t tile;
+    };
 
     double m_piece = 0;
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
-    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_slowest, m_total, m_rho;
-    std::vector<double> m_own, m_others, m_scale, m_share, m_slotShare;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_total, m_rho;
+    std::vector<double> m_own, m_others, m_scale, m_slotShare;
+    std::vector<PieceAt> m_at;
+    std::vector<std::uint32_t> m_slotOf;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_firstSlot, m_slotOf, m_stamp, m_slot,
-        m_slotTile;
+    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_stamp, m_slot, m_slotTile;
 };
 
 double SendLog::paced(const Mesh& mesh) {
@@ -159,18 +195,19 @@ double SendLog::paced(const Mesh& mesh) {
     m_total.assign(size_t(mesh.tiles()), 0.0); // per tile, the bytes it sends in all
     for (size_t i = 0; i < m_tile.size(); ++i)
         m_total[size_t(m_tile[i])] += m_bytes[i];
+    growTo(m_at, m_bytes.size());
+    for (size_t i = 0; i < m_bytes.size(); ++i)
+        m_at[i] = {m_bytes[i], m_bytes[i] / m_total[size_t(m_tile[i])], m_bytes[i],
+                   std::uint32_t(m_tile[i])};
     bucketByLink(links);
-    mergeSenders(mesh, links);
-    m_slowest.assign(m_bytes.begin(), m_bytes.end());
-    m_own.assign(m_bytes.size(), 0.0);
+    ownTimes(mesh);
     m_others.assign(size_t(mesh.tiles()), 0.0);
-    for (size_t l = 0; l < links; ++l)
-        if (m_firstOn[l] < m_firstOn[l + 1]) answerLink(mesh, l);
+    mergeSenders(mesh, links);
     m_paced.assign(size_t(mesh.tiles()), 0.0);
     m_pieces.assign(size_t(mesh.tiles()), 0);
     m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
     for (size_t i = 0; i < m_tile.size(); ++i) {
-        m_paced[size_t(m_tile[i])] += m_slowest[i];
+        m_paced[size_t(m_tile[i])] += m_at[i].slowest;
         m_scale[size_t(m_tile[i])] += m_own[i];
         ++m_pieces[size_t(m_tile[i])];
     }
@@ -198,7 +235,7 @@ void SendLog::pacedByInput(const Mesh& mesh, std::vector<double>& out) {
         m_paced.assign(size_t(mesh.tiles()), 0.0);
         for (size_t i = 0; i < m_tile.size(); ++i)
             if (m_input[i] == k)
-                m_paced[size_t(m_tile[i])] += m_slowest[i] * m_scale[size_t(m_tile[i])];
+                m_paced[size_t(m_tile[i])] += m_at[i].slowest * m_scale[size_t(m_tile[i])];
         out[k] = *std::max_element(m_paced.begin(), m_paced.end());
     }
 }
@@ -209,7 +246,7 @@ void SendLog::bucketByLink(size_t links) {
         ++m_firstOn[size_t(l) + 1];
     for (size_t l = 1; l <= links; ++l)
         m_firstOn[l] += m_firstOn[l - 1];
-    m_onPiece.resize(m_links.size());
+    growTo(m_onPiece, m_links.size());
     m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
     for (size_t i = 0; i < m_tile.size(); ++i)
         for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
@@ -217,84 +254,109 @@ void SendLog::bucketByLink(size_t links) {
 }
 
 void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
-    m_slotW.resize(m_onPiece.size());
-    m_slotTile.resize(m_onPiece.size());
-    m_slotOf.resize(m_onPiece.size());
-    m_firstSlot.resize(links + 1);
+    size_t most = 0; // the most entries on one link: the slot arrays are per link
+    for (size_t l = 0; l < links; ++l)
+        most = std::max(most, m_firstOn[l + 1] - m_firstOn[l]);
+    growTo(m_slotW, most);
+    growTo(m_slotTile, most);
+    growTo(m_slotOf, most);
+    growTo(m_slotShare, most);
     m_stamp.assign(size_t(mesh.tiles()), 0);
     m_slot.resize(size_t(mesh.tiles()));
     // Each sender spreads its bytes on a link over all its sending: it keeps the link
     // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
     m_rho.assign(links, 0.0);
-    // Each piece's share of its sender's bytes, once per piece rather than once per link.
-    m_share.resize(m_bytes.size());
-    for (size_t i = 0; i < m_bytes.size(); ++i)
-        m_share[i] = m_bytes[i] / m_total[size_t(m_tile[i])];
-    size_t w = 0;
+    // (Each piece's share of its sender's bytes is taken once per piece, in m_at.)
     for (size_t l = 0; l < links; ++l) {
-        m_firstSlot[l] = w;
+        size_t w = 0;
         double rho = 0;
         for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-            const size_t i = size_t(m_onPiece[e]);
-            const size_t t = size_t(m_tile[i]);
-            rho += m_share[i];
+            const PieceAt& at = m_at[size_t(m_onPiece[e])];
+            const size_t t = at.tile;
+            rho += at.share;
             if (m_stamp[t] == l + 1) {
-                m_slotW[m_slot[t]] += m_bytes[i];
+                m_slotW[m_slot[t]] += at.bytes;
             } else {
                 m_stamp[t] = l + 1;
                 m_slot[t] = w;
                 m_slotTile[w] = t;
-                m_slotW[w++] = m_bytes[i];
+                m_slotW[w++] = at.bytes;
             }
-            m_slotOf[e] = m_slot[t];
+            m_slotOf[e - m_firstOn[l]] = std::uint32_t(m_slot[t]);
         }
         m_rho[l] = rho;
+        // Each sender's share of the link, as answerLink takes it out of the link's sum.
+        for (size_t k = 0; k < w; ++k)
+            m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
+        if (w > 0) answerLink(mesh, l, w);
     }
-    m_firstSlot[links] = w;
-    // Each sender's share of a link, as answerLink takes it out of the link's sum.
-    m_slotShare.resize(w);
-    for (size_t k = 0; k < w; ++k)
-        m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
 }
 
-void SendLog::answerLink(const Mesh& mesh, size_t l) {
-    const size_t lo = m_firstSlot[l], n = m_firstSlot[l + 1] - lo;
-    const double* senderBytes = m_slotW.data() + lo;
+void SendLog::ownTimes(const Mesh& mesh) {
+    growTo(m_own, m_bytes.size());
+    for (size_t i = 0; i < m_bytes.size(); ++i) {
+        // The largest of b x slowness over the links is b x the largest slowness (the
+        // product rounds monotonically).
+        double slowness = 0;
+        if (m_route[i] < m_route[i + 1]) slowness = 1.0;
+        if (mesh.hasChiplets()) {
+            slowness = 0;
+            for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
+                slowness = std::max(slowness, mesh.linkSlowness(m_links[r]));
+        }
+        m_own[i] = m_bytes[i] * slowness;
+    }
+}
+
+void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
+    const double* senderBytes = m_slotW.data();
     const double slowness = mesh.linkSlowness(int(l));
     const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
-    // Few senders: sum directly; many: their bytes sorted, with prefix sums.
-    const bool sorted = n > 32;
-    if (sorted) {
-        m_sorted.assign(senderBytes, senderBytes + n);
-        std::sort(m_sorted.begin(), m_sorted.end());
-        m_prefix.resize(n + 1);
-        m_prefix[0] = 0;
-        for (size_t k = 0; k < n; ++k)
-            m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+    for (size_t k = 0; k < n; ++k) {
+        double& others = m_others[m_slotTile[k]];
+        others = std::max(others, (load - m_slotW[k]) * slowness);
     }
+    // Few senders, or few piece sizes on the link: sum directly; else their bytes sorted
+    // once, with prefix sums (whole numbers: the same sum either way).
+    bool sorted = false;
+    int sizes = 0;
     double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
+    // The last entry's time (its bytes and sender): a sender's pieces of equal size come
+    // one after another and take the same time.
+    double timeB = -1, lastTime = 0;
+    std::uint32_t timeSlot = 0;
     for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-        const size_t i = size_t(m_onPiece[e]);
-        const double b = m_bytes[i];
-        if (b != lastB) {
-            lastB = b;
-            if (sorted) {
-                const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
-                                        m_sorted.begin());
-                lastAll = m_prefix[k] + b * double(n - k);
-            } else {
-                lastAll = 0;
-                for (size_t k = 0; k < n; ++k)
-                    lastAll += std::min(senderBytes[k], b);
+        PieceAt& at = m_at[size_t(m_onPiece[e])];
+        const double b = at.bytes;
+        const std::uint32_t slot = m_slotOf[e - m_firstOn[l]];
+        if (b != timeB || slot != timeSlot) {
+            if (b != lastB) {
+                lastB = b;
+                if (!sorted && n > 32 && ++sizes > 4) {
+                    sorted = true;
+                    m_sorted.assign(senderBytes, senderBytes + n);
+                    std::sort(m_sorted.begin(), m_sorted.end());
+                    m_prefix.resize(n + 1);
+                    m_prefix[0] = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+                }
+                if (sorted) {
+                    const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
+                                            m_sorted.begin());
+                    lastAll = m_prefix[k] + b * double(n - k);
+                } else {
+                    lastAll = 0;
+                    for (size_t k = 0; k < n; ++k)
+                        lastAll += std::min(senderBytes[k], b);
+                }
             }
+            double time = b + (lastAll - std::min(m_slotW[slot], b));
+            const double rho = m_rho[l] - m_slotShare[slot];
+            if (rho < 1) time = std::min(time, b / (1 - rho));
+            timeB = b, timeSlot = slot, lastTime = time * slowness;
         }
-        double time = b + (lastAll - std::min(m_slotW[m_slotOf[e]], b));
-        const double rho = m_rho[l] - m_slotShare[m_slotOf[e]];
-        if (rho < 1) time = std::min(time, b / (1 - rho));
-        m_slowest[i] = std::max(m_slowest[i], time * slowness);
-        m_own[i] = std::max(m_own[i], b * slowness);
-        double& others = m_others[size_t(m_tile[i])];
-        others = std::max(others, (load - m_slotW[m_slotOf[e]]) * slowness);
+        at.slowest = std::max(at.slowest, lastTime);
     }
 }
 

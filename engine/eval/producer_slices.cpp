@@ -13,53 +13,80 @@ bool sameBox(const Box& a, const Box& b) {
     return a.lo[0] == b.lo[0] && a.hi[0] == b.hi[0] && a.lo[1] == b.lo[1] && a.hi[1] == b.hi[1] &&
            a.lo[2] == b.lo[2] && a.hi[2] == b.hi[2] && a.lo[3] == b.lo[3] && a.hi[3] == b.hi[3];
 }
-// A slice meeting a consumer's want (the intersection itself is taken again per slice:
-// a hit stays 12 bytes).
+// A slice meeting a run of consumers' want (the intersection itself is taken again per
+// slice: a hit stays 12 bytes).
 struct SliceHit {
-    std::uint32_t slice, consumer, want;
+    std::uint32_t slice, run, want;
 };
 
-// One slice's hits, in scan order (consumer, want): its distinct intersections in
-// first-hit order, each sent once to every consumer that hit it (in hit order); hits on
-// the slice's own tile are read in place.
+// One slice's hits, in scan order (run, want), each standing for the run's consumers in
+// turn: its distinct intersections in first-hit order, each sent once to every consumer
+// that hit it (in hit order: consumer, then want); hits on the slice's own tile are read in
+// place. runBegin[r] is run r's first consumer; the consumers of a run want the same
+// boxes, so a hit's intersection and piece are found once for the whole run, and each
+// piece's consumer list is counted and filled run by run without listing every
+// (consumer, hit) first.
 void slicePieces(const std::vector<SliceRef>& slices, std::span<const SliceHit> hits,
-                 const std::vector<int>& consumerTiles, const std::vector<std::vector<Box>>& wants,
-                 const NocPieceFn& onPiece, const NocLocalFn& onLocal) {
+                 const std::vector<size_t>& runBegin, const std::vector<int>& consumerTiles,
+                 const std::vector<std::vector<Box>>& wants, const NocPieceFn& onPiece,
+                 const NocLocalFn& onLocal) {
     thread_local std::vector<Box> boxes;
-    thread_local std::vector<size_t> pieceOf, to, firstTo, fillTo;
+    thread_local std::vector<size_t> to, firstTo, fillTo, hitPiece, groupEnd;
     const size_t sl = hits.front().slice;
+    const int tile = slices[sl].tile;
+    const size_t none = size_t(-1);
     boxes.clear();
-    pieceOf.clear();
-    size_t lastLocal = consumerTiles.size();
-    for (const SliceHit& hit : hits) {
-        const size_t consumer = hit.consumer;
-        if (slices[sl].tile == consumerTiles[consumer]) {
-            if (lastLocal != consumer) onLocal(consumer, sl), lastLocal = consumer;
-            pieceOf.push_back(size_t(-1));
-            continue;
+    firstTo.assign(1, 0); // firstTo[p + 1]: piece p's consumers, counted here
+    hitPiece.assign(hits.size(), none);
+    groupEnd.clear();
+    size_t last = none;                    // the piece found last: consumers next to each other (k
+                                           // innermost) mostly hit the same box
+    for (size_t g = 0; g < hits.size();) { // the hits of one run
+        size_t gEnd = g;
+        while (gEnd < hits.size() && hits[gEnd].run == hits[g].run)
+            ++gEnd;
+        groupEnd.push_back(gEnd);
+        const size_t r = hits[g].run;
+        size_t remote = 0;
+        for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+            if (tile == consumerTiles[consumer])
+                onLocal(consumer, sl);
+            else
+                ++remote;
+        for (size_t h = g; h < gEnd && remote > 0; ++h) {
+            const Box x = slices[sl].box.intersect(wants[runBegin[r]][hits[h].want]);
+            size_t p = last == none ? 0 : last;
+            if (p >= boxes.size() || !sameBox(boxes[p], x)) {
+                p = 0;
+                while (p < boxes.size() && !sameBox(boxes[p], x))
+                    ++p;
+                if (p == boxes.size()) boxes.push_back(x), firstTo.push_back(0);
+            }
+            hitPiece[h] = last = p;
+            firstTo[p + 1] += remote;
         }
-        const Box x = slices[sl].box.intersect(wants[consumer][hit.want]);
-        // Consumers next to each other (k innermost) mostly hit the same box: try the last
-        // one first.
-        size_t p = pieceOf.empty() || pieceOf.back() == size_t(-1) ? 0 : pieceOf.back();
-        if (p >= boxes.size() || !sameBox(boxes[p], x)) {
-            p = 0;
-            while (p < boxes.size() && !sameBox(boxes[p], x))
-                ++p;
-            if (p == boxes.size()) boxes.push_back(x);
-        }
-        pieceOf.push_back(p);
+        g = gEnd;
     }
-    // Each piece's consumers in hit order: a counting sort of the hits by piece.
-    firstTo.assign(boxes.size() + 1, 0);
-    for (size_t p : pieceOf)
-        if (p != size_t(-1)) ++firstTo[p + 1];
+    // Each piece's consumers in hit order (consumer-major within a run): a counting sort.
     for (size_t p = 1; p <= boxes.size(); ++p)
         firstTo[p] += firstTo[p - 1];
     to.resize(firstTo[boxes.size()]);
     fillTo.assign(firstTo.begin(), firstTo.end() - 1);
-    for (size_t i = 0; i < hits.size(); ++i)
-        if (pieceOf[i] != size_t(-1)) to[fillTo[pieceOf[i]]++] = hits[i].consumer;
+    for (size_t g = 0, i = 0; g < hits.size(); g = groupEnd[i++]) {
+        const size_t r = hits[g].run, gEnd = groupEnd[i];
+        if (hitPiece[g] == none) continue; // every consumer of the run reads in place
+        if (gEnd == g + 1) {               // one hit: the run's consumers one after another
+            size_t at = fillTo[hitPiece[g]];
+            for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+                if (tile != consumerTiles[consumer]) to[at++] = consumer;
+            fillTo[hitPiece[g]] = at;
+            continue;
+        }
+        for (size_t consumer = runBegin[r]; consumer < runBegin[r + 1]; ++consumer)
+            if (tile != consumerTiles[consumer])
+                for (size_t h = g; h < gEnd; ++h)
+                    to[fillTo[hitPiece[h]]++] = consumer;
+    }
     for (size_t p = 0; p < boxes.size(); ++p)
         onPiece(sl, boxes[p],
                 std::span<const size_t>(to.data() + firstTo[p], firstTo[p + 1] - firstTo[p]));
@@ -113,13 +140,23 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             cellSlice[c] = int(sl);
         }
     }
-    // Every (slice, consumer, want) that meets, bucketed by slice: the consumer-major scan
-    // fills each bucket in (consumer, want) order, so reading the buckets in slice order
-    // gives the plain triple loop's order and pieces come out as they always did.
+    // Consumers next to each other that want the same boxes (the output-channel slots of
+    // one input window, k innermost) form a run, met with the slices once.
+    thread_local std::vector<size_t> runBegin;
+    runBegin.clear();
+    for (size_t a = 0; a < consumerTiles.size(); ++a)
+        if (a == 0 || wants[a] != wants[a - 1]) runBegin.push_back(a);
+    const size_t runs = runBegin.size();
+    runBegin.push_back(consumerTiles.size());
+    // Every (slice, run, want) that meets, bucketed by slice: the run-major scan fills each
+    // bucket in (run, want) order, so reading the buckets in slice order, each run's
+    // consumers in turn, gives the plain triple loop's order (slice, consumer, want) and
+    // pieces come out as they always did.
     thread_local std::vector<SliceHit> found;
     thread_local std::vector<size_t> cand;
     found.clear();
-    for (size_t a = 0; a < consumerTiles.size(); ++a)
+    for (size_t run = 0; run < runs; ++run) {
+        const size_t a = runBegin[run];
         for (size_t wi = 0; wi < wants[a].size(); ++wi) {
             const Box& want = wants[a][wi];
             cand.clear();
@@ -154,7 +191,7 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
                                     cellSlice[((i0 * n[1] + i1) * n[2] + i2) * n[3] + i3];
                                 if (sl >= 0)
                                     found.push_back(
-                                        {std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
+                                        {std::uint32_t(sl), std::uint32_t(run), std::uint32_t(wi)});
                             }
             } else {
                 for (size_t sl = 0; sl < slices.size(); ++sl)
@@ -163,9 +200,10 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
             for (size_t sl : cand) {
                 const Box x = slices[sl].box.intersect(want);
                 if (!x.empty())
-                    found.push_back({std::uint32_t(sl), std::uint32_t(a), std::uint32_t(wi)});
+                    found.push_back({std::uint32_t(sl), std::uint32_t(run), std::uint32_t(wi)});
             }
         }
+    }
     // Bucketed by slice (a counting sort, stable): within a slice the scan order
     // (consumer, want) stays.
     thread_local std::vector<size_t> bucketAt;
@@ -183,8 +221,8 @@ void forEachNocPiece(const std::vector<SliceRef>& slices, const std::vector<int>
         size_t end = h;
         while (end < found.size() && found[end].slice == found[h].slice)
             ++end;
-        slicePieces(slices, std::span<const SliceHit>(found.data() + h, end - h), consumerTiles,
-                    wants, onPiece, onLocal);
+        slicePieces(slices, std::span<const SliceHit>(found.data() + h, end - h), runBegin,
+                    consumerTiles, wants, onPiece, onLocal);
         h = end;
     }
 }

@@ -159,19 +159,29 @@ void Mesh::routeToDram(int tile, std::vector<int>& out) const {
     out.push_back(outLink(edge, side));
 }
 
+namespace {
+// Appends `count` links from `first`, `step` apart: a straight run of an X-then-Y route
+// (outLink numbers a row's links 4 apart and a column's 4 x width apart).
+void appendRun(std::vector<int>& out, int first, int step, int count) {
+    if (count <= 0) return;
+    const size_t at = out.size();
+    out.resize(at + size_t(count));
+    int* o = out.data() + at;
+    for (int i = 0; i < count; ++i, first += step)
+        o[i] = first;
+}
+} // namespace
+
 void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>& out) const {
     if (dsts.empty()) return;
     const int sx = tileX(a), sy = tileY(a);
-    if (dsts.size() == 1) { // one destination: the X-then-Y route, in the same order
+    const int row = 4, column = 4 * m_x; // outLink steps along a row and down a column
+    if (dsts.size() == 1) {              // one destination: the X-then-Y route, in the same order
         const int dx = tileX(dsts[0]), dy = tileY(dsts[0]);
-        for (int x = sx; x < dx; ++x)
-            out.push_back(outLink(tileId(x, sy), East));
-        for (int x = sx; x > dx; --x)
-            out.push_back(outLink(tileId(x, sy), West));
-        for (int y = sy; y < dy; ++y)
-            out.push_back(outLink(tileId(dx, y), South));
-        for (int y = sy; y > dy; --y)
-            out.push_back(outLink(tileId(dx, y), North));
+        appendRun(out, outLink(a, East), row, dx - sx);
+        appendRun(out, outLink(a, West), -row, sx - dx);
+        appendRun(out, outLink(tileId(dx, sy), South), column, dy - sy);
+        appendRun(out, outLink(tileId(dx, sy), North), -column, sy - dy);
         return;
     }
     // Along the source row to the westmost and eastmost destination column, then down
@@ -190,16 +200,13 @@ void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>&
         c.first = std::min(c.first, y), c.second = std::max(c.second, y);
         used[size_t(x)] = 1;
     }
-    for (int x = sx; x < maxX; ++x)
-        out.push_back(outLink(tileId(x, sy), East));
-    for (int x = sx; x > minX; --x)
-        out.push_back(outLink(tileId(x, sy), West));
+    appendRun(out, outLink(a, East), row, maxX - sx);
+    appendRun(out, outLink(a, West), -row, sx - minX);
     for (int x = minX; x <= maxX; ++x) {
         if (!used[size_t(x)]) continue;
-        for (int y = sy; y < col[size_t(x)].second; ++y)
-            out.push_back(outLink(tileId(x, y), South));
-        for (int y = sy; y > col[size_t(x)].first; --y)
-            out.push_back(outLink(tileId(x, y), North));
+        const int t = tileId(x, sy);
+        appendRun(out, outLink(t, South), column, col[size_t(x)].second - sy);
+        appendRun(out, outLink(t, North), -column, sy - col[size_t(x)].first);
     }
 }
 

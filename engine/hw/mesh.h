@@ -6,6 +6,7 @@
 #include "hw/hardware.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -72,7 +73,7 @@ class Mesh {
     double linkSlowness(int link) const { return crossesChiplet(link) ? m_interSlowness : 1.0; }
     // The largest linkSlowness over a route: a transfer moves at its slowest link's
     // bandwidth (1 on a template without chiplets, and for an empty route).
-    double routeSlowness(const std::vector<int>& links) const {
+    double routeSlowness(std::span<const int> links) const {
         if (!m_chiplets || links.empty()) return 1.0;
         double s = 0.0;
         for (int l : links)
