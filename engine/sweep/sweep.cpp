@@ -173,7 +173,7 @@ std::optional<Error> parseSearch(const json& s, const std::string& file, SearchC
     JsonReader r;
     if (!r.checkKeys(s, "search",
                      {"mode", "beta", "iterations", "time", "chains", "threads", "t0", "alpha",
-                      "min_util", "warmup", "portfolio", "comment"}))
+                      "min_util", "warmup", "portfolio", "layouts", "comment"}))
         return makeError(file, "", r.error);
     const int budgets =
         int(s.contains("beta")) + int(s.contains("iterations")) + int(s.contains("time"));
@@ -216,6 +216,14 @@ std::optional<Error> parseSearch(const json& s, const std::string& file, SearchC
         if (!s["portfolio"].is_boolean())
             return makeError(file, "search.portfolio", "expected true or false");
         c.portfolio = s["portfolio"].get<bool>();
+    }
+    if (s.contains("layouts")) {
+        const auto l = s["layouts"].is_string()
+                           ? layoutChoiceFromName(s["layouts"].get<std::string>())
+                           : std::nullopt;
+        if (!l)
+            return makeError(file, "search.layouts", "expected auto, nchw, nhwc, chwn or nchwc");
+        c.layouts = *l;
     }
     return std::nullopt;
 }
@@ -454,6 +462,8 @@ json sweepSearchJson(const SearchConfig& c) {
     json j = {{"mode", toString(c.mode)}, {"chains", c.chains},           {"t0", c.t0},
               {"alpha", c.alpha},         {"min_util", c.minUtilisation}, {"warmup", c.warmupShare},
               {"portfolio", c.portfolio}};
+    // Only when not planned, so the points of specs without it keep their keys.
+    if (!c.layouts.planned) j["layouts"] = layoutChoiceName(c.layouts);
     if (c.seconds > 0)
         j["time"] = c.seconds;
     else if (c.iterations > 0)

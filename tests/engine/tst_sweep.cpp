@@ -140,6 +140,9 @@ void TstSweep::specErrors_data() {
     j["search"] = {{"mode", "sideways"}};
     add("bad mode", j, "spec.json: search.mode: expected set, ls, lp, dp-lp or random");
     j = baseSpec();
+    j["search"] = {{"layouts", "rows"}};
+    add("bad layouts", j, "spec.json: search.layouts: expected auto, nchw, nhwc, chwn or nchwc");
+    j = baseSpec();
     j["search"] = {{"chains", 0}};
     add("zero chains", j, "spec.json: search.chains: expected a whole number from 1 to 4096");
     j = baseSpec();
@@ -256,6 +259,15 @@ void TstSweep::keysStable() {
     json s2 = search;
     s2["iterations"] = 21;
     QVERIFY(sweepPointKey(a->models[0].sha256, hw, 1, pa[0].objective, 1, s2) != pa[0].key);
+    // Planned DRAM layouts are the default and leave the key as it was; one fixed layout
+    // is a point of its own.
+    QVERIFY(!search.contains("layouts"));
+    json withLayouts = baseSpec();
+    withLayouts["search"]["layouts"] = "nhwc";
+    auto c = parse(withLayouts);
+    QVERIFY(c);
+    QCOMPARE(c->search.layouts.fixed, DramLayout::Nhwc);
+    QVERIFY(expandSweep(*c)[0].key != pa[0].key);
     // threads never change a result, so they do not change the key.
     json j = baseSpec();
     j["search"]["threads"] = 2;
