@@ -401,6 +401,10 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
             throw UsageError{"--pin expects a node path such as /0/2, got '" + p + "'"};
     const auto batch = batchArg(a);
     c.totalBatch = batch.value_or(1);
+    if (auto u = unknownLayoutPin(c.layouts, in.net)) {
+        status = userError(in.modelPath + ": --pin-layout: " + *u);
+        return s;
+    }
     if (a.has("--init")) {
         s.initPath = a.get("--init");
         auto t = loadTree(s.initPath, in.net);
@@ -487,6 +491,7 @@ int runMapping(const Args& a) {
 
 int runEvaluate(const Args& a) {
     parseObjective(a); // argument errors (exit 2) before any file is read
+    const LayoutChoice layouts = layoutChoiceArg(a);
     const auto batchOpt = batchArg(a);
     const std::string treePath = required(a, "--tree");
     int status = 0;
@@ -499,8 +504,10 @@ int runEvaluate(const Args& a) {
     if (auto e = validateStructure(*tree, in->net, batch))
         return userError(treePath + ": " + e->message);
 
+    if (auto u = unknownLayoutPin(layouts, in->net))
+        return userError(in->modelPath + ": --pin-layout: " + *u);
     const auto t0 = std::chrono::steady_clock::now();
-    const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75, layoutChoiceArg(a));
+    const Evaluation e = detailOf(*in, *tree, batch, objective, 0.75, layouts);
     ResultContext ctx = resultContext(*in, batch);
     ctx.elapsedSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

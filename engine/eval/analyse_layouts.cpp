@@ -83,10 +83,10 @@ void Analyser::dramLayouts() {
         ids.push_back(t);
         LayoutProblem::Tensor ts;
         const auto pin = opt.layouts.pins.find(tensorName(net, t));
-        if (pin != opt.layouts.pins.end())
-            ts.options = {pin->second};
-        else if (!free[size_t(t)])
+        if (!free[size_t(t)]) // read through a reshape: NCHW, pinned or not
             ts.options = {DramLayout::Nchw};
+        else if (pin != opt.layouts.pins.end())
+            ts.options = {pin->second};
         else if (!opt.layouts.planned)
             ts.options = {opt.layouts.fixed};
         else

@@ -15,6 +15,13 @@ std::optional<LayoutChoice> layoutChoiceFromName(const std::string& name) {
     return std::nullopt;
 }
 
+std::optional<std::string> unknownLayoutPin(const LayoutChoice& c, const Network& net) {
+    for (const auto& [name, layout] : c.pins)
+        if (net.indexOf(name) < 0 && !net.inputBytes.count(name))
+            return "no layer or network input is named '" + name + "'";
+    return std::nullopt;
+}
+
 std::string layoutChoiceName(const LayoutChoice& c) {
     return c.planned ? "auto" : layoutName(c.fixed);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "eval/dram_layout.h"
+#include "model/network.h"
 
 #include <map>
 #include <string>
@@ -22,6 +23,9 @@ struct LayoutChoice {
     std::map<std::string, DramLayout> pins;
     bool operator==(const LayoutChoice&) const = default;
 };
+// The first pin naming neither a layer nor a network input of `net`, as a message; nullopt
+// when every pin names one.
+std::optional<std::string> unknownLayoutPin(const LayoutChoice& c, const Network& net);
 // "auto" or a layout's name; nullopt when unknown.
 std::optional<LayoutChoice> layoutChoiceFromName(const std::string& name);
 std::string layoutChoiceName(const LayoutChoice& c);

@@ -172,6 +172,12 @@ class TestCliSearch : public QObject {
         QTest::newRow("chains fraction") << QStringList{"--chains", "1.5"} << QString("--chains");
         QTest::newRow("chains zero") << QStringList{"--chains", "0"} << QString("--chains");
         QTest::newRow("unknown option") << QStringList{"--colour", "red"} << QString("");
+        QTest::newRow("layouts unknown")
+            << QStringList{"--layouts", "nwhc"} << QString("--layouts");
+        QTest::newRow("pin without a layout")
+            << QStringList{"--pin-layout", "/conv1/Conv"} << QString("--pin-layout");
+        QTest::newRow("pin to an unknown layout")
+            << QStringList{"--pin-layout", "/conv1/Conv=rows"} << QString("--pin-layout");
     }
     void badArguments() {
         QFETCH(QStringList, args);
@@ -220,6 +226,62 @@ class TestCliSearch : public QObject {
         QVERIFY(j["segments"].size() == resnet().layers.size());
         // No temporary file left behind.
         QCOMPARE(QDir(m_dir.path()).entryList({"eval.json.tmp*"}, QDir::Files).size(), 0);
+    }
+
+    // A template with a run model (docs/cost-model.md §4b): the result carries the plan and
+    // each layer's layouts; one layout for all and a pin are honoured; export-instructions
+    // writes the descriptors of the layouts the result was costed with.
+    void layoutsThroughTheCli() {
+        json hw = json::parse(std::ifstream(std::string(TILESCOPE_SAMPLES) + "/hw/edge-4x4.json"));
+        hw["dram"]["burst_bytes"] = 64;
+        hw["dram"]["run_overhead_cycles"] = 20;
+        const QString hwPath = path("edge-runs.json"), out = path("layouts.json");
+        writeText(hwPath, hw.dump());
+        const QString model = QString::fromStdString(kResnet);
+        Run r = cli({"evaluate", model, "--hw", hwPath, "--tree", validTree(), "--json", out,
+                     "--layouts", "nhwc", "--pin-layout", "/conv1/Conv=nchwc"});
+        QCOMPARE(r.status, 0);
+        json j = readJson(out);
+        QCOMPARE(j["layout_plan"]["layouts"].get<std::string>(), std::string("nhwc"));
+        QCOMPARE(j["layout_plan"]["pins"]["/conv1/Conv"].get<std::string>(), std::string("nchwc"));
+        for (const json& l : j["layers"]) {
+            const std::string o = l["output_layout"];
+            QVERIFY(o.empty() || o == (l["name"] == "/conv1/Conv" ? "nchwc" : "nhwc"));
+            QVERIFY(l["run_efficiency"].get<double>() > 0 &&
+                    l["run_efficiency"].get<double>() <= 1);
+        }
+        // The planned layouts are no slower on the DRAM than any single one.
+        r = cli({"evaluate", model, "--hw", hwPath, "--tree", validTree(), "--json", out});
+        QCOMPARE(r.status, 0);
+        j = readJson(out);
+        for (const auto& [name, cycles] : j["layout_plan"]["fixed_dram_cycles"].items())
+            QVERIFY2(j["layout_plan"]["dram_cycles"].get<double>() <=
+                         cycles.get<double>() * (1 + 1e-12),
+                     name.c_str());
+        // Exported with the descriptors the estimate charged.
+        const QString dir = path("layouts-program");
+        r = cli({"export-instructions", out, "--out", dir, "--formats", "json"});
+        QCOMPARE(r.status, 0);
+        const json prog = readJson(dir + "/program.json");
+        double runs = 0, estimated = 0;
+        for (const json& t : prog["tiles"])
+            for (const json& i : t["instructions"])
+                if (i.contains("dram")) runs += i["dram"]["runs"].get<double>();
+        for (const json& l : j["layers"])
+            estimated += l["dram_runs"].get<double>();
+        QCOMPARE(runs, estimated);
+        // A pin naming no tensor is a user error naming the model and the pin.
+        r = cli({"evaluate", model, "--hw", hwPath, "--tree", validTree(), "--pin-layout",
+                 "/conv9/Conv=nhwc"});
+        expectUserError(r, model, "/conv9/Conv");
+        r = cli(
+            {"anneal", model, "--hw", hwPath, "--iterations", "5", "--pin-layout", "nothing=nhwc"});
+        expectUserError(r, model, "nothing");
+        // Without a run model the keys are absent.
+        r = cli({"evaluate", model, "--hw", "edge", "--tree", validTree(), "--json", out,
+                 "--layouts", "nhwc"});
+        QCOMPARE(r.status, 0);
+        QVERIFY(!readJson(out).contains("layout_plan"));
     }
 
     void evaluateInvalidScheduleIsAUserError() {
