@@ -17,6 +17,7 @@ class TestHardware : public QObject {
     void presetsHaveSpecDefaults();
     void sampleFilesMatchPresets_data();
     void sampleFilesMatchPresets();
+    void dramRunsSample();
     void jsonRoundTrip();
     void dramModelKeys();
     void badTemplates_data();
@@ -103,6 +104,23 @@ void TestHardware::sampleFilesMatchPresets() {
     auto byName = loadHardware(preset.toStdString());
     QVERIFY(byName.ok());
     QCOMPARE(hardwareToJson(*byName), hardwareToJson(p));
+}
+
+// The sample with a DRAM run model (docs/hardware-format.md "DRAM runs") is edge with
+// 64-byte bursts and 20 cycles a run, nothing else changed.
+void TestHardware::dramRunsSample() {
+    auto hw = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/edge-dram-runs-4x4.json");
+    QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
+    QCOMPARE(hw->dramBurstBytes, 64);
+    QCOMPARE(hw->dramRunOverheadCycles, 20.0);
+    QVERIFY(dramRunModel(*hw).active());
+    Hardware edge;
+    presetHardware("edge", edge);
+    QVERIFY(!dramRunModel(edge).active());
+    edge.name = hw->name;
+    edge.dramBurstBytes = 64;
+    edge.dramRunOverheadCycles = 20;
+    QCOMPARE(hardwareToJson(*hw), hardwareToJson(edge));
 }
 
 void TestHardware::jsonRoundTrip() {
