@@ -1,7 +1,8 @@
 // Hardware for the model-agreement matrix (tst_fidelity, bench_codegen): a preset name, or
 // a mesh "XxY" with the defaults for its size, optionally followed by variants:
 // "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth), "+4sides"
-// (DRAM ports on all four sides), "+onechip" (no chiplets: the same mesh as one chip).
+// (DRAM ports on all four sides), "+onechip" (no chiplets: the same mesh as one chip),
+// "+runs" (a DRAM run model: 64-byte bursts, 20 cycles a run; docs/cost-model.md §4b).
 #pragma once
 
 #include "hw/hardware.h"
@@ -31,6 +32,8 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
             hw.chiplets = ChipletLinks{};
         else if (v == "4sides")
             hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
+        else if (v == "runs")
+            hw.dramBurstBytes = 64, hw.dramRunOverheadCycles = 20;
         else
             return false;
         p = q;
