@@ -22,6 +22,7 @@
 #include "widgets/stgraphview.h"
 
 #include <QAction>
+#include <QLabel>
 #include <QMenu>
 #include <QTemporaryDir>
 #include <QTest>
@@ -56,6 +57,9 @@ class TstDramLayoutsUi : public QObject {
 
     Document* doc() const { return m_w->document(); }
     LayersModel* layers() const { return m_w->layersPanel()->model(); }
+    QString summary() const {
+        return m_w->layersPanel()->findChild<QLabel*>(QStringLiteral("layersSummary"))->text();
+    }
 
     std::vector<LayerFigures> figures() const {
         return layerFigures(*doc()->evaluation(), doc()->tree(), *doc()->network(),
@@ -117,6 +121,8 @@ class TstDramLayoutsUi : public QObject {
         QVERIFY(stored > 0);
         QVERIFY(read > 0);
         QVERIFY(inefficient > 0);
+        QVERIFY2(summary().contains(QStringLiteral("DRAM layouts auto: runs")),
+                 qPrintable(summary()));
     }
 
     // Pinning a leaf's output from the Layers panel's menu: the evaluation lays that tensor
@@ -152,6 +158,14 @@ class TstDramLayoutsUi : public QObject {
         QCOMPARE(layers()->index(r, LayersModel::OutLayout).data().toString(),
                  QStringLiteral("%1 (pinned)").arg(QString::fromLatin1(layoutName(pin))));
         QVERIFY(a->isChecked());
+        // The metrics row measures the pinned plan against the best single layout.
+        const QString metricsRow = m_w->metrics()->figureText(QStringLiteral("DRAM layouts"));
+        QVERIFY2(metricsRow.contains(QStringLiteral("(auto, 1 pinned)")), qPrintable(metricsRow));
+        QVERIFY2(metricsRow.contains(QStringLiteral("the plan saves")) ||
+                     metricsRow.contains(QStringLiteral("% more (its pins)")),
+                 qPrintable(metricsRow));
+        QVERIFY2(summary().contains(QStringLiteral("DRAM layouts auto, 1 pinned")),
+                 qPrintable(summary()));
         // Undoable: one step back is the plan before it.
         doc()->undoStack()->undo();
         QVERIFY(doc()->layouts().pins.empty());
@@ -328,6 +342,7 @@ class TstDramLayoutsUi : public QObject {
         QVERIFY(!m_w->layersPanel()->pinMenu()->menuAction()->isVisible());
         QVERIFY(!m_w->layersPanel()->layoutsMenu()->menuAction()->isVisible());
         QVERIFY(!m_w->metrics()->figureShown(QStringLiteral("DRAM layouts")));
+        QVERIFY2(!summary().contains(QStringLiteral("DRAM layouts")), qPrintable(summary()));
         // And back: a run model brings them again.
         doc()->undoStack()->undo();
         QVERIFY(doc()->evaluation()->layouts.active);

@@ -186,7 +186,25 @@ void LayersPanel::updateSummary() {
             .arg(bytesText(array), bytesText(arrayBound)) +
         (e->blockedLeaves > 0 ? tr(" Blocked leaves %1 (Blocks column).")
                                     .arg(blockedLeavesText(e->blockedLeaves, e->blockingDramBytes))
-                              : QString()));
+                              : QString()) +
+        layoutsSummary(*e));
+}
+
+QString LayersPanel::layoutsSummary(const Evaluation& e) const {
+    if (!e.layouts.active) return {};
+    // The layout columns sit at the table's right end: say here that they are there and
+    // what they add up to (the leaves' DRAM bytes over what the DRAM is held for).
+    double bytes = 0, held = 0;
+    for (const LayerFigures& f : m_model->figures()) {
+        bytes += f.dramBytes;
+        held += f.runEfficiency > 0 ? f.dramBytes / f.runEfficiency : 0;
+    }
+    const auto& c = e.layouts.choice;
+    return tr(" DRAM layouts %1%2: runs %3 % efficient overall (Out layout, Run eff.; "
+              "right-click a row to pin its output's layout).")
+        .arg(QString::fromStdString(layoutChoiceName(c)),
+             c.pins.empty() ? QString() : tr(", %n pinned", nullptr, int(c.pins.size())))
+        .arg(held > 0 ? bytes / held * 100 : 100.0, 0, 'f', 1);
 }
 
 } // namespace tilescope::ui

@@ -14,6 +14,10 @@ class QMenu;
 class QAction;
 class QActionGroup;
 
+namespace tilescope {
+struct Evaluation;
+}
+
 namespace tilescope::ui {
 
 class Document;
@@ -36,6 +40,7 @@ class LayersPanel : public QWidget {
   private:
     void selectionChanged(int node);
     void updateSummary();
+    QString layoutsSummary(const Evaluation& e) const;
     void updateLayoutActions();
     void buildLayoutMenus();
     Document* m_doc;

@@ -274,10 +274,17 @@ QString MetricsPanel::layoutPlanText(const Evaluation& e) {
     const double gain = bestCycles > 0 ? (bestCycles - l.planCycles) / bestCycles : 0.0;
     QString choice = QString::fromStdString(layoutChoiceName(l.choice));
     if (!l.choice.pins.empty()) choice += tr(", %n pinned", nullptr, int(l.choice.pins.size()));
-    return tr("%1 DRAM cycles (%2); best single layout %3: %4, the plan saves %5 %")
+    // The single layouts lay every free tensor out alike, pinned ones too: pins that go
+    // against the runs make the plan slower than the best of them, and the row says so.
+    const QString outcome = gain >= 0
+                                ? tr("the plan saves %1 %").arg(gain * 100, 0, 'f', 1)
+                                : tr("the plan takes %1 % more%2")
+                                      .arg(-gain * 100, 0, 'f', 1)
+                                      .arg(l.choice.pins.empty() ? QString() : tr(" (its pins)"));
+    return tr("%1 of DRAM time (%2); best single layout %3: %4, %5")
         .arg(cyclesText(l.planCycles), choice,
-             QString::fromLatin1(layoutName(kLayouts[size_t(best)])), cyclesText(bestCycles))
-        .arg(gain * 100, 0, 'f', 1);
+             QString::fromLatin1(layoutName(kLayouts[size_t(best)])), cyclesText(bestCycles),
+             outcome);
 }
 
 void MetricsPanel::refresh() {
