@@ -66,6 +66,14 @@ class TstDramLayoutsUi : public QObject {
                             *doc()->hardware());
     }
 
+    // The S-T graph shows the document's current evaluation (its layout job has run).
+    bool laidOut() const {
+        auto* p = m_w->stGraph()->plottable();
+        return QTest::qWaitFor(
+            [&] { return p->layout() && &p->layout()->evaluation() == doc()->evaluation().get(); },
+            20000);
+    }
+
     // The first leaf whose output is stored to DRAM (a pin takes any layout).
     int pinnableRow() const {
         for (int r = 0; r < layers()->rowCount(); ++r)
@@ -244,6 +252,17 @@ class TstDramLayoutsUi : public QObject {
         QVERIFY(coloured > 0);
         QVERIFY2(st->keyText().contains(QStringLiteral("DRAM run efficiency")),
                  qPrintable(st->keyText()));
+        // The hover names the leaf's layouts, runs and run efficiency.
+        QVERIFY(laidOut());
+        const auto layout = st->plottable()->layout();
+        const StRect& r = layout->rects().front();
+        const QString tip = st->rectToolTip(*layout, 0);
+        for (const LayerFigures& f : figures())
+            if (f.layer == r.layer)
+                QVERIFY2(tip.contains(QStringLiteral("run efficiency %1 %")
+                                          .arg(f.runEfficiency * 100, 0, 'f', 1)),
+                         qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("DRAM layouts: in ")), qPrintable(tip));
     }
 
     // Save and open: the choice and the pins come back; a session without them has neither
@@ -343,6 +362,9 @@ class TstDramLayoutsUi : public QObject {
         QVERIFY(!m_w->layersPanel()->layoutsMenu()->menuAction()->isVisible());
         QVERIFY(!m_w->metrics()->figureShown(QStringLiteral("DRAM layouts")));
         QVERIFY2(!summary().contains(QStringLiteral("DRAM layouts")), qPrintable(summary()));
+        QVERIFY(laidOut());
+        QVERIFY(!st->rectToolTip(*st->plottable()->layout(), 0)
+                     .contains(QStringLiteral("DRAM layouts")));
         // And back: a run model brings them again.
         doc()->undoStack()->undo();
         QVERIFY(doc()->evaluation()->layouts.active);

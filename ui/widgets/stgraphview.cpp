@@ -576,7 +576,24 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
                     .arg(QString::fromStdString(f.blocking).toHtmlEscaped(),
                          bytesText(f.runBlockingDramBytes));
     }
-    return text;
+    return text + layoutsText(layout.evaluation(), r.layer);
+}
+
+QString StGraphView::layoutsText(const Evaluation& e, int layer) const {
+    if (!e.layouts.active || !m_doc->hasModel()) return {};
+    for (const LayerFigures& f : layerFigures(e, m_tree, *m_doc->network(), *m_doc->hardware())) {
+        if (f.layer != layer) continue;
+        QStringList ins;
+        for (const std::string& l : f.inputLayouts)
+            ins << (l.empty() ? QStringLiteral("-") : QString::fromStdString(l));
+        return tr("<br>DRAM layouts: in %1, out %2; %3 runs over the run, run efficiency %4 %")
+            .arg(ins.isEmpty() ? QStringLiteral("-") : ins.join(QStringLiteral(", ")),
+                 f.outputLayout.empty() ? QStringLiteral("-")
+                                        : QString::fromStdString(f.outputLayout))
+            .arg(f.dramRuns, 0, 'f', 0)
+            .arg(f.runEfficiency * 100, 0, 'f', 1);
+    }
+    return {};
 }
 
 void StGraphView::zoomBy(double factor) {

@@ -103,6 +103,8 @@ class StGraphView : public QWidget {
     void updateLiveBestVisibility();
     QString rowGroupText(const StLayout& layout, const StRect& r) const;
     QString leafScopeText(const Evaluation& e, int node) const;
+    // With a DRAM run model: the leaf's layouts, runs and run efficiency (layerFigures).
+    QString layoutsText(const Evaluation& e, int layer) const;
 
     Document* m_doc;
     SelectionState* m_selection;
