@@ -42,14 +42,20 @@ void Document::reevaluate() {
         m_eval = std::make_shared<const Evaluation>();
         return;
     }
-    EvalOptions opt;
-    opt.objective = m_objective;
-    opt.detail = true;
-    m_eval = std::make_shared<const Evaluation>(evaluate(*m_ctx, m_tree, m_batch, opt));
+    m_eval =
+        std::make_shared<const Evaluation>(evaluate(*m_ctx, m_tree, m_batch, evalOptions(true)));
     if (m_eval->valid) {
         m_lastValid = m_eval;
         m_lastValidTree = m_tree;
     }
+}
+
+EvalOptions Document::evalOptions(bool detail) const {
+    EvalOptions opt;
+    opt.objective = m_objective;
+    opt.layouts = m_layouts;
+    opt.detail = detail;
+    return opt;
 }
 
 Evaluation Document::evaluateOther(const RATree& tree) const {
@@ -62,10 +68,7 @@ Evaluation Document::evaluateOther(const RATree& tree) const {
         e.reason = why->message;
         return e;
     }
-    EvalOptions opt;
-    opt.objective = m_objective;
-    opt.detail = true;
-    return evaluate(*m_ctx, tree, m_batch, opt);
+    return evaluate(*m_ctx, tree, m_batch, evalOptions(true));
 }
 
 std::optional<Error> Document::openModel(const QString& path,
@@ -82,8 +85,11 @@ std::optional<Error> Document::openModel(const QString& path, Network net) {
     if (!sha) return sha.error();
     auto shared = std::make_shared<const Network>(std::move(net));
     const RATree tree = startTree(*shared, *m_hw, m_batch, m_objective);
+    // Pins name the old model's tensors; the planned or fixed choice carries over.
+    LayoutChoice layouts = m_layouts;
+    layouts.pins.clear();
     return restore(shared, QFileInfo(path).absoluteFilePath(), qs(*sha), *m_hw, m_hwSource, m_batch,
-                   m_objective, tree);
+                   m_objective, tree, layouts);
 }
 
 std::optional<Error> Document::setHardware(const Hardware& hw, const QString& source) {
@@ -158,10 +164,39 @@ void Document::setObjective(const Objective& o) {
     emit treeChanged();
 }
 
+void Document::setLayouts(const LayoutChoice& c, const QString& label) {
+    if (c == m_layouts) return;
+    if (!m_net) {
+        restoreLayouts(c);
+        return;
+    }
+    m_undo.push(new LayoutsCommand(this, label, m_layouts, c));
+}
+
+void Document::pinLayout(const std::string& tensor, std::optional<DramLayout> layout) {
+    LayoutChoice c = m_layouts;
+    const QString name = qs(tensor);
+    if (layout) {
+        c.pins[tensor] = *layout;
+        setLayouts(c, tr("Pin layout of %1 to %2").arg(name, qs(layoutName(*layout))));
+    } else {
+        c.pins.erase(tensor);
+        setLayouts(c, tr("Unpin layout of %1").arg(name));
+    }
+}
+
+void Document::restoreLayouts(const LayoutChoice& c) {
+    m_layouts = c;
+    reevaluate();
+    emit layoutsChanged();
+    emit treeChanged();
+}
+
 std::optional<Error> Document::restore(std::shared_ptr<const Network> net, const QString& modelPath,
                                        const QString& sha256, const Hardware& hw,
                                        const QString& hwSource, int batch, const Objective& o,
-                                       const RATree& tree) {
+                                       const RATree& tree,
+                                       const std::optional<LayoutChoice>& layouts) {
     if (!net) return Error{"no model"};
     if (auto why = validateStructure(tree, *net, batch)) return why;
     // Only now is anything replaced: a failed open above keeps the current document.
@@ -174,6 +209,7 @@ std::optional<Error> Document::restore(std::shared_ptr<const Network> net, const
     m_hwSource = hwSource;
     m_batch = batch;
     m_objective = o;
+    if (layouts) m_layouts = *layouts;
     m_tree = tree;
     m_undo.clear();
     m_lastValid.reset();

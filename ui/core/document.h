@@ -50,6 +50,12 @@ class Document : public QObject {
     QString hardwareSource() const { return m_hwSource; }
     int batch() const { return m_batch; }
     Objective objective() const { return m_objective; }
+    // How the evaluation lays out DRAM feature maps (templates with a run model only;
+    // docs/cost-model.md §4b): planned or one layout for all, with tensors pinned by name.
+    // Every evaluation, search, export and program the GUI makes of this document uses it.
+    const LayoutChoice& layouts() const { return m_layouts; }
+    // The evaluation options of this document (objective, layouts; detail as asked).
+    EvalOptions evalOptions(bool detail) const;
     const RATree& tree() const { return m_tree; }
     std::shared_ptr<const Evaluation> evaluation() const { return m_eval; }
     QUndoStack* undoStack() { return &m_undo; }
@@ -67,11 +73,18 @@ class Document : public QObject {
     [[nodiscard]] std::optional<Error> openHardware(const QString& pathOrPreset);
     [[nodiscard]] std::optional<Error> setBatch(int batch);
     void setObjective(const Objective& o);
-    // Replaces everything at once (session load): network, hardware, batch, objective, tree.
-    [[nodiscard]] std::optional<Error> restore(std::shared_ptr<const Network> net,
-                                               const QString& modelPath, const QString& sha256,
-                                               const Hardware& hw, const QString& hwSource,
-                                               int batch, const Objective& o, const RATree& tree);
+    // One undoable step, like a tree edit (a pinned layout is a decision about the schedule);
+    // re-evaluates, the planner re-planning the unpinned tensors. Nothing when unchanged.
+    void setLayouts(const LayoutChoice& c, const QString& label);
+    // Pins the DRAM layout of `tensor` (a layer's name for its output, a network input's
+    // name), or unpins it (nullopt).
+    void pinLayout(const std::string& tensor, std::optional<DramLayout> layout);
+    // Replaces everything at once (session load): network, hardware, batch, objective, tree
+    // and, when given, the layout choice (else the current one stays).
+    [[nodiscard]] std::optional<Error>
+    restore(std::shared_ptr<const Network> net, const QString& modelPath, const QString& sha256,
+            const Hardware& hw, const QString& hwSource, int batch, const Objective& o,
+            const RATree& tree, const std::optional<LayoutChoice>& layouts = std::nullopt);
 
     // Tree edits (docs/method.md §6); node ids refer to tree(). Empty string = accepted.
     [[nodiscard]] std::optional<Error> move(int node, int newParent, int position);
@@ -96,6 +109,8 @@ class Document : public QObject {
     void restoreTree(const RATree& tree);
     // Called by InputsCommand::redo/undo only: hardware, batch, objective and tree at once.
     void restoreInputs(const DocumentInputs& state);
+    // Called by LayoutsCommand::redo/undo only.
+    void restoreLayouts(const LayoutChoice& c);
     // The last valid evaluation of this document's inputs and its tree: views keep showing
     // it (faded, with the reason) while the current tree is invalid. Null when there was
     // none since the inputs last changed.
@@ -109,6 +124,7 @@ class Document : public QObject {
     void treeChanged(); // tree and evaluation changed (edit, undo, redo, adopt)
     void editRefused(const QString& reason);
     void objectiveChanged();
+    void layoutsChanged(); // the layout choice changed (treeChanged follows)
 
   private:
     [[nodiscard]] std::optional<Error>
@@ -127,6 +143,7 @@ class Document : public QObject {
     QString m_modelPath, m_modelSha, m_hwSource;
     int m_batch = 8;
     Objective m_objective;
+    LayoutChoice m_layouts;
     RATree m_tree;
     std::shared_ptr<const Evaluation> m_eval;
     std::shared_ptr<const Evaluation> m_lastValid;

@@ -24,4 +24,15 @@ void InputsCommand::undo() {
     m_doc->restoreInputs(m_before);
 }
 
+LayoutsCommand::LayoutsCommand(Document* doc, const QString& text, LayoutChoice before,
+                               LayoutChoice after)
+    : QUndoCommand(text), m_doc(doc), m_before(std::move(before)), m_after(std::move(after)) {}
+
+void LayoutsCommand::redo() {
+    m_doc->restoreLayouts(m_after);
+}
+void LayoutsCommand::undo() {
+    m_doc->restoreLayouts(m_before);
+}
+
 } // namespace tilescope::ui

@@ -37,4 +37,16 @@ class InputsCommand : public QUndoCommand {
     State m_before, m_after;
 };
 
+// A change of the DRAM layout choice (the global choice or a pinned tensor).
+class LayoutsCommand : public QUndoCommand {
+  public:
+    LayoutsCommand(Document* doc, const QString& text, LayoutChoice before, LayoutChoice after);
+    void redo() override;
+    void undo() override;
+
+  private:
+    Document* m_doc;
+    LayoutChoice m_before, m_after;
+};
+
 } // namespace tilescope::ui

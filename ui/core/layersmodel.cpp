@@ -6,6 +6,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QLocale>
 
 namespace tilescope::ui {
 
@@ -22,12 +23,20 @@ void LayersModel::refresh() {
     m_names.clear();
     if (m_doc->hasModel()) m_names = displayLayerNames(*m_doc->network());
     m_stale = false;
+    m_layouts = false;
+    m_pins.clear();
+    auto layoutsOf = [this](const Evaluation& ev) {
+        m_layouts = ev.layouts.active;
+        m_pins = ev.layouts.choice.pins;
+    };
     if (m_doc->hasModel() && e && e->valid) {
         m_rows = layerFigures(*e, m_doc->tree(), *m_doc->network(), *m_doc->hardware());
+        layoutsOf(*e);
     } else if (const auto last = m_doc->hasModel() && e ? m_doc->lastValidEvaluation() : nullptr) {
         // An invalid edit: the last valid schedule's rows, faded, rather than an empty
         // table; each row points at its layer's leaf in the current tree for the selection.
         m_rows = layerFigures(*last, m_doc->lastValidTree(), *m_doc->network(), *m_doc->hardware());
+        layoutsOf(*last);
         for (LayerFigures& f : m_rows)
             f.node = m_doc->tree().leafOf(f.layer);
         m_stale = true;
@@ -41,12 +50,18 @@ int LayersModel::rowOfNode(int node) const {
     return -1;
 }
 
+std::string LayersModel::outputTensor(int row) const {
+    if (row < 0 || row >= int(m_rows.size()) || m_rows[size_t(row)].outputLayout.empty()) return {};
+    return m_rows[size_t(row)].name;
+}
+
 int LayersModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(m_rows.size());
 }
 
 int LayersModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+    // Without a layout plan the table is what it always was: the layout columns are absent.
+    return parent.isValid() ? 0 : m_layouts ? ColumnCount : InLayout;
 }
 
 QVariant LayersModel::data(const QModelIndex& index, int role) const {
@@ -83,17 +98,31 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
             return f.blocks;
         case BlockingDram:
             return f.blockingDramBytes;
+        case DramRuns:
+            return f.dramRuns;
+        case RunEfficiency:
+            return f.runEfficiency;
         default:
             return 0;
         }
     };
     if (role == SortRole) {
         if (index.column() == Name) return index.row(); // tree order
+        if (index.column() == InLayout || index.column() == OutLayout)
+            return layoutText(f, index.column());
         return number();
     }
     if (role == Qt::ForegroundRole && m_stale) return QBrush(QColor(0x9e, 0x9e, 0x9e));
-    if (role == Qt::TextAlignmentRole && index.column() != Name && index.column() != Blocks)
-        return int(Qt::AlignRight | Qt::AlignVCenter);
+    const bool textColumn = index.column() == Name || index.column() == Blocks ||
+                            index.column() == InLayout || index.column() == OutLayout;
+    if (role == Qt::TextAlignmentRole && !textColumn) return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && index.column() >= InLayout) {
+        return tr("%1: %2 DRAM runs over the run; %3 % of the time the DRAM is held for it "
+                  "moves its bytes (the rest: bursts' padding and each run's overhead)")
+            .arg(QString::fromStdString(f.name))
+            .arg(f.dramRuns, 0, 'f', 0)
+            .arg(f.runEfficiency * 100, 0, 'f', 1);
+    }
     const bool blockingColumn = index.column() == Blocks || index.column() == BlockingDram;
     if (role == Qt::ToolTipRole && blockingColumn) {
         if (f.blocks <= 1)
@@ -133,19 +162,41 @@ QVariant LayersModel::data(const QModelIndex& index, int role) const {
     case BlockingDram:
         return f.blockingDramBytes > 0 ? QStringLiteral("+") + bytesText(f.blockingDramBytes)
                                        : QString();
+    case InLayout:
+    case OutLayout:
+        return layoutText(f, index.column());
+    case DramRuns:
+        return QLocale().toString(f.dramRuns, 'f', 0);
+    case RunEfficiency:
+        return QStringLiteral("%1 %").arg(f.runEfficiency * 100, 0, 'f', 1);
     default:
         return bytesText(number());
     }
 }
 
+QString LayersModel::layoutText(const LayerFigures& f, int column) const {
+    if (column == InLayout) {
+        // One entry per input, "-" for those not read from DRAM (on chip, from a neighbour).
+        QStringList parts;
+        for (const std::string& l : f.inputLayouts)
+            parts << (l.empty() ? QStringLiteral("-") : QString::fromStdString(l));
+        return parts.join(QStringLiteral(", "));
+    }
+    if (f.outputLayout.empty()) return QStringLiteral("-");
+    const QString out = QString::fromStdString(f.outputLayout);
+    return m_pins.count(f.name) ? tr("%1 (pinned)").arg(out) : out;
+}
+
 QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
     static const char* names[] = {
-        QT_TR_NOOP("Layer"),       QT_TR_NOOP("Ratio"),   QT_TR_NOOP("DRAM"),
-        QT_TR_NOOP("Bound"),       QT_TR_NOOP("Time"),    QT_TR_NOOP("Energy"),
-        QT_TR_NOOP("NoC in"),      QT_TR_NOOP("NoC out"), QT_TR_NOOP("Compulsory"),
-        QT_TR_NOOP("Tiles"),       QT_TR_NOOP("Blocks"),  QT_TR_NOOP("Blocking DRAM"),
-        QT_TR_NOOP("Array ratio"), QT_TR_NOOP("Array"),   QT_TR_NOOP("Array bound")};
+        QT_TR_NOOP("Layer"),       QT_TR_NOOP("Ratio"),      QT_TR_NOOP("DRAM"),
+        QT_TR_NOOP("Bound"),       QT_TR_NOOP("Time"),       QT_TR_NOOP("Energy"),
+        QT_TR_NOOP("NoC in"),      QT_TR_NOOP("NoC out"),    QT_TR_NOOP("Compulsory"),
+        QT_TR_NOOP("Tiles"),       QT_TR_NOOP("Blocks"),     QT_TR_NOOP("Blocking DRAM"),
+        QT_TR_NOOP("Array ratio"), QT_TR_NOOP("Array"),      QT_TR_NOOP("Array bound"),
+        QT_TR_NOOP("In layout"),   QT_TR_NOOP("Out layout"), QT_TR_NOOP("DRAM runs"),
+        QT_TR_NOOP("Run eff.")};
     static const char* tips[] = {
         QT_TR_NOOP("The leaf's layer, in tree order"),
         QT_TR_NOOP("(DRAM + NoC in + NoC out) / bound: 1 is at the bound"),
@@ -170,7 +221,14 @@ QVariant LayersModel::headerData(int section, Qt::Orientation o, int role) const
                    "units (what its buffer energy is charged for)"),
         QT_TR_NOOP("Least any mapping on its group moves between buffers and arrays: every "
                    "operand once, or the pebble bound of the arrays' local storage, "
-                   "docs/cost-model.md")};
+                   "docs/cost-model.md"),
+        QT_TR_NOOP("DRAM layout of each input read from DRAM, in input order; - for an input "
+                   "that comes on chip"),
+        QT_TR_NOOP("DRAM layout of its output when stored to DRAM (planned, the global choice, "
+                   "or pinned: right-click to pin or unpin); - when it stays on chip"),
+        QT_TR_NOOP("Contiguous DRAM runs its transfers make over the whole run"),
+        QT_TR_NOOP("Run efficiency: its DRAM bytes over the bytes the DRAM is held for (bursts' "
+                   "padding and each run's overhead added); 100 % without DRAM traffic")};
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return tr(names[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);

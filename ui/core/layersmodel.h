@@ -10,6 +10,8 @@
 
 #include <QAbstractTableModel>
 #include <QStringList>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace tilescope::ui {
@@ -39,6 +41,14 @@ class LayersModel : public QAbstractTableModel {
         ArrayRatio,
         ArrayBytes,
         ArrayBound,
+        // DRAM layouts and runs (docs/cost-model.md §4b): present only while the evaluation
+        // plans layouts (a template with a run model); the inputs' layouts read from DRAM,
+        // the output's when stored there ("(pinned)" when pinned), the runs over the run and
+        // the run efficiency (DRAM bytes / bytes the DRAM is held for).
+        InLayout,
+        OutLayout,
+        DramRuns,
+        RunEfficiency,
         ColumnCount
     };
     static constexpr int SortRole = Qt::UserRole;
@@ -55,13 +65,20 @@ class LayersModel : public QAbstractTableModel {
     int rowOfNode(int node) const; // -1 when the node is not a leaf row
     // The current tree is invalid: the rows are the last valid schedule's, shown faded.
     bool stale() const { return m_stale; }
+    // The rows' evaluation plans DRAM layouts: the layout columns are there.
+    bool layoutsActive() const { return m_layouts; }
+    // The tensor a row's output is in DRAM as (the layer's name), empty when not stored there.
+    std::string outputTensor(int row) const;
 
   private:
     void refresh();
+    QString layoutText(const LayerFigures& f, int column) const;
     Document* m_doc;
     std::vector<LayerFigures> m_rows;
     QStringList m_names; // display names per layer (core/layernames.h)
     bool m_stale = false;
+    bool m_layouts = false;
+    std::map<std::string, DramLayout> m_pins; // of the rows' evaluation
 };
 
 } // namespace tilescope::ui

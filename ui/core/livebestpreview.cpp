@@ -71,9 +71,8 @@ void LiveBestPreview::start() {
     auto hw = m_ctx.hw;
     auto tree = m_started;
     const int batch = m_doc->batch();
-    EvalOptions opt;
-    opt.objective = m_doc->objective();
-    opt.detail = true; // the intervals the layout and the tile load are made of
+    // The intervals the layout and the tile load are made of: detail.
+    const EvalOptions opt = m_doc->evalOptions(true);
     const QStringList names = displayLayerNames(*net);
     m_job.run(
         m_generation,

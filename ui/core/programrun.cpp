@@ -5,11 +5,9 @@
 namespace tilescope::ui {
 
 std::shared_ptr<const ProgramRun> ProgramRun::build(EvalContext& ctx, const RATree& tree, int batch,
-                                                    const Objective& objective, quint64 revision) {
+                                                    const EvalOptions& eo, quint64 revision) {
     auto run = std::make_shared<ProgramRun>();
     run->revision = revision;
-    EvalOptions eo;
-    eo.objective = objective;
     CodegenOptions co;
     co.withIr = false; // the Instructions panel shows the program, not the IR
     auto gen = buildProgram(ctx, tree, batch, eo, std::nullopt, co);

@@ -30,7 +30,7 @@ class ProgramRun {
     // Generates, validates and replays. ctx must not be used by another thread meanwhile
     // (its memo caches are not synchronised).
     static std::shared_ptr<const ProgramRun> build(EvalContext& ctx, const RATree& tree, int batch,
-                                                   const Objective& objective, quint64 revision);
+                                                   const EvalOptions& eo, quint64 revision);
 };
 
 } // namespace tilescope::ui

@@ -50,12 +50,12 @@ void ProgramRunner::start() {
     auto hw = m_ctx.hw;
     const RATree tree = m_doc->tree();
     const int batch = m_doc->batch();
-    const Objective obj = m_doc->objective();
+    const EvalOptions eo = m_doc->evalOptions(false);
     const quint64 rev = m_doc->revision();
     m_job.run(
         rev,
-        [ctx, net, hw, tree, batch, obj, rev] {
-            return ProgramRun::build(*ctx, tree, batch, obj, rev);
+        [ctx, net, hw, tree, batch, eo, rev] {
+            return ProgramRun::build(*ctx, tree, batch, eo, rev);
         },
         [this](std::shared_ptr<const ProgramRun> run, quint64 stamp) {
             if (stamp != m_doc->revision()) {

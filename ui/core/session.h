@@ -27,6 +27,8 @@ class Session {
     QString hardwareSource;  // preset name or file the hardware came from (informative)
     int batch = 1;
     Objective objective;
+    // The DRAM layout choice ("layouts", "layout_pins"; written only when not the default).
+    LayoutChoice layouts;
     std::string treeText;
     QStringList pinned;                       // node paths
     std::map<std::string, std::int64_t> dims; // the model's free dimensions' sizes

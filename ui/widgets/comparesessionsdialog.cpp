@@ -108,7 +108,8 @@ bool CompareSessionsDialog::open(const QString& pathA, const QString& pathB) {
         }
         EvalOptions opt;
         opt.objective = s->objective;
-        opt.detail = true; // the intervals the S-T graph is made of
+        opt.layouts = s->layouts; // each session's own choice
+        opt.detail = true;        // the intervals the S-T graph is made of
         loaded[i].eval =
             std::make_shared<const Evaluation>(evaluate(*in->net, in->hw, in->tree, s->batch, opt));
         loaded[i].session = std::move(s).value();

@@ -166,14 +166,12 @@ void ExportController::exportForTestChip(const QString& dir, const ProgramFormat
     auto hw = m_doc->hardware();
     const RATree tree = m_doc->tree();
     const int batch = m_doc->batch();
-    const Objective obj = m_doc->objective();
+    const EvalOptions eo = m_doc->evalOptions(false);
     const std::string model = QFileInfo(m_doc->modelPath()).fileName().toStdString();
     const std::string out = dir.toStdString();
-    auto work = [net, hw, tree, batch, obj, model, out, formats] {
+    auto work = [net, hw, tree, batch, eo, model, out, formats] {
         TestChipExport r;
         EvalContext ctx(*net, *hw);
-        EvalOptions eo;
-        eo.objective = obj;
         CodegenOptions co;
         co.withIr = formats.ir;
         auto gen = buildProgram(ctx, tree, batch, eo, model, co);

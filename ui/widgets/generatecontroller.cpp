@@ -172,6 +172,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
         if (name != axes.seq && name != axes.past) src.import.dims[name] = value;
     SearchConfig cfg;
     cfg.objective = m_doc->objective();
+    cfg.layouts = m_doc->layouts();
     cfg.seconds = secondsPerPhase;
     cfg.chains = std::max(1, QThread::idealThreadCount());
     cfg.threads = cfg.chains;

@@ -6,8 +6,10 @@
 #include "core/selectionstate.h"
 #include "report/layers.h"
 
+#include <QActionGroup>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -52,8 +54,88 @@ LayersPanel::LayersPanel(Document* doc, SelectionState* selection, QWidget* pare
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         updateSummary();
         selectionChanged(m_selection->node());
+        updateLayoutActions();
+    });
+    buildLayoutMenus();
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        // Only a template with a run model has anything to offer here.
+        if (!m_layoutsMenu->isEnabled()) return;
+        QMenu menu;
+        menu.addMenu(m_pinMenu);
+        menu.addMenu(m_layoutsMenu);
+        menu.exec(m_view->viewport()->mapToGlobal(pos));
     });
     updateSummary();
+    updateLayoutActions();
+}
+
+void LayersPanel::buildLayoutMenus() {
+    m_pinMenu = new QMenu(tr("Pin output &layout"), this);
+    m_pinMenu->setObjectName(QStringLiteral("pinLayoutMenu"));
+    m_pinGroup = new QActionGroup(this);
+    m_pinGroup->setExclusionPolicy(QActionGroup::ExclusionPolicy::ExclusiveOptional);
+    m_layoutsMenu = new QMenu(tr("DRAM &layouts"), this);
+    m_layoutsMenu->setObjectName(QStringLiteral("dramLayoutsMenu"));
+    m_choiceGroup = new QActionGroup(this);
+    QAction* planned = m_layoutsMenu->addAction(tr("auto (planned)"));
+    planned->setData(QStringLiteral("auto"));
+    planned->setCheckable(true);
+    m_choiceGroup->addAction(planned);
+    for (DramLayout l : kLayouts) {
+        const QString name = QString::fromLatin1(layoutName(l));
+        QAction* pin = m_pinMenu->addAction(name);
+        pin->setData(name);
+        pin->setCheckable(true);
+        m_pinGroup->addAction(pin);
+        QAction* all = m_layoutsMenu->addAction(tr("%1 for every tensor").arg(name));
+        all->setData(name);
+        all->setCheckable(true);
+        m_choiceGroup->addAction(all);
+    }
+    m_pinMenu->addSeparator();
+    m_unpin = m_pinMenu->addAction(tr("&Unpin (planned again)"));
+    connect(m_pinGroup, &QActionGroup::triggered, this, [this](QAction* a) {
+        const std::string tensor = m_model->outputTensor(m_model->rowOfNode(m_selection->node()));
+        if (!tensor.empty())
+            m_doc->pinLayout(tensor, layoutFromName(a->data().toString().toStdString()));
+        updateLayoutActions(); // a refused pin keeps the old tick
+    });
+    connect(m_unpin, &QAction::triggered, this, [this] {
+        const std::string tensor = m_model->outputTensor(m_model->rowOfNode(m_selection->node()));
+        if (!tensor.empty()) m_doc->pinLayout(tensor, std::nullopt);
+    });
+    connect(m_choiceGroup, &QActionGroup::triggered, this, [this](QAction* a) {
+        const auto c = layoutChoiceFromName(a->data().toString().toStdString());
+        if (!c) return;
+        LayoutChoice next = m_doc->layouts();
+        next.planned = c->planned;
+        next.fixed = c->fixed;
+        m_doc->setLayouts(next, tr("DRAM layouts: %1").arg(a->data().toString()));
+    });
+    connect(m_selection, &SelectionState::changed, this, &LayersPanel::updateLayoutActions);
+    connect(m_doc, &Document::documentReset, this, &LayersPanel::updateLayoutActions);
+}
+
+void LayersPanel::updateLayoutActions() {
+    const bool runModel = dramRunModel(*m_doc->hardware()).active();
+    const LayoutChoice& c = m_doc->layouts();
+    // Templates without a run model show none of it, in the menus either.
+    m_layoutsMenu->setEnabled(runModel);
+    m_layoutsMenu->menuAction()->setVisible(runModel);
+    m_pinMenu->menuAction()->setVisible(runModel);
+    const QString choice = QString::fromStdString(layoutChoiceName(c));
+    for (QAction* a : m_choiceGroup->actions())
+        a->setChecked(a->data().toString() == choice);
+    const std::string tensor = m_model->outputTensor(m_model->rowOfNode(m_selection->node()));
+    const bool pinnable = runModel && m_model->layoutsActive() && !tensor.empty();
+    m_pinMenu->setEnabled(pinnable);
+    const auto pin = c.pins.find(tensor);
+    const QString pinned =
+        pin == c.pins.end() ? QString() : QString::fromLatin1(layoutName(pin->second));
+    for (QAction* a : m_pinGroup->actions())
+        a->setChecked(pinnable && a->data().toString() == pinned);
+    m_unpin->setEnabled(pinnable && !pinned.isEmpty());
 }
 
 void LayersPanel::selectionChanged(int node) {
@@ -104,7 +186,25 @@ void LayersPanel::updateSummary() {
             .arg(bytesText(array), bytesText(arrayBound)) +
         (e->blockedLeaves > 0 ? tr(" Blocked leaves %1 (Blocks column).")
                                     .arg(blockedLeavesText(e->blockedLeaves, e->blockingDramBytes))
-                              : QString()));
+                              : QString()) +
+        layoutsSummary(*e));
+}
+
+QString LayersPanel::layoutsSummary(const Evaluation& e) const {
+    if (!e.layouts.active) return {};
+    // The layout columns sit at the table's right end: say here that they are there and
+    // what they add up to (the leaves' DRAM bytes over what the DRAM is held for).
+    double bytes = 0, held = 0;
+    for (const LayerFigures& f : m_model->figures()) {
+        bytes += f.dramBytes;
+        held += f.runEfficiency > 0 ? f.dramBytes / f.runEfficiency : 0;
+    }
+    const auto& c = e.layouts.choice;
+    return tr(" DRAM layouts %1%2: runs %3 % efficient overall (Out layout, Run eff.; "
+              "right-click a row to pin its output's layout).")
+        .arg(QString::fromStdString(layoutChoiceName(c)),
+             c.pins.empty() ? QString() : tr(", %n pinned", nullptr, int(c.pins.size())))
+        .arg(held > 0 ? bytes / held * 100 : 100.0, 0, 'f', 1);
 }
 
 } // namespace tilescope::ui

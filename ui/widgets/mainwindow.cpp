@@ -348,6 +348,8 @@ void MainWindow::buildMenus() {
     edit->addAction(redo);
     edit->addSeparator();
     edit->addActions(m_tree->editActions());
+    edit->addSeparator();
+    edit->addMenu(m_layers->pinMenu());
 
     buildViewMenu();
 
@@ -406,6 +408,7 @@ void MainWindow::buildFileMenu() {
                                            1, 4096, 1, &ok);
         if (ok) setBatch(b);
     });
+    file->addMenu(m_layers->layoutsMenu());
     const QString trees = tr("Trees (*.tree *.txt *.json);;All files (*)");
     file->addAction(tr("&Import tree..."), this,
                     askOpen(tr("Import tree"), trees, [this](const QString& p) { importTree(p); }));

@@ -63,7 +63,7 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     for (const char* key :
          {"Validity", "Energy", "Delay", "Simulated", "Objective", "Utilisation", "DRAM bytes",
-          "Blocked leaves", "NoC hop-bytes", "Inter-chiplet", "Weight writes"}) {
+          "DRAM layouts", "Blocked leaves", "NoC hop-bytes", "Inter-chiplet", "Weight writes"}) {
         auto* l = new QLabel(QStringLiteral("-"), this);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setWordWrap(true);
@@ -84,6 +84,12 @@ MetricsPanel::MetricsPanel(Document* doc, QWidget* parent)
            "and the DRAM bytes that adds over the run (part of the DRAM bytes above); the "
            "Layers table says which leaves and why"));
     form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], false);
+    m_figures[QStringLiteral("DRAM layouts")]->setToolTip(
+        tr("Templates with a DRAM run model: the DRAM's time under the layout plan (the sum "
+           "over segments of the slowest of the DRAM and its ports, runs' overhead included) "
+           "and what it saves against the best single layout for every tensor "
+           "(docs/cost-model.md section 4b)"));
+    form->setRowVisible(m_figures[QStringLiteral("DRAM layouts")], false);
     lay->addLayout(form);
     lay->addStretch(1);
 
@@ -257,6 +263,30 @@ void MetricsPanel::setCompare(ComparePtr compare) {
     m_compare->resizeColumnsToContents();
 }
 
+QString MetricsPanel::layoutPlanText(const Evaluation& e) {
+    const auto& l = e.layouts;
+    if (!l.active) return QStringLiteral("-");
+    // The best single layout for every tensor: what the plan is measured against.
+    int best = 0;
+    for (int i = 1; i < kLayoutCount; ++i)
+        if (l.fixedCycles[size_t(i)] < l.fixedCycles[size_t(best)]) best = i;
+    const double bestCycles = l.fixedCycles[size_t(best)];
+    const double gain = bestCycles > 0 ? (bestCycles - l.planCycles) / bestCycles : 0.0;
+    QString choice = QString::fromStdString(layoutChoiceName(l.choice));
+    if (!l.choice.pins.empty()) choice += tr(", %n pinned", nullptr, int(l.choice.pins.size()));
+    // The single layouts lay every free tensor out alike, pinned ones too: pins that go
+    // against the runs make the plan slower than the best of them, and the row says so.
+    const QString outcome = gain >= 0
+                                ? tr("the plan saves %1 %").arg(gain * 100, 0, 'f', 1)
+                                : tr("the plan takes %1 % more%2")
+                                      .arg(-gain * 100, 0, 'f', 1)
+                                      .arg(l.choice.pins.empty() ? QString() : tr(" (its pins)"));
+    return tr("%1 of DRAM time (%2); best single layout %3: %4, %5")
+        .arg(cyclesText(l.planCycles), choice,
+             QString::fromLatin1(layoutName(kLayouts[size_t(best)])), cyclesText(bestCycles),
+             outcome);
+}
+
 void MetricsPanel::refresh() {
     auto e = m_doc->evaluation();
     const bool have = m_doc->hasModel() && e;
@@ -267,6 +297,7 @@ void MetricsPanel::refresh() {
     m_form->setRowVisible(m_figures[QStringLiteral("Weight writes")], cim);
     // Shown only while the schedule has blocked leaves (set again below).
     m_form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], false);
+    m_form->setRowVisible(m_figures[QStringLiteral("DRAM layouts")], false);
     if (!have) {
         for (auto* l : m_figures)
             l->setText(QStringLiteral("-"));
@@ -303,6 +334,8 @@ void MetricsPanel::refresh() {
                          .arg(e->objective.m));
     set("Utilisation", QStringLiteral("%1 %").arg(e->utilisation * 100, 0, 'f', 1));
     set("DRAM bytes", bytesText(e->dramBytes));
+    set("DRAM layouts", layoutPlanText(*e));
+    m_form->setRowVisible(m_figures[QStringLiteral("DRAM layouts")], e->layouts.active);
     set("Blocked leaves", blockedLeavesText(e->blockedLeaves, e->blockingDramBytes));
     m_form->setRowVisible(m_figures[QStringLiteral("Blocked leaves")], e->blockedLeaves > 0);
     set("NoC hop-bytes", bytesText(e->nocHopBytes));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/searchsnapshot.h"
+#include "eval/evaluation.h"
 
 #include <QWidget>
 
@@ -32,6 +33,9 @@ class MetricsPanel : public QWidget {
     // disagree by more than the tolerance (sim/fidelity.h).
     void setProgramRunner(ProgramRunner* runner);
     static QString simulatedFigure(const ProgramRun& run); // the "Simulated" row for a run
+    // The "DRAM layouts" row (a template with a run model): the plan's DRAM cycles and its
+    // gain over the best single layout for every tensor.
+    static QString layoutPlanText(const Evaluation& e);
     void setCompareRunning(bool running);
     QCustomPlot* energyPlot() const { return m_plot; }
     QString figureText(const QString& key) const; // a label's text (tests)

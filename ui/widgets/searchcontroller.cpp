@@ -170,6 +170,7 @@ std::shared_ptr<RunRequest> SearchController::makeRequest() {
     req->hw = m_doc->hardware();
     req->config = m_views.panel->settings();
     req->config.objective = m_doc->objective();
+    req->config.layouts = m_doc->layouts();
     req->config.totalBatch = m_doc->batch();
     return req;
 }

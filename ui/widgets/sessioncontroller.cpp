@@ -142,6 +142,7 @@ Session SessionController::makeSession() const {
     s.hardwareSource = m_doc->hardwareSource();
     s.batch = m_doc->batch();
     s.objective = m_doc->objective();
+    s.layouts = m_doc->layouts();
     const RATree& t = m_doc->tree();
     s.treeText = treeToText(t, *m_doc->network());
     for (int i = 0; i < t.size(); ++i)
@@ -166,7 +167,7 @@ bool SessionController::loadSession(const QString& path, bool remember) {
     if (!in) return fail(in.error().message);
     if (auto err = m_doc->restore(in->net, s->modelPath, s->modelSha256, in->hw,
                                   s->hardwareSource.isEmpty() ? qs(in->hw.name) : s->hardwareSource,
-                                  s->batch, s->objective, in->tree))
+                                  s->batch, s->objective, in->tree, s->layouts))
         return fail(path.toStdString() + ": tree: " + err->message);
     m_panel->setSettings(s->search);
     m_panel->setObjective(s->objective);

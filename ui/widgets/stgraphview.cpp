@@ -19,6 +19,8 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QListView>
+#include <QStandardItemModel>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -71,6 +73,11 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
            "the least any mapping of it on its group moves (docs/cost-model.md §2a, \"Two "
            "levels\"); positive for every leaf, so in-place leaves get a colour too: green at "
            "the bound, amber at 2x, red at 4x and above"));
+    addColouring(tr("DRAM run efficiency"),
+                 tr("Templates with a DRAM run model: each leaf's DRAM bytes over the bytes the "
+                    "DRAM is held for (bursts' padding and each run's overhead added), on the "
+                    "efficiency scale: green at 100 %, amber at 50 %, red at 25 % and below; "
+                    "grey without DRAM traffic (Layers table, Run eff.)"));
     connect(m_colourBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setColouring(Colouring(i)); });
     bar->addWidget(m_colourBox);
@@ -161,7 +168,11 @@ StGraphView::StGraphView(Document* doc, SelectionState* selection, QWidget* pare
         if (g > 1) label += tr(" (rows of %1 tiles)").arg(g);
         if (m_plot->yAxis->label() != label) m_plot->yAxis->setLabel(label);
     });
-    connect(m_doc, &Document::documentReset, this, [this] { m_rescalePending = true; });
+    connect(m_doc, &Document::documentReset, this, [this] {
+        m_rescalePending = true;
+        updateOfferedColourings();
+    });
+    updateOfferedColourings();
     connect(m_doc, &Document::treeChanged, this, [this] { documentChanged(false); });
     connect(m_selection, &SelectionState::changed, this, &StGraphView::selectionChanged);
     documentChanged(true);
@@ -178,6 +189,23 @@ void StGraphView::setColouring(Colouring c) {
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+bool StGraphView::colouringOffered(Colouring c) const {
+    if (c != Colouring::DramRuns) return true;
+    return dramRunModel(*m_doc->hardware()).active();
+}
+
+void StGraphView::updateOfferedColourings() {
+    // The entry stays in the list (its index is the Colouring) but is hidden and disabled
+    // where it has nothing to show; a template without a run model falls back to Layer.
+    auto* items = qobject_cast<QStandardItemModel*>(m_colourBox->model());
+    auto* list = qobject_cast<QListView*>(m_colourBox->view());
+    const bool offered = colouringOffered(Colouring::DramRuns);
+    if (QStandardItem* item = items ? items->item(int(Colouring::DramRuns)) : nullptr)
+        item->setEnabled(offered);
+    if (list) list->setRowHidden(int(Colouring::DramRuns), !offered);
+    if (!offered && m_colouring == Colouring::DramRuns) setColouring(Colouring::Layer);
+}
+
 void StGraphView::applyColouring() {
     std::vector<QColor> colors;
     const auto eval = m_doc->evaluation();
@@ -188,6 +216,14 @@ void StGraphView::applyColouring() {
         for (const LayerFigures& f :
              layerFigures(*eval, m_doc->tree(), *m_doc->network(), *m_doc->hardware()))
             colors[size_t(f.layer)] = efficiencyColor(array ? f.arrayRatio : f.ratio);
+    }
+    if (m_colouring == Colouring::DramRuns && m_doc->hasModel() && eval && eval->valid) {
+        // Held / moved on the efficiency scale: 100 % is 1x (green), 25 % is 4x (red).
+        colors.assign(m_doc->network()->layers.size(), efficiencyColor(0));
+        for (const LayerFigures& f :
+             layerFigures(*eval, m_doc->tree(), *m_doc->network(), *m_doc->hardware()))
+            if (f.dramBytes > 0 && f.runEfficiency > 0)
+                colors[size_t(f.layer)] = efficiencyColor(1 / f.runEfficiency);
     }
     if (m_colouring == Colouring::Programming && m_doc->hasModel() && eval && eval->valid) {
         colors.assign(m_doc->network()->layers.size(), programmingColor(-1));
@@ -236,6 +272,11 @@ void StGraphView::updateKey() {
     case Colouring::Efficiency:
     case Colouring::ArrayEfficiency:
         key = tr("moved / bound: %1 1x (at the bound) %2 2x %3 4x and above %4 no bound")
+                  .arg(swatch(efficiencyColor(1)), swatch(efficiencyColor(2)),
+                       swatch(efficiencyColor(4)), swatch(efficiencyColor(0)));
+        break;
+    case Colouring::DramRuns:
+        key = tr("DRAM run efficiency: %1 100 % %2 50 % %3 25 % and below %4 no DRAM traffic")
                   .arg(swatch(efficiencyColor(1)), swatch(efficiencyColor(2)),
                        swatch(efficiencyColor(4)), swatch(efficiencyColor(0)));
         break;
@@ -535,7 +576,24 @@ QString StGraphView::rectToolTip(const StLayout& layout, int i) const {
                     .arg(QString::fromStdString(f.blocking).toHtmlEscaped(),
                          bytesText(f.runBlockingDramBytes));
     }
-    return text;
+    return text + layoutsText(layout.evaluation(), r.layer);
+}
+
+QString StGraphView::layoutsText(const Evaluation& e, int layer) const {
+    if (!e.layouts.active || !m_doc->hasModel()) return {};
+    for (const LayerFigures& f : layerFigures(e, m_tree, *m_doc->network(), *m_doc->hardware())) {
+        if (f.layer != layer) continue;
+        QStringList ins;
+        for (const std::string& l : f.inputLayouts)
+            ins << (l.empty() ? QStringLiteral("-") : QString::fromStdString(l));
+        return tr("<br>DRAM layouts: in %1, out %2; %3 runs over the run, run efficiency %4 %")
+            .arg(ins.isEmpty() ? QStringLiteral("-") : ins.join(QStringLiteral(", ")),
+                 f.outputLayout.empty() ? QStringLiteral("-")
+                                        : QString::fromStdString(f.outputLayout))
+            .arg(f.dramRuns, 0, 'f', 0)
+            .arg(f.runEfficiency * 100, 0, 'f', 1);
+    }
+    return {};
 }
 
 void StGraphView::zoomBy(double factor) {

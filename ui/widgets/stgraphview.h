@@ -47,10 +47,15 @@ class StGraphView : public QWidget {
     // Rectangle colours: one per layer, or each leaf's efficiency, its moved bytes / its
     // I/O lower bound (engine/report/layers.h; green at the bound, red at 4x and above),
     // or on compute-in-memory tiles the share of its time spent writing crossbars, or the
-    // efficiency at the array level (its buffer <-> array bytes / their bound).
-    enum class Colouring { Layer, Efficiency, Programming, ArrayEfficiency };
+    // efficiency at the array level (its buffer <-> array bytes / their bound), or with a
+    // DRAM run model each leaf's run efficiency (report/layers.h LayerFigures::runEfficiency)
+    // on the efficiency scale (the bytes the DRAM is held for / the bytes).
+    enum class Colouring { Layer, Efficiency, Programming, ArrayEfficiency, DramRuns };
     void setColouring(Colouring c);
     Colouring colouring() const { return m_colouring; }
+    // Whether the colour list offers `c`: DRAM run efficiency only for a template with a
+    // run model; the others always.
+    bool colouringOffered(Colouring c) const;
     StGraphPlottable* simulatedPlottable() const { return m_sim; }
     // The shared program (Instructions panel) whose replay the simulated timeline draws.
     void setProgramRunner(ProgramRunner* runner);
@@ -98,6 +103,8 @@ class StGraphView : public QWidget {
     void updateLiveBestVisibility();
     QString rowGroupText(const StLayout& layout, const StRect& r) const;
     QString leafScopeText(const Evaluation& e, int node) const;
+    // With a DRAM run model: the leaf's layouts, runs and run efficiency (layerFigures).
+    QString layoutsText(const Evaluation& e, int layer) const;
 
     Document* m_doc;
     SelectionState* m_selection;
@@ -112,6 +119,7 @@ class StGraphView : public QWidget {
     Colouring m_colouring = Colouring::Layer;
     void applyColouring();
     void updateKey();
+    void updateOfferedColourings();
     QLabel* m_key = nullptr;    // the colour key (keyText)
     QLabel* m_banner = nullptr; // the reason an invalid tree is not drawn
     Timeline m_timeline = Timeline::Evaluator;
