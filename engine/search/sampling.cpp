@@ -27,6 +27,7 @@ std::vector<TreeSample> sampleTrees(const Network& net, const Hardware& hw,
     EvalOptions opt;
     opt.objective = config.objective;
     opt.minUtilisation = config.minUtilisation;
+    opt.layouts = config.layouts;
     auto start = layerSequentialStart(ctx, config.totalBatch, opt);
     if (!start) return out;
     const auto deps = net.transitiveDeps();

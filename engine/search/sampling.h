@@ -31,6 +31,7 @@ struct SampleConfig {
     std::uint64_t seed = 1;
     Objective objective;
     double minUtilisation = 0.75;
+    LayoutChoice layouts; // DRAM layouts on a template with a run model
 };
 
 // Delay of the DRAM boundary for a tree moving `dramBytes`: the least time its DRAM

@@ -189,6 +189,7 @@ void BoundaryView::startSampling() {
     c.count = m_count->value();
     c.totalBatch = m_doc->batch();
     c.objective = m_doc->objective();
+    c.layouts = m_doc->layouts();
     c.seed = 1;
     auto net = m_doc->network();
     auto hw = m_doc->hardware();
