@@ -142,7 +142,8 @@ class Generator {
               const CodegenOptions& opt, bool prefetch)
         : m_ctx(ctx), m_tree(tree), m_totalBatch(totalBatch), m_evalOpt(evalOpt), m_opt(opt),
           m_prefetch(prefetch), m_net(ctx.network()), m_hw(ctx.hardware()), m_mesh(m_hw),
-          m_layerCount(int(m_net.layers.size())), m_geometry(m_net, m_hw.dataBits) {}
+          m_layerCount(int(m_net.layers.size())), m_geometry(m_net, m_hw.dataBits, m_hw.loadOrder) {
+    }
 
     Result<CodegenResult> run();
 

@@ -41,8 +41,8 @@ Box Box::hull(const Box& o) const {
     return r;
 }
 
-TransferGeometry::TransferGeometry(const Network& net, int dataBits)
-    : m_net(net), m_dataBits(dataBits) {
+TransferGeometry::TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder)
+    : m_net(net), m_dataBits(dataBits), m_loadOrder(loadOrder) {
     const int layerCount = int(net.layers.size());
     m_geom.resize(size_t(layerCount));
     for (int l = 0; l < layerCount; ++l) {
@@ -313,6 +313,8 @@ long long TransferGeometry::weightElems(int layer, int k0, int k1, int c0, int c
 StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWeights) const {
     const Layer& ly = m_net.layers[size_t(layer)];
     if (!loadsWeights || ly.weightBytes <= 0 || ly.weightsResident) return kActOrder;
+    if (m_loadOrder != LoadOrder::Auto)
+        return m_loadOrder == LoadOrder::InputsFirst ? kChannelOrder : kActOrder;
     long long in = 0;
     for (size_t k = 0; k < ly.inputs.size(); ++k)
         in += window(layer, k, o).volume();

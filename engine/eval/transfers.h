@@ -62,7 +62,7 @@ struct InputGeom {
 // The geometry of every layer's inputs, and the boxes derived from a leaf's partition.
 class TransferGeometry {
   public:
-    TransferGeometry(const Network& net, int dataBits);
+    TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder = LoadOrder::Auto);
 
     const Network& network() const { return m_net; }
     int dataBits() const { return m_dataBits; }
@@ -111,9 +111,11 @@ class TransferGeometry {
     // coordinates, as boxes in the producer's [b, c, h, w] (see transfer_geometry.cpp).
     std::vector<Box> producerWants(int layer, size_t k, const Box& o) const;
     void producerWants(int layer, size_t k, const Box& o, std::vector<Box>& out) const; // appends
-    // The order a compute of output box o cuts its stages in (kActOrder or kChannelOrder:
-    // by channels when this invocation loads the layer's weights and they outweigh its
-    // input windows; weights kept on chip are never loaded).
+    // The order a compute of output box o cuts its stages in (kActOrder or kChannelOrder):
+    // by channels when this invocation loads the layer's weights and, under the template's
+    // load order (Hardware::loadOrder), they come after the input: always for InputsFirst,
+    // never for WeightsFirst, for Auto when they outweigh its input windows. Weights kept on
+    // chip are never loaded.
     StageOrder computeOrder(int layer, const Box& o, bool loadsWeights) const;
     // Weight elements of output channels [k0, k1): the layer's weights (bias included)
     // shared in proportion, so the slices add up to exactly Layer::weightBytes.
@@ -125,6 +127,7 @@ class TransferGeometry {
   private:
     const Network& m_net;
     int m_dataBits;
+    LoadOrder m_loadOrder;
     std::vector<std::vector<InputGeom>> m_geom;
 };
 

@@ -28,6 +28,17 @@ double EnergyModel::sramPjPerByte(Bytes bufferBytes) const {
     return sram.back().pjPerByte;
 }
 
+const char* toString(LoadOrder o) {
+    switch (o) {
+    case LoadOrder::WeightsFirst:
+        return "weights-first";
+    case LoadOrder::InputsFirst:
+        return "inputs-first";
+    default:
+        return "auto";
+    }
+}
+
 DramRunModel dramRunModel(const Hardware& hw) {
     return {hw.dramBurstBytes, hw.dramRunOverheadCycles, hw.dramChannelBlock,
             hw.dramBytesPerCycle / double(std::max<size_t>(1, hw.dramSides.size()))};
@@ -376,8 +387,19 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     if (auto err = parseChiplets(j, hw, r, file)) return *err;
     if (j.contains("tile")) {
         const json& t = j["tile"];
-        if (!r.checkKeys(t, "tile", {"macs", "buffer_bytes", "vector_lanes", "arch", "levels"}))
+        if (!r.checkKeys(t, "tile",
+                         {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order"}))
             return fail();
+        if (t.contains("load_order")) {
+            const std::string o =
+                t["load_order"].is_string() ? t["load_order"].get<std::string>() : "";
+            bool known = false;
+            for (LoadOrder c : {LoadOrder::Auto, LoadOrder::WeightsFirst, LoadOrder::InputsFirst})
+                if (o == toString(c)) hw.loadOrder = c, known = true;
+            if (!known)
+                return makeError(file, "tile.load_order",
+                                 "expected \"auto\", \"weights-first\" or \"inputs-first\"");
+        }
         if (!r.num(t, "tile", "macs", hw.macsPerTile, true) ||
             !r.num(t, "tile", "buffer_bytes", hw.bufferBytes, true) ||
             !r.num(t, "tile", "vector_lanes", hw.vectorLanes, true))
@@ -522,6 +544,7 @@ json hardwareToJson(const Hardware& hw) {
           {"sram_pj_per_byte", sram}}},
     };
     // Written only when set, so a template without them reads back as it was.
+    if (hw.loadOrder != LoadOrder::Auto) j["tile"]["load_order"] = toString(hw.loadOrder);
     if (hw.dramBurstBytes > 0) j["dram"]["burst_bytes"] = hw.dramBurstBytes;
     if (hw.dramRunOverheadCycles > 0) j["dram"]["run_overhead_cycles"] = hw.dramRunOverheadCycles;
     if (hw.dramChannelBlock != 16) j["dram"]["channel_block"] = hw.dramChannelBlock;

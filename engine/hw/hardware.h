@@ -94,6 +94,14 @@ struct ChipletLinks {
     bool operator==(const ChipletLinks&) const = default;
 };
 
+// The order a tile's LOAD engine brings a compute's operands in, which decides what its
+// first compute stage waits for (docs/isa.md, "Load orders"): per compute, whichever operand
+// is larger streams and the other comes first (Auto); the weights whole first and the input
+// by rows (WeightsFirst: weight-stationary); the input whole first and the weights by output
+// channel (InputsFirst: feature-map-stationary).
+enum class LoadOrder { Auto, WeightsFirst, InputsFirst };
+const char* toString(LoadOrder o); // "auto", "weights-first", "inputs-first"
+
 struct Hardware {
     std::string name = "custom";
     int meshX = 4, meshY = 4;    // columns x rows
@@ -101,6 +109,7 @@ struct Hardware {
     Bytes bufferBytes = 1 << 20; // global buffer per tile
     int vectorLanes = 64;        // vector unit ops per cycle
     TileArch arch = TileArch::Nvdla;
+    LoadOrder loadOrder = LoadOrder::Auto;
     double nocBytesPerCycle = 24;  // per link, per direction
     double dramBytesPerCycle = 16; // total over all ports
     std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};

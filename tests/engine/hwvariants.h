@@ -2,7 +2,8 @@
 // a mesh "XxY" with the defaults for its size, optionally followed by variants:
 // "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth), "+4sides"
 // (DRAM ports on all four sides), "+onechip" (no chiplets: the same mesh as one chip),
-// "+runs" (a DRAM run model: 64-byte bursts, 20 cycles a run; docs/cost-model.md §4b).
+// "+runs" (a DRAM run model: 64-byte bursts, 20 cycles a run; docs/cost-model.md §4b),
+// "+weightsfirst" / "+inputsfirst" (tile.load_order; docs/isa.md, "Load orders").
 #pragma once
 
 #include "hw/hardware.h"
@@ -34,6 +35,10 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
             hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
         else if (v == "runs")
             hw.dramBurstBytes = 64, hw.dramRunOverheadCycles = 20;
+        else if (v == "weightsfirst")
+            hw.loadOrder = LoadOrder::WeightsFirst;
+        else if (v == "inputsfirst")
+            hw.loadOrder = LoadOrder::InputsFirst;
         else
             return false;
         p = q;

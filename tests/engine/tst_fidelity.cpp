@@ -54,6 +54,8 @@ class TestFidelity : public QObject {
     void waferScale();
     void dramRuns_data();
     void dramRuns();
+    void loadOrders_data();
+    void loadOrders();
 
   private:
     // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
@@ -210,6 +212,27 @@ void TestFidelity::dramRuns_data() {
 }
 
 void TestFidelity::dramRuns() {
+    QFETCH(QString, model);
+    QFETCH(QString, hw);
+    QFETCH(QString, tree);
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
+}
+
+// Load orders fixed by the template (docs/isa.md, "Load orders"): the weights whole first
+// and the input by rows, or the input whole first and the weights by output channel, in the
+// estimate's stage pacing and the program's stages alike.
+void TestFidelity::loadOrders_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("hw");
+    QTest::addColumn<QString>("tree");
+    for (const char* hw :
+         {"edge+weightsfirst", "edge+inputsfirst", "testchip+weightsfirst", "testchip+inputsfirst"})
+        for (const char* m : {"mobilenet_v2", "resnet50", "googlenet"})
+            for (const char* tree : {"ls1", "ls8", "sa8"})
+                QTest::newRow((std::string(hw) + " " + m + " " + tree).c_str()) << m << hw << tree;
+}
+
+void TestFidelity::loadOrders() {
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(QString, tree);

@@ -18,6 +18,7 @@ class TestHardware : public QObject {
     void sampleFilesMatchPresets_data();
     void sampleFilesMatchPresets();
     void dramRunsSample();
+    void loadOrderKey();
     void jsonRoundTrip();
     void dramModelKeys();
     void badTemplates_data();
@@ -108,6 +109,19 @@ void TestHardware::sampleFilesMatchPresets() {
 
 // The sample with a DRAM run model (docs/hardware-format.md "DRAM runs") is edge with
 // 64-byte bursts and 20 cycles a run, nothing else changed.
+// tile.load_order reads and writes back; auto is the default and is not written.
+void TestHardware::loadOrderKey() {
+    auto hw = parseHardware(R"({"tile": {"load_order": "inputs-first"}})", "hw.json");
+    QVERIFY(hw.ok());
+    QCOMPARE(hw->loadOrder, LoadOrder::InputsFirst);
+    auto again = parseHardware(hardwareToJson(*hw).dump(), "again.json");
+    QVERIFY(again.ok());
+    QCOMPARE(again->loadOrder, LoadOrder::InputsFirst);
+    Hardware edge;
+    presetHardware("edge", edge);
+    QVERIFY(!hardwareToJson(edge)["tile"].contains("load_order"));
+}
+
 void TestHardware::dramRunsSample() {
     auto hw = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/edge-dram-runs-4x4.json");
     QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
@@ -189,6 +203,8 @@ void TestHardware::badTemplates_data() {
          "hw.json: tile.macs: expected a whole number (got 10.5)"},
         {"arch", R"({"tile": {"arch": "gpu"}})",
          "hw.json: tile.arch: expected \"nvdla\" or \"cim\""},
+        {"load order", R"({"tile": {"load_order": "rows-first"}})",
+         "hw.json: tile.load_order: expected \"auto\", \"weights-first\" or \"inputs-first\""},
         {"negative latency", R"({"dram": {"latency_cycles": -1}})",
          "hw.json: dram.latency_cycles: must be non-negative (got -1)"},
         {"zero loads in flight", R"({"dram": {"max_outstanding_loads": 0}})",

@@ -70,6 +70,7 @@ class TestTransfers : public QObject {
     void splitBoxCutsOuterAxesFirst();
     void lagStage();
     void tileBoxAndWindow();
+    void loadOrderDecidesComputeStages();
     void weightSlicesAddUp();
     void dramCellsCoverOnce();
     void dramCellsGapTravelsWithNeighbour();
@@ -174,6 +175,30 @@ void TestTransfers::tileBoxAndWindow() {
     QCOMPARE(TransferGeometry(net, 4).bytesOf(3), std::uint64_t(2));
     // Samples [4, 6) of slot 0 (pb = 1): the absolute sample indices, rows [0, 2).
     QCOMPARE(geo.tileBox(0, m, 0, 4, 6), box({4, 0, 0, 0}, {6, 4, 2, 4}));
+}
+
+void TestTransfers::loadOrderDecidesComputeStages() {
+    // A 1x1 convolution, 64 -> 256 channels on 2x2: its weights (16,384 elements) outweigh
+    // its input window (256), so by default a compute that loads them streams by output
+    // channel; the template's load order can fix either way; without loading weights it
+    // goes by activations whatever the order.
+    Network net;
+    net.layers.push_back(test::conv("c", 64, 256, 2, 1, -1));
+    net = test::finish(net);
+    const Box o = box({0, 0, 0, 0}, {1, 256, 2, 2});
+    QCOMPARE(TransferGeometry(net, 8).computeOrder(0, o, true), kChannelOrder);
+    QCOMPARE(TransferGeometry(net, 8, LoadOrder::WeightsFirst).computeOrder(0, o, true), kActOrder);
+    QCOMPARE(TransferGeometry(net, 8, LoadOrder::InputsFirst).computeOrder(0, o, true),
+             kChannelOrder);
+    QCOMPARE(TransferGeometry(net, 8, LoadOrder::InputsFirst).computeOrder(0, o, false), kActOrder);
+    // A 3x3 convolution 2 -> 4 on 16x16: the input window outweighs the weights.
+    Network small;
+    small.layers.push_back(test::conv("s", 2, 4, 16, 3, -1));
+    small = test::finish(small);
+    const Box so = box({0, 0, 0, 0}, {1, 4, 16, 16});
+    QCOMPARE(TransferGeometry(small, 8).computeOrder(0, so, true), kActOrder);
+    QCOMPARE(TransferGeometry(small, 8, LoadOrder::InputsFirst).computeOrder(0, so, true),
+             kChannelOrder);
 }
 
 void TestTransfers::weightSlicesAddUp() {
