@@ -102,19 +102,12 @@ int runExportInstructions(const Args& a) {
         eo.minUtilisation = u.get<double>();
     }
     // The DRAM layouts the result was costed with (docs/cost-model.md §4b).
-    if (doc.contains("layout_plan") && doc["layout_plan"].is_object()) {
-        const json& lp = doc["layout_plan"];
-        const auto choice = layoutChoiceFromName(lp.value("layouts", std::string("auto")));
-        if (!choice) return userError(path + ": \"layout_plan.layouts\": unknown layout choice");
-        eo.layouts = *choice;
-        if (lp.contains("pins") && lp["pins"].is_object())
-            for (const auto& [name, v] : lp["pins"].items()) {
-                const auto l = v.is_string() ? layoutFromName(v.get<std::string>()) : std::nullopt;
-                if (!l)
-                    return userError(path + ": \"layout_plan.pins." + name +
-                                     "\": expected nchw, nhwc, chwn or nchwc");
-                eo.layouts.pins[name] = *l;
-            }
+    if (doc.contains("layout_plan")) {
+        if (!doc["layout_plan"].is_object())
+            return userError(path + ": layout_plan: must be an object");
+        if (auto e = readLayoutChoice(doc["layout_plan"], path, "layout_plan", "layouts", "pins",
+                                      eo.layouts))
+            return userError(e->message);
     }
     EvalContext ctx(*net, *hw);
     CodegenOptions co;

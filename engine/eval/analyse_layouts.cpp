@@ -20,6 +20,18 @@ int inputTensor(const Network& net, const LayerInput& in) {
            (it == net.inputBytes.end() ? 0 : int(std::distance(net.inputBytes.begin(), it)));
 }
 
+// Each DRAM tensor leaf l reads (input k) or stores (k = -1) with the runs its traffic
+// counted for it in every layout: f(tensor, k, runs).
+template <class F>
+void forEachDramTensor(const Network& net, const std::vector<char>& viaDram, bool stores, int l,
+                       const LeafTraffic& t, F&& f) {
+    const auto& ins = net.layers[size_t(l)].inputs;
+    for (size_t k = 0; k < ins.size(); ++k)
+        if (viaDram[k] && !ins[k].resident && k < t.inRuns.size())
+            f(inputTensor(net, ins[k]), int(k), t.inRuns[k]);
+    if (stores) f(l, -1, t.outRuns);
+}
+
 std::string tensorName(const Network& net, int t) {
     if (t < int(net.layers.size())) return net.layers[size_t(t)].name;
     auto it = net.inputBytes.begin();
@@ -49,15 +61,6 @@ void Analyser::dramLayouts() {
     p.rate.assign(size_t(kEntries), sides ? 1 / hw.dramPortBytesPerCycle : 0.0);
     p.rate[0] = 1 / hw.dramBytesPerCycle;
     p.scale = analysis.segInvocations;
-    auto charge = [&](int t, int seg, const LeafTraffic::LayoutRuns& r) {
-        used[size_t(t)] = 1;
-        for (int l = 0; l < kLayoutCount; ++l) {
-            auto& a = add[size_t(t) * kLayoutCount + size_t(l)];
-            a.push_back({seg * kEntries, r.extra[size_t(l)]});
-            for (int d = 0; sides && d < 4; ++d)
-                a.push_back({seg * kEntries + 1 + d, r.side[size_t(l)][size_t(d)]});
-        }
-    };
     for (int l = 0; l < layerCount; ++l) {
         const LeafTraffic& t = *work[size_t(leafNode[size_t(l)])].leaf.traffic;
         const int seg = work[size_t(leafNode[size_t(l)])].segment;
@@ -68,13 +71,20 @@ void Analyser::dramLayouts() {
                 t.actSide[size_t(d)] + t.weightSide[size_t(d)] + t.weightSideExtra[size_t(d)] +
                 t.streamedSideExtra[size_t(d)];
         const auto& ins = net.layers[size_t(l)].inputs;
-        for (size_t k = 0; k < ins.size(); ++k) {
+        for (size_t k = 0; k < ins.size(); ++k)
             if (ins[k].producer >= 0 && !geo.input(l, k).sameAsProducer)
                 free[size_t(ins[k].producer)] = 0;
-            if (inputViaDram[size_t(l)][k] && !ins[k].resident && k < t.inRuns.size())
-                charge(inputTensor(net, ins[k]), seg, t.inRuns[k]);
-        }
-        if (writesDram[size_t(l)]) charge(l, seg, t.outRuns);
+        forEachDramTensor(
+            net, inputViaDram[size_t(l)], writesDram[size_t(l)] != 0, l, t,
+            [&](int tensor, int, const LeafTraffic::LayoutRuns& r) {
+                used[size_t(tensor)] = 1;
+                for (int o = 0; o < kLayoutCount; ++o) {
+                    auto& a = add[size_t(tensor) * kLayoutCount + size_t(o)];
+                    a.push_back({seg * kEntries, r.extra[size_t(o)]});
+                    for (int d = 0; sides && d < 4; ++d)
+                        a.push_back({seg * kEntries + 1 + d, r.side[size_t(o)][size_t(d)]});
+                }
+            });
     }
     // The tensors in DRAM and their options.
     std::vector<int> ids;
@@ -132,25 +142,18 @@ void Analyser::dramLayouts() {
         t.actDramBytes = t.actDram;
         t.weightDramBytes = t.weightDram;
         double runs = t.weightRuns + t.streamedRuns;
-        auto charge = [&](const LeafTraffic::LayoutRuns& r, int layout, bool out) {
-            t.actDram += r.extra[size_t(layout)];
-            if (out) t.actDramOut += r.extra[size_t(layout)];
-            for (size_t d = 0; d < 4; ++d)
-                t.actSide[d] += r.side[size_t(layout)][d];
-            runs += r.runs[size_t(layout)];
-        };
-        const auto& ins = net.layers[size_t(l)].inputs;
-        ev.layouts.inputs[size_t(l)].assign(ins.size(), -1);
-        for (size_t k = 0; k < ins.size(); ++k)
-            if (inputViaDram[size_t(l)][k] && !ins[k].resident && k < t.inRuns.size()) {
-                const int layout = layoutOf[size_t(inputTensor(net, ins[k]))];
-                ev.layouts.inputs[size_t(l)][k] = layout;
-                charge(t.inRuns[k], layout, false);
-            }
-        if (writesDram[size_t(l)]) {
-            ev.layouts.output[size_t(l)] = layoutOf[size_t(l)];
-            charge(t.outRuns, layoutOf[size_t(l)], true);
-        }
+        ev.layouts.inputs[size_t(l)].assign(net.layers[size_t(l)].inputs.size(), -1);
+        forEachDramTensor(net, inputViaDram[size_t(l)], writesDram[size_t(l)] != 0, l, t,
+                          [&](int tensor, int k, const LeafTraffic::LayoutRuns& r) {
+                              const int layout = layoutOf[size_t(tensor)];
+                              (k < 0 ? ev.layouts.output[size_t(l)]
+                                     : ev.layouts.inputs[size_t(l)][size_t(k)]) = layout;
+                              t.actDram += r.extra[size_t(layout)];
+                              if (k < 0) t.actDramOut += r.extra[size_t(layout)];
+                              for (size_t d = 0; d < 4; ++d)
+                                  t.actSide[d] += r.side[size_t(layout)][d];
+                              runs += r.runs[size_t(layout)];
+                          });
         t.actDram += t.streamedExtra;
         t.weightDram += t.weightExtra;
         for (size_t d = 0; d < 4; ++d) {

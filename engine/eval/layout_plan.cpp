@@ -1,6 +1,8 @@
 // The DRAM layout planner (layout_plan.h).
 #include "eval/layout_plan.h"
 
+#include "util/json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,6 +26,40 @@ std::optional<std::string> unknownLayoutPin(const LayoutChoice& c, const Network
 
 std::string layoutChoiceName(const LayoutChoice& c) {
     return c.planned ? "auto" : layoutName(c.fixed);
+}
+
+std::optional<Error> readLayoutChoice(const nlohmann::json& j, const std::string& file,
+                                      const std::string& where, const char* choiceKey,
+                                      const char* pinsKey, LayoutChoice& out) {
+    if (j.contains(choiceKey)) {
+        const nlohmann::json& v = j[choiceKey];
+        const auto c = v.is_string() ? layoutChoiceFromName(v.get<std::string>()) : std::nullopt;
+        if (!c)
+            return makeError(file, jsonPlace(where, choiceKey),
+                             "unknown layout choice " + v.dump() +
+                                 " (auto, nchw, nhwc, chwn or nchwc)");
+        out.planned = c->planned;
+        out.fixed = c->fixed;
+    }
+    if (!j.contains(pinsKey)) return std::nullopt;
+    const nlohmann::json& pins = j[pinsKey];
+    const std::string place = jsonPlace(where, pinsKey);
+    if (!pins.is_object()) return makeError(file, place, "must be an object of tensor: layout");
+    for (const auto& [name, v] : pins.items()) {
+        const auto l = v.is_string() ? layoutFromName(v.get<std::string>()) : std::nullopt;
+        if (!l)
+            return makeError(file, place + "." + name,
+                             "unknown layout " + v.dump() + " (nchw, nhwc, chwn or nchwc)");
+        out.pins[name] = *l;
+    }
+    return std::nullopt;
+}
+
+nlohmann::json layoutPinsJson(const LayoutChoice& c) {
+    nlohmann::json pins = nlohmann::json::object();
+    for (const auto& [name, l] : c.pins)
+        pins[name] = layoutName(l);
+    return pins;
 }
 
 namespace {

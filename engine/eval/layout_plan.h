@@ -7,8 +7,11 @@
 
 #include "eval/dram_layout.h"
 #include "model/network.h"
+#include "util/result.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +32,14 @@ std::optional<std::string> unknownLayoutPin(const LayoutChoice& c, const Network
 // "auto" or a layout's name; nullopt when unknown.
 std::optional<LayoutChoice> layoutChoiceFromName(const std::string& name);
 std::string layoutChoiceName(const LayoutChoice& c);
+// A choice as results and sessions hold it: its name under choiceKey and its pins as an
+// object {tensor: layout} under pinsKey, both members of `j` (at `where`, "" for the top
+// level). Reading leaves what is absent as it is in `out`; an unknown name, or pins that
+// are not such an object, is an error naming the file and the member.
+std::optional<Error> readLayoutChoice(const nlohmann::json& j, const std::string& file,
+                                      const std::string& where, const char* choiceKey,
+                                      const char* pinsKey, LayoutChoice& out);
+nlohmann::json layoutPinsJson(const LayoutChoice& c);
 
 // The planner's problem. The DRAM's time is a sum over groups (segments) of the slowest of
 // a group's entries (its total bytes at the DRAM's bandwidth, each side's at its port's),

@@ -48,17 +48,15 @@ json segmentsJson(const Evaluation& e, const RATree& tree, const Network& net) {
 // each single layout's, the best of those and the plan's gain over it.
 json layoutPlanJson(const Evaluation& e) {
     const auto& lp = e.layouts;
-    json fixed = json::object(), pins = json::object();
+    json fixed = json::object();
     size_t best = 0;
     for (size_t l = 0; l < lp.fixedCycles.size(); ++l) {
         fixed[layoutName(DramLayout(l))] = lp.fixedCycles[l];
         if (lp.fixedCycles[l] < lp.fixedCycles[best]) best = l;
     }
-    for (const auto& [name, l] : lp.choice.pins)
-        pins[name] = layoutName(l);
     return {
         {"layouts", layoutChoiceName(lp.choice)},
-        {"pins", pins},
+        {"pins", layoutPinsJson(lp.choice)},
         {"dram_cycles", lp.planCycles},
         {"fixed_dram_cycles", fixed},
         {"best_fixed", layoutName(DramLayout(best))},

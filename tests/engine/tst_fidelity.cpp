@@ -199,44 +199,41 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
     QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
 }
 
-// Templates with a DRAM run model (docs/cost-model.md §4b): every DRAM transfer costs its
-// runs in its tensor's planned layout, in the estimate and in the replay alike.
-void TestFidelity::dramRuns_data() {
+// Rows of sample models on hardware variants (hwvariants.h), every combination: the columns
+// agreement() reads.
+void sampleRows(std::initializer_list<const char*> hws, std::initializer_list<const char*> models,
+                std::initializer_list<const char*> trees) {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
     QTest::addColumn<QString>("tree");
-    for (const char* hw : {"edge+runs", "cloud+runs", "6x6+4sides+runs"})
-        for (const char* m : {"mobilenet_v2", "resnet50", "googlenet"})
-            for (const char* tree : {"ls1", "ls8", "sa8"})
+    for (const char* hw : hws)
+        for (const char* m : models)
+            for (const char* tree : trees)
                 QTest::newRow((std::string(hw) + " " + m + " " + tree).c_str()) << m << hw << tree;
 }
 
+// Templates with a DRAM run model (docs/cost-model.md §4b): every DRAM transfer costs its
+// runs in its tensor's planned layout, in the estimate and in the replay alike.
+void TestFidelity::dramRuns_data() {
+    sampleRows({"edge+runs", "cloud+runs", "6x6+4sides+runs"},
+               {"mobilenet_v2", "resnet50", "googlenet"}, {"ls1", "ls8", "sa8"});
+}
+
 void TestFidelity::dramRuns() {
-    QFETCH(QString, model);
-    QFETCH(QString, hw);
-    QFETCH(QString, tree);
-    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
+    agreement();
 }
 
 // Load orders fixed by the template (docs/isa.md, "Load orders"): the weights whole first
 // and the input by rows, or the input whole first and the weights by output channel, in the
 // estimate's stage pacing and the program's stages alike.
 void TestFidelity::loadOrders_data() {
-    QTest::addColumn<QString>("model");
-    QTest::addColumn<QString>("hw");
-    QTest::addColumn<QString>("tree");
-    for (const char* hw :
-         {"edge+weightsfirst", "edge+inputsfirst", "testchip+weightsfirst", "testchip+inputsfirst"})
-        for (const char* m : {"mobilenet_v2", "resnet50", "googlenet"})
-            for (const char* tree : {"ls1", "ls8", "sa8"})
-                QTest::newRow((std::string(hw) + " " + m + " " + tree).c_str()) << m << hw << tree;
+    sampleRows(
+        {"edge+weightsfirst", "edge+inputsfirst", "testchip+weightsfirst", "testchip+inputsfirst"},
+        {"mobilenet_v2", "resnet50", "googlenet"}, {"ls1", "ls8", "sa8"});
 }
 
 void TestFidelity::loadOrders() {
-    QFETCH(QString, model);
-    QFETCH(QString, hw);
-    QFETCH(QString, tree);
-    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
+    agreement();
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

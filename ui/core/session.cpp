@@ -12,35 +12,6 @@ namespace tilescope::ui {
 
 using nlohmann::json;
 
-namespace {
-// "layouts" (auto or a layout's name) and "layout_pins" ({tensor: layout}); an unknown name
-// is an error naming the key.
-std::optional<Error> readLayouts(const json& j, const std::string& file, LayoutChoice& out) {
-    if (j.contains("layouts")) {
-        const json& v = j["layouts"];
-        const auto c = v.is_string() ? layoutChoiceFromName(v.get<std::string>()) : std::nullopt;
-        if (!c)
-            return makeError(file, "layouts",
-                             "unknown layout choice " + v.dump() +
-                                 " (auto, nchw, nhwc, chwn or nchwc)");
-        out.planned = c->planned;
-        out.fixed = c->fixed;
-    }
-    if (!j.contains("layout_pins")) return std::nullopt;
-    const json& pins = j["layout_pins"];
-    if (!pins.is_object())
-        return makeError(file, "layout_pins", "must be an object of tensor: layout");
-    for (const auto& [name, v] : pins.items()) {
-        const auto l = v.is_string() ? layoutFromName(v.get<std::string>()) : std::nullopt;
-        if (!l)
-            return makeError(file, "layout_pins." + name,
-                             "unknown layout " + v.dump() + " (nchw, nhwc, chwn or nchwc)");
-        out.pins[name] = *l;
-    }
-    return std::nullopt;
-}
-} // namespace
-
 std::string Session::toJson(const QString& sessionPath) const {
     const QDir dir = QFileInfo(sessionPath).absoluteDir();
     json j;
@@ -58,12 +29,7 @@ std::string Session::toJson(const QString& sessionPath) const {
     // Only when not the default: a session of a template without a run model (or with the
     // plan left alone) stays byte for byte what it was.
     if (!layouts.planned) j["layouts"] = layoutChoiceName(layouts);
-    if (!layouts.pins.empty()) {
-        json pins = json::object();
-        for (const auto& [name, l] : layouts.pins)
-            pins[name] = layoutName(l);
-        j["layout_pins"] = pins;
-    }
+    if (!layouts.pins.empty()) j["layout_pins"] = layoutPinsJson(layouts);
     j["tree"] = treeText;
     json pins = json::array();
     for (const QString& p : pinned)
@@ -115,7 +81,7 @@ Result<Session> Session::fromJson(const std::string& text, const QString& sessio
         s.objective.n = j.at("objective").at("n").get<double>();
         s.objective.m = j.at("objective").at("m").get<double>();
         s.treeText = j.at("tree").get<std::string>();
-        if (auto e = readLayouts(j, file, s.layouts)) return *e;
+        if (auto e = readLayoutChoice(j, file, "", "layouts", "layout_pins", s.layouts)) return *e;
         for (const auto& p : j.value("pinned", json::array()))
             s.pinned << QString::fromStdString(p.get<std::string>());
         if (j.contains("search")) {
