@@ -268,7 +268,7 @@ void Analyser::cimWeights() {
             const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
             if (!mapping.cim.used) continue;
             for (int t = lw.tileBegin; t < lw.tileBegin + lw.tileCount; ++t)
-                demand[size_t(t)] += mapping.cim.blocksPerTile;
+                demand[size_t(t)] += mapping.cim.footprint;
         }
         for (int pos = sw.lo; pos < sw.hi; ++pos) {
             const int id = leafNode[size_t(posLayer[size_t(pos)])];
@@ -277,7 +277,7 @@ void Analyser::cimWeights() {
             const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
             if (!mapping.cim.used) continue;
             bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul &&
-                        mapping.cim.blocksPerTile <= mapping.cim.crossbars;
+                        mapping.cim.footprint <= mapping.cim.crossbars;
             for (int t = lw.tileBegin; fits && t < lw.tileBegin + lw.tileCount; ++t)
                 fits = demand[size_t(t)] <= mapping.cim.crossbars;
             const double inv = double(analysis.segBatch) / std::max(1, nd.batch);

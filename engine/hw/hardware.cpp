@@ -194,7 +194,8 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
         if (!r.checkKeys(c, "cim",
                          {"cores", "crossbars_per_core", "rows", "cols", "bits_per_cell",
                           "write_pj_per_bit", "write_cycles_per_row", "read_pj_per_op",
-                          "psum_buffer_bytes", "mvm_cycles", "double_buffered_crossbars"}) ||
+                          "psum_buffer_bytes", "mvm_cycles", "double_buffered_crossbars",
+                          "weight_slicing", "core_binding"}) ||
             !r.num(c, "cim", "cores", p.cores, true) ||
             !r.num(c, "cim", "crossbars_per_core", p.crossbarsPerCore, true) ||
             !r.num(c, "cim", "rows", p.rows, true) || !r.num(c, "cim", "cols", p.cols, true) ||
@@ -209,6 +210,25 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
             if (!c["double_buffered_crossbars"].is_boolean())
                 return makeError(file, "cim.double_buffered_crossbars", "expected true or false");
             p.doubleBufferedCrossbars = c["double_buffered_crossbars"].get<bool>();
+        }
+        if (c.contains("weight_slicing")) {
+            const json& v = c["weight_slicing"];
+            if (v == "cells")
+                p.slicing = CimSlicing::Cells;
+            else if (v == "crossbars")
+                p.slicing = CimSlicing::Crossbars;
+            else
+                return makeError(file, "cim.weight_slicing", "expected \"cells\" or \"crossbars\"");
+        }
+        if (c.contains("core_binding")) {
+            const json& v = c["core_binding"];
+            if (v == "tile")
+                p.binding = CimBinding::Tile;
+            else if (v == "output-channels")
+                p.binding = CimBinding::OutputChannels;
+            else
+                return makeError(file, "cim.core_binding",
+                                 "expected \"tile\" or \"output-channels\"");
         }
         if (p.rows > 4096 || p.cols > 4096)
             return makeError(file, p.rows > 4096 ? "cim.rows" : "cim.cols",
@@ -588,6 +608,9 @@ json hardwareToJson(const Hardware& hw) {
                     {"psum_buffer_bytes", c.psumBufferBytes},
                     {"mvm_cycles", c.mvmCycles},
                     {"double_buffered_crossbars", c.doubleBufferedCrossbars}};
+        // Written only when not the default, so templates without them read back unchanged.
+        if (c.slicing == CimSlicing::Crossbars) j["cim"]["weight_slicing"] = "crossbars";
+        if (c.binding == CimBinding::OutputChannels) j["cim"]["core_binding"] = "output-channels";
     }
     return j;
 }

@@ -58,8 +58,17 @@ struct StorageLevel {
 constexpr int kMaxStorageLevels = 8;
 
 // Compute-in-memory tiles (docs/hardware-format.md "Compute-in-memory tiles"): a tile holds
-// `cores` cores of `crossbarsPerCore` crossbars of rows x cols cells, bitsPerCell bits each;
-// a weight of dataBits bits takes ceil(dataBits / bitsPerCell) adjacent cells of a row.
+// `cores` cores of `crossbarsPerCore` crossbars of rows x cols cells, bitsPerCell bits each.
+// A weight of dataBits bits takes ceil(dataBits / bitsPerCell) cells: adjacent cells of one
+// crossbar's row (Cells), or one cell in each of that many crossbars side by side, each
+// holding one bit slice, which together form one logical crossbar of rows x cols weights
+// (Crossbars; crossbarsPerCore then counts logical crossbars).
+enum class CimSlicing : char { Cells, Crossbars };
+// How a tile's crossbar blocks are placed (docs/cost-model.md §8): one loop nest over all the
+// tile's crossbars in order, the cores sharing it (Tile); or column block c (its output
+// channels) on core c mod cores, each core running its own loop nest over its crossbars
+// (OutputChannels).
+enum class CimBinding : char { Tile, OutputChannels };
 struct CimParams {
     int cores = 4;
     int crossbarsPerCore = 9;
@@ -71,11 +80,19 @@ struct CimParams {
     Bytes psumBufferBytes = 8192;  // partial sums (int32) kept between crossbar passes
     Cycles mvmCycles = 8;          // one matrix-vector product of a crossbar (all input bits)
     bool doubleBufferedCrossbars = false; // half the crossbars compute while half are written
+    CimSlicing slicing = CimSlicing::Cells;
+    CimBinding binding = CimBinding::Tile;
 
     int crossbars() const { return cores * crossbarsPerCore; }
     int cellsPerWeight(int dataBits) const { return (dataBits + bitsPerCell - 1) / bitsPerCell; }
-    // Output channels one crossbar holds side by side.
-    int weightColumns(int dataBits) const { return cols / cellsPerWeight(dataBits); }
+    // Output channels one (logical) crossbar holds side by side.
+    int weightColumns(int dataBits) const {
+        return slicing == CimSlicing::Crossbars ? cols : cols / cellsPerWeight(dataBits);
+    }
+    // Physical crossbars of one logical crossbar: each is written row by row.
+    int slices(int dataBits) const {
+        return slicing == CimSlicing::Crossbars ? cellsPerWeight(dataBits) : 1;
+    }
     // Peak MACs per cycle of a tile: every crossbar busy, one product per mvmCycles.
     int peakMacs(int dataBits) const {
         return int(double(crossbars()) * rows * weightColumns(dataBits) / mvmCycles);

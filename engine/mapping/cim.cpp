@@ -71,7 +71,12 @@ CimOrder cimDefaultOrder(const CimBlocks& k, Bytes psumBuffer) {
     return o;
 }
 
-CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
+namespace {
+
+// The order (every permutation x the candidate chunks) with the fewest programmings summed
+// over `cores` (blocks, how many cores have them) whose partial sums, summed alike, fit.
+CimChoice bestOrderOver(const std::vector<std::pair<CimBlocks, Count>>& cores, Bytes psumBuffer) {
+    const CimBlocks& k = cores.front().first;
     std::vector<Count> chunks;
     for (Count x = k.positions; x >= 1; x = x > 1 ? ceilDiv(x, 2) : 0) {
         chunks.push_back(x);
@@ -80,34 +85,48 @@ CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
     chunks.push_back(std::max<Count>(1, std::min(k.rowPositions, k.positions)));
     // Programmings only grow with the chunk count and the partial sums with the chunk, so
     // the largest chunk whose sums fit is the best of an order with the spatial loop
-    // outside the row-block loop (one column block or all of them open); an order with it
-    // inside needs every position's sums anyway and is best with one chunk (P).
-    for (double columns : {double(k.weightColumns), double(k.weightColumns) * k.colBlocks})
+    // outside the row-block loop (one column block or all of them open on every core); an
+    // order with it inside needs every position's sums anyway and is best with one chunk (P).
+    double one = 0, all = 0;
+    for (const auto& [b, n] : cores) {
+        one += double(b.weightColumns) * double(n);
+        all += double(b.weightColumns) * double(b.colBlocks) * double(n);
+    }
+    for (double columns : {one, all})
         chunks.push_back(Count(std::clamp(psumBuffer / (4.0 * columns), 1.0,
                                           double(std::max<Count>(1, k.positions)))));
     constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
     const std::array<std::array<CimLoop, 3>, 6> perms{
         {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};
+    auto cost = [&](const CimOrder& o) {
+        CimChoice c{o, 0, 0};
+        for (const auto& [b, n] : cores) {
+            c.programmings += cimProgrammings(b, o) * n;
+            c.psumBytes += cimPsumBytes(b, o) * double(n);
+        }
+        return c;
+    };
     CimChoice best;
     bool have = false;
     for (Count chunk : chunks)
         for (const auto& loops : perms) {
-            CimOrder o{loops, chunk};
-            const Bytes psum = cimPsumBytes(k, o);
-            if (psum > psumBuffer) continue;
-            const Count p = cimProgrammings(k, o);
-            if (!have || p < best.programmings ||
-                (p == best.programmings && psum < best.psumBytes)) {
-                best = {o, p, psum};
+            const CimChoice c = cost(CimOrder{loops, chunk});
+            if (c.psumBytes > psumBuffer) continue;
+            if (!have || c.programmings < best.programmings ||
+                (c.programmings == best.programmings && c.psumBytes < best.psumBytes)) {
+                best = c;
                 have = true;
             }
         }
-    if (!have) { // cannot happen for a validated template (one crossbar's sums fit); be safe
-        best.order = CimOrder{{C, S, R}, 1};
-        best.programmings = cimProgrammings(k, best.order);
-        best.psumBytes = cimPsumBytes(k, best.order);
-    }
+    // Only when not even one chunk of one column block per core fits: the smallest need.
+    if (!have) best = cost(CimOrder{{C, S, R}, 1});
     return best;
+}
+
+} // namespace
+
+CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
+    return bestOrderOver({{k, 1}}, psumBuffer);
 }
 
 Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count, 4>& tensor) {
@@ -147,19 +166,50 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
     const Count perInvocation = perSample ? std::max<Count>(1, samples) : 1;
     k.positions = std::max<Count>(1, (perSample ? 1 : samples) * outRows * outCols);
     k.rowPositions = std::max<Count>(1, outCols);
-    w.best = cimBestOrder(k, c.psumBufferBytes);
+    // The loop nests that run: one over the tile's crossbars, or one per core over its own
+    // (column blocks dealt to the cores in turn: q or q + 1 each).
+    std::vector<std::pair<CimBlocks, Count>> nests{{k, 1}};
+    if (c.binding == CimBinding::OutputChannels) {
+        CimBlocks per = k;
+        per.crossbars =
+            c.doubleBufferedCrossbars ? std::max(1, c.crossbarsPerCore / 2) : c.crossbarsPerCore;
+        const Count q = k.colBlocks / c.cores, rem = k.colBlocks % c.cores;
+        nests.clear();
+        if (rem > 0) nests.push_back({per, rem}), nests.back().first.colBlocks = q + 1;
+        if (q > 0) nests.push_back({per, c.cores - rem}), nests.back().first.colBlocks = q;
+    }
+    const CimBlocks& busiest = nests.front().first; // the most column blocks
+    w.best = bestOrderOver(nests, c.psumBufferBytes);
     w.best.programmings *= perInvocation;
-    w.defaultProgrammings =
-        cimProgrammings(k, cimDefaultOrder(k, c.psumBufferBytes)) * perInvocation;
-    const Count passes = ceilDiv(k.blocks(), k.crossbars);
-    w.computeCycles = double(passes * k.positions * perInvocation) * c.mvmCycles;
-    const double rowWrite = double(c.rows) * c.writeCyclesPerRow;
-    w.writeCycles = double(ceilDiv(w.best.programmings, c.cores)) * rowWrite;
+    // The default template's cores each fill their share of the partial-sum buffer.
+    Count active = 0;
+    for (const auto& [b, n] : nests)
+        active += n;
+    const CimOrder dflt = cimDefaultOrder(k, c.psumBufferBytes / double(active));
+    w.defaultProgrammings = 0;
+    for (const auto& [b, n] : nests)
+        w.defaultProgrammings += cimProgrammings(b, dflt) * n;
+    w.defaultProgrammings *= perInvocation;
+    w.defaultOrder = dflt;
+    w.passes = ceilDiv(busiest.blocks(), busiest.crossbars);
+    w.footprint = busiest.blocks() * (c.binding == CimBinding::OutputChannels ? c.cores : 1);
+    w.computeCycles = double(w.passes * k.positions * perInvocation) * c.mvmCycles;
+    // A core writes one row of one (physical) crossbar at a time, the cores in parallel.
+    const double rowWrite = double(c.rows) * c.writeCyclesPerRow * c.slices(hw.dataBits);
+    Count busiestWrites = ceilDiv(w.best.programmings, c.cores);
+    Count firstWrites = ceilDiv(std::min<Count>(k.blocks(), k.crossbars), c.cores);
+    if (c.binding == CimBinding::OutputChannels) {
+        busiestWrites = 0;
+        for (const auto& [b, n] : nests)
+            busiestWrites =
+                std::max(busiestWrites, cimProgrammings(b, w.best.order) * perInvocation);
+        firstWrites = std::min<Count>(busiest.blocks(), busiest.crossbars);
+    }
+    w.writeCycles = double(busiestWrites) * rowWrite;
     if (c.doubleBufferedCrossbars) {
         // The first crossbars must be written before anything computes; the rest are
         // written into the idle half while the other half computes.
-        const double first =
-            double(ceilDiv(std::min<Count>(k.blocks(), k.crossbars), c.cores)) * rowWrite;
+        const double first = double(firstWrites) * rowWrite;
         w.exposedWrite =
             std::min(w.writeCycles, first + std::max(0.0, w.writeCycles - first - w.computeCycles));
     } else {
@@ -179,7 +229,8 @@ CimTileWork cimBoxWork(const Layer& l, const Hardware& hw, Count k0, Count k1, C
 }
 
 PicoJoules cimWritePj(const Hardware& hw) {
-    return double(hw.cim.rows) * hw.cim.cols * hw.cim.bitsPerCell * hw.cim.writePjPerBit;
+    return double(hw.cim.rows) * hw.cim.cols * hw.cim.slices(hw.dataBits) * hw.cim.bitsPerCell *
+           hw.cim.writePjPerBit;
 }
 
 Bytes cimCrossbarWeightBytes(const Hardware& hw) {

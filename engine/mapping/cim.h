@@ -69,10 +69,13 @@ Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count,
 // One tile's CIM work for an invocation (mapping/mapper.cpp fills LeafMapping::cim from it).
 struct CimTileWork {
     CimBlocks blocks;
-    CimChoice best;
+    CimChoice best; // programmings summed over the cores' loop nests
     Count defaultProgrammings = 0;
+    CimOrder defaultOrder;
+    Count passes = 1;         // crossbar passes of the busiest loop nest
+    Count footprint = 1;      // crossbars the blocks need to stay programmed (of blocks.crossbars)
     Cycles computeCycles = 0; // crossbar passes x positions x mvm_cycles
-    Cycles writeCycles = 0;   // all programmings of the invocation
+    Cycles writeCycles = 0;   // the busiest core's programmings
     Cycles exposedWrite = 0;  // what the invocation waits for (all of it unless double-buffered)
 };
 

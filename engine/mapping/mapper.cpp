@@ -335,7 +335,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
             // programming reads its crossbar's weights from the buffer, the bias (the
             // weights beyond the matrix, its output channels' share) is read once, outputs
             // are written once.
-            const double passes = std::ceil(double(m.cim.blocksPerTile) / m.cim.crossbars);
+            const double passes = double(m.cim.passes);
             const Count matrix = Count(l.outC) * cg * l.kernelH * l.kernelW;
             const double bias = double(ceilDiv(std::max<Count>(0, l.weightBytes - matrix), pk));
             m.bufferAccessBytes = (I * passes + bias * db + O) * n +
@@ -446,6 +446,8 @@ CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT,
                     c.programmings += cw.best.programmings * tiles;
                     c.programmingsDefault += cw.defaultProgrammings * tiles;
                     c.blocksPerTile = std::max(c.blocksPerTile, cw.blocks.blocks());
+                    c.footprint = std::max(c.footprint, cw.footprint);
+                    c.passes = std::max(c.passes, cw.passes);
                     if (cw.computeCycles + cw.exposedWrite > slowest) {
                         slowest = cw.computeCycles + cw.exposedWrite;
                         c.crossbars = cw.blocks.crossbars;
@@ -454,8 +456,7 @@ CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT,
                         c.exposedWrite = cw.exposedWrite;
                         c.psumBytes = cw.best.psumBytes;
                         c.order = cw.best.order.text();
-                        c.defaultOrder =
-                            cimDefaultOrder(cw.blocks, m_hw.cim.psumBufferBytes).text();
+                        c.defaultOrder = cw.defaultOrder.text();
                     }
                 }
     return c;

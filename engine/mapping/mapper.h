@@ -24,6 +24,8 @@ struct CimLeafMapping {
     bool used = false;
     Count blocksPerTile = 0;         // crossbar blocks of one tile's weights
     int crossbars = 0;               // blocks a tile holds programmed at once
+    Count footprint = 0;             // of those, what its blocks take (one tile, the most)
+    Count passes = 0;                // crossbar passes of a tile (its busiest loop nest)
     Count programmings = 0;          // one invocation from empty crossbars, all tiles
     Count programmingsDefault = 0;   // the same under the default template's loop order
     Cycles computeCycles = 0;        // crossbar passes of the slowest tile

@@ -101,6 +101,8 @@ class TestCim : public QObject {
     void presetFigures();
     void referenceConv();
     void closedFormMatchesEnumeration();
+    void logicalCrossbarsBoundToCores();
+    void perCoreNestsMatchEnumeration();
     void bestOrderIsTheEnumeratedMinimum();
     void dmaRuns();
     void tCutRewritesSCutKeeps();
@@ -196,6 +198,98 @@ void TestCim::closedFormMatchesEnumeration() {
         // The default template enumerated.
         const CimOrder d = cimDefaultOrder(b, hw.cim.psumBufferBytes);
         QCOMPARE(w.defaultProgrammings, enumerate(b, d).programmings);
+    }
+}
+
+// The method's reading of its reference tile: 8-bit weights sliced over 4 crossbars of 2-bit
+// cells (a logical crossbar of 64 x 64 weights), column blocks dealt to the 4 cores in turn.
+void TestCim::logicalCrossbarsBoundToCores() {
+    Network n;
+    n.layers.push_back(conv("conv", 128, 256, 28, 3, -1));
+    n = finish(n);
+    Hardware hw = cimPreset();
+    hw.cim.slicing = CimSlicing::Crossbars;
+    hw.cim.binding = CimBinding::OutputChannels;
+    hw.cim.psumBufferBytes = 4.0 * 784 * 64 * 4; // every core's sums of every position
+    hw.macsPerTile = hw.cim.peakMacs(hw.dataBits);
+    QCOMPARE(hw.macsPerTile, 36 * 64 * 64 / 8);
+    QCOMPARE(cimCrossbarWeightBytes(hw), 4096.0);
+    QCOMPARE(cimWritePj(hw), 64.0 * 64 * 4 * 2 * 2.0); // every slice's cells
+    const CimTileWork w = cimBoxWork(n.layers[0], hw, 0, 256, 1, 28, 28);
+    // By hand: 18 row blocks (1152 / 64), 4 column blocks (256 / 64): one per core, whose
+    // 18 blocks share its 9 crossbars.
+    QCOMPARE(w.blocks.rowBlocks, Count(18));
+    QCOMPARE(w.blocks.colBlocks, Count(4));
+    QCOMPARE(w.footprint, Count(4 * 18)); // more than the tile's 36: not kept across runs
+    QCOMPARE(w.passes, Count(2));
+    // Chosen: the positions innermost, every block written once: 4 x 18.
+    QCOMPARE(w.best.programmings, Count(72));
+    // Default: one output row (28 positions) per spatial tile; each core's 18 blocks on 9
+    // crossbars, 2 each, rewritten for every row: 4 x 9 x 2 x 28.
+    QCOMPARE(w.defaultProgrammings, Count(2016));
+    // Each core writes its own 18 one physical row at a time: 18 x 4 slices x 64 rows x 50.
+    QCOMPARE(w.writeCycles, 18.0 * 4 * 64 * 50);
+    QCOMPARE(w.computeCycles, 2.0 * 784 * 8);
+    // The same blocks on the tile's crossbars in order (the cores sharing one nest): the same
+    // counts here, the write time split over the cores.
+    hw.cim.binding = CimBinding::Tile;
+    const CimTileWork t = cimBoxWork(n.layers[0], hw, 0, 256, 1, 28, 28);
+    QCOMPARE(t.best.programmings, Count(72));
+    QCOMPARE(t.defaultProgrammings, Count(2016));
+    QCOMPARE(t.footprint, Count(72));
+    QCOMPARE(t.writeCycles, 18.0 * 4 * 64 * 50);
+    // The sample template of this reading: the preset with the two keys, its peak and DRAM
+    // following the logical crossbars.
+    auto file = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/cim-logical-4x4.json");
+    QVERIFY2(file.ok(), file.ok() ? "" : file.error().message.c_str());
+    const Hardware preset = cimPreset();
+    QCOMPARE(file->cim.slicing, CimSlicing::Crossbars);
+    QCOMPARE(file->cim.binding, CimBinding::OutputChannels);
+    QCOMPARE(file->cim.crossbars(), preset.cim.crossbars());
+    QCOMPARE(file->cim.rows, preset.cim.rows);
+    QCOMPARE(file->cim.bitsPerCell, preset.cim.bitsPerCell);
+    QCOMPARE(file->macsPerTile, 4 * preset.macsPerTile);
+    QCOMPARE(file->dramBytesPerCycle, 0.5 * file->peakTops() / file->clockGHz);
+}
+
+// Output-channel binding: each core's loop nest over its own column blocks (c mod cores) and
+// crossbars, run literally, gives the counts the closed forms sum; the chosen order is never
+// worse than the default and its summed partial sums fit.
+void TestCim::perCoreNestsMatchEnumeration() {
+    std::mt19937 rng(29);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int trial = 0; trial < 60; ++trial) {
+        Network n;
+        const int c = pick(1, 24), k = pick(1, 60), hwSize = pick(1, 5), kernel = pick(1, 3);
+        n.layers.push_back(conv("conv", c, k, hwSize, kernel, -1));
+        n = finish(n);
+        Hardware hw = cimMesh(1, 1);
+        hw.cim.binding = CimBinding::OutputChannels;
+        hw.cim.slicing = pick(0, 1) ? CimSlicing::Crossbars : CimSlicing::Cells;
+        hw.cim.rows = pick(2, 16);
+        hw.cim.cols = 4 * pick(1, 4);
+        hw.cim.cores = pick(1, 4);
+        hw.cim.crossbarsPerCore = pick(1, 4);
+        hw.cim.psumBufferBytes = 4.0 * hw.cim.weightColumns(8) * hw.cim.cores * pick(1, 40);
+        const CimTileWork w = cimTileWork(n.layers[0], hw, 1, k, c, 1, hwSize, hwSize);
+        const CimBlocks& b = w.blocks;
+        Count chosen = 0, dflt = 0, busiest = 0;
+        for (int core = 0; core < hw.cim.cores; ++core) {
+            CimBlocks mine = b;
+            mine.colBlocks = (b.colBlocks - core + hw.cim.cores - 1) / hw.cim.cores;
+            mine.crossbars = hw.cim.crossbarsPerCore;
+            if (mine.colBlocks == 0) continue;
+            const Count p = enumerate(mine, w.best.order).programmings;
+            chosen += p;
+            busiest = std::max(busiest, p);
+            dflt += enumerate(mine, w.defaultOrder).programmings;
+        }
+        QCOMPARE(w.best.programmings, chosen);
+        QCOMPARE(w.defaultProgrammings, dflt);
+        QVERIFY(w.best.programmings <= w.defaultProgrammings);
+        QVERIFY(w.best.psumBytes <= hw.cim.psumBufferBytes);
+        QCOMPARE(w.writeCycles, double(busiest) * hw.cim.rows * hw.cim.writeCyclesPerRow *
+                                    hw.cim.slices(hw.dataBits));
     }
 }
 

@@ -142,6 +142,8 @@ void TestHardware::jsonRoundTrip() {
     hw.arch = TileArch::Cim;
     hw.cim.rows = 128;
     hw.cim.doubleBufferedCrossbars = true;
+    hw.cim.slicing = CimSlicing::Crossbars;
+    hw.cim.binding = CimBinding::OutputChannels;
     hw.macsPerTile = hw.cim.peakMacs(hw.dataBits); // a cim tile's MACs follow its crossbars
     hw.stripe = 3;
     hw.dramSides = {MeshSide::North};
@@ -155,6 +157,10 @@ void TestHardware::jsonRoundTrip() {
     QCOMPARE(back->arch, TileArch::Cim);
     QCOMPARE(back->cim.rows, 128);
     QVERIFY(back->cim.doubleBufferedCrossbars);
+    QCOMPARE(back->cim.slicing, CimSlicing::Crossbars);
+    QCOMPARE(back->cim.binding, CimBinding::OutputChannels);
+    QCOMPARE(back->cim.weightColumns(8), 64); // a logical crossbar: one cell per weight per slice
+    QCOMPARE(back->cim.slices(8), 4);
     QCOMPARE(back->meshX, 6);
     QCOMPARE(back->dramLatencyCycles, 120.5);
     QCOMPARE(back->maxOutstandingLoads, 7);
@@ -241,6 +247,14 @@ void TestHardware::badTemplates_data() {
         {"cim double buffering not a bool",
          R"({"tile": {"arch": "cim"}, "cim": {"double_buffered_crossbars": 1}})",
          "hw.json: cim.double_buffered_crossbars: expected true or false"},
+        {"cim weight slicing", R"({"tile": {"arch": "cim"}, "cim": {"weight_slicing": "bits"}})",
+         "hw.json: cim.weight_slicing: expected \"cells\" or \"crossbars\""},
+        {"cim core binding", R"({"tile": {"arch": "cim"}, "cim": {"core_binding": 2}})",
+         "hw.json: cim.core_binding: expected \"tile\" or \"output-channels\""},
+        {"cim psum buffer of a logical crossbar",
+         R"({"tile": {"arch": "cim"}, "cim": {"weight_slicing": "crossbars", "psum_buffer_bytes": 128}})",
+         "hw.json: cim.psum_buffer_bytes: must hold one crossbar's partial sums (64 x 4 bytes = "
+         "256)"},
         {"cim slow writes", R"({"tile": {"arch": "cim"}, "cim": {"write_cycles_per_row": 1e7}})",
          "hw.json: cim.write_cycles_per_row: at most 10^6 cycles"},
         {"cim peak beyond range",
