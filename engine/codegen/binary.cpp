@@ -1,11 +1,11 @@
-// program.bin, version 2 (3 with DRAM descriptors): the compact encoding of a Program (layout in
-// docs/isa.md). Every instruction is one fixed-width record of bit-packed fields; its variable
-// tails (multicast tiles, dependencies, buffer regions) are rows of three side tables in the same
-// order, located by the counts in the record. Each table's header gives, per field, a base and a
-// bit width the encoder takes from the program's own minimum and maximum (value = base +
-// the field's bits), so any Program round-trips exactly and a typical one takes a few
-// bits per field. A trailing FNV-1a checksum makes random corruption fail loudly instead
-// of decoding into a different, plausible program.
+// program.bin, version 2 (3 with DRAM descriptors, 4 with cores too): the compact encoding of a
+// Program (layout in docs/isa.md). Every instruction is one fixed-width record of bit-packed
+// fields; its variable tails (multicast tiles, dependencies, buffer regions) are rows of three side
+// tables in the same order, located by the counts in the record. Each table's header gives, per
+// field, a base and a bit width the encoder takes from the program's own minimum and maximum (value
+// = base + the field's bits), so any Program round-trips exactly and a typical one takes a few bits
+// per field. A trailing FNV-1a checksum makes random corruption fail loudly instead of decoding
+// into a different, plausible program.
 #include "codegen/instruction_program.h"
 #include "eval/dram_layout.h"
 
@@ -21,9 +21,12 @@ namespace tilescope {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'C', 'P', 'R', 'O', 'G', '\0'};
-// Version 3 adds a table of DRAM descriptors; a program without them is written as version 2.
+// Version 3 adds a table of DRAM descriptors; version 4 both that table and one of the cores
+// of compute-in-memory instructions. A program without either is written as version 2, one
+// with descriptors only as version 3.
 constexpr std::uint16_t kVersion = 2;
 constexpr std::uint16_t kVersionDram = 3;
+constexpr std::uint16_t kVersionCores = 4;
 
 std::uint32_t fnv1a(const char* data, size_t n) {
     std::uint32_t h = 2166136261u;
@@ -56,6 +59,8 @@ enum BufField { fBufTile, fBufOffset, fBufBytes, fBufWrite, kBufFields };
 enum McastField { fMcastTile, kMcastFields };
 // One row per instruction: its layout + 1 (0: no descriptor), base, runs, run and burst bytes.
 enum DramField { fDramLayout, fDramBase, fDramRuns, fDramRunBytes, fDramBurst, kDramFields };
+// One row per instruction: its core + 1 (0: the tile's own engines).
+enum CoreField { fCore, kCoreFields };
 // Signed fields compare as int64 when the encoder takes their minimum and maximum.
 constexpr bool kInsSigned[kInsFields] = {false, false, true,  false, true, true, false,
                                          false, true,  true,  true,  true, true, true,
@@ -64,6 +69,7 @@ constexpr bool kDepSigned[kDepFields] = {true, false};
 constexpr bool kBufSigned[kBufFields] = {true, false, false, false};
 constexpr bool kMcastSigned[kMcastFields] = {true};
 constexpr bool kDramSigned[kDramFields] = {false, false, false, false, false};
+constexpr bool kCoreSigned[kCoreFields] = {false};
 
 std::uint64_t lowMask(unsigned bits) {
     return bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
@@ -357,9 +363,11 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     Columns<kBufFields> bufs(kBufSigned);
     Columns<kMcastFields> mcast(kMcastSigned);
     Columns<kDramFields> dram(kDramSigned);
+    Columns<kCoreFields> cores(kCoreSigned);
     std::uint64_t nIns = 0, nDeps = 0, nBufs = 0, nMcast = 0;
     std::uint64_t iv[kInsFields], dv[kDepFields], bv[kBufFields], mv[kMcastFields], rv[kDramFields];
-    bool withDram = false;
+    std::uint64_t cv[kCoreFields];
+    bool withDram = false, withCores = false;
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
             instructionValues(i, iv);
@@ -367,6 +375,9 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
             dramValues(i, rv);
             dram.see(rv);
             withDram = withDram || i.layout >= 0;
+            cv[fCore] = std::uint64_t(i.core + 1);
+            cores.see(cv);
+            withCores = withCores || i.core >= 0;
             ++nIns;
             for (const auto& d : i.deps) {
                 depValues(i, d, dv);
@@ -389,11 +400,13 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     bufs.finish();
     mcast.finish();
     dram.finish();
+    cores.finish();
+    withDram = withDram || withCores;
 
     // Pass 2: header, then the four tables.
     Writer w(sink);
     w.out.append(kMagic, sizeof kMagic);
-    w.raw(withDram ? kVersionDram : kVersion, 2);
+    w.raw(withCores ? kVersionCores : withDram ? kVersionDram : kVersion, 2);
     w.str(p.hardwareJson);
     w.str(p.schedule.dump());
     w.raw(p.layers.size(), 4);
@@ -411,6 +424,7 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     w.header(deps, nDeps);
     w.header(bufs, nBufs);
     if (withDram) w.header(dram, nIns);
+    if (withCores) w.header(cores, nIns);
     w.drain();
     for (const auto& t : p.tiles)
         for (const auto& i : t.instructions) {
@@ -452,6 +466,15 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
             }
         w.endTable();
     }
+    if (withCores) {
+        for (const auto& t : p.tiles)
+            for (const auto& i : t.instructions) {
+                cv[fCore] = std::uint64_t(i.core + 1);
+                w.row(cores, cv);
+                w.drainIfFull();
+            }
+        w.endTable();
+    }
     w.finish();
 }
 
@@ -463,7 +486,8 @@ struct InstructionReader {
     const Table<kMcastFields>& mcast;
     const Table<kDepFields>& deps;
     const Table<kBufFields>& bufs;
-    const Table<kDramFields>* dram; // version 3 only
+    const Table<kDramFields>* dram;  // versions 3 and 4
+    const Table<kCoreFields>* cores; // version 4
     size_t layers = 0;
     std::uint64_t row = 0, nextMcast = 0, nextDep = 0, nextBuf = 0;
 
@@ -493,6 +517,14 @@ struct InstructionReader {
             i.runs = rv[fDramRuns];
             i.runBytes = rv[fDramRunBytes];
             i.burstBytes = rv[fDramBurst];
+        }
+        if (cores) {
+            std::uint64_t cv[kCoreFields];
+            const size_t cat = cores->offsetOf(row - 1);
+            cores->row(row - 1, cv);
+            if (cv[fCore] > 1024)
+                return bad(cat, "core index out of range (" + std::to_string(cv[fCore] - 1) + ")");
+            i.core = std::int32_t(cv[fCore]) - 1;
         }
         if (iv[fId] > std::numeric_limits<std::uint32_t>::max())
             return bad(at, "instruction id out of range (" + std::to_string(iv[fId]) + ")");
@@ -581,7 +613,7 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
         return makeError(file, "",
                          "byte 8: program.bin version 1 (the varint encoding) is no longer read; "
                          "export the program again to get version 2");
-    if (version != kVersion && version != kVersionDram)
+    if (version != kVersion && version != kVersionDram && version != kVersionCores)
         return makeError(file, "",
                          "byte 8: unsupported program.bin version " + std::to_string(version));
     if (stored != fnv1a(bytes.data(), body))
@@ -628,10 +660,16 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
     deps.readHeader(r, "dependency table");
     bufs.readHeader(r, "buffer table");
     Table<kDramFields> dram;
-    if (version == kVersionDram) dram.readHeader(r, "DRAM descriptor table");
-    if (!r.failed() && version == kVersionDram && dram.rows != declared)
+    Table<kCoreFields> cores;
+    const bool withDram = version >= kVersionDram, withCores = version >= kVersionCores;
+    if (withDram) dram.readHeader(r, "DRAM descriptor table");
+    if (withCores) cores.readHeader(r, "core table");
+    if (!r.failed() && withDram && dram.rows != declared)
         r.fail("DRAM descriptor table has " + std::to_string(dram.rows) +
                " rows, the tiles declare " + std::to_string(declared));
+    if (!r.failed() && withCores && cores.rows != declared)
+        r.fail("core table has " + std::to_string(cores.rows) + " rows, the tiles declare " +
+               std::to_string(declared));
     if (!r.failed() && ins.rows != declared)
         r.fail("instruction table has " + std::to_string(ins.rows) + " rows, the tiles declare " +
                std::to_string(declared));
@@ -649,13 +687,20 @@ Result<Program> decodeProgram(std::string_view bytes, const std::string& file) {
     place(mcast, "multicast table");
     place(deps, "dependency table");
     place(bufs, "buffer table");
-    if (version == kVersionDram) place(dram, "DRAM descriptor table");
+    if (withDram) place(dram, "DRAM descriptor table");
+    if (withCores) place(cores, "core table");
     if (!r.failed() && r.remaining() != 0)
         r.fail(std::to_string(r.remaining()) + " trailing bytes");
     if (r.failed()) return makeError(file, "", r.error());
 
-    InstructionReader reader{
-        file, ins, mcast, deps, bufs, version == kVersionDram ? &dram : nullptr, p.layers.size()};
+    InstructionReader reader{file,
+                             ins,
+                             mcast,
+                             deps,
+                             bufs,
+                             withDram ? &dram : nullptr,
+                             withCores ? &cores : nullptr,
+                             p.layers.size()};
     for (size_t t = 0; t < p.tiles.size(); ++t) {
         TileProgram& tp = p.tiles[t];
         tp.instructions.resize(size_t(perTile[t]));

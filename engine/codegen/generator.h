@@ -7,6 +7,7 @@
 #include "codegen/codegen.h"
 #include "codegen/tile_buffer.h"
 #include "hw/mesh.h"
+#include "mapping/cim.h"
 
 #include <array>
 #include <map>
@@ -209,7 +210,13 @@ class Generator {
     // Its computes, crossbar writes and stores (generator_compute.cpp).
     std::optional<Error> emitComputeAndStore(Step& cur);
     Result<OutputSlice> emitCompute(Step& cur, size_t a);
-    std::uint32_t emitProgram(const Step& cur, size_t a);
+    // The crossbar writes of act[a]'s tile (core -1), or of one of its cores.
+    std::uint32_t emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core);
+    // Output-channel binding: each core's PROGRAM and COMPUTE but core 0's (which the caller
+    // emits as the tile's COMPUTE), as copies of c; returns their COMPUTE ids.
+    std::vector<std::uint32_t> emitOtherCores(const Step& cur, size_t a, const CimTileWork& work,
+                                              const Instruction& c, const std::vector<Box>& st,
+                                              const StageOrder& order);
     void addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
                         IrWorkload& wl);
     void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const StageOrder& order,

@@ -57,7 +57,10 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     // Compute-in-memory: the crossbars are written (PROGRAM) before the compute, at the
     // first invocation of a segment invocation when they keep the weights, else every time.
-    const std::uint32_t programId = emitProgram(cur, a);
+    const CimTileWork work = m.cim.used
+                                 ? cimBoxWork(ly, m_hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
+                                              ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3])
+                                 : CimTileWork{};
     Instruction c;
     c.op = Op::Compute;
     c.tile = act[a].tile;
@@ -83,6 +86,18 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
     regionRefs(c.buffers, out, true);
+    // Output-channel binding: every core runs its own PROGRAM and COMPUTE; core 0's COMPUTE
+    // stands for the tile's (what the invocation's readers wait for), each of its stages
+    // after the same stage of the other cores.
+    const std::vector<std::uint32_t> others = work.cores.size() > 1
+                                                  ? emitOtherCores(cur, a, work, c, st, order)
+                                                  : std::vector<std::uint32_t>{};
+    if (!work.cores.empty()) {
+        c.core = 0;
+        const double share = double(work.cores[0].colBlocks) / double(work.blocks.colBlocks);
+        c.bytes = out.bytes - std::uint64_t(std::llround(double(out.bytes) * (1 - share)));
+    }
+    const std::uint32_t programId = emitProgram(cur, a, work, c.core);
     const std::uint32_t cid = emit(c, st, order);
     if (programId) fullDep(programId, cid);
     if (!firstBlock) fullDep(psums->lastCompute, cid);
@@ -93,8 +108,14 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     addRegion(act[a].workload, out, "ofmap", cid);
     if (hasWeights && !ws.kept && ws.region[act[a].tile].workload < 0)
         addRegion(act[a].workload, ws.region[act[a].tile], "weights", ws.load[act[a].tile]);
-    // Dependencies on the data it reads, at the stage it first needs.
+    // Dependencies on the data it reads, at the stage it first needs; the other cores read
+    // the same data.
     addComputeDeps(cur, a, st, cid, wl);
+    for (std::uint32_t oc : others) {
+        for (const Dep& d : std::vector<Dep>(at(cid).deps))
+            if (d.id != programId) addDep(d.id, oc, d.stage);
+        addDep(oc, cid, 1);
+    }
     for (auto& ir : inRegions[a]) {
         ir.readers.push_back(cid);
         release(ir);
@@ -125,22 +146,23 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
 // tile waits for. Static weights are written as their LOAD delivers them, at the first
 // invocation of a segment invocation when the leaf keeps them, else every time; a MatMul's
 // operand B every time, once it has arrived.
-std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
+std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core) {
     const LeafMapping& m = cur.m;
     const bool operandB = cur.ly.kind == LayerKind::MatMul;
     if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights))
         return 0;
     const Box& ob = cur.act[a].box;
-    const CimTileWork work = cimBoxWork(cur.ly, m_hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
-                                        ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3]);
+    const Count programmings =
+        core >= 0 ? work.cores[size_t(core)].programmings : work.best.programmings;
     Instruction p;
     p.op = Op::Program;
     p.tile = cur.act[a].tile;
+    p.core = core;
     p.layer = cur.layerIdx;
-    p.bytes =
-        std::uint64_t(std::llround(double(work.best.programmings) * cimCrossbarWeightBytes(m_hw)));
+    p.bytes = std::uint64_t(std::llround(double(programmings) * cimCrossbarWeightBytes(m_hw)));
     p.src = p.dst = p.tile;
-    p.cycles = std::uint64_t(std::ceil(work.exposedWrite));
+    p.cycles = std::uint64_t(
+        std::ceil(core >= 0 ? work.cores[size_t(core)].exposedWrite : work.exposedWrite));
     if (operandB) {
         p.lo = ob.lo;
         p.hi = ob.hi;
@@ -165,6 +187,28 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
     addDep(lid, id, lagStage(stageBoxesOf(lid), stages));
     ws.region[p.tile].readers.push_back(id);
     return id;
+}
+
+std::vector<std::uint32_t> Generator::emitOtherCores(const Step& cur, size_t a,
+                                                     const CimTileWork& work, const Instruction& c,
+                                                     const std::vector<Box>& st,
+                                                     const StageOrder& order) {
+    std::vector<std::uint32_t> ids;
+    const double busiest = std::max(1.0, work.cores[0].computeCycles);
+    for (size_t j = 1; j < work.cores.size(); ++j) {
+        const CimCoreWork& cw = work.cores[j];
+        const std::uint32_t pid = emitProgram(cur, a, work, int(j));
+        Instruction cj = c;
+        cj.core = int(j);
+        cj.bytes = std::uint64_t(
+            std::llround(double(c.bytes) * double(cw.colBlocks) / double(work.blocks.colBlocks)));
+        cj.cycles =
+            std::uint64_t(std::max(1.0, std::ceil(double(c.cycles) * cw.computeCycles / busiest)));
+        const std::uint32_t id = emit(std::move(cj), st, order);
+        if (pid) fullDep(pid, id);
+        ids.push_back(id);
+    }
+    return ids;
 }
 
 // Dependencies of act[a]'s compute cid on the data it reads, at the stage it first needs.

@@ -135,6 +135,7 @@ json instructionJson(const Program& p, const Instruction& i) {
               {"buffers", bufs}};
     if (!i.mcast.empty()) j["mcast"] = i.mcast;
     if (i.layout >= 0) j["dram"] = dramDescriptorJson(i);
+    if (i.core >= 0) j["core"] = i.core;
     return j;
 }
 
@@ -203,6 +204,7 @@ void writeProgramJson(std::ostream& o, const Program& p) {
                 o << ']';
             }
             if (i.layout >= 0) o << ",\"dram\":" << dramDescriptorJson(i).dump();
+            if (i.core >= 0) o << ",\"core\":" << i.core;
             o << '}';
         }
         o << (tp.instructions.empty() ? "]}" : "\n  ]}");
@@ -282,6 +284,13 @@ Result<Program> programFromJson(const json& j, const std::string& file) {
                     i.runBytes = d.value("run_bytes", std::uint64_t(0));
                     i.burstBytes = d.value("burst_bytes", std::uint64_t(0));
                 }
+                if (ji.contains("core")) {
+                    i.core = ji["core"].get<std::int32_t>();
+                    if (i.core < 0)
+                        return makeError(file, place + ".core",
+                                         "must be a core index (got " + std::to_string(i.core) +
+                                             ")");
+                }
                 if (ji.contains("deps"))
                     for (const auto& d : ji["deps"])
                         i.deps.push_back({d.at("id").get<std::uint32_t>(), d.value("stage", 1u)});
@@ -328,6 +337,7 @@ void writeProgramText(std::ostream& o, const Program& p) {
                 o << "," << m;
             o << "  " << i.bytes << " B  x" << i.stages;
             if (i.op == Op::Compute || i.op == Op::Program) o << "  " << i.cycles << " cyc";
+            if (i.core >= 0) o << "  core " << i.core;
             o << "  [" << i.lo[0] << ":" << i.hi[0] << "," << i.lo[1] << ":" << i.hi[1] << ","
               << i.lo[2] << ":" << i.hi[2] << "," << i.lo[3] << ":" << i.hi[3] << "]";
             if (i.layout >= 0)

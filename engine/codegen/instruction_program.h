@@ -69,6 +69,9 @@ struct Instruction {
     // (whole bursts).
     std::int32_t layout = -1;
     std::uint64_t base = 0, runs = 0, runBytes = 0, burstBytes = 0;
+    // A compute-in-memory tile whose cores each run their own stream (docs/isa.md, "Cores"):
+    // the core of a PROGRAM or COMPUTE; -1 for the tile's own engines.
+    std::int32_t core = -1;
     std::vector<Dep> deps;
     std::vector<BufferRef> buffers;
     bool operator==(const Instruction&) const = default;

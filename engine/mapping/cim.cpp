@@ -206,15 +206,29 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
         firstWrites = std::min<Count>(busiest.blocks(), busiest.crossbars);
     }
     w.writeCycles = double(busiestWrites) * rowWrite;
-    if (c.doubleBufferedCrossbars) {
-        // The first crossbars must be written before anything computes; the rest are
-        // written into the idle half while the other half computes.
-        const double first = double(firstWrites) * rowWrite;
-        w.exposedWrite =
-            std::min(w.writeCycles, first + std::max(0.0, w.writeCycles - first - w.computeCycles));
-    } else {
-        w.exposedWrite = w.writeCycles;
-    }
+    // The first crossbars must be written before anything computes; with double buffering
+    // the rest are written into the idle half while the other half computes.
+    auto exposed = [&](Cycles write, Cycles compute, Count first) {
+        if (!c.doubleBufferedCrossbars) return write;
+        const double f = double(first) * rowWrite;
+        return std::min(write, f + std::max(0.0, write - f - compute));
+    };
+    w.exposedWrite = exposed(w.writeCycles, w.computeCycles, firstWrites);
+    if (c.binding == CimBinding::OutputChannels)
+        for (Count j = 0; j < std::min<Count>(c.cores, k.colBlocks); ++j) {
+            const CimBlocks& b =
+                j < k.colBlocks % c.cores ? nests.front().first : nests.back().first;
+            CimCoreWork cw;
+            cw.colBlocks = b.colBlocks;
+            cw.programmings = cimProgrammings(b, w.best.order) * perInvocation;
+            cw.computeCycles =
+                double(ceilDiv(b.blocks(), b.crossbars) * k.positions * perInvocation) *
+                c.mvmCycles;
+            cw.writeCycles = double(cw.programmings) * rowWrite;
+            cw.exposedWrite =
+                exposed(cw.writeCycles, cw.computeCycles, std::min<Count>(b.blocks(), b.crossbars));
+            w.cores.push_back(cw);
+        }
     return w;
 }
 

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace tilescope {
 
@@ -66,6 +67,16 @@ CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer);
 // segment; full rows merge into one run per plane, full planes into one per sample, and so on.
 Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count, 4>& tensor);
 
+// One core's share of a tile's work under output-channel binding: its column blocks (c mod
+// cores == its index) and what its own loop nest costs, per invocation.
+struct CimCoreWork {
+    Count colBlocks = 0;
+    Count programmings = 0;
+    Cycles computeCycles = 0;
+    Cycles writeCycles = 0;
+    Cycles exposedWrite = 0;
+};
+
 // One tile's CIM work for an invocation (mapping/mapper.cpp fills LeafMapping::cim from it).
 struct CimTileWork {
     CimBlocks blocks;
@@ -77,6 +88,9 @@ struct CimTileWork {
     Cycles computeCycles = 0; // crossbar passes x positions x mvm_cycles
     Cycles writeCycles = 0;   // the busiest core's programmings
     Cycles exposedWrite = 0;  // what the invocation waits for (all of it unless double-buffered)
+    // Output-channel binding: every core with column blocks, core 0 first (the busiest: its
+    // figures are the tile's), each running its own instruction stream (docs/isa.md).
+    std::vector<CimCoreWork> cores;
 };
 
 // The tile's share: kT output channels in groupsT groups of kgT (groups == 1: groupsT = 1,

@@ -24,9 +24,16 @@ struct Sim {
     SimResult& result;
     const FlatProgram flat;
     const size_t n;
-    // Engines: per (tile, engine) the queue of its instructions in program order.
+    // Engines: per (tile, engine) the queue of its instructions in program order, then per
+    // (tile, core) a compute-in-memory core's own stream (Instruction::core).
     std::vector<std::vector<size_t>> queue;
     static constexpr size_t loadEngine = size_t(Engine::Load);
+    size_t coreBase = 0, coresPerTile = 0;
+    size_t engineOf(const Instruction& i) const {
+        return i.core >= 0 ? coreBase + size_t(i.tile) * coresPerTile + size_t(i.core)
+                           : size_t(i.tile) * 3 + size_t(i.engine());
+    }
+    bool isLoad(size_t e) const { return e < coreBase && e % 3 == loadEngine; }
     std::vector<size_t> head;
     // Compute and store engines: when their last stage ended. Load engines: when their last
     // stage was issued (a LOAD's stages and up to K LOADs overlap; the resources serialise them).
@@ -112,11 +119,11 @@ struct Sim {
         result.total = n;
         result.busy.assign(size_t(mesh.tiles()), {0, 0, 0});
         result.linkBytes.assign(size_t(mesh.linkCount()), 0);
-        queue.resize(size_t(mesh.tiles()) * 3);
-        for (size_t k = 0; k < n; ++k) {
-            const Instruction& i = *flat.ins[k];
-            queue[size_t(i.tile) * 3 + size_t(i.engine())].push_back(k);
-        }
+        coreBase = size_t(mesh.tiles()) * 3;
+        coresPerTile = hw.arch == TileArch::Cim ? size_t(hw.cim.cores) : 0;
+        queue.resize(coreBase + size_t(mesh.tiles()) * coresPerTile);
+        for (size_t k = 0; k < n; ++k)
+            queue[engineOf(*flat.ins[k])].push_back(k);
         head.assign(queue.size(), 0);
         waitsGrant.assign(queue.size(), 0);
         dramEngine = queue.size();
@@ -148,7 +155,7 @@ struct Sim {
         // A STORE holds its in-order engine until the DRAM takes it: the SENDs queued behind
         // it need it as soon as they do.
         for (size_t e = 0; e < queue.size(); ++e) {
-            if (e % 3 == loadEngine) continue;
+            if (isLoad(e)) continue;
             std::uint32_t after = std::numeric_limits<std::uint32_t>::max();
             for (auto it = queue[e].rbegin(); it != queue[e].rend(); ++it) {
                 if (flat.ins[*it]->op == Op::Store) needAt[*it] = std::min(needAt[*it], after);
@@ -199,7 +206,7 @@ struct Sim {
         const Instruction& i = *flat.ins[k];
         const std::uint32_t j = posted[k]; // next stage, 0-based
         Cycles start = engineFree[e];
-        if (e % 3 == loadEngine && j == 0 && head[e] >= maxLoads) {
+        if (isLoad(e) && j == 0 && head[e] >= maxLoads) {
             const size_t q = queue[e][head[e] - maxLoads];
             if (done[q] < flat.ins[q]->stages) {
                 waiters[q].push_back(e);
@@ -344,7 +351,7 @@ struct Sim {
                 i.op == Op::Store ? transfer(k, i, j, start, 1.0 / i.stages) : start;
             dramQ.push({needAt[k], j, k, e, start, linkEnd});
             requestDram(start);
-            if (e % 3 == loadEngine) { // up to maxLoads LOADs in flight
+            if (isLoad(e)) { // up to maxLoads LOADs in flight
                 engineFree[e] = start;
                 if (posted[k] == i.stages) ++head[e];
                 consider(e);
@@ -359,7 +366,7 @@ struct Sim {
             end = start + double(i.cycles) / i.stages;
         else if (i.op == Op::Send)
             end = transfer(k, i, j, start, 1.0 / i.stages);
-        engineFree[e] = e % 3 == loadEngine ? start : end;
+        engineFree[e] = isLoad(e) ? start : end;
         if (posted[k] == i.stages) ++head[e];
         consider(e);
         endStage(k, e, start, end);
@@ -371,8 +378,11 @@ struct Sim {
         stageEnd[stageAt[k] + done[k]] = end;
         finish[k] = std::max(finish[k], end);
         ++done[k];
+        // A core's busy time counts as its share of the tile's compute engine.
         if (end > std::max(start, busyUntil[e]))
-            result.busy[size_t(i.tile)][size_t(i.engine())] += end - std::max(start, busyUntil[e]);
+            result.busy[size_t(i.tile)][size_t(i.engine())] +=
+                (end - std::max(start, busyUntil[e])) /
+                (e >= coreBase ? double(coresPerTile) : 1.0);
         busyUntil[e] = std::max(busyUntil[e], end);
         result.delay = std::max(result.delay, end);
         if (done[k] == i.stages) {

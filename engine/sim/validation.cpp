@@ -56,6 +56,15 @@ std::optional<Error> checkInstruction(const Instruction& i, const FlatProgram& f
         if (m < 0 || m >= tiles)
             return bad(i.id,
                        "multicast destination tile:" + std::to_string(m) + " outside the mesh");
+    if (i.core >= 0) {
+        if (i.op != Op::Compute && i.op != Op::Program)
+            return bad(i.id,
+                       std::string(toString(i.op)) + " runs on the tile's engines, not a core");
+        if (hw.arch != TileArch::Cim || i.core >= hw.cim.cores)
+            return bad(i.id, "core " + std::to_string(i.core) + " outside the tile's " +
+                                 std::to_string(hw.arch == TileArch::Cim ? hw.cim.cores : 0) +
+                                 " compute-in-memory cores");
+    }
     switch (i.op) {
     case Op::Load:
         if (i.dst != i.tile)
