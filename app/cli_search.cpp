@@ -480,6 +480,8 @@ int runMapping(const Args& a) {
                     static_cast<long long>(c.blocksPerTile), c.crossbars,
                     formatBytes(c.psumBytes).c_str(),
                     formatBytes(in->hw.cim.psumBufferBytes).c_str());
+        std::printf("reads       %s of input windows from the buffer (all tiles)\n",
+                    formatBytes(c.inputReads).c_str());
         std::printf("programs    %lld (order %s); default template %lld (order %s)\n",
                     static_cast<long long>(c.programmings), c.order.c_str(),
                     static_cast<long long>(c.programmingsDefault), c.defaultOrder.c_str());

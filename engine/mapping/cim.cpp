@@ -34,9 +34,52 @@ std::string CimOrder::text() const {
     for (CimLoop l : loops) {
         if (!s.empty()) s += ' ';
         s += char(l);
-        if (l == CimLoop::Space) s += std::to_string(chunk);
+        if (l != CimLoop::Space) continue;
+        s += boxed() ? std::to_string(box[0]) + "x" + std::to_string(box[1]) + "x" +
+                           std::to_string(box[2])
+                     : std::to_string(chunk);
     }
     return s;
+}
+
+Count CimOrder::chunks(const CimBlocks& k) const {
+    if (boxed() && k.boxed())
+        return ceilDiv(k.space.samples, box[0]) * ceilDiv(k.space.rows, box[1]) *
+               ceilDiv(k.space.cols, box[2]);
+    return (k.positions + chunk - 1) / chunk;
+}
+
+Bytes cimInputReads(const CimBlocks& k, const CimOrder& o) {
+    const CimSpace& sp = k.space;
+    if (!k.boxed()) return double(k.colBlocks) * double(k.positions) * sp.pixelBytes;
+    auto rowsOf = [&](Count h) { return double((h - 1) * sp.strideH + sp.spanH); };
+    auto colsOf = [&](Count w) { return double((w - 1) * sp.strideW + sp.spanW); };
+    // Sum over the boxes of one axis of a per-length window: full boxes and the remainder.
+    auto axis = [](Count extent, Count len, auto window) {
+        return double(extent / len) * window(len) + (extent % len ? window(extent % len) : 0.0);
+    };
+    double pixels = 0;
+    if (o.boxed()) {
+        pixels = axis(sp.samples, o.box[0], [](Count n) { return double(n); }) *
+                 axis(sp.rows, o.box[1], rowsOf) * axis(sp.cols, o.box[2], colsOf);
+    } else {
+        // Consecutive positions: a chunk within one row reads its columns' window, one
+        // spanning rows of a sample reads those rows whole, one spanning samples reads the
+        // whole planes it touches.
+        const Count plane = sp.rows * sp.cols;
+        for (Count p0 = 0; p0 < k.positions; p0 += o.chunk) {
+            const Count p1 = std::min(k.positions, p0 + o.chunk) - 1;
+            const Count n0 = p0 / plane, n1 = p1 / plane;
+            const Count h0 = p0 % plane / sp.cols, h1 = p1 % plane / sp.cols;
+            if (n0 != n1)
+                pixels += double(n1 - n0 + 1) * rowsOf(sp.rows) * colsOf(sp.cols);
+            else if (h0 != h1)
+                pixels += rowsOf(h1 - h0 + 1) * colsOf(sp.cols);
+            else
+                pixels += rowsOf(1) * colsOf(p1 % sp.cols - p0 % sp.cols + 1);
+        }
+    }
+    return double(k.colBlocks) * pixels * sp.pixelBytes;
 }
 
 Count cimProgrammings(const CimBlocks& k, const CimOrder& o) {
@@ -95,31 +138,64 @@ CimChoice bestOrderOver(const std::vector<std::pair<CimBlocks, Count>>& cores, B
     for (double columns : {one, all})
         chunks.push_back(Count(std::clamp(psumBuffer / (4.0 * columns), 1.0,
                                           double(std::max<Count>(1, k.positions)))));
+    std::vector<CimOrder> spaces;
+    for (Count chunk : chunks)
+        spaces.push_back(CimOrder{{}, chunk});
+    if (k.boxed()) { // the method's split loops: halvings of each axis
+        auto halvings = [](Count x) {
+            std::vector<Count> out;
+            for (; x > 1; x = ceilDiv(x, 2))
+                out.push_back(x);
+            out.push_back(1);
+            return out;
+        };
+        for (Count n : halvings(k.space.samples))
+            for (Count h : halvings(k.space.rows))
+                for (Count w : halvings(k.space.cols))
+                    spaces.push_back(CimOrder{{}, n * h * w, {n, h, w}});
+    }
     constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
     const std::array<std::array<CimLoop, 3>, 6> perms{
         {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};
     auto cost = [&](const CimOrder& o) {
-        CimChoice c{o, 0, 0};
+        CimChoice c{o, 0, 0, 0};
         for (const auto& [b, n] : cores) {
             c.programmings += cimProgrammings(b, o) * n;
             c.psumBytes += cimPsumBytes(b, o) * double(n);
         }
         return c;
     };
-    CimChoice best;
-    bool have = false;
-    for (Count chunk : chunks)
+    // The fewest programmings first; the memory accesses (independent of the loop order)
+    // only for the chunkings that reach them.
+    std::vector<CimChoice> fit;
+    for (CimOrder o : spaces)
         for (const auto& loops : perms) {
-            const CimChoice c = cost(CimOrder{loops, chunk});
-            if (c.psumBytes > psumBuffer) continue;
-            if (!have || c.programmings < best.programmings ||
-                (c.programmings == best.programmings && c.psumBytes < best.psumBytes)) {
-                best = c;
-                have = true;
-            }
+            o.loops = loops;
+            const CimChoice c = cost(o);
+            if (c.psumBytes <= psumBuffer) fit.push_back(c);
         }
     // Only when not even one chunk of one column block per core fits: the smallest need.
-    if (!have) best = cost(CimOrder{{C, S, R}, 1});
+    if (fit.empty()) {
+        CimChoice c = cost(CimOrder{{C, S, R}, 1});
+        for (const auto& [b, n] : cores)
+            c.inputReads += cimInputReads(b, c.order) * double(n);
+        return c;
+    }
+    Count least = fit.front().programmings;
+    for (const CimChoice& c : fit)
+        least = std::min(least, c.programmings);
+    CimChoice best;
+    bool have = false;
+    for (CimChoice& c : fit) {
+        if (c.programmings != least) continue;
+        for (const auto& [b, n] : cores)
+            c.inputReads += cimInputReads(b, c.order) * double(n);
+        if (!have || c.inputReads < best.inputReads ||
+            (c.inputReads == best.inputReads && c.psumBytes < best.psumBytes)) {
+            best = c;
+            have = true;
+        }
+    }
     return best;
 }
 
@@ -166,6 +242,16 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
     const Count perInvocation = perSample ? std::max<Count>(1, samples) : 1;
     k.positions = std::max<Count>(1, (perSample ? 1 : samples) * outRows * outCols);
     k.rowPositions = std::max<Count>(1, outCols);
+    k.space.samples = std::max<Count>(1, perSample ? 1 : samples);
+    k.space.rows = std::max<Count>(1, outRows);
+    k.space.cols = std::max<Count>(1, outCols);
+    if (conv) {
+        k.space.strideH = std::max(1, l.strideH);
+        k.space.strideW = std::max(1, l.strideW);
+        k.space.spanH = (std::max(1, l.kernelH) - 1) * std::max(1, l.dilationH) + 1;
+        k.space.spanW = (std::max(1, l.kernelW) - 1) * std::max(1, l.dilationW) + 1;
+    }
+    k.space.pixelBytes = double(std::max<Count>(1, cg) * groupsT) * hw.dataBits / 8.0;
     // The loop nests that run: one over the tile's crossbars, or one per core over its own
     // (column blocks dealt to the cores in turn: q or q + 1 each).
     std::vector<std::pair<CimBlocks, Count>> nests{{k, 1}};

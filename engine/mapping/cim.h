@@ -19,6 +19,15 @@ namespace tilescope {
 // channels x kernel, `rows` to a crossbar. Block b = c * nR + r (column c, row block r).
 // With groups each group has its own blocks; groups small enough share a crossbar
 // block-diagonally (then nR = 1 and a "column block" is a crossbar of packed groups).
+// The positions as a box (samples x output rows x output columns, positions = their product
+// when known) and the input window one output box needs, for the memory accesses of a
+// spatial chunk: (h - 1) x stride + span input rows for h output rows, alike for columns.
+struct CimSpace {
+    Count samples = 0, rows = 0, cols = 0; // 0: the positions are a plain count
+    int strideH = 1, strideW = 1, spanH = 1, spanW = 1;
+    double pixelBytes = 0; // one input pixel of the tile's input channels
+};
+
 struct CimBlocks {
     Count rowBlocks = 1;    // nR
     Count colBlocks = 1;    // nC
@@ -26,7 +35,11 @@ struct CimBlocks {
     Count rowPositions = 1; // positions of one output row: the default template's spatial tile
     int crossbars = 1;      // X: blocks the tile holds programmed at once
     int weightColumns = 1;  // wc: output channels of one crossbar
+    CimSpace space;
     Count blocks() const { return rowBlocks * colBlocks; }
+    bool boxed() const {
+        return space.samples > 0 && space.samples * space.rows * space.cols == positions;
+    }
 };
 
 enum class CimLoop : char { Space = 's', Col = 'c', Row = 'r' };
@@ -35,11 +48,18 @@ enum class CimLoop : char { Space = 's', Col = 'c', Row = 'r' };
 // outermost first. At each iteration the block (r, c) must be programmed in crossbar
 // b mod X (direct-mapped: programming it evicts whatever that crossbar held), then
 // computes the chunk's positions.
+// The spatial loop either runs over chunks of `chunk` consecutive positions (samples, then
+// rows, then columns), or, with `box` set, over boxes of box[0] samples x box[1] output
+// rows x box[2] output columns (the method's split loops N_o/N_i, H_o/H_i, W_o/W_i;
+// chunk = their product, the last box of each axis shorter).
 struct CimOrder {
     std::array<CimLoop, 3> loops{CimLoop::Space, CimLoop::Col, CimLoop::Row};
     Count chunk = 1;
-    Count chunks(const CimBlocks& k) const { return (k.positions + chunk - 1) / chunk; }
-    std::string text() const; // "s16 c r": the loops outermost first, s with its chunk
+    std::array<Count, 3> box{0, 0, 0};
+    bool boxed() const { return box[0] > 0; }
+    Count chunks(const CimBlocks& k) const;
+    // "s16 c r": the loops outermost first, s with its chunk ("s1x4x28": a box, n x h x w)
+    std::string text() const;
 };
 
 // Programmings (crossbar writes) of one invocation starting from empty crossbars, closed
@@ -56,10 +76,16 @@ struct CimChoice {
     CimOrder order;
     Count programmings = 0;
     Bytes psumBytes = 0;
+    Bytes inputReads = 0; // input window bytes the cores read from the buffer
 };
+// Memory accesses of a spatial chunking: every column block reads each chunk's input window
+// (halo included) once, nC x the sum of the chunks' windows. Without a box geometry, the
+// positions' count times one pixel each.
+Bytes cimInputReads(const CimBlocks& k, const CimOrder& o);
 // The order (six loop permutations x spatial chunks of P, P/2, ..., 1, one row and the
-// largest chunks whose sums fit) with the fewest programmings whose partial sums fit; ties:
-// the smaller partial-sum need.
+// largest chunks whose sums fit, and boxes of the halvings of the samples, rows and columns)
+// with the fewest programmings whose partial sums fit; ties: the fewer memory accesses
+// (cimInputReads), then the smaller partial-sum need.
 CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer);
 
 // Contiguous runs of a window inside a tensor stored row-major with the last dimension

@@ -445,6 +445,7 @@ CimLeafMapping Mapper::cimMapping(const Layer& l, int batch, Count kT, Count bT,
                     const Count tiles = nk * nb * nh * nw;
                     c.programmings += cw.best.programmings * tiles;
                     c.programmingsDefault += cw.defaultProgrammings * tiles;
+                    c.inputReads += cw.best.inputReads * double(tiles);
                     c.blocksPerTile = std::max(c.blocksPerTile, cw.blocks.blocks());
                     c.footprint = std::max(c.footprint, cw.footprint);
                     c.passes = std::max(c.passes, cw.passes);

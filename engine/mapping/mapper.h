@@ -32,6 +32,7 @@ struct CimLeafMapping {
     Cycles writeCycles = 0;          // its programmings
     Cycles exposedWrite = 0;         // the part of LeafMapping::cycles spent waiting for writes
     Bytes psumBytes = 0;             // partial-sum buffer the chosen order needs
+    Bytes inputReads = 0;            // its memory accesses, all tiles (cimInputReads)
     std::string order, defaultOrder; // loops outermost first, e.g. "c s784 r"
 };
 

@@ -78,6 +78,11 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
                     {"default_loop_order", c.defaultOrder},
                     {"psum_bytes", c.psumBytes},
                     {"psum_buffer_bytes", hw.cim.psumBufferBytes},
+                    {"input_read_bytes", c.inputReads},
+                    {"weight_slicing",
+                     hw.cim.slicing == CimSlicing::Crossbars ? "crossbars" : "cells"},
+                    {"core_binding",
+                     hw.cim.binding == CimBinding::OutputChannels ? "output-channels" : "tile"},
                     {"compute_cycles", c.computeCycles},
                     {"write_cycles", c.writeCycles},
                     {"exposed_write_cycles", c.exposedWrite}};

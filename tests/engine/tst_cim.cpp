@@ -105,6 +105,7 @@ class TestCim : public QObject {
     void closedFormMatchesEnumeration();
     void logicalCrossbarsBoundToCores();
     void perCoreStreams();
+    void spatialBoxesReadLess();
     void perCoreNestsMatchEnumeration();
     void bestOrderIsTheEnumeratedMinimum();
     void dmaRuns();
@@ -253,6 +254,30 @@ void TestCim::logicalCrossbarsBoundToCores() {
     QCOMPARE(file->cim.bitsPerCell, preset.cim.bitsPerCell);
     QCOMPARE(file->macsPerTile, 4 * preset.macsPerTile);
     QCOMPARE(file->dramBytesPerCycle, 0.5 * file->peakTops() / file->clockGHz);
+}
+
+// The method's split spatial loops (samples, rows and columns apart): among the orders with
+// the fewest programmings the one whose chunks read the least input window wins. A 3x3 conv
+// of 16 channels on 28 x 28: 3 row blocks and 1 column block stay programmed whatever the
+// order (3 programmings), and 8 KiB of partial sums hold 128 positions of 16 channels.
+void TestCim::spatialBoxesReadLess() {
+    Network n;
+    n.layers.push_back(conv("conv", 16, 16, 28, 3, -1));
+    n = finish(n);
+    const Hardware hw = cimPreset();
+    const CimTileWork w = cimBoxWork(n.layers[0], hw, 0, 16, 1, 28, 28);
+    QCOMPARE(w.best.programmings, Count(3));
+    // Boxes of 14 rows x 7 columns (98 positions): 8 windows of 16 x 9 pixels, 1152 pixels
+    // of 16 bytes; 7 x 14 reads the same and comes later.
+    QCOMPARE(w.best.order.box, (std::array<Count, 3>{1, 14, 7}));
+    QCOMPARE(w.best.inputReads, 1152.0 * 16);
+    QCOMPARE(w.best.order.text(), std::string("c s1x14x7 r"));
+    // 128 consecutive positions instead (the largest chunk whose sums fit): chunks of 5, 6,
+    // 5, 6, 5, 6 rows read 7 or 8 input rows of 30 columns, the last 16 positions of row 27
+    // read 3 rows of 18: 3 x 210 + 3 x 240 + 54 = 1404 pixels.
+    CimOrder linear{{CimLoop::Col, CimLoop::Space, CimLoop::Row}, 128};
+    QCOMPARE(cimInputReads(w.blocks, linear), 1404.0 * 16);
+    QCOMPARE(cimProgrammings(w.blocks, linear), Count(3));
 }
 
 // Output-channel binding in the exported program: every core of a tile runs its own PROGRAM
