@@ -38,7 +38,10 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     WeightState& ws = m_weightState[size_t(v.layer)];
     const Box& ob = act[a].box;
     const StageOrder order = m_geometry.computeOrder(v.layer, ob, loadsWeights);
-    std::vector<Box> st = splitBox(ob, order, m_maxStages);
+    // Its stages: its output box's bytes at the data width (partial sums or not), which its
+    // STORE shares.
+    const int budget = m_geometry.stagesOf(ob);
+    std::vector<Box> st = splitBox(ob, order, budget);
     // Input-channel blocks add to partial sums the tile keeps from the first block of an
     // output box to the last, at the accumulator width (docs/cost-model.md §2b).
     PartialSums* psums = m.reduces() ? &m_partialSums[{v.layer, act[a].tile}] : nullptr;
@@ -83,7 +86,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
     regionRefs(c.buffers, out, true);
-    const std::uint32_t cid = emit(c, st, order);
+    const std::uint32_t cid = emit(c, st, order, budget);
     if (programId) fullDep(programId, cid);
     if (!firstBlock) fullDep(psums->lastCompute, cid);
     IrWorkload& wl = irOf(act[a].workload);
@@ -144,7 +147,8 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
     if (operandB) {
         p.lo = ob.lo;
         p.hi = ob.hi;
-        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, m_maxStages), kActOrder);
+        const int budget = m_geometry.stagesOf(ob);
+        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, budget), kActOrder, budget);
         for (const auto& wr : cur.writers[a][1])
             fullDep(wr.id, id);
         for (const auto& lr : cur.local[a])
@@ -157,8 +161,11 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a) {
     p.lo = wb.lo;
     p.hi = wb.hi;
     regionRefs(p.buffers, ws.region[p.tile], false);
-    const std::vector<Box> stages = splitBox(wb, kWeightOrder, m_maxStages);
-    const std::uint32_t id = emit(p, stages, kWeightOrder);
+    // Staged as the weight LOAD of the same output channels (its weights' bytes).
+    const int budget =
+        m_geometry.stagesOf(bytesOf(m_geometry.weightElems(cur.v.layer, ob.lo[1], ob.hi[1])));
+    const std::vector<Box> stages = splitBox(wb, kWeightOrder, budget);
+    const std::uint32_t id = emit(p, stages, kWeightOrder, budget);
     // Crossbars are written as their weights arrive: stage j waits for the LOAD stages
     // that carry its output channels.
     const std::uint32_t lid = ws.load[p.tile];
@@ -239,7 +246,7 @@ void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
     const Layer& ly = m_net.layers[size_t(cur.v.layer)];
     describeDram(s, outputLayout(cur.v.layer), {m_totalBatch, ly.outC, ly.outH, ly.outW});
     regionRefs(s.buffers, out, false);
-    const std::uint32_t sid = emit(s, st, order);
+    const std::uint32_t sid = emit(s, st, order, m_geometry.stagesOf(ob));
     addDep(cid, sid, 1);
     ps.region.readers.push_back(sid);
     m_stores[size_t(cur.v.layer)].push_back({ob, sid});

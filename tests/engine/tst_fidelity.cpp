@@ -56,6 +56,8 @@ class TestFidelity : public QObject {
     void dramRuns();
     void loadOrders_data();
     void loadOrders();
+    void stageBytes_data();
+    void stageBytes();
 
   private:
     // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
@@ -233,6 +235,20 @@ void TestFidelity::loadOrders_data() {
 }
 
 void TestFidelity::loadOrders() {
+    agreement();
+}
+
+// Stages sized by the template (tile.stage_bytes; docs/isa.md, "Stage granularity"): an
+// instruction of B bytes in ceil(B / N) stages, from many small ones (N = 256: most transfers
+// at the 64-stage limit) to whole instructions (N = 65536: most in one stage), in the
+// program's dependencies and the estimate's pacing alike.
+void TestFidelity::stageBytes_data() {
+    sampleRows({"edge+stage256", "edge+stage4096", "edge+stage65536", "testchip+stage256",
+                "testchip+stage4096", "testchip+stage65536"},
+               {"mobilenet_v2", "resnet50", "googlenet"}, {"ls1", "ls8", "sa8"});
+}
+
+void TestFidelity::stageBytes() {
     agreement();
 }
 
