@@ -316,7 +316,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     perInputTiles(mesh, ly.inputs.size(), producers, sent, recv);
     thread_local SendLog sends;
     sends.clear();
-    double actDelivered = 0, largestPiece = 0;
+    double actDelivered = 0;
     traffic.pace.assign(ly.inputs.size(), {});
     if (mesh.dramRuns().active()) traffic.inRuns.assign(ly.inputs.size(), {});
     thread_local LeafTraffic::LayoutRuns noRuns;
@@ -374,7 +374,6 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                     [&](size_t sl, const Box& box, std::span<const size_t> to) {
                         if (pacing) probe.piece(geo, sl, box, to);
                         const double bytes = double(geo.bytesOf(box.volume()));
-                        largestPiece = std::max(largestPiece, bytes);
                         dst.clear();
                         bool leaves = false;
                         for (size_t a : to) {
@@ -415,7 +414,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     traffic.storedMax = *std::max_element(stored.begin(), stored.end());
     traffic.nocPaced = sends.paced(mesh);
     traffic.nocPacedPiece = sends.pieceTime();
-    traffic.sendStages = geo.stagesOf(std::uint64_t(largestPiece));
+    traffic.sendStages = geo.stagesOf(std::uint64_t(sends.largestPiece()));
     traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
     if (traffic.nocPaced > 0) sends.pacedByInput(mesh, traffic.pacedByInput);
     act.addFrom(noc), act.addFrom(nocSame); // the pieces' bytes (see the piece callback)
