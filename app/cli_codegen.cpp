@@ -3,6 +3,7 @@
 // and the replay of
 // such a program with the summary a chip bring-up engineer checks first.
 #include "cli_commands.h"
+#include "cli_search.h"
 #include "hw/mesh.h"
 #include "model/model_loader.h"
 #include "pipeline/export.h"
@@ -56,6 +57,7 @@ int runExportInstructions(const Args& a) {
         if (!f) throw UsageError{"--formats: " + f.error().message};
         formats = *f;
     }
+    const std::optional<long long> stageBytes = stageBytesArg(a);
 
     auto text = readFile(path);
     if (!text) return userError(text.error().message);
@@ -80,6 +82,7 @@ int runExportInstructions(const Args& a) {
     Result<Hardware> hw =
         hwj.is_string() ? loadHardware(hwj.get<std::string>()) : parseHardware(hwj, path + " (hw)");
     if (!hw) return userError(hw.error().message);
+    if (stageBytes) hw->stageBytes = *stageBytes; // the program's stages (docs/isa.md)
     Result<RATree> tree =
         doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
             ? parseTreeDocument(doc.dump(), *net, path)

@@ -93,7 +93,9 @@ std::optional<Inputs> loadInputs(const Args& a, int& status) {
     Inputs in;
     in.modelPath = modelArg(a);
     in.hwName = required(a, "--hw");
+    const std::optional<long long> stageBytes = stageBytesArg(a);
     if (!loadModelAndHardware(in, importOptions(a), status)) return std::nullopt;
+    if (stageBytes) in.hw.stageBytes = *stageBytes;
     auto sha = sha256File(in.modelPath);
     in.modelSha = sha ? *sha : "";
     return in;
@@ -216,6 +218,13 @@ long long parseInteger(const std::string& opt, const std::string& v, long long m
         throw UsageError{opt + " must be between " + std::to_string(min) + " and " +
                          std::to_string(max)};
     return i;
+}
+
+std::optional<long long> stageBytesArg(const Args& a) {
+    if (!a.has("--stage-bytes")) return std::nullopt;
+    const long long n = parseInteger("--stage-bytes", a.get("--stage-bytes"), 0, 1000000000);
+    if (n == 0) return std::nullopt;
+    return n;
 }
 
 // "n,m": the exponents of E^n x D^m, non-negative and not both zero.

@@ -19,6 +19,9 @@ long long parseInteger(const std::string& opt, const std::string& v, long long m
 // "n,m": the exponents of E^n x D^m, non-negative and not both zero.
 Objective parseObjective(const Args& a);
 std::optional<int> batchArg(const Args& a);
+// --stage-bytes N (docs/cli.md): the template's tile.stage_bytes for this run (evaluate,
+// anneal, compare, export-instructions); nothing for 0 or absent (the template's own).
+std::optional<long long> stageBytesArg(const Args& a);
 
 struct Inputs {
     std::string modelPath, modelSha, hwName;

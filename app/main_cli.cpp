@@ -49,6 +49,8 @@ also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 evaluate, anneal and compare take --layouts auto|nchw|nhwc|chwn|nchwc (default auto: planned)
 and --pin-layout TENSOR=LAYOUT (repeatable): the DRAM layout of every feature map where the
 template has a run model (dram.burst_bytes, dram.run_overhead_cycles; docs/cost-model.md §4b).
+evaluate, anneal, compare and export-instructions take --stage-bytes N: the template's
+tile.stage_bytes (an instruction of B bytes in ceil(B / N) stages, 1 to 64; 0: the template's).
 generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
 lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
 the KV cache size (docs/cli.md); the sequence and past axes are found from the graph.
@@ -71,21 +73,26 @@ int main(int argc, char** argv) {
         {"evaluate",
          {runEvaluate,
           {"--hw", "--tree", "--batch", "--objective", "--json", "--dim", "--layouts",
-           "--pin-layout"},
+           "--pin-layout", "--stage-bytes"},
           {}}},
         {"anneal",
          {runAnneal,
-          {"--hw",    "--batch",        "--objective",      "--seed",     "--beta",      "--t0",
-           "--alpha", "--mode",         "--chains",         "--threads",  "--pin",       "--init",
-           "--json",  "--tree-out",     "--iterations",     "--min-util", "--time",      "--warmup",
-           "--dim",   "--chiplet-cost", "--chiplet-chains", "--layouts",  "--pin-layout"},
+          {"--hw",       "--batch",        "--objective",
+           "--seed",     "--beta",         "--t0",
+           "--alpha",    "--mode",         "--chains",
+           "--threads",  "--pin",          "--init",
+           "--json",     "--tree-out",     "--iterations",
+           "--min-util", "--time",         "--warmup",
+           "--dim",      "--chiplet-cost", "--chiplet-chains",
+           "--layouts",  "--pin-layout",   "--stage-bytes"},
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
           {"--hw",           "--batch",          "--objective", "--seed",       "--beta",
            "--json",         "--chains",         "--threads",   "--iterations", "--min-util",
            "--time",         "--warmup",         "--t0",        "--alpha",      "--dim",
-           "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout"},
+           "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout",
+           "--stage-bytes"},
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,
@@ -96,7 +103,8 @@ int main(int argc, char** argv) {
            "--export",   "--formats",  "--weights"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
-        {"export-instructions", {runExportInstructions, {"--out", "--formats"}, {}}},
+        {"export-instructions",
+         {runExportInstructions, {"--out", "--formats", "--stage-bytes"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
         {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},
         {"sweep-merge", {runSweepMerge, {}, {}}},

@@ -21,9 +21,6 @@
 namespace tilescope {
 
 struct CodegenOptions {
-    // Units an instruction is cut into for fine-grained dependencies (per transfer and per
-    // compute); more stages overlap load, compute and store better at the cost of events.
-    int maxStages = kMaxStages;
     // Load all weights of a segment at its start (when the buffers allow), not at each
     // leaf's first invocation.
     bool prefetchWeights = true;

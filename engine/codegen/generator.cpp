@@ -11,7 +11,6 @@ namespace tilescope {
 Result<CodegenResult> Generator::run() {
     m_result.layout = analyseSchedule(m_ctx, m_tree, m_totalBatch, m_evalOpt);
     if (!m_schedule.valid) return Error{"invalid schedule: " + m_schedule.reason};
-    m_maxStages = std::clamp(m_opt.maxStages, 1, 64);
 
     collectInvocations();
     countNocReaders();
@@ -152,7 +151,7 @@ void Generator::countNocReaders() {
 }
 
 std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
-                              const StageOrder& order) {
+                              const StageOrder& order, int budget) {
     ins.id = std::uint32_t(m_where.size() + 1);
     ins.stages = std::uint32_t(stages.size());
     auto& list = m_program.tiles[size_t(ins.tile)].instructions;
@@ -160,6 +159,7 @@ std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
     m_invocationOf.push_back(m_currentInvocation);
     m_orderOf.push_back(
         std::uint8_t(std::find(kOrders.begin(), kOrders.end(), order) - kOrders.begin()));
+    m_budgetOf.push_back(std::uint8_t(budget));
     list.push_back(std::move(ins));
     return list.back().id;
 }
@@ -169,7 +169,7 @@ std::vector<Box> Generator::stageBoxesOf(std::uint32_t id) {
     Box b;
     b.lo = i.lo;
     b.hi = i.hi;
-    return splitBox(b, kOrders[m_orderOf[size_t(id - 1)]], m_maxStages);
+    return splitBox(b, kOrders[m_orderOf[size_t(id - 1)]], m_budgetOf[size_t(id - 1)]);
 }
 
 void Generator::addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage) {

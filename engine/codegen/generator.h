@@ -143,8 +143,8 @@ class Generator {
               const CodegenOptions& opt, bool prefetch)
         : m_ctx(ctx), m_tree(tree), m_totalBatch(totalBatch), m_evalOpt(evalOpt), m_opt(opt),
           m_prefetch(prefetch), m_net(ctx.network()), m_hw(ctx.hardware()), m_mesh(m_hw),
-          m_layerCount(int(m_net.layers.size())), m_geometry(m_net, m_hw.dataBits, m_hw.loadOrder) {
-    }
+          m_layerCount(int(m_net.layers.size())),
+          m_geometry(m_net, m_hw.dataBits, m_hw.loadOrder, std::uint64_t(m_hw.stageBytes)) {}
 
     Result<CodegenResult> run();
 
@@ -154,7 +154,10 @@ class Generator {
     std::vector<int> overlapping(int layer, int s0, int s1, int block) const;
     void countNocReaders();
     // Emission primitives.
-    std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const StageOrder& order);
+    // Appends ins with the stage boxes `stages` (splitBox of its range in `order`, at most
+    // `budget` of them: stageCount of its bytes, TransferGeometry::stagesOf).
+    std::uint32_t emit(Instruction ins, const std::vector<Box>& stages, const StageOrder& order,
+                       int budget);
     // A DRAM LOAD/STORE's descriptor: the runs of its box of a tensor of `shape` in
     // `layout` (kLayoutCount: weights, one run in their load order), as the evaluator charges
     // them (docs/cost-model.md §4b); nothing without a run model.
@@ -216,7 +219,7 @@ class Generator {
     // emits as the tile's COMPUTE), as copies of c; returns their COMPUTE ids.
     std::vector<std::uint32_t> emitOtherCores(const Step& cur, size_t a, const CimTileWork& work,
                                               const Instruction& c, const std::vector<Box>& st,
-                                              const StageOrder& order);
+                                              const StageOrder& order, int budget);
     void addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, std::uint32_t cid,
                         IrWorkload& wl);
     void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const StageOrder& order,
@@ -252,7 +255,6 @@ class Generator {
     const Mesh m_mesh;
     CodegenResult m_result;                             // what run() returns
     const ScheduleLayout& m_schedule = m_result.layout; // the evaluator's analysed schedule
-    int m_maxStages = 1;
     const int m_layerCount;
     const TransferGeometry m_geometry;
 
@@ -264,10 +266,10 @@ class Generator {
 
     Program& m_program = m_result.program;
     // Per instruction (index id - 1): where it sits, the invocation that emitted it (index
-    // in m_invocations) and its stage order (index into kOrders).
+    // in m_invocations), its stage order (index into kOrders) and its stage budget.
     std::vector<InstructionPlace> m_where;
     std::vector<int> m_invocationOf;
-    std::vector<std::uint8_t> m_orderOf;
+    std::vector<std::uint8_t> m_orderOf, m_budgetOf;
     int m_currentInvocation = -1;
     std::vector<std::uint64_t> m_loadBytes; // per tile: bytes its DRAM LOADs read so far
     std::set<std::string> m_labels;         // what buffer regions hold (TileBuffer's views of them)

@@ -38,7 +38,10 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     WeightState& ws = m_weightState[size_t(v.layer)];
     const Box& ob = act[a].box;
     const StageOrder order = m_geometry.computeOrder(v.layer, ob, loadsWeights);
-    std::vector<Box> st = splitBox(ob, order, m_maxStages);
+    // Its stages: its output box's bytes at the data width (partial sums or not), which its
+    // STORE shares.
+    const int budget = m_geometry.stagesOf(ob);
+    std::vector<Box> st = splitBox(ob, order, budget);
     // Input-channel blocks add to partial sums the tile keeps from the first block of an
     // output box to the last, at the accumulator width (docs/cost-model.md §2b).
     PartialSums* psums = m.reduces() ? &m_partialSums[{v.layer, act[a].tile}] : nullptr;
@@ -90,7 +93,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     // stands for the tile's (what the invocation's readers wait for), each of its stages
     // after the same stage of the other cores.
     const std::vector<std::uint32_t> others = work.cores.size() > 1
-                                                  ? emitOtherCores(cur, a, work, c, st, order)
+                                                  ? emitOtherCores(cur, a, work, c, st, order, budget)
                                                   : std::vector<std::uint32_t>{};
     if (!work.cores.empty()) {
         c.core = 0;
@@ -98,7 +101,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
         c.bytes = out.bytes - std::uint64_t(std::llround(double(out.bytes) * (1 - share)));
     }
     const std::uint32_t programId = emitProgram(cur, a, work, c.core);
-    const std::uint32_t cid = emit(c, st, order);
+    const std::uint32_t cid = emit(c, st, order, budget);
     if (programId) fullDep(programId, cid);
     if (!firstBlock) fullDep(psums->lastCompute, cid);
     IrWorkload& wl = irOf(act[a].workload);
@@ -166,7 +169,8 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWor
     if (operandB) {
         p.lo = ob.lo;
         p.hi = ob.hi;
-        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, m_maxStages), kActOrder);
+        const int budget = m_geometry.stagesOf(ob);
+        const std::uint32_t id = emit(p, splitBox(ob, kActOrder, budget), kActOrder, budget);
         for (const auto& wr : cur.writers[a][1])
             fullDep(wr.id, id);
         for (const auto& lr : cur.local[a])
@@ -179,8 +183,11 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWor
     p.lo = wb.lo;
     p.hi = wb.hi;
     regionRefs(p.buffers, ws.region[p.tile], false);
-    const std::vector<Box> stages = splitBox(wb, kWeightOrder, m_maxStages);
-    const std::uint32_t id = emit(p, stages, kWeightOrder);
+    // Staged as the weight LOAD of the same output channels (its weights' bytes).
+    const int budget =
+        m_geometry.stagesOf(bytesOf(m_geometry.weightElems(cur.v.layer, ob.lo[1], ob.hi[1])));
+    const std::vector<Box> stages = splitBox(wb, kWeightOrder, budget);
+    const std::uint32_t id = emit(p, stages, kWeightOrder, budget);
     // Crossbars are written as their weights arrive: stage j waits for the LOAD stages
     // that carry its output channels.
     const std::uint32_t lid = ws.load[p.tile];
@@ -192,7 +199,7 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWor
 std::vector<std::uint32_t> Generator::emitOtherCores(const Step& cur, size_t a,
                                                      const CimTileWork& work, const Instruction& c,
                                                      const std::vector<Box>& st,
-                                                     const StageOrder& order) {
+                                                     const StageOrder& order, int budget) {
     std::vector<std::uint32_t> ids;
     const double busiest = std::max(1.0, work.cores[0].computeCycles);
     for (size_t j = 1; j < work.cores.size(); ++j) {
@@ -204,7 +211,7 @@ std::vector<std::uint32_t> Generator::emitOtherCores(const Step& cur, size_t a,
             std::llround(double(c.bytes) * double(cw.colBlocks) / double(work.blocks.colBlocks)));
         cj.cycles =
             std::uint64_t(std::max(1.0, std::ceil(double(c.cycles) * cw.computeCycles / busiest)));
-        const std::uint32_t id = emit(std::move(cj), st, order);
+        const std::uint32_t id = emit(std::move(cj), st, order, budget);
         if (pid) fullDep(pid, id);
         ids.push_back(id);
     }
@@ -283,7 +290,7 @@ void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,
     const Layer& ly = m_net.layers[size_t(cur.v.layer)];
     describeDram(s, outputLayout(cur.v.layer), {m_totalBatch, ly.outC, ly.outH, ly.outW});
     regionRefs(s.buffers, out, false);
-    const std::uint32_t sid = emit(s, st, order);
+    const std::uint32_t sid = emit(s, st, order, m_geometry.stagesOf(ob));
     addDep(cid, sid, 1);
     ps.region.readers.push_back(sid);
     m_stores[size_t(cur.v.layer)].push_back({ob, sid});

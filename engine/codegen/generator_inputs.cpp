@@ -157,7 +157,8 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
             slotRefs(ins.buffers, regs[a], fill[a], bytes, true);
             fill[a] += bytes;
         }
-        const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, m_maxStages), kActOrder);
+        const int budget = m_geometry.stagesOf(bytes);
+        const std::uint32_t id = emit(ins, splitBox(c.box, kActOrder, budget), kActOrder, budget);
         m_loadBytes[size_t(ins.tile)] += bytes;
         // Read after write through DRAM: the producer's stores of this data.
         if (in.producer >= 0)
@@ -257,8 +258,9 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
             slotRefs(send.buffers, regs[a], fill[a], bytes, true);
             fill[a] += bytes;
         }
-        const std::vector<Box> st = splitBox(gr.x, ps.order, m_maxStages);
-        const std::uint32_t sid = emit(send, st, ps.order);
+        const int budget = m_geometry.stagesOf(bytes);
+        const std::vector<Box> st = splitBox(gr.x, ps.order, budget);
+        const std::uint32_t sid = emit(send, st, ps.order, budget);
         addDep(ps.computeId, sid, lagStage(ps.stages, st));
         ps.region.readers.push_back(sid);
         for (auto t : send.destinations())

@@ -77,7 +77,9 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) 
         describeDram(ins, kLayoutCount, {});
         for (const auto& r : regs)
             regionRefs(ins.buffers, r, true);
-        const std::uint32_t id = emit(ins, splitBox(wb, kWeightOrder, m_maxStages), kWeightOrder);
+        const int budget = m_geometry.stagesOf(bytes);
+        const std::uint32_t id =
+            emit(ins, splitBox(wb, kWeightOrder, budget), kWeightOrder, budget);
         m_loadBytes[size_t(leader)] += bytes;
         for (size_t q = 0; q < members.size(); ++q) {
             guard(regs[q], {id});

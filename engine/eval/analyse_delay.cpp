@@ -128,10 +128,12 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
     const double xFull = traffic.nocInMaxLink / inv / linkBw,
                  xSame = traffic.nocSameMaxLink / inv / linkBw;
     const double xPaced = traffic.nocPaced / inv / linkBw;
+    // S: the stages of the SENDs that bring them (sendStagesOf).
+    const double stages = sendStagesOf(traffic);
     auto left = [&](double x) {
-        return std::max(x / kStages, x - producerCompute * (1 - 1.0 / kStages));
+        return std::max(x / stages, x - producerCompute * (1 - 1.0 / stages));
     };
-    double exposed = (xFull > 0 ? left(xFull) : 0.0) + xSame / kStages;
+    double exposed = (xFull > 0 ? left(xFull) : 0.0) + xSame / stages;
     if (xPaced > 0 && std::isfinite(producerCompute)) {
         // Inputs all in the producer's coordinates: the consumer tile the busiest sender
         // serves last receives its piece stage by stage, and computes on each stage as it
@@ -139,9 +141,9 @@ void Analyser::leafDelay(NodeWork& nw, const RANode& nd, const std::vector<char>
         // §5, "The last piece streamed").
         double paced = left(xPaced);
         if (xFull == 0)
-            paced = std::max(xPaced / kStages,
+            paced = std::max(xPaced / stages,
                              paced - std::min(nw.compute, traffic.nocPacedPiece / linkBw) *
-                                         (1 - 1.0 / kStages));
+                                         (1 - 1.0 / stages));
         exposed = std::max(exposed, paced);
     }
     // Its tiles' STORE/SEND engines move its stores and its sends to every consumer one

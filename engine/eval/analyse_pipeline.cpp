@@ -122,6 +122,9 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
     auto& need = ctx.pipeNeed; // per child: weights, inputs, outputs (DRAM bytes)
     need.assign(4 * m, 0.0);
+    // Per child: the stages of its first weight-loading leaf's weight LOADs (its first slice).
+    auto& stages = ctx.pipeWeightStages;
+    stages.assign(m, 0.0);
     auto& loaders = ctx.pipeWeightLeaves; // scratch: a child's leaves that load weights
     for (size_t j = 0; j < m; ++j) {
         const NodeWork& cw = work[size_t(nd.children[j])];
@@ -135,6 +138,7 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             need[4 * j] += traffic.weightDram / perSeg;
             need[4 * j + 3] = std::max(need[4 * j + 3], traffic.weightMaxLink / perSeg / linkBw);
             if (traffic.weightDram > 0) loaders.push_back({0.0, &lw});
+            if (traffic.weightDram > 0 && stages[j] == 0) stages[j] = weightStagesOf(traffic);
             all += traffic.actDram, out += traffic.actDramOut;
         }
         // Several leaves' weights cross the child's links together (a T cut's leaves share
@@ -176,7 +180,7 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
             continue;
         }
         const double weights = k == 0 ? need[4 * j] : 0.0;
-        Cycles s = std::max(key, (served + weights / kStages) / dramBw);
+        Cycles s = std::max(key, (served + (weights > 0 ? weights / stages[j] : 0.0)) / dramBw);
         served += weights + need[4 * j + 1];
         s = pipeStart(nd, nw, j, k, s);
         end = std::max(end, s + st[2 * j + 1] - st[2 * j]);
@@ -196,6 +200,7 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                                     const std::vector<std::tuple<Cycles, int, int, int>>& items) {
     const std::vector<Cycles>& st = ctx.stageScratch;
     const std::vector<double>& need = ctx.pipeNeed;
+    const std::vector<double>& stages = ctx.pipeWeightStages;
     DramProfile& dram = ctx.pipeDram;
     dram.reset(dramBw);
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
@@ -231,7 +236,7 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                 ? dram.book(weights,
                             need[4 * j + 3] > 0 ? std::min(dramBw, weights / need[4 * j + 3])
                                                 : dramBw,
-                            weights / kStages, &firstSlice)
+                            weights / stages[j], &firstSlice)
                 : dram.book(0, dramBw, 0, &firstSlice);
         const Cycles weightsIn =
             weights > 0 ? std::max(allIn, linkMax[lastLeaf[j]] / perSeg / linkBw) : allIn;
@@ -239,7 +244,7 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
         const Cycles s = pipeStart(nd, nw, j, k, std::max(key, firstSlice));
         const Cycles span = st[2 * j + 1] - st[2 * j];
         end = std::max(end, s + span);
-        if (weights > 0) end = std::max(end, weightsIn + span / kStages);
+        if (weights > 0) end = std::max(end, weightsIn + span / stages[j]);
     }
     return end;
 }

@@ -62,16 +62,18 @@ Cycles Coster::weightBoundOf(size_t s) {
             const double linkMax = linkMaxAt[i];
             const Cycles arrival =
                 hw.dramLatencyCycles + std::max((cumDram + actBefore) / dramBw, linkMax / linkBw);
-            // The leaf streams its weights in kStages slices (by output channel,
-            // as the generator cuts them): it starts once the first slice is in and its
-            // last slice's work follows the last weights, and what comes after it follows
-            // its end. Its own wait for DRAM data overlaps the wait for its weights.
+            // The leaf streams its weights in S slices (by output channel, as the
+            // generator cuts its weight LOADs: weightStagesOf): it starts once the first
+            // slice is in and its last slice's work follows the last weights, and what
+            // comes after it follows its end. Its own wait for DRAM data overlaps the wait
+            // for its weights.
+            const double stages = weightStagesOf(*lw->leaf.traffic);
             const Cycles own = std::max(lw->leaf.traffic->weightDram / dramBw,
                                         lw->leaf.traffic->weightMaxLink / linkBw);
             const Cycles rest = sw.time - start - lw->leaf.latency;
-            weightBound = std::max({weightBound, arrival - own * (1 - 1.0 / kStages) + rest,
-                                    arrival + rest / kStages,
-                                    arrival + lw->time / kStages + rest - lw->time});
+            weightBound =
+                std::max({weightBound, arrival - own * (1 - 1.0 / stages) + rest,
+                          arrival + rest / stages, arrival + lw->time / stages + rest - lw->time});
         }
         segWeightLink[s] = linkMaxAt.back() / linkBw;
     }

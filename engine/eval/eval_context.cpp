@@ -8,7 +8,8 @@
 namespace tilescope {
 
 EvalContext::Impl::Impl(const Network& n, const Hardware& h)
-    : net(n), hw(h), mesh(h), mapper(n, h), geo(n, h.dataBits, h.loadOrder) {
+    : net(n), hw(h), mesh(h), mapper(n, h),
+      geo(n, h.dataBits, h.loadOrder, std::uint64_t(h.stageBytes)) {
     linkSums.resize(mesh.linkCount());
     weightSums.resize(mesh.linkCount());
     producers.resize(net.layers.size());

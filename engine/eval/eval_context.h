@@ -138,6 +138,7 @@ struct EvalContext::Impl {
     // its DRAM bytes, per (child, sub-batch) its start
     std::vector<std::tuple<Cycles, int, int, int>> pipeItems;
     std::vector<double> pipeNeed;
+    std::vector<double> pipeWeightStages; // per child: its weight LOADs' stages
     std::vector<Cycles> pipeStart;
     // cappedDramPipeline(): the DRAM's use over time, the leaves whose weights it books in
     // need order, and per child the place of its last leaf among them

@@ -62,6 +62,9 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
         chargeSides(mesh, side, members, bytes);
         dram += bytes;
         delivered += bytes * double(members.size());
+        if (!streamed)
+            traffic.weightStages =
+                std::max(traffic.weightStages, geo.stagesOf(std::uint64_t(bytes)));
         if (mesh.dramRuns().active()) {
             // Weights are laid out offline in the order the program loads them: one run.
             const DramRuns r = oneRun(std::uint64_t(bytes), mesh.dramRuns().burstBytes);
@@ -178,7 +181,8 @@ class PaceProbe {
     void consumer(const TransferGeometry& geo, int layer, const std::vector<Box>& boxes) {
         m_cStages.resize(boxes.size());
         for (size_t a = 0; a < boxes.size(); ++a)
-            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], true), kMaxStages, m_cStages[a]);
+            splitBox(boxes[a], geo.computeOrder(layer, boxes[a], true), geo.stagesOf(boxes[a]),
+                     m_cStages[a]);
     }
     void input(const TransferGeometry& geo, int layer, size_t k, LeafTraffic::Pace& pace) {
         m_pace = &pace;
@@ -197,13 +201,13 @@ class PaceProbe {
         m_sent.assign(slices.size(), 0);
         for (size_t sl = 0; sl < slices.size(); ++sl) {
             m_pOrder[sl] = geo.computeOrder(layer, slices[sl].box, loadsWeights);
-            splitBox(slices[sl].box, m_pOrder[sl], kMaxStages, m_pStages[sl]);
+            splitBox(slices[sl].box, m_pOrder[sl], geo.stagesOf(slices[sl].box), m_pStages[sl]);
         }
     }
     // Producer compute -> SEND -> consumer compute.
-    void piece(size_t sl, const Box& box, std::span<const size_t> to) {
+    void piece(const TransferGeometry& geo, size_t sl, const Box& box, std::span<const size_t> to) {
         if (saturated()) return;
-        splitBox(box, m_pOrder[sl], kMaxStages, m_send);
+        splitBox(box, m_pOrder[sl], geo.stagesOf(box), m_send);
         // In producer stages: when this piece's SEND can start (its first data there and
         // the engine done with the slice's earlier pieces), and when it is done (its last
         // stage follows the producer's, one stage after another).
@@ -368,7 +372,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                 forEachNocPiece(
                     slices, actTiles, wants,
                     [&](size_t sl, const Box& box, std::span<const size_t> to) {
-                        if (pacing) probe.piece(sl, box, to);
+                        if (pacing) probe.piece(geo, sl, box, to);
                         const double bytes = double(geo.bytesOf(box.volume()));
                         dst.clear();
                         bool leaves = false;
@@ -410,6 +414,7 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
     traffic.storedMax = *std::max_element(stored.begin(), stored.end());
     traffic.nocPaced = sends.paced(mesh);
     traffic.nocPacedPiece = sends.pieceTime();
+    traffic.sendStages = geo.stagesOf(std::uint64_t(sends.largestPiece()));
     traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
     if (traffic.nocPaced > 0) sends.pacedByInput(mesh, traffic.pacedByInput);
     act.addFrom(noc), act.addFrom(nocSame); // the pieces' bytes (see the piece callback)

@@ -147,6 +147,10 @@ class SendLog {
     double paced(const Mesh& mesh);
     // After paced(): the busiest tile's time per piece, its pieces' mean.
     double pieceTime() const { return m_piece; }
+    // The bytes of the largest piece (0: no pieces).
+    double largestPiece() const {
+        return m_bytes.empty() ? 0.0 : *std::max_element(m_bytes.begin(), m_bytes.end());
+    }
     // After paced(): per input, the most time one tile's pieces of it take (their paced
     // times added up, scaled down as the tile's whole sum was).
     void pacedByInput(const Mesh& mesh, std::vector<double>& out);

@@ -14,10 +14,18 @@
 
 namespace tilescope {
 
-// Stages the generator cuts a compute and its transfers into (kMaxStages, transfers.h;
-// docs/isa.md). A weight-heavy compute streams by output channel in as many slices, so a
-// leaf can start on its first weight slice.
-constexpr double kStages = kMaxStages;
+// Stages the generator cuts a leaf's weight LOADs into (stageCount, transfers.h; docs/isa.md
+// "Stage granularity"): a weight-heavy compute streams by output channel in as many slices,
+// so a leaf can start on its first weight slice. kMaxStages for a leaf without resident
+// weights.
+inline double weightStagesOf(const LeafTraffic& t) {
+    return t.weightStages > 0 ? double(t.weightStages) : double(kMaxStages);
+}
+// ... and the SENDs that bring its inputs over the NoC, by the largest of them: its exchange
+// follows its producers by one of their stages.
+inline double sendStagesOf(const LeafTraffic& t) {
+    return double(t.sendStages);
+}
 
 // Figures of a leaf only.
 struct LeafWork {

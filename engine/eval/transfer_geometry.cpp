@@ -41,8 +41,9 @@ Box Box::hull(const Box& o) const {
     return r;
 }
 
-TransferGeometry::TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder)
-    : m_net(net), m_dataBits(dataBits), m_loadOrder(loadOrder) {
+TransferGeometry::TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder,
+                                   std::uint64_t stageBytes)
+    : m_net(net), m_dataBits(dataBits), m_loadOrder(loadOrder), m_stageBytes(stageBytes) {
     const int layerCount = int(net.layers.size());
     m_geom.resize(size_t(layerCount));
     for (int l = 0; l < layerCount; ++l) {
@@ -319,6 +320,12 @@ StageOrder TransferGeometry::computeOrder(int layer, const Box& o, bool loadsWei
     for (size_t k = 0; k < ly.inputs.size(); ++k)
         in += window(layer, k, o).volume();
     return weightElems(layer, o.lo[1], o.hi[1]) > in ? kChannelOrder : kActOrder;
+}
+
+int stageCount(std::uint64_t bytes, std::uint64_t stageBytes) {
+    if (stageBytes == 0) return kMaxStages;
+    const std::uint64_t n = bytes / stageBytes + (bytes % stageBytes != 0);
+    return int(std::clamp<std::uint64_t>(n, 1, kStageLimit));
 }
 
 void splitBox(const Box& b, const StageOrder& order, int maxStages, std::vector<Box>& out) {

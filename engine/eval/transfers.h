@@ -38,6 +38,15 @@ struct Box {
 // first weight slice; weights ([k, c, r, s]) by output channel.
 using StageOrder = std::array<int, 4>;
 inline constexpr int kMaxStages = 8;
+// Stage granularity (docs/isa.md, "Stage granularity"): without a stage size (the template's
+// tile.stage_bytes, 0 when absent) every instruction is cut into kMaxStages; with one, an
+// instruction of `bytes` bytes (a transfer: its box's bytes; a COMPUTE: its output box's at
+// the data width; a weight LOAD: its weights') into ceil(bytes / stageBytes) stages, at least
+// 1 and at most kStageLimit. The generator cuts its instructions with it and the evaluator
+// paces its bounds with it, so both count the same stages. splitBox may still cut fewer
+// where the box has fewer elements along its axes.
+inline constexpr int kStageLimit = 64;
+int stageCount(std::uint64_t bytes, std::uint64_t stageBytes);
 inline constexpr StageOrder kActOrder{0, 2, 3, 1};
 inline constexpr StageOrder kChannelOrder{1, 0, 2, 3};
 inline constexpr StageOrder kWeightOrder{0, 1, 2, 3};
@@ -62,10 +71,16 @@ struct InputGeom {
 // The geometry of every layer's inputs, and the boxes derived from a leaf's partition.
 class TransferGeometry {
   public:
-    TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder = LoadOrder::Auto);
+    TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder = LoadOrder::Auto,
+                     std::uint64_t stageBytes = 0);
 
     const Network& network() const { return m_net; }
     int dataBits() const { return m_dataBits; }
+    std::uint64_t stageBytes() const { return m_stageBytes; }
+    // Stages of an instruction of `bytes` bytes, and of one moving or computing activation
+    // box b (its bytes at the data width): stageCount() with the template's stage size.
+    int stagesOf(std::uint64_t bytes) const { return stageCount(bytes, m_stageBytes); }
+    int stagesOf(const Box& b) const { return stagesOf(bytesOf(b.volume())); }
     const InputGeom& input(int layer, size_t k) const { return m_geom[size_t(layer)][k]; }
     std::uint64_t bytesOf(long long elements) const {
         return std::uint64_t((elements * (long long)m_dataBits + 7) / 8);
@@ -128,6 +143,7 @@ class TransferGeometry {
     const Network& m_net;
     int m_dataBits;
     LoadOrder m_loadOrder;
+    std::uint64_t m_stageBytes = 0;
     std::vector<std::vector<InputGeom>> m_geom;
 };
 
@@ -255,6 +271,11 @@ struct LeafTraffic {
     };
     std::vector<Pace> pace;
     int invocations = 1;
+    // Stages (stageCount) of its largest weight LOAD (resident weights; 0 without any) and of
+    // its largest SEND received: how finely its weights arrive and its exchange follows the
+    // producers, in the evaluator's pacing bounds (docs/cost-model.md §5).
+    int weightStages = 0;
+    int sendStages = kMaxStages;
     // DRAM runs (docs/cost-model.md §4b), for a template with a run model only
     // (Hardware::hasDramRuns): per layout, the runs of each input read from DRAM and of the
     // outputs stored, and what they cost beyond their bytes (runOverheadBytes), in all and

@@ -408,7 +408,8 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     if (j.contains("tile")) {
         const json& t = j["tile"];
         if (!r.checkKeys(t, "tile",
-                         {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order"}))
+                         {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order",
+                          "stage_bytes"}))
             return fail();
         if (t.contains("load_order")) {
             const std::string o =
@@ -422,7 +423,8 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         }
         if (!r.num(t, "tile", "macs", hw.macsPerTile, true) ||
             !r.num(t, "tile", "buffer_bytes", hw.bufferBytes, true) ||
-            !r.num(t, "tile", "vector_lanes", hw.vectorLanes, true))
+            !r.num(t, "tile", "vector_lanes", hw.vectorLanes, true) ||
+            !r.num(t, "tile", "stage_bytes", hw.stageBytes, true))
             return fail();
         if (t.contains("arch")) {
             const std::string a = t["arch"].is_string() ? t["arch"].get<std::string>() : "";
@@ -565,6 +567,7 @@ json hardwareToJson(const Hardware& hw) {
     };
     // Written only when set, so a template without them reads back as it was.
     if (hw.loadOrder != LoadOrder::Auto) j["tile"]["load_order"] = toString(hw.loadOrder);
+    if (hw.stageBytes > 0) j["tile"]["stage_bytes"] = hw.stageBytes;
     if (hw.dramBurstBytes > 0) j["dram"]["burst_bytes"] = hw.dramBurstBytes;
     if (hw.dramRunOverheadCycles > 0) j["dram"]["run_overhead_cycles"] = hw.dramRunOverheadCycles;
     if (hw.dramChannelBlock != 16) j["dram"]["channel_block"] = hw.dramChannelBlock;

@@ -127,6 +127,10 @@ struct Hardware {
     int vectorLanes = 64;        // vector unit ops per cycle
     TileArch arch = TileArch::Nvdla;
     LoadOrder loadOrder = LoadOrder::Auto;
+    // Stage granularity (docs/isa.md, "Stage granularity"): an instruction of B bytes is cut
+    // into ceil(B / stageBytes) stages, 1 to 64 (stageCount, engine/eval/transfers.h); 0 (the
+    // key absent) cuts every instruction into 8.
+    long long stageBytes = 0;
     double nocBytesPerCycle = 24;  // per link, per direction
     double dramBytesPerCycle = 16; // total over all ports
     std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};

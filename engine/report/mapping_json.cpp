@@ -72,20 +72,20 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
     }
     if (m.cim.used) {
         const CimLeafMapping& c = m.cim;
-        j["cim"] = {{"blocks_per_tile", c.blocksPerTile},
-                    {"crossbars_per_tile", c.crossbars},
-                    {"loop_order", c.order},
-                    {"default_loop_order", c.defaultOrder},
-                    {"psum_bytes", c.psumBytes},
-                    {"psum_buffer_bytes", hw.cim.psumBufferBytes},
-                    {"input_read_bytes", c.inputReads},
-                    {"weight_slicing",
-                     hw.cim.slicing == CimSlicing::Crossbars ? "crossbars" : "cells"},
-                    {"core_binding",
-                     hw.cim.binding == CimBinding::OutputChannels ? "output-channels" : "tile"},
-                    {"compute_cycles", c.computeCycles},
-                    {"write_cycles", c.writeCycles},
-                    {"exposed_write_cycles", c.exposedWrite}};
+        j["cim"] = {
+            {"blocks_per_tile", c.blocksPerTile},
+            {"crossbars_per_tile", c.crossbars},
+            {"loop_order", c.order},
+            {"default_loop_order", c.defaultOrder},
+            {"psum_bytes", c.psumBytes},
+            {"psum_buffer_bytes", hw.cim.psumBufferBytes},
+            {"input_read_bytes", c.inputReads},
+            {"weight_slicing", hw.cim.slicing == CimSlicing::Crossbars ? "crossbars" : "cells"},
+            {"core_binding",
+             hw.cim.binding == CimBinding::OutputChannels ? "output-channels" : "tile"},
+            {"compute_cycles", c.computeCycles},
+            {"write_cycles", c.writeCycles},
+            {"exposed_write_cycles", c.exposedWrite}};
         j["weight_programmings"] = c.programmings;
         j["weight_programmings_default"] = c.programmingsDefault;
     }

@@ -3,7 +3,9 @@
 // "+fastlinks" (96 B/cycle links), "+slowdram" (a quarter of the DRAM bandwidth), "+4sides"
 // (DRAM ports on all four sides), "+onechip" (no chiplets: the same mesh as one chip),
 // "+runs" (a DRAM run model: 64-byte bursts, 20 cycles a run; docs/cost-model.md §4b),
-// "+weightsfirst" / "+inputsfirst" (tile.load_order; docs/isa.md, "Load orders").
+// "+weightsfirst" / "+inputsfirst" (tile.load_order; docs/isa.md, "Load orders"),
+// "+stageN" (tile.stage_bytes = N: an instruction of B bytes in ceil(B / N) stages; docs/isa.md,
+// "Stage granularity").
 #pragma once
 
 #include "hw/hardware.h"
@@ -39,6 +41,9 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
             hw.loadOrder = LoadOrder::WeightsFirst;
         else if (v == "inputsfirst")
             hw.loadOrder = LoadOrder::InputsFirst;
+        else if (long long n = 0;
+                 v.rfind("stage", 0) == 0 && std::sscanf(v.c_str() + 5, "%lld", &n) == 1 && n > 0)
+            hw.stageBytes = n;
         else
             return false;
         p = q;

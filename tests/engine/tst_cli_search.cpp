@@ -178,6 +178,12 @@ class TestCliSearch : public QObject {
             << QStringList{"--pin-layout", "/conv1/Conv"} << QString("--pin-layout");
         QTest::newRow("pin to an unknown layout")
             << QStringList{"--pin-layout", "/conv1/Conv=rows"} << QString("--pin-layout");
+        QTest::newRow("stage bytes negative")
+            << QStringList{"--stage-bytes", "-1"} << QString("--stage-bytes");
+        QTest::newRow("stage bytes fraction")
+            << QStringList{"--stage-bytes", "1.5"} << QString("--stage-bytes");
+        QTest::newRow("stage bytes words")
+            << QStringList{"--stage-bytes", "4k"} << QString("--stage-bytes");
     }
     void badArguments() {
         QFETCH(QStringList, args);
@@ -282,6 +288,44 @@ class TestCliSearch : public QObject {
                  "--layouts", "nhwc"});
         QCOMPARE(r.status, 0);
         QVERIFY(!readJson(out).contains("layout_plan"));
+    }
+
+    // --stage-bytes (docs/cli.md): the result's template carries it, export-instructions cuts
+    // the program's instructions with it (or with its own), and the exported hw.json says so.
+    void stageBytesThroughTheCli() {
+        const QString model = QString::fromStdString(kResnet), out = path("stages.json");
+        Run r = cli({"evaluate", model, "--hw", "edge", "--tree", validTree(), "--json", out,
+                     "--stage-bytes", "4096"});
+        QCOMPARE(r.status, 0);
+        const json j = readJson(out);
+        QCOMPARE(j["hw"]["tile"]["stage_bytes"].get<long long>(), 4096LL);
+        auto maxStages = [](const json& prog) {
+            std::uint32_t most = 0;
+            for (const json& t : prog["tiles"])
+                for (const json& i : t["instructions"])
+                    most = std::max(most, i["stages"].get<std::uint32_t>());
+            return most;
+        };
+        // Under 4 KiB stages resnet50's large transfers have more than 8 stages.
+        const QString dir = path("stages-program");
+        r = cli({"export-instructions", out, "--out", dir, "--formats", "json"});
+        QCOMPARE(r.status, 0);
+        QVERIFY(maxStages(readJson(dir + "/program.json")) > 8);
+        QCOMPARE(readJson(dir + "/hw.json")["tile"]["stage_bytes"].get<long long>(), 4096LL);
+        // Overridden with stages larger than any instruction: one stage each.
+        const QString whole = path("whole-program");
+        r = cli({"export-instructions", out, "--out", whole, "--formats", "json", "--stage-bytes",
+                 "1000000000"});
+        QCOMPARE(r.status, 0);
+        QCOMPARE(maxStages(readJson(whole + "/program.json")), 1u);
+        // 0 keeps the template's; a template without the key cuts every instruction into 8.
+        r = cli({"evaluate", model, "--hw", "edge", "--tree", validTree(), "--json", out,
+                 "--stage-bytes", "0"});
+        QCOMPARE(r.status, 0);
+        QVERIFY(!readJson(out)["hw"]["tile"].contains("stage_bytes"));
+        r = cli({"export-instructions", out, "--out", dir, "--formats", "json"});
+        QCOMPARE(r.status, 0);
+        QCOMPARE(maxStages(readJson(dir + "/program.json")), 8u);
     }
 
     void evaluateInvalidScheduleIsAUserError() {

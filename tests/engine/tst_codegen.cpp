@@ -307,6 +307,7 @@ class TestCodegen : public QObject {
     void overlapWaitsForEveryInvocation();
     void keptForALargerBatch();
     void sendsAheadAtMostTheBusiestLink();
+    void stagesFollowStageBytes();
 };
 
 void TestCodegen::boxes() {
@@ -1307,6 +1308,57 @@ void TestCodegen::foldedConcatOperandB() {
     auto r = generateProgram(ctx, s->bestTree, 2, {});
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
     QVERIFY(checkProgram(*r, hw).deadlockFree);
+}
+
+// tile.stage_bytes sets each instruction's stages from its bytes (docs/isa.md, "Stage
+// granularity"): a LOAD, SEND or STORE of B bytes and a COMPUTE of an output box of B bytes
+// have splitBox's cut of ceil(B / stage size) (1 to 64) stages; without the key, at most 8;
+// with stages larger than any instruction, 1.
+void TestCodegen::stagesFollowStageBytes() {
+    const Network net = test::residual(2);
+    const RATree t = parse("T 2/1\n\tT 2/2\n\t\tstem 1\n\t\tb0_c1 1\n\t\tb0_c2 1\n\t\tb0_add "
+                           "1\n\tb1_c1 2\n\tb1_c2 2\n\tb1_add 2\n",
+                           net);
+    size_t moreThan8 = 0, fewerThan8 = 0;
+    for (long long stageBytes : {0LL, 64LL, 16'384LL, 1LL << 30}) {
+        Hardware hw = preset("testchip");
+        hw.stageBytes = stageBytes;
+        EvalContext ctx(net, hw);
+        auto r = generateProgram(ctx, t, 2, {});
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        const TransferGeometry geo(net, hw.dataBits, hw.loadOrder, std::uint64_t(stageBytes));
+        size_t instructions = 0;
+        for (const auto& tp : r->program.tiles)
+            for (const auto& i : tp.instructions) {
+                ++instructions;
+                Box b;
+                b.lo = i.lo;
+                b.hi = i.hi;
+                const std::uint64_t bytes = i.op == Op::Compute ? geo.bytesOf(b.volume()) : i.bytes;
+                const int budget = stageCount(bytes, std::uint64_t(stageBytes));
+                QVERIFY(i.stages >= 1);
+                QVERIFY2(int(i.stages) <= budget,
+                         qPrintable(QString("%1 of %2 bytes: %3 stages, at most %4")
+                                        .arg(toString(i.op))
+                                        .arg(bytes)
+                                        .arg(i.stages)
+                                        .arg(budget)));
+                if (stageBytes == 1LL << 30) QCOMPARE(i.stages, 1u);
+                // A DRAM LOAD is cut by samples, then rows (activations), or by output
+                // channels (weights), into splitBox's stages of its budget.
+                if (i.op == Op::Load && i.src == kDram)
+                    QVERIFY(i.stages == splitBox(b, kActOrder, budget).size() ||
+                            i.stages == splitBox(b, kWeightOrder, budget).size());
+                if (stageBytes == 64) moreThan8 += i.stages > 8;
+                if (stageBytes == 16'384) fewerThan8 += i.stages < 8;
+            }
+        QVERIFY(instructions > 0);
+        QVERIFY(checkProgram(*r, hw).deadlockFree);
+    }
+    // 64-byte stages give the larger instructions more than 8 stages (up to 64), 16 KiB ones
+    // give those under 112 KiB fewer than 8.
+    QVERIFY(moreThan8 > 0);
+    QVERIFY(fewerThan8 > 0);
 }
 
 #include "tst_codegen.moc"

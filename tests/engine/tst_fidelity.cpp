@@ -56,11 +56,14 @@ class TestFidelity : public QObject {
     void dramRuns();
     void loadOrders_data();
     void loadOrders();
+    void stageBytes_data();
+    void stageBytes();
 
   private:
-    // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
+    // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them);
+    // knownDisagreement: why the row is expected to miss the tolerance (null: it must not).
     void check(const std::string& path, const QString& hw, const QString& tree,
-               bool expectBlocked = false);
+               bool expectBlocked = false, const char* knownDisagreement = nullptr);
 };
 
 void TestFidelity::agreement_data() {
@@ -152,7 +155,7 @@ void TestFidelity::waferScale() {
 }
 
 void TestFidelity::check(const std::string& path, const QString& hw, const QString& tree,
-                         bool expectBlocked) {
+                         bool expectBlocked, const char* knownDisagreement) {
     auto net = loadModel(path);
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
     Hardware h;
@@ -196,6 +199,7 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
     if (expectBlocked) QVERIFY(ev.blockedLeaves > 0);
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
+    if (knownDisagreement) QEXPECT_FAIL("", knownDisagreement, Continue);
     QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
 }
 
@@ -234,6 +238,33 @@ void TestFidelity::loadOrders_data() {
 
 void TestFidelity::loadOrders() {
     agreement();
+}
+
+// Stages sized by the template (tile.stage_bytes; docs/isa.md, "Stage granularity"): an
+// instruction of B bytes in ceil(B / N) stages, from many small ones (N = 256: every
+// instruction over 16 KiB at the 64-stage limit) to whole ones (N = 65536: every one up to
+// 64 KiB in one stage), in the program's dependencies and the estimate's pacing alike.
+void TestFidelity::stageBytes_data() {
+    sampleRows({"edge+stage256", "edge+stage4096", "edge+stage65536", "testchip+stage256",
+                "testchip+stage4096", "testchip+stage65536"},
+               {"mobilenet_v2", "resnet50", "googlenet"}, {"ls1", "ls8", "sa8"});
+}
+
+void TestFidelity::stageBytes() {
+    // The tree the search finds on edge with whole-instruction stages replays 18% faster than
+    // estimated (0.816): its 47-leaf T segment replays in 0.77 of its estimate at any stage
+    // size (0.766 with 8 stages), and whole-instruction stages lengthen the estimates of its
+    // S-cut segments more than the replay, which overlaps them with the segments beside them
+    // (docs/isa.md, "Limits of the agreement"). A known disagreement, held here so that a
+    // change curing it is noticed.
+    QFETCH(QString, model);
+    QFETCH(QString, hw);
+    QFETCH(QString, tree);
+    const bool known = QByteArray(QTest::currentDataTag()) == "edge+stage65536 mobilenet_v2 sa8";
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
+          false,
+          known ? "pessimistic on this annealed tree (docs/isa.md, Limits of the agreement)"
+                : nullptr);
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)

@@ -19,6 +19,7 @@ class TestHardware : public QObject {
     void sampleFilesMatchPresets();
     void dramRunsSample();
     void loadOrderKey();
+    void stageBytesKey();
     void jsonRoundTrip();
     void dramModelKeys();
     void badTemplates_data();
@@ -122,6 +123,22 @@ void TestHardware::loadOrderKey() {
     QVERIFY(!hardwareToJson(edge)["tile"].contains("load_order"));
 }
 
+// tile.stage_bytes reads and writes back; absent (0) is the default and is not written.
+void TestHardware::stageBytesKey() {
+    auto hw = parseHardware(R"({"tile": {"stage_bytes": 4096}})", "hw.json");
+    QVERIFY(hw.ok());
+    QCOMPARE(hw->stageBytes, 4096LL);
+    const auto j = hardwareToJson(*hw);
+    QCOMPARE(j["tile"]["stage_bytes"].get<long long>(), 4096LL);
+    auto again = parseHardware(j.dump(), "again.json");
+    QVERIFY(again.ok());
+    QCOMPARE(again->stageBytes, 4096LL);
+    Hardware edge;
+    presetHardware("edge", edge);
+    QCOMPARE(edge.stageBytes, 0LL);
+    QVERIFY(!hardwareToJson(edge)["tile"].contains("stage_bytes"));
+}
+
 void TestHardware::dramRunsSample() {
     auto hw = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/edge-dram-runs-4x4.json");
     QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
@@ -211,6 +228,14 @@ void TestHardware::badTemplates_data() {
          "hw.json: tile.arch: expected \"nvdla\" or \"cim\""},
         {"load order", R"({"tile": {"load_order": "rows-first"}})",
          "hw.json: tile.load_order: expected \"auto\", \"weights-first\" or \"inputs-first\""},
+        {"zero stage bytes", R"({"tile": {"stage_bytes": 0}})",
+         "hw.json: tile.stage_bytes: must be positive (got 0)"},
+        {"negative stage bytes", R"({"tile": {"stage_bytes": -64}})",
+         "hw.json: tile.stage_bytes: must be positive (got -64)"},
+        {"fractional stage bytes", R"({"tile": {"stage_bytes": 100.5}})",
+         "hw.json: tile.stage_bytes: expected a whole number (got 100.5)"},
+        {"stage bytes as text", R"({"tile": {"stage_bytes": "4k"}})",
+         "hw.json: tile.stage_bytes: expected a number"},
         {"negative latency", R"({"dram": {"latency_cycles": -1}})",
          "hw.json: dram.latency_cycles: must be non-negative (got -1)"},
         {"zero loads in flight", R"({"dram": {"max_outstanding_loads": 0}})",

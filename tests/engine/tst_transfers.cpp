@@ -71,6 +71,7 @@ class TestTransfers : public QObject {
     void lagStage();
     void tileBoxAndWindow();
     void loadOrderDecidesComputeStages();
+    void stageCountFollowsBytes();
     void weightSlicesAddUp();
     void dramCellsCoverOnce();
     void dramCellsGapTravelsWithNeighbour();
@@ -199,6 +200,34 @@ void TestTransfers::loadOrderDecidesComputeStages() {
     QCOMPARE(TransferGeometry(small, 8).computeOrder(0, so, true), kActOrder);
     QCOMPARE(TransferGeometry(small, 8, LoadOrder::InputsFirst).computeOrder(0, so, true),
              kChannelOrder);
+}
+
+void TestTransfers::stageCountFollowsBytes() {
+    // Without a stage size every instruction has 8 stages, whatever its bytes.
+    QCOMPARE(stageCount(1, 0), 8);
+    QCOMPARE(stageCount(1'000'000, 0), 8);
+    // With one: ceil(bytes / stage size), at least 1 and at most 64.
+    QCOMPARE(stageCount(0, 256), 1);
+    QCOMPARE(stageCount(256, 256), 1);
+    QCOMPARE(stageCount(257, 256), 2);
+    QCOMPARE(stageCount(4096, 256), 16);
+    QCOMPARE(stageCount(16'384, 256), 64);
+    QCOMPARE(stageCount(16'385, 256), 64);
+    QCOMPARE(stageCount(1'000'000, 4096), 64);
+    QCOMPARE(stageCount(12'288, 4096), 3);
+    // A box of 1 x 16 x 8 x 8 elements is 1,024 bytes at 8 bits, 512 at 4 bits: with 300-byte
+    // stages ceil(1024 / 300) = 4 and ceil(512 / 300) = 2 stages.
+    Network net;
+    net.layers.push_back(test::conv("c", 16, 16, 8, 3, -1));
+    net = test::finish(net);
+    const Box b = box({0, 0, 0, 0}, {1, 16, 8, 8});
+    QCOMPARE(TransferGeometry(net, 8, LoadOrder::Auto, 300).stagesOf(b), 4);
+    QCOMPARE(TransferGeometry(net, 4, LoadOrder::Auto, 300).stagesOf(b), 2);
+    QCOMPARE(TransferGeometry(net, 8).stagesOf(b), 8);
+    // splitBox cuts that box in as many: 4 stages of 2 rows each (one sample, 8 rows).
+    const std::vector<Box> four = splitBox(b, kActOrder, 4);
+    QCOMPARE(four.size(), size_t(4));
+    QCOMPARE(four[1], box({0, 0, 2, 0}, {1, 16, 4, 8}));
 }
 
 void TestTransfers::weightSlicesAddUp() {
