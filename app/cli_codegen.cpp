@@ -83,6 +83,8 @@ int runExportInstructions(const Args& a) {
         hwj.is_string() ? loadHardware(hwj.get<std::string>()) : parseHardware(hwj, path + " (hw)");
     if (!hw) return userError(hw.error().message);
     if (stageBytes) hw->stageBytes = *stageBytes; // the program's stages (docs/isa.md)
+    std::shared_ptr<CimRecordsFile> records;
+    if (auto e = attachCimRecords(a, *hw, records)) return userError(e->message);
     Result<RATree> tree =
         doc.contains("tree_json") || !doc.contains("tree") || !doc["tree"].is_string()
             ? parseTreeDocument(doc.dump(), *net, path)

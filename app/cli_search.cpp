@@ -4,6 +4,7 @@
 
 #include "cli_commands.h"
 #include "eval/evaluator.h"
+#include "mapping/cim_records.h"
 #include "model/model_loader.h"
 #include "pipeline/compare.h"
 #include "report/layers.h"
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -96,6 +98,10 @@ std::optional<Inputs> loadInputs(const Args& a, int& status) {
     const std::optional<long long> stageBytes = stageBytesArg(a);
     if (!loadModelAndHardware(in, importOptions(a), status)) return std::nullopt;
     if (stageBytes) in.hw.stageBytes = *stageBytes;
+    if (auto e = attachCimRecords(a, in.hw, in.cimRecords)) {
+        status = userError(e->message);
+        return std::nullopt;
+    }
     auto sha = sha256File(in.modelPath);
     in.modelSha = sha ? *sha : "";
     return in;
@@ -225,6 +231,44 @@ std::optional<long long> stageBytesArg(const Args& a) {
     const long long n = parseInteger("--stage-bytes", a.get("--stage-bytes"), 0, 1000000000);
     if (n == 0) return std::nullopt;
     return n;
+}
+
+CimRecordsFile::~CimRecordsFile() {
+    if (!book) return;
+    if (book->added() > 0)
+        if (auto e = writeFileAtomic(path, book->toJson().dump(1) + "\n")) {
+            std::fprintf(stderr, "tilescope-cli: %s\n", e->message.c_str());
+            return;
+        }
+    std::fprintf(stderr, "%s: %zu records (%zu new), %zu reused\n", path.c_str(), book->size(),
+                 book->added(), book->reused());
+}
+
+std::optional<Error> attachCimRecords(const Args& a, Hardware& hw,
+                                      std::shared_ptr<CimRecordsFile>& out) {
+    if (!a.has("--cim-records")) return std::nullopt;
+    const std::string path = a.get("--cim-records");
+    if (path.empty()) throw UsageError{"--cim-records expects a file"};
+    if (hw.arch != TileArch::Cim)
+        return Error{"--cim-records: " + hw.name +
+                     " has no compute-in-memory tiles (tile.arch \"cim\")"};
+    std::shared_ptr<CimRecordBook> book;
+    if (std::filesystem::exists(path)) {
+        auto text = readFile(path);
+        if (!text) return text.error();
+        const json j = json::parse(*text, nullptr, false);
+        if (j.is_discarded()) return makeError(path, "", "not JSON");
+        auto b = CimRecordBook::fromJson(j, path);
+        if (!b) return b.error();
+        book = *b;
+    } else {
+        book = std::make_shared<CimRecordBook>();
+    }
+    hw.cim.records = book;
+    out = std::make_shared<CimRecordsFile>();
+    out->book = book;
+    out->path = path;
+    return std::nullopt;
 }
 
 // "n,m": the exponents of E^n x D^m, non-negative and not both zero.

@@ -9,6 +9,7 @@
 #include "search/search.h"
 #include "tree/ratree.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,10 +24,24 @@ std::optional<int> batchArg(const Args& a);
 // anneal, compare, export-instructions); nothing for 0 or absent (the template's own).
 std::optional<long long> stageBytesArg(const Args& a);
 
+// --cim-records FILE (docs/cli.md): the compute-in-memory record book the mapper reads and
+// adds to. The file is written again (atomically) when the command ends, if it learned a
+// workload; a line on stderr says what was reused and added.
+struct CimRecordsFile {
+    std::shared_ptr<CimRecordBook> book;
+    std::string path;
+    ~CimRecordsFile();
+};
+// Attaches the book to hw (a user error when hw has no compute-in-memory tiles or the file
+// is not a record file): nothing without the option.
+std::optional<Error> attachCimRecords(const Args& a, Hardware& hw,
+                                      std::shared_ptr<CimRecordsFile>& out);
+
 struct Inputs {
     std::string modelPath, modelSha, hwName;
     Network net;
     Hardware hw;
+    std::shared_ptr<CimRecordsFile> cimRecords;
 };
 
 // Reads in.modelPath (with `opts`) and in.hwName into `in`; false with `status` set (a user

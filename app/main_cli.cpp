@@ -51,6 +51,9 @@ and --pin-layout TENSOR=LAYOUT (repeatable): the DRAM layout of every feature ma
 template has a run model (dram.burst_bytes, dram.run_overhead_cycles; docs/cost-model.md §4b).
 evaluate, anneal, compare and export-instructions take --stage-bytes N: the template's
 tile.stage_bytes (an instruction of B bytes in ceil(B / N) stages, 1 to 64; 0: the template's).
+mapping, evaluate, anneal, compare and export-instructions take --cim-records FILE on a
+compute-in-memory template: the best crossbar schedule of each workload, read from FILE and
+written back with what the run added (docs/cost-model.md §8, "Records").
 generate schedules a decoder's prefill (seq P) and its decode step (seq 1) at K context
 lengths from P to P+G-2 (default 4) and reports TTFT, TPOT, tokens/s, energy per token and
 the KV cache size (docs/cli.md); the sequence and past axes are found from the graph.
@@ -73,18 +76,19 @@ int main(int argc, char** argv) {
         {"evaluate",
          {runEvaluate,
           {"--hw", "--tree", "--batch", "--objective", "--json", "--dim", "--layouts",
-           "--pin-layout", "--stage-bytes"},
+           "--pin-layout", "--stage-bytes", "--cim-records"},
           {}}},
         {"anneal",
          {runAnneal,
-          {"--hw",       "--batch",        "--objective",
-           "--seed",     "--beta",         "--t0",
-           "--alpha",    "--mode",         "--chains",
-           "--threads",  "--pin",          "--init",
-           "--json",     "--tree-out",     "--iterations",
-           "--min-util", "--time",         "--warmup",
-           "--dim",      "--chiplet-cost", "--chiplet-chains",
-           "--layouts",  "--pin-layout",   "--stage-bytes"},
+          {"--hw",         "--batch",        "--objective",
+           "--seed",       "--beta",         "--t0",
+           "--alpha",      "--mode",         "--chains",
+           "--threads",    "--pin",          "--init",
+           "--json",       "--tree-out",     "--iterations",
+           "--min-util",   "--time",         "--warmup",
+           "--dim",        "--chiplet-cost", "--chiplet-chains",
+           "--layouts",    "--pin-layout",   "--stage-bytes",
+           "--cim-records"},
           {"--quiet", "--no-portfolio"}}},
         {"compare",
          {runCompare,
@@ -92,7 +96,7 @@ int main(int argc, char** argv) {
            "--json",         "--chains",         "--threads",   "--iterations", "--min-util",
            "--time",         "--warmup",         "--t0",        "--alpha",      "--dim",
            "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout",
-           "--stage-bytes"},
+           "--stage-bytes",  "--cim-records"},
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,
@@ -102,9 +106,12 @@ int main(int argc, char** argv) {
            "--points",   "--kv-cache", "--seq-dim",   "--past-dim", "--prefill", "--decode",
            "--export",   "--formats",  "--weights"},
           {"--quiet", "--no-portfolio"}}},
-        {"mapping", {runMapping, {"--hw", "--layer", "--tiles", "--batch", "--dim"}, {"--json"}}},
+        {"mapping",
+         {runMapping,
+          {"--hw", "--layer", "--tiles", "--batch", "--dim", "--cim-records"},
+          {"--json"}}},
         {"export-instructions",
-         {runExportInstructions, {"--out", "--formats", "--stage-bytes"}, {}}},
+         {runExportInstructions, {"--out", "--formats", "--stage-bytes", "--cim-records"}, {}}},
         {"simulate", {runSimulate, {"--json", "--trace"}, {"--quiet"}}},
         {"sweep", {runSweep, {"--db", "--jobs", "--shard"}, {"--quiet"}}},
         {"sweep-merge", {runSweepMerge, {}, {}}},

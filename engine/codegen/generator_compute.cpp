@@ -92,9 +92,9 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     // Output-channel binding: every core runs its own PROGRAM and COMPUTE; core 0's COMPUTE
     // stands for the tile's (what the invocation's readers wait for), each of its stages
     // after the same stage of the other cores.
-    const std::vector<std::uint32_t> others = work.cores.size() > 1
-                                                  ? emitOtherCores(cur, a, work, c, st, order, budget)
-                                                  : std::vector<std::uint32_t>{};
+    const std::vector<std::uint32_t> others =
+        work.cores.size() > 1 ? emitOtherCores(cur, a, work, c, st, order, budget)
+                              : std::vector<std::uint32_t>{};
     if (!work.cores.empty()) {
         c.core = 0;
         const double share = double(work.cores[0].colBlocks) / double(work.blocks.colBlocks);

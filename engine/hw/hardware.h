@@ -6,6 +6,7 @@
 #include "util/result.h"
 #include "util/units.h"
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
@@ -69,6 +70,7 @@ enum class CimSlicing : char { Cells, Crossbars };
 // channels) on core c mod cores, each core running its own loop nest over its crossbars
 // (OutputChannels).
 enum class CimBinding : char { Tile, OutputChannels };
+class CimRecordBook; // mapping/cim_records.h
 struct CimParams {
     int cores = 4;
     int crossbarsPerCore = 9;
@@ -82,6 +84,9 @@ struct CimParams {
     bool doubleBufferedCrossbars = false; // half the crossbars compute while half are written
     CimSlicing slicing = CimSlicing::Cells;
     CimBinding binding = CimBinding::Tile;
+    // The record file's schedules (`--cim-records`), shared by the copies of a template; not
+    // part of the template.
+    std::shared_ptr<CimRecordBook> records;
 
     int crossbars() const { return cores * crossbarsPerCore; }
     int cellsPerWeight(int dataBits) const { return (dataBits + bitsPerCell - 1) / bitsPerCell; }

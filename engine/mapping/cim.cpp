@@ -1,5 +1,7 @@
 #include "mapping/cim.h"
 
+#include "mapping/cim_records.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -114,11 +116,21 @@ CimOrder cimDefaultOrder(const CimBlocks& k, Bytes psumBuffer) {
     return o;
 }
 
+CimChoice cimOrderCost(const CimNests& nests, const CimOrder& o, bool reads) {
+    CimChoice c{o, 0, 0, 0};
+    for (const auto& [b, n] : nests) {
+        c.programmings += cimProgrammings(b, o) * n;
+        c.psumBytes += cimPsumBytes(b, o) * double(n);
+        if (reads) c.inputReads += cimInputReads(b, o) * double(n);
+    }
+    return c;
+}
+
 namespace {
 
 // The order (every permutation x the candidate chunks) with the fewest programmings summed
 // over `cores` (blocks, how many cores have them) whose partial sums, summed alike, fit.
-CimChoice bestOrderOver(const std::vector<std::pair<CimBlocks, Count>>& cores, Bytes psumBuffer) {
+CimChoice bestOrderOver(const CimNests& cores, Bytes psumBuffer) {
     const CimBlocks& k = cores.front().first;
     std::vector<Count> chunks;
     for (Count x = k.positions; x >= 1; x = x > 1 ? ceilDiv(x, 2) : 0) {
@@ -157,30 +169,17 @@ CimChoice bestOrderOver(const std::vector<std::pair<CimBlocks, Count>>& cores, B
     constexpr CimLoop S = CimLoop::Space, C = CimLoop::Col, R = CimLoop::Row;
     const std::array<std::array<CimLoop, 3>, 6> perms{
         {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};
-    auto cost = [&](const CimOrder& o) {
-        CimChoice c{o, 0, 0, 0};
-        for (const auto& [b, n] : cores) {
-            c.programmings += cimProgrammings(b, o) * n;
-            c.psumBytes += cimPsumBytes(b, o) * double(n);
-        }
-        return c;
-    };
     // The fewest programmings first; the memory accesses (independent of the loop order)
     // only for the chunkings that reach them.
     std::vector<CimChoice> fit;
     for (CimOrder o : spaces)
         for (const auto& loops : perms) {
             o.loops = loops;
-            const CimChoice c = cost(o);
+            const CimChoice c = cimOrderCost(cores, o, false);
             if (c.psumBytes <= psumBuffer) fit.push_back(c);
         }
     // Only when not even one chunk of one column block per core fits: the smallest need.
-    if (fit.empty()) {
-        CimChoice c = cost(CimOrder{{C, S, R}, 1});
-        for (const auto& [b, n] : cores)
-            c.inputReads += cimInputReads(b, c.order) * double(n);
-        return c;
-    }
+    if (fit.empty()) return cimOrderCost(cores, CimOrder{{C, S, R}, 1}, true);
     Count least = fit.front().programmings;
     for (const CimChoice& c : fit)
         least = std::min(least, c.programmings);
@@ -203,6 +202,16 @@ CimChoice bestOrderOver(const std::vector<std::pair<CimBlocks, Count>>& cores, B
 
 CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer) {
     return bestOrderOver({{k, 1}}, psumBuffer);
+}
+
+CimChoice cimBestOrder(const CimNests& nests, Bytes psumBuffer, CimRecordBook* records) {
+    if (!records) return bestOrderOver(nests, psumBuffer);
+    const nlohmann::json workload = cimWorkloadJson(nests, psumBuffer);
+    const std::string key = workload.dump();
+    if (auto c = records->find(key)) return *c;
+    const CimChoice best = bestOrderOver(nests, psumBuffer);
+    records->add(key, workload, best);
+    return best;
 }
 
 Count contiguousRuns(const std::array<Count, 4>& window, const std::array<Count, 4>& tensor) {
@@ -265,7 +274,7 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
         if (q > 0) nests.push_back({per, c.cores - rem}), nests.back().first.colBlocks = q;
     }
     const CimBlocks& busiest = nests.front().first; // the most column blocks
-    w.best = bestOrderOver(nests, c.psumBufferBytes);
+    w.best = cimBestOrder(nests, c.psumBufferBytes, c.records.get());
     w.best.programmings *= perInvocation;
     // The default template's cores each fill their share of the partial-sum buffer.
     Count active = 0;

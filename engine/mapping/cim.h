@@ -82,11 +82,23 @@ struct CimChoice {
 // (halo included) once, nC x the sum of the chunks' windows. Without a box geometry, the
 // positions' count times one pixel each.
 Bytes cimInputReads(const CimBlocks& k, const CimOrder& o);
+// The loop nests of one tile's workload: per kind of nest, its blocks and how many cores
+// run one (a single nest with count 1 under tile binding).
+using CimNests = std::vector<std::pair<CimBlocks, Count>>;
+// An order's cost on the nests: programmings and partial sums summed over them, and (with
+// `reads`) the memory accesses.
+CimChoice cimOrderCost(const CimNests& nests, const CimOrder& o, bool reads);
+
+class CimRecordBook; // mapping/cim_records.h
+
 // The order (six loop permutations x spatial chunks of P, P/2, ..., 1, one row and the
 // largest chunks whose sums fit, and boxes of the halvings of the samples, rows and columns)
 // with the fewest programmings whose partial sums fit; ties: the fewer memory accesses
 // (cimInputReads), then the smaller partial-sum need.
 CimChoice cimBestOrder(const CimBlocks& k, Bytes psumBuffer);
+// The same over several nests (per-core binding), taken from `records` when it holds the
+// workload and added to it otherwise.
+CimChoice cimBestOrder(const CimNests& nests, Bytes psumBuffer, CimRecordBook* records);
 
 // Contiguous runs of a window inside a tensor stored row-major with the last dimension
 // innermost (both [b, c, h, w]): a window row narrower than the tensor's is one run per row

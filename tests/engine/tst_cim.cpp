@@ -8,6 +8,7 @@
 #include "eval/evaluator.h"
 #include "hw/hardware.h"
 #include "mapping/cim.h"
+#include "mapping/cim_records.h"
 #include "mapping/mapper.h"
 #include "model/model_loader.h"
 #include "netbuilder.h"
@@ -15,6 +16,7 @@
 #include "sim/validation.h"
 #include "tree/ratree.h"
 
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -106,6 +108,7 @@ class TestCim : public QObject {
     void logicalCrossbarsBoundToCores();
     void perCoreStreams();
     void spatialBoxesReadLess();
+    void recordFile();
     void perCoreNestsMatchEnumeration();
     void bestOrderIsTheEnumeratedMinimum();
     void dmaRuns();
@@ -278,6 +281,92 @@ void TestCim::spatialBoxesReadLess() {
     CimOrder linear{{CimLoop::Col, CimLoop::Space, CimLoop::Row}, 128};
     QCOMPARE(cimInputReads(w.blocks, linear), 1404.0 * 16);
     QCOMPARE(cimProgrammings(w.blocks, linear), Count(3));
+}
+
+// The record file: a workload searched once is taken from the book afterwards, the book
+// survives its JSON, a record that does not cost what it says is refused by place; through
+// the CLI a second run reuses every record, figures unchanged, and a bad file is kept as it
+// was with the reason.
+void TestCim::recordFile() {
+    Network n;
+    n.layers.push_back(conv("conv", 128, 256, 28, 3, -1));
+    n = finish(n);
+    Hardware hw = cimPreset();
+    hw.cim.records = std::make_shared<CimRecordBook>();
+    const CimTileWork first = cimBoxWork(n.layers[0], hw, 0, 256, 1, 28, 28);
+    QCOMPARE(hw.cim.records->size(), size_t(1));
+    QCOMPARE(hw.cim.records->reused(), size_t(0));
+    const CimTileWork again = cimBoxWork(n.layers[0], hw, 0, 256, 1, 28, 28);
+    QCOMPARE(hw.cim.records->reused(), size_t(1));
+    QCOMPARE(again.best.programmings, first.best.programmings);
+    QCOMPARE(again.best.order.text(), first.best.order.text());
+    // Without a book: the same choice.
+    Hardware plain = cimPreset();
+    QCOMPARE(cimBoxWork(n.layers[0], plain, 0, 256, 1, 28, 28).best.order.text(),
+             first.best.order.text());
+    // Its JSON read back holds the same record.
+    nlohmann::json j = hw.cim.records->toJson();
+    auto back = CimRecordBook::fromJson(j, "rec.json");
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+    QCOMPARE((*back)->size(), size_t(1));
+    QCOMPARE((*back)->toJson(), j);
+    // Orders read back as written.
+    for (const char* text : {"c s1x14x7 r", "s784 c r", "r c s3"})
+        QCOMPARE(parseCimOrder(text)->text(), std::string(text));
+    for (const char* text : {"c s r", "c c s1 ", "c s1x2 r", "c s0 r", "c s4 r x"})
+        QVERIFY2(!parseCimOrder(text), text);
+    // Tampered records: refused with the place and the reason.
+    j["records"][0]["programmings"] = 7;
+    auto bad = CimRecordBook::fromJson(j, "rec.json");
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.error().message.find("rec.json: records[0]: the order " + first.best.order.text() +
+                                      " gives 288 programmings") == 0,
+             bad.error().message.c_str());
+    j["records"][0]["order"] = "c q r";
+    bad = CimRecordBook::fromJson(j, "rec.json");
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.error().message.find("records[0].order: not a loop order ('c q r')") !=
+                 std::string::npos,
+             bad.error().message.c_str());
+
+    // Through the CLI.
+    QTemporaryDir dir;
+    const QString file = dir.filePath("cim-records.json");
+    const QString model = QStringLiteral(TILESCOPE_SAMPLES "/models/mobilenet_v2.onnx");
+    const QStringList anneal{"anneal", model, "--hw",         "cim", "--batch", "1",
+                             "--seed", "1",   "--iterations", "200", "--quiet", "--json"};
+    CliRun r = runCli(anneal + QStringList{dir.filePath("a.json"), "--cim-records", file});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("reused"), qPrintable(r.err));
+    QVERIFY(QFile::exists(file));
+    r = runCli(anneal + QStringList{dir.filePath("b.json"), "--cim-records", file});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("(0 new)"), qPrintable(r.err));
+    r = runCli(anneal + QStringList{dir.filePath("c.json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    auto figures = [&](const QString& name) {
+        QFile f(dir.filePath(name));
+        f.open(QIODevice::ReadOnly);
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        return std::pair(o["energy_pj"].toDouble(), o["weight_programmings"].toInt());
+    };
+    QCOMPARE(figures("b.json"), figures("a.json"));
+    QCOMPARE(figures("c.json"), figures("a.json"));
+    // A corrupt file: exit 1 naming it, left as it was.
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"format": "tilescope-cim-records", "version": 1, "records": [{"order": 3}]})");
+    f.close();
+    r = runCli(anneal + QStringList{dir.filePath("d.json"), "--cim-records", file});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains("cim-records.json: records[0]: incomplete"), qPrintable(r.err));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains(R"("order": 3)"));
+    // A template without crossbars.
+    r = runCli({"mapping", model, "--hw", "edge", "--layer",
+                "/features/features.0/features.0.0/Conv", "--cim-records", file});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains("edge has no compute-in-memory tiles"), qPrintable(r.err));
 }
 
 // Output-channel binding in the exported program: every core of a tile runs its own PROGRAM
