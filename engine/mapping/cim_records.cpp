@@ -140,8 +140,7 @@ std::optional<std::pair<CimNests, Bytes>> nestsOf(const json& w) {
         b.colBlocks = n.at("col_blocks").get<Count>();
         b.crossbars = n.at("crossbars").get<int>();
         const Count count = n.at("count").get<Count>();
-        if (b.rowBlocks < 1 || b.colBlocks < 1 || b.crossbars < 1 || count < 1)
-            return std::nullopt;
+        if (b.rowBlocks < 1 || b.colBlocks < 1 || b.crossbars < 1 || count < 1) return std::nullopt;
         nests.push_back({b, count});
     }
     return std::pair{nests, w.at("psum_buffer_bytes").get<Bytes>()};
@@ -176,8 +175,7 @@ Result<std::shared_ptr<CimRecordBook>> CimRecordBook::fromJson(const json& j,
                              "incomplete: needs a workload, an order and its programmings");
         const std::string text = r.value("order", std::string());
         const auto order = parseCimOrder(text);
-        if (!order)
-            return makeError(file, place + ".order", "not a loop order ('" + text + "')");
+        if (!order) return makeError(file, place + ".order", "not a loop order ('" + text + "')");
         const CimChoice c = cimOrderCost(w->first, *order, true);
         if (c.programmings != recorded)
             return makeError(file, place,
@@ -186,7 +184,8 @@ Result<std::shared_ptr<CimRecordBook>> CimRecordBook::fromJson(const json& j,
                                  std::to_string(recorded));
         if (c.psumBytes > w->second)
             return makeError(file, place,
-                             "the order " + text + "'s partial sums overflow the workload's buffer");
+                             "the order " + text +
+                                 "'s partial sums overflow the workload's buffer");
         const json workload = cimWorkloadJson(w->first, w->second);
         book->m_entries.emplace(workload.dump(), Entry{workload, c});
     }

@@ -107,6 +107,33 @@ class TstInstructions : public QObject {
         QCOMPARE(model.rowCount(), 0);
     }
 
+    // A compute-in-memory template whose cores run their own streams: the engine column
+    // names the core of each PROGRAM and COMPUTE that has one.
+    void coresNamedOnCimTiles() {
+        MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.openHardware(QStringLiteral(TILESCOPE_SAMPLES "/hw/cim-logical-4x4.json")));
+        QVERIFY(w.setBatch(1));
+        QVERIFY2(w.openModel(TILESCOPE_SAMPLES "/models/mobilenet_v2.onnx"),
+                 qPrintable(w.lastError()));
+        auto run = waitRun(w);
+        QVERIFY(run && run->ok());
+        ProgramModel model;
+        model.setRun(run);
+        int cores = 0;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const Instruction* ins = model.instructionAt(r);
+            const QString engine = model.data(model.index(r, ProgramModel::EngineCol)).toString();
+            if (ins->core < 0) {
+                QVERIFY(!engine.contains(QStringLiteral("core")));
+                continue;
+            }
+            QCOMPARE(engine, QStringLiteral("compute (core %1)").arg(ins->core));
+            ++cores;
+        }
+        QVERIFY(cores > 0);
+    }
+
     void panelSummaryAndRegeneration() {
         MainWindow w;
         openSmall(w);

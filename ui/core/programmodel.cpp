@@ -131,8 +131,10 @@ QVariant ProgramModel::data(const QModelIndex& idx, int role) const {
         return ins.id;
     case Tile:
         return ins.tile;
-    case EngineCol:
-        return QString::fromLatin1(toString(ins.engine()));
+    case EngineCol: // a compute-in-memory core's own stream names its core
+        return ins.core >= 0
+                   ? tr("%1 (core %2)").arg(QLatin1String(toString(ins.engine()))).arg(ins.core)
+                   : QString::fromLatin1(toString(ins.engine()));
     case OpCol:
         return QString::fromLatin1(toString(ins.op));
     case Layer:
