@@ -64,6 +64,25 @@ Bytes cimInputReads(const CimBlocks& k, const CimOrder& o) {
     if (o.boxed()) {
         pixels = axis(sp.samples, o.box[0], [](Count n) { return double(n); }) *
                  axis(sp.rows, o.box[1], rowsOf) * axis(sp.cols, o.box[2], colsOf);
+    } else if (o.chunk < sp.cols) {
+        // Chunks shorter than a row lie in one row or straddle two: per output row, the
+        // chunks that start in it.
+        const Count s = o.chunk, P = k.positions, W = sp.cols;
+        for (Count g = 0; g < sp.samples * sp.rows; ++g) {
+            const Count p = g * W, end = p + W; // the row's positions [p, end)
+            const Count b0 = ceilDiv(p, s) * s; // the first chunk starting in the row
+            if (b0 >= end) continue;
+            const Count inside = (end - b0) / s; // chunks ending in the row
+            pixels += double(inside) * rowsOf(1) * colsOf(s);
+            const Count b1 = b0 + inside * s; // a chunk starting here and running on
+            if (b1 >= end) continue;
+            if (end >= P) // the last row: the data ends with the row
+                pixels += rowsOf(1) * colsOf(P - b1);
+            else if ((g + 1) % sp.rows != 0) // into the next row of the same sample
+                pixels += rowsOf(2) * colsOf(W);
+            else // into the next sample: both planes whole
+                pixels += 2.0 * rowsOf(sp.rows) * colsOf(W);
+        }
     } else {
         // Consecutive positions: a chunk within one row reads its columns' window, one
         // spanning rows of a sample reads those rows whole, one spanning samples reads the
@@ -171,24 +190,33 @@ CimChoice bestOrderOver(const CimNests& cores, Bytes psumBuffer) {
         {{C, S, R}, {C, R, S}, {R, C, S}, {R, S, C}, {S, C, R}, {S, R, C}}};
     // The fewest programmings first; the memory accesses (independent of the loop order)
     // only for the chunkings that reach them.
-    std::vector<CimChoice> fit;
-    for (CimOrder o : spaces)
+    std::vector<std::pair<CimChoice, size_t>> fit; // with its chunking's index in spaces
+    for (size_t i = 0; i < spaces.size(); ++i) {
+        // No order holds fewer sums than one chunk of one column block per nest.
+        if (double(spaces[i].chunk) * one * 4.0 > psumBuffer) continue;
         for (const auto& loops : perms) {
+            CimOrder o = spaces[i];
             o.loops = loops;
             const CimChoice c = cimOrderCost(cores, o, false);
-            if (c.psumBytes <= psumBuffer) fit.push_back(c);
+            if (c.psumBytes <= psumBuffer) fit.push_back({c, i});
         }
+    }
     // Only when not even one chunk of one column block per core fits: the smallest need.
     if (fit.empty()) return cimOrderCost(cores, CimOrder{{C, S, R}, 1}, true);
-    Count least = fit.front().programmings;
-    for (const CimChoice& c : fit)
+    Count least = fit.front().first.programmings;
+    for (const auto& [c, i] : fit)
         least = std::min(least, c.programmings);
+    std::vector<double> reads(spaces.size(), -1.0); // a chunking's reads, whatever the order
     CimChoice best;
     bool have = false;
-    for (CimChoice& c : fit) {
+    for (auto& [c, i] : fit) {
         if (c.programmings != least) continue;
-        for (const auto& [b, n] : cores)
-            c.inputReads += cimInputReads(b, c.order) * double(n);
+        if (reads[i] < 0) {
+            reads[i] = 0;
+            for (const auto& [b, n] : cores)
+                reads[i] += cimInputReads(b, spaces[i]) * double(n);
+        }
+        c.inputReads = reads[i];
         if (!have || c.inputReads < best.inputReads ||
             (c.inputReads == best.inputReads && c.psumBytes < best.psumBytes)) {
             best = c;

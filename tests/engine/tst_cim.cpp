@@ -281,6 +281,41 @@ void TestCim::spatialBoxesReadLess() {
     CimOrder linear{{CimLoop::Col, CimLoop::Space, CimLoop::Row}, 128};
     QCOMPARE(cimInputReads(w.blocks, linear), 1404.0 * 16);
     QCOMPARE(cimProgrammings(w.blocks, linear), Count(3));
+    // Consecutive positions of every size against the chunks walked one by one.
+    std::mt19937 rng(5);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int trial = 0; trial < 200; ++trial) {
+        CimBlocks b;
+        b.colBlocks = pick(1, 3);
+        b.space.samples = pick(1, 3);
+        b.space.rows = pick(1, 6);
+        b.space.cols = pick(1, 9);
+        b.space.strideH = pick(1, 2);
+        b.space.strideW = pick(1, 2);
+        b.space.spanH = pick(1, 3);
+        b.space.spanW = pick(1, 3);
+        b.space.pixelBytes = 1;
+        b.positions = b.space.samples * b.space.rows * b.space.cols;
+        const CimSpace& sp = b.space;
+        auto rowsOf = [&](Count h) { return double((h - 1) * sp.strideH + sp.spanH); };
+        auto colsOf = [&](Count c) { return double((c - 1) * sp.strideW + sp.spanW); };
+        for (Count chunk = 1; chunk <= b.positions; ++chunk) {
+            double walked = 0;
+            const Count plane = sp.rows * sp.cols;
+            for (Count p0 = 0; p0 < b.positions; p0 += chunk) {
+                const Count p1 = std::min(b.positions, p0 + chunk) - 1;
+                const Count n0 = p0 / plane, n1 = p1 / plane;
+                const Count h0 = p0 % plane / sp.cols, h1 = p1 % plane / sp.cols;
+                if (n0 != n1)
+                    walked += double(n1 - n0 + 1) * rowsOf(sp.rows) * colsOf(sp.cols);
+                else if (h0 != h1)
+                    walked += rowsOf(h1 - h0 + 1) * colsOf(sp.cols);
+                else
+                    walked += rowsOf(1) * colsOf(p1 % sp.cols - p0 % sp.cols + 1);
+            }
+            QCOMPARE(cimInputReads(b, CimOrder{{}, chunk}), walked * double(b.colBlocks));
+        }
+    }
 }
 
 // The record file: a workload searched once is taken from the book afterwards, the book
