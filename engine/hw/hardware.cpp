@@ -4,6 +4,7 @@
 #include "util/json.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -182,6 +183,20 @@ const char* sideName(MeshSide s) {
     return "?";
 }
 
+// An optional key naming one of two values (the enum's first and second): false when it
+// names neither.
+template <typename E>
+bool twoWayKey(const json& obj, const char* key, const std::array<const char*, 2>& names, E& out) {
+    if (!obj.contains(key)) return true;
+    const json& v = obj[key];
+    for (size_t i = 0; i < 2; ++i)
+        if (v == names[i]) {
+            out = E(i);
+            return true;
+        }
+    return false;
+}
+
 // The "cim" object and what it implies for tile.macs (after data_bits, before the DRAM
 // default, which follows the peak).
 std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const std::string& file) {
@@ -211,25 +226,10 @@ std::optional<Error> parseCim(const json& j, Hardware& hw, JsonReader& r, const 
                 return makeError(file, "cim.double_buffered_crossbars", "expected true or false");
             p.doubleBufferedCrossbars = c["double_buffered_crossbars"].get<bool>();
         }
-        if (c.contains("weight_slicing")) {
-            const json& v = c["weight_slicing"];
-            if (v == "cells")
-                p.slicing = CimSlicing::Cells;
-            else if (v == "crossbars")
-                p.slicing = CimSlicing::Crossbars;
-            else
-                return makeError(file, "cim.weight_slicing", "expected \"cells\" or \"crossbars\"");
-        }
-        if (c.contains("core_binding")) {
-            const json& v = c["core_binding"];
-            if (v == "tile")
-                p.binding = CimBinding::Tile;
-            else if (v == "output-channels")
-                p.binding = CimBinding::OutputChannels;
-            else
-                return makeError(file, "cim.core_binding",
-                                 "expected \"tile\" or \"output-channels\"");
-        }
+        if (!twoWayKey(c, "weight_slicing", {"cells", "crossbars"}, p.slicing))
+            return makeError(file, "cim.weight_slicing", "expected \"cells\" or \"crossbars\"");
+        if (!twoWayKey(c, "core_binding", {"tile", "output-channels"}, p.binding))
+            return makeError(file, "cim.core_binding", "expected \"tile\" or \"output-channels\"");
         if (p.rows > 4096 || p.cols > 4096)
             return makeError(file, p.rows > 4096 ? "cim.rows" : "cim.cols",
                              "at most 4096 cells per crossbar side");
