@@ -231,9 +231,11 @@ int runGenerate(const Args& a) {
     }
     Inputs in;
     in.hwName = requiredValue(a, "--hw");
+    const std::optional<long long> stageBytes = stageBytesArg(a);
     int status = 0;
     auto src = sourcesOf(a, req, in, status);
     if (!src) return status;
+    if (stageBytes) in.hw.stageBytes = *stageBytes; // every phase's stages (docs/isa.md)
     SearchOptions so = searchOptions(a, in, status);
     if (status) return status;
 

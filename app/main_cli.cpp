@@ -49,7 +49,7 @@ also takes --chains K, --threads T, --t0, --alpha and --quiet (docs/search.md).
 evaluate, anneal and compare take --layouts auto|nchw|nhwc|chwn|nchwc (default auto: planned)
 and --pin-layout TENSOR=LAYOUT (repeatable): the DRAM layout of every feature map where the
 template has a run model (dram.burst_bytes, dram.run_overhead_cycles; docs/cost-model.md §4b).
-evaluate, anneal, compare and export-instructions take --stage-bytes N: the template's
+evaluate, anneal, compare, generate and export-instructions take --stage-bytes N: the template's
 tile.stage_bytes (an instruction of B bytes in ceil(B / N) stages, 1 to 64; 0: the template's).
 mapping, evaluate, anneal, compare and export-instructions take --cim-records FILE on a
 compute-in-memory template: the best crossbar schedule of each workload, read from FILE and
@@ -100,11 +100,11 @@ int main(int argc, char** argv) {
           {"--quiet", "--no-portfolio"}}},
         {"generate",
          {runGenerate,
-          {"--hw",       "--batch",    "--objective", "--seed",     "--beta",    "--t0",
-           "--alpha",    "--mode",     "--chains",    "--threads",  "--json",    "--iterations",
-           "--min-util", "--time",     "--warmup",    "--dim",      "--prompt",  "--tokens",
-           "--points",   "--kv-cache", "--seq-dim",   "--past-dim", "--prefill", "--decode",
-           "--export",   "--formats",  "--weights"},
+          {"--hw",       "--batch",    "--objective", "--seed",       "--beta",    "--t0",
+           "--alpha",    "--mode",     "--chains",    "--threads",    "--json",    "--iterations",
+           "--min-util", "--time",     "--warmup",    "--dim",        "--prompt",  "--tokens",
+           "--points",   "--kv-cache", "--seq-dim",   "--past-dim",   "--prefill", "--decode",
+           "--export",   "--formats",  "--weights",   "--stage-bytes"},
           {"--quiet", "--no-portfolio"}}},
         {"mapping",
          {runMapping,

@@ -214,6 +214,32 @@ class TestCliGenerate : public QObject {
         QVERIFY2(text.out.contains(path("again") + "/decode-past34"), qPrintable(text.out));
     }
 
+    // --stage-bytes: every phase is costed and exported with the template's stage size set,
+    // so the programs' instructions come in more stages than the 8 without it, each phase's
+    // hw.json records the key, and the replays still agree.
+    void stageBytes() {
+        const QString dir = path("staged"), out = path("staged.json");
+        const Run r = test::runCli(QStringList{"generate", kDecoder, "--prompt", "32", "--tokens",
+                                               "4", "--points", "2", "--export", dir, "--formats",
+                                               "json", "--json", out, "--stage-bytes", "16"} +
+                                   kBudget);
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        for (const char* folder : {"prefill", "decode-past32"}) {
+            const json program = readJson(dir + "/" + folder + "/program.json");
+            QCOMPARE(program["hardware"]["tile"]["stage_bytes"].get<double>(), 16.0);
+            std::uint32_t most = 0;
+            for (const json& t : program["tiles"])
+                for (const json& i : t["instructions"])
+                    most = std::max(most, i["stages"].get<std::uint32_t>());
+            QVERIFY2(most > 8, folder);
+        }
+        for (const json& ph : readJson(out)["phases"])
+            QVERIFY(ph["program"]["models_agree"].get<bool>());
+        const Run bad = test::runCli(QStringList{"generate", kDecoder, "--prompt", "32", "--tokens",
+                                                 "4", "--stage-bytes", "-1"});
+        QCOMPARE(bad.status, 2);
+    }
+
     void badInputs() {
         const QString squeeze = QStringLiteral(TILESCOPE_TESTDATA "/squeezenet1_0.onnx");
         Run r = test::runCli(QStringList{"generate", squeeze, "--prompt", "8", "--tokens", "4"} +
