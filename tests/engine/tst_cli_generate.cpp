@@ -233,7 +233,8 @@ class TestCliGenerate : public QObject {
                     most = std::max(most, i["stages"].get<std::uint32_t>());
             QVERIFY2(most > 8, folder);
         }
-        for (const json& ph : readJson(out)["phases"])
+        const json result = readJson(out);
+        for (const json& ph : result["phases"])
             QVERIFY(ph["program"]["models_agree"].get<bool>());
         const Run bad = test::runCli(QStringList{"generate", kDecoder, "--prompt", "32", "--tokens",
                                                  "4", "--stage-bytes", "-1"});
