@@ -138,6 +138,10 @@ void instructionValues(const Instruction& i, std::uint64_t (&v)[kInsFields]) {
     v[fDepN] = i.deps.size();
     v[fBufN] = i.buffers.size();
 }
+void coreValues(const Instruction& i, std::uint64_t (&v)[kCoreFields]) {
+    v[fCore] = std::uint64_t(i.core + 1);
+}
+
 void dramValues(const Instruction& i, std::uint64_t (&v)[kDramFields]) {
     v[fDramLayout] = std::uint64_t(i.layout + 1);
     v[fDramBase] = i.base;
@@ -375,7 +379,7 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
             dramValues(i, rv);
             dram.see(rv);
             withDram = withDram || i.layout >= 0;
-            cv[fCore] = std::uint64_t(i.core + 1);
+            coreValues(i, cv);
             cores.see(cv);
             withCores = withCores || i.core >= 0;
             ++nIns;
@@ -469,7 +473,7 @@ void writeProgramBin(std::ostream& sink, const Program& p) {
     if (withCores) {
         for (const auto& t : p.tiles)
             for (const auto& i : t.instructions) {
-                cv[fCore] = std::uint64_t(i.core + 1);
+                coreValues(i, cv);
                 w.row(cores, cv);
                 w.drainIfFull();
             }

@@ -211,11 +211,7 @@ CimChoice bestOrderOver(const CimNests& cores, Bytes psumBuffer) {
     bool have = false;
     for (auto& [c, i] : fit) {
         if (c.programmings != least) continue;
-        if (reads[i] < 0) {
-            reads[i] = 0;
-            for (const auto& [b, n] : cores)
-                reads[i] += cimInputReads(b, spaces[i]) * double(n);
-        }
+        if (reads[i] < 0) reads[i] = cimOrderCost(cores, spaces[i], true).inputReads;
         c.inputReads = reads[i];
         if (!have || c.inputReads < best.inputReads ||
             (c.inputReads == best.inputReads && c.psumBytes < best.psumBytes)) {
@@ -291,7 +287,7 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
     k.space.pixelBytes = double(std::max<Count>(1, cg) * groupsT) * hw.dataBits / 8.0;
     // The loop nests that run: one over the tile's crossbars, or one per core over its own
     // (column blocks dealt to the cores in turn: q or q + 1 each).
-    std::vector<std::pair<CimBlocks, Count>> nests{{k, 1}};
+    CimNests nests{{k, 1}};
     if (c.binding == CimBinding::OutputChannels) {
         CimBlocks per = k;
         per.crossbars =
@@ -319,16 +315,6 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
     w.computeCycles = double(w.passes * k.positions * perInvocation) * c.mvmCycles;
     // A core writes one row of one (physical) crossbar at a time, the cores in parallel.
     const double rowWrite = double(c.rows) * c.writeCyclesPerRow * c.slices(hw.dataBits);
-    Count busiestWrites = ceilDiv(w.best.programmings, c.cores);
-    Count firstWrites = ceilDiv(std::min<Count>(k.blocks(), k.crossbars), c.cores);
-    if (c.binding == CimBinding::OutputChannels) {
-        busiestWrites = 0;
-        for (const auto& [b, n] : nests)
-            busiestWrites =
-                std::max(busiestWrites, cimProgrammings(b, w.best.order) * perInvocation);
-        firstWrites = std::min<Count>(busiest.blocks(), busiest.crossbars);
-    }
-    w.writeCycles = double(busiestWrites) * rowWrite;
     // The first crossbars must be written before anything computes; with double buffering
     // the rest are written into the idle half while the other half computes.
     auto exposed = [&](Cycles write, Cycles compute, Count first) {
@@ -336,22 +322,33 @@ CimTileWork cimTileWork(const Layer& l, const Hardware& hw, Count groupsT, Count
         const double f = double(first) * rowWrite;
         return std::min(write, f + std::max(0.0, write - f - compute));
     };
-    w.exposedWrite = exposed(w.writeCycles, w.computeCycles, firstWrites);
-    if (c.binding == CimBinding::OutputChannels)
-        for (Count j = 0; j < std::min<Count>(c.cores, k.colBlocks); ++j) {
-            const CimBlocks& b =
-                j < k.colBlocks % c.cores ? nests.front().first : nests.back().first;
-            CimCoreWork cw;
-            cw.colBlocks = b.colBlocks;
-            cw.programmings = cimProgrammings(b, w.best.order) * perInvocation;
-            cw.computeCycles =
-                double(ceilDiv(b.blocks(), b.crossbars) * k.positions * perInvocation) *
-                c.mvmCycles;
-            cw.writeCycles = double(cw.programmings) * rowWrite;
-            cw.exposedWrite =
-                exposed(cw.writeCycles, cw.computeCycles, std::min<Count>(b.blocks(), b.crossbars));
-            w.cores.push_back(cw);
-        }
+    if (c.binding != CimBinding::OutputChannels) {
+        w.writeCycles = double(ceilDiv(w.best.programmings, c.cores)) * rowWrite;
+        w.exposedWrite = exposed(w.writeCycles, w.computeCycles,
+                                 ceilDiv(std::min<Count>(k.blocks(), k.crossbars), c.cores));
+        return w;
+    }
+    // Per core binding: each kind of nest's own figures, the busiest core's writes the tile's.
+    std::vector<CimCoreWork> kinds;
+    Count busiestWrites = 0;
+    for (const auto& [b, n] : nests) {
+        CimCoreWork cw;
+        cw.colBlocks = b.colBlocks;
+        cw.programmings = cimProgrammings(b, w.best.order) * perInvocation;
+        cw.computeCycles =
+            double(ceilDiv(b.blocks(), b.crossbars) * k.positions * perInvocation) * c.mvmCycles;
+        cw.writeCycles = double(cw.programmings) * rowWrite;
+        cw.exposedWrite =
+            exposed(cw.writeCycles, cw.computeCycles, std::min<Count>(b.blocks(), b.crossbars));
+        busiestWrites = std::max(busiestWrites, cw.programmings);
+        kinds.push_back(cw);
+    }
+    w.writeCycles = double(busiestWrites) * rowWrite;
+    w.exposedWrite = exposed(w.writeCycles, w.computeCycles,
+                             std::min<Count>(busiest.blocks(), busiest.crossbars));
+    // Core j has the first kind's share when j < colBlocks mod cores, else the last's.
+    for (Count j = 0; j < std::min<Count>(c.cores, k.colBlocks); ++j)
+        w.cores.push_back(j < k.colBlocks % c.cores ? kinds.front() : kinds.back());
     return w;
 }
 

@@ -14,11 +14,6 @@
 
 namespace tilescope {
 
-// The weight matrix of one tile as crossbar blocks. Columns are output channels,
-// weightColumns to a crossbar (then further crossbars, then further cores); rows are input
-// channels x kernel, `rows` to a crossbar. Block b = c * nR + r (column c, row block r).
-// With groups each group has its own blocks; groups small enough share a crossbar
-// block-diagonally (then nR = 1 and a "column block" is a crossbar of packed groups).
 // The positions as a box (samples x output rows x output columns, positions = their product
 // when known) and the input window one output box needs, for the memory accesses of a
 // spatial chunk: (h - 1) x stride + span input rows for h output rows, alike for columns.
@@ -28,6 +23,11 @@ struct CimSpace {
     double pixelBytes = 0; // one input pixel of the tile's input channels
 };
 
+// The weight matrix of one tile as crossbar blocks. Columns are output channels,
+// weightColumns to a crossbar (then further crossbars, then further cores); rows are input
+// channels x kernel, `rows` to a crossbar. Block b = c * nR + r (column c, row block r).
+// With groups each group has its own blocks; groups small enough share a crossbar
+// block-diagonally (then nR = 1 and a "column block" is a crossbar of packed groups).
 struct CimBlocks {
     Count rowBlocks = 1;    // nR
     Count colBlocks = 1;    // nC
@@ -47,10 +47,9 @@ enum class CimLoop : char { Space = 's', Col = 'c', Row = 'r' };
 // A loop nest over spatial chunks of `chunk` positions, column blocks and row blocks,
 // outermost first. At each iteration the block (r, c) must be programmed in crossbar
 // b mod X (direct-mapped: programming it evicts whatever that crossbar held), then
-// computes the chunk's positions.
-// The spatial loop either runs over chunks of `chunk` consecutive positions (samples, then
-// rows, then columns), or, with `box` set, over boxes of box[0] samples x box[1] output
-// rows x box[2] output columns (the method's split loops N_o/N_i, H_o/H_i, W_o/W_i;
+// computes the chunk's positions. The spatial loop either runs over chunks of `chunk` consecutive
+// positions (samples, then rows, then columns), or, with `box` set, over boxes of box[0] samples x
+// box[1] output rows x box[2] output columns (the method's split loops N_o/N_i, H_o/H_i, W_o/W_i;
 // chunk = their product, the last box of each axis shorter).
 struct CimOrder {
     std::array<CimLoop, 3> loops{CimLoop::Space, CimLoop::Col, CimLoop::Row};
