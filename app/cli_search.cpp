@@ -195,6 +195,16 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
                 toString(r.config.mode), (unsigned long long)r.seed, r.config.chains,
                 std::min(r.config.threads, r.config.chains), r.iterations, budget, r.elapsedSeconds,
                 r.stopped ? " (stopped early)" : "");
+    if (r.config.repeatBlocks) {
+        const BlockRepetition& b = r.repetition;
+        if (b.active())
+            std::printf("blocks      %s tied: every copy scheduled as %s's block, %d layers "
+                        "searched\n",
+                        b.describe().c_str(), in.net.layers[size_t(b.first)].name.c_str(),
+                        int(in.net.layers.size()) - (b.count - 1) * b.length);
+        else
+            std::printf("blocks      no repeated block in the model: every layer searched\n");
+    }
     std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost,
                 r.best.cost, r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
     std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",
@@ -435,6 +445,7 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
             throw UsageError{"--warmup must be in [0, 1)"};
     }
     c.portfolio = !a.has("--no-portfolio");
+    c.repeatBlocks = a.has("--repeat-blocks");
     c.layouts = layoutChoiceArg(a);
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));

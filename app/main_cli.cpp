@@ -42,6 +42,9 @@ links), wafer (32x32, DRAM on all four sides). mapping prints one layer's intra-
 The budget is a time (4 s per annealing mode) unless --beta or --iterations (per chain)
 gives an iteration count, which makes a run reproducible for a seed. The objective
 defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), else 1,1.
+anneal, compare and generate take --repeat-blocks: where the model holds copies of one block
+(a decoder's transformer blocks), every copy is scheduled as the first block is and the
+search changes that block only (docs/search.md, "Repeated blocks").
 anneal and compare also take --min-util X, --warmup SHARE, --no-portfolio,
 --chiplet-cost method|whole-chiplet and --chiplet-chains in-out-1|single-link (the chiplet
 baseline's region cost and chain reduction: the method's by default); compare
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
            "--dim",        "--chiplet-cost", "--chiplet-chains",
            "--layouts",    "--pin-layout",   "--stage-bytes",
            "--cim-records"},
-          {"--quiet", "--no-portfolio"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
         {"compare",
          {runCompare,
           {"--hw",           "--batch",          "--objective", "--seed",       "--beta",
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
            "--time",         "--warmup",         "--t0",        "--alpha",      "--dim",
            "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout",
            "--stage-bytes",  "--cim-records"},
-          {"--quiet", "--no-portfolio"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
         {"generate",
          {runGenerate,
           {"--hw",       "--batch",    "--objective", "--seed",       "--beta",    "--t0",
@@ -105,7 +108,7 @@ int main(int argc, char** argv) {
            "--min-util", "--time",     "--warmup",    "--dim",        "--prompt",  "--tokens",
            "--points",   "--kv-cache", "--seq-dim",   "--past-dim",   "--prefill", "--decode",
            "--export",   "--formats",  "--weights",   "--stage-bytes"},
-          {"--quiet", "--no-portfolio"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
         {"mapping",
          {runMapping,
           {"--hw", "--layer", "--tiles", "--batch", "--dim", "--cim-records"},

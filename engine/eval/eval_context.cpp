@@ -16,6 +16,10 @@ EvalContext::Impl::Impl(const Network& n, const Hardware& h)
     isOutput.assign(net.layers.size(), 0);
     residentInputs.assign(net.layers.size(), 0);
     auto cons = net.consumers();
+    layerClass = net.layerClasses();
+    if (mesh.dramRuns().active())
+        for (size_t i = 0; i < layerClass.size(); ++i)
+            layerClass[i] = int(i);
     for (size_t i = 0; i < net.layers.size(); ++i) {
         for (size_t k = 0; k < net.layers[i].inputs.size(); ++k)
             if (net.layers[i].inputs[k].producer >= 0)
@@ -128,7 +132,8 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     std::string& key = keyScratch;
     key.clear();
     auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    put(leaf.layer), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount), put(writesDram);
+    put(layerClass[size_t(leaf.layer)]), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount),
+        put(writesDram);
     put(int(paceInputs));
     // Blocked mappings depend on the objective and on a streaming chain (mapper.h).
     auto putBlocks = [&](const LeafMapping* m) {

@@ -105,6 +105,9 @@ struct EvalContext::Impl {
     EvalStats stats;
     std::vector<std::vector<std::pair<int, int>>> producers; // per layer: (producer, input idx)
     std::vector<char> isOutput;
+    // Per layer, the layer whose traffic memo entries it shares (Network::layerClasses;
+    // itself when the template has a DRAM run model, whose layouts are per tensor).
+    std::vector<int> layerClass;
     std::vector<char> residentInputs; // per layer: some input is kept on chip
     bool keepsOnChip = false;         // some input or some layer's weights are kept on chip
     TransferGeometry geo;

@@ -189,6 +189,7 @@ Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
         m_cLanes *= 2;
     m_kLanes = std::max(1, hw.macsPerTile / m_cLanes);
     m_npt.assign(net.layers.size(), -1.0);
+    m_class = net.mappingClasses();
     setObjective(1, 1);
     // Same rule as the generator's input geometry: an input is read as [C, H, W] windows
     // when its size is whole planes of the layer's input rows x columns and, if a layer
@@ -229,7 +230,8 @@ double Mapper::npt(int layer) {
 
 const LeafMapping& Mapper::map(int layer, int tiles, int batch) {
     ++m_calls;
-    const auto k = key(layer, tiles, batch);
+    // Copies of a layer share its entry: their mappings are the same.
+    const auto k = key(m_class[size_t(layer)], tiles, batch);
     auto it = m_cache->find(k);
     if (it != m_cache->end()) {
         ++m_hits;

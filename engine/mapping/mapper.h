@@ -203,6 +203,7 @@ class Mapper {
     std::map<std::tuple<std::vector<int>, int, int, double, double>, std::vector<LeafMapping>>
         m_chains;
     std::vector<double> m_npt;
+    std::vector<int> m_class; // Network::mappingClasses(): the memo key of each layer
     long long m_calls = 0, m_hits = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "model/network.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 namespace tilescope {
 
@@ -98,6 +100,74 @@ Count Network::totalWeightBytes() const {
 
 bool Network::isOutput(int layer) const {
     return std::find(outputs.begin(), outputs.end(), layers[size_t(layer)].name) != outputs.end();
+}
+
+namespace {
+
+// Per layer, the first layer whose key is the same.
+template <class Key> std::vector<int> firstOfEach(size_t n, Key keyOf) {
+    std::vector<int> out(n);
+    std::unordered_map<std::string, int> seen;
+    for (size_t i = 0; i < n; ++i)
+        out[i] = seen.emplace(keyOf(i), int(i)).first->second;
+    return out;
+}
+
+void putInt(std::string& key, long long v) {
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// A layer's own fields: kind, op, shapes, weights, flags, output role and its inputs' sizes.
+std::vector<int> ownClasses(const Network& net) {
+    const auto cons = net.consumers();
+    return firstOfEach(net.layers.size(), [&](size_t i) {
+        const Layer& l = net.layers[i];
+        std::string key = l.op;
+        key.push_back('\0');
+        for (long long v :
+             {(long long)l.kind,          (long long)l.inC,
+              (long long)l.inH,           (long long)l.inW,
+              (long long)l.outC,          (long long)l.outH,
+              (long long)l.outW,          (long long)l.kernelH,
+              (long long)l.kernelW,       (long long)l.strideH,
+              (long long)l.strideW,       (long long)l.padH,
+              (long long)l.padW,          (long long)l.dilationH,
+              (long long)l.dilationW,     (long long)l.groups,
+              (long long)l.weightBytes,   (long long)l.weightsResident,
+              (long long)l.inputs.size(), (long long)(net.isOutput(int(i)) || cons[i].empty())})
+            putInt(key, v);
+        for (const LayerInput& in : l.inputs) {
+            putInt(key, in.bytesPerSample);
+            putInt(key, in.resident);
+            putInt(key, in.producer >= 0);
+        }
+        return key;
+    });
+}
+
+// The layer's class in `inner` and, per input, its producer's class in `outer` (-1 for a
+// network input).
+std::vector<int> withProducers(const Network& net, const std::vector<int>& inner,
+                               const std::vector<int>& outer) {
+    return firstOfEach(net.layers.size(), [&](size_t i) {
+        std::string key;
+        putInt(key, inner[i]);
+        for (const LayerInput& in : net.layers[i].inputs)
+            putInt(key, in.producer >= 0 ? outer[size_t(in.producer)] : -1);
+        return key;
+    });
+}
+
+} // namespace
+
+std::vector<int> Network::mappingClasses() const {
+    const std::vector<int> own = ownClasses(*this);
+    return withProducers(*this, own, own);
+}
+
+std::vector<int> Network::layerClasses() const {
+    const std::vector<int> mapping = mappingClasses();
+    return withProducers(*this, mapping, mapping);
 }
 
 std::vector<std::vector<bool>> Network::transitiveDeps() const {

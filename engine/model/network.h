@@ -89,6 +89,14 @@ struct Network {
     bool isOutput(int layer) const;
     // dependsOn[i][j]: layer i (transitively) depends on layer j. Cheap for a few hundred.
     std::vector<std::vector<bool>> transitiveDeps() const;
+    // Per layer, the first layer mapped as it is: the same kind, op, shapes, weights, flags,
+    // output role and input sizes, and producers of the same shapes (the mapper's memo key,
+    // docs/cost-model.md §2).
+    std::vector<int> mappingClasses() const;
+    // Per layer, the first layer routed as it is: the same mapping class, and producers of
+    // the same mapping classes (the evaluator's traffic memo key, docs/cost-model.md §4). A
+    // transformer's identical blocks share their classes: they are mapped and routed once.
+    std::vector<int> layerClasses() const;
 };
 
 // Keeps the named network inputs on chip (LayerInput::resident): a decoder's KV cache held

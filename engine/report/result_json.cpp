@@ -196,6 +196,17 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
         j["config"]["chiplet_cost"] = toString(c.chiplet.cost);
         j["config"]["chiplet_chains"] = toString(c.chiplet.chains);
     }
+    // Only where blocks were tied, so other records keep their keys.
+    if (r.repetition.active()) {
+        const BlockRepetition& b = r.repetition;
+        j["config"]["repeat_blocks"] = true;
+        j["repetition"] = {
+            {"blocks", b.count},
+            {"layers_per_block", b.length},
+            {"first_layer", net.layers[size_t(b.first)].name},
+            {"last_layer", net.layers[size_t(b.first + b.count * b.length - 1)].name},
+            {"searched_layers", int(net.layers.size()) - (b.count - 1) * b.length}};
+    }
     j["stopped"] = r.stopped;
     // Under a time budget, what was run: replay a run of this length with --iterations.
     j["iterations_run"] = r.iterationsRun;

@@ -6,6 +6,7 @@
 #include "search/chiplet.h"
 #include "search/schedule.h"
 #include "search/strategy.h"
+#include "tree/repetition.h"
 
 #include <algorithm>
 #include <atomic>
@@ -244,7 +245,17 @@ struct RunInputs {
     const EvalOptions& opt;
     std::stop_token stop;
     Clock::time_point deadline; // time budget: no chain runs past it
+    const BlockRepetition& rep; // tied blocks (SearchConfig::repeatBlocks), else none
 };
+
+// The candidate with its blocks tied again (tree/repetition.h); none when it cannot be
+// (a move that mixed a block with what lies around it).
+std::optional<RATree> retie(std::optional<RATree> t, const RunInputs& in) {
+    if (!t || !in.rep.active()) return t;
+    auto tied = tieBlocks(*t, in.net, in.rep);
+    if (!tied) return std::nullopt;
+    return std::move(tied).value();
+}
 
 // The tree's figures with detail, as SearchResult::bestDetail holds them.
 Evaluation detailOf(EvalContext& ctx, const RATree& tree, int totalBatch, const EvalOptions& opt) {
@@ -267,7 +278,8 @@ void simplify(RATree& best, Evaluation& bestEval, EvalContext& ctx, const RunInp
         // Deepest-last pre-order ids first: inner redundant levels go before outer ones.
         for (int id = best.size() - 1; id > 0 && budget > 0; --id) {
             if (!best.node(id).isCut() || best.frozen(id)) continue;
-            auto d = edit::dissolve(best, in.net, id);
+            auto dissolved = edit::dissolve(best, in.net, id);
+            auto d = dissolved ? retie(std::move(dissolved).value(), in) : std::nullopt;
             if (!d || rule.check(*d)) continue;
             if (Clock::now() >= until) break;
             --budget;
@@ -391,7 +403,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         shared.done.fetch_add(1, std::memory_order_relaxed);
 
         // A population breeds the candidate and takes it in; a walk moves from its tree.
-        auto cand = pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng);
+        auto cand = retie(pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng), in);
         if (cand) {
             ++r.proposals;
             Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, in.opt);
@@ -593,7 +605,8 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
 
 // The start: given (a continued run) or the strategy's own; then the pins.
 Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy& strategy,
-                         const SearchConfig& config, const EvalOptions& opt, Deadline deadline) {
+                         const SearchConfig& config, const EvalOptions& opt, Deadline deadline,
+                         const BlockRepetition& rep) {
     RATree start;
     if (config.initialTree) {
         start = *config.initialTree;
@@ -604,6 +617,11 @@ Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy&
         auto s = strategy.initialTree(setup, config.totalBatch, opt, deadline);
         if (!s) return Error{"initial tree: " + s.error().message};
         start = std::move(s).value();
+    }
+    if (rep.active()) {
+        auto tied = tieBlocks(start, net, rep);
+        if (!tied) return Error{"initial tree: repeated blocks: " + tied.error().message};
+        start = std::move(tied).value();
     }
     for (const std::string& path : config.pinned) {
         const int id = start.nodeAtPath(path);
@@ -625,10 +643,17 @@ struct CandidatePool {
     const EvalOptions& opt;
     EvalContext& setup;
     Shared& shared;
+    const BlockRepetition& rep;
     std::deque<Candidate> trees;
 
     void offer(std::string name, RATree t) {
-        if (t.empty() || validateStructure(t, net, config.totalBatch) || rule.check(t)) return;
+        if (t.empty() || validateStructure(t, net, config.totalBatch)) return;
+        if (rep.active()) {
+            auto tied = tieBlocks(t, net, rep);
+            if (!tied) return;
+            t = std::move(tied).value();
+        }
+        if (rule.check(t)) return;
         for (const Candidate& c : trees)
             if (c.tree == t) return;
         Evaluation e = evaluate(setup, t, config.totalBatch, opt);
@@ -782,8 +807,12 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     if (auto why = checkConfig(config)) return Error{"search: " + *why};
     const bool timed = config.seconds > 0;
     long long N = 0;
+    // Repeated blocks: the search changes one block, so its budget is that of the layers it
+    // changes (those around the blocks and the first block's).
+    const BlockRepetition rep = config.repeatBlocks ? findRepetition(net) : BlockRepetition{};
     if (!timed) {
-        auto n = iterationBudget(config, net.layers.size());
+        auto n = iterationBudget(config, net.layers.size() -
+                                             size_t(std::max(0, rep.count - 1) * rep.length));
         if (!n) return Error{"search: " + n.error().message};
         N = *n;
     }
@@ -799,8 +828,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     EvalContext setup(net, hw);
     reportPhase(progress, "start tree", t0, config.seconds);
-    auto started =
-        startTree(setup, net, *strategy, config, opt, shareDeadline(config, t0, kBaselinesShare));
+    auto started = startTree(setup, net, *strategy, config, opt,
+                             shareDeadline(config, t0, kBaselinesShare), rep);
     if (!started) return started.error();
     const RATree start = std::move(started).value();
     const SpaceRule rule = strategy->space();
@@ -817,7 +846,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const int W = std::min(config.threads, std::max(K, 2));
     const Clock::time_point deadline =
         timed ? t0 + toDuration(config.seconds) : Clock::time_point::max();
-    const RunInputs in{net, hw, config, deps, opt, stop, deadline};
+    const RunInputs in{net, hw, config, deps, opt, stop, deadline, rep};
 
     Shared shared;
     shared.callback = &progress;
@@ -830,7 +859,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     // chains feed the main chains' starts, so the result is never worse than any of them.
     const bool portfolio = (config.mode == SearchMode::Set || config.mode == SearchMode::Genetic) &&
                            config.portfolio && !hasPins(start);
-    CandidatePool pool{net, config, rule, opt, setup, shared, {}};
+    CandidatePool pool{net, config, rule, opt, setup, shared, rep, {}};
     pool.trees.push_back({config.initialTree ? "given" : "start", start, startEval});
     if (portfolio) offerBaselines(pool, hw, W, progress, stop, t0);
     std::vector<ChainSpec> warmSpecs;
@@ -908,6 +937,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     res.initialTree = start;
     res.initialEval = startEval;
     res.stopped = stop.stop_requested();
+    res.repetition = rep;
     const int bestK = bestChainOf(chains);
     res.bestChain = bestK;
     res.bestTree = chains[size_t(bestK)].best;

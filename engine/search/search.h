@@ -8,6 +8,7 @@
 #include "hw/hardware.h"
 #include "model/network.h"
 #include "tree/ratree.h"
+#include "tree/repetition.h"
 #include "util/result.h"
 
 #include <cstdint>
@@ -107,6 +108,11 @@ struct SearchConfig {
     std::vector<Seed> seedTrees;
     // Minimum seconds between progress callbacks (the final one is always delivered).
     double progressInterval = 0.1;
+    // Repeated blocks (docs/search.md, "Repeated blocks"): where the network's layers hold
+    // copies of one block (findRepetition), every tree keeps them tied: the search changes
+    // the first block and the layers around the blocks, and the copies follow it. The
+    // iteration budget counts those layers only.
+    bool repeatBlocks = false;
 };
 
 // One snapshot for a progress display. iteration / total count over all chains (a bar);
@@ -190,6 +196,7 @@ struct SearchResult {
     int bestChain = 0;               // index into chains
     std::vector<ChainResult> chains; // the Set portfolio's warm-up chains come last
     SearchStats stats;
+    BlockRepetition repetition; // the tied blocks (SearchConfig::repeatBlocks), else none
     // Time budget only: the best tree evaluated with detail (EvalOptions::detail, no S-T
     // rectangles) in a context the run has warmed, so a front end that reports segments
     // does not pay a fresh context's first evaluation (on a large mesh a good part of the

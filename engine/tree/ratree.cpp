@@ -204,7 +204,7 @@ void RATree::compact() {
 int RATree::pinnedAncestor(int id) const {
     for (int x = id, guard = 0; x >= 0 && x < size() && guard <= size();
          x = node(x).parent, ++guard)
-        if (node(x).pinned) return x;
+        if (node(x).held()) return x;
     return -1;
 }
 

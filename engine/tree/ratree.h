@@ -22,6 +22,9 @@ struct RANode {
     int batch = 1;       // b_i: samples per invocation of this node
     int subBatch = 1;    // sb_i: cuts split b_i into sb_i sub-batches; leaves keep 1
     bool pinned = false; // the search never changes a pinned node (nor its subtree)
+    // The top node of a copy of a repeated block (tree/repetition.h): held like a pinned
+    // node, it follows the first block's subtree whenever the blocks are tied again.
+    bool tied = false;
     // A child of an S cut: its tile count, fixed (the chiplet baseline's regions on their
     // planned chiplets). Used when every child of the cut has one and they sum to the cut's
     // tiles; otherwise, and by default (0), the evaluator's min-max allocation.
@@ -30,6 +33,7 @@ struct RANode {
     std::vector<int> children;
 
     bool isCut() const { return type != NodeType::Leaf; }
+    bool held() const { return pinned || tied; } // no edit changes it or its subtree
 };
 
 class RATree {
@@ -61,10 +65,10 @@ class RATree {
     void propagateBatches();
     // Renumber in pre-order (root = 0). Call after structural edits.
     void compact();
-    // True if id is pinned or lies under a pinned cut.
+    // True if id is pinned or tied, or lies under a pinned or tied cut.
     bool frozen(int id) const;
-    // The nearest pinned node among id and its ancestors, -1 if none (names the culprit
-    // when an edit is refused).
+    // The nearest pinned or tied node among id and its ancestors, -1 if none (names the
+    // culprit when an edit is refused).
     int pinnedAncestor(int id) const;
     // Position of id among its parent's children; -1 for the root.
     int childIndex(int id) const;

@@ -15,6 +15,9 @@ std::optional<Error> checkNode(const RATree& t, int id) {
 }
 
 Error pinnedError(const RATree& t, int pinned) {
+    if (!t.node(pinned).pinned)
+        return Error{"node " + t.pathOf(pinned) +
+                     " repeats the first block (edit that block: its copies follow it)"};
     return Error{"node " + t.pathOf(pinned) + " is pinned"};
 }
 
@@ -188,7 +191,7 @@ Result<RATree> wrap(const RATree& t, const Network& net, int parent, int first, 
                      std::to_string(batch) + " of the new cut"};
     for (int i = first; i < first + count; ++i) {
         const int c = p.children[size_t(i)];
-        if (t.node(c).pinned) return pinnedError(t, c);
+        if (t.node(c).held()) return pinnedError(t, c);
         if (auto e = checkBatchChange(t, c, batch / subBatch)) return *e;
     }
 
@@ -218,7 +221,7 @@ Result<RATree> dissolve(const RATree& t, const Network& net, int cut) {
     if (const int p = t.pinnedAncestor(cut); p >= 0) return pinnedError(t, p);
     const int parent = c.parent;
     for (int k : c.children) {
-        if (t.node(k).pinned) return pinnedError(t, k);
+        if (t.node(k).held()) return pinnedError(t, k);
         if (auto e = checkBatchChange(t, k, childBatch(t.node(parent)))) return *e;
     }
 

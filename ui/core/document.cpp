@@ -4,6 +4,7 @@
 #include "model/model_loader.h"
 #include "search/operators.h"
 #include "search/search.h"
+#include "tree/repetition.h"
 #include "util/fileio.h"
 
 #include <QFileInfo>
@@ -231,6 +232,9 @@ std::optional<Error> Document::applyEdit(const QString& label,
     Error reason{"no model loaded"};
     if (m_net && !m_tree.empty()) {
         auto r = op(m_tree);
+        // A tree with tied blocks (a search with repeated blocks) keeps them tied: an edit
+        // of the first block reaches every copy.
+        if (r && hasTiedBlocks(m_tree)) r = tieBlocks(*r, *m_net, findRepetition(*m_net));
         if (r) {
             if (*r == m_tree) return std::nullopt; // nothing to record (pin a pinned node)
             m_undo.push(new EditCommand(this, label, m_tree, std::move(r).value()));

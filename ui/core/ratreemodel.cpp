@@ -198,6 +198,7 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
         if (invalidHere) return QBrush(QColor(0xc6, 0x28, 0x28));
         if (src.stale) return QBrush(QColor(0x9e, 0x9e, 0x9e)); // faded, as on the S-T graph
+        if (n.tied) return QBrush(QColor(0x37, 0x47, 0x8f));    // a repeated block's copy
         return {};
     case Qt::BackgroundRole:
         if (invalidHere) return QBrush(QColor(0xff, 0xeb, 0xee));
@@ -206,6 +207,10 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
         if (figureColumn && src.eval) return scopeTip(src, index.column());
         if (invalidHere || (id == m_tree.root && m_eval && !m_eval->valid))
             return QStringLiteral("Invalid: %1").arg(QString::fromStdString(m_eval->reason));
+        if (n.tied)
+            return tr("A copy of the first repeated block (%1): scheduled as that block is; "
+                      "edit the first block and every copy follows")
+                .arg(QString::fromStdString(m_tree.pathOf(id)));
         if (f && n.type == NodeType::Leaf) {
             const QString kept = keptText(m_net->layers[size_t(n.layer)], false);
             return QStringLiteral("%1\npartition %2\n%3%4")
@@ -235,6 +240,13 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
     case Name:
         // The short unique name (layernames.h): the whole ONNX path does not fit a narrow
         // dock and its informative part is in the middle; the tooltip has it all.
+        // A repeated block's copy is marked: it follows the first block.
+        if (n.tied) {
+            const QString what = n.type == NodeType::Leaf ? m_names.value(n.layer)
+                                 : n.type == NodeType::S  ? tr("S cut")
+                                                          : tr("T cut");
+            return QStringLiteral("\u2261 %1").arg(what);
+        }
         if (n.type == NodeType::Leaf) {
             // What the leaf keeps on chip across runs (a decode step's weights or KV cache),
             // short: the dock is narrow and elides the middle; the tooltip names it all.

@@ -141,6 +141,14 @@ QString SearchController::resultSummary() const {
                    ? tr("The best is %1x better than the schedule the search started from.")
                          .arg(m_startCost / best, 0, 'g', 4)
                    : tr("The search found nothing better than the schedule it started from.");
+    if (m_lastSearch->result.config.repeatBlocks) {
+        const BlockRepetition& b = m_lastSearch->result.repetition;
+        text += (text.isEmpty() ? QString() : QStringLiteral(" ")) +
+                (b.active() ? tr("Repeated blocks: %1, each scheduled as the first (marked "
+                                 "\u2261 in the tree).")
+                                  .arg(QString::fromStdString(b.describe()))
+                            : tr("Repeat blocks: the model holds no repeated block."));
+    }
     if (m_lastSearch->result.config.seconds > 0)
         text += (text.isEmpty() ? QString() : QStringLiteral(" ")) +
                 tr("A time budget makes runs unrepeatable; set Seconds to 0 (beta iterations) "

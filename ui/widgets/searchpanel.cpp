@@ -4,6 +4,7 @@
 #include "widgets/axisfit.h"
 #include "widgets/unitticker.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -66,6 +67,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_chains = new QSpinBox(this);
     m_chains->setRange(1, 64);
     m_chains->setValue(defaultSearchChains());
+    m_repeat = new QCheckBox(tr("Repeat blocks"), this);
+    m_repeat->setObjectName(QStringLiteral("repeatBlocksBox"));
     // What each setting means, in the method's notation.
     const std::pair<QWidget*, QString> tips[] = {
         {m_seed, tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed")},
@@ -74,6 +77,9 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
                        "then depend on machine speed. Off: beta sets an iteration count, "
                        "reproducible for a seed")},
         {m_t0, tr("T_n = T0 (1 - x) / (1 + alpha x), x = n / N")},
+        {m_repeat, tr("Where the model holds copies of one block (a decoder's transformer "
+                      "blocks), schedule every copy as the first block and search that block "
+                      "only; the tree marks the copies")},
         {m_n, tr("Objective E^n x D^m: energy exponent")},
         {m_m, tr("Objective E^n x D^m: delay exponent")}};
     for (const auto& [widget, tip] : tips)
@@ -90,6 +96,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     add(tr("beta"), m_beta, 2);
     ++r;
     add(tr("Chains"), m_chains, 0);
+    grid->addWidget(m_repeat, r, 2, 1, 2);
     ++r;
     add(tr("T0"), m_t0, 0);
     add(tr("alpha"), m_alpha, 2);
@@ -309,6 +316,7 @@ SearchConfig SearchPanel::settings() const {
     c.objective = objective();
     c.mode = SearchMode(m_mode->currentData().toInt());
     c.chains = m_chains->value();
+    c.repeatBlocks = m_repeat->isChecked();
     // Chains run in parallel on at most the cores we have; this never changes the result.
     c.threads = std::max(1, std::min(c.chains, QThread::idealThreadCount() - 1));
     return c;
@@ -323,6 +331,7 @@ void SearchPanel::setSettings(const SearchConfig& c) {
     m_alpha->setValue(c.alpha);
     m_mode->setCurrentIndex(std::max(0, m_mode->findData(int(c.mode))));
     m_chains->setValue(c.chains);
+    m_repeat->setChecked(c.repeatBlocks);
     setObjective(c.objective);
 }
 
@@ -411,7 +420,7 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     updateButtons();
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
     for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha,
-                                                      m_mode, m_chains})
+                                                      m_mode, m_chains, m_repeat})
         w->setEnabled(!active);
     if (!message.isEmpty()) m_status->setText(message);
     if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));

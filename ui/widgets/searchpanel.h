@@ -17,6 +17,7 @@ class QCPGraph;
 class QSpinBox;
 class QDoubleSpinBox;
 class QComboBox;
+class QCheckBox;
 class QPushButton;
 class QProgressBar;
 class QLabel;
@@ -76,6 +77,7 @@ class SearchPanel : public QWidget {
     QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;
     QSpinBox* m_chains;
+    QCheckBox* m_repeat; // SearchConfig::repeatBlocks
     QPushButton *m_start, *m_pause, *m_stop, *m_adopt;
     QProgressBar* m_progress;
     QLabel* m_status;
