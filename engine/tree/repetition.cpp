@@ -15,8 +15,7 @@ namespace {
 
 // Layer j of block k (at `base`) is a copy of layer j of the block at `first`: the same
 // class of layer (inputs aside) and inputs read from the same place.
-bool sameBlock(const Network& net, const std::vector<int>& shape, int first, int base,
-               int length) {
+bool sameBlock(const Network& net, const std::vector<int>& shape, int first, int base, int length) {
     for (int j = 0; j < length; ++j) {
         const Layer& a = net.layers[size_t(first + j)];
         const Layer& b = net.layers[size_t(base + j)];

@@ -58,6 +58,7 @@ class TestRepetition : public QObject {
     void copiesShareTheMemos();
     void searchKeepsBlocksTied();
     void cliReportsTheBlocks();
+    void generateTiesEveryPhase();
 };
 
 void TestRepetition::findsResidualBlocks() {
@@ -111,7 +112,7 @@ void TestRepetition::tiesALayerSequentialTree() {
     const RATree ls = RATree::layerSequential(net, 4);
     auto tied = tieBlocks(ls, net, r);
     QVERIFY2(tied, tied ? "" : tied.error().message.c_str());
-    QVERIFY(*tied == ls); // the same schedule
+    QVERIFY(*tied == ls);              // the same schedule
     QCOMPARE(tiedCount(*tied), 2 * 3); // blocks 1 and 2: three leaves each
     QVERIFY(isTied(*tied, net, r));
     QVERIFY(!isTied(ls, net, r)); // the copies are not marked
@@ -235,10 +236,10 @@ void TestRepetition::searchKeepsBlocksTied() {
 void TestRepetition::cliReportsTheBlocks() {
     QTemporaryDir dir;
     const QString out = dir.filePath("r.json");
-    const CliRun run = runCli({QStringLiteral("anneal"), QString::fromStdString(kDecode64),
-                               QStringLiteral("--hw"), QStringLiteral("edge"),
-                               QStringLiteral("--iterations"), QStringLiteral("60"),
-                               QStringLiteral("--repeat-blocks"), QStringLiteral("--json"), out});
+    const CliRun run =
+        runCli({QStringLiteral("anneal"), QString::fromStdString(kDecode64), QStringLiteral("--hw"),
+                QStringLiteral("edge"), QStringLiteral("--iterations"), QStringLiteral("60"),
+                QStringLiteral("--repeat-blocks"), QStringLiteral("--json"), out});
     QVERIFY2(run.status == 0, qPrintable(run.err));
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -253,17 +254,17 @@ void TestRepetition::cliReportsTheBlocks() {
     // The tree it wrote is tied: the second block scheduled as the first.
     auto net = loadModel(kDecode64);
     QVERIFY(net);
-    auto tree = parseTreeText(j.value(QStringLiteral("tree")).toString().toStdString(), *net,
-                              "r.json");
+    auto tree =
+        parseTreeText(j.value(QStringLiteral("tree")).toString().toStdString(), *net, "r.json");
     QVERIFY2(tree, tree ? "" : tree.error().message.c_str());
     auto tied = tieBlocks(*tree, *net, findRepetition(*net));
     QVERIFY(tied);
     QVERIFY(*tied == *tree);
     // The summary names the blocks.
-    const CliRun shown = runCli({QStringLiteral("anneal"), QString::fromStdString(kDecode64),
-                                 QStringLiteral("--hw"), QStringLiteral("edge"),
-                                 QStringLiteral("--iterations"), QStringLiteral("20"),
-                                 QStringLiteral("--repeat-blocks")});
+    const CliRun shown =
+        runCli({QStringLiteral("anneal"), QString::fromStdString(kDecode64), QStringLiteral("--hw"),
+                QStringLiteral("edge"), QStringLiteral("--iterations"), QStringLiteral("20"),
+                QStringLiteral("--repeat-blocks")});
     QVERIFY2(shown.status == 0, qPrintable(shown.err));
     QVERIFY2(shown.out.contains(QStringLiteral("2 blocks of")), qPrintable(shown.out));
     // Without the option no key is written.
@@ -276,6 +277,28 @@ void TestRepetition::cliReportsTheBlocks() {
     QFile g(plain);
     QVERIFY(g.open(QIODevice::ReadOnly));
     QVERIFY(!QJsonDocument::fromJson(g.readAll()).object().contains("repetition"));
+}
+
+void TestRepetition::generateTiesEveryPhase() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("g.json");
+    const CliRun run = runCli(
+        {QStringLiteral("generate"), QStringLiteral(TILESCOPE_TESTDATA "/llama_decoder.onnx"),
+         QStringLiteral("--hw"), QStringLiteral("testchip"), QStringLiteral("--prompt"),
+         QStringLiteral("32"), QStringLiteral("--tokens"), QStringLiteral("8"),
+         QStringLiteral("--points"), QStringLiteral("2"), QStringLiteral("--iterations"),
+         QStringLiteral("30"), QStringLiteral("--repeat-blocks"), QStringLiteral("--json"), out});
+    QVERIFY2(run.status == 0, qPrintable(run.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonArray phases =
+        QJsonDocument::fromJson(f.readAll()).object().value("phases").toArray();
+    QCOMPARE(phases.size(), 3); // the prefill and two decode points
+    for (const auto& p : phases) {
+        const QJsonObject rep =
+            p.toObject().value("result").toObject().value("repetition").toObject();
+        QCOMPARE(rep.value(QStringLiteral("blocks")).toInt(), 2);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestRepetition)
