@@ -620,6 +620,12 @@ Result<RATree> startTree(EvalContext& setup, const Network& net, const Strategy&
     }
     if (rep.active()) {
         auto tied = tieBlocks(start, net, rep);
+        // The mode's own start may span blocks (a greedy pipeline): the layer-sequential
+        // start, tied, instead. A given tree that cannot be tied is an error.
+        if (!tied && !config.initialTree) {
+            auto ls = layerSequentialStart(setup, config.totalBatch, opt);
+            if (ls) tied = tieBlocks(*ls, net, rep);
+        }
         if (!tied) return Error{"initial tree: repeated blocks: " + tied.error().message};
         start = std::move(tied).value();
     }

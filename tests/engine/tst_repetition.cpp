@@ -59,6 +59,7 @@ class TestRepetition : public QObject {
     void searchKeepsBlocksTied();
     void cliReportsTheBlocks();
     void generateTiesEveryPhase();
+    void compareWithRepeatedBlocks();
 };
 
 void TestRepetition::findsResidualBlocks() {
@@ -299,6 +300,22 @@ void TestRepetition::generateTiesEveryPhase() {
             p.toObject().value("result").toObject().value("repetition").toObject();
         QCOMPARE(rep.value(QStringLiteral("blocks")).toInt(), 2);
     }
+}
+
+void TestRepetition::compareWithRepeatedBlocks() {
+    // The LP baseline's own start (a greedy pipeline) spans the blocks: it starts from the
+    // tied layer-sequential tree instead, and every row runs.
+    QTemporaryDir dir;
+    const QString out = dir.filePath("c.json");
+    const CliRun run =
+        runCli({QStringLiteral("compare"), QString::fromStdString(kDecode64),
+                QStringLiteral("--hw"), QStringLiteral("edge"), QStringLiteral("--iterations"),
+                QStringLiteral("30"), QStringLiteral("--repeat-blocks"), QStringLiteral("--quiet"),
+                QStringLiteral("--json"), out});
+    QVERIFY2(run.status == 0, qPrintable(run.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(!QJsonDocument::fromJson(f.readAll()).object().isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestRepetition)
