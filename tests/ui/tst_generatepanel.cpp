@@ -207,6 +207,33 @@ class TestGeneratePanel : public QObject {
         QCOMPARE(w2->document()->evaluation()->dramBytes, w->document()->evaluation()->dramBytes);
     }
 
+    // "Repeat blocks": every phase ties the decoder's two blocks, and a phase shown in the
+    // main views keeps its copies marked in the tree.
+    void repeatedBlocksInEveryPhase() {
+        QTemporaryDir dir;
+        auto w = openTestWindow(dir);
+        QVERIFY(w);
+        QVERIFY(
+            w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
+        QVERIFY(w->openHardware(QStringLiteral("testchip")));
+        GenerateController* g = w->generateController();
+        QSignalSpy done(g, &GenerateController::finished);
+        GenerateRequest r;
+        r.prompt = 8;
+        r.tokens = 4;
+        r.decodePoints = 1;
+        g->start(r, 0.3, true);
+        QVERIFY(done.wait(120000));
+        QVERIFY(done.at(0).at(0).toBool());
+        for (const GeneratePhase& p : g->lastRun()->phases)
+            QCOMPARE(p.search.repetition.count, 2);
+        QVERIFY(g->showPhase(1));
+        int tied = 0;
+        for (const RANode& n : w->document()->tree().nodes)
+            tied += n.tied ? 1 : 0;
+        QVERIFY(tied > 0);
+    }
+
     void stopKeepsNothing() {
         QTemporaryDir dir;
         auto w = openTestWindow(dir);

@@ -4,6 +4,7 @@
 #include "core/document.h"
 #include "widgets/generatepanel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -74,6 +75,12 @@ class GenerateDialog : public QDialog {
                           tr("Where the weights live between decode steps: loaded from DRAM at "
                              "every step, or kept in their layers' tiles (a schedule is valid "
                              "only where they all fit beside the rest)"));
+        m_repeat = new QCheckBox(tr("Schedule every block as the first"), this);
+        m_repeat->setObjectName(QStringLiteral("repeatBlocks"));
+        m_repeat->setToolTip(tr("Where the decoder's blocks are copies of one block, every "
+                                "phase schedules each copy as the first block and searches that "
+                                "block only (docs/search.md, \"Repeated blocks\")"));
+        form->addRow(tr("Repeat blocks"), m_repeat);
         auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
         connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
         connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -90,11 +97,13 @@ class GenerateDialog : public QDialog {
         return r;
     }
     double seconds() const { return m_seconds->value(); }
+    bool repeatBlocks() const { return m_repeat->isChecked(); }
 
   private:
     QSpinBox *m_prompt, *m_tokens, *m_batch, *m_points;
     QDoubleSpinBox* m_seconds;
     QComboBox *m_kvCache, *m_weights;
+    QCheckBox* m_repeat;
 };
 
 QString text(const std::string& s) {
@@ -148,10 +157,11 @@ void GenerateController::openDialog() {
                               .arg(text(axes->seq), text(axes->past), m_doc->modelPath()),
                           m_doc->batch(), m_window);
     if (dialog.exec() != QDialog::Accepted) return;
-    run(*axes, dialog.request(), dialog.seconds());
+    run(*axes, dialog.request(), dialog.seconds(), dialog.repeatBlocks());
 }
 
-void GenerateController::start(const GenerateRequest& request, double secondsPerPhase) {
+void GenerateController::start(const GenerateRequest& request, double secondsPerPhase,
+                               bool repeatBlocks) {
     if (!m_doc->hasModel() || busy()) return;
     auto axes = findDecoderAxes(m_doc->modelPath().toStdString());
     if (!axes) {
@@ -159,11 +169,11 @@ void GenerateController::start(const GenerateRequest& request, double secondsPer
         emit finished(false);
         return;
     }
-    run(*axes, request, secondsPerPhase);
+    run(*axes, request, secondsPerPhase, repeatBlocks);
 }
 
 void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& request,
-                             double secondsPerPhase) {
+                             double secondsPerPhase, bool repeatBlocks) {
     GenerateSources src;
     src.model = m_doc->modelPath().toStdString();
     src.axes = axes;
@@ -174,6 +184,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
     cfg.objective = m_doc->objective();
     cfg.layouts = m_doc->layouts();
     cfg.seconds = secondsPerPhase;
+    cfg.repeatBlocks = repeatBlocks;
     cfg.chains = std::max(1, QThread::idealThreadCount());
     cfg.threads = cfg.chains;
     m_hw = m_doc->hardware();

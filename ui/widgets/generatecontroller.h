@@ -40,7 +40,8 @@ class GenerateController : public QObject {
     // Schedules the document's decoder (its sequence and past axes found from the graph)
     // with `secondsPerPhase` of search per phase; the document's hardware and objective.
     // Errors (not a decoder, a phase that fails) go to errorOccurred; finished() after.
-    void start(const GenerateRequest& request, double secondsPerPhase);
+    // `repeatBlocks`: every phase ties the decoder's repeated blocks (SearchConfig).
+    void start(const GenerateRequest& request, double secondsPerPhase, bool repeatBlocks = false);
     void stop();
     bool busy() const;
     std::shared_ptr<const GenerateRun> lastRun() const { return m_run; }
@@ -60,7 +61,8 @@ class GenerateController : public QObject {
 
   private:
     // start() with the model's axes already found (openDialog found them).
-    void run(const DecoderAxes& axes, const GenerateRequest& request, double secondsPerPhase);
+    void run(const DecoderAxes& axes, const GenerateRequest& request, double secondsPerPhase,
+             bool repeatBlocks);
 
     Document* m_doc;
     QWidget* m_window;
