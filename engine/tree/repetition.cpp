@@ -83,7 +83,8 @@ int copySubtree(const RATree& t, int id, int parent, int shift, bool copy, RATre
     n.parent = parent;
     n.children.clear();
     if (!n.isCut()) n.layer += shift;
-    if (copy) n.pinned = false, n.tied = false;
+    n.tied = false; // only a copy's top node is tied (tieBlocks marks it)
+    if (copy) n.pinned = false;
     const int at = out.size();
     out.nodes.push_back(n);
     for (int c : t.node(id).children) {

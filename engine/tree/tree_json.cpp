@@ -1,5 +1,6 @@
 #include "tree/tree_json.h"
 
+#include "tree/repetition.h"
 #include "util/json.h"
 
 #include <limits>
@@ -24,6 +25,7 @@ template <class J> J nodeJson(const RATree& t, const Network& net, int id) {
     o["sub_batch"] = n.subBatch;
     o["pinned"] = n.pinned;
     if (n.tiles > 0) o["tiles"] = n.tiles;
+    if (n.tied) o["tied"] = true; // a repeated block's copy (tree/repetition.h)
     if (n.isCut()) {
         J kids = J::array();
         for (int c : n.children)
@@ -91,6 +93,10 @@ struct Reader {
             if (!p->is_boolean()) return fail(path, "\"pinned\" must be true or false");
             n.pinned = p->get<bool>();
         }
+        if (const auto p = o.find("tied"); p != o.end()) {
+            if (!p->is_boolean()) return fail(path, "\"tied\" must be true or false");
+            n.tied = p->get<bool>();
+        }
         if (!readInt(o, "tiles", path, n.tiles, false)) return false;
         const auto kids = o.find("children");
         if (n.type == NodeType::Leaf) {
@@ -155,6 +161,10 @@ Result<RATree> parseTreeJsonValue(const json& j, const Network& net, const std::
         total = tb->get<int>();
     }
     if (auto e = validateStructure(rd.tree, net, total)) return makeError(file, "", e->message);
+    if (hasTiedBlocks(rd.tree) && !isTied(rd.tree, net, findRepetition(net)))
+        return makeError(file, "",
+                         "nodes marked \"tied\" are not the copies of the network's first "
+                         "repeated block (docs/search.md, \"Repeated blocks\")");
     return std::move(rd.tree);
 }
 

@@ -8,6 +8,7 @@
 #include "netbuilder.h"
 #include "search/search.h"
 #include "tree/repetition.h"
+#include "tree/tree_json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -60,6 +61,7 @@ class TestRepetition : public QObject {
     void cliReportsTheBlocks();
     void generateTiesEveryPhase();
     void compareWithRepeatedBlocks();
+    void treeFilesKeepTheTies();
 };
 
 void TestRepetition::findsResidualBlocks() {
@@ -316,6 +318,27 @@ void TestRepetition::compareWithRepeatedBlocks() {
     QFile f(out);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(!QJsonDocument::fromJson(f.readAll()).object().isEmpty());
+}
+
+void TestRepetition::treeFilesKeepTheTies() {
+    const Network net = residualBlocks(3);
+    const RATree tied = *tieBlocks(RATree::layerSequential(net, 2), net, findRepetition(net));
+    const std::string text = treeToJson(tied, net);
+    auto back = parseTreeJson(text, net, "t.json");
+    QVERIFY2(back, back ? "" : back.error().message.c_str());
+    QVERIFY(isTied(*back, net, findRepetition(net)));
+    // A tied mark on a node that is no copy is refused, naming the file.
+    RATree wrong = tied;
+    wrong.node(wrong.node(wrong.root).children.front()).tied = true; // the stem
+    auto refused = parseTreeJson(treeToJson(wrong, net), net, "t.json");
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message.find("t.json") != std::string::npos &&
+                 refused.error().message.find("tied") != std::string::npos,
+             refused.error().message.c_str());
+    // Files without the key read as before: nothing tied.
+    auto plain = parseTreeJson(treeToJson(RATree::layerSequential(net, 2), net), net, "p.json");
+    QVERIFY(plain);
+    QVERIFY(!hasTiedBlocks(*plain));
 }
 
 QTEST_GUILESS_MAIN(TestRepetition)
