@@ -12,6 +12,7 @@ EvalContext::Impl::Impl(const Network& n, const Hardware& h)
       geo(n, h.dataBits, h.loadOrder, std::uint64_t(h.stageBytes)) {
     linkSums.resize(mesh.linkCount());
     weightSums.resize(mesh.linkCount());
+    pipeLinkClock.resize(mesh.linkCount());
     producers.resize(net.layers.size());
     isOutput.assign(net.layers.size(), 0);
     residentInputs.assign(net.layers.size(), 0);
