@@ -294,9 +294,8 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
             const double bytes = load.bytes / perSeg;
             double rate = std::min(dramBw, linkBw / load.slowness);
             if (portBw > 0) rate = std::min(rate, portBw * load.sides);
-            const Cycles from = dram.book(0, rate);
-            Cycles slice = 0;
-            Cycles done = dram.book(bytes * runs, rate, bytes * runs / load.stages, &slice);
+            Cycles slice = 0, from = 0;
+            Cycles done = dram.book(bytes * runs, rate, bytes * runs / load.stages, &slice, &from);
             if (first) firstSlice = std::max(firstSlice, slice);
             for (std::uint32_t q = load.linkFrom; q < load.linkTo; ++q) {
                 const int l = t.weightLoadLinks[q];
