@@ -195,7 +195,8 @@ Cycles Analyser::dramOrderedPipeline(const RANode& nd, const NodeWork& nw, bool 
 // DRAM's), so a child of few tiles takes its weights at its links' pace and leaves the rest
 // of the DRAM to the children after it. A (child, sub-batch) starts once its weights' first
 // slice is in (with no weights: once the DRAM has room for it), and the child's last
-// slice's work follows its last weights.
+// slice's work follows its last weights. Where two of the cut's weight LOADs share a link,
+// the weights are booked LOAD by LOAD instead (bookWeightLoads()).
 Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                                     const std::vector<std::tuple<Cycles, int, int, int>>& items) {
     const std::vector<Cycles>& st = ctx.stageScratch;
@@ -206,20 +207,21 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
     const double perSeg = std::max(1.0, double(analysis.segBatch) / std::max(1, nd.batch));
     // The children's weights share links: all of them up to a child's are in no sooner than
     // their busiest link moves them (weightMaxOf over the leaves in need order; per child,
-    // the place of its last leaf there).
+    // the place of its last leaf there). Booked LOAD by LOAD, each link's own time.
+    const bool queued = weightLoadsShareALink(nw);
     auto& order = ctx.pipeWeightLeaves;
     auto& lastLeaf = ctx.pipeLastLeaf;
     order.clear();
     lastLeaf.assign(nd.children.size(), 0);
     for (const auto& item : items) {
         const size_t j = size_t(std::get<1>(item));
-        if (std::get<3>(item) || std::get<2>(item) > 0 || !(need[4 * j] > 0)) continue;
+        if (queued || std::get<3>(item) || std::get<2>(item) > 0 || !(need[4 * j] > 0)) continue;
         const NodeWork& cw = work[size_t(nd.children[j])];
         for (int pos = cw.lo; pos < cw.hi; ++pos)
             order.push_back({0.0, &work[size_t(leafNode[size_t(posLayer[size_t(pos)])])]});
         lastLeaf[j] = order.size() - 1;
     }
-    const std::vector<double>& linkMax = ctx.weightMaxOf(order);
+    const std::vector<double>* linkMax = queued ? nullptr : &ctx.weightMaxOf(order);
     Cycles end = 0;
     for (const auto& item : items) {
         const Cycles key = std::get<0>(item);
@@ -230,23 +232,81 @@ Cycles Analyser::cappedDramPipeline(const RANode& nd, const NodeWork& nw,
             continue;
         }
         const double weights = k == 0 ? need[4 * j] : 0.0;
-        Cycles firstSlice = 0;
-        const Cycles allIn =
-            weights > 0
-                ? dram.book(weights,
-                            need[4 * j + 3] > 0 ? std::min(dramBw, weights / need[4 * j + 3])
-                                                : dramBw,
-                            weights / stages[j], &firstSlice)
-                : dram.book(0, dramBw, 0, &firstSlice);
-        const Cycles weightsIn =
-            weights > 0 ? std::max(allIn, linkMax[lastLeaf[j]] / perSeg / linkBw) : allIn;
+        Cycles firstSlice = 0, weightsIn = 0;
+        if (weights > 0 && queued) {
+            weightsIn = bookWeightLoads(nd.children[j], perSeg, firstSlice);
+        } else {
+            const Cycles allIn =
+                weights > 0
+                    ? dram.book(weights,
+                                need[4 * j + 3] > 0 ? std::min(dramBw, weights / need[4 * j + 3])
+                                                    : dramBw,
+                                weights / stages[j], &firstSlice)
+                    : dram.book(0, dramBw, 0, &firstSlice);
+            weightsIn =
+                weights > 0 ? std::max(allIn, (*linkMax)[lastLeaf[j]] / perSeg / linkBw) : allIn;
+        }
         dram.book(need[4 * j + 1], dramBw);
         const Cycles s = pipeStart(nd, nw, j, k, std::max(key, firstSlice));
         const Cycles span = st[2 * j + 1] - st[2 * j];
         end = std::max(end, s + span);
         if (weights > 0) end = std::max(end, weightsIn + span / stages[j]);
     }
+    ctx.pipeLinkClock.drain([](int, double) {});
     return end;
+}
+
+// Whether some link carries two or more of the weight LOADs of the cut's leaves.
+bool Analyser::weightLoadsShareALink(const NodeWork& nw) {
+    LinkSums& count = ctx.pipeLinkClock;
+    bool shared = false;
+    for (int pos = nw.lo; pos < nw.hi && !shared; ++pos) {
+        const LeafTraffic& t = *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+        for (const LeafTraffic::WeightLoad& load : t.weightLoads)
+            for (std::uint32_t q = load.linkFrom; q < load.linkTo && !shared; ++q)
+                shared = count.add(t.weightLoadLinks[q], 1.0) > 1.5;
+    }
+    count.drain([](int, double) {});
+    return shared;
+}
+
+// The weights of S-cut child `child` booked LOAD by LOAD into the DRAM (docs/cost-model.md
+// §5, "Weights queued on shared links"), its leaves in order and each leaf's LOADs in the
+// order the program needs them: the replay's DRAM serves each at most at its route's
+// bandwidth (and its sides' controllers'), however many LOADs share a link there, in what
+// the demands before it left, from when it first has room for it on. Each link of its
+// route moves its bytes from then, or once it has moved those of the LOADs booked before,
+// at the link's own bandwidth (ctx.pipeLinkClock, drained by the caller), so where LOADs
+// share a link their bytes queue there. Returns when the last LOAD's bytes are out of the
+// DRAM and over their links; sets `firstSlice` to when every LOAD of the child's first leaf
+// with weights has its first slice out of the DRAM.
+Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
+    DramProfile& dram = ctx.pipeDram;
+    const NodeWork& cw = work[size_t(child)];
+    Cycles in = 0;
+    bool first = true;
+    for (int pos = cw.lo; pos < cw.hi; ++pos) {
+        const LeafTraffic& t = *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+        // The DRAM's time of a byte, its runs' cost included where they are charged.
+        const double runs =
+            t.runsCharged && t.weightDramBytes > 0 ? t.weightDram / t.weightDramBytes : 1.0;
+        for (const LeafTraffic::WeightLoad& load : t.weightLoads) {
+            const double bytes = load.bytes / perSeg;
+            double rate = std::min(dramBw, linkBw / load.slowness);
+            if (portBw > 0) rate = std::min(rate, portBw * load.sides);
+            Cycles slice = 0, from = 0;
+            Cycles done = dram.book(bytes * runs, rate, bytes * runs / load.stages, &slice, &from);
+            if (first) firstSlice = std::max(firstSlice, slice);
+            for (std::uint32_t q = load.linkFrom; q < load.linkTo; ++q) {
+                const int l = t.weightLoadLinks[q];
+                done = std::max(
+                    done, ctx.pipeLinkClock.after(l, from, bytes * mesh.linkSlowness(l) / linkBw));
+            }
+            in = std::max(in, done);
+        }
+        first = first && t.weightLoads.empty();
+    }
+    return in;
 }
 
 // A T cut's one pass with its children overlapping tile by tile (docs/cost-model.md §5,

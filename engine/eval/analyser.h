@@ -131,6 +131,8 @@ struct Analyser {
     Cycles pipeStart(const RANode& nd, const NodeWork& nw, size_t j, int k, Cycles s);
     Cycles cappedDramPipeline(const RANode& nd, const NodeWork& nw,
                               const std::vector<std::tuple<Cycles, int, int, int>>& items);
+    bool weightLoadsShareALink(const NodeWork& nw);
+    Cycles bookWeightLoads(int child, double perSeg, Cycles& firstSlice);
     int tcutUnderS(int leafId) const;
     bool fedFromAhead(const RANode& leaf) const;
     Cycles overlapPass(const RANode& nd, const NodeWork& nw);

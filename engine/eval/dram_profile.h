@@ -20,8 +20,10 @@ class DramProfile {
     }
     // Books `bytes` at most `rate` bytes/cycle into what the earlier bookings left; returns
     // when the last byte has moved, and in `*partAt` when the first `part` bytes had (with
-    // no bytes: the first time the DRAM has room).
-    double book(double bytes, double rate, double part = 0, double* partAt = nullptr) {
+    // no bytes: the first time the DRAM has room), in `*startAt` when the DRAM first had
+    // room for them.
+    double book(double bytes, double rate, double part = 0, double* partAt = nullptr,
+                double* startAt = nullptr) {
         const double inf = std::numeric_limits<double>::infinity();
         const double tiny = m_bw * 1e-12;
         double moved = 0;
@@ -29,6 +31,7 @@ class DramProfile {
         for (std::size_t i = 0; i < m_from.size(); ++i) {
             const double avail = std::min(rate, m_bw - m_used[i]);
             if (avail <= tiny) continue;
+            if (startAt) *startAt = m_from[i], startAt = nullptr;
             const double until = i + 1 < m_from.size() ? m_from[i + 1] : inf;
             if (!partDone && moved + avail * (until - m_from[i]) >= part) {
                 *partAt = m_from[i] + (part - moved) / avail;

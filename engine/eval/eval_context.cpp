@@ -12,6 +12,7 @@ EvalContext::Impl::Impl(const Network& n, const Hardware& h)
       geo(n, h.dataBits, h.loadOrder, std::uint64_t(h.stageBytes)) {
     linkSums.resize(mesh.linkCount());
     weightSums.resize(mesh.linkCount());
+    pipeLinkClock.resize(mesh.linkCount());
     producers.resize(net.layers.size());
     isOutput.assign(net.layers.size(), 0);
     residentInputs.assign(net.layers.size(), 0);
@@ -104,7 +105,8 @@ EvalContext::Impl::TrafficMap::iterator EvalContext::Impl::promote(TrafficMap& c
     if (old.empty()) return cur.end();
     auto node = old.extract(key);
     if (node.empty()) return cur.end();
-    storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size();
+    storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size() +
+                   node.mapped().weightLoadLinks.size();
     return cur.insert(std::move(node)).position;
 }
 // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
@@ -177,7 +179,8 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
                   .emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs,
                                                    totalBatch))
                   .first;
-        storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size();
+        storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size() +
+                       pit->second.weightLoadLinks.size();
     } else {
         ++stats.routeHits;
     }
@@ -186,7 +189,7 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
             .emplace(key, scaleTraffic(mesh, pit->second,
                                        std::max(1, segBatch / std::max(1, leaf.batch))))
             .first->second;
-    storedLinks += t.actLinks.size() + t.weightLinks.size();
+    storedLinks += t.actLinks.size() + t.weightLinks.size() + t.weightLoadLinks.size();
     last = &t;
     return t;
 }

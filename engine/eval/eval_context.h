@@ -10,6 +10,7 @@
 #include "hw/mesh.h"
 #include "mapping/mapper.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -83,6 +84,13 @@ class LinkSums {
         if (sum == 0.0) m_touched.push_back(link);
         return sum += bytes;
     }
+    // The link's sum read as a clock: from `from` or its clock, whichever is later, `add`
+    // more; returns the new clock.
+    double after(int link, double from, double add) {
+        double& sum = m_bytes[size_t(link)];
+        if (sum == 0.0) m_touched.push_back(link);
+        return sum = std::max(sum, from) + add;
+    }
     // f(link, sum) for every link added to since the last clear; then all zero again.
     template <class F> void drain(F f) {
         for (int l : m_touched) {
@@ -144,10 +152,12 @@ struct EvalContext::Impl {
     std::vector<double> pipeWeightStages; // per child: its weight LOADs' stages
     std::vector<Cycles> pipeStart;
     // cappedDramPipeline(): the DRAM's use over time, the leaves whose weights it books in
-    // need order, and per child the place of its last leaf among them
+    // need order and per child the place of its last leaf among them, and per link the
+    // weight LOADs crossing it, then when those booked so far have crossed it
     DramProfile pipeDram;
     std::vector<std::pair<Cycles, const NodeWork*>> pipeWeightLeaves;
     std::vector<size_t> pipeLastLeaf;
+    LinkSums pipeLinkClock;
     std::vector<LeafPlacement> placeScratch;
     // overlapPass(): the cut's tiles, its children's leaf invocations, and per leaf
     // position the range of its own among them

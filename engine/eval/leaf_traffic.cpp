@@ -62,9 +62,22 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
         chargeSides(mesh, side, members, bytes);
         dram += bytes;
         delivered += bytes * double(members.size());
-        if (!streamed)
+        if (!streamed) {
             traffic.weightStages =
                 std::max(traffic.weightStages, geo.stagesOf(std::uint64_t(bytes)));
+            LeafTraffic::WeightLoad load;
+            load.bytes = bytes;
+            load.slowness = mesh.routeSlowness(route);
+            load.stages = geo.stagesOf(std::uint64_t(bytes));
+            load.sides = int(mesh.dramSidesOf(members).size());
+            std::vector<int>& links = traffic.weightLoadLinks;
+            load.linkFrom = std::uint32_t(links.size());
+            links.insert(links.end(), route.begin(), route.end());
+            std::sort(links.begin() + load.linkFrom, links.end());
+            links.erase(std::unique(links.begin() + load.linkFrom, links.end()), links.end());
+            load.linkTo = std::uint32_t(links.size());
+            traffic.weightLoads.push_back(load);
+        }
         if (mesh.dramRuns().active()) {
             // Weights are laid out offline in the order the program loads them: one run.
             const DramRuns r = oneRun(std::uint64_t(bytes), mesh.dramRuns().burstBytes);

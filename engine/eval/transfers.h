@@ -276,6 +276,19 @@ struct LeafTraffic {
     // producers, in the evaluator's pacing bounds (docs/cost-model.md §5).
     int weightStages = 0;
     int sendStages = kMaxStages;
+    // Its weight LOADs (resident weights, one per output-channel range) in the order the
+    // program needs them: their bytes, their routes' slowness (Mesh::routeSlowness), stages
+    // (stageCount), DRAM sides (Mesh::dramSidesOf) and links, [linkFrom, linkTo) of
+    // weightLoadLinks, each link once. The replay's DRAM serves each at its route's
+    // bandwidth, however many share a link there (docs/cost-model.md §5, "Weights queued on
+    // shared links").
+    struct WeightLoad {
+        double bytes = 0, slowness = 1;
+        int stages = 1, sides = 1;
+        std::uint32_t linkFrom = 0, linkTo = 0;
+    };
+    std::vector<WeightLoad> weightLoads;
+    std::vector<int> weightLoadLinks;
     // DRAM runs (docs/cost-model.md §4b), for a template with a run model only
     // (Hardware::hasDramRuns): per layout, the runs of each input read from DRAM and of the
     // outputs stored, and what they cost beyond their bytes (runOverheadBytes), in all and

@@ -8,7 +8,9 @@
 //                             annealed trees, as `tilescope-cli anneal` makes them (one chain,
 //                             EDP; --iterations: tst_fidelity's short search instead of --beta)
 //        bench_codegen --tree RESULT.json --models m --hw h [flags]   one tree, as
-//                             `anneal --json` (or --save-trees) wrote it
+//                             `anneal --json` (or --save-trees) wrote it; a result with
+//                             "dims" or "kept_on_chip" (a phase of `generate --json`) loads
+//                             the model with them
 // --models takes sample names or paths to .onnx files (tests/data); --hw presets or meshes
 // "8x8", with variants "+fastlinks", "+slowdram", "+4sides". Flags: --segments per-segment
 // figures; --leaves the leaves where the replay drifts most; --critical what the replay's
@@ -418,8 +420,9 @@ int main(int argc, char** argv) {
         // A sample's name, or a path to any .onnx file (tests/data has more kinds).
         const bool isPath = modelArg.find('/') != std::string::npos || modelArg.ends_with(".onnx");
         const std::string m = isPath ? std::filesystem::path(modelArg).stem().string() : modelArg;
-        auto net = loadModel(isPath ? modelArg
-                                    : std::string(TILESCOPE_SAMPLES) + "/models/" + m + ".onnx");
+        auto net =
+            loadModel(isPath ? modelArg : std::string(TILESCOPE_SAMPLES) + "/models/" + m + ".onnx",
+                      savedImportOptions(treeFile));
         if (!net) {
             std::printf("%s: %s\n", m.c_str(), net.error().message.c_str());
             continue;

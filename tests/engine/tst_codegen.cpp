@@ -299,6 +299,7 @@ class TestCodegen : public QObject {
     void pipelineInAPipeline();
     void aheadOnlyFromOtherTiles();
     void backlogBeforeSCut();
+    void weightsOnFewTilesShareTheirPortLink();
     void consumersFedBySeveralTiles();
     void firstSubBatchWaitsForItsExchange();
     void strideGapsHeldWithTheWindow();
@@ -960,6 +961,53 @@ void TestCodegen::backlogBeforeSCut() {
              qPrintable(QString("%1 < %2 + %3").arg(run.e.delay).arg(weights0).arg(s.time)));
     double ratio = 0;
     QVERIFY2(replayWithin15(run, 8, ratio), qPrintable(QString::number(ratio)));
+}
+
+// docs/cost-model.md §5, "Weights queued on shared links": fully connected layers
+// a -> b -> c (1,024 -> 1,024 -> 1,024 -> 16 channels, one sample) on a 2x2 mesh with the
+// DRAM on the west side only, 32 B/cycle, and links of 16 B/cycle. S 1/1 puts a on the top
+// row's two tiles and b on the bottom row's, each tile holding half of its layer's 1 MiB of
+// weights; c is a segment of its own. A row's two weight LOADs enter by that row's port
+// link, so a's weights cross it in 1,048,576 / 16 = 65,536 cycles; but the replay's DRAM
+// serves each LOAD at its route's 16 B/cycle, so a's two take all of its 32 B/cycle until
+// 32,768, then a's 1,024-byte input until 32,800, and b's weights, needed next, only start
+// then: b's port link is done at 32,800 + 65,536 = 98,336, and b's last slice of work
+// follows (t_b / 8: b computes 512 cycles, plus what its exchange with a adds). Booked at
+// their links' 16 B/cycle each, a's and b's weights came in side by side by 65,600 and the
+// cut lasted 65,665, against a replay of 98,888.
+void TestCodegen::weightsOnFewTilesShareTheirPortLink() {
+    Network net;
+    net.name = "three_fc";
+    net.layers.push_back(test::conv("a", 1024, 1024, 1, 1, -1));
+    net.layers.push_back(test::conv("b", 1024, 1024, 1, 1, 0));
+    net.layers.push_back(test::conv("c", 1024, 16, 1, 1, 1));
+    net = test::finish(net);
+    Hardware hw = defaultHardware(2, 2, "west-dram");
+    hw.dramSides = {MeshSide::West};
+    hw.dramBytesPerCycle = 32;
+    hw.nocBytesPerCycle = 16;
+    EvalContext ctx(net, hw);
+    const RATree tree = parse("T 1/1\n\tS 1/1\n\t\ta 1 tiles=2\n\t\tb 1 tiles=2\n\tc 1\n", net);
+    EvalOptions opt;
+    opt.detail = true;
+    const Evaluation e = evaluate(ctx, tree, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const int cut = tree.node(tree.root).children[0];
+    const int b = tree.node(cut).children[1];
+    QCOMPARE(e.nodes[size_t(b)].tileBegin, 2);
+    const double tb = e.nodes[size_t(b)].time;
+    QVERIFY2(tb >= 512 && tb < 600, qPrintable(QString::number(tb)));
+    const double expected = 98336 + tb / 8;
+    QVERIFY2(std::abs(e.nodes[size_t(cut)].time - expected) < 1e-6,
+             qPrintable(QString("%1, expected %2").arg(e.nodes[size_t(cut)].time).arg(expected)));
+    auto r = generateProgram(ctx, tree, 1, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+    SimResult f;
+    test::replayChecked(*r, hw, f);
+    const double ratio = f.delay / r->layout.evaluation.delay;
+    QVERIFY2(std::abs(ratio - 1) < 0.02,
+             qPrintable(
+                 QString("%1 / %2 = %3").arg(f.delay).arg(r->layout.evaluation.delay).arg(ratio)));
 }
 
 // docs/cost-model.md §5, "Pieces in turn": the two 3x3 convs of test::twoConvs in S 2/2
