@@ -313,5 +313,25 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram,
                               std::uint32_t paceInputs = 0, int totalBatch = 0);
 LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations);
+// The same in two steps, so that a placement costed once serves every writesDram and
+// paceInputs the evaluator asks of it (figures identical to leafTrafficPeriod's): the base
+// is the period without stores, paced for the inputs `paced` names, with each tile's
+// STORE/SEND bytes before stores; finishPeriod probes the pace of inputs not yet paced (into
+// the base) and adds the stores. Stores can be added after the fact only when they are the
+// period's last transfers, one invocation of an unblocked leaf (storesComeLast); otherwise a
+// leaf that writes DRAM takes leafTrafficPeriod.
+struct LeafTrafficBase {
+    LeafTraffic traffic;
+    std::uint32_t paced = 0;
+    std::vector<double> egress;
+};
+bool storesComeLast(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& producers);
+LeafTrafficBase leafTrafficBase(const TransferGeometry& geo, const Mesh& mesh,
+                                const LeafPlacement& leaf,
+                                const std::vector<const LeafPlacement*>& producers,
+                                std::uint32_t paceInputs, int totalBatch);
+LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                         const std::vector<const LeafPlacement*>& producers, LeafTrafficBase& base,
+                         bool writesDram, std::uint32_t paceInputs, int totalBatch);
 
 } // namespace tilescope
