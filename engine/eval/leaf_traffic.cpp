@@ -446,10 +446,10 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
                     leaves |= !s.inProducer[size_t(s.actTiles[a])];
                 }
                 const int from = s.slices[sl].tile;
-                // Routed into the send log; `act` takes the NoC tallies at the end.
+                // Routed into the send log; `act` takes the NoC tallies from it at the end.
                 mesh.multicastRoute(from, s.dst, s.sends.open(from, bytes, k));
+                s.sends.close(geom.sameAsProducer ? 1 : 0); // its links' bytes: noc, nocSame
                 const std::span<const int> route = s.sends.lastRoute();
-                (geom.sameAsProducer ? s.nocSame : s.noc).addUnique(route, bytes);
                 if (s.inLeaf[size_t(from)])
                     traffic.nocInsideGroup[k] += bytes;
                 else
@@ -479,7 +479,9 @@ void PeriodPass::reduce() {
     traffic.sendStages = geo.stagesOf(std::uint64_t(s.sends.largestPiece()));
     traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
     if (traffic.nocPaced > 0) s.sends.pacedByInput(mesh, traffic.pacedByInput);
-    s.act.addFrom(s.noc), s.act.addFrom(s.nocSame); // the pieces' bytes (see the piece callback)
+    s.sends.takeLinkBytes(0, s.noc);
+    s.sends.takeLinkBytes(1, s.nocSame);
+    s.act.addFrom(s.noc), s.act.addFrom(s.nocSame); // the pieces' bytes
     traffic.actMaxLink = s.act.take(mesh, traffic.actLinks);
     traffic.delivered = traffic.weightDelivered + actDelivered;
     traffic.maxEgress = *std::max_element(s.egress.begin(), s.egress.end());
