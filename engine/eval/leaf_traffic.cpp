@@ -137,7 +137,10 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
     const std::array<int, 4> shape{std::max(totalBatch, s1), geom.C, geom.H, geom.W};
     const Box ext = dramExtent(geom, s0, s1, win, blocked);
     double delivered = 0;
-    for (const DramCell& c : dramCells(ext, win)) {
+    thread_local std::vector<DramCell> cells;
+    const size_t count = dramCells(ext, win, cells);
+    for (size_t i = 0; i < count; ++i) {
+        const DramCell& c = cells[i];
         const double bytes = double(geo.bytesOf(c.box.volume()));
         dst.clear();
         for (size_t a : c.to)

@@ -156,6 +156,9 @@ struct DramCell {
     std::vector<size_t> to;
 };
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& windows);
+// The same into cells[0, count), returning count: the vector and its cells' lists keep their
+// capacity from call to call (cells past count are left as they are).
+size_t dramCells(const Box& ext, const std::vector<Box>& windows, std::vector<DramCell>& cells);
 // What an input read from DRAM for samples [s0, s1) covers: the whole tensor, or for a
 // blocked leaf's block (docs/cost-model.md §2b) the hull of its windows (the rest is the
 // other blocks' to read).
