@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <numeric>
 #include <span>
 #include <utility>
 #include <vector>
@@ -374,11 +373,23 @@ inline double sumOfMin(const double* w, size_t n, double b) {
     return (s0 + s1) + (s2 + s3);
 }
 
+// The sum of w[0, n): whole numbers, so four partial sums give the sum taken in order.
+inline double sumOfWhole(const double* w, size_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        s0 += w[k], s1 += w[k + 1], s2 += w[k + 2], s3 += w[k + 3];
+    for (; k < n; ++k)
+        s0 += w[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
 void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
     const double* senderBytes = m_slotW.data();
     const double slowness = mesh.linkSlowness(int(l));
-    const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
-    const bool spread = m_rho[l] < 2;
+    const double load = sumOfWhole(senderBytes, n);
+    const double rhoL = m_rho[l];
+    const bool spread = rhoL < 2;
     for (size_t k = 0; k < n; ++k) {
         double& others = m_others[m_slotTile[k]];
         others = std::max(others, (load - m_slotW[k]) * slowness);
@@ -392,10 +403,16 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
     // one after another and take the same time.
     double timeB = -1, lastTime = 0;
     std::uint32_t timeSlot = 0;
-    for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-        PieceAt& at = m_at[size_t(m_onPiece[e])];
+    // The arrays the loop reads, held locally (the stores to the pieces do not reload them).
+    PieceAt* const pieces = m_at.data();
+    const int* const onPiece = m_onPiece.data();
+    const std::uint32_t* const slotOf = m_slotOf.data();
+    const double* const slotShare = m_slotShare.data();
+    const size_t first = m_firstOn[l], end = m_firstOn[l + 1];
+    for (size_t e = first; e < end; ++e) {
+        PieceAt& at = pieces[size_t(onPiece[e])];
         const double b = at.bytes;
-        const std::uint32_t slot = m_slotOf[e - m_firstOn[l]];
+        const std::uint32_t slot = slotOf[e - first];
         if (b != timeB || slot != timeSlot) {
             if (b != lastB) {
                 lastB = b;
@@ -416,11 +433,11 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
                     lastAll = sumOfMin(senderBytes, n, b);
                 }
             }
-            double time = b + (lastAll - std::min(m_slotW[slot], b));
+            double time = b + (lastAll - std::min(senderBytes[slot], b));
             // A sender's share is at most 1 (its bytes on the link are some of its bytes),
             // so with the shares adding up to 2 or more the others' is at least 1.
             if (spread) {
-                const double rho = m_rho[l] - m_slotShare[slot];
+                const double rho = rhoL - slotShare[slot];
                 if (rho < 1) time = std::min(time, b / (1 - rho));
             }
             timeB = b, timeSlot = slot, lastTime = time * slowness;
