@@ -394,10 +394,13 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
         double& others = m_others[m_slotTile[k]];
         others = std::max(others, (load - m_slotW[k]) * slowness);
     }
-    // Few senders, or few piece sizes on the link: sum directly; else their bytes sorted
-    // once, with prefix sums (whole numbers: the same sum either way).
+    // Few senders, or few piece sizes on the link: sum directly, each size's sum kept;
+    // else their bytes sorted once, with prefix sums (whole numbers: the same sum either
+    // way).
     bool sorted = false;
-    int sizes = 0;
+    constexpr size_t kSizes = 8;
+    std::array<double, kSizes> sizeB{}, sizeAll{}; // the sizes met so far and their sums
+    size_t sizes = 0;
     double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
     // The last entry's time (its bytes and sender): a sender's pieces of equal size come
     // one after another and take the same time.
@@ -416,21 +419,27 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
         if (b != timeB || slot != timeSlot) {
             if (b != lastB) {
                 lastB = b;
-                if (!sorted && n > 32 && ++sizes > 4) {
-                    sorted = true;
-                    m_sorted.assign(senderBytes, senderBytes + n);
-                    std::sort(m_sorted.begin(), m_sorted.end());
-                    m_prefix.resize(n + 1);
-                    m_prefix[0] = 0;
-                    for (size_t k = 0; k < n; ++k)
-                        m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
-                }
-                if (sorted) {
+                size_t c = 0;
+                while (!sorted && c < sizes && sizeB[c] != b)
+                    ++c;
+                if (!sorted && c < sizes) {
+                    lastAll = sizeAll[c];
+                } else if (!sorted && (n <= 32 || sizes < 4)) {
+                    lastAll = sumOfMin(senderBytes, n, b);
+                    if (sizes < kSizes) sizeB[sizes] = b, sizeAll[sizes++] = lastAll;
+                } else {
+                    if (!sorted) {
+                        sorted = true;
+                        m_sorted.assign(senderBytes, senderBytes + n);
+                        std::sort(m_sorted.begin(), m_sorted.end());
+                        m_prefix.resize(n + 1);
+                        m_prefix[0] = 0;
+                        for (size_t k = 0; k < n; ++k)
+                            m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+                    }
                     const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
                                             m_sorted.begin());
                     lastAll = m_prefix[k] + b * double(n - k);
-                } else {
-                    lastAll = sumOfMin(senderBytes, n, b);
                 }
             }
             double time = b + (lastAll - std::min(senderBytes[slot], b));
