@@ -98,15 +98,25 @@ EvalContext::Impl::weightMaxOf(const std::vector<std::pair<Cycles, const NodeWor
     return weightMaxMemo.emplace(key, std::move(maxima)).first->second;
 }
 
+namespace {
+// The (link, bytes) pairs a memo entry holds, for the memo's budget (a base's per-tile
+// egress at half a pair each).
+size_t linksHeld(const LeafTraffic& t) {
+    return t.actLinks.size() + t.weightLinks.size() + t.weightLoadLinks.size();
+}
+size_t linksHeld(const LeafTrafficBase& b) {
+    return linksHeld(b.traffic) + b.egress.size() / 2;
+}
+} // namespace
+
 // The entry of `key` in the old generation moved to the current one (the same node, so
 // at the same address), or cur.end().
-EvalContext::Impl::TrafficMap::iterator EvalContext::Impl::promote(TrafficMap& cur, TrafficMap& old,
-                                                                   const std::string& key) {
+template <class Map>
+typename Map::iterator EvalContext::Impl::promote(Map& cur, Map& old, const std::string& key) {
     if (old.empty()) return cur.end();
     auto node = old.extract(key);
     if (node.empty()) return cur.end();
-    storedLinks += node.mapped().actLinks.size() + node.mapped().weightLinks.size() +
-                   node.mapped().weightLoadLinks.size();
+    storedLinks += linksHeld(node.mapped());
     return cur.insert(std::move(node)).position;
 }
 // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
@@ -117,8 +127,10 @@ void EvalContext::Impl::turnOver() {
     if (storedLinks <= 2'000'000) return;
     oldTraffic = std::move(traffic);
     oldPeriods = std::move(periods);
+    oldBases = std::move(bases);
     traffic.clear();
     periods.clear();
+    bases.clear();
     storedLinks = 0;
     lastTraffic.assign(lastTraffic.size(), nullptr);
     clearSegmentMemos();
@@ -171,27 +183,48 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     }
     // Another segment batch of the same placement: scale its period (cheap) rather
     // than cost the geometry again.
-    const std::string pkey = key.substr(0, placementKey);
-    auto pit = periods.find(pkey);
-    if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
-    if (pit == periods.end()) {
+    const LeafTraffic period =
+        periodTraffic(leaf, prods, writesDram, paceInputs, key.substr(0, placementKey));
+    const LeafTraffic& t =
+        traffic
+            .emplace(key,
+                     scaleTraffic(mesh, period, std::max(1, segBatch / std::max(1, leaf.batch))))
+            .first->second;
+    storedLinks += linksHeld(t);
+    last = &t;
+    return t;
+}
+
+LeafTraffic EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
+                                             const std::vector<const LeafPlacement*>& prods,
+                                             bool writesDram, std::uint32_t paceInputs,
+                                             const std::string& pkey) {
+    if (writesDram && !storesComeLast(leaf, prods)) {
+        auto pit = periods.find(pkey);
+        if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
+        if (pit != periods.end()) {
+            ++stats.routeHits;
+            return pit->second;
+        }
         pit = periods
                   .emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs,
                                                    totalBatch))
                   .first;
-        storedLinks += pit->second.actLinks.size() + pit->second.weightLinks.size() +
-                       pit->second.weightLoadLinks.size();
+        storedLinks += linksHeld(pit->second);
+        return pit->second;
+    }
+    std::string bkey = pkey;
+    bkey.erase(16, 8); // writesDram, paceInputs
+    auto bit = bases.find(bkey);
+    if (bit == bases.end()) bit = promote(bases, oldBases, bkey);
+    if (bit == bases.end()) {
+        bit = bases.emplace(bkey, leafTrafficBase(geo, mesh, leaf, prods, paceInputs, totalBatch))
+                  .first;
+        storedLinks += linksHeld(bit->second);
     } else {
         ++stats.routeHits;
     }
-    const LeafTraffic& t =
-        traffic
-            .emplace(key, scaleTraffic(mesh, pit->second,
-                                       std::max(1, segBatch / std::max(1, leaf.batch))))
-            .first->second;
-    storedLinks += t.actLinks.size() + t.weightLinks.size() + t.weightLoadLinks.size();
-    last = &t;
-    return t;
+    return finishPeriod(geo, mesh, leaf, prods, bit->second, writesDram, paceInputs, totalBatch);
 }
 
 EvalContext::EvalContext(const Network& net, const Hardware& hw)

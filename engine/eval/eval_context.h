@@ -125,7 +125,10 @@ struct EvalContext::Impl {
     // the search keeps using survive a turnover (a full clear cost 10% of a cloud anneal
     // in misses).
     std::unordered_map<std::string, LeafTraffic> traffic, oldTraffic;
-    // By placement, one period each.
+    // By placement without its writesDram and paceInputs, one period's base each
+    // (leafTrafficBase): every such variant is finished from it. A leaf whose stores are not
+    // its period's last transfers (storesComeLast) keeps its periods by placement instead.
+    std::unordered_map<std::string, LeafTrafficBase> bases, oldBases;
     std::unordered_map<std::string, LeafTraffic> periods, oldPeriods;
     std::string keyScratch;
     // Per layer, the last key looked up and its entry: a search move changes few leaves,
@@ -185,8 +188,12 @@ struct EvalContext::Impl {
     weightMaxOf(const std::vector<std::pair<Cycles, const NodeWork*>>& leaves);
     void chargeSegmentMemos(std::size_t bytes);
     void clearSegmentMemos();
-    using TrafficMap = std::unordered_map<std::string, LeafTraffic>;
-    TrafficMap::iterator promote(TrafficMap& cur, TrafficMap& old, const std::string& key);
+    // One period of the leaf's traffic (leafTrafficBase, finishPeriod), memoised by pkey,
+    // the placement's key (writesDram and paceInputs at bytes [16, 24)).
+    LeafTraffic periodTraffic(const LeafPlacement& leaf,
+                              const std::vector<const LeafPlacement*>& prods, bool writesDram,
+                              std::uint32_t paceInputs, const std::string& pkey);
+    template <class Map> typename Map::iterator promote(Map& cur, Map& old, const std::string& key);
     void turnOver();
 };
 

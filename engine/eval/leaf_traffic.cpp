@@ -150,7 +150,10 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
     const std::array<int, 4> shape{std::max(totalBatch, s1), geom.C, geom.H, geom.W};
     const Box ext = dramExtent(geom, s0, s1, win, blocked);
     double delivered = 0;
-    for (const DramCell& c : dramCells(ext, win)) {
+    thread_local std::vector<DramCell> cells;
+    const size_t count = dramCells(ext, win, cells);
+    for (size_t i = 0; i < count; ++i) {
+        const DramCell& c = cells[i];
         const double bytes = double(geo.bytesOf(c.box.volume()));
         dst.clear();
         for (size_t a : c.to)
@@ -287,156 +290,314 @@ void perInputTiles(const Mesh& mesh, size_t inputs,
     }
 }
 
+// Per-thread scratch of a pass over a leaf's period (it only grows; the tallies are empty
+// between uses).
+struct PassScratch {
+    LinkTally act, wgt, noc, nocSame;
+    std::vector<char> inLeaf, inProducer; // which tiles are this leaf's and the producer's
+    std::vector<int> actTiles, dst;
+    std::vector<Box> boxes, win;
+    std::vector<std::vector<Box>> wants;
+    std::vector<SliceRef> slices;
+    std::vector<double> egress, stored;
+    std::vector<std::vector<double>> sent; // per input, per producer tile
+    std::vector<std::vector<double>> recv; // per input, per consumer tile
+    SendLog sends;
+    PaceProbe probe;
+    LeafTraffic::LayoutRuns noRuns;
+};
+thread_local PassScratch tPass;
+
+// One pass over a leaf's period (leafTrafficPeriod): every transfer, or (paceOnly) only
+// what the pace of the inputs paceInputs names needs, the same steps in the same order.
+class PeriodPass {
+  public:
+    PeriodPass(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+               const std::vector<const LeafPlacement*>& producers, int totalBatch,
+               LeafTraffic& traffic)
+        : geo(geo), mesh(mesh), leaf(leaf), producers(producers), totalBatch(totalBatch),
+          traffic(traffic), ly(geo.network().layers[size_t(leaf.layer)]), mapping(*leaf.mapping),
+          b(std::max(1, leaf.batch)) {}
+    void run(bool writesDram, std::uint32_t paceInputs, bool paceOnly);
+    // After a full run: the figures from the tallies (the scratch's egress stays).
+    void reduce();
+
+  private:
+    void start();
+    void nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint32_t paceInputs,
+                  bool paceOnly);
+
+    const TransferGeometry& geo;
+    const Mesh& mesh;
+    const LeafPlacement& leaf;
+    const std::vector<const LeafPlacement*>& producers;
+    const int totalBatch;
+    LeafTraffic& traffic;
+    const Layer& ly;
+    const LeafMapping& mapping;
+    const int b;
+    double actDelivered = 0;
+};
+
+// Sizes and zeroes the scratch and the traffic's per-input figures; the resident weights.
+void PeriodPass::start() {
+    PassScratch& s = tPass;
+    s.act.ensure(mesh.linkCount());
+    s.wgt.ensure(mesh.linkCount());
+    s.noc.ensure(mesh.linkCount());
+    s.nocSame.ensure(mesh.linkCount());
+    // Weights kept on chip never move (docs/cost-model.md §6, "Kept on chip").
+    if (ly.weightBytes > 0 && !mapping.streamsWeights() && !ly.weightsResident)
+        weightTraffic(geo, mesh, leaf, s.wgt, traffic);
+    traffic.invocations = periodOf(b, producers);
+    traffic.nocInByInput.assign(ly.inputs.size(), 0.0);
+    traffic.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
+    traffic.nocInsideGroup.assign(ly.inputs.size(), 0.0);
+    s.inLeaf.assign(size_t(mesh.tiles()), 0);
+    for (int t = 0; t < leaf.tileCount; ++t)
+        s.inLeaf[size_t(mesh.tileAt(leaf.tileBegin + t))] = 1;
+    s.egress.assign(size_t(mesh.tiles()), 0.0);
+    s.stored.assign(size_t(mesh.tiles()), 0.0);
+    perInputTiles(mesh, ly.inputs.size(), producers, s.sent, s.recv);
+    s.sends.clear();
+    actDelivered = 0;
+    traffic.pace.assign(ly.inputs.size(), {});
+    if (mesh.dramRuns().active()) traffic.inRuns.assign(ly.inputs.size(), {});
+}
+
+void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
+    PassScratch& s = tPass;
+    if (!paceOnly) start();
+    const int period = periodOf(b, producers);
+    const std::array<int, 4> outShape{std::max(totalBatch, period * b), ly.outC, ly.outH, ly.outW};
+    // A blocked leaf's tiles work through their blocks in turn, each block's inputs read and
+    // output stored on their own (docs/cost-model.md §2b). Only the first invocation paces.
+    const int steps = (paceOnly ? 1 : period) * mapping.blocks();
+    for (int step = 0; step < steps; ++step) {
+        const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
+        const int s0 = inv * b, s1 = s0 + b;
+        s.actTiles.clear();
+        s.boxes.clear();
+        for (int t = 0; t < leaf.tileCount; ++t) {
+            const Box box = geo.blockBox(leaf.layer, mapping, t, blk, s0, s1);
+            if (box.empty()) continue;
+            s.actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
+            s.boxes.push_back(box);
+        }
+        if (step == 0 && paceInputs) s.probe.consumer(geo, leaf.layer, s.boxes);
+        if (!paceOnly)
+            actDelivered +=
+                streamedWeights(geo, mesh, leaf, blk, s.boxes, s.actTiles, s.act, traffic);
+        for (size_t k = 0; k < ly.inputs.size(); ++k) {
+            if (ly.inputs[k].resident) continue; // kept in the tiles' buffers: nothing moves
+            const InputGeom& geom = geo.input(leaf.layer, k);
+            blockWindows(geo, leaf.layer, k, mapping, blk, s.boxes, s.win);
+            const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
+            if (p) {
+                nocInput(k, inv, blk, s0, s1, paceInputs, paceOnly);
+            } else if (!paceOnly) {
+                actDelivered += dramInput(
+                    geo, mesh, geom, s0, s1, s.win, s.actTiles, mapping.blocked(), s.act, traffic,
+                    traffic.inRuns.empty() ? s.noRuns : traffic.inRuns[k], totalBatch);
+            }
+        }
+        if (!paceOnly && writesDram && mapping.storesAfter(blk))
+            storeOutputs(geo, mesh, s.boxes, s.actTiles, s.act, s.egress, s.stored, traffic,
+                         outShape);
+    }
+}
+
+// Input k of the step's tiles received over the NoC from its producer's invocations.
+void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint32_t paceInputs,
+                          bool paceOnly) {
+    PassScratch& s = tPass;
+    const LeafPlacement& p = *producers[k];
+    const InputGeom& geom = geo.input(leaf.layer, k);
+    // The producer invocations whose samples overlap [s0, s1).
+    const int pb = std::max(1, p.batch);
+    // Paced when the first invocation reads one producer invocation in its own
+    // coordinates; from nothing upwards, the slowest piece decides.
+    const bool pacing =
+        inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
+    if (paceOnly && !pacing) return;
+    s.wants.resize(s.boxes.size()); // keeps each consumer's capacity
+    for (size_t a = 0; a < s.boxes.size(); ++a) {
+        s.wants[a].clear();
+        if (geom.sameAsProducer)
+            s.wants[a].push_back(s.win[a]);
+        else
+            geo.producerWants(leaf.layer, k, s.boxes[a], s.wants[a]);
+    }
+    if (!paceOnly) {
+        s.inProducer.assign(size_t(mesh.tiles()), 0);
+        for (int t = 0; t < p.tileCount; ++t)
+            s.inProducer[size_t(mesh.tileAt(p.tileBegin + t))] = 1;
+    }
+    if (pacing) s.probe.input(geo, leaf.layer, k, traffic.pace[k]);
+    const auto onLocal = [&](size_t a, size_t sl) {
+        if (pacing) s.probe.local(a, sl);
+    };
+    for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
+        producerSlices(geo, mesh, p, blk, q0, q0 + pb, s.slices);
+        if (pacing) s.probe.producer(geo, p.layer, s.slices, q0 == 0);
+        if (paceOnly) {
+            forEachNocPiece(
+                s.slices, s.actTiles, s.wants,
+                [&](size_t sl, const Box& box, std::span<const size_t> to) {
+                    s.probe.piece(geo, sl, box, to);
+                },
+                onLocal);
+            continue;
+        }
+        forEachNocPiece(
+            s.slices, s.actTiles, s.wants,
+            [&](size_t sl, const Box& box, std::span<const size_t> to) {
+                if (pacing) s.probe.piece(geo, sl, box, to);
+                const double bytes = double(geo.bytesOf(box.volume()));
+                s.dst.clear();
+                bool leaves = false;
+                for (size_t a : to) {
+                    s.recv[k][size_t(s.actTiles[a])] += bytes;
+                    s.dst.push_back(s.actTiles[a]);
+                    leaves |= !s.inProducer[size_t(s.actTiles[a])];
+                }
+                const int from = s.slices[sl].tile;
+                // Routed into the send log; `act` takes the NoC tallies from it at the end.
+                mesh.multicastRoute(from, s.dst, s.sends.open(from, bytes, k));
+                s.sends.close(geom.sameAsProducer ? 1 : 0); // its links' bytes: noc, nocSame
+                const std::span<const int> route = s.sends.lastRoute();
+                if (s.inLeaf[size_t(from)])
+                    traffic.nocInsideGroup[k] += bytes;
+                else
+                    traffic.nocInByInput[k] += bytes;
+                if (leaves) traffic.nocOutOfProducer[k] += bytes;
+                const double slow = bytes * mesh.routeSlowness(route);
+                s.egress[size_t(from)] += slow;
+                s.sent[k][size_t(from)] += slow;
+                actDelivered += bytes * double(to.size());
+            },
+            onLocal);
+    }
+}
+
+void PeriodPass::reduce() {
+    PassScratch& s = tPass;
+    traffic.sentByInput.assign(ly.inputs.size(), 0.0);
+    traffic.receivedByInput.assign(ly.inputs.size(), 0.0);
+    for (size_t k = 0; k < ly.inputs.size(); ++k)
+        if (!s.sent[k].empty()) {
+            traffic.sentByInput[k] = *std::max_element(s.sent[k].begin(), s.sent[k].end());
+            traffic.receivedByInput[k] = *std::max_element(s.recv[k].begin(), s.recv[k].end());
+        }
+    traffic.storedMax = *std::max_element(s.stored.begin(), s.stored.end());
+    traffic.nocPaced = s.sends.paced(mesh);
+    traffic.nocPacedPiece = s.sends.pieceTime();
+    traffic.sendStages = geo.stagesOf(std::uint64_t(s.sends.largestPiece()));
+    traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
+    if (traffic.nocPaced > 0) s.sends.pacedByInput(mesh, traffic.pacedByInput);
+    s.sends.takeLinkBytes(0, s.noc);
+    s.sends.takeLinkBytes(1, s.nocSame);
+    s.act.addFrom(s.noc), s.act.addFrom(s.nocSame); // the pieces' bytes
+    traffic.actMaxLink = s.act.take(mesh, traffic.actLinks);
+    traffic.delivered = traffic.weightDelivered + actDelivered;
+    traffic.maxEgress = *std::max_element(s.egress.begin(), s.egress.end());
+    traffic.weightMaxLink = s.wgt.take(mesh, traffic.weightLinks);
+    traffic.nocInMaxLink = s.noc.takeMax(mesh);
+    traffic.nocSameMaxLink = s.nocSame.takeMax(mesh);
+}
+
+// Merges sorted (link, bytes) pairs into `into` (sorted), adding the bytes of a link in both:
+// whole numbers, so each sum is the one a single tally of both would hold.
+void mergeLinks(std::vector<std::pair<int, double>>& into,
+                const std::vector<std::pair<int, double>>& add) {
+    thread_local std::vector<std::pair<int, double>> merged;
+    merged.clear();
+    size_t i = 0, j = 0;
+    while (i < into.size() || j < add.size()) {
+        if (j == add.size() || (i < into.size() && into[i].first < add[j].first))
+            merged.push_back(into[i++]);
+        else if (i == into.size() || add[j].first < into[i].first)
+            merged.push_back(add[j++]);
+        else
+            merged.emplace_back(into[i].first, into[i].second + add[j].second), ++i, ++j;
+    }
+    into.swap(merged);
+}
+
 } // namespace
 
 LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const LeafPlacement& leaf,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram,
                               std::uint32_t paceInputs, int totalBatch) {
-    const Network& net = geo.network();
-    const Layer& ly = net.layers[size_t(leaf.layer)];
-    const LeafMapping& mapping = *leaf.mapping;
     LeafTraffic traffic;
-    thread_local LinkTally act, wgt, noc, nocSame;
-    act.ensure(mesh.linkCount());
-    wgt.ensure(mesh.linkCount());
-    noc.ensure(mesh.linkCount());
-    nocSame.ensure(mesh.linkCount());
-    const int b = std::max(1, leaf.batch);
+    PeriodPass pass(geo, mesh, leaf, producers, totalBatch, traffic);
+    pass.run(writesDram, paceInputs, false);
+    pass.reduce();
+    return traffic;
+}
 
-    // Weights kept on chip never move (docs/cost-model.md §6, "Kept on chip").
-    if (ly.weightBytes > 0 && !mapping.streamsWeights() && !ly.weightsResident)
-        weightTraffic(geo, mesh, leaf, wgt, traffic);
+bool storesComeLast(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& producers) {
+    return periodOf(std::max(1, leaf.batch), producers) * leaf.mapping->blocks() == 1;
+}
 
-    const int period = traffic.invocations = periodOf(b, producers);
-    traffic.nocInByInput.assign(ly.inputs.size(), 0.0);
-    traffic.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
-    traffic.nocInsideGroup.assign(ly.inputs.size(), 0.0);
-    // Which tiles belong to this leaf's group and to the current producer's (by tile id).
-    thread_local std::vector<char> inLeaf, inProducer;
-    inLeaf.assign(size_t(mesh.tiles()), 0);
-    for (int t = 0; t < leaf.tileCount; ++t)
-        inLeaf[size_t(mesh.tileAt(leaf.tileBegin + t))] = 1;
-    thread_local std::vector<int> actTiles, dst;
-    thread_local std::vector<Box> boxes, win;
-    thread_local std::vector<std::vector<Box>> wants;
-    thread_local std::vector<SliceRef> slices;
-    thread_local std::vector<double> egress, stored;
-    thread_local std::vector<std::vector<double>> sent; // per input, per producer tile
-    thread_local std::vector<std::vector<double>> recv; // per input, per consumer tile
-    egress.assign(size_t(mesh.tiles()), 0.0);
-    stored.assign(size_t(mesh.tiles()), 0.0);
-    perInputTiles(mesh, ly.inputs.size(), producers, sent, recv);
-    thread_local SendLog sends;
-    sends.clear();
-    double actDelivered = 0;
-    traffic.pace.assign(ly.inputs.size(), {});
-    if (mesh.dramRuns().active()) traffic.inRuns.assign(ly.inputs.size(), {});
-    thread_local LeafTraffic::LayoutRuns noRuns;
-    const std::array<int, 4> outShape{std::max(totalBatch, period * b), ly.outC, ly.outH, ly.outW};
-    thread_local PaceProbe probe;
-    // A blocked leaf's tiles work through their blocks in turn, each block's inputs read and
-    // output stored on their own (docs/cost-model.md §2b).
-    for (int step = 0; step < period * mapping.blocks(); ++step) {
-        const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
-        const int s0 = inv * b, s1 = s0 + b;
-        actTiles.clear();
-        boxes.clear();
-        for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box box = geo.blockBox(leaf.layer, mapping, t, blk, s0, s1);
-            if (box.empty()) continue;
-            actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
-            boxes.push_back(box);
-        }
-        if (step == 0 && paceInputs) probe.consumer(geo, leaf.layer, boxes);
-        actDelivered += streamedWeights(geo, mesh, leaf, blk, boxes, actTiles, act, traffic);
-        for (size_t k = 0; k < ly.inputs.size(); ++k) {
-            if (ly.inputs[k].resident) continue; // kept in the tiles' buffers: nothing moves
-            const InputGeom& geom = geo.input(leaf.layer, k);
-            blockWindows(geo, leaf.layer, k, mapping, blk, boxes, win);
-            const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
-            if (!p) {
-                actDelivered += dramInput(
-                    geo, mesh, geom, s0, s1, win, actTiles, mapping.blocked(), act, traffic,
-                    traffic.inRuns.empty() ? noRuns : traffic.inRuns[k], totalBatch);
-                continue;
-            }
-            wants.resize(boxes.size()); // keeps each consumer's capacity
-            for (size_t a = 0; a < boxes.size(); ++a) {
-                wants[a].clear();
-                if (geom.sameAsProducer)
-                    wants[a].push_back(win[a]);
-                else
-                    geo.producerWants(leaf.layer, k, boxes[a], wants[a]);
-            }
-            inProducer.assign(size_t(mesh.tiles()), 0);
-            for (int t = 0; t < p->tileCount; ++t)
-                inProducer[size_t(mesh.tileAt(p->tileBegin + t))] = 1;
-            // The producer invocations whose samples overlap [s0, s1).
-            const int pb = std::max(1, p->batch);
-            // Paced when the first invocation reads one producer invocation in its own
-            // coordinates; from nothing upwards, the slowest piece decides.
-            const bool pacing =
-                inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
-            if (pacing) probe.input(geo, leaf.layer, k, traffic.pace[k]);
-            for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
-                producerSlices(geo, mesh, *p, blk, q0, q0 + pb, slices);
-                if (pacing) probe.producer(geo, p->layer, slices, q0 == 0);
-                forEachNocPiece(
-                    slices, actTiles, wants,
-                    [&](size_t sl, const Box& box, std::span<const size_t> to) {
-                        if (pacing) probe.piece(geo, sl, box, to);
-                        const double bytes = double(geo.bytesOf(box.volume()));
-                        dst.clear();
-                        bool leaves = false;
-                        for (size_t a : to) {
-                            recv[k][size_t(actTiles[a])] += bytes;
-                            dst.push_back(actTiles[a]);
-                            leaves |= !inProducer[size_t(actTiles[a])];
-                        }
-                        // Routed into the send log; `act` takes the NoC tallies at the end.
-                        mesh.multicastRoute(slices[sl].tile, dst,
-                                            sends.open(slices[sl].tile, bytes, k));
-                        const std::span<const int> route = sends.lastRoute();
-                        (geom.sameAsProducer ? nocSame : noc).addUnique(route, bytes);
-                        if (inLeaf[size_t(slices[sl].tile)])
-                            traffic.nocInsideGroup[k] += bytes;
-                        else
-                            traffic.nocInByInput[k] += bytes;
-                        if (leaves) traffic.nocOutOfProducer[k] += bytes;
-                        const double slow = bytes * mesh.routeSlowness(route);
-                        egress[size_t(slices[sl].tile)] += slow;
-                        sent[k][size_t(slices[sl].tile)] += slow;
-                        actDelivered += bytes * double(to.size());
-                    },
-                    [&](size_t a, size_t sl) {
-                        if (pacing) probe.local(a, sl);
-                    });
-            }
-        }
-        if (writesDram && mapping.storesAfter(blk))
-            storeOutputs(geo, mesh, boxes, actTiles, act, egress, stored, traffic, outShape);
+LeafTrafficBase leafTrafficBase(const TransferGeometry& geo, const Mesh& mesh,
+                                const LeafPlacement& leaf,
+                                const std::vector<const LeafPlacement*>& producers,
+                                std::uint32_t paceInputs, int totalBatch) {
+    LeafTrafficBase base;
+    PeriodPass pass(geo, mesh, leaf, producers, totalBatch, base.traffic);
+    pass.run(false, paceInputs, false);
+    pass.reduce();
+    base.paced = paceInputs;
+    base.egress = tPass.egress;
+    return base;
+}
+
+LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                         const std::vector<const LeafPlacement*>& producers, LeafTrafficBase& base,
+                         bool writesDram, std::uint32_t paceInputs, int totalBatch) {
+    PassScratch& s = tPass;
+    if (const std::uint32_t missing = paceInputs & ~base.paced) {
+        // Each input's pace is its own: only the inputs not yet paced are probed.
+        LeafTraffic probed;
+        probed.pace.assign(base.traffic.pace.size(), {});
+        PeriodPass(geo, mesh, leaf, producers, totalBatch, probed).run(false, missing, true);
+        for (size_t k = 0; k < probed.pace.size() && k < 32; ++k)
+            if (missing >> k & 1u) base.traffic.pace[k] = probed.pace[k];
+        base.paced |= missing;
     }
-    traffic.sentByInput.assign(ly.inputs.size(), 0.0);
-    traffic.receivedByInput.assign(ly.inputs.size(), 0.0);
-    for (size_t k = 0; k < ly.inputs.size(); ++k)
-        if (!sent[k].empty()) {
-            traffic.sentByInput[k] = *std::max_element(sent[k].begin(), sent[k].end());
-            traffic.receivedByInput[k] = *std::max_element(recv[k].begin(), recv[k].end());
-        }
-    traffic.storedMax = *std::max_element(stored.begin(), stored.end());
-    traffic.nocPaced = sends.paced(mesh);
-    traffic.nocPacedPiece = sends.pieceTime();
-    traffic.sendStages = geo.stagesOf(std::uint64_t(sends.largestPiece()));
-    traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
-    if (traffic.nocPaced > 0) sends.pacedByInput(mesh, traffic.pacedByInput);
-    act.addFrom(noc), act.addFrom(nocSame); // the pieces' bytes (see the piece callback)
-    traffic.actMaxLink = act.take(mesh, traffic.actLinks);
-    traffic.delivered = traffic.weightDelivered + actDelivered;
-    traffic.maxEgress = *std::max_element(egress.begin(), egress.end());
-    traffic.weightMaxLink = wgt.take(mesh, traffic.weightLinks);
-    traffic.nocInMaxLink = noc.takeMax(mesh);
-    traffic.nocSameMaxLink = nocSame.takeMax(mesh);
+    LeafTraffic traffic = base.traffic;
+    for (size_t k = 0; k < traffic.pace.size(); ++k)
+        if (k >= 32 || !(paceInputs >> k & 1u)) traffic.pace[k] = {};
+    const LeafMapping& mapping = *leaf.mapping;
+    if (!writesDram || !mapping.storesAfter(0)) return traffic;
+    // One step (storesComeLast): its stores were the period's last transfers, so they add
+    // to the figures in the order a pass with them would have added them.
+    const Layer& ly = geo.network().layers[size_t(leaf.layer)];
+    const int b = std::max(1, leaf.batch);
+    s.actTiles.clear();
+    s.boxes.clear();
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box box = geo.blockBox(leaf.layer, mapping, t, 0, 0, b);
+        if (box.empty()) continue;
+        s.actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
+        s.boxes.push_back(box);
+    }
+    s.act.ensure(mesh.linkCount());
+    s.egress = base.egress;
+    s.stored.assign(size_t(mesh.tiles()), 0.0);
+    const std::array<int, 4> outShape{std::max(totalBatch, b), ly.outC, ly.outH, ly.outW};
+    storeOutputs(geo, mesh, s.boxes, s.actTiles, s.act, s.egress, s.stored, traffic, outShape);
+    thread_local std::vector<std::pair<int, double>> storeLinks;
+    storeLinks.clear();
+    s.act.take(mesh, storeLinks);
+    mergeLinks(traffic.actLinks, storeLinks);
+    traffic.actMaxLink = 0;
+    for (const auto& [l, bytes] : traffic.actLinks)
+        traffic.actMaxLink = std::max(traffic.actMaxLink, bytes * mesh.linkSlowness(l));
+    traffic.storedMax = *std::max_element(s.stored.begin(), s.stored.end());
+    traffic.maxEgress = *std::max_element(s.egress.begin(), s.egress.end());
     return traffic;
 }
 

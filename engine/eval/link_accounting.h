@@ -6,8 +6,8 @@
 #include "hw/mesh.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <numeric>
 #include <span>
 #include <utility>
 #include <vector>
@@ -42,6 +42,11 @@ class LinkTally {
             if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
             m_bytes[size_t(l)] += bytes;
         }
+    }
+    // Adds `bytes` to one link.
+    void addLink(int l, double bytes) {
+        if (!m_seen[size_t(l)]) m_seen[size_t(l)] = 1, m_touched.push_back(l);
+        m_bytes[size_t(l)] += bytes;
     }
     void add(const std::vector<int>& route, double bytes) {
         for (int l : route) {
@@ -121,10 +126,15 @@ class SendLog {
         m_route.clear();
         m_links.clear();
         m_input.clear();
+        for (int c = 0; c < 2; ++c) {
+            std::fill(m_onLink[c].begin(), m_onLink[c].end(), 0u);
+            std::fill(m_linkBytes[c].begin(), m_linkBytes[c].end(), 0.0);
+        }
     }
     void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
         std::vector<int>& links = open(tile, bytes, input);
         links.insert(links.end(), route.begin(), route.end());
+        close(0);
     }
     // Starts a piece whose route the caller appends to the vector returned (no copy).
     std::vector<int>& open(int tile, double bytes, size_t input) {
@@ -137,6 +147,26 @@ class SendLog {
     // The last piece's route.
     std::span<const int> lastRoute() const {
         return {m_links.data() + m_route.back(), m_links.size() - m_route.back()};
+    }
+    // Ends the piece open() started, once its route is in: its links' entry counts (for
+    // paced) and bytes, in class `cls` (0 or 1) of the per-link bytes (takeLinkBytes). A
+    // route without repeated links (a multicastRoute tree).
+    void close(int cls) {
+        const double bytes = m_bytes.back();
+        std::vector<std::uint32_t>& onLink = m_onLink[cls];
+        std::vector<double>& linkBytes = m_linkBytes[cls];
+        for (int l : lastRoute()) {
+            if (size_t(l) >= onLink.size()) growLinks(size_t(l) + 1);
+            ++onLink[size_t(l)];
+            linkBytes[size_t(l)] += bytes;
+        }
+    }
+    // Adds class cls's bytes per link to `into` (the links its pieces cross, as a tally of
+    // their routes would: whole numbers, so the same sums).
+    void takeLinkBytes(int cls, LinkTally& into) const {
+        const std::vector<std::uint32_t>& onLink = m_onLink[cls];
+        for (size_t l = 0; l < onLink.size(); ++l)
+            if (onLink[l]) into.addLink(int(l), m_linkBytes[cls][l]);
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
     // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
@@ -156,6 +186,12 @@ class SendLog {
     void pacedByInput(const Mesh& mesh, std::vector<double>& out);
 
   private:
+    void growLinks(size_t n) {
+        for (int c = 0; c < 2; ++c) {
+            growTo(m_onLink[c], n);
+            growTo(m_linkBytes[c], n);
+        }
+    }
     // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
     // first entry).
     void bucketByLink(size_t links);
@@ -187,8 +223,12 @@ class SendLog {
     std::vector<double> m_own, m_others, m_scale, m_slotShare;
     std::vector<PieceAt> m_at;
     std::vector<std::uint32_t> m_slotOf;
+    // Per class (close), per link: the entries on it and their pieces' bytes.
+    std::array<std::vector<std::uint32_t>, 2> m_onLink;
+    std::array<std::vector<double>, 2> m_linkBytes;
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_fill, m_stamp, m_slot, m_slotTile;
+    std::vector<size_t> m_input, m_route, m_firstOn, m_stamp, m_slot, m_slotTile;
+    std::vector<std::uint32_t> m_fill; // bucketByLink's next entry per link (half the cache)
 };
 
 double SendLog::paced(const Mesh& mesh) {
@@ -246,12 +286,15 @@ void SendLog::pacedByInput(const Mesh& mesh, std::vector<double>& out) {
 
 void SendLog::bucketByLink(size_t links) {
     m_firstOn.assign(links + 1, 0);
-    for (int l : m_links)
-        ++m_firstOn[size_t(l) + 1];
+    growLinks(links);
+    for (size_t l = 0; l < links; ++l)
+        m_firstOn[l + 1] = size_t(m_onLink[0][l]) + m_onLink[1][l];
     for (size_t l = 1; l <= links; ++l)
         m_firstOn[l] += m_firstOn[l - 1];
     growTo(m_onPiece, m_links.size());
-    m_fill.assign(m_firstOn.begin(), m_firstOn.end() - 1);
+    m_fill.resize(links);
+    for (size_t l = 0; l < links; ++l)
+        m_fill[l] = std::uint32_t(m_firstOn[l]);
     for (size_t i = 0; i < m_tile.size(); ++i)
         for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
             m_onPiece[m_fill[size_t(m_links[r])]++] = int(i);
@@ -289,9 +332,11 @@ void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
             m_slotOf[e - m_firstOn[l]] = std::uint32_t(m_slot[t]);
         }
         m_rho[l] = rho;
-        // Each sender's share of the link, as answerLink takes it out of the link's sum.
-        for (size_t k = 0; k < w; ++k)
-            m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
+        // Each sender's share of the link, as answerLink takes it out of the link's sum;
+        // not needed where the shares add up to 2 or more (answerLink).
+        if (rho < 2)
+            for (size_t k = 0; k < w; ++k)
+                m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
         if (w > 0) answerLink(mesh, l, w);
     }
 }
@@ -312,52 +357,98 @@ void SendLog::ownTimes(const Mesh& mesh) {
     }
 }
 
+// The sum over k < n of min(w[k], b): whole numbers (exact in a double), so the four
+// partial sums give the sum taken in order.
+inline double sumOfMin(const double* w, size_t n, double b) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += std::min(w[k], b);
+        s1 += std::min(w[k + 1], b);
+        s2 += std::min(w[k + 2], b);
+        s3 += std::min(w[k + 3], b);
+    }
+    for (; k < n; ++k)
+        s0 += std::min(w[k], b);
+    return (s0 + s1) + (s2 + s3);
+}
+
+// The sum of w[0, n): whole numbers, so four partial sums give the sum taken in order.
+inline double sumOfWhole(const double* w, size_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        s0 += w[k], s1 += w[k + 1], s2 += w[k + 2], s3 += w[k + 3];
+    for (; k < n; ++k)
+        s0 += w[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
 void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
     const double* senderBytes = m_slotW.data();
     const double slowness = mesh.linkSlowness(int(l));
-    const double load = std::accumulate(senderBytes, senderBytes + n, 0.0);
+    const double load = sumOfWhole(senderBytes, n);
+    const double rhoL = m_rho[l];
+    const bool spread = rhoL < 2;
     for (size_t k = 0; k < n; ++k) {
         double& others = m_others[m_slotTile[k]];
         others = std::max(others, (load - m_slotW[k]) * slowness);
     }
-    // Few senders, or few piece sizes on the link: sum directly; else their bytes sorted
-    // once, with prefix sums (whole numbers: the same sum either way).
+    // Few senders, or few piece sizes on the link: sum directly, each size's sum kept;
+    // else their bytes sorted once, with prefix sums (whole numbers: the same sum either
+    // way).
     bool sorted = false;
-    int sizes = 0;
+    constexpr size_t kSizes = 8;
+    std::array<double, kSizes> sizeB{}, sizeAll{}; // the sizes met so far and their sums
+    size_t sizes = 0;
     double lastB = -1, lastAll = 0; // sum over all senders of min(W, b), for b = lastB
     // The last entry's time (its bytes and sender): a sender's pieces of equal size come
     // one after another and take the same time.
     double timeB = -1, lastTime = 0;
     std::uint32_t timeSlot = 0;
-    for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
-        PieceAt& at = m_at[size_t(m_onPiece[e])];
+    // The arrays the loop reads, held locally (the stores to the pieces do not reload them).
+    PieceAt* const pieces = m_at.data();
+    const int* const onPiece = m_onPiece.data();
+    const std::uint32_t* const slotOf = m_slotOf.data();
+    const double* const slotShare = m_slotShare.data();
+    const size_t first = m_firstOn[l], end = m_firstOn[l + 1];
+    for (size_t e = first; e < end; ++e) {
+        PieceAt& at = pieces[size_t(onPiece[e])];
         const double b = at.bytes;
-        const std::uint32_t slot = m_slotOf[e - m_firstOn[l]];
+        const std::uint32_t slot = slotOf[e - first];
         if (b != timeB || slot != timeSlot) {
             if (b != lastB) {
                 lastB = b;
-                if (!sorted && n > 32 && ++sizes > 4) {
-                    sorted = true;
-                    m_sorted.assign(senderBytes, senderBytes + n);
-                    std::sort(m_sorted.begin(), m_sorted.end());
-                    m_prefix.resize(n + 1);
-                    m_prefix[0] = 0;
-                    for (size_t k = 0; k < n; ++k)
-                        m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
-                }
-                if (sorted) {
+                size_t c = 0;
+                while (!sorted && c < sizes && sizeB[c] != b)
+                    ++c;
+                if (!sorted && c < sizes) {
+                    lastAll = sizeAll[c];
+                } else if (!sorted && (n <= 32 || sizes < 4)) {
+                    lastAll = sumOfMin(senderBytes, n, b);
+                    if (sizes < kSizes) sizeB[sizes] = b, sizeAll[sizes++] = lastAll;
+                } else {
+                    if (!sorted) {
+                        sorted = true;
+                        m_sorted.assign(senderBytes, senderBytes + n);
+                        std::sort(m_sorted.begin(), m_sorted.end());
+                        m_prefix.resize(n + 1);
+                        m_prefix[0] = 0;
+                        for (size_t k = 0; k < n; ++k)
+                            m_prefix[k + 1] = m_prefix[k] + m_sorted[k];
+                    }
                     const size_t k = size_t(std::upper_bound(m_sorted.begin(), m_sorted.end(), b) -
                                             m_sorted.begin());
                     lastAll = m_prefix[k] + b * double(n - k);
-                } else {
-                    lastAll = 0;
-                    for (size_t k = 0; k < n; ++k)
-                        lastAll += std::min(senderBytes[k], b);
                 }
             }
-            double time = b + (lastAll - std::min(m_slotW[slot], b));
-            const double rho = m_rho[l] - m_slotShare[slot];
-            if (rho < 1) time = std::min(time, b / (1 - rho));
+            double time = b + (lastAll - std::min(senderBytes[slot], b));
+            // A sender's share is at most 1 (its bytes on the link are some of its bytes),
+            // so with the shares adding up to 2 or more the others' is at least 1.
+            if (spread) {
+                const double rho = rhoL - slotShare[slot];
+                if (rho < 1) time = std::min(time, b / (1 - rho));
+            }
             timeB = b, timeSlot = slot, lastTime = time * slowness;
         }
         at.slowest = std::max(at.slowest, lastTime);

@@ -382,6 +382,12 @@ std::uint32_t lagStage(std::span<const Box> prod, std::span<const Box> req) {
 }
 
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
+    std::vector<DramCell> cells;
+    cells.resize(dramCells(ext, win, cells));
+    return cells;
+}
+
+size_t dramCells(const Box& ext, const std::vector<Box>& win, std::vector<DramCell>& cells) {
     const size_t n = win.size();
     thread_local std::array<std::vector<int>, 4> cuts;
     for (size_t ax = 0; ax < 4; ++ax) {
@@ -398,11 +404,16 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
     // cover[ax][seg]: the windows (ascending) that take segment seg of axis ax. A window's
     // ends are cuts, so it takes a run of segments, found by bisection: a window list per
     // segment costs the windows' runs, not segments x windows (1,024 windows on a wafer).
-    std::array<std::vector<std::vector<size_t>>, 4> cover;
+    // (Scratch kept per thread, as the lists' capacity: this runs per DRAM input on every
+    // memo miss.)
+    thread_local std::array<std::vector<std::vector<size_t>>, 4> cover;
+    thread_local std::vector<char> gap;
     for (size_t ax = 0; ax < 4; ++ax) {
         const std::vector<int>& c = cuts[ax];
         const size_t ns = c.size() - 1;
-        cover[ax].assign(ns, {});
+        if (cover[ax].size() < ns) cover[ax].resize(ns);
+        for (size_t sg = 0; sg < ns; ++sg)
+            cover[ax][sg].clear();
         for (size_t a = 0; a < n; ++a) {
             if (win[a].empty()) continue;
             // Segments sg with win.lo <= c[sg] and c[sg + 1] <= win.hi.
@@ -414,7 +425,7 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
                 cover[ax][sg].push_back(a);
         }
         // A gap no window needs travels with its neighbour (left first, then right).
-        std::vector<char> gap(ns, 0);
+        gap.assign(ns, 0);
         for (size_t sg = 0; sg < ns; ++sg)
             gap[sg] = cover[ax][sg].empty();
         for (size_t sg = 1; sg < ns; ++sg)
@@ -423,8 +434,8 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
             if (gap[sg] && sg + 1 < ns && !gap[sg + 1])
                 cover[ax][sg] = cover[ax][sg + 1], gap[sg] = 0;
     }
-    std::vector<DramCell> cells;
-    std::vector<size_t> ab, abc;
+    size_t count = 0; // cells[count] is the next cell (its list's capacity kept)
+    thread_local std::vector<size_t> ab, abc;
     std::array<size_t, 4> si{};
     for (si[0] = 0; si[0] + 1 < cuts[0].size(); ++si[0])
         for (si[1] = 0; si[1] + 1 < cuts[1].size(); ++si[1]) {
@@ -437,20 +448,23 @@ std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {
                 std::set_intersection(ab.begin(), ab.end(), cover[2][si[2]].begin(),
                                       cover[2][si[2]].end(), std::back_inserter(abc));
                 for (si[3] = 0; si[3] + 1 < cuts[3].size(); ++si[3]) {
-                    DramCell cell;
+                    Box box;
                     for (size_t ax = 0; ax < 4; ++ax) {
-                        cell.box.lo[ax] = cuts[ax][si[ax]];
-                        cell.box.hi[ax] = cuts[ax][si[ax] + 1];
+                        box.lo[ax] = cuts[ax][si[ax]];
+                        box.hi[ax] = cuts[ax][si[ax] + 1];
                     }
-                    if (cell.box.empty()) continue;
+                    if (box.empty()) continue;
+                    if (count == cells.size()) cells.emplace_back();
+                    DramCell& cell = cells[count++];
+                    cell.box = box;
+                    cell.to.clear();
                     std::set_intersection(abc.begin(), abc.end(), cover[3][si[3]].begin(),
                                           cover[3][si[3]].end(), std::back_inserter(cell.to));
                     if (cell.to.empty()) cell.to.push_back(0); // unreachable for grid partitions
-                    cells.push_back(std::move(cell));
                 }
             }
         }
-    return cells;
+    return count;
 }
 
 } // namespace tilescope

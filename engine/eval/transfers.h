@@ -156,6 +156,9 @@ struct DramCell {
     std::vector<size_t> to;
 };
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& windows);
+// The same into cells[0, count), returning count: the vector and its cells' lists keep their
+// capacity from call to call (cells past count are left as they are).
+size_t dramCells(const Box& ext, const std::vector<Box>& windows, std::vector<DramCell>& cells);
 // What an input read from DRAM for samples [s0, s1) covers: the whole tensor, or for a
 // blocked leaf's block (docs/cost-model.md §2b) the hull of its windows (the rest is the
 // other blocks' to read).
@@ -326,5 +329,25 @@ LeafTraffic leafTrafficPeriod(const TransferGeometry& geo, const Mesh& mesh,
                               const std::vector<const LeafPlacement*>& producers, bool writesDram,
                               std::uint32_t paceInputs = 0, int totalBatch = 0);
 LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invocations);
+// The same in two steps, so that a placement costed once serves every writesDram and
+// paceInputs the evaluator asks of it (figures identical to leafTrafficPeriod's): the base
+// is the period without stores, paced for the inputs `paced` names, with each tile's
+// STORE/SEND bytes before stores; finishPeriod probes the pace of inputs not yet paced (into
+// the base) and adds the stores. Stores can be added after the fact only when they are the
+// period's last transfers, one invocation of an unblocked leaf (storesComeLast); otherwise a
+// leaf that writes DRAM takes leafTrafficPeriod.
+struct LeafTrafficBase {
+    LeafTraffic traffic;
+    std::uint32_t paced = 0;
+    std::vector<double> egress;
+};
+bool storesComeLast(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& producers);
+LeafTrafficBase leafTrafficBase(const TransferGeometry& geo, const Mesh& mesh,
+                                const LeafPlacement& leaf,
+                                const std::vector<const LeafPlacement*>& producers,
+                                std::uint32_t paceInputs, int totalBatch);
+LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                         const std::vector<const LeafPlacement*>& producers, LeafTrafficBase& base,
+                         bool writesDram, std::uint32_t paceInputs, int totalBatch);
 
 } // namespace tilescope

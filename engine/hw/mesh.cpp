@@ -187,23 +187,24 @@ void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>&
     // Along the source row to the westmost and eastmost destination column, then down
     // and up each destination column from the source row.
     int minX = sx, maxX = sx;
-    // Per column: min y, max y, and whether a destination lies there (scratch: this runs
-    // once per transfer while the evaluator costs a placement).
+    // Per column: min y, max y (from the source row), and whether a destination lies there
+    // (scratch: this runs once per transfer while the evaluator costs a placement; `used`
+    // is all zero between calls, the columns' spans set as a column is first met).
     thread_local std::vector<std::pair<int, int>> col;
     thread_local std::vector<char> used;
-    col.assign(size_t(m_x), {sy, sy});
-    used.assign(size_t(m_x), 0);
+    if (used.size() < size_t(m_x)) col.resize(size_t(m_x)), used.resize(size_t(m_x), 0);
     for (int d : dsts) {
         const int x = tileX(d), y = tileY(d);
         minX = std::min(minX, x), maxX = std::max(maxX, x);
         auto& c = col[size_t(x)];
+        if (!used[size_t(x)]) c = {sy, sy}, used[size_t(x)] = 1;
         c.first = std::min(c.first, y), c.second = std::max(c.second, y);
-        used[size_t(x)] = 1;
     }
     appendRun(out, outLink(a, East), row, maxX - sx);
     appendRun(out, outLink(a, West), -row, sx - minX);
     for (int x = minX; x <= maxX; ++x) {
         if (!used[size_t(x)]) continue;
+        used[size_t(x)] = 0;
         const int t = tileId(x, sy);
         appendRun(out, outLink(t, South), column, col[size_t(x)].second - sy);
         appendRun(out, outLink(t, North), -column, sy - col[size_t(x)].first);
