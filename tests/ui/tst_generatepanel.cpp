@@ -37,6 +37,17 @@ GeneratePhase phase(const char* name, std::int64_t seq, std::int64_t past, Cycle
     return p;
 }
 
+// A window on the decoder (bound at seq 1, past 255) and the testchip preset; null when
+// either does not open.
+std::unique_ptr<MainWindow> decoderWindow(const QTemporaryDir& dir) {
+    auto w = openTestWindow(dir);
+    if (!w ||
+        !w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}) ||
+        !w->openHardware(QStringLiteral("testchip")))
+        return nullptr;
+    return w;
+}
+
 } // namespace
 
 class TestGeneratePanel : public QObject {
@@ -102,11 +113,8 @@ class TestGeneratePanel : public QObject {
     // Prompt 8, 4 tokens: the prefill and the decode step at past 8 and 10 (P .. P + G - 2).
     void windowSchedulesADecoder() {
         QTemporaryDir dir;
-        auto w = openTestWindow(dir);
+        auto w = decoderWindow(dir);
         QVERIFY(w);
-        QVERIFY(
-            w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
-        QVERIFY(w->openHardware(QStringLiteral("testchip")));
         GenerateController* g = w->generateController();
         QSignalSpy done(g, &GenerateController::finished);
         GenerateRequest r;
@@ -211,11 +219,8 @@ class TestGeneratePanel : public QObject {
     // main views keeps its copies marked in the tree.
     void repeatedBlocksInEveryPhase() {
         QTemporaryDir dir;
-        auto w = openTestWindow(dir);
+        auto w = decoderWindow(dir);
         QVERIFY(w);
-        QVERIFY(
-            w->openModel(kDecoder, std::map<std::string, std::int64_t>{{"seq", 1}, {"past", 255}}));
-        QVERIFY(w->openHardware(QStringLiteral("testchip")));
         GenerateController* g = w->generateController();
         QSignalSpy done(g, &GenerateController::finished);
         GenerateRequest r;
