@@ -201,7 +201,7 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
             std::printf("blocks      %s tied: every copy scheduled as %s's block, %d layers "
                         "searched\n",
                         b.describe().c_str(), in.net.layers[size_t(b.first)].name.c_str(),
-                        int(in.net.layers.size()) - (b.count - 1) * b.length);
+                        b.searchedLayers(int(in.net.layers.size())));
         else
             std::printf("blocks      no repeated block in the model: every layer searched\n");
     }

@@ -205,7 +205,7 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
             {"layers_per_block", b.length},
             {"first_layer", net.layers[size_t(b.first)].name},
             {"last_layer", net.layers[size_t(b.first + b.count * b.length - 1)].name},
-            {"searched_layers", int(net.layers.size()) - (b.count - 1) * b.length}};
+            {"searched_layers", b.searchedLayers(int(net.layers.size()))}};
     }
     j["stopped"] = r.stopped;
     // Under a time budget, what was run: replay a run of this length with --iterations.

@@ -817,8 +817,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     // changes (those around the blocks and the first block's).
     const BlockRepetition rep = config.repeatBlocks ? findRepetition(net) : BlockRepetition{};
     if (!timed) {
-        auto n = iterationBudget(config, net.layers.size() -
-                                             size_t(std::max(0, rep.count - 1) * rep.length));
+        auto n = iterationBudget(config, size_t(rep.searchedLayers(int(net.layers.size()))));
         if (!n) return Error{"search: " + n.error().message};
         N = *n;
     }

@@ -1,7 +1,6 @@
 #include "tree/repetition.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace tilescope {
 
@@ -19,8 +18,7 @@ bool sameBlock(const Network& net, const std::vector<int>& shape, int first, int
     for (int j = 0; j < length; ++j) {
         const Layer& a = net.layers[size_t(first + j)];
         const Layer& b = net.layers[size_t(base + j)];
-        if (shape[size_t(first + j)] != shape[size_t(base + j)]) return false;
-        if (a.inputs.size() != b.inputs.size()) return false;
+        if (shape[size_t(first + j)] != shape[size_t(base + j)]) return false; // inputs too
         for (size_t k = 0; k < a.inputs.size(); ++k) {
             const int pa = a.inputs[k].producer, pb = b.inputs[k].producer;
             const bool inA = pa >= first && pa < first + length;

@@ -25,6 +25,10 @@ struct BlockRepetition {
         const int b = (layer - first) / std::max(1, length);
         return b < count ? b : count;
     }
+    // The layers a search changes in a network of `layers`: all but the copies.
+    int searchedLayers(int layers) const {
+        return active() ? layers - (count - 1) * length : layers;
+    }
     // "32 blocks of 17 layers (layers 0-543)".
     std::string describe() const;
 };
