@@ -146,9 +146,9 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     std::string& key = keyScratch;
     key.clear();
     auto put = [&](int v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    put(layerClass[size_t(leaf.layer)]), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount),
-        put(writesDram);
-    put(int(paceInputs));
+    put(layerClass[size_t(leaf.layer)]), put(leaf.batch), put(leaf.tileBegin), put(leaf.tileCount);
+    const size_t flagsAt = key.size(); // writesDram and paceInputs, which a base leaves out
+    put(writesDram), put(int(paceInputs));
     // Blocked mappings depend on the objective and on a streaming chain (mapper.h).
     auto putBlocks = [&](const LeafMapping* m) {
         if (!m || !m->blocked()) return;
@@ -183,8 +183,8 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     }
     // Another segment batch of the same placement: scale its period (cheap) rather
     // than cost the geometry again.
-    const LeafTraffic period =
-        periodTraffic(leaf, prods, writesDram, paceInputs, key.substr(0, placementKey));
+    const LeafTraffic& period =
+        periodTraffic(leaf, prods, writesDram, paceInputs, key.substr(0, placementKey), flagsAt);
     const LeafTraffic& t =
         traffic
             .emplace(key,
@@ -195,10 +195,10 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
     return t;
 }
 
-LeafTraffic EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
-                                             const std::vector<const LeafPlacement*>& prods,
-                                             bool writesDram, std::uint32_t paceInputs,
-                                             const std::string& pkey) {
+const LeafTraffic& EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
+                                                    const std::vector<const LeafPlacement*>& prods,
+                                                    bool writesDram, std::uint32_t paceInputs,
+                                                    const std::string& pkey, size_t flagsAt) {
     if (writesDram && !storesComeLast(leaf, prods)) {
         auto pit = periods.find(pkey);
         if (pit == periods.end()) pit = promote(periods, oldPeriods, pkey);
@@ -214,7 +214,7 @@ LeafTraffic EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
         return pit->second;
     }
     std::string bkey = pkey;
-    bkey.erase(16, 8); // writesDram, paceInputs
+    bkey.erase(flagsAt, 2 * sizeof(int)); // writesDram, paceInputs
     auto bit = bases.find(bkey);
     if (bit == bases.end()) bit = promote(bases, oldBases, bkey);
     if (bit == bases.end()) {
@@ -224,7 +224,9 @@ LeafTraffic EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
     } else {
         ++stats.routeHits;
     }
-    return finishPeriod(geo, mesh, leaf, prods, bit->second, writesDram, paceInputs, totalBatch);
+    finishedPeriod =
+        finishPeriod(geo, mesh, leaf, prods, bit->second, writesDram, paceInputs, totalBatch);
+    return finishedPeriod;
 }
 
 EvalContext::EvalContext(const Network& net, const Hardware& hw)

@@ -189,10 +189,13 @@ struct EvalContext::Impl {
     void chargeSegmentMemos(std::size_t bytes);
     void clearSegmentMemos();
     // One period of the leaf's traffic (leafTrafficBase, finishPeriod), memoised by pkey,
-    // the placement's key (writesDram and paceInputs at bytes [16, 24)).
-    LeafTraffic periodTraffic(const LeafPlacement& leaf,
-                              const std::vector<const LeafPlacement*>& prods, bool writesDram,
-                              std::uint32_t paceInputs, const std::string& pkey);
+    // the placement's key (writesDram and paceInputs at bytes flagsAt on): a memo entry, or
+    // finishedPeriod, valid until the next call.
+    const LeafTraffic& periodTraffic(const LeafPlacement& leaf,
+                                     const std::vector<const LeafPlacement*>& prods,
+                                     bool writesDram, std::uint32_t paceInputs,
+                                     const std::string& pkey, size_t flagsAt);
+    LeafTraffic finishedPeriod; // periodTraffic's period finished from a base
     template <class Map> typename Map::iterator promote(Map& cur, Map& old, const std::string& key);
     void turnOver();
 };

@@ -290,6 +290,20 @@ void perInputTiles(const Mesh& mesh, size_t inputs,
     }
 }
 
+// The tiles of the leaf with work in block `blk` of samples [s0, s1), and their output
+// boxes (tiles with an empty box left out).
+void stepBoxes(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf, int blk,
+               int s0, int s1, std::vector<int>& tiles, std::vector<Box>& boxes) {
+    tiles.clear();
+    boxes.clear();
+    for (int t = 0; t < leaf.tileCount; ++t) {
+        const Box box = geo.blockBox(leaf.layer, *leaf.mapping, t, blk, s0, s1);
+        if (box.empty()) continue;
+        tiles.push_back(mesh.tileAt(leaf.tileBegin + t));
+        boxes.push_back(box);
+    }
+}
+
 // Per-thread scratch of a pass over a leaf's period (it only grows; the tallies are empty
 // between uses).
 struct PassScratch {
@@ -376,14 +390,7 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
     for (int step = 0; step < steps; ++step) {
         const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
         const int s0 = inv * b, s1 = s0 + b;
-        s.actTiles.clear();
-        s.boxes.clear();
-        for (int t = 0; t < leaf.tileCount; ++t) {
-            const Box box = geo.blockBox(leaf.layer, mapping, t, blk, s0, s1);
-            if (box.empty()) continue;
-            s.actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
-            s.boxes.push_back(box);
-        }
+        stepBoxes(geo, mesh, leaf, blk, s0, s1, s.actTiles, s.boxes);
         if (step == 0 && paceInputs) s.probe.consumer(geo, leaf.layer, s.boxes);
         if (!paceOnly)
             actDelivered +=
@@ -576,14 +583,7 @@ LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const Le
     // to the figures in the order a pass with them would have added them.
     const Layer& ly = geo.network().layers[size_t(leaf.layer)];
     const int b = std::max(1, leaf.batch);
-    s.actTiles.clear();
-    s.boxes.clear();
-    for (int t = 0; t < leaf.tileCount; ++t) {
-        const Box box = geo.blockBox(leaf.layer, mapping, t, 0, 0, b);
-        if (box.empty()) continue;
-        s.actTiles.push_back(mesh.tileAt(leaf.tileBegin + t));
-        s.boxes.push_back(box);
-    }
+    stepBoxes(geo, mesh, leaf, 0, 0, b, s.actTiles, s.boxes);
     s.act.ensure(mesh.linkCount());
     s.egress = base.egress;
     s.stored.assign(size_t(mesh.tiles()), 0.0);
