@@ -4,7 +4,6 @@
 #include "model/model_loader.h"
 #include "search/operators.h"
 #include "search/search.h"
-#include "tree/repetition.h"
 #include "util/fileio.h"
 
 #include <QFileInfo>
@@ -234,7 +233,10 @@ std::optional<Error> Document::applyEdit(const QString& label,
         auto r = op(m_tree);
         // A tree with tied blocks (a search with repeated blocks) keeps them tied: an edit
         // of the first block reaches every copy.
-        if (r && hasTiedBlocks(m_tree)) r = tieBlocks(*r, *m_net, findRepetition(*m_net));
+        if (r && hasTiedBlocks(m_tree)) {
+            if (m_repeatedIn != m_net) m_repetition = findRepetition(*m_net), m_repeatedIn = m_net;
+            r = tieBlocks(*r, *m_net, m_repetition);
+        }
         if (r) {
             if (*r == m_tree) return std::nullopt; // nothing to record (pin a pinned node)
             m_undo.push(new EditCommand(this, label, m_tree, std::move(r).value()));

@@ -8,6 +8,7 @@
 #include "hw/hardware.h"
 #include "model/network.h"
 #include "tree/ratree.h"
+#include "tree/repetition.h"
 #include "util/result.h"
 
 #include <QObject>
@@ -138,6 +139,10 @@ class Document : public QObject {
     void reevaluate();
 
     std::shared_ptr<const Network> m_net;
+    // findRepetition(*m_net), found at the first edit of a tree with tied blocks and kept
+    // while the network stays the same one.
+    std::shared_ptr<const Network> m_repeatedIn;
+    BlockRepetition m_repetition;
     std::shared_ptr<const Hardware> m_hw;
     std::unique_ptr<EvalContext> m_ctx; // memo caches survive edits (refers to m_net, m_hw)
     QString m_modelPath, m_modelSha, m_hwSource;
