@@ -1,6 +1,7 @@
 #include "core/document.h"
 
 #include "core/editcommand.h"
+#include "core/qstrings.h"
 #include "model/model_loader.h"
 #include "search/operators.h"
 #include "search/search.h"
@@ -10,12 +11,6 @@
 #include <algorithm>
 
 namespace tilescope::ui {
-
-namespace {
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-} // namespace
 
 Document::Document(QObject* parent) : QObject(parent) {
     Hardware hw;

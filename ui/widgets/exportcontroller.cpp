@@ -2,6 +2,7 @@
 
 #include "core/bytestext.h"
 #include "core/document.h"
+#include "core/qstrings.h"
 #include "core/reportbuilder.h"
 #include "core/tablecsv.h"
 #include "pipeline/program_flow.h"
@@ -26,10 +27,6 @@
 namespace tilescope::ui {
 
 namespace {
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 // What the off-thread test-chip export reports back.
 struct TestChipExport {
     QString error;

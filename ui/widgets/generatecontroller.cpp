@@ -2,6 +2,7 @@
 
 #include "core/crossthread.h"
 #include "core/document.h"
+#include "core/qstrings.h"
 #include "widgets/generatepanel.h"
 
 #include <QCheckBox>
@@ -106,10 +107,6 @@ class GenerateDialog : public QDialog {
     QCheckBox* m_repeat;
 };
 
-QString text(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 } // namespace
 
 GenerateController::GenerateController(Document* doc, QWidget* window)
@@ -150,11 +147,11 @@ void GenerateController::openDialog() {
     }
     auto axes = findDecoderAxes(m_doc->modelPath().toStdString());
     if (!axes) {
-        emit errorOccurred(tr("Prefill and decode"), text(axes.error().message));
+        emit errorOccurred(tr("Prefill and decode"), qs(axes.error().message));
         return;
     }
     GenerateDialog dialog(tr("Sequence axis '%1', KV cache (past) axis '%2' of %3.")
-                              .arg(text(axes->seq), text(axes->past), m_doc->modelPath()),
+                              .arg(qs(axes->seq), qs(axes->past), m_doc->modelPath()),
                           m_doc->batch(), m_window);
     if (dialog.exec() != QDialog::Accepted) return;
     run(*axes, dialog.request(), dialog.seconds(), dialog.repeatBlocks());
@@ -165,7 +162,7 @@ void GenerateController::start(const GenerateRequest& request, double secondsPer
     if (!m_doc->hasModel() || busy()) return;
     auto axes = findDecoderAxes(m_doc->modelPath().toStdString());
     if (!axes) {
-        emit errorOccurred(tr("Prefill and decode"), text(axes.error().message));
+        emit errorOccurred(tr("Prefill and decode"), qs(axes.error().message));
         emit finished(false);
         return;
     }
@@ -207,7 +204,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
             hooks.beforePhase = [&](const std::string& phase, std::size_t index,
                                     std::size_t count) -> std::optional<std::stop_token> {
                 if (stopSource->stop_requested()) return std::nullopt;
-                post([this, phase = text(phase), index, count] {
+                post([this, phase = qs(phase), index, count] {
                     emit statusMessage(tr("Prefill and decode: searching %1 (phase %2 of %3)")
                                            .arg(phase)
                                            .arg(index + 1)
@@ -223,7 +220,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
             m_stop.reset();
             if (!*r) {
                 emit statusMessage(QString(), 0);
-                emit errorOccurred(tr("Prefill and decode"), text(r->error().message));
+                emit errorOccurred(tr("Prefill and decode"), qs(r->error().message));
                 emit finished(false);
                 return;
             }
@@ -239,7 +236,7 @@ void GenerateController::run(const DecoderAxes& axes, const GenerateRequest& req
             const GenerateFigures& f = m_run->figures;
             emit statusMessage(f.valid ? tr("Prefill and decode done: pick a phase in its panel "
                                             "to show its schedule")
-                                       : tr("Prefill and decode: %1").arg(text(f.reason)),
+                                       : tr("Prefill and decode: %1").arg(qs(f.reason)),
                                10000);
             emit finished(f.valid);
         });
@@ -250,12 +247,12 @@ bool GenerateController::showPhase(int index) {
     if (m_confirm && !m_confirm()) return false;
     const GeneratePhase& p = m_run->phases[size_t(index)];
     const RATree& tree = p.search.bestTree.empty() ? p.search.initialTree : p.search.bestTree;
-    if (auto e = m_doc->restore(p.net, text(p.modelPath), m_modelSha, *m_hw, m_hwSource, m_batch,
+    if (auto e = m_doc->restore(p.net, qs(p.modelPath), m_modelSha, *m_hw, m_hwSource, m_batch,
                                 m_objective, tree)) {
-        emit errorOccurred(tr("Prefill and decode"), text(e->message));
+        emit errorOccurred(tr("Prefill and decode"), qs(e->message));
         return false;
     }
-    emit statusMessage(tr("Showing the %1 phase's schedule").arg(text(p.name)), 5000);
+    emit statusMessage(tr("Showing the %1 phase's schedule").arg(qs(p.name)), 5000);
     return true;
 }
 
@@ -275,7 +272,7 @@ void GenerateController::exportPrograms(const QString& dir) {
             int written = 0, agree = 0;
             QString failure;
             for (const PhaseProgram& p : *programs) {
-                if (!p.error.empty() && failure.isEmpty()) failure = text(p.error);
+                if (!p.error.empty() && failure.isEmpty()) failure = qs(p.error);
                 if (!p.check) continue;
                 ++written;
                 agree += p.check->agreement.agrees;

@@ -1,5 +1,6 @@
 #include "widgets/generatepanel.h"
 
+#include "core/qstrings.h"
 #include "util/units.h"
 
 #include <QComboBox>
@@ -17,10 +18,6 @@ const QStringList kFigures = {
     QStringLiteral("TTFT"),         QStringLiteral("TPOT"),         QStringLiteral("Tokens/s"),
     QStringLiteral("Energy/token"), QStringLiteral("KV cache"),     QStringLiteral("Weights"),
     QStringLiteral("Phase delay"),  QStringLiteral("Phase energy"), QStringLiteral("Program")};
-
-QString text(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 QString phaseLabel(const GeneratePhase& p) {
     if (p.name == "prefill")
@@ -80,19 +77,19 @@ void GeneratePanel::setRun(std::shared_ptr<const GenerateRun> run, double clockG
         m_phases->addItem(phaseLabel(p));
     const GenerateFigures& f = m_run->figures;
     if (f.valid) {
-        figure(QStringLiteral("TTFT"))->setText(text(formatTime(f.ttft, m_clockGHz)));
-        figure(QStringLiteral("TPOT"))->setText(text(formatTime(f.tpot, m_clockGHz)));
+        figure(QStringLiteral("TTFT"))->setText(qs(formatTime(f.ttft, m_clockGHz)));
+        figure(QStringLiteral("TPOT"))->setText(qs(formatTime(f.tpot, m_clockGHz)));
         figure(QStringLiteral("Tokens/s"))->setText(QString::number(f.tokensPerSecond, 'g', 5));
-        figure(QStringLiteral("Energy/token"))->setText(text(formatEnergy(f.energyPerToken)));
+        figure(QStringLiteral("Energy/token"))->setText(qs(formatEnergy(f.energyPerToken)));
     } else {
-        figure(QStringLiteral("TTFT"))->setText(tr("invalid: %1").arg(text(f.reason)));
+        figure(QStringLiteral("TTFT"))->setText(tr("invalid: %1").arg(qs(f.reason)));
     }
     if (f.kvCacheBytes)
         figure(QStringLiteral("KV cache"))
-            ->setText(text(formatBytes(*f.kvCacheBytes)) +
+            ->setText(qs(formatBytes(*f.kvCacheBytes)) +
                       (f.kvOnChip ? tr(", kept on chip") : tr(", in DRAM")));
     figure(QStringLiteral("Weights"))
-        ->setText(text(formatBytes(f.weightBytes)) +
+        ->setText(qs(formatBytes(f.weightBytes)) +
                   (f.weightsOnChip ? tr(", kept on chip") : tr(", loaded every step")));
     refreshPhase();
 }
@@ -131,7 +128,7 @@ void GeneratePanel::refreshPhase() {
         const PhaseProgram& pp = m_programs[size_t(i)];
         if (!pp.error.empty()) {
             program->setText(tr("failed (hover for why)"));
-            program->setToolTip(text(pp.error));
+            program->setToolTip(qs(pp.error));
         } else if (pp.check) {
             const ProgramCheck& c = *pp.check;
             // Two short lines for a narrow dock; the folder in the tooltip.
@@ -140,24 +137,24 @@ void GeneratePanel::refreshPhase() {
                     .arg(c.instructions)
                     .arg(c.agreement.ratio, 0, 'f', 3)
                     .arg(c.agreement.agrees ? QString() : tr(" (outside 15%)"))
-                    .arg(text(formatBytes(c.programDramBytes)))
+                    .arg(qs(formatBytes(c.programDramBytes)))
                     .arg(c.programDramBytes == c.scheduleDramBytes
                              ? tr(" as scheduled")
-                             : tr(", schedule %1").arg(text(formatBytes(c.scheduleDramBytes)))));
+                             : tr(", schedule %1").arg(qs(formatBytes(c.scheduleDramBytes)))));
             program->setToolTip(tr("Written to %1 and replayed on the instruction-level "
                                    "simulator: the replay's delay over the estimate, the "
                                    "program's DRAM bytes against the schedule's")
-                                    .arg(text(pp.folder)));
+                                    .arg(qs(pp.folder)));
         }
     }
     const Evaluation& e = m_run->phases[size_t(i)].detail;
     if (!e.valid) {
-        figure(QStringLiteral("Phase delay"))->setText(tr("invalid: %1").arg(text(e.reason)));
+        figure(QStringLiteral("Phase delay"))->setText(tr("invalid: %1").arg(qs(e.reason)));
         figure(QStringLiteral("Phase energy"))->setText(QStringLiteral("-"));
         return;
     }
-    figure(QStringLiteral("Phase delay"))->setText(text(formatTime(e.delay, m_clockGHz)));
-    figure(QStringLiteral("Phase energy"))->setText(text(formatEnergy(e.energy.total())));
+    figure(QStringLiteral("Phase delay"))->setText(qs(formatTime(e.delay, m_clockGHz)));
+    figure(QStringLiteral("Phase energy"))->setText(qs(formatEnergy(e.energy.total())));
 }
 
 } // namespace tilescope::ui

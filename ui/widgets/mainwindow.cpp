@@ -6,6 +6,7 @@
 #include "core/livebestpreview.h"
 #include "core/programmodel.h"
 #include "core/programrunner.h"
+#include "core/qstrings.h"
 #include "core/searchworker.h"
 #include "core/selectionstate.h"
 #include "core/sweeptable.h"
@@ -63,12 +64,6 @@ static void initTilescopeResources() {
 }
 
 namespace tilescope::ui {
-
-namespace {
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-} // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_doc(new Document(this)), m_selection(new SelectionState(this)),

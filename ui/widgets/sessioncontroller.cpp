@@ -2,6 +2,7 @@
 
 #include "core/autosaver.h"
 #include "core/document.h"
+#include "core/qstrings.h"
 #include "core/reportbuilder.h"
 #include "core/session.h"
 #include "model/model_loader.h"
@@ -22,10 +23,6 @@ namespace tilescope::ui {
 namespace {
 constexpr int kMaxRecent = 10;
 const QString kRecentKey = QStringLiteral("recentFiles");
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 // Open session lists *.tilescope.json and *.json: a name typed without that suffix ("s1")
 // gets it, or the saved session would be invisible to the dialog that opens it.
