@@ -993,16 +993,6 @@ Result<Network> importOnnx(const std::string& path, const ImportOptions& opts) {
     return Importer(model, path, opts).run();
 }
 
-Result<std::vector<FreeDimension>> freeDimensions(const std::string& path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    if (ext != ".onnx") return std::vector<FreeDimension>{};
-    ox::ModelProto model;
-    if (auto e = onnximport::parseModelFile(path, model)) return *e;
-    return onnximport::namedDimensions(model.graph());
-}
-
 namespace {
 
 // The KV cache inputs of a parsed graph (kvCacheInputs).
@@ -1051,14 +1041,27 @@ std::vector<KvCacheInput> kvCacheInputsOf(const ox::GraphProto& g) {
 
 } // namespace
 
-Result<std::vector<KvCacheInput>> kvCacheInputs(const std::string& path) {
+Result<GraphInterface> graphInterface(const std::string& path) {
     std::string ext = std::filesystem::path(path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
-    if (ext != ".onnx") return std::vector<KvCacheInput>{};
+    if (ext != ".onnx") return GraphInterface{};
     ox::ModelProto model;
     if (auto e = onnximport::parseModelFile(path, model)) return *e;
-    return kvCacheInputsOf(model.graph());
+    return GraphInterface{onnximport::namedDimensions(model.graph()),
+                          kvCacheInputsOf(model.graph())};
+}
+
+Result<std::vector<FreeDimension>> freeDimensions(const std::string& path) {
+    auto g = graphInterface(path);
+    if (!g) return g.error();
+    return std::move(g->free);
+}
+
+Result<std::vector<KvCacheInput>> kvCacheInputs(const std::string& path) {
+    auto g = graphInterface(path);
+    if (!g) return g.error();
+    return std::move(g->kvCache);
 }
 
 Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text) {

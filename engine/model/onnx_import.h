@@ -51,6 +51,12 @@ struct KvCacheInput {
 // The KV cache inputs of an ONNX model, in graph input order (empty for a model without
 // one or a .json network). The Concat's output may pass through Identity or Cast first.
 Result<std::vector<KvCacheInput>> kvCacheInputs(const std::string& path);
+// Both of the above from one parse of the file (a decoder's axes need both).
+struct GraphInterface {
+    std::vector<FreeDimension> free;
+    std::vector<KvCacheInput> kvCache;
+};
+Result<GraphInterface> graphInterface(const std::string& path);
 // "--dim NAME=VALUE" as the CLI and sweep specs write it: the name and a positive size.
 Result<std::pair<std::string, std::int64_t>> parseDimBinding(const std::string& text);
 

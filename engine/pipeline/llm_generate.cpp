@@ -54,44 +54,44 @@ double lerp(double a, double b, double f) {
 
 Result<DecoderAxes> findDecoderAxes(const std::string& path, const std::string& seqDim,
                                     const std::string& pastDim) {
-    auto free = freeDimensions(path);
-    if (!free) return free.error();
-    if (free->empty())
+    auto graph = graphInterface(path);
+    if (!graph) return graph.error();
+    const std::vector<FreeDimension>& free = graph->free;
+    if (free.empty())
         return makeError(path, "",
                          "the model has no free dimensions (a fixed-shape export: give "
                          "--prefill A.onnx --decode B.onnx, or export with dynamic seq and past "
                          "axes)");
-    auto kv = kvCacheInputs(path);
-    if (!kv) return kv.error();
+    const std::vector<KvCacheInput>& kv = graph->kvCache;
     DecoderAxes axes;
     for (const auto& [opt, name] :
          {std::pair{"--seq-dim", seqDim}, std::pair{"--past-dim", pastDim}})
-        if (!name.empty() && !isFree(*free, name))
+        if (!name.empty() && !isFree(free, name))
             return makeError(path, "",
                              std::string(opt) + " '" + name +
                                  "' is not a free dimension of the model (its free dimensions: " +
-                                 listNames(*free) + ")");
+                                 listNames(free) + ")");
     if (!pastDim.empty()) {
         axes.past = pastDim;
     } else {
-        auto p = pastFromCache(path, *kv);
+        auto p = pastFromCache(path, kv);
         if (!p) return p.error();
         axes.past = *p;
     }
-    for (const KvCacheInput& k : *kv)
+    for (const KvCacheInput& k : kv)
         if (k.dimName == axes.past) axes.kvCache.push_back(k);
     if (!seqDim.empty()) {
         axes.seq = seqDim;
     } else {
         std::vector<std::string> others;
-        for (const FreeDimension& d : *free)
+        for (const FreeDimension& d : free)
             if (d.name != axes.past) others.push_back(d.name);
         if (others.size() != 1)
             return makeError(path, "",
                              others.empty() ? "no free dimension besides the past axis '" +
                                                   axes.past + "' to be the sequence"
                                             : "several free dimensions could be the sequence (" +
-                                                  listNames(*free) + " besides the past axis '" +
+                                                  listNames(free) + " besides the past axis '" +
                                                   axes.past + "'); name it with --seq-dim");
         axes.seq = others.front();
     }
