@@ -502,11 +502,8 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
         }
     }
     // A slice that fits nowhere is blocked in time, when some blocking fits.
-    // (Not on compute-in-memory tiles: their crossbar programmings per block are not modelled.)
     LeafMapping blocked;
-    if (!bestFits && mayBlock && m_hw.arch != TileArch::Cim &&
-        blockedMapping(l, batch, tiles, blocked))
-        return blocked;
+    if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
     return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
@@ -592,17 +589,49 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
     m.blockShare = 1.0 / share;
     m.cycles *= share;
     m.ioLowerBound *= share;
-    if (m.cim.used) {
-        m.cim.computeCycles *= share;
-        m.cim.writeCycles *= share;
-        m.cim.exposedWrite *= share;
-    }
+    if (m.cim.used) cimBlocks(l, batch, part, share, withTiling, m);
     const int n = part[0] * part[1] * part[2] * part[3];
     const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
     m.peUtilisation =
         m.macs > 0 ? double(m.macs) / peak
                    : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
     return m;
+}
+
+// Compute-in-memory figures of a blocked mapping (docs/cost-model.md §8, "Blocked leaves"):
+// `m` holds one block of the finer partition, its programmings summed over every block of
+// every tile, its times slot 0's block's. Row and column blocks whose crossbar blocks fit
+// the crossbars write them once per invocation, in each tile's first block: the
+// programmings are then the unblocked partition's (every block once) and the write is one
+// block's; otherwise every block writes its own, `share` blocks of them on the slowest tile.
+void Mapper::cimBlocks(const Layer& l, int batch, const std::array<int, 4>& part, double share,
+                       bool withTiling, LeafMapping& m) const {
+    m.cim.computeCycles *= share;
+    const bool keep =
+        m.bk == 1 && l.kind != LayerKind::MatMul && m.cim.footprint <= m.cim.crossbars;
+    if (!keep) {
+        m.cim.writeCycles *= share;
+        m.cim.exposedWrite *= share;
+        return;
+    }
+    const CimLeafMapping whole =
+        cimMapping(l, batch, ceilDiv(l.outC, part[0]), ceilDiv(batch, part[1]),
+                   ceilDiv(l.outH, part[2]), ceilDiv(l.outW, part[3]));
+    if (withTiling)
+        m.bufferAccessBytes -=
+            double(m.cim.programmings - whole.programmings) * cimCrossbarWeightBytes(m_hw);
+    m.cim.programmings = whole.programmings;
+    m.cim.programmingsDefault = whole.programmingsDefault;
+    m.cim.keptAcrossBlocks = true;
+    m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
+}
+
+Layer reductionCut(const Layer& l, int bc) {
+    const Count cc = ceilDiv(Count(l.inC), Count(bc));
+    Layer cut = l;
+    cut.inC = int(cc);
+    cut.weightBytes = ceilDiv(l.weightBytes * cc, Count(l.inC));
+    return cut;
 }
 
 bool reducible(const Layer& l) {
@@ -617,10 +646,7 @@ bool reducible(const Layer& l) {
 // the MACs the layer's. The partial sums stay at the accumulator width.
 LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
                                       int bc, bool withTiling) const {
-    const Count cc = ceilDiv(Count(l.inC), Count(bc));
-    Layer cut = l;
-    cut.inC = int(cc);
-    cut.weightBytes = ceilDiv(l.weightBytes * cc, Count(l.inC));
+    const Layer cut = reductionCut(l, bc);
     LeafMapping m = evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling);
     m.bc = bc;
     m.macs = l.macsPerSample() * batch;
@@ -638,6 +664,15 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
         m.levelReads[i] *= bc, m.levelWrites[i] *= bc;
     m.inputDmaRuns *= bc;
     m.ofmapPerTile *= psumRatio;
+    // Compute-in-memory: every block writes its channels' crossbar blocks (§8).
+    if (m.cim.used) {
+        m.cim.programmings *= bc;
+        m.cim.programmingsDefault *= bc;
+        m.cim.computeCycles *= bc;
+        m.cim.writeCycles *= bc;
+        m.cim.exposedWrite *= bc;
+        m.cim.inputReads *= bc;
+    }
     m.peUtilisation = double(m.macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles));
     return m;
 }
@@ -656,9 +691,9 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double bytes = in + opB + out + double(l.weightBytes) * db;
     const double dram = bytes / std::max(1e-9, m_hw.dramBytesPerCycle);
     const double delay = std::max(m.cycles, dram) + std::min(m.cycles, dram) * m.blockShare;
-    const double energy = bytes * 8 * m_hw.energy.dramPjPerBit +
-                          double(m.macs) * m_hw.energy.macPj +
-                          m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes);
+    const double energy = bytes * 8 * m_hw.energy.dramPjPerBit + double(m.macs) * macPjOf(m_hw) +
+                          m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes) +
+                          double(m.cim.programmings) * (m.cim.used ? cimWritePj(m_hw) : 0.0);
     return m_energyExp * std::log(std::max(1e-9, energy)) +
            m_delayExp * std::log(std::max(1e-9, delay));
 }
@@ -742,7 +777,10 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     auto it = m_chains.find(key);
     if (it != m_chains.end()) return it->second;
     std::vector<LeafMapping>& out = m_chains[key];
-    if (m_hw.arch == TileArch::Cim) return out; // as in compute(): no blocking there
+    // Compute-in-memory tiles do not stream chains: members interleaving block by block on
+    // the same tiles would write each other's crossbars at every block. Their blocked
+    // members read and store through DRAM.
+    if (m_hw.arch == TileArch::Cim) return out;
     int minH = std::numeric_limits<int>::max();
     std::vector<const Layer*> ls;
     for (int l : layers) {
