@@ -174,6 +174,7 @@ class TestBlocking : public QObject {
     void weightsThatFitNoBlocking();
     void cimRowBlocksProgramOnce();
     void cimChannelBlocksProgramPerBlock();
+    void cimInputChannelBlocksProgramTheirCut();
 };
 
 // The convolution's slice does not fit, so the mapper blocks it by rows:
@@ -647,6 +648,44 @@ void TestBlocking::cimChannelBlocksProgramPerBlock() {
     QCOMPARE(count, m.blocks());
     QCOMPARE(bytes, std::uint64_t(m.cim.programmings) * 1024);
     QCOMPARE(dramTransfers(r.program).weightBytes, std::uint64_t(147456));
+}
+
+// The wide reduction of inputChannelBlocksKeepPartialSums (4096 -> 4 channels 3x3 on 2 x 2)
+// on one compute-in-memory tile with a 40 KiB buffer: the same 9 input-channel blocks of 456
+// channels (the buffer rule does not depend on the tile type). A block writes the crossbar
+// blocks of the layer cut to 456 channels: 456 x 9 = 4104 weight rows over 64, n_R = 65, and
+// 4 output channels in one column block: 65 blocks over 36 crossbars. Its 4 positions' partial
+// sums (4 x 16 x 4 B) fit the 8 KiB buffer, so column-row-space order writes each once: 65
+// programmings a block, 9 x 65 = 585 for the leaf, in 9 PROGRAMs of 65 x 1024 B.
+//   Cycles of a block: ceil(65 / 36) = 2 passes x 4 positions x 8 = 64 to compute and
+//   ceil(65 / 4 cores) x 64 rows x 50 = 54400 to write; the leaf 9 x 54464 = 490176.
+//   DRAM as on the MAC tile: 163856 B.
+void TestBlocking::cimInputChannelBlocksProgramTheirCut() {
+    Network n;
+    n.name = "wide";
+    n.layers.push_back(test::conv("wide_conv", 4096, 4, 2, 3, -1));
+    const Network net = test::finish(n);
+    const Hardware hw = oneCimTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QCOMPARE(m.bc, 9);
+    QVERIFY(m.reduces());
+    QVERIFY(!m.cim.keptAcrossBlocks);
+    QCOMPARE(m.cim.programmings, Count(585));
+    QCOMPARE(m.cim.computeCycles, 576.0);
+    QCOMPARE(m.cim.exposedWrite, 489600.0);
+    QCOMPARE(m.cycles, 490176.0);
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\twide_conv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 163856.0);
+    QCOMPARE(e.weightProgrammings, Count(585));
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(programs(r.program), std::make_pair(9, std::uint64_t(585 * 1024)));
+    QCOMPARE(dramTransfers(r.program).stores, 1);
 }
 
 QTEST_GUILESS_MAIN(TestBlocking)
