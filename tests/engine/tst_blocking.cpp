@@ -173,6 +173,7 @@ class TestBlocking : public QObject {
     void inputChannelBlocksKeepPartialSums();
     void weightsThatFitNoBlocking();
     void cimRowBlocksProgramOnce();
+    void cimRowBlocksOverInvocations();
     void cimChannelBlocksProgramPerBlock();
     void cimInputChannelBlocksProgramTheirCut();
 };
@@ -616,6 +617,32 @@ void TestBlocking::cimRowBlocksProgramOnce() {
     if (QTest::currentTestFailed()) return;
     QCOMPARE(programs(r.program), std::make_pair(1, std::uint64_t(3 * 1024)));
     QCOMPARE(dramTransfers(r.program).stores, 8);
+}
+
+// The row-blocked convolution above over two samples, one per invocation. As two segment
+// invocations (T 2/2 at the root) each writes the 3 crossbar blocks in its first block: 6
+// programmings in 2 PROGRAMs. As one segment invocation of two leaf invocations (the inner
+// T) the leaf keeps them (its 3 blocks alone on the tile's 36 crossbars): 3 programmings in
+// 1 PROGRAM, at the first block of the first invocation.
+void TestBlocking::cimRowBlocksOverInvocations() {
+    const Network net = convExample();
+    const Hardware hw = oneCimTile(kConvBuffer);
+    const std::string trees[2] = {"T 2/2\n\tconv 1\n", "T 2/1\n\tT 2/2\n\t\tconv 1\n"};
+    const Count programmings[2] = {6, 3};
+    const int programCount[2] = {2, 1};
+    for (int i = 0; i < 2; ++i) {
+        EvalContext ctx(net, hw);
+        const RATree t = test::parseTree(trees[i], net);
+        const Evaluation e = detailed(ctx, t, 2);
+        QVERIFY2(e.valid, e.reason.c_str());
+        QCOMPARE(e.blockedLeaves, 1);
+        QCOMPARE(e.weightProgrammings, programmings[i]);
+        CodegenResult r;
+        replaysAsEstimated(ctx, t, hw, 2, e, r);
+        if (QTest::currentTestFailed()) return;
+        QCOMPARE(programs(r.program),
+                 std::make_pair(programCount[i], std::uint64_t(programmings[i]) * 1024));
+    }
 }
 
 // Weights that do not fit the buffer on a compute-in-memory tile: 128 -> 128 channels 3x3
