@@ -270,7 +270,7 @@ static Count operandBBytes(const Layer& l, Count kT) {
 }
 
 LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
-                                      bool withTiling) const {
+                                      bool withTiling, bool withCim) const {
     LeafMapping m;
     m.pk = pk, m.pb = pb, m.ph = ph, m.pw = pw;
     const int n = pk * pb * ph * pw;
@@ -320,7 +320,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.macs = l.macsPerSample() * batch;
         m.inputDmaRuns =
             n * contiguousRuns({bT, cInT, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
-        if (m_hw.arch == TileArch::Cim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
+        if (m_hw.arch == TileArch::Cim && withCim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
         if (m.cim.used) m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
 
         // Per-tile loop order and blocking: choose the order / block size with the least
@@ -564,10 +564,11 @@ template <class Fits> int fewestFitting(int room, Fits fits) {
 // one block are those of the finer partition whose slots are the blocks (the same
 // ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
 LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
-                                    const std::array<int, 4>& blocks, bool withTiling) const {
-    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling);
+                                    const std::array<int, 4>& blocks, bool withTiling,
+                                    bool withCim) const {
+    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling, withCim);
     LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
-                                      part[3] * blocks[2], withTiling);
+                                      part[3] * blocks[2], withTiling, withCim);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
     m.bk = blocks[0], m.bh = blocks[1], m.bw = blocks[2];
     // Streamed weights come in whole output channels: a block holds its largest chunk's.
@@ -645,9 +646,10 @@ bool reducible(const Layer& l) {
 // block are those of the layer cut to that many channels and their share of the weights,
 // the MACs the layer's. The partial sums stay at the accumulator width.
 LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
-                                      int bc, bool withTiling) const {
+                                      int bc, bool withTiling, bool withCim) const {
     const Layer cut = reductionCut(l, bc);
-    LeafMapping m = evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling);
+    LeafMapping m =
+        evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling, withCim);
     m.bc = bc;
     m.macs = l.macsPerSample() * batch;
     m.cycles *= bc;
@@ -753,8 +755,10 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
                 b[size_t(axis)] = n;
                 return b;
             };
+            // The fit test needs the buffer figures alone: no crossbar work on a
+            // compute-in-memory tile (its order search dominates a blocked leaf's memo miss).
             const int hi = fewestFitting(room, [&](int n) {
-                return fits(evaluateBlocked(l, batch, f, blocksOf(n), false));
+                return fits(evaluateBlocked(l, batch, f, blocksOf(n), false, false));
             });
             if (hi == 0) continue;
             const double cost =
