@@ -60,10 +60,11 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     // Compute-in-memory: the crossbars are written (PROGRAM) before the compute, at the
     // first invocation of a segment invocation when they keep the weights, else every time.
-    const CimTileWork work = m.cim.used
-                                 ? cimBoxWork(ly, m_hw, ob.lo[1], ob.hi[1], ob.hi[0] - ob.lo[0],
-                                              ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3])
-                                 : CimTileWork{};
+    // An input-channel block writes its channels' share of the weights (the mapper's cut).
+    const CimTileWork work =
+        m.cim.used ? cimBoxWork(m.reduces() ? reductionCut(ly, m.bc) : ly, m_hw, ob.lo[1], ob.hi[1],
+                                ob.hi[0] - ob.lo[0], ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3])
+                   : CimTileWork{};
     Instruction c;
     c.op = Op::Compute;
     c.tile = act[a].tile;
@@ -148,11 +149,13 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
 // weights, counted on its own box as the mapper counts it), its cycles the write time the
 // tile waits for. Static weights are written as their LOAD delivers them, at the first
 // invocation of a segment invocation when the leaf keeps them, else every time; a MatMul's
-// operand B every time, once it has arrived.
+// operand B every time, once it has arrived. A blocked leaf writes them per block, or, when
+// its row / column blocks keep them (CimLeafMapping::keptAcrossBlocks), in its first block.
 std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core) {
     const LeafMapping& m = cur.m;
     const bool operandB = cur.ly.kind == LayerKind::MatMul;
-    if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights))
+    if (!m.cim.used || !(cur.hasWeights || operandB) || (cur.leaf.cimPinned && !cur.loadsWeights) ||
+        (m.cim.keptAcrossBlocks && cur.v.block > 0))
         return 0;
     const Box& ob = cur.act[a].box;
     const Count programmings =
@@ -179,13 +182,13 @@ std::uint32_t Generator::emitProgram(const Step& cur, size_t a, const CimTileWor
         return id;
     }
     WeightState& ws = m_weightState[size_t(cur.v.layer)];
-    const Box wb = weightBoxOf(cur.v.layer, ob.lo[1], ob.hi[1]);
+    const Box wb = weightBoxOf(cur.v.layer, ob.lo[1], ob.hi[1], cur.weightChannels);
     p.lo = wb.lo;
     p.hi = wb.hi;
     regionRefs(p.buffers, ws.region[p.tile], false);
     // Staged as the weight LOAD of the same output channels (its weights' bytes).
-    const int budget =
-        m_geometry.stagesOf(bytesOf(m_geometry.weightElems(cur.v.layer, ob.lo[1], ob.hi[1])));
+    const int budget = m_geometry.stagesOf(
+        bytesOf(weightElemsOf(cur.v.layer, ob.lo[1], ob.hi[1], cur.weightChannels)));
     const std::vector<Box> stages = splitBox(wb, kWeightOrder, budget);
     const std::uint32_t id = emit(p, stages, kWeightOrder, budget);
     // Crossbars are written as their weights arrive: stage j waits for the LOAD stages

@@ -254,7 +254,8 @@ void Analyser::dataFlow() {
 // programmed over its invocations in a segment invocation when, on every tile of its group,
 // the crossbar blocks of all the segment's leaves placed there fit together (S-cut children
 // own their tiles, T-cut children share them); otherwise each invocation writes them again.
-// Segments follow one another, so each segment invocation writes its weights.
+// Segments follow one another, so each segment invocation writes its weights. A leaf blocked
+// by output or input channels writes each block's weights in turn and keeps none.
 void Analyser::cimWeights() {
     if (hw.arch != TileArch::Cim) return;
     std::vector<Count> demand(size_t(mesh.tiles()), 0);
@@ -276,8 +277,9 @@ void Analyser::cimWeights() {
             const RANode& nd = tree.node(id);
             const LeafMapping& mapping = ctx.mapper.map(nd.layer, lw.tileCount, nd.batch);
             if (!mapping.cim.used) continue;
-            bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul &&
-                        mapping.cim.footprint <= mapping.cim.crossbars;
+            // Output- and input-channel blocks write each block's own weights: none stay.
+            bool fits = net.layers[size_t(nd.layer)].kind != LayerKind::MatMul && mapping.bk == 1 &&
+                        mapping.bc == 1 && mapping.cim.footprint <= mapping.cim.crossbars;
             for (int t = lw.tileBegin; fits && t < lw.tileBegin + lw.tileCount; ++t)
                 fits = demand[size_t(t)] <= mapping.cim.crossbars;
             const double inv = double(analysis.segBatch) / std::max(1, nd.batch);

@@ -270,7 +270,7 @@ static Count operandBBytes(const Layer& l, Count kT) {
 }
 
 LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
-                                      bool withTiling) const {
+                                      bool withTiling, bool withCim) const {
     LeafMapping m;
     m.pk = pk, m.pb = pb, m.ph = ph, m.pw = pw;
     const int n = pk * pb * ph * pw;
@@ -320,7 +320,7 @@ LeafMapping Mapper::evaluatePartition(const Layer& l, int batch, int pk, int pb,
         m.macs = l.macsPerSample() * batch;
         m.inputDmaRuns =
             n * contiguousRuns({bT, cInT, inRows, inCols}, {batch, l.inC, l.inH, l.inW});
-        if (m_hw.arch == TileArch::Cim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
+        if (m_hw.arch == TileArch::Cim && withCim) m.cim = cimMapping(l, batch, kT, bT, hT, wT);
         if (m.cim.used) m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
 
         // Per-tile loop order and blocking: choose the order / block size with the least
@@ -502,11 +502,8 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
         }
     }
     // A slice that fits nowhere is blocked in time, when some blocking fits.
-    // (Not on compute-in-memory tiles: their crossbar programmings per block are not modelled.)
     LeafMapping blocked;
-    if (!bestFits && mayBlock && m_hw.arch != TileArch::Cim &&
-        blockedMapping(l, batch, tiles, blocked))
-        return blocked;
+    if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
     return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
@@ -567,10 +564,11 @@ template <class Fits> int fewestFitting(int room, Fits fits) {
 // one block are those of the finer partition whose slots are the blocks (the same
 // ceil-sized chunks TransferGeometry::blockBox cuts); a tile computes its blocks in turn.
 LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
-                                    const std::array<int, 4>& blocks, bool withTiling) const {
-    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling);
+                                    const std::array<int, 4>& blocks, bool withTiling,
+                                    bool withCim) const {
+    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling, withCim);
     LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
-                                      part[3] * blocks[2], withTiling);
+                                      part[3] * blocks[2], withTiling, withCim);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
     m.bk = blocks[0], m.bh = blocks[1], m.bw = blocks[2];
     // Streamed weights come in whole output channels: a block holds its largest chunk's.
@@ -592,17 +590,49 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
     m.blockShare = 1.0 / share;
     m.cycles *= share;
     m.ioLowerBound *= share;
-    if (m.cim.used) {
-        m.cim.computeCycles *= share;
-        m.cim.writeCycles *= share;
-        m.cim.exposedWrite *= share;
-    }
+    if (m.cim.used) cimBlocks(l, batch, part, share, withTiling, m);
     const int n = part[0] * part[1] * part[2] * part[3];
     const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
     m.peUtilisation =
         m.macs > 0 ? double(m.macs) / peak
                    : double(m.vectorOps) / (double(m_hw.vectorLanes) * n * std::max(1.0, m.cycles));
     return m;
+}
+
+// Compute-in-memory figures of a blocked mapping (docs/cost-model.md §8, "Blocked leaves"):
+// `m` holds one block of the finer partition, its programmings summed over every block of
+// every tile, its times slot 0's block's. Row and column blocks whose crossbar blocks fit
+// the crossbars write them once per invocation, in each tile's first block: the
+// programmings are then the unblocked partition's (every block once) and the write is one
+// block's; otherwise every block writes its own, `share` blocks of them on the slowest tile.
+void Mapper::cimBlocks(const Layer& l, int batch, const std::array<int, 4>& part, double share,
+                       bool withTiling, LeafMapping& m) const {
+    m.cim.computeCycles *= share;
+    const bool keep =
+        m.bk == 1 && l.kind != LayerKind::MatMul && m.cim.footprint <= m.cim.crossbars;
+    if (!keep) {
+        m.cim.writeCycles *= share;
+        m.cim.exposedWrite *= share;
+        return;
+    }
+    const CimLeafMapping whole =
+        cimMapping(l, batch, ceilDiv(l.outC, part[0]), ceilDiv(batch, part[1]),
+                   ceilDiv(l.outH, part[2]), ceilDiv(l.outW, part[3]));
+    if (withTiling)
+        m.bufferAccessBytes -=
+            double(m.cim.programmings - whole.programmings) * cimCrossbarWeightBytes(m_hw);
+    m.cim.programmings = whole.programmings;
+    m.cim.programmingsDefault = whole.programmingsDefault;
+    m.cim.keptAcrossBlocks = true;
+    m.cycles = m.cim.computeCycles + m.cim.exposedWrite;
+}
+
+Layer reductionCut(const Layer& l, int bc) {
+    const Count cc = ceilDiv(Count(l.inC), Count(bc));
+    Layer cut = l;
+    cut.inC = int(cc);
+    cut.weightBytes = ceilDiv(l.weightBytes * cc, Count(l.inC));
+    return cut;
 }
 
 bool reducible(const Layer& l) {
@@ -616,12 +646,10 @@ bool reducible(const Layer& l) {
 // block are those of the layer cut to that many channels and their share of the weights,
 // the MACs the layer's. The partial sums stay at the accumulator width.
 LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
-                                      int bc, bool withTiling) const {
-    const Count cc = ceilDiv(Count(l.inC), Count(bc));
-    Layer cut = l;
-    cut.inC = int(cc);
-    cut.weightBytes = ceilDiv(l.weightBytes * cc, Count(l.inC));
-    LeafMapping m = evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling);
+                                      int bc, bool withTiling, bool withCim) const {
+    const Layer cut = reductionCut(l, bc);
+    LeafMapping m =
+        evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling, withCim);
     m.bc = bc;
     m.macs = l.macsPerSample() * batch;
     m.cycles *= bc;
@@ -638,6 +666,15 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
         m.levelReads[i] *= bc, m.levelWrites[i] *= bc;
     m.inputDmaRuns *= bc;
     m.ofmapPerTile *= psumRatio;
+    // Compute-in-memory: every block writes its channels' crossbar blocks (§8).
+    if (m.cim.used) {
+        m.cim.programmings *= bc;
+        m.cim.programmingsDefault *= bc;
+        m.cim.computeCycles *= bc;
+        m.cim.writeCycles *= bc;
+        m.cim.exposedWrite *= bc;
+        m.cim.inputReads *= bc;
+    }
     m.peUtilisation = double(m.macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles));
     return m;
 }
@@ -656,9 +693,9 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double bytes = in + opB + out + double(l.weightBytes) * db;
     const double dram = bytes / std::max(1e-9, m_hw.dramBytesPerCycle);
     const double delay = std::max(m.cycles, dram) + std::min(m.cycles, dram) * m.blockShare;
-    const double energy = bytes * 8 * m_hw.energy.dramPjPerBit +
-                          double(m.macs) * m_hw.energy.macPj +
-                          m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes);
+    const double energy = bytes * 8 * m_hw.energy.dramPjPerBit + double(m.macs) * macPjOf(m_hw) +
+                          m.bufferAccessBytes * m_hw.energy.sramPjPerByte(m_hw.bufferBytes) +
+                          double(m.cim.programmings) * (m.cim.used ? cimWritePj(m_hw) : 0.0);
     return m_energyExp * std::log(std::max(1e-9, energy)) +
            m_delayExp * std::log(std::max(1e-9, delay));
 }
@@ -718,8 +755,10 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
                 b[size_t(axis)] = n;
                 return b;
             };
+            // The fit test needs the buffer figures alone: no crossbar work on a
+            // compute-in-memory tile (its order search dominates a blocked leaf's memo miss).
             const int hi = fewestFitting(room, [&](int n) {
-                return fits(evaluateBlocked(l, batch, f, blocksOf(n), false));
+                return fits(evaluateBlocked(l, batch, f, blocksOf(n), false, false));
             });
             if (hi == 0) continue;
             const double cost =
@@ -742,7 +781,10 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     auto it = m_chains.find(key);
     if (it != m_chains.end()) return it->second;
     std::vector<LeafMapping>& out = m_chains[key];
-    if (m_hw.arch == TileArch::Cim) return out; // as in compute(): no blocking there
+    // Compute-in-memory tiles do not stream chains: members interleaving block by block on
+    // the same tiles would write each other's crossbars at every block. Their blocked
+    // members read and store through DRAM.
+    if (m_hw.arch == TileArch::Cim) return out;
     int minH = std::numeric_limits<int>::max();
     std::vector<const Layer*> ls;
     for (int l : layers) {

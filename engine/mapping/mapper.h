@@ -34,6 +34,10 @@ struct CimLeafMapping {
     Bytes psumBytes = 0;             // partial-sum buffer the chosen order needs
     Bytes inputReads = 0;            // its memory accesses, all tiles (cimInputReads)
     std::string order, defaultOrder; // loops outermost first, e.g. "c s784 r"
+    // Row / column blocks whose crossbar blocks fit the crossbars: the weights stay written
+    // from one block to the next, so only each tile's first block of an invocation programs
+    // them (docs/cost-model.md §8, "Blocked leaves"). Other blocked leaves program per block.
+    bool keptAcrossBlocks = false;
 };
 
 struct LeafMapping {
@@ -133,6 +137,10 @@ inline int psumBits(int dataBits) {
 // Whether a layer's reduction can be cut into input-channel blocks: a convolution without
 // groups or a fully connected layer, with weights and one input.
 bool reducible(const Layer& l);
+// One input-channel block of `l` cut into `bc` of them: the layer over ceil(C / bc) input
+// channels with that share of its weights (rounded up). The mapper costs a block as this
+// layer and the generator writes a compute-in-memory tile's crossbars with it.
+Layer reductionCut(const Layer& l, int bc);
 
 class Mapper {
   public:
@@ -167,21 +175,27 @@ class Mapper {
     // The blocked mapping of a slice that does not fit (docs/cost-model.md §2b), or nothing
     // when no blocking fits either.
     bool blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const;
-    // blocks: (bk, bh, bw, bc).
+    // blocks: (bk, bh, bw, bc). withCim false: the buffer figures alone on a
+    // compute-in-memory tile (no crossbar work, its times as a MAC array's), for the fit test.
     LeafMapping evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
-                                const std::array<int, 4>& blocks, bool withTiling) const;
+                                const std::array<int, 4>& blocks, bool withTiling,
+                                bool withCim = true) const;
     // Input-channel blocks (blocks[3] > 1): one block is the partition of the layer cut to
     // its share of the input channels and weights; the tile's output stays whole.
     LeafMapping evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part, int bc,
-                                  bool withTiling) const;
+                                  bool withTiling, bool withCim = true) const;
+    // Compute-in-memory figures of a blocked mapping (row, column, output-channel blocks).
+    void cimBlocks(const Layer& l, int batch, const std::array<int, 4>& part, double share,
+                   bool withTiling, LeafMapping& m) const;
     double blockedCost(const Layer& l, int batch, const LeafMapping& m) const;
     double partitionScore(const LeafMapping& m) const;
     std::vector<std::array<int, 4>> bestPartitions(const std::vector<const Layer*>& layers,
                                                    int tiles, int batch) const;
     // withTiling: also choose the per-tile loop order and blocking (bufferAccessBytes,
-    // tiling, ioLowerBound), which the partition choice does not need.
+    // tiling, ioLowerBound), which the partition choice does not need. withCim: as for
+    // evaluateBlocked.
     LeafMapping evaluatePartition(const Layer& l, int batch, int pk, int pb, int ph, int pw,
-                                  bool withTiling) const;
+                                  bool withTiling, bool withCim = true) const;
     // Compute-in-memory tiles: the crossbar work of every tile of the partition (cim.h).
     CimLeafMapping cimMapping(const Layer& l, int batch, Count kT, Count bT, Count hT,
                               Count wT) const;

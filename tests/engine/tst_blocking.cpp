@@ -2,12 +2,15 @@
 // worked through in blocks. A convolution and an attention product on one small tile, every
 // expected figure worked out by hand in a comment (block counts and boxes, DRAM bytes with
 // the halo rows or operand B read again per block, cycles); blocked programs replayed by the
-// simulator; a tree without blocked leaves costs what it cost before blocking existed; and
-// weights that fit no blocking stay a buffer overflow naming the layer.
+// simulator; a tree without blocked leaves costs what it cost before blocking existed;
+// weights that fit no blocking stay a buffer overflow naming the layer; and compute-in-memory
+// tiles block too, programming their crossbars once for row blocks and per block for
+// channel blocks.
 #include "clirunner.h"
 #include "codegen/codegen.h"
 #include "eval/evaluator.h"
 #include "eval/transfers.h"
+#include "mapping/cim.h"
 #include "mapping/mapper.h"
 #include "model/model_loader.h"
 #include "netbuilder.h"
@@ -32,6 +35,30 @@ Hardware oneTile(Bytes bufferBytes) {
     Hardware hw = defaultHardware(1, 1, "one-tile");
     hw.bufferBytes = bufferBytes;
     return hw;
+}
+
+// One compute-in-memory tile of the `cim` preset (4 cores x 9 crossbars of 64 x 64 cells,
+// 2 bits a cell: 16 output channels of 64 weight rows a crossbar, 36 crossbars; 8 cycles a
+// crossbar pass, 50 cycles a written row, tile binding) with a buffer of
+// `bufferBytes` and 8 DRAM bytes a cycle.
+Hardware oneCimTile(Bytes bufferBytes) {
+    Hardware hw;
+    presetHardware("cim", hw);
+    hw.meshX = hw.meshY = 1;
+    hw.name = "one-cim-tile";
+    hw.bufferBytes = bufferBytes;
+    hw.dramBytesPerCycle = 8;
+    return hw;
+}
+
+// The PROGRAM instructions of a program: how many, and the crossbar weight bytes they write.
+std::pair<int, std::uint64_t> programs(const Program& p) {
+    int n = 0;
+    std::uint64_t bytes = 0;
+    for (const TileProgram& tp : p.tiles)
+        for (const Instruction& i : tp.instructions)
+            if (i.op == Op::Program) ++n, bytes += i.bytes;
+    return {n, bytes};
 }
 
 Box box(std::array<int, 4> lo, std::array<int, 4> hi) {
@@ -145,6 +172,10 @@ class TestBlocking : public QObject {
     void weightsStreamInChannelBlocks();
     void inputChannelBlocksKeepPartialSums();
     void weightsThatFitNoBlocking();
+    void cimRowBlocksProgramOnce();
+    void cimRowBlocksOverInvocations();
+    void cimChannelBlocksProgramPerBlock();
+    void cimInputChannelBlocksProgramTheirCut();
 };
 
 // The convolution's slice does not fit, so the mapper blocks it by rows:
@@ -538,6 +569,150 @@ void TestBlocking::weightsThatFitNoBlocking() {
                  e.reason.find("heavy_conv") != std::string::npos,
              e.reason.c_str());
     QCOMPARE(e.blockedLeaves, 0);
+}
+
+// The worked example of docs/cost-model.md §8, "Blocked leaves": the 3x3 convolution of
+// convExample (16 -> 16 channels, 64 x 64, padding 1) on one compute-in-memory tile with a
+// 40 KiB buffer. Its crossbar blocks: 16 x 9 = 144 weight rows over 64-row crossbars, n_R = 3,
+// and 16 output channels in one column block, n_C = 1: 3 blocks, well within 36 crossbars.
+// Weights 16 x 16 x 9 = 2304 B. Input and output are 64 KiB each.
+//   A block of r full rows holds input 16 x (r + 2) x 64 = 1024 (r + 2) B and output 1024 r B:
+//   2304 + 2 x 1024 (2r + 2) <= 40960 gives r <= 8, so b_H = 8 blocks of 8 rows (2 fail
+//   at 32 rows, 4 at 16; 6 and 7 blocks are 11 and 10 rows).
+//   The 3 crossbar blocks stay written from block to block: 3 programmings, in the first
+//   block's PROGRAM (3 x 1024 weight bytes), not 8 x 3.
+//   Cycles: a block is 1 crossbar pass x 8 x 64 positions x 8 cycles = 4096; the write is
+//   ceil(3 / 4 cores) x 64 rows x 50 = 3200 cycles, once: 8 x 4096 + 3200 = 35968 (8 x 7296
+//   = 58368 if every block wrote them).
+//   DRAM: block j reads input rows [8j - 1, 8j + 9) clipped, 9 + 6 x 10 + 9 = 78 rows of
+//   1024 B = 79872 B (14 halo rows, 14336 B, added by blocking); output 65536 B; weights
+//   2304 B: 147712 B, as on a MAC tile (convRowBlocksEvaluated).
+void TestBlocking::cimRowBlocksProgramOnce() {
+    const Network net = convExample();
+    const Hardware hw = oneCimTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QCOMPARE(m.bh, 8);
+    QCOMPARE(m.blocks(), 8);
+    QVERIFY(!m.streamsWeights());
+    QVERIFY(m.cim.used);
+    QVERIFY(m.cim.keptAcrossBlocks);
+    QCOMPARE(m.cim.blocksPerTile, Count(3));
+    QCOMPARE(m.cim.programmings, Count(3));
+    QCOMPARE(m.cim.computeCycles, 32768.0);
+    QCOMPARE(m.cim.exposedWrite, 3200.0);
+    QCOMPARE(m.cycles, 35968.0);
+
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tconv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.blockedLeaves, 1);
+    QCOMPARE(e.dramBytes, 147712.0);
+    QCOMPARE(e.blockingDramBytes, 14336.0);
+    QCOMPARE(e.weightProgrammings, Count(3));
+    QCOMPARE(e.energy.weightWrite, 3 * cimWritePj(hw));
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(programs(r.program), std::make_pair(1, std::uint64_t(3 * 1024)));
+    QCOMPARE(dramTransfers(r.program).stores, 8);
+}
+
+// The row-blocked convolution above over two samples, one per invocation. As two segment
+// invocations (T 2/2 at the root) each writes the 3 crossbar blocks in its first block: 6
+// programmings in 2 PROGRAMs. As one segment invocation of two leaf invocations (the inner
+// T) the leaf keeps them (its 3 blocks alone on the tile's 36 crossbars): 3 programmings in
+// 1 PROGRAM, at the first block of the first invocation.
+void TestBlocking::cimRowBlocksOverInvocations() {
+    const Network net = convExample();
+    const Hardware hw = oneCimTile(kConvBuffer);
+    const std::string trees[2] = {"T 2/2\n\tconv 1\n", "T 2/1\n\tT 2/2\n\t\tconv 1\n"};
+    const Count programmings[2] = {6, 3};
+    const int programCount[2] = {2, 1};
+    for (int i = 0; i < 2; ++i) {
+        EvalContext ctx(net, hw);
+        const RATree t = test::parseTree(trees[i], net);
+        const Evaluation e = detailed(ctx, t, 2);
+        QVERIFY2(e.valid, e.reason.c_str());
+        QCOMPARE(e.blockedLeaves, 1);
+        QCOMPARE(e.weightProgrammings, programmings[i]);
+        CodegenResult r;
+        replaysAsEstimated(ctx, t, hw, 2, e, r);
+        if (QTest::currentTestFailed()) return;
+        QCOMPARE(programs(r.program),
+                 std::make_pair(programCount[i], std::uint64_t(programmings[i]) * 1024));
+    }
+}
+
+// Weights that do not fit the buffer on a compute-in-memory tile: 128 -> 128 channels 3x3
+// on 8 x 8 (147,584 B of weights) on one 40 KiB tile, as weightsStreamInChannelBlocks on a
+// MAC tile. Each block brings its own weights and writes them into the crossbars: a PROGRAM
+// per block, the programmings of all blocks adding up to the mapper's count, which the
+// evaluator charges; the replay within 15% and the DRAM bytes exact.
+void TestBlocking::cimChannelBlocksProgramPerBlock() {
+    Network n;
+    n.name = "heavy";
+    n.layers.push_back(test::conv("heavy_conv", 128, 128, 8, 3, -1));
+    const Network net = test::finish(n);
+    const Hardware hw = oneCimTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QVERIFY(m.blocked());
+    QVERIFY(m.streamsWeights());
+    QVERIFY(!m.cim.keptAcrossBlocks);
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\theavy_conv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.weightProgrammings, m.cim.programmings);
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    const auto [count, bytes] = programs(r.program);
+    qInfo("%s: %d programs, %lld programmings", m.blockLabel().c_str(), count,
+          static_cast<long long>(m.cim.programmings));
+    QCOMPARE(count, m.blocks());
+    QCOMPARE(bytes, std::uint64_t(m.cim.programmings) * 1024);
+    QCOMPARE(dramTransfers(r.program).weightBytes, std::uint64_t(147456));
+}
+
+// The wide reduction of inputChannelBlocksKeepPartialSums (4096 -> 4 channels 3x3 on 2 x 2)
+// on one compute-in-memory tile with a 40 KiB buffer: the same 9 input-channel blocks of 456
+// channels (the buffer rule does not depend on the tile type). A block writes the crossbar
+// blocks of the layer cut to 456 channels: 456 x 9 = 4104 weight rows over 64, n_R = 65, and
+// 4 output channels in one column block: 65 blocks over 36 crossbars. Its 4 positions' partial
+// sums (4 x 16 x 4 B) fit the 8 KiB buffer, so column-row-space order writes each once: 65
+// programmings a block, 9 x 65 = 585 for the leaf, in 9 PROGRAMs of 65 x 1024 B.
+//   Cycles of a block: ceil(65 / 36) = 2 passes x 4 positions x 8 = 64 to compute and
+//   ceil(65 / 4 cores) x 64 rows x 50 = 54400 to write; the leaf 9 x 54464 = 490176.
+//   DRAM as on the MAC tile: 163856 B.
+void TestBlocking::cimInputChannelBlocksProgramTheirCut() {
+    Network n;
+    n.name = "wide";
+    n.layers.push_back(test::conv("wide_conv", 4096, 4, 2, 3, -1));
+    const Network net = test::finish(n);
+    const Hardware hw = oneCimTile(kConvBuffer);
+    Mapper mapper(net, hw);
+    const LeafMapping& m = mapper.map(0, 1, 1);
+    QCOMPARE(m.bc, 9);
+    QVERIFY(m.reduces());
+    QVERIFY(!m.cim.keptAcrossBlocks);
+    QCOMPARE(m.cim.programmings, Count(585));
+    QCOMPARE(m.cim.computeCycles, 576.0);
+    QCOMPARE(m.cim.exposedWrite, 489600.0);
+    QCOMPARE(m.cycles, 490176.0);
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\twide_conv 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 163856.0);
+    QCOMPARE(e.weightProgrammings, Count(585));
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(programs(r.program), std::make_pair(9, std::uint64_t(585 * 1024)));
+    QCOMPARE(dramTransfers(r.program).stores, 1);
 }
 
 QTEST_GUILESS_MAIN(TestBlocking)

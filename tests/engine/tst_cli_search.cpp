@@ -329,12 +329,18 @@ class TestCliSearch : public QObject {
     }
 
     void evaluateInvalidScheduleIsAUserError() {
-        // Batch 8 in one invocation overflows the 1 MiB buffer on some layer of the
-        // compute-in-memory preset, whose tiles do not block (docs/cost-model.md §2b).
+        // The compute-in-memory template with a 256-byte buffer: below the weights of one
+        // output channel of the first convolution twice over, and of one of its input
+        // channels, so no blocking fits (docs/cost-model.md §2b) and the tree overflows.
+        json hw =
+            readJson(QString::fromStdString(std::string(TILESCOPE_SAMPLES) + "/hw/cim-4x4.json"));
+        hw["tile"]["buffer_bytes"] = 256.0;
+        const QString hwPath = path("tiny-buffer.json");
+        writeText(hwPath, hw.dump());
         const QString p = path("overflow.tree");
         writeText(p, lsText(resnet(), identity(resnet().layers.size()), 8, 1));
         const QString out = path("overflow.json");
-        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", "cim", "--tree", p,
+        const Run r = cli({"evaluate", QString::fromStdString(kResnet), "--hw", hwPath, "--tree", p,
                            "--json", out});
         expectUserError(r, p, "buffer");
         const json j = readJson(out); // the full result with the reason, for scripts
