@@ -411,7 +411,7 @@ void Analyser::leafBuffers() {
 // with its stride larger than its kernel (mapping/mapper.h); 1 elsewhere.
 double Analyser::dramGapShare(int layer, const LeafMapping& mapping) const {
     if (!inputViaDram[size_t(layer)].empty() && !inputViaDram[size_t(layer)][0]) return 1.0;
-    return tilescope::dramGapShare(net.layers[size_t(layer)], mapping.ph * mapping.bh,
+    return tilescope::dramGapShare(net.layers[size_t(layer)], hw.arch, mapping.ph * mapping.bh,
                                    mapping.pw * mapping.bw);
 }
 

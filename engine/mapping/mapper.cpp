@@ -511,8 +511,8 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
 
 // ---- Temporal blocking (docs/cost-model.md §2b).
 
-double dramGapShare(const Layer& l, int ph, int pw) {
-    if (l.kind != LayerKind::Conv || l.inputs.size() != 1) return 1.0;
+double dramGapShare(const Layer& l, TileArch arch, int ph, int pw) {
+    if (l.kind != LayerKind::Conv || l.inputs.size() != 1 || arch == TileArch::Cim) return 1.0;
     auto share = [](int out, int parts, int stride, int kernel, int dilation) {
         const int n = (out + std::max(1, parts) - 1) / std::max(1, parts);
         const int span = (kernel - 1) * dilation + 1;
@@ -734,7 +734,7 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     // Its inputs come from DRAM (docs/cost-model.md §2b): a strided window holds its gaps.
     // Streamed weights are double-buffered with the block they belong to.
     auto fits = [&](const LeafMapping& m) {
-        const double in = m.ifmapPerTile * dramGapShare(l, m.ph * m.bh, m.pw * m.bw);
+        const double in = m.ifmapPerTile * dramGapShare(l, m_hw.arch, m.ph * m.bh, m.pw * m.bw);
         const double w = m.streamsWeights() ? 2 * m.weightPerTile : m.weightPerTile;
         return w + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
     };

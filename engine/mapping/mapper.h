@@ -124,8 +124,9 @@ struct LeafMapping {
 // the rows and columns no window needs travel with their neighbour's window, so the whole
 // tensor is read once (the generator's DRAM cells, docs/isa.md), and a tile holds n x s rows
 // of input for n output rows, not (n - 1) x s + k. The factor on the ifmap per tile of a
-// partition with `ph` x `pw` output parts (1 for other layers).
-double dramGapShare(const Layer& l, int ph, int pw);
+// partition with `ph` x `pw` output parts (1 for other layers, and on compute-in-memory
+// tiles, whose window already holds the gaps: evaluatePartition).
+double dramGapShare(const Layer& l, TileArch arch, int ph, int pw);
 
 // Partial sums of input-channel blocks are kept at the accumulator width (32 bits, or the
 // data width when wider): what a tile's buffer holds of its output between the blocks.
