@@ -213,6 +213,10 @@ class Generator {
     // Its computes, crossbar writes and stores (generator_compute.cpp).
     std::optional<Error> emitComputeAndStore(Step& cur);
     Result<OutputSlice> emitCompute(Step& cur, size_t a);
+    // The flash order's running statistics of act[a]'s rows (LeafMapping::statsPerTile):
+    // allocated at a query block's first key block, kept to its last.
+    Result<PartialSums*> statistics(const Step& cur, size_t a);
+    void statisticsWritten(const Step& cur, size_t a, std::uint32_t computeId);
     // The crossbar writes of act[a]'s tile (core -1), or of one of its cores.
     std::uint32_t emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core);
     // Output-channel binding: each core's PROGRAM and COMPUTE but core 0's (which the caller
@@ -279,6 +283,7 @@ class Generator {
 
     std::vector<WeightState> m_weightState;                   // per layer
     std::map<std::pair<int, int>, PartialSums> m_partialSums; // (layer, tile)
+    std::map<std::pair<int, int>, PartialSums> m_statistics;  // (layer, tile)
     // Inputs kept on chip: (layer, tile) -> the region holding every invocation's windows,
     // reserved before anything else and never released.
     std::map<std::pair<int, int>, Region> m_kept;

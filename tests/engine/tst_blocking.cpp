@@ -422,6 +422,20 @@ void TestBlocking::attentionKeyBlocks() {
     // Only AV's output is stored, once per query block.
     const DramTransfers d = dramTransfers(r.program);
     QCOMPARE(d.storedBytes, std::uint64_t(2048));
+    // Each Softmax COMPUTE writes its probabilities and its rows' statistics (8 B a row,
+    // kept from a query block's first key block to its last, which the later ones also
+    // read): 16 key blocks x 64 rows x (16 + 8) B written, 15 x 64 x 8 B read.
+    std::uint64_t written = 0, statsRead = 0;
+    for (const Instruction* c : computes(r.program)) {
+        if (c->layer != 1) continue;
+        for (const BufferRef& b : c->buffers)
+            if (b.write)
+                written += b.bytes;
+            else if (b.bytes == 8 * std::uint64_t(c->hi[2] - c->lo[2]))
+                statsRead += b.bytes;
+    }
+    QCOMPARE(written, std::uint64_t(16 * 64 * 24));
+    QCOMPARE(statsRead, std::uint64_t(15 * 64 * 8));
 }
 
 // Blocked leaves round-trip through the instruction generator and the simulator: the
