@@ -805,6 +805,7 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
 // over-splits, ranked by the members' summed unblocked score (compute() above), the best few
 // each with the fewest row blocks at which every member's two blocks and weights fit beside
 // the previous member's output block (what the evaluator budgets); the least summed cost.
+// Attention's three (flashTriple) also with key blocks, the flash order.
 const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& layers, int tiles,
                                                      int batch) {
     auto key = std::tuple(layers, tiles, batch, m_energyExp, m_delayExp);
@@ -824,9 +825,11 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
             ms.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, f, {1, bh, 1, 1}, false));
         return ms;
     };
+    // Beside a member's blocks: the one before's output block (and, in the flash order, the
+    // Softmax's statistics of two blocks).
     auto fits = [&](const std::vector<LeafMapping>& ms) {
         for (size_t i = 0; i < ms.size(); ++i) {
-            const double before = i > 0 ? ms[i - 1].ofmapPerTile : 0.0;
+            const double before = i > 0 ? ms[i - 1].ofmapPerTile + 2 * ms[i - 1].statsPerTile : 0.0;
             if (ms[i].weightPerTile + ms[i].activationPerTile() + before > m_hw.bufferBytes)
                 return false;
         }
@@ -839,20 +842,11 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
         // Attention: key blocks (doubling up to a tile's keys) beside the row blocks, each
         // with the fewest query blocks that fit; one key block is the row blocking below.
         int bestBkv = 0;
-        auto flashFits = [&](const std::vector<LeafMapping>& ms) {
-            for (size_t i = 0; i < ms.size(); ++i) {
-                const double before =
-                    i > 0 ? ms[i - 1].ofmapPerTile + 2 * ms[i - 1].statsPerTile : 0.0;
-                if (ms[i].weightPerTile + ms[i].activationPerTile() + before > m_hw.bufferBytes)
-                    return false;
-            }
-            return true;
-        };
         for (const auto& f : bestPartitions(ls, tiles, batch)) {
             const int keys = ls[0]->outC / f[0], room = minH / f[2];
             for (int bkv = 1; bkv <= keys; bkv *= 2) {
                 auto fitsAt = [&](int bq) {
-                    return flashFits(flashMembers(layers, batch, f, bq, bkv, false));
+                    return fits(flashMembers(layers, batch, f, bq, bkv, false));
                 };
                 const int bq = bkv > 1 && fitsAt(1) ? 1 : fewestFitting(room, fitsAt);
                 if (bq == 0) continue;
