@@ -127,7 +127,8 @@ bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapp
 
 // ---- Streaming chains (docs/cost-model.md §2b): consecutive leaves of a T cut, each
 // reading the one before's output, at least one of them blocked, take one tile partition
-// and one row blocking (Mapper::chainMapping) when every block of each finds its input in
+// and one row blocking (attention's QK^T -> Softmax -> AV: query x key blocks, the flash
+// order; Mapper::chainMapping) when every block of each finds its input in
 // the block before it: their blocks run in turn, block j of each in order, and that input
 // stays on chip. Otherwise a blocked leaf reads and stores through DRAM.
 void Analyser::streamChains() {
