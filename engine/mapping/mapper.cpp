@@ -798,6 +798,9 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
     ms[1].vectorOps += Count(3 * rows * n * blocks);
     ms[2].cycles += std::ceil(double(outs) / lanes) * blocks;
     ms[2].vectorOps += Count(double(outs) * n * blocks);
+    ms[1].peUtilisation = double(ms[1].vectorOps) / (lanes * n * std::max(1.0, ms[1].cycles));
+    ms[2].peUtilisation =
+        double(ms[2].macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, ms[2].cycles));
     return ms;
 }
 
