@@ -130,7 +130,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     for (auto& ir : inRegions[a]) {
         ir.readers.push_back(cid);
-        release(ir);
+        if (!keepsQuery(cur, a, ir, cid)) release(ir);
     }
     OutputSlice ps;
     ps.tile = act[a].tile;
@@ -179,6 +179,23 @@ void Generator::statisticsWritten(const Step& cur, size_t a, std::uint32_t compu
     s.region.readers.push_back(computeId);
     release(s.region);
     m_statistics.erase(key);
+}
+
+// A kept Q region collects the computes of its query block's key blocks as readers and is
+// released with the last.
+bool Generator::keepsQuery(const Step& cur, size_t a, const Region& ir, std::uint32_t computeId) {
+    if (!cur.m.keepsQuery) return false;
+    const auto key = std::pair(cur.v.layer, cur.act[a].tile);
+    const auto it = m_keptQuery.find(key);
+    if (it == m_keptQuery.end() || it->second.region.offset != ir.offset ||
+        it->second.region.tile != ir.tile)
+        return false;
+    it->second.region.readers.push_back(computeId);
+    if (cur.v.block % cur.m.bk == cur.m.bk - 1) {
+        release(it->second.region);
+        m_keptQuery.erase(it);
+    }
+    return true;
 }
 
 // The PROGRAM that writes act[a]'s crossbars, when this invocation writes them (0 when it

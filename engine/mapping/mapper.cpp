@@ -666,7 +666,9 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double db = m_hw.dataBits / 8.0;
     const double slots = double(m.pk) * m.pb * m.ph * m.pw * m.blocks();
     // Tiles sharing an input window read it once; blocks, one after another, each read theirs.
-    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk);
+    // A kept Q is read once per query block, not per key block.
+    const double in =
+        m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk) / (m.keepsQuery ? m.bk : 1);
     const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw * m.bc;
     const double out = double(l.outputBytesPerSample()) * batch * db;
     const double bytes = in + opB + out + double(l.weightBytes) * db;
@@ -793,6 +795,7 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
     const double blocks = 1.0 / ms[2].blockShare;
     for (LeafMapping& m : ms)
         m.flash = true;
+    ms[0].keepsQuery = true;
     ms[1].statsPerTile = double(rows) * statBytes;
     ms[1].cycles += std::ceil(3.0 * double(rows) / lanes) * blocks;
     ms[1].vectorOps += Count(3 * rows * n * blocks);

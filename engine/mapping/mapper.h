@@ -56,6 +56,11 @@ struct LeafMapping {
     // one block's rows) and AV its output as partial sums over the key blocks.
     bool flash = false;
     Bytes statsPerTile = 0;
+    // QK^T in the flash order: a query block's Q rows (input 0, from DRAM) are loaded with
+    // its first key block and kept on the tile to its last.
+    bool keepsQuery = false;
+    // Whether block j reads input k from DRAM: not the kept Q of a later key block.
+    bool readsInput(size_t k, int j) const { return !(keepsQuery && k == 0 && j % bk != 0); }
     double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
     double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
