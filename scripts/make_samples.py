@@ -846,6 +846,37 @@ def build_language_models(outdir, only):
               f"MACs per sample (torch hooks, seq {example.shape[1]}) = {macs}")
 
 
+# Attention at long context: one attention (explicit Q/K/V, QK^T, softmax, AV, output
+# projection) whose scores at the full sequence would take gigabytes in torch's forward. It is
+# exported at a short sequence, whose length the graph reads from its input's shape (Shape /
+# Gather), then the input and output are declared at the long one; the importer's own shape
+# propagation carries it through. name -> (d_model, heads, sequence).
+LONG_CONTEXT = {
+    # A tile of testchip (2 x 2, 1 MiB) cannot hold a quarter of one head's keys (512 KiB)
+    # twice beside a block of query rows: no row blocking of the chain fits.
+    "attention_seq32768": (64, 1, 32768),
+}
+
+
+def build_long_context(outdir, only):
+    for name, (d, heads, seq) in LONG_CONTEXT.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        short = 64
+        model, example = Attention(d, heads).eval(), torch.randn(1, short, d)
+        # Per token: Q, K, V and output projections (4 d^2); QK^T and AV (2 S d).
+        macs = 4 * seq * d * d + 2 * seq * seq * d
+        assert count_macs(model, example) == 4 * short * d * d + 2 * short * short * d
+        m = export(model, example, keep_value_info=False)
+        for v in list(m.graph.input) + list(m.graph.output):
+            v.type.tensor_type.shape.dim[1].dim_value = seq
+        m = strip_weights(m, name + ".weights.bin")
+        size = write(m, os.path.join(outdir, name + ".onnx"), name)
+        print(f"{name}: {size / 1024:.0f} KiB, {len(m.graph.node)} nodes, "
+              f"MACs per sample (formula, seq {seq}) = {macs}")
+
+
 def build_decoders(outdir, only):
     for name, ctor in DECODERS.items():
         if only and name not in only:
@@ -885,6 +916,7 @@ def main():
     build(TESTDATA, os.path.join(REPO, "tests", "data"), False, args.only)
     build_decoders(os.path.join(REPO, "tests", "data"), args.only)
     build_language_models(os.path.join(REPO, "tests", "data"), args.only)
+    build_long_context(os.path.join(REPO, "tests", "data"), args.only)
     return 0
 
 

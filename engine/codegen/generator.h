@@ -99,6 +99,12 @@ struct InputWriter {
     std::uint32_t id;
     bool sameCoords; // its stage boxes are in the input's coordinates
 };
+// QK^T's Q rows in the flash order (LeafMapping::keepsQuery): loaded with a query block's
+// first key block and read in place by its later ones; the LOADs that wrote them.
+struct KeptQuery {
+    Region region;
+    std::vector<InputWriter> writers;
+};
 // A producer slice a compute reads in place on its own tile, for input `input`.
 struct LocalRead {
     int prodInv;
@@ -213,6 +219,13 @@ class Generator {
     // Its computes, crossbar writes and stores (generator_compute.cpp).
     std::optional<Error> emitComputeAndStore(Step& cur);
     Result<OutputSlice> emitCompute(Step& cur, size_t a);
+    // The flash order's running statistics of act[a]'s rows (LeafMapping::statsPerTile):
+    // allocated at a query block's first key block, kept to its last.
+    Result<PartialSums*> statistics(const Step& cur, size_t a);
+    void statisticsWritten(const Step& cur, size_t a, std::uint32_t computeId);
+    // Input region ir of act[a] read by computeId: true when it is a kept Q (then released
+    // only after the query block's last key block).
+    bool keepsQuery(const Step& cur, size_t a, const Region& ir, std::uint32_t computeId);
     // The crossbar writes of act[a]'s tile (core -1), or of one of its cores.
     std::uint32_t emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core);
     // Output-channel binding: each core's PROGRAM and COMPUTE but core 0's (which the caller
@@ -279,6 +292,8 @@ class Generator {
 
     std::vector<WeightState> m_weightState;                   // per layer
     std::map<std::pair<int, int>, PartialSums> m_partialSums; // (layer, tile)
+    std::map<std::pair<int, int>, PartialSums> m_statistics;  // (layer, tile)
+    std::map<std::pair<int, int>, KeptQuery> m_keptQuery;     // (layer, tile)
     // Inputs kept on chip: (layer, tile) -> the region holding every invocation's windows,
     // reserved before anything else and never released.
     std::map<std::pair<int, int>, Region> m_kept;

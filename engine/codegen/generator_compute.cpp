@@ -65,6 +65,12 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
         m.cim.used ? cimBoxWork(m.reduces() ? reductionCut(ly, m.bc) : ly, m_hw, ob.lo[1], ob.hi[1],
                                 ob.hi[0] - ob.lo[0], ob.hi[2] - ob.lo[2], ob.hi[3] - ob.lo[3])
                    : CimTileWork{};
+    PartialSums* stats = nullptr;
+    if (m.statsPerTile > 0) {
+        auto s = statistics(cur, a);
+        if (!s) return s.error();
+        stats = *s;
+    }
     Instruction c;
     c.op = Op::Compute;
     c.tile = act[a].tile;
@@ -90,6 +96,8 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
     regionRefs(c.buffers, out, true);
+    if (stats && v.block % m.bk != 0) regionRefs(c.buffers, stats->region, false);
+    if (stats) regionRefs(c.buffers, stats->region, true);
     // Output-channel binding: every core runs its own PROGRAM and COMPUTE; core 0's COMPUTE
     // stands for the tile's (what the invocation's readers wait for), each of its stages
     // after the same stage of the other cores.
@@ -105,6 +113,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     const std::uint32_t cid = emit(c, st, order, budget);
     if (programId) fullDep(programId, cid);
     if (!firstBlock) fullDep(psums->lastCompute, cid);
+    if (stats) statisticsWritten(cur, a, cid);
     IrWorkload& wl = irOf(act[a].workload);
     wl.cycles = c.cycles;
     wl.computeId = cid;
@@ -122,7 +131,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     for (auto& ir : inRegions[a]) {
         ir.readers.push_back(cid);
-        release(ir);
+        if (!keepsQuery(cur, a, ir, cid)) release(ir);
     }
     OutputSlice ps;
     ps.tile = act[a].tile;
@@ -142,6 +151,52 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     ps.region = out;
     if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
     return ps;
+}
+
+// Each row's running maximum and sum (docs/cost-model.md §2b, "Key blocks"), at the
+// accumulator width: the first key block's COMPUTE writes them, every later one reads and
+// updates them after the one before; freed once the last has.
+Result<PartialSums*> Generator::statistics(const Step& cur, size_t a) {
+    const Box& ob = cur.act[a].box;
+    PartialSums& s = m_statistics[{cur.v.layer, cur.act[a].tile}];
+    if (cur.v.block % cur.m.bk != 0) return &s;
+    const std::uint64_t rows =
+        std::uint64_t(ob.hi[0] - ob.lo[0]) * (ob.hi[2] - ob.lo[2]) * (ob.hi[3] - ob.lo[3]);
+    auto r = allocate(cur.act[a].tile, rows * 2 * std::uint64_t(psumBits(m_hw.dataBits)) / 8, false,
+                      "statistics of " + cur.ly.name);
+    if (!r) return r.error();
+    s.region = *r;
+    s.lastCompute = 0;
+    return &s;
+}
+
+void Generator::statisticsWritten(const Step& cur, size_t a, std::uint32_t computeId) {
+    const auto key = std::pair(cur.v.layer, cur.act[a].tile);
+    PartialSums& s = m_statistics[key];
+    if (cur.v.block % cur.m.bk != 0) fullDep(s.lastCompute, computeId);
+    guard(s.region, {computeId});
+    s.lastCompute = computeId;
+    if (cur.v.block % cur.m.bk != cur.m.bk - 1) return;
+    s.region.readers.push_back(computeId);
+    release(s.region);
+    m_statistics.erase(key);
+}
+
+// A kept Q region collects the computes of its query block's key blocks as readers and is
+// released with the last.
+bool Generator::keepsQuery(const Step& cur, size_t a, const Region& ir, std::uint32_t computeId) {
+    if (!cur.m.keepsQuery) return false;
+    const auto key = std::pair(cur.v.layer, cur.act[a].tile);
+    const auto it = m_keptQuery.find(key);
+    if (it == m_keptQuery.end() || it->second.region.offset != ir.offset ||
+        it->second.region.tile != ir.tile)
+        return false;
+    it->second.region.readers.push_back(computeId);
+    if (cur.v.block % cur.m.bk == cur.m.bk - 1) {
+        release(it->second.region);
+        m_keptQuery.erase(it);
+    }
+    return true;
 }
 
 // The PROGRAM that writes act[a]'s crossbars, when this invocation writes them (0 when it

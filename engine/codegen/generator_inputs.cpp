@@ -118,6 +118,17 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
     const auto& act = cur.act;
     auto& writers = cur.writers;
     auto& inRegions = cur.inRegions;
+    if (!cur.m.readsInput(k, v.block)) {
+        // A later key block reads its query block's Q where the first one loaded it.
+        for (size_t a = 0; a < act.size(); ++a) {
+            const auto it = m_keptQuery.find({v.layer, act[a].tile});
+            if (it == m_keptQuery.end()) continue;
+            inRegions[a].push_back(it->second.region);
+            writers[a][k] = it->second.writers;
+            if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.back().viaDram = false;
+        }
+        return std::nullopt;
+    }
     const LayerInput& in = ly.inputs[k];
     const InputGeom& g = m_geometry.input(v.layer, k);
     // Cut the input into cells along every window edge; each cell is read from
@@ -180,6 +191,13 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
         guard(regs[a], regWriters[a]);
         addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
         inRegions[a].push_back(regs[a]);
+        if (cur.m.keepsQuery && k == 0) {
+            // A tile without work in the last key block (a short tail of keys) frees the
+            // query block before here.
+            KeptQuery& kq = m_keptQuery[{v.layer, act[a].tile}];
+            if (kq.region.bytes > 0) release(kq.region);
+            kq = {regs[a], writers[a][k]};
+        }
         if (!m_opt.withIr) continue;
         auto& ii = m_workloads[size_t(act[a].workload)].inputs.back();
         ii.sources = {kDram};
@@ -198,6 +216,17 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
     auto& writers = cur.writers;
     auto& local = cur.local;
     auto& inRegions = cur.inRegions;
+    if (!cur.m.readsInput(k, v.block)) {
+        // A later key block reads its query block's Q where the first one loaded it.
+        for (size_t a = 0; a < act.size(); ++a) {
+            const auto it = m_keptQuery.find({v.layer, act[a].tile});
+            if (it == m_keptQuery.end()) continue;
+            inRegions[a].push_back(it->second.region);
+            writers[a][k] = it->second.writers;
+            if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.back().viaDram = false;
+        }
+        return std::nullopt;
+    }
     const LayerInput& in = ly.inputs[k];
     const InputGeom& g = m_geometry.input(v.layer, k);
     std::vector<NocGroup> groups;

@@ -102,8 +102,10 @@ int Analyser::chainLink(int a, int b) const {
 // producer's blocks j (the band its tiles' blocks j cover), so blocks can stream.
 bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
                        int batch) const {
-    // Input-channel blocks store only after their last block: nothing to stream.
-    if (mp.blocks() != mc.blocks() || mp.reduces() || mc.reduces()) return false;
+    // Input-channel blocks store only after their last block: nothing to stream from them.
+    // Into them only in the flash order, where block j of AV reads the Softmax's block j
+    // (the same query block and key block).
+    if (mp.blocks() != mc.blocks() || mp.reduces() || (mc.reduces() && !mc.flash)) return false;
     const int tiles = mp.pk * mp.pb * mp.ph * mp.pw;
     for (int j = 0; j < mp.blocks(); ++j) {
         Box band;
@@ -117,7 +119,7 @@ bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapp
         for (int t = 0; t < tiles; ++t) {
             const Box o = ctx.geo.blockBox(cons, mc, t, j, 0, batch);
             if (o.empty()) continue;
-            if (!any || !band.contains(ctx.geo.window(cons, k, o))) return false;
+            if (!any || !band.contains(ctx.geo.blockWindow(cons, k, mc, j, o))) return false;
         }
     }
     return true;
@@ -125,7 +127,8 @@ bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapp
 
 // ---- Streaming chains (docs/cost-model.md §2b): consecutive leaves of a T cut, each
 // reading the one before's output, at least one of them blocked, take one tile partition
-// and one row blocking (Mapper::chainMapping) when every block of each finds its input in
+// and one row blocking (attention's QK^T -> Softmax -> AV: query x key blocks, the flash
+// order; Mapper::chainMapping) when every block of each finds its input in
 // the block before it: their blocks run in turn, block j of each in order, and that input
 // stays on chip. Otherwise a blocked leaf reads and stores through DRAM.
 void Analyser::streamChains() {
@@ -140,26 +143,50 @@ void Analyser::streamChains() {
             links.clear();
             for (int k = 0; j + 1 < ch.size() && (k = chainLink(ch[j], ch[j + 1])) >= 0; ++j)
                 links.push_back(k);
-            bool anyBlocked = false;
             layers.clear();
-            for (size_t m = i; m <= j && j > i; ++m) {
-                anyBlocked |= work[size_t(ch[m])].leaf.mapping->blocked();
+            for (size_t m = i; m <= j; ++m)
                 layers.push_back(tree.node(ch[m]).layer);
-            }
-            if (anyBlocked) {
-                const int tiles = work[size_t(ch[i])].tileCount, batch = tree.node(ch[i]).batch;
-                const std::vector<LeafMapping>& ms = ctx.mapper.chainMapping(layers, tiles, batch);
-                bool ok = !ms.empty();
-                for (size_t m = 0; ok && m + 1 < layers.size(); ++m)
-                    ok = streams(layers[m], ms[m], layers[m + 1], ms[m + 1], size_t(links[m]),
-                                 batch);
-                for (size_t m = 0; ok && m < layers.size(); ++m) {
-                    work[size_t(ch[i + m])].leaf.mapping = &ms[m];
-                    if (m > 0) analysis.streamInput[size_t(layers[m])] = links[m - 1];
-                }
+            // Attention's QK^T -> Softmax -> AV is a chain of its own (the flash order may
+            // cut it into key blocks, whose AV stores only after the last): the members
+            // before and after it form their own chains.
+            size_t flashAt = layers.size();
+            for (size_t m = 0; m + 2 < layers.size() && flashAt == layers.size(); ++m)
+                if (ctx.mapper.flashTriple({layers[m], layers[m + 1], layers[m + 2]})) flashAt = m;
+            if (flashAt == layers.size()) {
+                streamChain(ch, i, i, j, links, false);
+            } else {
+                if (flashAt > 1) streamChain(ch, i, i, i + flashAt - 1, links, false);
+                streamChain(ch, i, i + flashAt, i + flashAt + 2, links, true);
+                if (i + flashAt + 4 <= j) streamChain(ch, i, i + flashAt + 3, j, links, false);
             }
             i = j + 1;
         }
+    }
+}
+
+// Children [first, last] of a T cut, of a run of linked children from `run` (links[m]: the
+// input child run + m + 1 reads of the one before), as one chain when one of them is
+// blocked (or, for attention's three, when one of them does not fit unblocked).
+void Analyser::streamChain(const std::vector<int>& ch, size_t run, size_t first, size_t last,
+                           const std::vector<int>& links, bool attention) {
+    if (last <= first) return;
+    bool need = false;
+    std::vector<int> layers;
+    for (size_t m = first; m <= last; ++m) {
+        const LeafMapping& lm = *work[size_t(ch[m])].leaf.mapping;
+        need |= lm.blocked() || (attention && lm.bufferPerTile() > hw.bufferBytes);
+        layers.push_back(tree.node(ch[m]).layer);
+    }
+    if (!need) return;
+    const int tiles = work[size_t(ch[first])].tileCount, batch = tree.node(ch[first]).batch;
+    const std::vector<LeafMapping>& ms = ctx.mapper.chainMapping(layers, tiles, batch);
+    bool ok = !ms.empty();
+    for (size_t m = 0; ok && m + 1 < layers.size(); ++m)
+        ok = streams(layers[m], ms[m], layers[m + 1], ms[m + 1], size_t(links[first - run + m]),
+                     batch);
+    for (size_t m = 0; ok && m < layers.size(); ++m) {
+        work[size_t(ch[first + m])].leaf.mapping = &ms[m];
+        if (m > 0) analysis.streamInput[size_t(layers[m])] = links[first - run + m - 1];
     }
 }
 

@@ -107,6 +107,8 @@ struct Analyser {
     bool blocked(int layer);
     void mapLeaves();
     void streamChains();
+    void streamChain(const std::vector<int>& ch, size_t run, size_t first, size_t last,
+                     const std::vector<int>& links, bool attention);
     int chainLink(int a, int b) const;
     bool streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
                  int batch) const;

@@ -402,7 +402,7 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (p) {
                 nocInput(k, inv, blk, s0, s1, paceInputs, paceOnly);
-            } else if (!paceOnly) {
+            } else if (!paceOnly && mapping.readsInput(k, blk)) {
                 actDelivered += dramInput(
                     geo, mesh, geom, s0, s1, s.win, s.actTiles, mapping.blocked(), s.act, traffic,
                     traffic.inRuns.empty() ? s.noRuns : traffic.inRuns[k], totalBatch);

@@ -101,7 +101,8 @@ class TransferGeometry {
     // input channels for input-channel blocks, all of them otherwise.
     std::pair<int, int> blockChannels(int layer, const LeafMapping& m, int j) const;
     // The window of input k that block j's output box o needs: window() cut to the block's
-    // input channels.
+    // input channels; a MatMul's operand B (flat, InputGeom::proportional) to their share of
+    // the range the output channels read.
     Box blockWindow(int layer, size_t k, const LeafMapping& m, int j, const Box& o) const;
     // The window of input k that output box o needs, in the input's own coordinates.
     Box window(int layer, size_t k, const Box& o) const;

@@ -525,6 +525,9 @@ double dramGapShare(const Layer& l, TileArch arch, int ph, int pw) {
 
 std::string LeafMapping::blockLabel() const {
     if (!blocked()) return "";
+    if (flash)
+        return std::to_string(bh) + " query x " + std::to_string(std::max(bk, bc)) +
+               " key blocks (flash order)";
     std::string counts, names;
     for (const auto& [n, what] :
          {std::pair(bk, "channel"), {bh, "row"}, {bw, "column"}, {bc, "input-channel"}})
@@ -566,7 +569,7 @@ template <class Fits> int fewestFitting(int room, Fits fits) {
 LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<int, 4>& part,
                                     const std::array<int, 4>& blocks, bool withTiling,
                                     bool withCim) const {
-    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks[3], withTiling, withCim);
+    if (blocks[3] > 1) return evaluateReduction(l, batch, part, blocks, withTiling, withCim);
     LeafMapping m = evaluatePartition(l, batch, part[0] * blocks[0], part[1], part[2] * blocks[1],
                                       part[3] * blocks[2], withTiling, withCim);
     m.pk = part[0], m.pb = part[1], m.ph = part[2], m.pw = part[3];
@@ -641,25 +644,39 @@ bool reducible(const Layer& l) {
            l.weightBytes > 0 && l.inputs.size() == 1 && l.inC > 1;
 }
 
-// Every block computes the tile's whole output over ceil(C / bc) input channels (a short
-// last block takes a full block's time, as the generator gives it); the figures of one
-// block are those of the layer cut to that many channels and their share of the weights,
-// the MACs the layer's. The partial sums stay at the accumulator width.
+// Every block computes the tile's whole output (or, with row blocks, one row block of it)
+// over ceil(C / bc) input channels (a short last block takes a full block's time, as the
+// generator gives it); the figures of one block are those of the layer cut to that many
+// channels and their share of the weights (of operand B for a matrix product), the MACs the
+// layer's. The partial sums stay at the accumulator width.
 LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
-                                      int bc, bool withTiling, bool withCim) const {
-    const Layer cut = reductionCut(l, bc);
+                                      const std::array<int, 4>& blocks, bool withTiling,
+                                      bool withCim) const {
+    const int bc = blocks[3], bh = blocks[1];
+    Layer cut = reductionCut(l, bc);
+    if (l.kind == LayerKind::MatMul && l.inputs.size() > 1)
+        cut.inputs[1].bytesPerSample =
+            ceilDiv(l.inputs[1].bytesPerSample * Count(cut.inC), Count(l.inC));
     LeafMapping m =
-        evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling, withCim);
+        evaluatePartition(cut, batch, part[0], part[1], part[2] * bh, part[3], withTiling, withCim);
+    m.ph = part[2];
+    m.bh = bh;
     m.bc = bc;
+    // Row blocks: slot 0's are the largest, the last one possibly short (as evaluateBlocked).
+    const Count rows = ceilDiv(Count(l.outH), Count(part[2]) * bh);
+    double rowShare = 0;
+    for (int j = 0; j < bh; ++j)
+        rowShare +=
+            double(std::clamp<Count>(l.outH - Count(j) * part[2] * rows, 0, rows)) / double(rows);
     m.macs = l.macsPerSample() * batch;
-    m.cycles *= bc;
-    m.blockShare = 1.0 / bc;
-    m.ioLowerBound *= bc;
+    m.cycles *= bc * rowShare;
+    m.blockShare = 1.0 / (bc * rowShare);
+    m.ioLowerBound *= bc * rowShare;
     // Each block's accesses as the cut layer's; between two blocks the partial sums are
     // written out and read back at the accumulator width.
     const int n = part[0] * part[1] * part[2] * part[3];
     const double psumRatio = double(psumBits(m_hw.dataBits)) / m_hw.dataBits;
-    const double spills = double(bc - 1) * m.ofmapPerTile * psumRatio * n;
+    const double spills = double(bc - 1) * m.ofmapPerTile * psumRatio * n * bh;
     m.bufferAccessBytes = m.bufferAccessBytes * bc + 2 * spills;
     m.bufferWriteBytes = m.bufferWriteBytes * bc + spills;
     for (size_t i = 0; i < m.levelReads.size(); ++i)
@@ -687,8 +704,10 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double db = m_hw.dataBits / 8.0;
     const double slots = double(m.pk) * m.pb * m.ph * m.pw * m.blocks();
     // Tiles sharing an input window read it once; blocks, one after another, each read theirs.
-    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk);
-    const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw;
+    // A kept Q is read once per query block, not per key block.
+    const double in =
+        m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk) / (m.keepsQuery ? m.bk : 1);
+    const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw * m.bc;
     const double out = double(l.outputBytesPerSample()) * batch * db;
     const double bytes = in + opB + out + double(l.weightBytes) * db;
     const double dram = bytes / std::max(1e-9, m_hw.dramBytesPerCycle);
@@ -771,10 +790,68 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     return true;
 }
 
+// Attention's three layers in the flash order's chain: a product of two activations (its
+// operand B, e.g. K, split with its output channels, the keys), a Softmax over those
+// channels in the same shape, and a product reading the Softmax as its input (reduced over
+// the keys) with an operand B (V), each input in its producer's own geometry.
+bool Mapper::flashTriple(const std::vector<int>& layers) const {
+    if (layers.size() != 3) return false;
+    const Layer& qk = m_net.layers[size_t(layers[0])];
+    const Layer& sm = m_net.layers[size_t(layers[1])];
+    const Layer& av = m_net.layers[size_t(layers[2])];
+    const bool kinds = qk.kind == LayerKind::MatMul && qk.inputs.size() == 2 &&
+                       sm.kind == LayerKind::Vector && sm.op == "Softmax" &&
+                       sm.inputs.size() == 1 && av.kind == LayerKind::MatMul &&
+                       av.inputs.size() == 2 && std::max(1, av.groups) == 1;
+    return kinds && sm.inputs[0].producer == layers[0] && av.inputs[0].producer == layers[1] &&
+           !m_wholeInput[size_t(layers[1])][0] && !m_wholeInput[size_t(layers[2])][0] &&
+           sm.outC == qk.outC && sm.outH == qk.outH && sm.outW == qk.outW && av.inC == sm.outC &&
+           av.outH == sm.outH && av.outW == sm.outW;
+}
+
+// The Softmax keeps two running statistics per row (its maximum and the sum of the
+// exponentials) at the accumulator width; each key block updates them (a few vector
+// operations a row) and AV rescales its partial sums by the change of the maximum (one
+// vector operation per output element a key block). With one key block: the row blocks.
+std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, int batch,
+                                              const std::array<int, 4>& f, int bq, int bkv,
+                                              bool withTiling) const {
+    std::vector<LeafMapping> ms;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const std::array<int, 4> b =
+            i == 2 ? std::array<int, 4>{1, bq, 1, bkv} : std::array<int, 4>{bkv, bq, 1, 1};
+        ms.push_back(evaluateBlocked(m_net.layers[size_t(layers[i])], batch, f,
+                                     bkv > 1 ? b : std::array<int, 4>{1, bq, 1, 1}, withTiling));
+    }
+    if (bkv == 1) return ms;
+    const Layer& av = m_net.layers[size_t(layers[2])];
+    const double statBytes = 2.0 * psumBits(m_hw.dataBits) / 8.0;
+    const Count rows =
+        ceilDiv(Count(av.outH), Count(f[2]) * bq) * av.outW * ceilDiv(Count(batch), Count(f[1]));
+    const Count outs = rows * ceilDiv(Count(av.outC), Count(f[0]));
+    const double lanes = std::max(1, m_hw.vectorLanes);
+    const int n = f[0] * f[1] * f[2] * f[3];
+    // Per key block of slot 0's blocks (as many as its cycles count blocks).
+    const double blocks = 1.0 / ms[2].blockShare;
+    for (LeafMapping& m : ms)
+        m.flash = true;
+    ms[0].keepsQuery = true;
+    ms[1].statsPerTile = double(rows) * statBytes;
+    ms[1].cycles += std::ceil(3.0 * double(rows) / lanes) * blocks;
+    ms[1].vectorOps += Count(3 * rows * n * blocks);
+    ms[2].cycles += std::ceil(double(outs) / lanes) * blocks;
+    ms[2].vectorOps += Count(double(outs) * n * blocks);
+    ms[1].peUtilisation = double(ms[1].vectorOps) / (lanes * n * std::max(1.0, ms[1].cycles));
+    ms[2].peUtilisation =
+        double(ms[2].macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, ms[2].cycles));
+    return ms;
+}
+
 // A chain streaming row blocks (Mapper::chainMapping): every tile partition that no member
 // over-splits, ranked by the members' summed unblocked score (compute() above), the best few
 // each with the fewest row blocks at which every member's two blocks and weights fit beside
 // the previous member's output block (what the evaluator budgets); the least summed cost.
+// Attention's three (flashTriple) also with key blocks, the flash order.
 const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& layers, int tiles,
                                                      int batch) {
     auto key = std::tuple(layers, tiles, batch, m_energyExp, m_delayExp);
@@ -797,9 +874,11 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
             ms.push_back(evaluateBlocked(m_net.layers[size_t(l)], batch, f, {1, bh, 1, 1}, false));
         return ms;
     };
+    // Beside a member's blocks: the one before's output block (and, in the flash order, the
+    // Softmax's statistics of two blocks).
     auto fits = [&](const std::vector<LeafMapping>& ms) {
         for (size_t i = 0; i < ms.size(); ++i) {
-            const double before = i > 0 ? ms[i - 1].ofmapPerTile : 0.0;
+            const double before = i > 0 ? ms[i - 1].ofmapPerTile + 2 * ms[i - 1].statsPerTile : 0.0;
             if (ms[i].weightPerTile + ms[i].activationPerTile() + before > m_hw.bufferBytes)
                 return false;
         }
@@ -808,6 +887,28 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
     int bestBh = 0;
+    if (flashTriple(layers)) {
+        // Attention: key blocks (doubling up to a tile's keys) beside the row blocks, each
+        // with the fewest query blocks that fit; one key block is the row blocking below.
+        int bestBkv = 0;
+        for (const auto& f : bestPartitions(ls, tiles, batch)) {
+            const int keys = ls[0]->outC / f[0], room = minH / f[2];
+            for (int bkv = 1; bkv <= keys; bkv *= 2) {
+                auto fitsAt = [&](int bq) {
+                    return fits(flashMembers(layers, batch, f, bq, bkv, false));
+                };
+                const int bq = bkv > 1 && fitsAt(1) ? 1 : fewestFitting(room, fitsAt);
+                if (bq == 0) continue;
+                const std::vector<LeafMapping> ms = flashMembers(layers, batch, f, bq, bkv, false);
+                double cost = 0;
+                for (size_t i = 0; i < ms.size(); ++i)
+                    cost += blockedCost(*ls[i], batch, ms[i]);
+                if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = bq, bestBkv = bkv;
+            }
+        }
+        if (bestBh > 0) out = flashMembers(layers, batch, bestPart, bestBh, bestBkv, true);
+        return out;
+    }
     for (const auto& f : bestPartitions(ls, tiles, batch)) {
         const int room = minH / f[2];
         const int hi = fewestFitting(room, [&](int n) { return fits(members(f, n)); });

@@ -54,6 +54,17 @@ struct LeafMapping {
     // input channels and their weights; the output is stored after the last. All 1 when
     // the slice fits.
     int bk = 1, bh = 1, bw = 1, bc = 1;
+    // Attention's flash order (docs/cost-model.md §2b, "Key blocks"): a streaming chain
+    // QK^T -> Softmax -> AV cut into query blocks (bh) and key blocks (bk of QK^T and the
+    // Softmax, bc of AV), the Softmax keeping each row's running statistics (statsPerTile,
+    // one block's rows) and AV its output as partial sums over the key blocks.
+    bool flash = false;
+    Bytes statsPerTile = 0;
+    // QK^T in the flash order: a query block's Q rows (input 0, from DRAM) are loaded with
+    // its first key block and kept on the tile to its last.
+    bool keepsQuery = false;
+    // Whether block j reads input k from DRAM: not the kept Q of a later key block.
+    bool readsInput(size_t k, int j) const { return !(keepsQuery && k == 0 && j % bk != 0); }
     double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
     double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
@@ -100,7 +111,8 @@ struct LeafMapping {
     // blocks (with their streamed weights).
     Bytes activationPerTile() const {
         const Bytes streamed = streamsWeights() ? weightPerTile : 0.0;
-        return (ifmapPerTile + operandBPerTile + ofmapPerTile + streamed) * (blocked() ? 2.0 : 1.0);
+        return (ifmapPerTile + operandBPerTile + ofmapPerTile + statsPerTile + streamed) *
+               (blocked() ? 2.0 : 1.0);
     }
     // Everything a tile's buffer holds for the leaf: resident weights and the working set.
     Bytes bufferPerTile() const { return residentWeightPerTile() + activationPerTile(); }
@@ -157,9 +169,13 @@ class Mapper {
     // output (a T cut's consecutive leaves), streaming row blocks (docs/cost-model.md §2b):
     // one tile partition and one row blocking for all, each member's block fitting beside
     // the one before's output block; the pick by the objective. Empty when none fits.
+    // Attention's QK^T -> Softmax -> AV also tries key blocks (the flash order).
     // Memoised; the mappings stay valid as those of map().
     const std::vector<LeafMapping>& chainMapping(const std::vector<int>& layers, int tiles,
                                                  int batch);
+    // Whether `layers` are attention's QK^T -> Softmax -> AV, each reading the one before
+    // in its own geometry (the flash order's chain).
+    bool flashTriple(const std::vector<int>& layers) const;
     // The same slice unblocked, whether or not it fits (not memoised: for reports).
     LeafMapping unblocked(int layer, int tiles, int batch) const {
         return compute(layer, tiles, batch, false);
@@ -182,12 +198,19 @@ class Mapper {
                                 const std::array<int, 4>& blocks, bool withTiling,
                                 bool withCim = true) const;
     // Input-channel blocks (blocks[3] > 1): one block is the partition of the layer cut to
-    // its share of the input channels and weights; the tile's output stays whole.
-    LeafMapping evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part, int bc,
-                                  bool withTiling, bool withCim = true) const;
+    // its share of the input channels and weights (and of operand B); the tile's output stays
+    // whole, or its rows cut into blocks[1] row blocks (attention's flash order).
+    LeafMapping evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
+                                  const std::array<int, 4>& blocks, bool withTiling,
+                                  bool withCim = true) const;
     // Compute-in-memory figures of a blocked mapping (row, column, output-channel blocks).
     void cimBlocks(const Layer& l, int batch, const std::array<int, 4>& part, double share,
                    bool withTiling, LeafMapping& m) const;
+    // The flash order's members with bq query and bkv key blocks on partition f: the
+    // Softmax's running statistics and the rescale work counted (bkv = 1: the row blocks).
+    std::vector<LeafMapping> flashMembers(const std::vector<int>& layers, int batch,
+                                          const std::array<int, 4>& f, int bq, int bkv,
+                                          bool withTiling) const;
     double blockedCost(const Layer& l, int batch, const LeafMapping& m) const;
     double partitionScore(const LeafMapping& m) const;
     std::vector<std::array<int, 4>> bestPartitions(const std::vector<const Layer*>& layers,

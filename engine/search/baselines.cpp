@@ -33,6 +33,17 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
         t.propagateBatches();
         return t;
     }
+    // One sample per invocation and still too large: a few consecutive layers under one T
+    // cut may stream their blocks (docs/cost-model.md §2b, "Streaming chains"; attention's
+    // scores in the flash order). The first such group, two to four layers, that makes the
+    // tree valid.
+    constexpr int kGroup = 4;
+    const int n = int(t.node(t.root).children.size());
+    for (int pos = 0; pos + 1 < n; ++pos)
+        for (int len = 2; len <= kGroup && pos + len <= n; ++len) {
+            auto w = edit::wrap(t, net, t.root, pos, len, NodeType::T, 1);
+            if (w && evaluate(ctx, *w, totalBatch, opt).valid) return std::move(w).value();
+        }
     return Error{"no valid layer-sequential schedule, even one sample per invocation: " + why};
 }
 

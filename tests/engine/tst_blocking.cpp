@@ -1,11 +1,11 @@
 // Leaves blocked in time (docs/cost-model.md §2b): a slice larger than its tile's buffer is
-// worked through in blocks. A convolution and an attention product on one small tile, every
-// expected figure worked out by hand in a comment (block counts and boxes, DRAM bytes with
-// the halo rows or operand B read again per block, cycles); blocked programs replayed by the
-// simulator; a tree without blocked leaves costs what it cost before blocking existed;
-// weights that fit no blocking stay a buffer overflow naming the layer; and compute-in-memory
-// tiles block too, programming their crossbars once for row blocks and per block for
-// channel blocks.
+// worked through in blocks. A convolution, an attention product and an attention head in
+// the flash order (query x key blocks) on one small tile, every expected figure worked out
+// by hand in a comment (block counts and boxes, DRAM bytes with the halo rows or operand B
+// read again per block, cycles); blocked programs replayed by the simulator; a tree without
+// blocked leaves costs what it cost before blocking existed; weights that fit no blocking
+// stay a buffer overflow naming the layer; and compute-in-memory tiles block too,
+// programming their crossbars once for row blocks and per block for channel blocks.
 #include "clirunner.h"
 #include "codegen/codegen.h"
 #include "eval/evaluator.h"
@@ -118,6 +118,42 @@ Network scores(int d, int sq, int sk) {
     return n;
 }
 
+// One attention head in the importer's geometry: QK^T (d -> sk key channels on sq query
+// rows, K its operand B), a Softmax over the keys, and AV (sk -> d channels on the sq
+// rows, V its operand B); Q, K and V are network inputs.
+Network attention(int d, int sq, int sk) {
+    Network n = scores(d, sq, sk);
+    n.name = "attention";
+    Layer sm;
+    sm.name = "softmax";
+    sm.kind = LayerKind::Vector;
+    sm.op = "Softmax";
+    sm.inC = sm.outC = sk, sm.inH = sm.outH = sq, sm.inW = sm.outW = 1;
+    LayerInput s;
+    s.producer = 0;
+    s.bytesPerSample = Count(sk) * sq;
+    sm.inputs.push_back(s);
+    n.layers.push_back(sm);
+    Layer av;
+    av.name = "av";
+    av.kind = LayerKind::MatMul;
+    av.op = "MatMul";
+    av.inC = sk, av.inH = sq, av.inW = 1;
+    av.outC = d, av.outH = sq, av.outW = 1;
+    LayerInput a;
+    a.producer = 1;
+    a.bytesPerSample = Count(sk) * sq;
+    av.inputs.push_back(a);
+    LayerInput v;
+    v.networkInput = "v";
+    v.bytesPerSample = Count(d) * sk;
+    av.inputs.push_back(v);
+    n.inputBytes["v"] = v.bytesPerSample;
+    n.layers.push_back(av);
+    n.outputs = {"av"};
+    return n;
+}
+
 Evaluation detailed(EvalContext& ctx, const RATree& t, int batch) {
     EvalOptions opt;
     opt.detail = true;
@@ -165,6 +201,7 @@ class TestBlocking : public QObject {
     void convRowBlocksEvaluated();
     void scoresRowBlocks();
     void scoresChannelBlocksReadOperandAPerBlock();
+    void attentionKeyBlocks();
     void roundTrip_data();
     void roundTrip();
     void roundTripCli();
@@ -336,11 +373,107 @@ void TestBlocking::scoresChannelBlocksReadOperandAPerBlock() {
     QCOMPARE(e.dramBytes, 61440.0);
 }
 
+// Attention's flash order (docs/cost-model.md §2b, "Key blocks"): d = 32, 64 queries, 256
+// keys on one 8 KiB tile (64 vector lanes, 1 DRAM byte a cycle). By hand, 8-bit:
+//   Q = 32 x 64 = 2048 B, K = V = 32 x 256 = 8192 B, scores 256 x 64 = 16384 B.
+//   Row blocks alone never fit: a one-row block of AV holds the row's 256 probabilities
+//   and all of V twice, 2 (256 + 8192 + 32 x 4) > 8192.
+//   A block of r query rows and c keys holds: QK^T Q 32 r, K 32 c, scores r c; the
+//   Softmax its scores in and out and the rows' statistics 8 r; AV the probabilities r c,
+//   V 32 c and its partial sums 32 r x 4 B, beside the Softmax's output and statistics:
+//   AV's 2 (r c + 32 c + 128 r) + r c + 16 r <= 8192 decides. With c = 16 (16 key
+//   blocks): 2 (16 r + 512 + 128 r) + 32 r = 320 r + 1024 <= 8192 for r <= 22: 3 query
+//   blocks (22, 22, 20 rows), 48 blocks in all.
+//   DRAM: Q once (a query block's rows loaded with its first key block and kept to its
+//   last) 2048, K and V once per query block 3 x 8192 each, the output once 2048: 53248 B;
+//   the scores never leave the tile. (Q again for every key block would add 15 x 2048.)
+//   Cycles: a full QK^T or AV block is 22 rows x 1 input pass x 1 output pass = 22, a
+//   Softmax block 22 x 16 x 4 / 64 = 22; the blocks add up to 16 x 64 / 22 = 46.5 full
+//   ones, 1024 cycles each layer. The flash order adds a Softmax block's statistics,
+//   ceil(3 x 22 / 64) = 2 cycles, and AV's rescale of its 22 x 32 partial sums,
+//   ceil(704 / 64) = 11 cycles: 1117 and 1536. DRAM (53248 cycles) dominates.
+void TestBlocking::attentionKeyBlocks() {
+    const Network net = attention(32, 64, 256);
+    const Hardware hw = oneTile(8 * 1024);
+    QCOMPARE(hw.vectorLanes, 64);
+    Mapper mapper(net, hw);
+    const std::vector<LeafMapping> ms = mapper.chainMapping({0, 1, 2}, 1, 1);
+    QCOMPARE(ms.size(), size_t(3));
+    for (const LeafMapping& m : ms) {
+        QVERIFY(m.flash);
+        QCOMPARE(m.bh, 3);
+        QCOMPARE(m.blocks(), 48);
+        QCOMPARE(m.blockLabel(), std::string("3 query x 16 key blocks (flash order)"));
+    }
+    QCOMPARE(ms[0].bk, 16);
+    QCOMPARE(ms[1].bk, 16);
+    QCOMPARE(ms[2].bc, 16);
+    QCOMPARE(ms[0].ifmapPerTile, 704.0);
+    QCOMPARE(ms[0].operandBPerTile, 512.0);
+    QCOMPARE(ms[0].ofmapPerTile, 352.0);
+    QCOMPARE(ms[1].statsPerTile, 176.0);
+    QCOMPARE(ms[2].ifmapPerTile, 352.0);
+    QCOMPARE(ms[2].operandBPerTile, 512.0);
+    QCOMPARE(ms[2].ofmapPerTile, 2816.0);
+    QCOMPARE(ms[2].activationPerTile() + ms[1].ofmapPerTile + 2 * ms[1].statsPerTile, 8064.0);
+    QCOMPARE(std::round(ms[0].cycles), 1024.0);
+    QCOMPARE(std::round(ms[1].cycles), 1117.0);
+    QCOMPARE(std::round(ms[2].cycles), 1536.0);
+
+    // Block j is (query block j / 16, key block j % 16) in all three: block 21 is rows
+    // [22, 44) and keys [80, 96); AV reads those probabilities and V's share of keys 80-95.
+    const TransferGeometry geo(net, hw.dataBits);
+    QCOMPARE(geo.blockBox(0, ms[0], 0, 21, 0, 1), box({0, 80, 22, 0}, {1, 96, 44, 1}));
+    QCOMPARE(geo.blockBox(1, ms[1], 0, 21, 0, 1), box({0, 80, 22, 0}, {1, 96, 44, 1}));
+    const Box avOut = geo.blockBox(2, ms[2], 0, 21, 0, 1);
+    QCOMPARE(avOut, box({0, 0, 22, 0}, {1, 32, 44, 1}));
+    QCOMPARE(geo.blockWindow(2, 0, ms[2], 21, avOut), box({0, 80, 22, 0}, {1, 96, 44, 1}));
+    QCOMPARE(geo.blockWindow(2, 1, ms[2], 21, avOut), box({0, 2560, 0, 0}, {1, 3072, 1, 1}));
+
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tqk 1\n\t\tsoftmax 1\n\t\tav 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.dramBytes, 53248.0);
+    const NodeFigures& qk = e.nodes[size_t(t.nodeAtPath("/0/0"))];
+    const NodeFigures& sm = e.nodes[size_t(t.nodeAtPath("/0/1"))];
+    const NodeFigures& av = e.nodes[size_t(t.nodeAtPath("/0/2"))];
+    QCOMPARE(qk.blocking, std::string("3 query x 16 key blocks (flash order)"));
+    QCOMPARE(qk.runDramBytes, 2048.0 + 24576.0); // Q once, K per query block
+    QCOMPARE(sm.runDramBytes, 0.0);
+    QCOMPARE(av.runDramBytes, 24576.0 + 2048.0); // V per query block, the output once
+    QVERIFY(e.delay >= 53248.0);
+
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(r.programDramBytes, std::uint64_t(53248));
+    QCOMPARE(computes(r.program).size(), size_t(3 * 48));
+    // Only AV's output is stored, once per query block.
+    const DramTransfers d = dramTransfers(r.program);
+    QCOMPARE(d.storedBytes, std::uint64_t(2048));
+    // Each Softmax COMPUTE writes its probabilities and its rows' statistics (8 B a row,
+    // kept from a query block's first key block to its last, which the later ones also
+    // read): 16 key blocks x 64 rows x (16 + 8) B written, 15 x 64 x 8 B read.
+    std::uint64_t written = 0, statsRead = 0;
+    for (const Instruction* c : computes(r.program)) {
+        if (c->layer != 1) continue;
+        for (const BufferRef& b : c->buffers)
+            if (b.write)
+                written += b.bytes;
+            else if (b.bytes == 8 * std::uint64_t(c->hi[2] - c->lo[2]))
+                statsRead += b.bytes;
+    }
+    QCOMPARE(written, std::uint64_t(16 * 64 * 24));
+    QCOMPARE(statsRead, std::uint64_t(15 * 64 * 8));
+}
+
 // Blocked leaves round-trip through the instruction generator and the simulator: the
 // replay moves exactly the schedule's DRAM bytes and agrees with its delay within 15%
 // (docs/isa.md, "Evaluator agreement"): the segmentation stem layer by layer on edge
-// (every convolution blocked), and the encoder on cloud with a tree a short search finds
-// (its score products, softmaxes and A x V products blocked).
+// (every convolution blocked), the encoder on cloud with a tree a short search finds
+// (its score products, softmaxes and A x V products blocked), and the long-context
+// attention on testchip (key blocks).
 void TestBlocking::roundTrip_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
@@ -349,6 +482,10 @@ void TestBlocking::roundTrip_data() {
                                        << "edge" << false;
     QTest::newRow("encoder cloud sa1") << "encoder_seq4096"
                                        << "cloud" << true;
+    // No layer-sequential tree fits (the scores need 270.5 MB a tile): the search starts
+    // from QK^T, the Softmax and AV under one T cut, in the flash order.
+    QTest::newRow("attention 32768 testchip sa1") << "attention_seq32768"
+                                                  << "testchip" << true;
 }
 
 void TestBlocking::roundTrip() {

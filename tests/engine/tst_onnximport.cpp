@@ -316,6 +316,8 @@ void TestOnnxImport::torchvisionExtras_data() {
         {"segmentation stem at 1024x2048", "seg_stem_1024x2048.onnx", 12532580352},
         // 2 x (4 S d^2 + 2 S^2 d + 2 S d ffn), S=4096, d=512, ffn=2048.
         {"encoder at sequence 4096", "encoder_seq4096.onnx", 60129542144},
+        // 4 S d^2 + 2 S^2 d, S=32768, d=64 (exported at S=64, declared at 32768).
+        {"attention at sequence 32768", "attention_seq32768.onnx", 137975824384},
     };
     for (const Export& e : exports)
         QTest::newRow(e.what) << QString(e.file) << e.torchMacs;
