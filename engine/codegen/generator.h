@@ -212,6 +212,8 @@ class Generator {
     std::optional<Error> reserveKeptInputs();
     std::optional<Error> reserveKeptWeights();
     void readKeptInput(Step& cur, size_t k, const std::vector<Box>& win);
+    // A later key block's Q, read where its query block's first key block loaded it.
+    void readKeptQuery(Step& cur, size_t k);
     std::optional<Error> emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
                                         const std::string& from);
     std::optional<Error> emitNocInputs(Step& cur, size_t k, const std::vector<Box>& win,

@@ -108,6 +108,18 @@ void Generator::readKeptInput(Step& cur, size_t k, const std::vector<Box>& win) 
     }
 }
 
+// A later key block of the flash order reads its query block's Q where the first one
+// loaded it (docs/isa.md).
+void Generator::readKeptQuery(Step& cur, size_t k) {
+    for (size_t a = 0; a < cur.act.size(); ++a) {
+        const auto it = m_keptQuery.find({cur.v.layer, cur.act[a].tile});
+        if (it == m_keptQuery.end()) continue;
+        cur.inRegions[a].push_back(it->second.region);
+        cur.writers[a][k] = it->second.writers;
+        if (m_opt.withIr) m_workloads[size_t(cur.act[a].workload)].inputs.back().viaDram = false;
+    }
+}
+
 // From DRAM: LOADs, each multicast to every active tile that needs its cell.
 std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::vector<Box>& win,
                                                const std::string& from) {
@@ -119,14 +131,7 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
     auto& writers = cur.writers;
     auto& inRegions = cur.inRegions;
     if (!cur.m.readsInput(k, v.block)) {
-        // A later key block reads its query block's Q where the first one loaded it.
-        for (size_t a = 0; a < act.size(); ++a) {
-            const auto it = m_keptQuery.find({v.layer, act[a].tile});
-            if (it == m_keptQuery.end()) continue;
-            inRegions[a].push_back(it->second.region);
-            writers[a][k] = it->second.writers;
-            if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.back().viaDram = false;
-        }
+        readKeptQuery(cur, k);
         return std::nullopt;
     }
     const LayerInput& in = ly.inputs[k];
@@ -217,14 +222,7 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
     auto& local = cur.local;
     auto& inRegions = cur.inRegions;
     if (!cur.m.readsInput(k, v.block)) {
-        // A later key block reads its query block's Q where the first one loaded it.
-        for (size_t a = 0; a < act.size(); ++a) {
-            const auto it = m_keptQuery.find({v.layer, act[a].tile});
-            if (it == m_keptQuery.end()) continue;
-            inRegions[a].push_back(it->second.region);
-            writers[a][k] = it->second.writers;
-            if (m_opt.withIr) m_workloads[size_t(act[a].workload)].inputs.back().viaDram = false;
-        }
+        readKeptQuery(cur, k);
         return std::nullopt;
     }
     const LayerInput& in = ly.inputs[k];
