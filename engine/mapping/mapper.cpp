@@ -890,8 +890,16 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     if (flashTriple(layers)) {
         // Attention: key blocks (doubling up to a tile's keys) beside the row blocks, each
         // with the fewest query blocks that fit; one key block is the row blocking below.
+        // AV sums a query row over all its keys on one tile, so the keys are not split over
+        // tiles: the partitions that keep them whole, and the one splitting queries alone.
         int bestBkv = 0;
-        for (const auto& f : bestPartitions(ls, tiles, batch)) {
+        std::vector<std::array<int, 4>> parts;
+        for (const auto& f : bestPartitions(ls, tiles, batch))
+            if (f[0] == 1) parts.push_back(f);
+        const std::array<int, 4> queriesOnly{1, 1, std::min(tiles, minH), 1};
+        if (std::find(parts.begin(), parts.end(), queriesOnly) == parts.end())
+            parts.push_back(queriesOnly);
+        for (const auto& f : parts) {
             const int keys = ls[0]->outC / f[0], room = minH / f[2];
             for (int bkv = 1; bkv <= keys; bkv *= 2) {
                 auto fitsAt = [&](int bq) {

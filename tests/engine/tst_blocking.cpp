@@ -202,6 +202,7 @@ class TestBlocking : public QObject {
     void scoresRowBlocks();
     void scoresChannelBlocksReadOperandAPerBlock();
     void attentionKeyBlocks();
+    void flashKeepsKeysOnOneTile();
     void roundTrip_data();
     void roundTrip();
     void roundTripCli();
@@ -474,6 +475,32 @@ void TestBlocking::attentionKeyBlocks() {
 // (every convolution blocked), the encoder on cloud with a tree a short search finds
 // (its score products, softmaxes and A x V products blocked), and the long-context
 // attention on testchip (key blocks).
+// On 144 tiles the partitions the mapper likes best split the 32768 keys over tiles too;
+// AV sums a query row over all its keys on one tile, so the flash order keeps the keys
+// whole and splits the queries: the chain streams (no scores through DRAM) and replays.
+void TestBlocking::flashKeepsKeysOnOneTile() {
+    auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/attention_seq32768.onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    Hardware hw;
+    QVERIFY(presetHardware("cloud", hw));
+    EvalContext ctx(*net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tS 1/1\n\t\t/q/MatMul 1\n\t\t/k/MatMul 1\n"
+                                     "\t\t/v/MatMul 1\n\tT 1/1\n\t\t/qk/MatMul 1\n"
+                                     "\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t/o/MatMul 1\n",
+                                     *net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    for (const char* path : {"/1/0", "/1/1", "/1/2"}) {
+        const NodeFigures& f = e.nodes[size_t(t.nodeAtPath(path))];
+        QVERIFY2(f.blocking.find("key blocks (flash order)") != std::string::npos,
+                 f.blocking.c_str());
+    }
+    QCOMPARE(e.nodes[size_t(t.nodeAtPath("/1/1"))].runDramBytes, 0.0); // scores on chip
+    QVERIFY(e.dramBytes < 32e6); // the scores alone would be 1 GB
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+}
+
 void TestBlocking::roundTrip_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("hw");
