@@ -151,7 +151,7 @@ void Analyser::streamChains() {
             // before and after it form their own chains.
             size_t flashAt = layers.size();
             for (size_t m = 0; m + 2 < layers.size() && flashAt == layers.size(); ++m)
-                if (ctx.mapper.flashTriple({layers[m], layers[m + 1], layers[m + 2]})) flashAt = m;
+                if (ctx.mapper.flashTriple(layers[m], layers[m + 1], layers[m + 2])) flashAt = m;
             if (flashAt == layers.size()) {
                 streamChain(ch, i, i, j, links, false);
             } else {
@@ -171,13 +171,14 @@ void Analyser::streamChain(const std::vector<int>& ch, size_t run, size_t first,
                            const std::vector<int>& links, bool attention) {
     if (last <= first) return;
     bool need = false;
-    std::vector<int> layers;
     for (size_t m = first; m <= last; ++m) {
         const LeafMapping& lm = *work[size_t(ch[m])].leaf.mapping;
         need |= lm.blocked() || (attention && lm.bufferPerTile() > hw.bufferBytes);
-        layers.push_back(tree.node(ch[m]).layer);
     }
     if (!need) return;
+    std::vector<int> layers;
+    for (size_t m = first; m <= last; ++m)
+        layers.push_back(tree.node(ch[m]).layer);
     const int tiles = work[size_t(ch[first])].tileCount, batch = tree.node(ch[first]).batch;
     const std::vector<LeafMapping>& ms = ctx.mapper.chainMapping(layers, tiles, batch);
     bool ok = !ms.empty();

@@ -561,6 +561,17 @@ template <class Fits> int fewestFitting(int room, Fits fits) {
     return hi;
 }
 
+// Slot 0's n blocks along an axis of extent `ext` in p parts, in full blocks: they are the
+// largest (block j of part 0 is chunk j x p), full ones but the last, which may be short. A
+// block's time goes with its volume.
+double slotBlocks(Count ext, int p, int n) {
+    const Count c = ceilDiv(ext, Count(p) * n);
+    double sum = 0;
+    for (int j = 0; j < n; ++j)
+        sum += double(std::clamp<Count>(ext - Count(j) * p * c, 0, c)) / double(c);
+    return sum;
+}
+
 } // namespace
 
 // Tile partition `part` (pk, pb, ph, pw) with `blocks` (bk, bh, bw) per tile: the figures of
@@ -579,17 +590,9 @@ LeafMapping Mapper::evaluateBlocked(const Layer& l, int batch, const std::array<
         m.weightPerTile =
             double(ceilDiv(l.outC, Count(part[0]) * blocks[0]) * ceilDiv(l.weightBytes, l.outC)) *
             m_hw.dataBits / 8.0;
-    // Slot 0's blocks are the largest (block j of part 0 is chunk j x p): full ones but the
-    // last along each axis, which may be short. A block's time goes with its volume.
-    auto full = [](Count ext, int p, int n) {
-        const Count c = ceilDiv(ext, Count(p) * n);
-        double sum = 0;
-        for (int j = 0; j < n; ++j)
-            sum += double(std::clamp<Count>(ext - Count(j) * p * c, 0, c)) / double(c);
-        return sum;
-    };
-    const double share = full(l.outC, part[0], blocks[0]) * full(l.outH, part[2], blocks[1]) *
-                         full(l.outW, part[3], blocks[2]);
+    const double share = slotBlocks(l.outC, part[0], blocks[0]) *
+                         slotBlocks(l.outH, part[2], blocks[1]) *
+                         slotBlocks(l.outW, part[3], blocks[2]);
     m.blockShare = 1.0 / share;
     m.cycles *= share;
     m.ioLowerBound *= share;
@@ -662,12 +665,7 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
     m.ph = part[2];
     m.bh = bh;
     m.bc = bc;
-    // Row blocks: slot 0's are the largest, the last one possibly short (as evaluateBlocked).
-    const Count rows = ceilDiv(Count(l.outH), Count(part[2]) * bh);
-    double rowShare = 0;
-    for (int j = 0; j < bh; ++j)
-        rowShare +=
-            double(std::clamp<Count>(l.outH - Count(j) * part[2] * rows, 0, rows)) / double(rows);
+    const double rowShare = slotBlocks(l.outH, part[2], bh);
     m.macs = l.macsPerSample() * batch;
     m.cycles *= bc * rowShare;
     m.blockShare = 1.0 / (bc * rowShare);
@@ -794,19 +792,18 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
 // operand B, e.g. K, split with its output channels, the keys), a Softmax over those
 // channels in the same shape, and a product reading the Softmax as its input (reduced over
 // the keys) with an operand B (V), each input in its producer's own geometry.
-bool Mapper::flashTriple(const std::vector<int>& layers) const {
-    if (layers.size() != 3) return false;
-    const Layer& qk = m_net.layers[size_t(layers[0])];
-    const Layer& sm = m_net.layers[size_t(layers[1])];
-    const Layer& av = m_net.layers[size_t(layers[2])];
+bool Mapper::flashTriple(int q, int s, int a) const {
+    const Layer& qk = m_net.layers[size_t(q)];
+    const Layer& sm = m_net.layers[size_t(s)];
+    const Layer& av = m_net.layers[size_t(a)];
     const bool kinds = qk.kind == LayerKind::MatMul && qk.inputs.size() == 2 &&
                        sm.kind == LayerKind::Vector && sm.op == "Softmax" &&
                        sm.inputs.size() == 1 && av.kind == LayerKind::MatMul &&
                        av.inputs.size() == 2 && std::max(1, av.groups) == 1;
-    return kinds && sm.inputs[0].producer == layers[0] && av.inputs[0].producer == layers[1] &&
-           !m_wholeInput[size_t(layers[1])][0] && !m_wholeInput[size_t(layers[2])][0] &&
-           sm.outC == qk.outC && sm.outH == qk.outH && sm.outW == qk.outW && av.inC == sm.outC &&
-           av.outH == sm.outH && av.outW == sm.outW;
+    return kinds && sm.inputs[0].producer == q && av.inputs[0].producer == s &&
+           !m_wholeInput[size_t(s)][0] && !m_wholeInput[size_t(a)][0] && sm.outC == qk.outC &&
+           sm.outH == qk.outH && sm.outW == qk.outW && av.inC == sm.outC && av.outH == sm.outH &&
+           av.outW == sm.outW;
 }
 
 // The Softmax keeps two running statistics per row (its maximum and the sum of the
@@ -884,10 +881,17 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
         }
         return true;
     };
+    // The members' costs added up, each costed on its own.
+    auto summedCost = [&](const std::vector<LeafMapping>& ms) {
+        double cost = 0;
+        for (size_t i = 0; i < ms.size(); ++i)
+            cost += blockedCost(*ls[i], batch, ms[i]);
+        return cost;
+    };
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
     int bestBh = 0;
-    if (flashTriple(layers)) {
+    if (layers.size() == 3 && flashTriple(layers[0], layers[1], layers[2])) {
         // Attention: key blocks (doubling up to a tile's keys) beside the row blocks, each
         // with the fewest query blocks that fit; one key block is the row blocking below.
         // AV sums a query row over all its keys on one tile, so the keys are not split over
@@ -908,9 +912,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
                 const int bq = bkv > 1 && fitsAt(1) ? 1 : fewestFitting(room, fitsAt);
                 if (bq == 0) continue;
                 const std::vector<LeafMapping> ms = flashMembers(layers, batch, f, bq, bkv, false);
-                double cost = 0;
-                for (size_t i = 0; i < ms.size(); ++i)
-                    cost += blockedCost(*ls[i], batch, ms[i]);
+                const double cost = summedCost(ms);
                 if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = bq, bestBkv = bkv;
             }
         }
@@ -922,9 +924,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
         const int hi = fewestFitting(room, [&](int n) { return fits(members(f, n)); });
         if (hi == 0) continue;
         const std::vector<LeafMapping> ms = members(f, hi);
-        double cost = 0;
-        for (size_t i = 0; i < ms.size(); ++i)
-            cost += blockedCost(*ls[i], batch, ms[i]);
+        const double cost = summedCost(ms);
         if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = hi;
     }
     if (bestBh > 0)

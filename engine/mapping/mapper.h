@@ -173,9 +173,9 @@ class Mapper {
     // Memoised; the mappings stay valid as those of map().
     const std::vector<LeafMapping>& chainMapping(const std::vector<int>& layers, int tiles,
                                                  int batch);
-    // Whether `layers` are attention's QK^T -> Softmax -> AV, each reading the one before
-    // in its own geometry (the flash order's chain).
-    bool flashTriple(const std::vector<int>& layers) const;
+    // Whether layers qk, sm, av are attention's QK^T -> Softmax -> AV, each reading the one
+    // before in its own geometry (the flash order's chain).
+    bool flashTriple(int qk, int sm, int av) const;
     // The same slice unblocked, whether or not it fits (not memoised: for reports).
     LeafMapping unblocked(int layer, int tiles, int batch) const {
         return compute(layer, tiles, batch, false);
