@@ -181,8 +181,10 @@ void Analyser::streamChain(const std::vector<int>& ch, size_t run, size_t first,
         layers.push_back(tree.node(ch[m]).layer);
     const int tiles = work[size_t(ch[first])].tileCount, batch = tree.node(ch[first]).batch;
     const std::vector<LeafMapping>& ms = ctx.mapper.chainMapping(layers, tiles, batch);
-    bool ok = !ms.empty();
-    for (size_t m = 0; ok && m + 1 < layers.size(); ++m)
+    // The links follow from the layers, as the mapping does: one verdict per mapping.
+    const auto [known, fresh] = ctx.chainStreams.try_emplace(&ms, !ms.empty());
+    bool& ok = known->second;
+    for (size_t m = 0; fresh && ok && m + 1 < layers.size(); ++m)
         ok = streams(layers[m], ms[m], layers[m + 1], ms[m + 1], size_t(links[first - run + m]),
                      batch);
     for (size_t m = 0; ok && m < layers.size(); ++m) {

@@ -145,6 +145,10 @@ struct EvalContext::Impl {
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.
     std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
     size_t storedLinks = 0; // (link, bytes) pairs held by the current generation
+    // Whether a streaming chain's members stream (Analyser::streamChain), by the mapper's
+    // chain mapping (Mapper::chainMapping's entries live as long as the mapper): checking
+    // every block of every tile took most of an evaluation with attention in key blocks.
+    std::unordered_map<const std::vector<LeafMapping>*, bool> chainStreams;
     // Scratch reused across evaluations.
     LinkSums linkSums, weightSums;
     std::vector<Cycles> stageScratch; // S-cut pipeline fill, per stage
