@@ -855,6 +855,9 @@ LONG_CONTEXT = {
     # A tile of testchip (2 x 2, 1 MiB) cannot hold a quarter of one head's keys (512 KiB)
     # twice beside a block of query rows: no row blocking of the chain fits.
     "attention_seq32768": (64, 1, 32768),
+    # Four heads in one MatMul each: a head's keys (2 MiB of K) cannot sit on a tile of
+    # testchip, so QK^T, the softmax and AV stream key blocks within each head.
+    "attention_heads4_seq16384": (256, 4, 16384),
 }
 
 

@@ -96,7 +96,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
     regionRefs(c.buffers, out, true);
-    if (stats && v.block % m.bk != 0) regionRefs(c.buffers, stats->region, false);
+    if (stats && !m.firstKeyBlock(v.block)) regionRefs(c.buffers, stats->region, false);
     if (stats) regionRefs(c.buffers, stats->region, true);
     // Output-channel binding: every core runs its own PROGRAM and COMPUTE; core 0's COMPUTE
     // stands for the tile's (what the invocation's readers wait for), each of its stages
@@ -159,7 +159,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
 Result<PartialSums*> Generator::statistics(const Step& cur, size_t a) {
     const Box& ob = cur.act[a].box;
     PartialSums& s = m_statistics[{cur.v.layer, cur.act[a].tile}];
-    if (cur.v.block % cur.m.bk != 0) return &s;
+    if (!cur.m.firstKeyBlock(cur.v.block)) return &s;
     const std::uint64_t rows =
         std::uint64_t(ob.hi[0] - ob.lo[0]) * (ob.hi[2] - ob.lo[2]) * (ob.hi[3] - ob.lo[3]);
     auto r = allocate(cur.act[a].tile, rows * 2 * std::uint64_t(psumBits(m_hw.dataBits)) / 8, false,
@@ -173,10 +173,10 @@ Result<PartialSums*> Generator::statistics(const Step& cur, size_t a) {
 void Generator::statisticsWritten(const Step& cur, size_t a, std::uint32_t computeId) {
     const auto key = std::pair(cur.v.layer, cur.act[a].tile);
     PartialSums& s = m_statistics[key];
-    if (cur.v.block % cur.m.bk != 0) fullDep(s.lastCompute, computeId);
+    if (!cur.m.firstKeyBlock(cur.v.block)) fullDep(s.lastCompute, computeId);
     guard(s.region, {computeId});
     s.lastCompute = computeId;
-    if (cur.v.block % cur.m.bk != cur.m.bk - 1) return;
+    if (!cur.m.lastKeyBlock(cur.v.block)) return;
     s.region.readers.push_back(computeId);
     release(s.region);
     m_statistics.erase(key);
@@ -192,7 +192,7 @@ bool Generator::keepsQuery(const Step& cur, size_t a, const Region& ir, std::uin
         it->second.region.tile != ir.tile)
         return false;
     it->second.region.readers.push_back(computeId);
-    if (cur.v.block % cur.m.bk == cur.m.bk - 1) {
+    if (cur.m.lastKeyBlock(cur.v.block)) {
         release(it->second.region);
         m_keptQuery.erase(it);
     }

@@ -525,6 +525,9 @@ double dramGapShare(const Layer& l, TileArch arch, int ph, int pw) {
 
 std::string LeafMapping::blockLabel() const {
     if (!blocked()) return "";
+    if (flash && heads > 1)
+        return std::to_string(bh) + " query x " + std::to_string(heads) + " heads x " +
+               std::to_string(std::max(bk, bc) / heads) + " key blocks (flash order)";
     if (flash)
         return std::to_string(bh) + " query x " + std::to_string(std::max(bk, bc)) +
                " key blocks (flash order)";
@@ -656,7 +659,12 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
                                       const std::array<int, 4>& blocks, bool withTiling,
                                       bool withCim) const {
     const int bc = blocks[3], bh = blocks[1];
+    // With groups (attention's heads in the flash order: bc a multiple of them), a block's
+    // channels lie in one group and add to that group's outputs only: the block is the
+    // group's product cut to its channels, and the partial sums kept are every group's.
+    const int g = std::max(1, l.groups);
     Layer cut = reductionCut(l, bc);
+    if (g > 1) cut.groups = 1, cut.outC = l.outC / g;
     if (l.kind == LayerKind::MatMul && l.inputs.size() > 1)
         cut.inputs[1].bytesPerSample =
             ceilDiv(l.inputs[1].bytesPerSample * Count(cut.inC), Count(l.inC));
@@ -670,17 +678,17 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
     m.cycles *= bc * rowShare;
     m.blockShare = 1.0 / (bc * rowShare);
     m.ioLowerBound *= bc * rowShare;
-    // Each block's accesses as the cut layer's; between two blocks the partial sums are
-    // written out and read back at the accumulator width.
+    // Each block's accesses as the cut layer's; between two blocks of a group the partial
+    // sums are written out and read back at the accumulator width.
     const int n = part[0] * part[1] * part[2] * part[3];
     const double psumRatio = double(psumBits(m_hw.dataBits)) / m_hw.dataBits;
-    const double spills = double(bc - 1) * m.ofmapPerTile * psumRatio * n * bh;
+    const double spills = double(bc - g) * m.ofmapPerTile * psumRatio * n * bh;
     m.bufferAccessBytes = m.bufferAccessBytes * bc + 2 * spills;
     m.bufferWriteBytes = m.bufferWriteBytes * bc + spills;
     for (size_t i = 0; i < m.levelReads.size(); ++i)
         m.levelReads[i] *= bc, m.levelWrites[i] *= bc;
     m.inputDmaRuns *= bc;
-    m.ofmapPerTile *= psumRatio;
+    m.ofmapPerTile *= psumRatio * g;
     // Compute-in-memory: every block writes its channels' crossbar blocks (§8).
     if (m.cim.used) {
         m.cim.programmings *= bc;
@@ -702,9 +710,9 @@ double Mapper::blockedCost(const Layer& l, int batch, const LeafMapping& m) cons
     const double db = m_hw.dataBits / 8.0;
     const double slots = double(m.pk) * m.pb * m.ph * m.pw * m.blocks();
     // Tiles sharing an input window read it once; blocks, one after another, each read theirs.
-    // A kept Q is read once per query block, not per key block.
-    const double in =
-        m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk) / (m.keepsQuery ? m.bk : 1);
+    // A kept Q is read once per query block and head, not per key block.
+    const double in = m.ifmapPerTile * slots / std::max(1, m.inputMulticast / m.bk) /
+                      (m.keepsQuery ? m.bk / m.heads : 1);
     const double opB = m.operandBPerTile * double(m.pk * m.bk) * m.pb * m.bh * m.bw * m.bc;
     const double out = double(l.outputBytesPerSample()) * batch * db;
     const double bytes = in + opB + out + double(l.weightBytes) * db;
@@ -799,8 +807,12 @@ bool Mapper::flashTriple(int q, int s, int a) const {
     const bool kinds = qk.kind == LayerKind::MatMul && qk.inputs.size() == 2 &&
                        sm.kind == LayerKind::Vector && sm.op == "Softmax" &&
                        sm.inputs.size() == 1 && av.kind == LayerKind::MatMul &&
-                       av.inputs.size() == 2 && std::max(1, av.groups) == 1;
-    return kinds && sm.inputs[0].producer == q && av.inputs[0].producer == s &&
+                       av.inputs.size() == 2;
+    // Several heads in one product: QK^T and AV have one group per head, and the Softmax's
+    // channels are the heads' keys, head-major.
+    const int heads = std::max(1, av.groups);
+    return kinds && std::max(1, qk.groups) == heads && qk.outC % heads == 0 &&
+           sm.inputs[0].producer == q && av.inputs[0].producer == s &&
            !m_wholeInput[size_t(s)][0] && !m_wholeInput[size_t(a)][0] && sm.outC == qk.outC &&
            sm.outH == qk.outH && sm.outW == qk.outW && av.inC == sm.outC && av.outH == sm.outH &&
            av.outW == sm.outW;
@@ -822,6 +834,7 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
     }
     if (bkv == 1) return ms;
     const Layer& av = m_net.layers[size_t(layers[2])];
+    const int heads = std::max(1, av.groups);
     const double statBytes = 2.0 * psumBits(m_hw.dataBits) / 8.0;
     const Count rows =
         ceilDiv(Count(av.outH), Count(f[2]) * bq) * av.outW * ceilDiv(Count(batch), Count(f[1]));
@@ -831,13 +844,14 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
     // Per key block of slot 0's blocks (as many as its cycles count blocks).
     const double blocks = 1.0 / ms[2].blockShare;
     for (LeafMapping& m : ms)
-        m.flash = true;
+        m.flash = true, m.heads = heads;
     ms[0].keepsQuery = true;
+    // A head's blocks keep its rows' statistics and rescale its own outputs only.
     ms[1].statsPerTile = double(rows) * statBytes;
     ms[1].cycles += std::ceil(3.0 * double(rows) / lanes) * blocks;
     ms[1].vectorOps += Count(3 * rows * n * blocks);
-    ms[2].cycles += std::ceil(double(outs) / lanes) * blocks;
-    ms[2].vectorOps += Count(double(outs) * n * blocks);
+    ms[2].cycles += std::ceil(double(outs / heads) / lanes) * blocks;
+    ms[2].vectorOps += Count(double(outs / heads) * n * blocks);
     ms[1].peUtilisation = double(ms[1].vectorOps) / (lanes * n * std::max(1.0, ms[1].cycles));
     ms[2].peUtilisation =
         double(ms[2].macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, ms[2].cycles));
@@ -890,13 +904,15 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     };
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
-    int bestBh = 0;
+    int bestBh = 0, bestBkv = 0; // bestBkv: the flash order's key blocks, 0 for row blocks
     if (layers.size() == 3 && flashTriple(layers[0], layers[1], layers[2])) {
         // Attention: key blocks (doubling up to a tile's keys) beside the row blocks, each
         // with the fewest query blocks that fit; one key block is the row blocking below.
         // AV sums a query row over all its keys on one tile, so the keys are not split over
         // tiles: the partitions that keep them whole, and the one splitting queries alone.
-        int bestBkv = 0;
+        // With several heads the key blocks divide each head's keys, and the row blockings
+        // below (which may split the heads over tiles) compete too.
+        const int heads = std::max(1, ls[2]->groups);
         std::vector<std::array<int, 4>> parts;
         for (const auto& f : bestPartitions(ls, tiles, batch))
             if (f[0] == 1) parts.push_back(f);
@@ -904,8 +920,9 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
         if (std::find(parts.begin(), parts.end(), queriesOnly) == parts.end())
             parts.push_back(queriesOnly);
         for (const auto& f : parts) {
-            const int keys = ls[0]->outC / f[0], room = minH / f[2];
-            for (int bkv = 1; bkv <= keys; bkv *= 2) {
+            const int keys = ls[0]->outC / f[0] / heads, room = minH / f[2];
+            for (int kb = 1; kb <= keys && (heads == 1 || keys % kb == 0); kb *= 2) {
+                const int bkv = heads * kb;
                 auto fitsAt = [&](int bq) {
                     return fits(flashMembers(layers, batch, f, bq, bkv, false));
                 };
@@ -916,8 +933,10 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
                 if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = bq, bestBkv = bkv;
             }
         }
-        if (bestBh > 0) out = flashMembers(layers, batch, bestPart, bestBh, bestBkv, true);
-        return out;
+        if (heads == 1) {
+            if (bestBh > 0) out = flashMembers(layers, batch, bestPart, bestBh, bestBkv, true);
+            return out;
+        }
     }
     for (const auto& f : bestPartitions(ls, tiles, batch)) {
         const int room = minH / f[2];
@@ -925,9 +944,11 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
         if (hi == 0) continue;
         const std::vector<LeafMapping> ms = members(f, hi);
         const double cost = summedCost(ms);
-        if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = hi;
+        if (cost < bestCost) bestCost = cost, bestPart = f, bestBh = hi, bestBkv = 0;
     }
-    if (bestBh > 0)
+    if (bestBh > 0 && bestBkv > 0)
+        out = flashMembers(layers, batch, bestPart, bestBh, bestBkv, true);
+    else if (bestBh > 0)
         for (int l : layers)
             out.push_back(
                 evaluateBlocked(m_net.layers[size_t(l)], batch, bestPart, {1, bestBh, 1, 1}, true));

@@ -63,8 +63,16 @@ struct LeafMapping {
     // QK^T in the flash order: a query block's Q rows (input 0, from DRAM) are loaded with
     // its first key block and kept on the tile to its last.
     bool keepsQuery = false;
+    // Multi-head attention in the flash order: the key blocks are cut within each head,
+    // head by head (bk = heads x a head's key blocks, as bc of AV), so a head's Q rows, its
+    // statistics and the partial sums it adds to stay within its own blocks.
+    int heads = 1;
+    // Of a flash member's blocks j (key blocks innermost): the first and the last key
+    // block of a head within its query block.
+    bool firstKeyBlock(int j) const { return j % (bk / heads) == 0; }
+    bool lastKeyBlock(int j) const { return j % (bk / heads) == bk / heads - 1; }
     // Whether block j reads input k from DRAM: not the kept Q of a later key block.
-    bool readsInput(size_t k, int j) const { return !(keepsQuery && k == 0 && j % bk != 0); }
+    bool readsInput(size_t k, int j) const { return !(keepsQuery && k == 0 && !firstKeyBlock(j)); }
     double blockShare = 1;    // of `cycles`, a full block's share (1 when not blocked)
     Cycles cycles = 0;        // compute time of one invocation (slowest tile)
     double peUtilisation = 0; // useful MACs / (cycles x MACs of the group)
