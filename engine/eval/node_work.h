@@ -132,9 +132,12 @@ Cycles placeInvocations(const RATree& tree, const std::vector<NodeWork>& work, b
     }
     const int cb = nd.batch / nd.subBatch;
     if (nd.type == NodeType::T && nd.subBatch == 1) {
+        // The pass placed its children on the program's clock (overlapPass()): a child
+        // starts where the leaves before it free their tiles, so an S child held up by the
+        // DRAM's order is drawn unstretched here, or it would overlap the next child.
         for (int c : nd.children)
-            placeInvocations(tree, work, programClock, c, t0 + work[size_t(c)].passOffset * scale,
-                             sample, scale, f);
+            placeInvocations(tree, work, true, c, t0 + work[size_t(c)].passOffset * scale, sample,
+                             scale, f);
         return t0 + nw.time * scale;
     }
     if (nd.type == NodeType::T) {

@@ -218,6 +218,7 @@ class TestBlocking : public QObject {
     void scoresChannelBlocksReadOperandAPerBlock();
     void attentionKeyBlocks();
     void attentionHeadsKeyBlocks();
+    void sCutInPassDrawnWithoutOverlap();
     void flashKeepsKeysOnOneTile();
     void roundTrip_data();
     void roundTrip();
@@ -556,6 +557,43 @@ void TestBlocking::attentionHeadsKeyBlocks() {
                 if (!b.write && b.bytes == 8 * std::uint64_t(c->hi[2] - c->lo[2]))
                     rowReads += b.bytes;
     QCOMPARE(rowReads, std::uint64_t(64 * 64 * 8 + 31 * 2 * 64 * 8));
+}
+
+// The S-T graph draws a T cut's one pass as the evaluator placed its children (on the
+// program's clock): on testchip the S cut of the three projections, held up by the DRAM's
+// order (2.11 M cycles for leaves of 1.06 M each), is followed at 1.06 M by the attention
+// chain on the same tiles, so its leaves are drawn 1.06 M long, not stretched over the
+// chain: no tile has two rectangles at once.
+void TestBlocking::sCutInPassDrawnWithoutOverlap() {
+    auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/attention_seq32768.onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    Hardware hw;
+    QVERIFY(presetHardware("testchip", hw));
+    EvalContext ctx(*net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tS 1/1\n\t\t\t/q/MatMul 1\n"
+                                     "\t\t\t/k/MatMul 1\n\t\t\t/v/MatMul 1\n\t\t/qk/MatMul 1\n"
+                                     "\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t\t/o/MatMul 1\n",
+                                     *net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const NodeFigures& s = e.nodes[size_t(t.nodeAtPath("/0/0"))];
+    const NodeFigures& q = e.nodes[size_t(t.nodeAtPath("/0/0/0"))];
+    QVERIFY(s.time > 1.9 * q.time); // the DRAM's order holds the S cut up
+    std::vector<std::vector<std::pair<Cycles, Cycles>>> perTile(size_t(hw.meshX * hw.meshY));
+    for (const BusyInterval& i : e.intervals)
+        for (int k = i.tileBegin; k < i.tileBegin + i.tileCount; ++k)
+            perTile[size_t(k)].push_back({i.start, i.end});
+    for (auto& spans : perTile) {
+        std::sort(spans.begin(), spans.end());
+        for (size_t k = 1; k < spans.size(); ++k)
+            QVERIFY2(
+                spans[k].first >= spans[k - 1].second - 1e-6 * spans[k - 1].second,
+                qPrintable(QString("%1 before %2").arg(spans[k - 1].second).arg(spans[k].first)));
+    }
+    Cycles last = 0;
+    for (const BusyInterval& i : e.intervals)
+        last = std::max(last, i.end);
+    QCOMPARE(last, e.delay);
 }
 
 // Blocked leaves round-trip through the instruction generator and the simulator: the
