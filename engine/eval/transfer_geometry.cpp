@@ -96,6 +96,16 @@ void chunks(int ext, int p, int blocks, int i, int j0, int j1, int& lo, int& hi)
     hi = std::min(ext, ((j1 - 1) * p + i + 1) * c);
 }
 
+// Channel block j of `blocks` over `ext` channels of `heads` heads, head-major: with several
+// heads, the blocks cut each head's channels alike (LeafMapping::heads), one head's after
+// another's.
+void headChunks(int ext, int heads, int blocks, int j, int& lo, int& hi) {
+    if (heads <= 1) return chunks(ext, 1, blocks, 0, j, j + 1, lo, hi);
+    const int each = ext / heads, per = blocks / heads;
+    chunks(each, 1, per, 0, j % per, j % per + 1, lo, hi);
+    lo += j / per * each, hi += j / per * each;
+}
+
 } // namespace
 
 Box TransferGeometry::tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const {
@@ -130,7 +140,10 @@ Box TransferGeometry::blockBox(int layer, const LeafMapping& m, int t, int j, in
     Box b;
     chunks(s1 - s0, m.pb, 1, ib, 0, 1, b.lo[0], b.hi[0]);
     b.lo[0] += s0, b.hi[0] += s0;
-    chunks(ly.outC, m.pk, m.bk, ik, jk, jk + 1, b.lo[1], b.hi[1]);
+    if (m.heads > 1 && m.bk > 1)
+        headChunks(ly.outC, m.heads, m.bk, jk, b.lo[1], b.hi[1]);
+    else
+        chunks(ly.outC, m.pk, m.bk, ik, jk, jk + 1, b.lo[1], b.hi[1]);
     chunks(ly.outH, m.ph, m.bh, ih, jh, jh + 1, b.lo[2], b.hi[2]);
     chunks(ly.outW, m.pw, m.bw, iw, jw, jw + 1, b.lo[3], b.hi[3]);
     return b;
@@ -140,12 +153,23 @@ std::pair<int, int> TransferGeometry::blockChannels(int layer, const LeafMapping
     const int inC = m_net.layers[size_t(layer)].inC;
     if (!m.reduces()) return {0, inC};
     int lo = 0, hi = 0;
-    chunks(inC, 1, m.bc, 0, j % m.bc, j % m.bc + 1, lo, hi);
+    headChunks(inC, m.heads, m.bc, j % m.bc, lo, hi);
     return {lo, hi};
 }
 
 Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int j,
                                   const Box& o) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    if (m.flash && k > 0 && ly.kind == LayerKind::MatMul && ly.inputs.size() > 2) {
+        // QK^T's block is its output channels (one head's keys) over d input channels a
+        // head; AV reduces over its input channels (the keys) into d output channels a head.
+        const bool av = m.reduces();
+        const int g = std::max(1, ly.groups);
+        const auto [c0, c1] =
+            av ? blockChannels(layer, m, j) : std::pair<int, int>{o.lo[1], o.hi[1]};
+        const int keys = std::max(1, (av ? ly.inC : ly.outC) / g), d = (av ? ly.outC : ly.inC) / g;
+        return keyBlockWindow(layer, k, c0 / keys, c0 % keys, c0 % keys + (c1 - c0), keys, d, o);
+    }
     Box win = window(layer, k, o);
     if (!m.reduces()) return win;
     const auto [c0, c1] = blockChannels(layer, m, j);
@@ -160,6 +184,39 @@ Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int
     }
     win.lo[1] = std::max(win.lo[1], c0);
     win.hi[1] = std::min(win.hi[1], c1);
+    return win;
+}
+
+Box TransferGeometry::keyBlockWindow(int layer, size_t k, int head, int k0, int k1, int keys, int d,
+                                     const Box& o) const {
+    const Layer& ly = m_net.layers[size_t(layer)];
+    const int groups = std::max(1, ly.groups);
+    long long total = 0;
+    for (size_t p = 1; p < ly.inputs.size(); ++p)
+        total += ly.inputs[p].bytesPerSample;
+    // The channels of all key / value heads (every part holds each head's keys, one part's
+    // after another's), and which of them this query head reads.
+    const long long kvC = std::max<long long>(d, total / std::max(1, keys));
+    const long long kvHeads = std::max<long long>(1, kvC / std::max(1, d));
+    const long long kv = head / std::max<long long>(1, groups / kvHeads);
+    long long off = 0;
+    for (size_t p = 1; p < k; ++p)
+        off += ly.inputs[p].bytesPerSample / kvC;
+    const long long n = ly.inputs[k].bytesPerSample / kvC; // the keys part k holds
+    const long long a = std::clamp<long long>(k0 - off, 0, n);
+    const long long b = std::clamp<long long>(k1 - off, 0, n);
+    Box win;
+    win.lo = {o.lo[0], 0, 0, 0};
+    win.hi = {o.hi[0], 0, 0, 0};
+    if (a >= b) return win;
+    const InputGeom& g = m_geom[size_t(layer)][k];
+    if (g.spatial) {
+        win.lo = {o.lo[0], int(kv * d), int(a), 0};
+        win.hi = {o.hi[0], int((kv + 1) * d), int(b), g.W};
+    } else {
+        win.lo = {o.lo[0], int((kv * n + a) * d), 0, 0};
+        win.hi = {o.hi[0], int((kv * n + b) * d), 1, 1};
+    }
     return win;
 }
 

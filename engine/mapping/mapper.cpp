@@ -800,22 +800,52 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
 // operand B, e.g. K, split with its output channels, the keys), a Softmax over those
 // channels in the same shape, and a product reading the Softmax as its input (reduced over
 // the keys) with an operand B (V), each input in its producer's own geometry.
+namespace {
+
+// Operand B of an attention product in parts (a KV cache's past and the step's, a Concat
+// folded in front): every part holds the same key / value heads of d channels, `keys` a
+// head in all, shared by the query heads in equal groups. One part is always so.
+bool keyParts(const Layer& l, int keys, int d, int heads) {
+    if (l.inputs.size() == 2) return true;
+    Count total = 0;
+    for (size_t k = 1; k < l.inputs.size(); ++k)
+        total += l.inputs[k].bytesPerSample;
+    if (keys <= 0 || d <= 0 || total % keys != 0 || (total / keys) % d != 0) return false;
+    const Count kvHeads = total / keys / d;
+    if (kvHeads < 1 || heads % kvHeads != 0) return false;
+    for (size_t k = 1; k < l.inputs.size(); ++k)
+        if (l.inputs[k].bytesPerSample % (kvHeads * d) != 0) return false;
+    return true;
+}
+
+// The product as its key blocks see it (TransferGeometry::keyBlockWindow): operand B as one
+// input holding each query head's keys of its key / value head, d channels a key.
+Layer keyBlockView(const Layer& l, int keys, int d, int heads) {
+    Layer v = l;
+    v.inputs.resize(2);
+    v.inputs[1].bytesPerSample = Count(heads) * keys * d;
+    return v;
+}
+
+} // namespace
+
 bool Mapper::flashTriple(int q, int s, int a) const {
     const Layer& qk = m_net.layers[size_t(q)];
     const Layer& sm = m_net.layers[size_t(s)];
     const Layer& av = m_net.layers[size_t(a)];
-    const bool kinds = qk.kind == LayerKind::MatMul && qk.inputs.size() == 2 &&
+    const bool kinds = qk.kind == LayerKind::MatMul && qk.inputs.size() >= 2 &&
                        sm.kind == LayerKind::Vector && sm.op == "Softmax" &&
                        sm.inputs.size() == 1 && av.kind == LayerKind::MatMul &&
-                       av.inputs.size() == 2;
+                       av.inputs.size() >= 2;
     // Several heads in one product: QK^T and AV have one group per head, and the Softmax's
     // channels are the heads' keys, head-major.
     const int heads = std::max(1, av.groups);
     return kinds && std::max(1, qk.groups) == heads && qk.outC % heads == 0 &&
-           sm.inputs[0].producer == q && av.inputs[0].producer == s &&
-           !m_wholeInput[size_t(s)][0] && !m_wholeInput[size_t(a)][0] && sm.outC == qk.outC &&
-           sm.outH == qk.outH && sm.outW == qk.outW && av.inC == sm.outC && av.outH == sm.outH &&
-           av.outW == sm.outW;
+           keyParts(qk, qk.outC / heads, qk.inC / heads, heads) &&
+           keyParts(av, av.inC / heads, av.outC / heads, heads) && sm.inputs[0].producer == q &&
+           av.inputs[0].producer == s && !m_wholeInput[size_t(s)][0] &&
+           !m_wholeInput[size_t(a)][0] && sm.outC == qk.outC && sm.outH == qk.outH &&
+           sm.outW == qk.outW && av.inC == sm.outC && av.outH == sm.outH && av.outW == sm.outW;
 }
 
 // The Softmax keeps two running statistics per row (its maximum and the sum of the
@@ -826,10 +856,18 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
                                               const std::array<int, 4>& f, int bq, int bkv,
                                               bool withTiling) const {
     std::vector<LeafMapping> ms;
+    const int g = std::max(1, m_net.layers[size_t(layers[2])].groups);
     for (size_t i = 0; i < layers.size(); ++i) {
         const std::array<int, 4> b =
             i == 2 ? std::array<int, 4>{1, bq, 1, bkv} : std::array<int, 4>{bkv, bq, 1, 1};
-        ms.push_back(evaluateBlocked(m_net.layers[size_t(layers[i])], batch, f,
+        // Key blocks of an operand B in parts read their keys of each part (the geometry's
+        // keyBlockWindow); row blocks read the parts as any product does.
+        const Layer& l = m_net.layers[size_t(layers[i])];
+        const bool parts = bkv > 1 && i != 1 && l.inputs.size() > 2;
+        const Layer view = !parts   ? Layer{}
+                           : i == 0 ? keyBlockView(l, l.outC / g, l.inC / g, g)
+                                    : keyBlockView(l, l.inC / g, l.outC / g, g);
+        ms.push_back(evaluateBlocked(parts ? view : l, batch, f,
                                      bkv > 1 ? b : std::array<int, 4>{1, bq, 1, 1}, withTiling));
     }
     if (bkv == 1) return ms;
@@ -921,7 +959,7 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
             parts.push_back(queriesOnly);
         for (const auto& f : parts) {
             const int keys = ls[0]->outC / f[0] / heads, room = minH / f[2];
-            for (int kb = 1; kb <= keys && (heads == 1 || keys % kb == 0); kb *= 2) {
+            for (int kb = 1; kb <= keys; kb *= 2) {
                 const int bkv = heads * kb;
                 auto fitsAt = [&](int bq) {
                     return fits(flashMembers(layers, batch, f, bq, bkv, false));

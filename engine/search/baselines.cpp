@@ -35,15 +35,38 @@ Result<RATree> layerSequentialStart(EvalContext& ctx, int totalBatch, const Eval
     }
     // One sample per invocation and still too large: a few consecutive layers under one T
     // cut may stream their blocks (docs/cost-model.md §2b, "Streaming chains"; attention's
-    // scores in the flash order). The first such group, two to four layers, that makes the
-    // tree valid.
+    // scores in the flash order). Where the tree fails, the first group of two to four
+    // layers holding that place that makes the tree valid or moves the failure past itself;
+    // then the next failure (a decoder's next block), until the tree is valid.
     constexpr int kGroup = 4;
-    const int n = int(t.node(t.root).children.size());
-    for (int pos = 0; pos + 1 < n; ++pos)
-        for (int len = 2; len <= kGroup && pos + len <= n; ++len) {
-            auto w = edit::wrap(t, net, t.root, pos, len, NodeType::T, 1);
-            if (w && evaluate(ctx, *w, totalBatch, opt).valid) return std::move(w).value();
-        }
+    t.node(t.root).subBatch = t.node(t.root).batch;
+    t.propagateBatches();
+    Evaluation e = evaluate(ctx, t, totalBatch, opt);
+    // The root child holding node id (-1: none).
+    auto rootChild = [](const RATree& tree, int id) {
+        while (id >= 0 && tree.node(id).parent != tree.root)
+            id = tree.node(id).parent;
+        return id >= 0 ? tree.childIndex(id) : -1;
+    };
+    for (int at = rootChild(t, e.invalidNode); !e.valid && at >= 0;) {
+        const int n = int(t.node(t.root).children.size());
+        bool moved = false;
+        for (int pos = std::max(0, at - kGroup + 1); pos <= at && !moved; ++pos)
+            for (int len = std::max(2, at - pos + 1); len <= kGroup && pos + len <= n; ++len) {
+                auto w = edit::wrap(t, net, t.root, pos, len, NodeType::T, 1);
+                if (!w) continue;
+                const Evaluation ew = evaluate(ctx, *w, totalBatch, opt);
+                const int next = ew.valid ? n : rootChild(*w, ew.invalidNode);
+                if (!ew.valid && next <= pos) continue;
+                t = std::move(w).value();
+                e = ew;
+                at = next;
+                moved = true;
+                break;
+            }
+        if (!moved) break;
+    }
+    if (e.valid) return t;
     return Error{"no valid layer-sequential schedule, even one sample per invocation: " + why};
 }
 

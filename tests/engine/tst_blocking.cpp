@@ -169,6 +169,32 @@ Network attentionHeads(int heads, int d, int sq, int sk) {
     return n;
 }
 
+// A decoder's prefill attention as the importer gives it with a KV cache: QK^T reads Q and
+// operand B in two parts, the cache's past keys (flat, `past` keys) and the step's keys
+// ([kvHeads x d channels, sq rows]), a Concat folded in front; AV likewise the past and the
+// step's values. `heads` query heads share `kvHeads` key / value heads (grouped-query
+// attention), each head sees past + sq keys.
+Network attentionKvCache(int heads, int kvHeads, int d, int sq, int past) {
+    const int keys = past + sq;
+    Network n = attentionHeads(heads, d, sq, keys);
+    n.name = "attention_kv_cache";
+    auto parts = [&](Layer& l, const char* pastName, const char* stepName) {
+        l.inputs.resize(1);
+        for (const char* in : {pastName, stepName}) {
+            LayerInput li;
+            li.networkInput = in;
+            li.bytesPerSample = Count(kvHeads) * d * (in == pastName ? past : sq);
+            l.inputs.push_back(li);
+            n.inputBytes[in] = li.bytesPerSample;
+        }
+    };
+    n.inputBytes.erase("k");
+    n.inputBytes.erase("v");
+    parts(n.layers[0], "past_k", "k");
+    parts(n.layers[2], "past_v", "v");
+    return n;
+}
+
 Evaluation detailed(EvalContext& ctx, const RATree& t, int batch) {
     EvalOptions opt;
     opt.detail = true;
@@ -218,6 +244,7 @@ class TestBlocking : public QObject {
     void scoresChannelBlocksReadOperandAPerBlock();
     void attentionKeyBlocks();
     void attentionHeadsKeyBlocks();
+    void attentionKvCacheKeyBlocks();
     void sCutInPassDrawnWithoutOverlap();
     void flashKeepsKeysOnOneTile();
     void roundTrip_data();
@@ -557,6 +584,61 @@ void TestBlocking::attentionHeadsKeyBlocks() {
                 if (!b.write && b.bytes == 8 * std::uint64_t(c->hi[2] - c->lo[2]))
                     rowReads += b.bytes;
     QCOMPARE(rowReads, std::uint64_t(64 * 64 * 8 + 31 * 2 * 64 * 8));
+}
+
+// A prefill with a KV cache: 4 query heads sharing 2 key / value heads of d 16, 32 new
+// tokens after 8 cached ones (40 keys a head), one 4 KiB tile. AV keeps every head's
+// partial sums: r rows x 64 x 4 B, so 5 query blocks (7 rows, 1,792 B; 8 rows would fill
+// the buffer twice over). Beside them c keys a block: 2 (7 c + 16 c + 1,792) for AV and
+// 7 c + 2 x 56 for the Softmax: 53 c <= 400, c <= 7, so 8 key blocks a head of 5 keys.
+// A block's keys come from the parts that hold them: head 0's block 1 (keys 5-9) reads
+// cached keys 5-7 and new keys 0-1 of its key head; heads 0 and 1 read key head 0.
+void TestBlocking::attentionKvCacheKeyBlocks() {
+    const Network net = attentionKvCache(4, 2, 16, 32, 8);
+    const Hardware hw = oneTile(4 * 1024);
+    Mapper mapper(net, hw);
+    QVERIFY(mapper.flashTriple(0, 1, 2));
+    const std::vector<LeafMapping> ms = mapper.chainMapping({0, 1, 2}, 1, 1);
+    QCOMPARE(ms.size(), size_t(3));
+    for (const LeafMapping& m : ms)
+        QCOMPARE(m.blockLabel(), std::string("5 query x 4 heads x 8 key blocks (flash order)"));
+    QCOMPARE(ms[0].operandBPerTile, 80.0); // 5 keys x 16 channels of one key head
+    QCOMPARE(ms[2].operandBPerTile, 80.0);
+    QCOMPARE(ms[2].ofmapPerTile, 1792.0);
+    QCOMPARE(ms[2].activationPerTile() + ms[1].ofmapPerTile + 2 * ms[1].statsPerTile, 3961.0);
+
+    const TransferGeometry geo(net, hw.dataBits);
+    auto windows = [&](int j) {
+        const Box o = geo.blockBox(0, ms[0], 0, j, 0, 1);
+        return std::pair(geo.blockWindow(0, 1, ms[0], j, o), geo.blockWindow(0, 2, ms[0], j, o));
+    };
+    // Block 1: cached keys 5-7 of key head 0 (flat, 16 B a key) and new rows 0-1.
+    auto [past1, step1] = windows(1);
+    QCOMPARE(past1, box({0, 80, 0, 0}, {1, 128, 1, 1}));
+    QCOMPARE(step1, box({0, 0, 0, 0}, {1, 16, 2, 1}));
+    // Block 8 (head 1, keys 0-4): all cached, key head 0 again; block 17 (head 2, keys
+    // 5-9): key head 1, channels 16-32 of the new keys.
+    auto [past8, step8] = windows(8);
+    QCOMPARE(past8, box({0, 0, 0, 0}, {1, 80, 1, 1}));
+    QVERIFY(step8.empty());
+    auto [past17, step17] = windows(17);
+    QCOMPARE(past17, box({0, 208, 0, 0}, {1, 256, 1, 1}));
+    QCOMPARE(step17, box({0, 16, 0, 0}, {1, 32, 2, 1}));
+
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tqk 1\n\t\tsoftmax 1\n\t\tav 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    // Q once (32 x 64); per query block every head's 40 keys of its key head (4 x 40 x 16 =
+    // 2,560 B, x 5), the values alike; the output once.
+    QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/0"))].runDramBytes, 2048.0 + 5 * 2560.0);
+    QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/2"))].runDramBytes, 5 * 2560.0 + 2048.0);
+    QCOMPARE(e.dramBytes, 29696.0);
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(r.programDramBytes, std::uint64_t(29696));
+    QCOMPARE(computes(r.program).size(), size_t(3 * 5 * 32));
 }
 
 // The S-T graph draws a T cut's one pass as the evaluator placed its children (on the
