@@ -15,6 +15,7 @@
 #include "model/model_loader.h"
 #include "netbuilder.h"
 #include "replaycheck.h"
+#include "report/layers.h"
 #include "search/search.h"
 #include "sim/fidelity.h"
 #include "sim/simulator.h"
@@ -246,6 +247,7 @@ class TestBlocking : public QObject {
     void attentionHeadsKeyBlocks();
     void attentionKvCacheKeyBlocks();
     void sCutInPassDrawnWithoutOverlap();
+    void streamedInputBoundedByCompulsory();
     void flashKeepsKeysOnOneTile();
     void roundTrip_data();
     void roundTrip();
@@ -568,6 +570,9 @@ void TestBlocking::attentionHeadsKeyBlocks() {
     QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/1"))].runDramBytes, 0.0);
     QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/2"))].runDramBytes, 5 * 16384.0 + 4096.0);
     QCOMPARE(e.dramBytes, 172032.0);
+    // AV's probabilities stream on chip from the Softmax: its bound is its compulsory
+    // bytes (V and the output once), not its layer's pebble bound alone.
+    QCOMPARE(layerFigures(e, t, net, hw)[2].ioLowerBoundBytes, 16384.0 + 4096.0);
 
     CodegenResult r;
     replaysAsEstimated(ctx, t, hw, 1, e, r);
@@ -647,6 +652,36 @@ void TestBlocking::attentionKvCacheKeyBlocks() {
 // order (2.11 M cycles for leaves of 1.06 M each), is followed at 1.06 M by the attention
 // chain on the same tiles, so its leaves are drawn 1.06 M long, not stretched over the
 // chain: no tile has two rectangles at once.
+// Four heads at sequence 16,384 on testchip in the flash order: AV moves 54.5 MB (V once per
+// query block, the output once) while the pebble bound of its layer alone, every operand
+// from outside its tiles, is 96.2 MB; its probabilities never leave the tiles. Every leaf's
+// reported bound is below what it moves.
+void TestBlocking::streamedInputBoundedByCompulsory() {
+    auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/attention_heads4_seq16384.onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    Hardware hw;
+    QVERIFY(presetHardware("testchip", hw));
+    EvalContext ctx(*net, hw);
+    const RATree t = test::parseTree("T 1/1\n\t/k/MatMul 1\n\tT 1/1\n\t\tS 1/1\n"
+                                     "\t\t\t/v/MatMul 1\n\t\t\t/q/MatMul 1\n\t\t/qk/MatMul 1\n"
+                                     "\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t\t/o/MatMul 1\n",
+                                     *net);
+    EvalOptions opt;
+    opt.detail = true;
+    opt.objective = {2, 1}; // testchip's
+    const Evaluation e = evaluate(ctx, t, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    bool sawAv = false;
+    for (const LayerFigures& r : layerFigures(e, t, *net, hw)) {
+        QVERIFY2(r.movedBytes >= r.ioLowerBoundBytes, r.name.c_str());
+        if (r.name != "/av/MatMul") continue;
+        sawAv = true;
+        QVERIFY(r.pebbleBoundBytes > r.movedBytes);
+        QCOMPARE(r.ioLowerBoundBytes, r.compulsoryBytes);
+    }
+    QVERIFY(sawAv);
+}
+
 void TestBlocking::sCutInPassDrawnWithoutOverlap() {
     auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/attention_seq32768.onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
