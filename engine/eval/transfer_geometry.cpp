@@ -160,7 +160,7 @@ std::pair<int, int> TransferGeometry::blockChannels(int layer, const LeafMapping
 Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int j,
                                   const Box& o) const {
     const Layer& ly = m_net.layers[size_t(layer)];
-    if (m.flash && k > 0 && ly.kind == LayerKind::MatMul && ly.inputs.size() > 2) {
+    if (m.flash && k > 0 && ly.kind == LayerKind::MatMul) {
         // QK^T's block is its output channels (one head's keys) over d input channels a
         // head; AV reduces over its input channels (the keys) into d output channels a head.
         const bool av = m.reduces();

@@ -802,11 +802,11 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
 // the keys) with an operand B (V), each input in its producer's own geometry.
 namespace {
 
-// Operand B of an attention product in parts (a KV cache's past and the step's, a Concat
-// folded in front): every part holds the same key / value heads of d channels, `keys` a
-// head in all, shared by the query heads in equal groups. One part is always so.
+// Operand B of an attention product, whole or in parts (a KV cache's past and the step's,
+// a Concat folded in front): every part holds the same key / value heads of d channels,
+// `keys` a head in all, shared by the query heads in equal groups (grouped-query attention;
+// as many key heads as query heads otherwise).
 bool keyParts(const Layer& l, int keys, int d, int heads) {
-    if (l.inputs.size() == 2) return true;
     Count total = 0;
     for (size_t k = 1; k < l.inputs.size(); ++k)
         total += l.inputs[k].bytesPerSample;
@@ -860,10 +860,10 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
     for (size_t i = 0; i < layers.size(); ++i) {
         const std::array<int, 4> b =
             i == 2 ? std::array<int, 4>{1, bq, 1, bkv} : std::array<int, 4>{bkv, bq, 1, 1};
-        // Key blocks of an operand B in parts read their keys of each part (the geometry's
-        // keyBlockWindow); row blocks read the parts as any product does.
+        // Key blocks read their keys of operand B's parts (the geometry's keyBlockWindow);
+        // row blocks read operand B as any product does.
         const Layer& l = m_net.layers[size_t(layers[i])];
-        const bool parts = bkv > 1 && i != 1 && l.inputs.size() > 2;
+        const bool parts = bkv > 1 && i != 1;
         const Layer view = !parts   ? Layer{}
                            : i == 0 ? keyBlockView(l, l.outC / g, l.inC / g, g)
                                     : keyBlockView(l, l.inC / g, l.outC / g, g);

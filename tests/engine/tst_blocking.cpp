@@ -598,7 +598,8 @@ void TestBlocking::attentionHeadsKeyBlocks() {
 // the buffer twice over). Beside them c keys a block: 2 (7 c + 16 c + 1,792) for AV and
 // 7 c + 2 x 56 for the Softmax: 53 c <= 400, c <= 7, so 8 key blocks a head of 5 keys.
 // A block's keys come from the parts that hold them: head 0's block 1 (keys 5-9) reads
-// cached keys 5-7 and new keys 0-1 of its key head; heads 0 and 1 read key head 0.
+// cached keys 5-7 and new keys 0-1 of its key head; heads 0 and 1 read key head 0. Without
+// a cache (one operand B holding both key heads) the blocks and bytes are the same.
 void TestBlocking::attentionKvCacheKeyBlocks() {
     const Network net = attentionKvCache(4, 2, 16, 32, 8);
     const Hardware hw = oneTile(4 * 1024);
@@ -645,6 +646,30 @@ void TestBlocking::attentionKvCacheKeyBlocks() {
     if (QTest::currentTestFailed()) return;
     QCOMPARE(r.programDramBytes, std::uint64_t(29696));
     QCOMPARE(computes(r.program).size(), size_t(3 * 5 * 32));
+
+    // The same 40 keys in one operand B (grouped-query attention without a cache): the
+    // same blocks and bytes; head 2's block 1 reads keys 5-9 of key head 1, flat bytes
+    // (40 + 5) x 16 to (40 + 10) x 16.
+    Network one = attentionHeads(4, 16, 32, 40);
+    for (int l : {0, 2})
+        one.layers[size_t(l)].inputs[1].bytesPerSample = 2 * 16 * 40;
+    one.inputBytes["k"] = one.inputBytes["v"] = 2 * 16 * 40;
+    Mapper oneMapper(one, hw);
+    QVERIFY(oneMapper.flashTriple(0, 1, 2));
+    const std::vector<LeafMapping> oms = oneMapper.chainMapping({0, 1, 2}, 1, 1);
+    QCOMPARE(oms.size(), size_t(3));
+    QCOMPARE(oms[0].blockLabel(), ms[0].blockLabel());
+    QCOMPARE(oms[0].operandBPerTile, 80.0);
+    const TransferGeometry oneGeo(one, hw.dataBits);
+    const Box o17 = oneGeo.blockBox(0, oms[0], 0, 17, 0, 1);
+    QCOMPARE(oneGeo.blockWindow(0, 1, oms[0], 17, o17), box({0, 720, 0, 0}, {1, 800, 1, 1}));
+    EvalContext oneCtx(one, hw);
+    const RATree ot = test::parseTree("T 1/1\n\tT 1/1\n\t\tqk 1\n\t\tsoftmax 1\n\t\tav 1\n", one);
+    const Evaluation oe = detailed(oneCtx, ot, 1);
+    QVERIFY2(oe.valid, oe.reason.c_str());
+    QCOMPARE(oe.dramBytes, 29696.0);
+    CodegenResult oneProgram;
+    replaysAsEstimated(oneCtx, ot, hw, 1, oe, oneProgram);
 }
 
 // The S-T graph draws a T cut's one pass as the evaluator placed its children (on the
