@@ -213,14 +213,18 @@ void Analyser::chainDelays(const RANode& nd) {
                analysis.streamInput[size_t(tree.node(ch[j]).layer)] >= 0)
             ++j;
         if (j - i > 1) {
-            double compute = 0, dram = 0, sum = 0;
+            double compute = 0, dram = 0, links = 0, sum = 0;
             for (size_t m = i; m < j; ++m) {
                 const NodeWork& w = work[size_t(ch[m])];
                 compute += w.compute;
                 dram += w.dram / dramBw;
+                links += w.leaf.traffic->actMaxLink / w.leaf.traffic->invocations / linkBw;
                 sum += w.time;
             }
             const NodeWork& head = work[size_t(ch[i])];
+            // The members' DRAM transfers share the links from the ports (attention's K and
+            // V multicast to every tile of the chain): no faster than their busiest links.
+            dram = std::max(dram, links);
             const double chain = std::max(compute, dram) +
                                  std::min(compute, dram) * head.leaf.mapping->blockShare +
                                  head.leaf.latency;
