@@ -196,6 +196,16 @@ Network attentionKvCache(int heads, int kvHeads, int d, int sq, int past) {
     return n;
 }
 
+// The attention exports' tree T [T [S [the three projections in `order`], QK^T, the
+// Softmax, AV, the output projection]]: the projections side by side, then the chain.
+RATree projectionsThenAttention(const Network& net, const std::array<const char*, 3>& order) {
+    std::string text = "T 1/1\n\tT 1/1\n\t\tS 1/1\n";
+    for (const char* p : order)
+        text += std::string("\t\t\t/") + p + "/MatMul 1\n";
+    text += "\t\t/qk/MatMul 1\n\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t\t/o/MatMul 1\n";
+    return test::parseTree(text, net);
+}
+
 Evaluation detailed(EvalContext& ctx, const RATree& t, int batch) {
     EvalOptions opt;
     opt.detail = true;
@@ -719,10 +729,7 @@ void TestBlocking::chainWaitsForItsLinks() {
     Hardware hw;
     QVERIFY(presetHardware("wafer", hw));
     EvalContext ctx(*net, hw);
-    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tS 1/1\n\t\t\t/v/MatMul 1\n"
-                                     "\t\t\t/q/MatMul 1\n\t\t\t/k/MatMul 1\n\t\t/qk/MatMul 1\n"
-                                     "\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t\t/o/MatMul 1\n",
-                                     *net);
+    const RATree t = projectionsThenAttention(*net, {"v", "q", "k"});
     const Evaluation e = detailed(ctx, t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/2"))].blocking,
@@ -744,10 +751,7 @@ void TestBlocking::sCutInPassDrawnWithoutOverlap() {
     Hardware hw;
     QVERIFY(presetHardware("testchip", hw));
     EvalContext ctx(*net, hw);
-    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tS 1/1\n\t\t\t/q/MatMul 1\n"
-                                     "\t\t\t/k/MatMul 1\n\t\t\t/v/MatMul 1\n\t\t/qk/MatMul 1\n"
-                                     "\t\t/Softmax 1\n\t\t/av/MatMul 1\n\t\t/o/MatMul 1\n",
-                                     *net);
+    const RATree t = projectionsThenAttention(*net, {"q", "k", "v"});
     const Evaluation e = detailed(ctx, t, 1);
     QVERIFY2(e.valid, e.reason.c_str());
     const NodeFigures& s = e.nodes[size_t(t.nodeAtPath("/0/0"))];
