@@ -959,7 +959,13 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
             parts.push_back(queriesOnly);
         for (const auto& f : parts) {
             const int keys = ls[0]->outC / f[0] / heads, room = minH / f[2];
-            for (int kb = 1; kb <= keys; kb *= 2) {
+            // Blocks of c keys, c = ceil(keys / k) for k doubling, as few as hold a head's keys
+            // (ceil(keys / c)), so no key block is empty: a tile's kept Q rows and the
+            // Softmax's statistics end with the head's last key block.
+            for (int k = 1, last = 0; k <= keys; k *= 2) {
+                const int c = (keys + k - 1) / k, kb = (keys + c - 1) / c;
+                if (kb == last) continue;
+                last = kb;
                 const int bkv = heads * kb;
                 auto fitsAt = [&](int bq) {
                     return fits(flashMembers(layers, batch, f, bq, bkv, false));

@@ -259,6 +259,7 @@ class TestBlocking : public QObject {
     void sCutInPassDrawnWithoutOverlap();
     void streamedInputBoundedByCompulsory();
     void chainWaitsForItsLinks();
+    void keyBlocksNeverEmpty();
     void flashKeepsKeysOnOneTile();
     void roundTrip_data();
     void roundTrip();
@@ -743,6 +744,30 @@ void TestBlocking::chainWaitsForItsLinks() {
     qInfo("sim %.0f eval %.0f ratio %.3f", s.delay, e.delay, s.delay / e.delay);
     QVERIFY2(s.delay < 1.12 * e.delay && s.delay > 0.88 * e.delay,
              qPrintable(QString::number(s.delay / e.delay)));
+}
+
+// 40 keys (d 16, 64 queries) on a 1 KiB tile: blocks of 2 keys fit. 32 blocks of
+// ceil(40 / 32) = 2 keys would leave blocks 20-31 empty, a tile's kept Q rows and the
+// Softmax's statistics waiting for a last key block with no work; the mapper takes the
+// fewest blocks of that size, 20, every one holding keys.
+void TestBlocking::keyBlocksNeverEmpty() {
+    const Network net = attention(16, 64, 40);
+    const Hardware hw = oneTile(1024);
+    Mapper mapper(net, hw);
+    const std::vector<LeafMapping> ms = mapper.chainMapping({0, 1, 2}, 1, 1);
+    QCOMPARE(ms.size(), size_t(3));
+    QCOMPARE(ms[0].blockLabel(), std::string("11 query x 20 key blocks (flash order)"));
+    const TransferGeometry geo(net, hw.dataBits);
+    for (int j = 0; j < ms[0].bk; ++j)
+        QVERIFY(!geo.blockBox(0, ms[0], 0, j, 0, 1).empty());
+    EvalContext ctx(net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tT 1/1\n\t\tqk 1\n\t\tsoftmax 1\n\t\tav 1\n", net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    CodegenResult r;
+    replaysAsEstimated(ctx, t, hw, 1, e, r);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(computes(r.program).size(), size_t(3 * 11 * 20));
 }
 
 void TestBlocking::sCutInPassDrawnWithoutOverlap() {
