@@ -99,8 +99,8 @@ struct InputWriter {
     std::uint32_t id;
     bool sameCoords; // its stage boxes are in the input's coordinates
 };
-// QK^T's Q rows in the flash order (LeafMapping::keepsQuery): loaded with a query block's
-// first key block and read in place by its later ones; the LOADs that wrote them.
+// QK^T's Q rows in the flash order (LeafMapping::keepsQuery): loaded with a head's first key
+// block of a query block and read in place by its later ones; the LOADs that wrote them.
 struct KeptQuery {
     Region region;
     std::vector<InputWriter> writers;
@@ -222,11 +222,11 @@ class Generator {
     std::optional<Error> emitComputeAndStore(Step& cur);
     Result<OutputSlice> emitCompute(Step& cur, size_t a);
     // The flash order's running statistics of act[a]'s rows (LeafMapping::statsPerTile):
-    // allocated at a query block's first key block, kept to its last.
+    // allocated at a head's first key block of a query block, kept to its last.
     Result<PartialSums*> statistics(const Step& cur, size_t a);
     void statisticsWritten(const Step& cur, size_t a, std::uint32_t computeId);
     // Input region ir of act[a] read by computeId: true when it is a kept Q (then released
-    // only after the query block's last key block).
+    // only after the head's last key block of the query block).
     bool keepsQuery(const Step& cur, size_t a, const Region& ir, std::uint32_t computeId);
     // The crossbar writes of act[a]'s tile (core -1), or of one of its cores.
     std::uint32_t emitProgram(const Step& cur, size_t a, const CimTileWork& work, int core);

@@ -182,8 +182,8 @@ void Generator::statisticsWritten(const Step& cur, size_t a, std::uint32_t compu
     m_statistics.erase(key);
 }
 
-// A kept Q region collects the computes of its query block's key blocks as readers and is
-// released with the last.
+// A kept Q region collects the computes of its head's key blocks of a query block as readers
+// and is released with the last.
 bool Generator::keepsQuery(const Step& cur, size_t a, const Region& ir, std::uint32_t computeId) {
     if (!cur.m.keepsQuery) return false;
     const auto key = std::pair(cur.v.layer, cur.act[a].tile);

@@ -197,8 +197,8 @@ std::optional<Error> Generator::emitDramInputs(Step& cur, size_t k, const std::v
         addRegion(act[a].workload, regs[a], "ifmap" + std::to_string(k), regWriters[a].front());
         inRegions[a].push_back(regs[a]);
         if (cur.m.keepsQuery && k == 0) {
-            // A tile without work in the last key block (a short tail of keys) frees the
-            // query block before here.
+            // The head's last key block before has freed it (no key block is empty:
+            // Mapper::chainMapping); should one not have, it is freed here.
             KeptQuery& kq = m_keptQuery[{v.layer, act[a].tile}];
             if (kq.region.bytes > 0) release(kq.region);
             kq = {regs[a], writers[a][k]};

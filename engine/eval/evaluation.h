@@ -93,6 +93,9 @@ struct NodeFigures {
     int blocks = 1;
     std::string blocking, blockingReason;
     Bytes runBlockingDramBytes = 0;
+    // A blocked leaf reading an input block by block on chip from the streaming chain's
+    // member before it (§2b, "Streaming chains"), not from DRAM.
+    bool streamedIn = false;
 };
 
 struct Evaluation {

@@ -47,11 +47,10 @@ void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& 
         (m.streamsWeights() ? "each with its own channels' weights, " : "") +
         (m.reduces() ? "the output kept as partial sums until the last, " : "");
     // Through DRAM, or streamed block by block within a chain (docs/cost-model.md §2b).
-    bool streamedIn = false;
     for (char d : inputViaDram[size_t(nd.layer)])
-        streamedIn |= d == 0;
-    figures.blockingReason +=
-        streamedIn ? "its input streamed on chip from the leaf before" : "inputs read from DRAM";
+        figures.streamedIn |= d == 0;
+    figures.blockingReason += figures.streamedIn ? "its input streamed on chip from the leaf before"
+                                                 : "inputs read from DRAM";
     figures.blockingReason += writesDram[size_t(nd.layer)]
                                   ? ", output stored to DRAM"
                                   : ", output streamed on chip to the leaf after";

@@ -173,15 +173,6 @@ Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int
     Box win = window(layer, k, o);
     if (!m.reduces()) return win;
     const auto [c0, c1] = blockChannels(layer, m, j);
-    if (m_geom[size_t(layer)][k].proportional) {
-        // Operand B (attention's V in the flash order): the block's input channels' share of
-        // the range its output channels read, as the mapper budgets it.
-        const long long lo = win.lo[1], span = (long long)win.hi[1] - lo;
-        const long long inC = std::max(1, m_net.layers[size_t(layer)].inC);
-        win.lo[1] = int(lo + span * c0 / inC);
-        win.hi[1] = int(lo + (span * c1 + inC - 1) / inC);
-        return win;
-    }
     win.lo[1] = std::max(win.lo[1], c0);
     win.hi[1] = std::min(win.hi[1], c1);
     return win;

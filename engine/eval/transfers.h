@@ -101,15 +101,15 @@ class TransferGeometry {
     // input channels for input-channel blocks, all of them otherwise.
     std::pair<int, int> blockChannels(int layer, const LeafMapping& m, int j) const;
     // The window of input k that block j's output box o needs: window() cut to the block's
-    // input channels; a MatMul's operand B (flat, InputGeom::proportional) to their share of
-    // the range the output channels read.
+    // input channels; in the flash order, a MatMul's operand B (K or V) its key block's
+    // keys (keyBlockWindow).
     Box blockWindow(int layer, size_t k, const LeafMapping& m, int j, const Box& o) const;
-    // Attention in the flash order whose operand B comes in parts (a KV cache's past and the
+    // Attention in the flash order, operand B whole or in parts (a KV cache's past and the
     // step's keys or values, a Concat folded in front): the keys [k0, k1) of head `head`
     // (one query head; its key / value head under grouped-query attention) as part k holds
-    // them, the parts' keys one after another, `keys` a head and d channels a head: rows of a part
-    // in [C, H, W] (the channels of that head, the keys as rows), a flat range of a flat part;
-    // empty where the part holds none of them.
+    // them, the parts' keys one after another, `keys` a head and d channels a head: rows of
+    // a part in [C, H, W] (the channels of that head, the keys as rows), a flat range of a
+    // flat part; empty where the part holds none of them.
     Box keyBlockWindow(int layer, size_t k, int head, int k0, int k1, int keys, int d,
                        const Box& o) const;
     // The window of input k that output box o needs, in the input's own coordinates.

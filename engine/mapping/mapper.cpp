@@ -796,10 +796,6 @@ bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& o
     return true;
 }
 
-// Attention's three layers in the flash order's chain: a product of two activations (its
-// operand B, e.g. K, split with its output channels, the keys), a Softmax over those
-// channels in the same shape, and a product reading the Softmax as its input (reduced over
-// the keys) with an operand B (V), each input in its producer's own geometry.
 namespace {
 
 // Operand B of an attention product, whole or in parts (a KV cache's past and the step's,
@@ -829,6 +825,10 @@ Layer keyBlockView(const Layer& l, int keys, int d, int heads) {
 
 } // namespace
 
+// Attention's three layers in the flash order's chain: a product of two activations (its
+// operand B, e.g. K, split with its output channels, the keys), a Softmax over those
+// channels in the same shape, and a product reading the Softmax as its input (reduced over
+// the keys) with an operand B (V), each input in its producer's own geometry.
 bool Mapper::flashTriple(int q, int s, int a) const {
     const Layer& qk = m_net.layers[size_t(q)];
     const Layer& sm = m_net.layers[size_t(s)];
@@ -856,23 +856,20 @@ std::vector<LeafMapping> Mapper::flashMembers(const std::vector<int>& layers, in
                                               const std::array<int, 4>& f, int bq, int bkv,
                                               bool withTiling) const {
     std::vector<LeafMapping> ms;
-    const int g = std::max(1, m_net.layers[size_t(layers[2])].groups);
-    for (size_t i = 0; i < layers.size(); ++i) {
-        const std::array<int, 4> b =
-            i == 2 ? std::array<int, 4>{1, bq, 1, bkv} : std::array<int, 4>{bkv, bq, 1, 1};
-        // Key blocks read their keys of operand B's parts (the geometry's keyBlockWindow);
-        // row blocks read operand B as any product does.
-        const Layer& l = m_net.layers[size_t(layers[i])];
-        const bool parts = bkv > 1 && i != 1;
-        const Layer view = !parts   ? Layer{}
-                           : i == 0 ? keyBlockView(l, l.outC / g, l.inC / g, g)
-                                    : keyBlockView(l, l.inC / g, l.outC / g, g);
-        ms.push_back(evaluateBlocked(parts ? view : l, batch, f,
-                                     bkv > 1 ? b : std::array<int, 4>{1, bq, 1, 1}, withTiling));
+    const Layer &qk = m_net.layers[size_t(layers[0])], &sm = m_net.layers[size_t(layers[1])],
+                &av = m_net.layers[size_t(layers[2])];
+    if (bkv == 1) {
+        for (const Layer* l : {&qk, &sm, &av})
+            ms.push_back(evaluateBlocked(*l, batch, f, {1, bq, 1, 1}, withTiling));
+        return ms;
     }
-    if (bkv == 1) return ms;
-    const Layer& av = m_net.layers[size_t(layers[2])];
+    // QK^T and AV read their key blocks' keys of operand B (the geometry's keyBlockWindow).
     const int heads = std::max(1, av.groups);
+    ms.push_back(evaluateBlocked(keyBlockView(qk, qk.outC / heads, qk.inC / heads, heads), batch, f,
+                                 {bkv, bq, 1, 1}, withTiling));
+    ms.push_back(evaluateBlocked(sm, batch, f, {bkv, bq, 1, 1}, withTiling));
+    ms.push_back(evaluateBlocked(keyBlockView(av, av.inC / heads, av.outC / heads, heads), batch, f,
+                                 {1, bq, 1, bkv}, withTiling));
     const double statBytes = 2.0 * psumBits(m_hw.dataBits) / 8.0;
     const Count rows =
         ceilDiv(Count(av.outH), Count(f[2]) * bq) * av.outW * ceilDiv(Count(batch), Count(f[1]));

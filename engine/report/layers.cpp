@@ -132,12 +132,8 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         // A blocked leaf streaming its input on chip (a chain member after the first, as AV
         // in the flash order) never holds that input whole in its tiles: its layer's own
         // pebble game, every operand starting outside the group, does not bound it.
-        bool streamedIn = false;
-        if (f.blocks > 1)
-            for (char d : f.inputViaDram)
-                streamedIn |= d == 0;
         r.ioLowerBoundBytes =
-            streamedIn ? r.compulsoryBytes : std::max(r.compulsoryBytes, r.pebbleBoundBytes);
+            f.streamedIn ? r.compulsoryBytes : std::max(r.compulsoryBytes, r.pebbleBoundBytes);
         r.ratio = r.ioLowerBoundBytes > 0 ? r.movedBytes / r.ioLowerBoundBytes : 0.0;
         r.arrayBytes = f.runArrayBytes;
         r.arrayLowerBoundBytes = arrayLowerBoundBytes(l, n.batch, f.tileCount, hw) *
