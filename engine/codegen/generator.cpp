@@ -75,18 +75,28 @@ void Generator::collectInvocations() {
             chain.push_back(it->second);
         }
         // A blocked leaf's blocks one after another over its interval; a chain's rounds
-        // over the chain's, each member's block in its share of a round.
+        // over the chain's, each member's block in its share of a round. A member streaming
+        // from the stage before it in an S cut reads that one's next block too: its block j
+        // comes a round later, after the producer's block j + 1.
         const double span = chain.back()->end - b.start;
         double sum = 0;
         for (const BusyInterval* m : chain)
             sum += m->end - m->start;
-        for (int j = 0; j < blocks; ++j) {
-            double t = b.start + span * j / blocks;
-            for (const BusyInterval* m : chain) {
+        std::vector<int> lag(chain.size(), 0);
+        for (size_t m = 1; m < chain.size(); ++m)
+            lag[m] = lag[m - 1] + (leafOf(chain[m]->layer).streamAcross ? 1 : 0);
+        const int rounds = blocks + lag.back();
+        for (int r = 0; r < rounds; ++r) {
+            double t = b.start + span * r / rounds;
+            for (size_t m = 0; m < chain.size(); ++m) {
+                const BusyInterval* mi = chain[m];
                 const double len =
-                    (sum > 0 ? (m->end - m->start) / sum : 1.0 / double(chain.size())) * span /
-                    blocks;
-                push(*m, j, t, j + 1 == blocks && m == chain.back() ? chain.back()->end : t + len);
+                    (sum > 0 ? (mi->end - mi->start) / sum : 1.0 / double(chain.size())) * span /
+                    rounds;
+                const int j = r - lag[m];
+                if (j >= 0 && j < blocks)
+                    push(*mi, j, t,
+                         j + 1 == blocks && mi == chain.back() ? chain.back()->end : t + len);
                 t += len;
             }
         }
@@ -122,16 +132,18 @@ void Generator::collectInvocations() {
             m_invocationsOfTile[size_t(t)].push_back(i);
 }
 
-// The invocations of `layer` over samples [s0, s1] (inclusive); of a blocked layer, those of
-// block `block` alone (a streaming chain's block j feeds block j: docs/cost-model.md §2b).
-std::vector<int> Generator::overlapping(int layer, int s0, int s1, int block) const {
+// A streaming chain's block j feeds block j; across the stages of an S cut, blocks j - 1 to
+// j + 1 feed block j (docs/cost-model.md §2b).
+std::vector<int> Generator::overlapping(int layer, int s0, int s1, int block, bool across) const {
     std::vector<int> out;
     const bool blocked =
         m_schedule.leaves[size_t(m_schedule.leafOfLayer[size_t(layer)])].mapping.blocked();
-    for (int i : m_invocationsOfLayer[size_t(layer)])
-        if (m_invocations[size_t(i)].first <= s1 && m_invocations[size_t(i)].last >= s0 &&
-            (!blocked || m_invocations[size_t(i)].block == block))
+    for (int i : m_invocationsOfLayer[size_t(layer)]) {
+        const Invocation& v = m_invocations[size_t(i)];
+        if (v.first <= s1 && v.last >= s0 &&
+            (!blocked || v.block == block || (across && std::abs(v.block - block) == 1)))
             out.push_back(i);
+    }
     return out;
 }
 
@@ -145,7 +157,8 @@ void Generator::countNocReaders() {
         const auto& ins = m_net.layers[size_t(v.layer)].inputs;
         for (size_t k = 0; k < ins.size(); ++k)
             if (ins[k].producer >= 0 && !leaf.inputViaDram[k])
-                for (int p : overlapping(ins[k].producer, v.first, v.last, v.block))
+                for (int p :
+                     overlapping(ins[k].producer, v.first, v.last, v.block, across(leaf, k)))
                     if (seen.insert(p).second) ++m_outputs[size_t(p)].pending;
     }
 }

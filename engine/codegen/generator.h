@@ -157,7 +157,14 @@ class Generator {
   private:
     // Schedule walk.
     void collectInvocations();
-    std::vector<int> overlapping(int layer, int s0, int s1, int block) const;
+    // The invocations of `layer` over samples [s0, s1] (inclusive); of a blocked layer, those
+    // of block `block`, and with `across` its neighbours too (a consumer streaming from the
+    // stage before it in an S cut reads blocks block - 1 to block + 1).
+    std::vector<int> overlapping(int layer, int s0, int s1, int block, bool across = false) const;
+    // Whether the leaf's input k streams from the stage before it in an S cut.
+    static bool across(const LeafLayout& leaf, size_t k) {
+        return leaf.streamAcross && leaf.streamInput == int(k);
+    }
     void countNocReaders();
     // Emission primitives.
     // Appends ins with the stage boxes `stages` (splitBox of its range in `order`, at most

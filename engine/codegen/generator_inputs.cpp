@@ -236,7 +236,7 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
                                     : m_geometry.producerWants(v.layer, k, act[a].box);
         actTiles.push_back(act[a].tile);
     }
-    for (int pi : overlapping(in.producer, v.first, v.last, v.block)) {
+    for (int pi : overlapping(in.producer, v.first, v.last, v.block, across(cur.leaf, k))) {
         InvocationOutput& producer = m_outputs[size_t(pi)];
         if (!producer.emitted)
             return Error{"internal: " + ly.name + " is scheduled before its producer " + from};

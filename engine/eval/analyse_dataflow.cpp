@@ -193,6 +193,70 @@ void Analyser::streamChain(const std::vector<int>& ch, size_t run, size_t first,
     }
 }
 
+// ---- Streaming between the stages of an S cut (docs/cost-model.md §2b): two consecutive
+// leaf children of an S cut, the second reading the first's output as it was written (same
+// batch), one of them blocked, take row blockings with as many blocks each
+// (Mapper::stageMapping) when block j of the consumer reads only the producer's blocks j - 1
+// to j + 1: each block's output goes to the consumer's tiles over the NoC as it is made,
+// not through DRAM. A stage that already streams from the one before it keeps its blocks.
+void Analyser::streamStages() {
+    analysis.streamAcross.assign(size_t(layerCount), 0);
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type != NodeType::S) continue;
+        const auto& ch = nd.children;
+        for (size_t i = 0; i + 1 < ch.size(); ++i) {
+            const int k = chainLink(ch[i], ch[i + 1]);
+            if (k < 0) continue;
+            NodeWork& pw = work[size_t(ch[i])];
+            NodeWork& cw = work[size_t(ch[i + 1])];
+            const int prod = tree.node(ch[i]).layer, cons = tree.node(ch[i + 1]).layer;
+            if ((!pw.leaf.mapping->blocked() && !cw.leaf.mapping->blocked()) ||
+                analysis.streamAcross[size_t(prod)] != 0)
+                continue;
+            const int batch = tree.node(ch[i]).batch;
+            const std::vector<LeafMapping>& ms = ctx.mapper.stageMapping(
+                prod, pw.tileCount, cons, cw.tileCount, batch,
+                [&](const LeafMapping& mp, const LeafMapping& mc) {
+                    return streamsAcross(prod, mp, cons, mc, size_t(k), batch);
+                });
+            if (ms.empty()) continue;
+            pw.leaf.mapping = &ms[0];
+            cw.leaf.mapping = &ms[1];
+            analysis.streamInput[size_t(cons)] = k;
+            analysis.streamAcross[size_t(cons)] = 1;
+            analysis.streamAcross[size_t(prod)] = 2;
+        }
+    }
+}
+
+// Whether block j of consumer `cons` on its tiles finds every element of its window of input
+// k in the producer's blocks j - 1 to j + 1 on theirs, for every j: the producer's blocks
+// partition its output, so the window is covered when the volumes of its intersections
+// with those blocks add up to its own.
+bool Analyser::streamsAcross(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc,
+                             size_t k, int batch) const {
+    if (mp.blocks() != mc.blocks() || mp.reduces() || mc.reduces()) return false;
+    const int n = mp.blocks();
+    const int tp = mp.pk * mp.pb * mp.ph * mp.pw, tc = mc.pk * mc.pb * mc.ph * mc.pw;
+    std::vector<Box> made(size_t(n) * size_t(tp)); // [block][tile]
+    for (int j = 0; j < n; ++j)
+        for (int t = 0; t < tp; ++t)
+            made[size_t(j) * size_t(tp) + size_t(t)] = ctx.geo.blockBox(prod, mp, t, j, 0, batch);
+    for (int j = 0; j < n; ++j)
+        for (int t = 0; t < tc; ++t) {
+            const Box o = ctx.geo.blockBox(cons, mc, t, j, 0, batch);
+            if (o.empty()) continue;
+            const Box w = ctx.geo.blockWindow(cons, k, mc, j, o);
+            long long covered = 0;
+            for (int m = std::max(0, j - 1); m <= std::min(n - 1, j + 1); ++m)
+                for (int q = 0; q < tp; ++q)
+                    covered += w.intersect(made[size_t(m) * size_t(tp) + size_t(q)]).volume();
+            if (covered != w.volume()) return false;
+        }
+    return true;
+}
+
 // ---- Data flow (docs/cost-model.md §3): which feature maps go through DRAM.
 void Analyser::dataFlow() {
     const double db = hw.dataBits / 8.0;
@@ -392,6 +456,9 @@ void Analyser::leafBuffers() {
                      mapping.operandBPerTile + mapping.ofmapPerTile;
             if (mapping.streamsWeights()) nw.act += mapping.weightPerTile; // with each block
             if (mapping.blocked()) nw.act *= 2; // a block computing, the next one loading
+            // Streaming to the next stage of an S cut: a block's output waits for the
+            // consumer's block after it (streamStages()), so one more is alive.
+            if (analysis.streamAcross[size_t(nd.layer)] == 2) nw.act += mapping.ofmapPerTile;
             // The inputs it keeps on chip are in the tile's reserve (keptOnChip()).
             if (!analysis.ownResident.empty())
                 nw.act = std::max(0.0, nw.act - analysis.ownResident[size_t(id)]);

@@ -208,6 +208,7 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
     analyser.assignSegments();
     analyser.mapLeaves();
     analyser.streamChains();
+    analyser.streamStages();
     analyser.dataFlow();
     analyser.cimWeights();
     if (!analyser.keptOnChip()) return false;

@@ -41,8 +41,12 @@ struct Analysis {
     std::vector<double> npts; // allocateTileGroups(): an S cut's children's NPT
     std::vector<int> alloc;   // ... and their tiles
     // Per layer, the input it streams block by block from the leaf before it in a T cut
-    // (docs/cost-model.md §2b), or -1.
+    // or from the stage before it in an S cut (docs/cost-model.md §2b), or -1.
     std::vector<int> streamInput;
+    // Per layer: 1 when it streams that input from the stage before it in an S cut (on other
+    // tiles: block j reads the producer's blocks j - 1 to j + 1), 2 when it streams its
+    // output to the stage after it, 0 otherwise.
+    std::vector<char> streamAcross;
     // Inputs and weights kept on chip (LayerInput::resident, Layer::weightsResident): per
     // snake position, the bytes its tile keeps for the whole run, and per leaf node the most
     // one of its tiles keeps per invocation of its inputs (in the leaf's own working set
@@ -110,6 +114,9 @@ struct Analyser {
     void streamChain(const std::vector<int>& ch, size_t run, size_t first, size_t last,
                      const std::vector<int>& links, bool attention);
     int chainLink(int a, int b) const;
+    void streamStages();
+    bool streamsAcross(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
+                       int batch) const;
     bool streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
                  int batch) const;
     void dataFlow();

@@ -31,6 +31,7 @@ struct Coster {
     const int segInvocations;
     const std::vector<std::vector<char>>& inputViaDram;
     const std::vector<char>& writesDram;
+    const std::vector<char>& streamAcross; // Analysis::streamAcross
     std::vector<double> totalLinks;
     std::vector<double> tileDram;
     const double readPj, writePj; // the global buffer's, per byte
@@ -63,6 +64,7 @@ struct Coster {
           posLayer(analysis.posLayer), rootIsT(analysis.rootIsT), segments(analysis.segments),
           segBatch(analysis.segBatch), segInvocations(analysis.segInvocations),
           inputViaDram(analysis.inputViaDram), writesDram(analysis.writesDram),
+          streamAcross(analysis.streamAcross),
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0), readPj(bufferReadPj(c.hw)),
           writePj(bufferWritePj(c.hw)), segTime(analysis.segments.size(), 0.0),

@@ -49,10 +49,15 @@ void Coster::blockingFigures(const RANode& nd, const NodeWork& nw, NodeFigures& 
     // Through DRAM, or streamed block by block within a chain (docs/cost-model.md §2b).
     for (char d : inputViaDram[size_t(nd.layer)])
         figures.streamedIn |= d == 0;
-    figures.blockingReason += figures.streamedIn ? "its input streamed on chip from the leaf before"
-                                                 : "inputs read from DRAM";
-    figures.blockingReason += writesDram[size_t(nd.layer)]
-                                  ? ", output stored to DRAM"
+    // Between the stages of an S cut, over the NoC from the other stage's tiles.
+    const char across = streamAcross[size_t(nd.layer)];
+    figures.blockingReason += !figures.streamedIn ? "inputs read from DRAM"
+                              : across == 1
+                                  ? "its input streamed over the NoC from the S-cut stage before"
+                                  : "its input streamed on chip from the leaf before";
+    figures.blockingReason += writesDram[size_t(nd.layer)] ? ", output stored to DRAM"
+                              : across == 2
+                                  ? ", output streamed over the NoC to the S-cut stage after"
                                   : ", output streamed on chip to the leaf after";
 }
 
@@ -226,6 +231,7 @@ ScheduleLayout analyseSchedule(EvalContext& ctx, const RATree& tree, int totalBa
             l.inputViaDram.push_back(d != 0);
         l.writesDram = analysis.writesDram[size_t(layer)] != 0;
         l.streamInput = analysis.streamInput[size_t(layer)];
+        l.streamAcross = analysis.streamAcross[size_t(layer)] == 1;
         l.cimPinned = nw.leaf.cimPinned;
         out.leafOfLayer[size_t(layer)] = int(out.leaves.size());
         out.leaves.push_back(std::move(l));

@@ -15,6 +15,8 @@ namespace tilescope {
 
 namespace {
 
+const std::vector<int> kNoBlocks; // the slices of a producer that does not stream across
+
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
 // Mesh::dramSidesOf names, as the simulator charges them.
 void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vector<int>& tiles,
@@ -171,16 +173,25 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
 }
 
 // A producer invocation's output slices over samples [s0, s1), tile by tile; a blocked
-// producer streams, so block blk of it feeds block blk of its consumer (docs/cost-model.md
-// §2b).
+// producer streams, so block blk of it feeds block blk of its consumer in a T cut, and
+// blocks blk - 1 to blk + 1 of it (`across`: the stage before in an S cut, on other tiles)
+// block blk of its consumer (docs/cost-model.md §2b). blocks: each slice's block.
 void producerSlices(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& p, int blk,
-                    int s0, int s1, std::vector<SliceRef>& slices) {
+                    bool across, int s0, int s1, std::vector<SliceRef>& slices,
+                    std::vector<int>& blocks) {
     slices.clear();
-    for (int t = 0; t < p.tileCount; ++t) {
-        const Box box = p.mapping->blocked() ? geo.blockBox(p.layer, *p.mapping, t, blk, s0, s1)
-                                             : geo.tileBox(p.layer, *p.mapping, t, s0, s1);
-        if (!box.empty()) slices.push_back({mesh.tileAt(p.tileBegin + t), box});
-    }
+    blocks.clear();
+    const int n = p.mapping->blocks();
+    const int lo = across ? std::max(0, blk - 1) : blk,
+              hi = across ? std::min(n - 1, blk + 1) : blk;
+    for (int j = lo; j <= hi; ++j)
+        for (int t = 0; t < p.tileCount; ++t) {
+            const Box box = p.mapping->blocked() ? geo.blockBox(p.layer, *p.mapping, t, j, s0, s1)
+                                                 : geo.tileBox(p.layer, *p.mapping, t, s0, s1);
+            if (box.empty()) continue;
+            slices.push_back({mesh.tileAt(p.tileBegin + t), box});
+            blocks.push_back(j);
+        }
 }
 
 // How a leaf's first invocation keeps pace with a producer (LeafTraffic::pace), from the
@@ -210,8 +221,14 @@ class PaceProbe {
                 m_req[a].push_back(geo.window(layer, k, st));
         }
     }
+    // blocks: each slice's block of a producer streaming from the stage before in an S cut
+    // (n blocks), else empty: a piece of block m is there once m blocks and its own stages
+    // are done, and the consumer's first block ends after the producer's first (docs/
+    // cost-model.md §2b, "Streaming between the stages of an S cut").
     void producer(const TransferGeometry& geo, int layer, const std::vector<SliceRef>& slices,
-                  bool loadsWeights) {
+                  bool loadsWeights, const std::vector<int>& blocks, int n) {
+        m_block = &blocks;
+        m_n = std::max(1, n);
         m_pStages.resize(slices.size());
         m_pOrder.resize(slices.size());
         m_sent.assign(slices.size(), 0);
@@ -243,12 +260,22 @@ class PaceProbe {
     bool saturated() const { return m_pace->lead >= 1 && m_pace->tail >= 1; }
     void by(size_t sl, size_t a, std::uint32_t lag) {
         const double nP = double(m_pStages[sl].size()), nC = double(m_req[a].size());
-        m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, lag / nP)));
-        m_pace->tail = std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC));
+        if (m_block->empty()) {
+            m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, lag / nP)));
+            m_pace->tail = std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC));
+            return;
+        }
+        const int m = (*m_block)[sl];
+        m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, (m + lag / nP) / m_n)));
+        if (m == 0)
+            m_pace->tail =
+                std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC / m_n));
     }
     std::vector<std::vector<Box>> m_cStages, m_req, m_pStages;
     std::vector<StageOrder> m_pOrder;
     std::vector<std::uint32_t> m_sent; // per slice: the producer stage its engine is done at
+    const std::vector<int>* m_block = nullptr;
+    int m_n = 1;
     std::vector<Box> m_send;
     LeafTraffic::Pace* m_pace = nullptr;
 };
@@ -313,6 +340,7 @@ struct PassScratch {
     std::vector<Box> boxes, win;
     std::vector<std::vector<Box>> wants;
     std::vector<SliceRef> slices;
+    std::vector<int> sliceBlocks; // each slice's block (producerSlices)
     std::vector<double> egress, stored;
     std::vector<std::vector<double>> sent; // per input, per producer tile
     std::vector<std::vector<double>> recv; // per input, per consumer tile
@@ -385,8 +413,9 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
     const int period = periodOf(b, producers);
     const std::array<int, 4> outShape{std::max(totalBatch, period * b), ly.outC, ly.outH, ly.outW};
     // A blocked leaf's tiles work through their blocks in turn, each block's inputs read and
-    // output stored on their own (docs/cost-model.md §2b). Only the first invocation paces.
-    const int steps = (paceOnly ? 1 : period) * mapping.blocks();
+    // output stored on their own (docs/cost-model.md §2b). Only the first invocation's first
+    // block paces.
+    const int steps = paceOnly ? 1 : period * mapping.blocks();
     for (int step = 0; step < steps; ++step) {
         const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
         const int s0 = inv * b, s1 = s0 + b;
@@ -425,7 +454,10 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
     // Paced when the first invocation reads one producer invocation in its own
     // coordinates; from nothing upwards, the slowest piece decides.
     const bool pacing =
-        inv == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
+        inv == 0 && blk == 0 && k < 32 && (paceInputs >> k & 1u) && geom.sameAsProducer && pb >= b;
+    // A blocked producer on other tiles sends over the NoC only to the next stage of its S
+    // cut, streaming (Analyser::streamStages()); in a T cut its tiles are the leaf's.
+    const bool across = p.mapping->blocked() && p.tileBegin != leaf.tileBegin;
     if (paceOnly && !pacing) return;
     s.wants.resize(s.boxes.size()); // keeps each consumer's capacity
     for (size_t a = 0; a < s.boxes.size(); ++a) {
@@ -445,8 +477,10 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
         if (pacing) s.probe.local(a, sl);
     };
     for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
-        producerSlices(geo, mesh, p, blk, q0, q0 + pb, s.slices);
-        if (pacing) s.probe.producer(geo, p.layer, s.slices, q0 == 0);
+        producerSlices(geo, mesh, p, blk, across, q0, q0 + pb, s.slices, s.sliceBlocks);
+        if (pacing)
+            s.probe.producer(geo, p.layer, s.slices, q0 == 0, across ? s.sliceBlocks : kNoBlocks,
+                             p.mapping->blocks());
         if (paceOnly) {
             forEachNocPiece(
                 s.slices, s.actTiles, s.wants,

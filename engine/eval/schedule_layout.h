@@ -23,9 +23,12 @@ struct LeafLayout {
     LeafMapping mapping;            // the mapper's choice for (layer, tileCount, batch)
     std::vector<bool> inputViaDram; // per layer input: read from DRAM (else over the NoC)
     bool writesDram = false;        // output stored to DRAM (network output or a DRAM reader)
-    // The input it streams block by block from the leaf before it in a T cut, or -1
-    // (docs/cost-model.md §2b, streaming chains).
+    // The input it streams block by block from the leaf before it in a T cut, or from the
+    // stage before it in an S cut, or -1 (docs/cost-model.md §2b, streaming chains).
     int streamInput = -1;
+    // That input comes from the stage before it in an S cut, on other tiles: its block j
+    // reads the producer's blocks j - 1 to j + 1 (Analysis::streamAcross).
+    bool streamAcross = false;
     // Compute-in-memory: the crossbars keep the weights over the leaf's invocations of a
     // segment invocation (written at the first), else every invocation writes them.
     bool cimPinned = false;

@@ -996,4 +996,57 @@ const std::vector<LeafMapping>& Mapper::chainMapping(const std::vector<int>& lay
     return out;
 }
 
+// Two S-cut stages streaming row blocks (Mapper::stageMapping): every pair of the best few
+// partitions of each on its own tiles, at the fewest common row blocks where both fit, the
+// producer beside one more output block; the least summed cost that streams.
+const std::vector<LeafMapping>&
+Mapper::stageMapping(int prod, int prodTiles, int cons, int consTiles, int batch,
+                     const std::function<bool(const LeafMapping&, const LeafMapping&)>& streams) {
+    auto key = std::tuple(prod, prodTiles, cons, consTiles, batch, m_energyExp, m_delayExp);
+    auto it = m_stages.find(key);
+    if (it != m_stages.end()) return it->second;
+    std::vector<LeafMapping>& out = m_stages[key];
+    if (m_hw.arch == TileArch::Cim) return out; // as chains: crossbars written at every block
+    const Layer& lp = m_net.layers[size_t(prod)];
+    const Layer& lc = m_net.layers[size_t(cons)];
+    auto fits = [&](const Layer& l, const LeafMapping& m, double extra) {
+        const double in = m.ifmapPerTile * dramGapShare(l, m_hw.arch, m.ph * m.bh, m.pw * m.bw);
+        return m.weightPerTile + 2 * (in + m.operandBPerTile + m.ofmapPerTile) +
+                   extra * m.ofmapPerTile <=
+               m_hw.bufferBytes;
+    };
+    struct Candidate {
+        double cost;
+        std::array<int, 4> fp, fc;
+        int n;
+    };
+    std::vector<Candidate> cands;
+    const auto partsC = bestPartitions({&lc}, consTiles, batch);
+    for (const auto& fp : bestPartitions({&lp}, prodTiles, batch))
+        for (const auto& fc : partsC) {
+            const int room = std::min(lp.outH / fp[2], lc.outH / fc[2]);
+            const int n = fewestFitting(room, [&](int b) {
+                return fits(lp, evaluateBlocked(lp, batch, fp, {1, b, 1, 1}, false, false), 1) &&
+                       fits(lc, evaluateBlocked(lc, batch, fc, {1, b, 1, 1}, false, false), 0);
+            });
+            if (n == 0) continue;
+            const double cost =
+                blockedCost(lp, batch, evaluateBlocked(lp, batch, fp, {1, n, 1, 1}, false)) +
+                blockedCost(lc, batch, evaluateBlocked(lc, batch, fc, {1, n, 1, 1}, false));
+            cands.push_back({cost, fp, fc, n});
+        }
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+    constexpr size_t kTried = 4; // the geometry check is the costly part
+    for (size_t i = 0; i < cands.size() && i < kTried; ++i) {
+        const Candidate& c = cands[i];
+        LeafMapping mp = evaluateBlocked(lp, batch, c.fp, {1, c.n, 1, 1}, true);
+        LeafMapping mc = evaluateBlocked(lc, batch, c.fc, {1, c.n, 1, 1}, true);
+        if (!streams(mp, mc)) continue;
+        out = {std::move(mp), std::move(mc)};
+        break;
+    }
+    return out;
+}
+
 } // namespace tilescope

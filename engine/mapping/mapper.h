@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -181,6 +182,17 @@ class Mapper {
     // Memoised; the mappings stay valid as those of map().
     const std::vector<LeafMapping>& chainMapping(const std::vector<int>& layers, int tiles,
                                                  int batch);
+    // Two stages of an S cut on their own tiles, `cons` reading `prod`'s output, streaming row
+    // blocks from one to the other (docs/cost-model.md §2b, "Streaming between the stages of
+    // an S cut"): each its own tile partition (the best few), both the same number of row
+    // blocks, the fewest at which each fits with two blocks resident and the producer with
+    // one output block more (a block's output waits for the consumer's block after it); the
+    // least summed cost among the candidates `streams` accepts (it checks the blocks'
+    // geometry; at most a few are tried). Empty when none fits or streams. Memoised; the
+    // mappings stay valid as those of map().
+    const std::vector<LeafMapping>&
+    stageMapping(int prod, int prodTiles, int cons, int consTiles, int batch,
+                 const std::function<bool(const LeafMapping&, const LeafMapping&)>& streams);
     // Whether layers qk, sm, av are attention's QK^T -> Softmax -> AV, each reading the one
     // before in its own geometry (the flash order's chain).
     bool flashTriple(int qk, int sm, int av) const;
@@ -248,6 +260,8 @@ class Mapper {
     double m_energyExp = 1, m_delayExp = 1;
     std::map<std::tuple<std::vector<int>, int, int, double, double>, std::vector<LeafMapping>>
         m_chains;
+    std::map<std::tuple<int, int, int, int, int, double, double>, std::vector<LeafMapping>>
+        m_stages;
     std::vector<double> m_npt;
     std::vector<int> m_class; // Network::mappingClasses(): the memo key of each layer
     long long m_calls = 0, m_hits = 0;

@@ -266,6 +266,8 @@ class TestBlocking : public QObject {
     void roundTripCli();
     void longPromptPrefillCli();
     void unblockedTreeUnchanged();
+    void sCutStagesStreamRowBlocks();
+    void segStemStagesStream();
     void weightsStreamInChannelBlocks();
     void inputChannelBlocksKeepPartialSums();
     void weightsThatFitNoBlocking();
@@ -965,6 +967,96 @@ void TestBlocking::unblockedTreeUnchanged() {
     QCOMPARE(e.cost, 3.422668303998441e+27);
     QCOMPARE(e.delay, 9137418.731489107);
     QCOMPARE(e.dramBytes, 131944360.0);
+}
+
+// Two S-cut stages streaming row blocks (docs/cost-model.md §2b, "Streaming between the
+// stages of an S cut"): the worked convolution twice, a -> b, S 1/1 [a, b] on a 2 x 1 mesh
+// of 40 KiB tiles, one tile each. By hand (the 3x3 window's halo: a block of h output rows
+// reads h + 2 input rows):
+//   Each alone is blocked (convRowBlocks: 8 blocks of 8 rows). Streaming, both take n row
+//   blocks of h = ceil(64 / n) rows; the producer keeps one output block more:
+//   a: 2304 + 2 (1024 (h + 2) + 1024 h) + 1024 h = 6400 + 5120 h <= 40960: h <= 6;
+//   b: 2304 + 2 (1024 (h + 2) + 1024 h) = 6400 + 4096 h: fits at h = 6 too.
+//   n = 10 gives h = 7 (42240 B for a), n = 11 gives h = 6 (37120 B): 11 blocks, ten of 6
+//   rows and one of 4. Block j of b reads rows [6j - 1, 6j + 7) of a's output: a's blocks
+//   j - 1 to j + 1 hold them, so they stream.
+//   DRAM: a's input once, 16 x 64 x 64 = 65536 B, and the 2 rows where neighbouring
+//   blocks' windows overlap once more per boundary, 10 x 2 x 16 x 64 = 20480 B; the two
+//   weight sets, 2 x 2304 B; b's output, 65536 B: 156160 B in all. Nothing of a's output.
+//   NoC: b's windows, 65536 + 20480 = 86016 B, over the one link between the tiles.
+//   Through DRAM instead (each blocked alone), a's output would be stored (65536 B) and b's
+//   input read with its halo (65536 + 14336 B) on top.
+void TestBlocking::sCutStagesStreamRowBlocks() {
+    Network n;
+    n.name = "two_convs";
+    n.layers.push_back(test::conv("a", 16, 16, 64, 3, -1));
+    n.layers.push_back(test::conv("b", 16, 16, 64, 3, 0));
+    n = test::finish(n);
+    Hardware hw = defaultHardware(2, 1, "two-tiles");
+    hw.bufferBytes = kConvBuffer;
+    EvalContext ctx(n, hw);
+    const RATree t = test::parseTree("S 1/1\n\ta 1\n\tb 1\n", n);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const NodeFigures& a = e.nodes[size_t(t.nodeAtPath("/0"))];
+    const NodeFigures& b = e.nodes[size_t(t.nodeAtPath("/1"))];
+    QCOMPARE(a.blocks, 11);
+    QCOMPARE(b.blocks, 11);
+    QVERIFY2(a.blockingReason.find("output streamed over the NoC to the S-cut stage after") !=
+                 std::string::npos,
+             a.blockingReason.c_str());
+    QVERIFY2(b.blockingReason.find("its input streamed over the NoC from the S-cut stage "
+                                   "before") != std::string::npos,
+             b.blockingReason.c_str());
+    QCOMPARE(e.dramBytes, 156160.0);
+    QCOMPARE(a.runDramBytes, 65536.0 + 20480 + 2304);
+    QCOMPARE(b.runDramBytes, 2304.0 + 65536);
+    QCOMPARE(b.runNocInBytes, 86016.0);
+    QCOMPARE(a.runNocOutBytes, 86016.0);
+    QVERIFY(!a.writesDram);
+    QVERIFY(!b.inputViaDram[0]);
+    CodegenResult out;
+    replaysAsEstimated(ctx, t, hw, 1, e, out);
+    // DRAM-bound at the default 2 B/cycle (156160 / 2 = 78080 cycles). With a fast DRAM the
+    // stages overlap block by block: b's block j follows a's block j + 1, so the cut lasts
+    // about a's 11 blocks (6 x 64 positions x 9 taps = 3456 cycles each, 38016) plus b's
+    // last two, not a + b.
+    hw.dramBytesPerCycle = 64;
+    EvalContext fast(n, hw);
+    const Evaluation f = detailed(fast, t, 1);
+    QVERIFY2(f.valid, f.reason.c_str());
+    qInfo("fast DRAM: %.0f cycles", f.delay);
+    QVERIFY(f.delay < 38016.0 * 1.35);
+    replaysAsEstimated(fast, t, hw, 1, f, out);
+}
+
+// The segmentation stem of the workloads larger than the chip (docs/cost-model.md §2b) on
+// edge as two S cuts of two convolutions each: through DRAM the first S cut overflows; its
+// stages stream row blocks instead. DRAM by hand: net.0's input 3 x 1024 x 2048 =
+// 6291456 B, net.2's output (stored, read by the next S cut) 32 x 512 x 1024 = 16777216 B
+// twice, net.6's output 64 x 256 x 512 = 8388608 B, the weights 896 + 9248 + 18496 + 36928
+// = 65568 B, and the halo rows of the two DRAM readers once more per block boundary:
+// net.0 (stride 2: 1 input row of 3 x 2048 B) 8 x 6144 = 49152 B at 9 blocks, net.4 (1 row
+// of 32 x 1024 B) 12 x 32768 = 393216 B at 13 blocks: 48742432 B in all.
+void TestBlocking::segStemStagesStream() {
+    auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/seg_stem_1024x2048.onnx");
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
+    Hardware hw;
+    QVERIFY(presetHardware("edge", hw));
+    EvalContext ctx(*net, hw);
+    const RATree t = test::parseTree("T 1/1\n\tS 1/1\n\t\t/net/net.0/Conv 1\n\t\t/net/net.2/Conv "
+                                     "1\n\tS 1/1\n\t\t/net/net.4/Conv 1\n\t\t/net/net.6/Conv 1\n",
+                                     *net);
+    EvalOptions opt;
+    opt.detail = true;
+    opt.objective = {2, 1};
+    const Evaluation e = evaluate(ctx, t, 1, opt);
+    QVERIFY2(e.valid, e.reason.c_str());
+    QCOMPARE(e.nodes[size_t(t.nodeAtPath("/0/0"))].blocks, 9);
+    QCOMPARE(e.nodes[size_t(t.nodeAtPath("/1/1"))].blocks, 13);
+    QCOMPARE(e.dramBytes, 48742432.0);
+    CodegenResult out;
+    replaysAsEstimated(ctx, t, hw, 1, e, out);
 }
 
 // A layer whose weights alone outgrow the buffer streams them in output-channel blocks, each
