@@ -176,9 +176,11 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
 // producer streams, so block blk of it feeds block blk of its consumer in a T cut, and
 // blocks blk - 1 to blk + 1 of it (`across`: the stage before in an S cut, on other tiles)
 // block blk of its consumer (docs/cost-model.md §2b). blocks: each slice's block.
+// With `reach` (the hull of the consumer's windows), the slices outside it, which no window
+// meets, are left out.
 void producerSlices(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& p, int blk,
                     bool across, int s0, int s1, std::vector<SliceRef>& slices,
-                    std::vector<int>& blocks) {
+                    std::vector<int>& blocks, const Box* reach = nullptr) {
     slices.clear();
     blocks.clear();
     const int n = p.mapping->blocks();
@@ -188,7 +190,7 @@ void producerSlices(const TransferGeometry& geo, const Mesh& mesh, const LeafPla
         for (int t = 0; t < p.tileCount; ++t) {
             const Box box = p.mapping->blocked() ? geo.blockBox(p.layer, *p.mapping, t, j, s0, s1)
                                                  : geo.tileBox(p.layer, *p.mapping, t, s0, s1);
-            if (box.empty()) continue;
+            if (box.empty() || (reach && !reach->intersects(box))) continue;
             slices.push_back({mesh.tileAt(p.tileBegin + t), box});
             blocks.push_back(j);
         }
@@ -476,8 +478,13 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
     const auto onLocal = [&](size_t a, size_t sl) {
         if (pacing) s.probe.local(a, sl);
     };
+    // Across S-cut stages, the producer's three blocks' slices the windows meet.
+    Box reach;
+    for (size_t a = 0; across && a < s.win.size(); ++a)
+        reach = a == 0 ? s.win[a] : reach.hull(s.win[a]);
     for (int q0 = (s0 / pb) * pb; q0 < s1; q0 += pb) {
-        producerSlices(geo, mesh, p, blk, across, q0, q0 + pb, s.slices, s.sliceBlocks);
+        producerSlices(geo, mesh, p, blk, across, q0, q0 + pb, s.slices, s.sliceBlocks,
+                       across ? &reach : nullptr);
         if (pacing)
             s.probe.producer(geo, p.layer, s.slices, q0 == 0, across ? s.sliceBlocks : kNoBlocks,
                              p.mapping->blocks());
