@@ -233,25 +233,43 @@ void Analyser::streamStages() {
 // Whether block j of consumer `cons` on its tiles finds every element of its window of input
 // k in the producer's blocks j - 1 to j + 1 on theirs, for every j: the producer's blocks
 // partition its output, so the window is covered when the volumes of its intersections
-// with those blocks add up to its own.
+// with those blocks add up to its own. A block's boxes over the tiles fill one band (their
+// hull, when their volumes add up to its own): then the band stands for them.
 bool Analyser::streamsAcross(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc,
                              size_t k, int batch) const {
     if (mp.blocks() != mc.blocks() || mp.reduces() || mc.reduces()) return false;
     const int n = mp.blocks();
     const int tp = mp.pk * mp.pb * mp.ph * mp.pw, tc = mc.pk * mc.pb * mc.ph * mc.pw;
-    std::vector<Box> made(size_t(n) * size_t(tp)); // [block][tile]
-    for (int j = 0; j < n; ++j)
-        for (int t = 0; t < tp; ++t)
-            made[size_t(j) * size_t(tp) + size_t(t)] = ctx.geo.blockBox(prod, mp, t, j, 0, batch);
+    std::vector<Box> made;  // per block: its band, or its boxes tile by tile
+    std::vector<size_t> at; // per block: its first box in `made`
+    for (int j = 0; j < n; ++j) {
+        at.push_back(made.size());
+        Box band;
+        long long volume = 0;
+        bool any = false;
+        for (int t = 0; t < tp; ++t) {
+            const Box b = ctx.geo.blockBox(prod, mp, t, j, 0, batch);
+            if (b.empty()) continue;
+            made.push_back(b);
+            volume += b.volume();
+            band = any ? band.hull(b) : b;
+            any = true;
+        }
+        if (any && band.volume() == volume) {
+            made.resize(at.back());
+            made.push_back(band);
+        }
+    }
+    at.push_back(made.size());
     for (int j = 0; j < n; ++j)
         for (int t = 0; t < tc; ++t) {
             const Box o = ctx.geo.blockBox(cons, mc, t, j, 0, batch);
             if (o.empty()) continue;
             const Box w = ctx.geo.blockWindow(cons, k, mc, j, o);
             long long covered = 0;
-            for (int m = std::max(0, j - 1); m <= std::min(n - 1, j + 1); ++m)
-                for (int q = 0; q < tp; ++q)
-                    covered += w.intersect(made[size_t(m) * size_t(tp) + size_t(q)]).volume();
+            const size_t lo = at[size_t(std::max(0, j - 1))], hi = at[size_t(std::min(n, j + 2))];
+            for (size_t q = lo; q < hi; ++q)
+                covered += w.intersect(made[q]).volume();
             if (covered != w.volume()) return false;
         }
     return true;
