@@ -230,6 +230,35 @@ void Analyser::streamStages() {
     }
 }
 
+// The stages streamStages() linked go through DRAM again on the mappings mapLeaves() gave
+// them; false when none streamed. Clears the overflow placeData() reported.
+bool Analyser::dropStageStreams() {
+    bool any = false;
+    for (int id : pre) {
+        const RANode& nd = tree.node(id);
+        if (nd.type != NodeType::Leaf) continue;
+        char& across = analysis.streamAcross[size_t(nd.layer)];
+        if (across == 0) continue;
+        if (across == 1) analysis.streamInput[size_t(nd.layer)] = -1;
+        across = 0;
+        any = true;
+        work[size_t(id)].leaf.mapping =
+            &ctx.mapper.map(nd.layer, work[size_t(id)].tileCount, nd.batch);
+    }
+    if (any) ev.invalidNode = -1, ev.reason.clear();
+    return any;
+}
+
+// Which feature maps go through DRAM, what stays on chip, and each node's buffer use: false
+// (the tree invalid, with the reason) when a tile's buffer overflows.
+bool Analyser::placeData() {
+    dataFlow();
+    cimWeights();
+    if (!keptOnChip()) return false;
+    leafBuffers();
+    return checkBuffers();
+}
+
 // Whether block j of consumer `cons` on its tiles finds every element of its window of input
 // k in the producer's blocks j - 1 to j + 1 on theirs, for every j: the producer's blocks
 // partition its output, so the window is covered when the volumes of its intersections
@@ -507,6 +536,7 @@ void Analyser::leafBuffers() {
             nw.compute = t * nd.subBatch;
         } else {
             Cycles slot = 0;
+            nw.wgt = nw.act = nw.kept = 0;
             for (int c : nd.children) {
                 slot = std::max(slot, work[size_t(c)].compute);
                 nw.wgt = std::max(nw.wgt, work[size_t(c)].wgt);

@@ -209,11 +209,11 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
     analyser.mapLeaves();
     analyser.streamChains();
     analyser.streamStages();
-    analyser.dataFlow();
-    analyser.cimWeights();
-    if (!analyser.keptOnChip()) return false;
-    analyser.leafBuffers();
-    if (!analyser.checkBuffers()) return false;
+    // Streaming stages never turn a tree that fits into one that does not: where it
+    // overflows with them, its stages go through DRAM on their own mappings, as they would
+    // without (docs/cost-model.md §2b).
+    if (!analyser.placeData() && !(analyser.dropStageStreams() && analyser.placeData()))
+        return false;
     ctx.totalBatch = totalBatch;
     analyser.leafTraffic();
     analyser.dramLayouts();

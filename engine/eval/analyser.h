@@ -115,6 +115,8 @@ struct Analyser {
                      const std::vector<int>& links, bool attention);
     int chainLink(int a, int b) const;
     void streamStages();
+    bool dropStageStreams();
+    bool placeData();
     bool streamsAcross(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,
                        int batch) const;
     bool streams(int prod, const LeafMapping& mp, int cons, const LeafMapping& mc, size_t k,

@@ -267,6 +267,7 @@ class TestBlocking : public QObject {
     void longPromptPrefillCli();
     void unblockedTreeUnchanged();
     void sCutStagesStreamRowBlocks();
+    void stagesStreamOnlyWhereTheCutFits();
     void segStemStagesStream();
     void weightsStreamInChannelBlocks();
     void inputChannelBlocksKeepPartialSums();
@@ -1038,6 +1039,52 @@ void TestBlocking::sCutStagesStreamRowBlocks() {
 // = 65568 B, and the halo rows of the two DRAM readers once more per block boundary:
 // net.0 (stride 2: 1 input row of 3 x 2048 B) 8 x 6144 = 49152 B at 9 blocks, net.4 (1 row
 // of 32 x 1024 B) 12 x 32768 = 393216 B at 13 blocks: 48742432 B in all.
+// Streaming never turns a cut that fits into one that overflows. The worked conv twice (a,
+// b) and a 1x1 conv c (16 -> 256 channels, weights 4096 B) reading b, on three tiles of
+// 43008 B, in one S cut, which charges the most weights and the most working set of its
+// stages (docs/cost-model.md §6):
+//   Through DRAM, a and b each take 8 blocks of h = 8 rows (as convRowBlocks, 2304 +
+//   4096 (h + 1) <= 43008): working set 4096 x 9 = 36864 B; c needs a row a block (2 x (16 +
+//   256) x 64 = 34816 B). The cut: 4096 + 36864 = 40960 B, it fits.
+//   Streaming a's rows to b, a keeps one output block more: 2304 + 4096 (h + 1) + 1024 h
+//   <= 43008 gives h = 7, 10 blocks, 39936 B; the cut would need 4096 + 39936 = 44032 B,
+//   1024 B over. So the stages go through DRAM; with 1024 B more buffer they stream.
+void TestBlocking::stagesStreamOnlyWhereTheCutFits() {
+    Network n;
+    n.name = "three_convs";
+    n.layers.push_back(test::conv("a", 16, 16, 64, 3, -1));
+    n.layers.push_back(test::conv("b", 16, 16, 64, 3, 0));
+    n.layers.push_back(test::conv("c", 16, 256, 64, 1, 1));
+    n = test::finish(n);
+    Hardware hw = defaultHardware(3, 1, "three-tiles");
+    hw.bufferBytes = 43008;
+    const RATree t = test::parseTree("S 1/1\n\ta 1\n\tb 1\n\tc 1\n", n);
+    EvalContext ctx(n, hw);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    const NodeFigures& a = e.nodes[size_t(t.nodeAtPath("/0"))];
+    QCOMPARE(a.blocks, 8);
+    QVERIFY2(a.blockingReason.find("output stored to DRAM") != std::string::npos,
+             a.blockingReason.c_str());
+    QVERIFY(a.writesDram);
+    QCOMPARE(e.nodes[size_t(t.root)].bufferPerTile, 40960.0);
+    CodegenResult out;
+    replaysAsEstimated(ctx, t, hw, 1, e, out);
+
+    hw.bufferBytes = 44032;
+    EvalContext roomier(n, hw);
+    const Evaluation s = detailed(roomier, t, 1);
+    QVERIFY2(s.valid, s.reason.c_str());
+    const NodeFigures& as = s.nodes[size_t(t.nodeAtPath("/0"))];
+    QCOMPARE(as.blocks, 10);
+    QVERIFY2(as.blockingReason.find("output streamed over the NoC to the S-cut stage after") !=
+                 std::string::npos,
+             as.blockingReason.c_str());
+    QCOMPARE(s.nodes[size_t(t.root)].bufferPerTile, 44032.0);
+    QVERIFY(s.dramBytes < e.dramBytes);
+    replaysAsEstimated(roomier, t, hw, 1, s, out);
+}
+
 void TestBlocking::segStemStagesStream() {
     auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/seg_stem_1024x2048.onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
