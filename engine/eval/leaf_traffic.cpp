@@ -15,8 +15,6 @@ namespace tilescope {
 
 namespace {
 
-const std::vector<int> kNoBlocks; // the slices of a producer that does not stream across
-
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
 // Mesh::dramSidesOf names, as the simulator charges them.
 void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vector<int>& tiles,
@@ -224,13 +222,13 @@ class PaceProbe {
         }
     }
     // blocks: each slice's block of a producer streaming from the stage before in an S cut
-    // (n blocks), else empty: a piece of block m is there once m blocks and its own stages
-    // are done, and the consumer's first block ends after the producer's first (docs/
-    // cost-model.md §2b, "Streaming between the stages of an S cut").
+    // (n blocks), else null (one block, 0): a piece of block m is there once m blocks and its
+    // own stages are done, and the consumer's first block ends after the producer's first
+    // (docs/cost-model.md §2b, "Streaming between the stages of an S cut").
     void producer(const TransferGeometry& geo, int layer, const std::vector<SliceRef>& slices,
-                  bool loadsWeights, const std::vector<int>& blocks, int n) {
-        m_block = &blocks;
-        m_n = std::max(1, n);
+                  bool loadsWeights, const std::vector<int>* blocks, int n) {
+        m_block = blocks;
+        m_n = blocks ? std::max(1, n) : 1;
         m_pStages.resize(slices.size());
         m_pOrder.resize(slices.size());
         m_sent.assign(slices.size(), 0);
@@ -262,12 +260,7 @@ class PaceProbe {
     bool saturated() const { return m_pace->lead >= 1 && m_pace->tail >= 1; }
     void by(size_t sl, size_t a, std::uint32_t lag) {
         const double nP = double(m_pStages[sl].size()), nC = double(m_req[a].size());
-        if (m_block->empty()) {
-            m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, lag / nP)));
-            m_pace->tail = std::max(m_pace->tail, float(std::clamp(nC - nP + lag, 1.0, nC) / nC));
-            return;
-        }
-        const int m = (*m_block)[sl];
+        const int m = m_block ? (*m_block)[sl] : 0;
         m_pace->lead = std::max(m_pace->lead, float(std::min(1.0, (m + lag / nP) / m_n)));
         if (m == 0)
             m_pace->tail =
@@ -486,7 +479,7 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
         producerSlices(geo, mesh, p, blk, across, q0, q0 + pb, s.slices, s.sliceBlocks,
                        across ? &reach : nullptr);
         if (pacing)
-            s.probe.producer(geo, p.layer, s.slices, q0 == 0, across ? s.sliceBlocks : kNoBlocks,
+            s.probe.producer(geo, p.layer, s.slices, q0 == 0, across ? &s.sliceBlocks : nullptr,
                              p.mapping->blocks());
         if (paceOnly) {
             forEachNocPiece(

@@ -749,19 +749,28 @@ std::vector<std::array<int, 4>> Mapper::bestPartitions(const std::vector<const L
     return out;
 }
 
+namespace {
+
+// What a blocked leaf keeps in its tile's buffer (docs/cost-model.md §2b): its weights (a
+// streamed block's twice, double-buffered with the block it belongs to), two blocks (one
+// computing, one loading; inputs come from DRAM, so a strided window holds its gaps) and
+// `extraOutputs` output blocks more.
+double blockedNeed(const Layer& l, TileArch arch, const LeafMapping& m, double extraOutputs) {
+    const double in = m.ifmapPerTile * dramGapShare(l, arch, m.ph * m.bh, m.pw * m.bw);
+    const double w = m.streamsWeights() ? 2 * m.weightPerTile : m.weightPerTile;
+    return w + 2 * (in + m.operandBPerTile + m.ofmapPerTile) + extraOutputs * m.ofmapPerTile;
+}
+
+} // namespace
+
 // The best few tile partitions that do not over-split, each blocked along rows, columns,
 // output channels (operand B splits with them; weights then stream, each block's own) or,
 // for a reducible layer, input channels (partial sums kept; weights stream) in the
 // fewest blocks that fit with two blocks resident (block counts doubling, then the least that
 // fits between the last two): the one the objective likes best.
 bool Mapper::blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const {
-    const double cap = m_hw.bufferBytes;
-    // Its inputs come from DRAM (docs/cost-model.md §2b): a strided window holds its gaps.
-    // Streamed weights are double-buffered with the block they belong to.
     auto fits = [&](const LeafMapping& m) {
-        const double in = m.ifmapPerTile * dramGapShare(l, m_hw.arch, m.ph * m.bh, m.pw * m.bw);
-        const double w = m.streamsWeights() ? 2 * m.weightPerTile : m.weightPerTile;
-        return w + 2 * (in + m.operandBPerTile + m.ofmapPerTile) <= cap;
+        return blockedNeed(l, m_hw.arch, m, 0) <= m_hw.bufferBytes;
     };
     double bestCost = std::numeric_limits<double>::infinity();
     std::array<int, 4> bestPart{};
@@ -1010,10 +1019,7 @@ Mapper::stageMapping(int prod, int prodTiles, int cons, int consTiles, int batch
     const Layer& lp = m_net.layers[size_t(prod)];
     const Layer& lc = m_net.layers[size_t(cons)];
     auto fits = [&](const Layer& l, const LeafMapping& m, double extra) {
-        const double in = m.ifmapPerTile * dramGapShare(l, m_hw.arch, m.ph * m.bh, m.pw * m.bw);
-        return m.weightPerTile + 2 * (in + m.operandBPerTile + m.ofmapPerTile) +
-                   extra * m.ofmapPerTile <=
-               m_hw.bufferBytes;
+        return blockedNeed(l, m_hw.arch, m, extra) <= m_hw.bufferBytes;
     };
     struct Candidate {
         double cost;
