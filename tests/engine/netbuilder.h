@@ -55,6 +55,14 @@ inline Network finish(Network n) {
     return n;
 }
 
+// A network of `layers` in order, finished.
+inline Network network(const std::string& name, std::vector<Layer> layers) {
+    Network n;
+    n.name = name;
+    n.layers = std::move(layers);
+    return finish(std::move(n));
+}
+
 // Two identical 3x3 convolutions, 128 -> 128 channels on 28x28 (the hand-derived case).
 inline Network twoConvs() {
     Network n;

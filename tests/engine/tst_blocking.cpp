@@ -1050,39 +1050,27 @@ void TestBlocking::sCutStagesStreamRowBlocks() {
 //   <= 43008 gives h = 7, 10 blocks, 39936 B; the cut would need 4096 + 39936 = 44032 B,
 //   1024 B over. So the stages go through DRAM; with 1024 B more buffer they stream.
 void TestBlocking::stagesStreamOnlyWhereTheCutFits() {
-    Network n;
-    n.name = "three_convs";
-    n.layers.push_back(test::conv("a", 16, 16, 64, 3, -1));
-    n.layers.push_back(test::conv("b", 16, 16, 64, 3, 0));
-    n.layers.push_back(test::conv("c", 16, 256, 64, 1, 1));
-    n = test::finish(n);
-    Hardware hw = defaultHardware(3, 1, "three-tiles");
-    hw.bufferBytes = 43008;
+    const Network n = test::network("three_convs", {test::conv("a", 16, 16, 64, 3, -1),
+                                                    test::conv("b", 16, 16, 64, 3, 0),
+                                                    test::conv("c", 16, 256, 64, 1, 1)});
     const RATree t = test::parseTree("S 1/1\n\ta 1\n\tb 1\n\tc 1\n", n);
-    EvalContext ctx(n, hw);
-    const Evaluation e = detailed(ctx, t, 1);
-    QVERIFY2(e.valid, e.reason.c_str());
-    const NodeFigures& a = e.nodes[size_t(t.nodeAtPath("/0"))];
-    QCOMPARE(a.blocks, 8);
-    QVERIFY2(a.blockingReason.find("output stored to DRAM") != std::string::npos,
-             a.blockingReason.c_str());
-    QVERIFY(a.writesDram);
-    QCOMPARE(e.nodes[size_t(t.root)].bufferPerTile, 40960.0);
-    CodegenResult out;
-    replaysAsEstimated(ctx, t, hw, 1, e, out);
-
-    hw.bufferBytes = 44032;
-    EvalContext roomier(n, hw);
-    const Evaluation s = detailed(roomier, t, 1);
-    QVERIFY2(s.valid, s.reason.c_str());
-    const NodeFigures& as = s.nodes[size_t(t.nodeAtPath("/0"))];
-    QCOMPARE(as.blocks, 10);
-    QVERIFY2(as.blockingReason.find("output streamed over the NoC to the S-cut stage after") !=
-                 std::string::npos,
-             as.blockingReason.c_str());
-    QCOMPARE(s.nodes[size_t(t.root)].bufferPerTile, 44032.0);
-    QVERIFY(s.dramBytes < e.dramBytes);
-    replaysAsEstimated(roomier, t, hw, 1, s, out);
+    // The cut on tiles of `bytes`: the producer's blocks, its reason and the cut's buffer
+    // use; the program replays as estimated.
+    auto cut = [&](double bytes, int blocks, const char* output, double buffer) {
+        Hardware hw = defaultHardware(3, 1, "three-tiles");
+        hw.bufferBytes = bytes;
+        EvalContext ctx(n, hw);
+        const Evaluation e = detailed(ctx, t, 1);
+        QVERIFY2(e.valid, e.reason.c_str());
+        const NodeFigures& a = e.nodes[size_t(t.nodeAtPath("/0"))];
+        QCOMPARE(a.blocks, blocks);
+        QVERIFY2(a.blockingReason.find(output) != std::string::npos, a.blockingReason.c_str());
+        QCOMPARE(e.nodes[size_t(t.root)].bufferPerTile, buffer);
+        CodegenResult out;
+        replaysAsEstimated(ctx, t, hw, 1, e, out);
+    };
+    cut(43008, 8, "output stored to DRAM", 40960);
+    cut(44032, 10, "output streamed over the NoC to the S-cut stage after", 44032);
 }
 
 void TestBlocking::segStemStagesStream() {
