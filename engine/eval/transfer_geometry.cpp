@@ -9,38 +9,6 @@
 
 namespace tilescope {
 
-bool Box::empty() const {
-    for (int a = 0; a < 4; ++a)
-        if (hi[size_t(a)] <= lo[size_t(a)]) return true;
-    return false;
-}
-
-long long Box::volume() const {
-    if (empty()) return 0;
-    long long v = 1;
-    for (int a = 0; a < 4; ++a)
-        v *= hi[size_t(a)] - lo[size_t(a)];
-    return v;
-}
-
-Box Box::intersect(const Box& o) const {
-    Box r;
-    for (size_t a = 0; a < 4; ++a) {
-        r.lo[a] = std::max(lo[a], o.lo[a]);
-        r.hi[a] = std::min(hi[a], o.hi[a]);
-    }
-    return r;
-}
-
-Box Box::hull(const Box& o) const {
-    Box r;
-    for (size_t a = 0; a < 4; ++a) {
-        r.lo[a] = std::min(lo[a], o.lo[a]);
-        r.hi[a] = std::max(hi[a], o.hi[a]);
-    }
-    return r;
-}
-
 TransferGeometry::TransferGeometry(const Network& net, int dataBits, LoadOrder loadOrder,
                                    std::uint64_t stageBytes)
     : m_net(net), m_dataBits(dataBits), m_loadOrder(loadOrder), m_stageBytes(stageBytes) {
@@ -425,17 +393,17 @@ std::vector<Box> splitBox(const Box& b, const StageOrder& order, int maxStages) 
 }
 
 std::uint32_t lagStage(std::span<const Box> prod, std::span<const Box> req) {
+    const long long n = (long long)prod.size();
     long long k = 1;
-    for (size_t j = 0; j < req.size(); ++j) {
-        long long need = 0;
-        for (size_t i = prod.size(); i-- > 0;)
-            if (prod[i].intersects(req[j])) {
-                need = (long long)i + 1;
+    // Requirement j raises k only through a producer stage i with i + 1 - j > k: the stages
+    // below k + j are not looked at, and none is once k reaches n.
+    for (size_t j = 0; j < req.size() && k < n; ++j)
+        for (long long i = n - 1; i >= k + (long long)j; --i)
+            if (prod[size_t(i)].intersects(req[j])) {
+                k = i + 1 - (long long)j;
                 break;
             }
-        k = std::max(k, need - (long long)j);
-    }
-    return std::uint32_t(std::min<long long>(k, (long long)prod.size()));
+    return std::uint32_t(std::min(k, n));
 }
 
 std::vector<DramCell> dramCells(const Box& ext, const std::vector<Box>& win) {

@@ -9,6 +9,7 @@
 #include "mapping/mapper.h"
 #include "model/network.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -21,12 +22,40 @@ namespace tilescope {
 // sample index; weights: [k, c, r, s].
 struct Box {
     std::array<int, 4> lo{}, hi{};
-    bool empty() const;
-    long long volume() const;
-    Box intersect(const Box& o) const;
-    Box hull(const Box& o) const; // the smallest box holding both
+    bool empty() const {
+        for (size_t a = 0; a < 4; ++a)
+            if (hi[a] <= lo[a]) return true;
+        return false;
+    }
+    long long volume() const {
+        if (empty()) return 0;
+        long long v = 1;
+        for (size_t a = 0; a < 4; ++a)
+            v *= hi[a] - lo[a];
+        return v;
+    }
+    Box intersect(const Box& o) const {
+        Box r;
+        for (size_t a = 0; a < 4; ++a) {
+            r.lo[a] = std::max(lo[a], o.lo[a]);
+            r.hi[a] = std::min(hi[a], o.hi[a]);
+        }
+        return r;
+    }
+    Box hull(const Box& o) const { // the smallest box holding both
+        Box r;
+        for (size_t a = 0; a < 4; ++a) {
+            r.lo[a] = std::min(lo[a], o.lo[a]);
+            r.hi[a] = std::max(hi[a], o.hi[a]);
+        }
+        return r;
+    }
     bool contains(const Box& o) const { return o.intersect(*this) == o; }
-    bool intersects(const Box& o) const { return !intersect(o).empty(); }
+    bool intersects(const Box& o) const {
+        for (size_t a = 0; a < 4; ++a)
+            if (std::min(hi[a], o.hi[a]) <= std::max(lo[a], o.lo[a])) return false;
+        return true;
+    }
     bool operator==(const Box&) const = default;
 };
 
