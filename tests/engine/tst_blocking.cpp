@@ -1031,14 +1031,6 @@ void TestBlocking::sCutStagesStreamRowBlocks() {
     replaysAsEstimated(fast, t, hw, 1, f, out);
 }
 
-// The segmentation stem of the workloads larger than the chip (docs/cost-model.md §2b) on
-// edge as two S cuts of two convolutions each: through DRAM the first S cut overflows; its
-// stages stream row blocks instead. DRAM by hand: net.0's input 3 x 1024 x 2048 =
-// 6291456 B, net.2's output (stored, read by the next S cut) 32 x 512 x 1024 = 16777216 B
-// twice, net.6's output 64 x 256 x 512 = 8388608 B, the weights 896 + 9248 + 18496 + 36928
-// = 65568 B, and the halo rows of the two DRAM readers once more per block boundary:
-// net.0 (stride 2: 1 input row of 3 x 2048 B) 8 x 6144 = 49152 B at 9 blocks, net.4 (1 row
-// of 32 x 1024 B) 12 x 32768 = 393216 B at 13 blocks: 48742432 B in all.
 // Streaming never turns a cut that fits into one that overflows. The worked conv twice (a,
 // b) and a 1x1 conv c (16 -> 256 channels, weights 4096 B) reading b, on three tiles of
 // 43008 B, in one S cut, which charges the most weights and the most working set of its
@@ -1073,6 +1065,14 @@ void TestBlocking::stagesStreamOnlyWhereTheCutFits() {
     cut(44032, 10, "output streamed over the NoC to the S-cut stage after", 44032);
 }
 
+// The segmentation stem of the workloads larger than the chip (docs/cost-model.md §2b) on
+// edge as two S cuts of two convolutions each: through DRAM the first S cut overflows; its
+// stages stream row blocks instead. DRAM by hand: net.0's input 3 x 1024 x 2048 =
+// 6291456 B, net.2's output (stored, read by the next S cut) 32 x 512 x 1024 = 16777216 B
+// twice, net.6's output 64 x 256 x 512 = 8388608 B, the weights 896 + 9248 + 18496 + 36928
+// = 65568 B, and the halo rows of the two DRAM readers once more per block boundary:
+// net.0 (stride 2: 1 input row of 3 x 2048 B) 8 x 6144 = 49152 B at 9 blocks, net.4 (1 row
+// of 32 x 1024 B) 12 x 32768 = 393216 B at 13 blocks: 48742432 B in all.
 void TestBlocking::segStemStagesStream() {
     auto net = loadModel(std::string(TILESCOPE_TESTDATA) + "/seg_stem_1024x2048.onnx");
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().message.c_str());
