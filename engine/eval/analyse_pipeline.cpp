@@ -299,8 +299,9 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
             if (first) firstSlice = std::max(firstSlice, slice);
             for (std::uint32_t q = load.linkFrom; q < load.linkTo; ++q) {
                 const int l = t.weightLoadLinks[q];
+                const double onLink = bytes * t.weightLoadShares[q];
                 done = std::max(
-                    done, ctx.pipeLinkClock.after(l, from, bytes * mesh.linkSlowness(l) / linkBw));
+                    done, ctx.pipeLinkClock.after(l, from, onLink * mesh.linkSlowness(l) / linkBw));
             }
             in = std::max(in, done);
         }

@@ -58,7 +58,7 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
             geo.weightElems(layer, kr.first, kr.second, channels.first, channels.second)));
         route.clear();
         mesh.multicastFromDram(members, route);
-        tally.add(route, bytes);
+        tally.addDram(mesh, route, bytes);
         chargeSides(mesh, side, members, bytes);
         dram += bytes;
         delivered += bytes * double(members.size());
@@ -67,15 +67,17 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
                 std::max(traffic.weightStages, geo.stagesOf(std::uint64_t(bytes)));
             LeafTraffic::WeightLoad load;
             load.bytes = bytes;
-            load.slowness = mesh.routeSlowness(route);
+            load.slowness = mesh.dramSlowness(route);
             load.stages = geo.stagesOf(std::uint64_t(bytes));
             load.sides = int(mesh.dramSidesOf(members).size());
-            std::vector<int>& links = traffic.weightLoadLinks;
-            load.linkFrom = std::uint32_t(links.size());
-            links.insert(links.end(), route.begin(), route.end());
-            std::sort(links.begin() + load.linkFrom, links.end());
-            links.erase(std::unique(links.begin() + load.linkFrom, links.end()), links.end());
-            load.linkTo = std::uint32_t(links.size());
+            thread_local std::vector<std::pair<int, double>> shares;
+            mesh.dramLinkShares(route, shares);
+            load.linkFrom = std::uint32_t(traffic.weightLoadLinks.size());
+            for (const auto& [l, share] : shares) {
+                traffic.weightLoadLinks.push_back(l);
+                traffic.weightLoadShares.push_back(share);
+            }
+            load.linkTo = std::uint32_t(traffic.weightLoadLinks.size());
             traffic.weightLoads.push_back(load);
         }
         if (mesh.dramRuns().active()) {
@@ -160,7 +162,7 @@ double dramInput(const TransferGeometry& geo, const Mesh& mesh, const InputGeom&
             dst.push_back(actTiles[a]);
         route.clear();
         mesh.multicastFromDram(dst, route);
-        act.add(route, bytes);
+        act.addDram(mesh, route, bytes);
         chargeSides(mesh, traffic.actSide, dst, bytes);
         traffic.actDram += bytes;
         delivered += bytes * double(c.to.size());
@@ -286,16 +288,20 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
         const double bytes = double(geo.bytesOf(boxes[a].volume()));
         route.clear();
         mesh.routeToDram(tiles[a], route);
-        act.add(route, bytes);
-        const Dir side = mesh.nearestPort(tiles[a]).first;
-        traffic.actSide[size_t(side)] += bytes;
+        act.addDram(mesh, route, bytes);
+        if (mesh.interleaved()) {
+            chargeSides(mesh, traffic.actSide, {tiles[a]}, bytes);
+        } else {
+            const Dir side = mesh.nearestPort(tiles[a]).first;
+            traffic.actSide[size_t(side)] += bytes;
+        }
         traffic.actDram += bytes;
         traffic.actDramOut += bytes;
         if (mesh.dramRuns().active())
-            countRuns(geo, mesh, shape, boxes[a], bytes, std::span<const Dir>(&side, 1),
+            countRuns(geo, mesh, shape, boxes[a], bytes, mesh.dramSidesOf({tiles[a]}),
                       traffic.outRuns);
-        egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
-        stored[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+        egress[size_t(tiles[a])] += bytes * mesh.dramSlowness(route);
+        stored[size_t(tiles[a])] += bytes * mesh.dramSlowness(route);
     }
 }
 
@@ -681,8 +687,9 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
         const auto& [l, b] = scaled.weightLinks[i];
         scaled.maxLink = std::max(scaled.maxLink, b * mesh.linkSlowness(l));
     };
+    // Hop-bytes over mesh links: a port link is the DRAM's interface (Mesh::isPortLink).
     for (const auto& [link, bytes] : scaled.actLinks) {
-        scaled.actHop += bytes;
+        if (!mesh.isPortLink(link)) scaled.actHop += bytes;
         if (mesh.crossesChiplet(link)) scaled.actInterHop += bytes;
         while (j < scaled.weightLinks.size() && scaled.weightLinks[j].first < link)
             weightOnly(j++);
@@ -694,7 +701,7 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
     for (; j < scaled.weightLinks.size(); ++j)
         weightOnly(j);
     for (const auto& [link, bytes] : scaled.weightLinks) {
-        scaled.weightHop += bytes;
+        if (!mesh.isPortLink(link)) scaled.weightHop += bytes;
         if (mesh.crossesChiplet(link)) scaled.weightInterHop += bytes;
     }
     return scaled;

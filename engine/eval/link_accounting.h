@@ -58,6 +58,15 @@ class LinkTally {
         for (int l : route)
             m_mark[size_t(l)] = 0;
     }
+    // A DRAM transfer's route (Mesh::routeFromDram, routeToDram, multicastFromDram): each
+    // link once, or where memory is interleaved over the ports each appearance with its
+    // share of the bytes (Mesh::dramShare).
+    void addDram(const Mesh& mesh, const std::vector<int>& route, double bytes) {
+        if (!mesh.interleaved()) return add(route, bytes);
+        const double share = bytes * mesh.dramShare();
+        for (int l : route)
+            addLink(l, share);
+    }
     // Adds another tally's bytes (it keeps them). Byte counts are whole numbers (exact in a
     // double), so a link's sum does not depend on the order they are added in.
     void addFrom(const LinkTally& o) {

@@ -293,7 +293,8 @@ struct LeafTraffic {
     double nocPacedPiece = 0;
     // DRAM bytes per side (indexed by Dir), for templates that give each side its own
     // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
-    // sides of its destinations (Mesh::dramSidesOf, as the simulator charges them).
+    // sides of its destinations, both over every side where memory is interleaved
+    // (Mesh::dramSidesOf, as the simulator charges them).
     std::array<double, 4> actSide{}, weightSide{};
     double actHop = 0, weightHop = 0; // bytes x links of each part
     // Of which on inter-chiplet links (Mesh::crossesChiplet; 0 without chiplets).
@@ -318,7 +319,7 @@ struct LeafTraffic {
     int weightStages = 0;
     int sendStages = kMaxStages;
     // Its weight LOADs (resident weights, one per output-channel range) in the order the
-    // program needs them: their bytes, their routes' slowness (Mesh::routeSlowness), stages
+    // program needs them: their bytes, their routes' slowness (Mesh::dramSlowness), stages
     // (stageCount), DRAM sides (Mesh::dramSidesOf) and links, [linkFrom, linkTo) of
     // weightLoadLinks, each link once. The replay's DRAM serves each at its route's
     // bandwidth, however many share a link there (docs/cost-model.md §5, "Weights queued on
@@ -330,6 +331,9 @@ struct LeafTraffic {
     };
     std::vector<WeightLoad> weightLoads;
     std::vector<int> weightLoadLinks;
+    // The share of its LOAD's bytes each of weightLoadLinks carries (Mesh::dramLinkShares:
+    // 1 but where memory is interleaved over the DRAM ports).
+    std::vector<double> weightLoadShares;
     // DRAM runs (docs/cost-model.md §4b), for a template with a run model only
     // (Hardware::hasDramRuns): per layout, the runs of each input read from DRAM and of the
     // outputs stored, and what they cost beyond their bytes (runOverheadBytes), in all and

@@ -103,6 +103,7 @@ void polarTile(Hardware& hw) {
 // Every MAC reads its input and its weight from its PE's scratchpads.
 Hardware eyerissHardware() {
     Hardware hw = defaultHardware(4, 4, "eyeriss");
+    hw.dramInterleaved = true; // as the reference's 4x4 chip, like edge
     hw.macsPerTile = 1024;
     hw.energy.bufferReadPjPerByte = 1.0537;
     hw.energy.bufferWritePjPerByte = 1.8722;
@@ -152,6 +153,8 @@ bool presetHardware(const std::string& name, Hardware& out) {
     if (name == "edge" || name == "cloud") {
         out = name == "edge" ? defaultHardware(4, 4, "edge") : defaultHardware(12, 12, "cloud");
         polarTile(out);
+        // The reference implementation's 4x4 chip: memory interleaved over its 8 ports.
+        out.dramInterleaved = name == "edge";
     } else if (name == "eyeriss")
         out = eyerissHardware();
     else if (name == "testchip")
@@ -447,7 +450,7 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         if (!r.checkKeys(d, "dram",
                          {"bytes_per_cycle", "sides", "latency_cycles", "max_outstanding_loads",
                           "port_bytes_per_cycle", "burst_bytes", "run_overhead_cycles",
-                          "channel_block"}) ||
+                          "channel_block", "ports"}) ||
             !r.num(d, "dram", "bytes_per_cycle", hw.dramBytesPerCycle, true) ||
             !r.num(d, "dram", "latency_cycles", hw.dramLatencyCycles, false) ||
             !r.num(d, "dram", "max_outstanding_loads", hw.maxOutstandingLoads, true) ||
@@ -457,6 +460,14 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
             !r.num(d, "dram", "channel_block", hw.dramChannelBlock, true))
             return fail();
         dramGiven = d.contains("bytes_per_cycle");
+        if (d.contains("ports")) {
+            const std::string p = d["ports"].is_string() ? d["ports"].get<std::string>() : "";
+            if (p != "nearest" && p != "interleaved")
+                return makeError(file, "dram.ports",
+                                 "expected \"nearest\" or \"interleaved\", got " +
+                                     d["ports"].dump());
+            hw.dramInterleaved = p == "interleaved";
+        }
         if (d.contains("sides")) {
             if (!d["sides"].is_array() || d["sides"].empty())
                 return makeError(file, "dram.sides", "expected a non-empty list of sides");
@@ -571,6 +582,7 @@ json hardwareToJson(const Hardware& hw) {
     if (hw.dramBurstBytes > 0) j["dram"]["burst_bytes"] = hw.dramBurstBytes;
     if (hw.dramRunOverheadCycles > 0) j["dram"]["run_overhead_cycles"] = hw.dramRunOverheadCycles;
     if (hw.dramChannelBlock != 16) j["dram"]["channel_block"] = hw.dramChannelBlock;
+    if (hw.dramInterleaved) j["dram"]["ports"] = "interleaved";
     if (hw.energy.bufferReadPjPerByte > 0)
         j["energy"]["buffer_read_pj_per_byte"] = hw.energy.bufferReadPjPerByte;
     if (hw.energy.bufferWritePjPerByte > 0)

@@ -139,6 +139,11 @@ struct Hardware {
     double nocBytesPerCycle = 24;  // per link, per direction
     double dramBytesPerCycle = 16; // total over all ports
     std::vector<MeshSide> dramSides = {MeshSide::West, MeshSide::East};
+    // Where a tile's DRAM bytes enter and leave the mesh (docs/hardware-format.md, "Tile
+    // numbering and DRAM ports"): false, the port of its nearest DRAM side; true, memory
+    // interleaved over every port (every edge tile of every DRAM side), each transfer split
+    // evenly over all of them.
+    bool dramInterleaved = false;
     // The DRAM model of docs/hardware-format.md: a read's data arrives this long after its
     // transfer; a tile keeps up to maxOutstandingLoads LOADs in flight to hide it; with
     // dramPortBytesPerCycle > 0 each side's controller is a bandwidth limit of its own.

@@ -16,6 +16,14 @@ Mesh::Mesh(const Hardware& hw)
     for (int t = 0; t < tiles(); ++t)
         m_tileX[size_t(t)] = t % m_x, m_tileY[size_t(t)] = t / m_x;
     initChiplets(hw.chiplets);
+    m_portLink.assign(size_t(std::max(0, linkCount())), 0);
+    for (int l = 0; l < linkCount(); ++l) {
+        const LinkInfo i = linkInfo(l);
+        const int x = tileX(i.tile), y = tileY(i.tile);
+        m_portLink[size_t(l)] = i.fromDram || (i.dir == West && x == 0) ||
+                                (i.dir == East && x == m_x - 1) || (i.dir == North && y == 0) ||
+                                (i.dir == South && y == m_y - 1);
+    }
     for (MeshSide s : hw.dramSides) {
         switch (s) {
         case MeshSide::West:
@@ -32,6 +40,15 @@ Mesh::Mesh(const Hardware& hw)
             break;
         }
     }
+    if (hw.dramInterleaved)
+        for (Dir s : m_sides) {
+            const bool column = s == West || s == East; // the side runs down a column
+            for (int i = 0; i < (column ? m_y : m_x); ++i)
+                m_ports.emplace_back(s, s == West    ? tileId(0, i)
+                                        : s == East  ? tileId(m_x - 1, i)
+                                        : s == North ? tileId(i, 0)
+                                                     : tileId(i, m_y - 1));
+        }
     const int stripe = std::clamp(hw.stripe, 1, m_x);
     m_order.reserve(size_t(tiles()));
     int stripeIdx = 0;
@@ -74,13 +91,6 @@ Mesh::LinkInfo Mesh::linkInfo(int link) const {
     return {l / 4, Dir(l % 4), fromDram};
 }
 
-bool Mesh::isPortLink(int link) const {
-    const LinkInfo i = linkInfo(link);
-    if (i.fromDram) return true;
-    const int x = tileX(i.tile), y = tileY(i.tile);
-    return (i.dir == West && x == 0) || (i.dir == East && x == m_x - 1) ||
-           (i.dir == North && y == 0) || (i.dir == South && y == m_y - 1);
-}
 
 double Mesh::linkCapacity(int link) const {
     if (!isPortLink(link)) return crossesChiplet(link) ? m_interBytesPerCycle : m_nocBytesPerCycle;
@@ -140,6 +150,13 @@ std::pair<Dir, int> Mesh::nearestPort(int tile) const {
 
 std::vector<Dir> Mesh::dramSidesOf(const std::vector<int>& tiles) const {
     std::vector<Dir> sides;
+    if (interleaved()) {
+        if (tiles.empty()) return sides;
+        sides = m_sides;
+        std::sort(sides.begin(), sides.end());
+        sides.erase(std::unique(sides.begin(), sides.end()), sides.end());
+        return sides;
+    }
     for (int t : tiles)
         sides.push_back(nearestPort(t).first);
     std::sort(sides.begin(), sides.end());
@@ -148,15 +165,51 @@ std::vector<Dir> Mesh::dramSidesOf(const std::vector<int>& tiles) const {
 }
 
 void Mesh::routeFromDram(int tile, std::vector<int>& out) const {
+    for (const auto& [side, edge] : m_ports) {
+        out.push_back(portInLink(edge, side));
+        route(edge, tile, out);
+    }
+    if (interleaved()) return;
     auto [side, edge] = nearestPort(tile);
     out.push_back(portInLink(edge, side));
     route(edge, tile, out);
 }
 
 void Mesh::routeToDram(int tile, std::vector<int>& out) const {
+    for (const auto& [side, edge] : m_ports) {
+        route(tile, edge, out);
+        out.push_back(outLink(edge, side));
+    }
+    if (interleaved()) return;
     auto [side, edge] = nearestPort(tile);
     route(tile, edge, out);
     out.push_back(outLink(edge, side));
+}
+
+void Mesh::dramLinkShares(std::span<const int> route,
+                          std::vector<std::pair<int, double>>& out) const {
+    thread_local std::vector<int> sorted;
+    sorted.assign(route.begin(), route.end());
+    std::sort(sorted.begin(), sorted.end());
+    out.clear();
+    const double share = dramShare();
+    for (size_t i = 0; i < sorted.size();) {
+        size_t j = i;
+        while (j < sorted.size() && sorted[j] == sorted[i])
+            ++j;
+        out.emplace_back(sorted[i], interleaved() ? double(j - i) * share : 1.0);
+        i = j;
+    }
+}
+
+double Mesh::dramSlowness(std::span<const int> route) const {
+    if (!interleaved()) return routeSlowness(route);
+    thread_local std::vector<std::pair<int, double>> shares;
+    dramLinkShares(route, shares);
+    double s = 0.0;
+    for (const auto& [l, share] : shares)
+        s = std::max(s, share * linkSlowness(l));
+    return s;
 }
 
 namespace {
@@ -212,6 +265,14 @@ void Mesh::multicastRoute(int a, const std::vector<int>& dsts, std::vector<int>&
 }
 
 void Mesh::multicastFromDram(const std::vector<int>& dsts, std::vector<int>& out) const {
+    if (interleaved()) { // one tree from every port, each carrying its share
+        if (dsts.empty()) return;
+        for (const auto& [side, edge] : m_ports) {
+            out.push_back(portInLink(edge, side));
+            multicastRoute(edge, dsts, out);
+        }
+        return;
+    }
     // One tree per port the destinations enter by.
     thread_local std::vector<std::tuple<int, int, int>> byPort; // (edge tile, side, destination)
     thread_local std::vector<int> group;

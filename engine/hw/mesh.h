@@ -45,7 +45,11 @@ class Mesh {
         bool fromDram;
     };
     LinkInfo linkInfo(int link) const;
-    bool isPortLink(int link) const;
+    // A link between an edge tile and the DRAM (either way). It carries the DRAM's bytes
+    // (the per-link figures, its share of the DRAM bandwidth) but is not a NoC hop: the
+    // hop-bytes and the NoC energy count mesh links only, the DRAM interface's energy being
+    // in the DRAM's per-bit figure (docs/cost-model.md §4).
+    bool isPortLink(int link) const { return m_portLink[size_t(link)] != 0; }
     // Bytes per cycle the link carries at most: a mesh link the NoC link bandwidth (the
     // inter-chiplet bandwidth when it crossesChiplet); a port link (isPortLink) its share of
     // the DRAM bandwidth, which the DRAM sides split evenly and each side evenly again among
@@ -86,9 +90,25 @@ class Mesh {
     void route(int a, int b, std::vector<int>& out) const;
     // The DRAM side nearest to tile t (fewest hops), and the edge tile where it enters.
     std::pair<Dir, int> nearestPort(int tile) const;
+    // Memory interleaved over every DRAM port (Hardware::dramInterleaved): a DRAM transfer
+    // is split evenly over all the ports, one per edge tile of each DRAM side, and each
+    // share takes its own route. The routes below then hold one route (or tree) per port,
+    // one after another, so a link appears once per port whose route crosses it; each
+    // appearance carries dramShare() of the transfer's bytes. Nearest-port routes carry all
+    // of them (a link that two of a multicast's trees share carries them once).
+    bool interleaved() const { return !m_ports.empty(); }
+    double dramShare() const { return m_ports.empty() ? 1.0 : 1.0 / double(m_ports.size()); }
+    // The share of a DRAM transfer's bytes each link of `route` (a routeFromDram,
+    // routeToDram or multicastFromDram result) carries, with that link: (link, share),
+    // sorted by link, each link once.
+    void dramLinkShares(std::span<const int> route, std::vector<std::pair<int, double>>& out) const;
+    // What a DRAM transfer's bytes take on its busiest link, relative to a NoC link:
+    // routeSlowness() for a nearest-port route, max over its links of share x slowness
+    // where interleaved.
+    double dramSlowness(std::span<const int> route) const;
     // The DRAM sides a transfer is charged to when each side has its own controller
     // (Hardware::dramPortBytesPerCycle): the nearest side of each tile, distinct, sorted by
-    // Dir. A STORE passes its own tile, a LOAD from DRAM its destination tiles (it splits
+    // Dir; every DRAM side where interleaved. A STORE passes its own tile, a LOAD from DRAM its destination tiles (it splits
     // its bytes evenly among the sides returned). The evaluator uses the same function.
     std::vector<Dir> dramSidesOf(const std::vector<int>& tiles) const;
     // Links of the path DRAM -> tile (port-in link then the mesh route) and back.
@@ -112,8 +132,10 @@ class Mesh {
     double m_interBytesPerCycle, m_nocPj, m_interPj, m_interSlowness = 1.0;
     std::vector<char> m_linkClass; // per link: 1 = crosses a chiplet boundary (chiplets only)
     std::vector<Dir> m_sides;
+    std::vector<std::pair<Dir, int>> m_ports; // interleaved: every (side, edge tile)
     std::vector<int> m_order;
     std::vector<int> m_tileX, m_tileY; // per tile id: its column and row (no division per lookup)
+    std::vector<char> m_portLink;      // per link: isPortLink
 };
 
 } // namespace tilescope

@@ -68,6 +68,12 @@ struct Sim {
     std::vector<std::uint32_t> routeLen;
     std::vector<std::uint8_t> sideMask;
     std::vector<int> routeLinks, tmp, dsts;
+    // Where memory is interleaved over the DRAM ports (Mesh::interleaved), the share of its
+    // transfer's bytes each of routeLinks carries (Mesh::dramLinkShares; 1 on a SEND's);
+    // empty otherwise, every link carrying all of them.
+    std::vector<double> routeShare;
+    std::vector<std::pair<int, double>> shares;
+    double shareAt(size_t q) const { return routeShare.empty() ? 1.0 : routeShare[q]; }
     size_t maxLoads = 1;
     // Stages each instruction's engine has issued; done counts those whose end is known.
     // They differ for DRAM transfers waiting for the DRAM to take them (grantDram()).
@@ -188,11 +194,28 @@ struct Sim {
             else
                 mesh.multicastRoute(i.tile, dsts, tmp);
         }
-        std::sort(tmp.begin(), tmp.end());
-        tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
         routeAt[k] = routeLinks.size();
-        routeLen[k] = std::uint32_t(tmp.size());
-        routeLinks.insert(routeLinks.end(), tmp.begin(), tmp.end());
+        if (mesh.interleaved()) {
+            if (i.op == Op::Send) {
+                std::sort(tmp.begin(), tmp.end());
+                tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
+                shares.clear();
+                for (int l : tmp)
+                    shares.emplace_back(l, 1.0);
+            } else {
+                mesh.dramLinkShares(tmp, shares);
+            }
+            routeLen[k] = std::uint32_t(shares.size());
+            for (const auto& [l, w] : shares) {
+                routeLinks.push_back(l);
+                routeShare.push_back(w);
+            }
+        } else {
+            std::sort(tmp.begin(), tmp.end());
+            tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
+            routeLen[k] = std::uint32_t(tmp.size());
+            routeLinks.insert(routeLinks.end(), tmp.begin(), tmp.end());
+        }
         if (i.op != Op::Send)
             for (Dir s : mesh.dramSidesOf(dsts))
                 sideMask[k] |= std::uint8_t(1u << s);
@@ -310,8 +333,11 @@ struct Sim {
         const std::span<const int> links(routeLinks.data() + routeAt[k], routeLen[k]);
         const double bytes = double(i.bytes) * frac;
         const bool dram = i.op != Op::Send;
-        for (int l : links)
-            end = std::max(end, bookLink(l, std::uint32_t(k), start, bytes / linkBwOf[size_t(l)]));
+        for (std::uint32_t q = 0; q < routeLen[k]; ++q) {
+            const int l = links[q];
+            const double onLink = routeShare.empty() ? bytes : bytes * shareAt(routeAt[k] + q);
+            end = std::max(end, bookLink(l, std::uint32_t(k), start, onLink / linkBwOf[size_t(l)]));
+        }
         if (dram) {
             const double occupied = dramOccupancy(i) * frac;
             result.dramBusy += occupied / dramBw;
@@ -328,10 +354,15 @@ struct Sim {
             }
         }
         // Whole-instruction bytes, once: per-stage fractions would not sum back exactly.
+        // Hop-bytes over mesh links: a port link is the DRAM's interface (Mesh::isPortLink).
         if (j == 0) {
-            for (int l : links)
-                result.linkBytes[size_t(l)] += double(i.bytes);
-            result.nocHopBytes += double(i.bytes) * double(links.size());
+            for (std::uint32_t q = 0; q < routeLen[k]; ++q) {
+                const double onLink = routeShare.empty()
+                                          ? double(i.bytes)
+                                          : double(i.bytes) * shareAt(routeAt[k] + q);
+                result.linkBytes[size_t(links[q])] += onLink;
+                if (!mesh.isPortLink(links[q])) result.nocHopBytes += onLink;
+            }
         }
         return end;
     }
@@ -490,7 +521,8 @@ struct Sim {
         routeOf(k);
         double rate = dramBw;
         for (std::uint32_t q = 0; q < routeLen[k]; ++q)
-            rate = std::min(rate, linkBwOf[size_t(routeLinks[routeAt[k] + q])]);
+            rate = std::min(rate, linkBwOf[size_t(routeLinks[routeAt[k] + q])] /
+                                      shareAt(routeAt[k] + q));
         if (portBw > 0) rate = std::min(rate, portBw * std::popcount(unsigned(sideMask[k])));
         return rate;
     }

@@ -43,10 +43,12 @@ struct SimResult {
     std::vector<std::array<Cycles, 3>> busy;
     std::vector<SimInterval> timeline; // one per instruction, by start time
     Bytes dramBytes = 0;               // moved by LOAD(dram) and STORE
-    Bytes nocHopBytes = 0;             // bytes x links crossed (multicast trees once)
+    Bytes nocHopBytes = 0;             // bytes x mesh links crossed (multicast trees once)
     Cycles dramBusy = 0;               // time the DRAM interface was transferring
     // Bytes that crossed each link (Mesh link index, DRAM port links included); a multicast
-    // counts once per link of its route union. Whole instructions: sum(linkBytes) == nocHopBytes.
+    // counts once per link of its route union, a DRAM transfer on memory interleaved over the
+    // ports its share on each. Whole instructions: the sum over the links that are not port
+    // links (Mesh::isPortLink) is nocHopBytes.
     std::vector<Bytes> linkBytes;
     // DRAM bytes per side (by Dir) as Mesh::dramSidesOf charges them, whether or not the
     // template limits the sides.

@@ -144,14 +144,49 @@ Result<SearchResult> shortAnneal(const Network& net, const Hardware& hw, int see
 
 // Bytes per link that the program moves: every LOAD from DRAM, STORE and SEND over the
 // union of its X-then-Y routes (a multicast loads each link once), routed here
-// independently of the evaluator and the simulator.
+// independently of the evaluator and the simulator. Where memory is interleaved over the
+// DRAM ports, a DRAM transfer's bytes are split evenly over the ports, each share over its
+// own port's routes.
 std::vector<double> programLinkBytes(const Program& p, const Hardware& hw) {
     const Mesh mesh(hw);
     std::vector<double> bytes(size_t(mesh.linkCount()), 0.0);
     std::vector<int> route;
+    std::vector<std::pair<int, int>> ports; // interleaved: (side, edge tile)
+    if (hw.dramInterleaved)
+        for (int t = 0; t < mesh.tiles(); ++t)
+            for (auto side : hw.dramSides) {
+                const int x = mesh.tileX(t), y = mesh.tileY(t);
+                if ((side == MeshSide::West && x == 0) ||
+                    (side == MeshSide::East && x == mesh.width() - 1))
+                    ports.emplace_back(side == MeshSide::West ? West : East, t);
+                if ((side == MeshSide::North && y == 0) ||
+                    (side == MeshSide::South && y == mesh.height() - 1))
+                    ports.emplace_back(side == MeshSide::North ? North : South, t);
+            }
     for (const auto& tp : p.tiles)
         for (const auto& i : tp.instructions) {
             route.clear();
+            const bool dram = (i.op == Op::Load && i.src == kDram) || i.op == Op::Store;
+            if (dram && !ports.empty()) {
+                // Each port's share over that port's route (a multicast: each of its links once).
+                const double share = double(i.bytes) / double(ports.size());
+                for (const auto& [side, edge] : ports) {
+                    route.clear();
+                    if (i.op == Op::Store) {
+                        mesh.route(i.tile, edge, route);
+                        route.push_back(mesh.outLink(edge, Dir(side)));
+                    } else {
+                        route.push_back(mesh.portInLink(edge, Dir(side)));
+                        for (auto d : i.destinations())
+                            mesh.route(edge, d, route);
+                    }
+                    std::sort(route.begin(), route.end());
+                    route.erase(std::unique(route.begin(), route.end()), route.end());
+                    for (int l : route)
+                        bytes[size_t(l)] += share;
+                }
+                continue;
+            }
             if (i.op == Op::Load && i.src == kDram)
                 for (auto d : i.destinations())
                     mesh.routeFromDram(d, route);

@@ -7,10 +7,9 @@
 // search at batch 8) on meshes the model was not tuned on and on the newer layer kinds.
 // Blocked leaves (docs/cost-model.md §2b: slices larger than their tiles' buffers, worked
 // through in blocks) on the models larger than the chip. Wafer-scale meshes (24x24 and the
-// 32x32 wafer preset): layer-sequential trees, so the rows stay quick. No row has an
-// exception: DRAM run models (the runs of each tensor's planned layout charged by both) hold
-// too. The widest, mobilenet_v2 in one segment on the 10x10 mesh, replays at 1.088 of
-// its estimate.
+// 32x32 wafer preset): layer-sequential trees, so the rows stay quick. DRAM run models (the
+// runs of each tensor's planned layout charged by both) hold too, but for one annealed
+// tree held as a known disagreement (dramRuns below).
 #include "codegen/codegen.h"
 #include "hwvariants.h"
 #include "model/model_loader.h"
@@ -233,7 +232,18 @@ void TestFidelity::dramRuns_data() {
 }
 
 void TestFidelity::dramRuns() {
-    agreement();
+    // The tree the search finds for mobilenet_v2 on 6x6 with four DRAM sides and runs
+    // replays at 0.847 of its estimate: its two S 8/8 segments are estimated NoC-bound
+    // (256,876 and 148,085 cycles) where the replay runs DRAM-bound throughout (DRAM busy
+    // 99%, the busiest link 37%), the S cuts' stages overlapping further than the estimate
+    // fills them (docs/isa.md, "Limits of the agreement", S-cut fill). A known disagreement,
+    // held here so that a change curing it is noticed.
+    QFETCH(QString, model);
+    QFETCH(QString, hw);
+    QFETCH(QString, tree);
+    const bool known = QByteArray(QTest::currentDataTag()) == "6x6+4sides+runs mobilenet_v2 sa8";
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
+          false, known ? "pessimistic on this annealed tree's S-cut fill (docs/isa.md)" : nullptr);
 }
 
 // Load orders fixed by the template (docs/isa.md, "Load orders"): the weights whole first
@@ -260,20 +270,7 @@ void TestFidelity::stageBytes_data() {
 }
 
 void TestFidelity::stageBytes() {
-    // The tree the search finds on edge with whole-instruction stages replays 18% faster than
-    // estimated (0.816): its 47-leaf T segment replays in 0.77 of its estimate at any stage
-    // size (0.766 with 8 stages), and whole-instruction stages lengthen the estimates of its
-    // S-cut segments more than the replay, which overlaps them with the segments beside them
-    // (docs/isa.md, "Limits of the agreement"). A known disagreement, held here so that a
-    // change curing it is noticed.
-    QFETCH(QString, model);
-    QFETCH(QString, hw);
-    QFETCH(QString, tree);
-    const bool known = QByteArray(QTest::currentDataTag()) == "edge+stage65536 mobilenet_v2 sa8";
-    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
-          false,
-          known ? "pessimistic on this annealed tree (docs/isa.md, Limits of the agreement)"
-                : nullptr);
+    agreement();
 }
 
 QTEST_GUILESS_MAIN(TestFidelity)
