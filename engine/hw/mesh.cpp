@@ -91,7 +91,6 @@ Mesh::LinkInfo Mesh::linkInfo(int link) const {
     return {l / 4, Dir(l % 4), fromDram};
 }
 
-
 double Mesh::linkCapacity(int link) const {
     if (!isPortLink(link)) return crossesChiplet(link) ? m_interBytesPerCycle : m_nocBytesPerCycle;
     const Dir side = linkInfo(link).dir;

@@ -108,8 +108,9 @@ class Mesh {
     double dramSlowness(std::span<const int> route) const;
     // The DRAM sides a transfer is charged to when each side has its own controller
     // (Hardware::dramPortBytesPerCycle): the nearest side of each tile, distinct, sorted by
-    // Dir; every DRAM side where interleaved. A STORE passes its own tile, a LOAD from DRAM its destination tiles (it splits
-    // its bytes evenly among the sides returned). The evaluator uses the same function.
+    // Dir; every DRAM side where interleaved. A STORE passes its own tile, a LOAD from DRAM its
+    // destination tiles (it splits its bytes evenly among the sides returned). The evaluator uses
+    // the same function.
     std::vector<Dir> dramSidesOf(const std::vector<int>& tiles) const;
     // Links of the path DRAM -> tile (port-in link then the mesh route) and back.
     void routeFromDram(int tile, std::vector<int>& out) const;

@@ -521,8 +521,8 @@ struct Sim {
         routeOf(k);
         double rate = dramBw;
         for (std::uint32_t q = 0; q < routeLen[k]; ++q)
-            rate = std::min(rate, linkBwOf[size_t(routeLinks[routeAt[k] + q])] /
-                                      shareAt(routeAt[k] + q));
+            rate = std::min(rate,
+                            linkBwOf[size_t(routeLinks[routeAt[k] + q])] / shareAt(routeAt[k] + q));
         if (portBw > 0) rate = std::min(rate, portBw * std::popcount(unsigned(sideMask[k])));
         return rate;
     }

@@ -20,6 +20,7 @@ class TestHardware : public QObject {
     void dramRunsSample();
     void loadOrderKey();
     void stageBytesKey();
+    void dramPortsKey();
     void jsonRoundTrip();
     void dramModelKeys();
     void badTemplates_data();
@@ -139,6 +140,26 @@ void TestHardware::stageBytesKey() {
     QVERIFY(!hardwareToJson(edge)["tile"].contains("stage_bytes"));
 }
 
+// dram.ports: "nearest" (the default, not written back) or "interleaved" (written back);
+// edge and eyeriss interleave as the reference's 4x4 chip does, cloud does not.
+void TestHardware::dramPortsKey() {
+    auto hw = parseHardware(R"({"dram": {"ports": "interleaved"}})", "hw.json");
+    QVERIFY(hw.ok());
+    QVERIFY(hw->dramInterleaved);
+    const auto j = hardwareToJson(*hw);
+    QCOMPARE(j["dram"]["ports"].get<std::string>(), std::string("interleaved"));
+    auto again = parseHardware(j.dump(), "again.json");
+    QVERIFY(again.ok() && again->dramInterleaved);
+    auto nearest = parseHardware(R"({"dram": {"ports": "nearest"}})", "hw.json");
+    QVERIFY(nearest.ok() && !nearest->dramInterleaved);
+    QVERIFY(!hardwareToJson(*nearest)["dram"].contains("ports"));
+    for (const char* name : {"edge", "eyeriss", "cloud", "wafer"}) {
+        Hardware p;
+        QVERIFY(presetHardware(name, p));
+        QCOMPARE(p.dramInterleaved, std::string(name) == "edge" || std::string(name) == "eyeriss");
+    }
+}
+
 void TestHardware::dramRunsSample() {
     auto hw = loadHardware(std::string(TILESCOPE_SAMPLES) + "/hw/edge-dram-runs-4x4.json");
     QVERIFY2(hw.ok(), hw.ok() ? "" : hw.error().message.c_str());
@@ -219,6 +240,8 @@ void TestHardware::badTemplates_data() {
         {"unknown key", R"({"mesh": {"x": 4, "y": 4, "z": 2}})", "hw.json: mesh.z: unknown key"},
         {"unknown top key", R"({"meshes": 4})", "hw.json: meshes: unknown key"},
         {"bad side", R"({"dram": {"sides": ["up"]}})", "hw.json: dram.sides: unknown side \"up\""},
+        {"bad ports", R"({"dram": {"ports": "all"}})",
+         "hw.json: dram.ports: expected \"nearest\" or \"interleaved\", got \"all\""},
         {"not json", "{mesh", "hw.json: byte 2: invalid JSON"},
         {"string number", R"({"tile": {"macs": "1024"}})", "hw.json: tile.macs: expected a number"},
         {"name not a string", R"({"name": {"link": 25}})", "hw.json: name: expected a string"},

@@ -88,6 +88,7 @@ class TestSimulator : public QObject {
     void dramEmptyTransferTakesNothing();
     void dramServesNeedBetweenStages();
     void sendOverOneLink();
+    void interleavedLoadOverEveryPort();
     void sendReadByCompute();
     void loadsInFlightHideLatency();
     void cloudPortLinksInParallel();
@@ -340,6 +341,44 @@ void TestSimulator::storeNeededByItsQueue() {
     QCOMPARE(endOf(r, 3), 120.0);
     QCOMPARE(endOf(r, 4), 200.0);
     QCOMPARE(endOf(r, 6), 300.0);
+}
+
+// Memory interleaved over the ports (edge: west and east, 8 ports): a LOAD of 800 B from
+// DRAM to tile (1, 2) comes 100 B from each port, over the port-in link and the X-then-Y
+// route from that port's edge tile (x = 0 or 3, row y'): 1 + |2 - y'| hops from the west,
+// 2 + |2 - y'| from the east; |2 - y'| over the four rows is 4 on each side, so 4 x 1 + 4
+// from the west and 4 x 2 + 4 from the east, 20 mesh hops: 20 x 100 = 2,000 hop-bytes (the
+// port links are the DRAM's interface). The route
+// enters the tile from the north for rows 0 and 1 of both sides (400 B), from the south for
+// row 3 (200 B), from the west and the east for row 2 (100 B each): the busiest link
+// carries half the bytes, so the LOAD moves at the DRAM's 16 B/cycle (links 24 / 0.5 = 48)
+// in 50 cycles, and each side's controller moves half of it.
+void TestSimulator::interleavedLoadOverEveryPort() {
+    Hardware hw;
+    QVERIFY(presetHardware("edge", hw));
+    QVERIFY(hw.dramInterleaved);
+    const Mesh mesh(hw);
+    const int t = mesh.tileId(1, 2);
+    std::vector<int> route;
+    mesh.routeFromDram(t, route);
+    QCOMPARE(route.size(), size_t(8 + 20)); // 8 port-in links, 20 mesh hops
+    QCOMPARE(mesh.dramShare(), 1.0 / 8);
+    QCOMPARE(mesh.dramSlowness(route), 0.5);
+    QCOMPARE(mesh.dramSidesOf({t}), (std::vector<Dir>{East, West}));
+
+    const Program p = onTiles(hw, {{t, {make(1, Op::Load, t, kDram, t, 800, 1)}}});
+    QVERIFY(!validateProgram(p, hw, "t"));
+    const SimResult r = simulate(p, hw);
+    QCOMPARE(r.delay, 50.0);
+    QCOMPARE(r.dramBytes, 800.0);
+    QCOMPARE(r.nocHopBytes, 2000.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(mesh.tileId(1, 1), South))], 400.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(mesh.tileId(1, 3), North))], 200.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(mesh.tileId(0, 2), East))], 100.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.outLink(mesh.tileId(2, 2), West))], 100.0);
+    QCOMPARE(r.linkBytes[size_t(mesh.portInLink(mesh.tileId(3, 0), East))], 100.0);
+    QCOMPARE(r.dramSideBytes[West], 400.0);
+    QCOMPARE(r.dramSideBytes[East], 400.0);
 }
 
 // A SEND of 2400 B from tile 0 to its east neighbour crosses one link at 24 B/cycle: 100

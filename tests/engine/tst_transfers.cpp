@@ -81,6 +81,7 @@ class TestTransfers : public QObject {
     void sendLogSharesALink();
     void sendLogHeldUpOnce();
     void leafTrafficFromDram();
+    void leafTrafficFromInterleavedDram();
     void leafTrafficOverNoc();
 };
 
@@ -424,6 +425,50 @@ void TestTransfers::leafTrafficFromDram() {
     QCOMPARE(s.weightHop, 0.0);
     QCOMPARE(s.maxLink, 28.0);
     QCOMPARE(s.actInterHop, 0.0);
+}
+
+void TestTransfers::leafTrafficFromInterleavedDram() {
+    // The leaf of leafTrafficFromDram with memory interleaved over the two ports (tile 0's
+    // west, tile 1's east): every DRAM transfer comes half from each port, over its own
+    // route. Links: 0 = tile 0 east, 1 = tile 0 west (port), 4 = tile 1 east (port), 5 =
+    // tile 1 west, 9 = port in to tile 0, 12 = port in to tile 1.
+    const Network net = twoPointwise();
+    Hardware hw = defaultHardware(2, 1, "row");
+    hw.dramInterleaved = true;
+    const Mesh mesh(hw);
+    const TransferGeometry geo(net, hw.dataBits);
+    const LeafMapping m = partition(2, 1, 1, 1);
+    const LeafPlacement leaf{0, 1, 0, 2, &m};
+    const LeafTraffic t = leafTrafficPeriod(geo, mesh, leaf, {nullptr}, true);
+    const int e0 = mesh.outLink(0, East), w0 = mesh.outLink(0, West);
+    const int e1 = mesh.outLink(1, East), w1 = mesh.outLink(1, West);
+    const int in0 = mesh.portInLink(0, West), in1 = mesh.portInLink(1, East);
+    // Weights, 4 bytes per tile: 2 from the port at the tile, 2 from the other port one
+    // mesh hop away.
+    QCOMPARE(t.weightDram, 8.0);
+    const std::vector<std::pair<int, double>> weightLinks{
+        {e0, 2.0}, {w1, 2.0}, {in0, 4.0}, {in1, 4.0}};
+    QCOMPARE(t.weightLinks, weightLinks);
+    // Each weight LOAD is half on each of its two routes: it moves at twice a link's rate.
+    QCOMPARE(t.weightLoads.size(), size_t(2));
+    QCOMPARE(t.weightLoads[0].slowness, 0.5);
+    QCOMPARE(t.weightLoads[0].sides, 2);
+    // Input: the 8-byte cell multicast to both tiles, 4 bytes from each port over its tree
+    // (the port-in link and the hop to the other tile). Output: each tile's 8 bytes, 4 to
+    // each port (tile 0: out west, or east then tile 1's east port link; tile 1 likewise).
+    const std::vector<std::pair<int, double>> actLinks{{e0, 8.0}, {w0, 8.0},  {e1, 8.0},
+                                                       {w1, 8.0}, {in0, 4.0}, {in1, 4.0}};
+    QCOMPARE(t.actLinks, actLinks);
+    QCOMPARE(t.actDram, 24.0);
+    QCOMPARE(t.actSide[West], 12.0);
+    QCOMPARE(t.actSide[East], 12.0);
+    // A tile's STORE leaves over two links at once, half on each: 8 x 0.5.
+    QCOMPARE(t.maxEgress, 4.0);
+    QCOMPARE(t.storedMax, 4.0);
+    // Hop-bytes over the mesh links 0 and 5 only (the rest are port links).
+    const LeafTraffic s = scaleTraffic(mesh, t, 1);
+    QCOMPARE(s.actHop, 16.0);
+    QCOMPARE(s.weightHop, 4.0);
 }
 
 void TestTransfers::leafTrafficOverNoc() {
