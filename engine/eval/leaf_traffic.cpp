@@ -286,22 +286,30 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
     thread_local std::vector<int> route;
     for (size_t a = 0; a < boxes.size(); ++a) {
         const double bytes = double(geo.bytesOf(boxes[a].volume()));
-        route.clear();
-        mesh.routeToDram(tiles[a], route);
-        act.addDram(mesh, route, bytes);
-        if (mesh.interleaved()) {
-            chargeSides(mesh, traffic.actSide, {tiles[a]}, bytes);
+        if (mesh.interleaved()) { // every port's share, every side's
+            for (const auto& [l, share] : mesh.storeShares(tiles[a]))
+                act.addLink(l, bytes * share);
+            const std::vector<Dir>& sides = mesh.dramSides();
+            for (Dir d : sides)
+                traffic.actSide[size_t(d)] += bytes / double(sides.size());
+            if (mesh.dramRuns().active())
+                countRuns(geo, mesh, shape, boxes[a], bytes, sides, traffic.outRuns);
+            egress[size_t(tiles[a])] += bytes * mesh.storeSlowness(tiles[a]);
+            stored[size_t(tiles[a])] += bytes * mesh.storeSlowness(tiles[a]);
         } else {
+            route.clear();
+            mesh.routeToDram(tiles[a], route);
+            act.add(route, bytes);
             const Dir side = mesh.nearestPort(tiles[a]).first;
             traffic.actSide[size_t(side)] += bytes;
+            if (mesh.dramRuns().active())
+                countRuns(geo, mesh, shape, boxes[a], bytes, std::span<const Dir>(&side, 1),
+                          traffic.outRuns);
+            egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+            stored[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
         }
         traffic.actDram += bytes;
         traffic.actDramOut += bytes;
-        if (mesh.dramRuns().active())
-            countRuns(geo, mesh, shape, boxes[a], bytes, mesh.dramSidesOf({tiles[a]}),
-                      traffic.outRuns);
-        egress[size_t(tiles[a])] += bytes * mesh.dramSlowness(route);
-        stored[size_t(tiles[a])] += bytes * mesh.dramSlowness(route);
     }
 }
 

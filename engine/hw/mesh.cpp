@@ -49,6 +49,23 @@ Mesh::Mesh(const Hardware& hw)
                                         : s == North ? tileId(i, 0)
                                                      : tileId(i, m_y - 1));
         }
+    m_sidesSorted = m_sides;
+    std::sort(m_sidesSorted.begin(), m_sidesSorted.end());
+    m_sidesSorted.erase(std::unique(m_sidesSorted.begin(), m_sidesSorted.end()),
+                        m_sidesSorted.end());
+    if (interleaved()) {
+        std::vector<int> r;
+        std::vector<std::pair<int, double>> shares;
+        m_storeAt.assign(1, 0);
+        for (int t = 0; t < tiles(); ++t) {
+            r.clear();
+            routeToDram(t, r);
+            dramLinkShares(r, shares);
+            m_storeShares.insert(m_storeShares.end(), shares.begin(), shares.end());
+            m_storeAt.push_back(m_storeShares.size());
+            m_storeSlowness.push_back(dramSlowness(r));
+        }
+    }
     const int stripe = std::clamp(hw.stripe, 1, m_x);
     m_order.reserve(size_t(tiles()));
     int stripeIdx = 0;
@@ -149,13 +166,7 @@ std::pair<Dir, int> Mesh::nearestPort(int tile) const {
 
 std::vector<Dir> Mesh::dramSidesOf(const std::vector<int>& tiles) const {
     std::vector<Dir> sides;
-    if (interleaved()) {
-        if (tiles.empty()) return sides;
-        sides = m_sides;
-        std::sort(sides.begin(), sides.end());
-        sides.erase(std::unique(sides.begin(), sides.end()), sides.end());
-        return sides;
-    }
+    if (interleaved()) return tiles.empty() ? sides : m_sidesSorted;
     for (int t : tiles)
         sides.push_back(nearestPort(t).first);
     std::sort(sides.begin(), sides.end());

@@ -106,6 +106,15 @@ class Mesh {
     // routeSlowness() for a nearest-port route, max over its links of share x slowness
     // where interleaved.
     double dramSlowness(std::span<const int> route) const;
+    // Where interleaved: a STORE from `tile`'s routes to every port as dramLinkShares gives
+    // them, and their dramSlowness (computed once per tile).
+    std::span<const std::pair<int, double>> storeShares(int tile) const {
+        return {m_storeShares.data() + m_storeAt[size_t(tile)],
+                m_storeAt[size_t(tile) + 1] - m_storeAt[size_t(tile)]};
+    }
+    double storeSlowness(int tile) const { return m_storeSlowness[size_t(tile)]; }
+    // The DRAM sides, distinct, sorted by Dir (dramSidesOf where interleaved).
+    const std::vector<Dir>& dramSides() const { return m_sidesSorted; }
     // The DRAM sides a transfer is charged to when each side has its own controller
     // (Hardware::dramPortBytesPerCycle): the nearest side of each tile, distinct, sorted by
     // Dir; every DRAM side where interleaved. A STORE passes its own tile, a LOAD from DRAM its
@@ -134,6 +143,10 @@ class Mesh {
     std::vector<char> m_linkClass; // per link: 1 = crosses a chiplet boundary (chiplets only)
     std::vector<Dir> m_sides;
     std::vector<std::pair<Dir, int>> m_ports; // interleaved: every (side, edge tile)
+    std::vector<Dir> m_sidesSorted;
+    std::vector<std::pair<int, double>> m_storeShares; // interleaved: per tile, from m_storeAt
+    std::vector<size_t> m_storeAt;
+    std::vector<double> m_storeSlowness;
     std::vector<int> m_order;
     std::vector<int> m_tileX, m_tileY; // per tile id: its column and row (no division per lookup)
     std::vector<char> m_portLink;      // per link: isPortLink
