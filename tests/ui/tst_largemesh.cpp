@@ -91,6 +91,29 @@ class TstLargeMesh : public QObject {
         QVERIFY(view.hoverText(QPointF(-10, -10)).isEmpty());
     }
 
+    // A port link's hover names the ports' convention: on edge, memory interleaved over its
+    // 8 ports; on a template with the nearest port, nothing more.
+    void portLinksNameTheirPorts() {
+        auto doc = std::make_unique<Document>();
+        Hardware edge;
+        QVERIFY(presetHardware("edge", edge));
+        QVERIFY(!doc->setHardware(edge, QStringLiteral("edge")));
+        QVERIFY(!doc->setBatch(2));
+        QVERIFY(!doc->openModel(QStringLiteral(TILESCOPE_TESTDATA "/alexnet.onnx")));
+        QVERIFY(doc->evaluation() && doc->evaluation()->valid);
+        NocHeatmapView view(doc.get(), &m_sel);
+        view.resize(420, 380);
+        const QString in = firstHover(view, QStringLiteral("DRAM -> tile"));
+        QVERIFY2(in.contains(QStringLiteral("memory interleaved over 8 ports")), qPrintable(in));
+        auto nearest = openOn(4);
+        QVERIFY(nearest);
+        NocHeatmapView other(nearest.get(), &m_sel);
+        other.resize(420, 380);
+        const QString plain = firstHover(other, QStringLiteral("DRAM -> tile"));
+        QVERIFY2(plain.contains(QStringLiteral(" port)")), qPrintable(plain));
+        QVERIFY(!plain.contains(QStringLiteral("interleaved")));
+    }
+
     // At 64x64 in a 500x560 view (6.75 px per tile) the heatmap draws 16x16 regions of 4x4
     // tiles (27 px apart); each
     // region's load is the mean (and maximum) of its tiles' busy fractions, and its arrows

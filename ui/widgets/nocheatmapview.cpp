@@ -23,6 +23,14 @@
 namespace tilescope::ui {
 
 namespace {
+
+// What a port link's tooltip adds where memory is interleaved over the ports: every
+// transfer comes from (or goes to) all of them, a share each (docs/hardware-format.md).
+QString interleavedNote(const Mesh& mesh) {
+    if (!mesh.interleaved()) return {};
+    return NocHeatmapView::tr("; memory interleaved over %1 ports, each transfer 1/%1 on each")
+        .arg(int(std::lround(1.0 / mesh.dramShare())));
+}
 constexpr double kLegendHeight = 58;
 QColor busyColor(double t) {
     // White (idle) to a warm orange (always busy): distinct from the links' viridis scale.
@@ -680,9 +688,13 @@ QString NocHeatmapView::hoverText(const QPointF& pos) const {
     static const char* dirs[] = {"east", "west", "north", "south"};
     const QString what =
         info.fromDram
-            ? tr("DRAM -> tile %1 (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
+            ? tr("DRAM -> tile %1 (%2 port%3)")
+                  .arg(info.tile)
+                  .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
         : mesh.isPortLink(l)
-            ? tr("tile %1 -> DRAM (%2 port)").arg(info.tile).arg(QLatin1String(dirs[info.dir]))
+            ? tr("tile %1 -> DRAM (%2 port%3)")
+                  .arg(info.tile)
+                  .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
         : mesh.crossesChiplet(l)
             ? tr("tile %1 -> %2 (inter-chiplet link)")
                   .arg(info.tile)
