@@ -287,15 +287,16 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
     for (size_t a = 0; a < boxes.size(); ++a) {
         const double bytes = double(geo.bytesOf(boxes[a].volume()));
         if (mesh.interleaved()) { // every port's share, every side's
-            for (const auto& [l, share] : mesh.storeShares(tiles[a]))
+            double slowness = 1.0;
+            for (const auto& [l, share] : mesh.storeShares(tiles[a], slowness))
                 act.addLink(l, bytes * share);
             const std::vector<Dir>& sides = mesh.dramSides();
             for (Dir d : sides)
                 traffic.actSide[size_t(d)] += bytes / double(sides.size());
             if (mesh.dramRuns().active())
                 countRuns(geo, mesh, shape, boxes[a], bytes, sides, traffic.outRuns);
-            egress[size_t(tiles[a])] += bytes * mesh.storeSlowness(tiles[a]);
-            stored[size_t(tiles[a])] += bytes * mesh.storeSlowness(tiles[a]);
+            egress[size_t(tiles[a])] += bytes * slowness;
+            stored[size_t(tiles[a])] += bytes * slowness;
         } else {
             route.clear();
             mesh.routeToDram(tiles[a], route);

@@ -53,7 +53,9 @@ Mesh::Mesh(const Hardware& hw)
     std::sort(m_sidesSorted.begin(), m_sidesSorted.end());
     m_sidesSorted.erase(std::unique(m_sidesSorted.begin(), m_sidesSorted.end()),
                         m_sidesSorted.end());
-    if (interleaved()) {
+    // A STORE's routes to every port, per tile, while that stays small (16 tiles x 8 ports
+    // on edge); a 32 x 32 mesh with 128 ports would keep millions.
+    if (interleaved() && size_t(tiles()) * m_ports.size() <= kStoreTableEntries) {
         std::vector<int> r;
         std::vector<std::pair<int, double>> shares;
         m_storeAt.assign(1, 0);
@@ -210,6 +212,23 @@ void Mesh::dramLinkShares(std::span<const int> route,
         out.emplace_back(sorted[i], interleaved() ? double(j - i) * share : 1.0);
         i = j;
     }
+}
+
+std::span<const std::pair<int, double>> Mesh::storeShares(int tile, double& slowness) const {
+    if (!m_storeAt.empty()) {
+        slowness = m_storeSlowness[size_t(tile)];
+        return {m_storeShares.data() + m_storeAt[size_t(tile)],
+                m_storeAt[size_t(tile) + 1] - m_storeAt[size_t(tile)]};
+    }
+    thread_local std::vector<int> r;
+    thread_local std::vector<std::pair<int, double>> shares;
+    r.clear();
+    routeToDram(tile, r);
+    dramLinkShares(r, shares);
+    slowness = 0.0;
+    for (const auto& [l, share] : shares)
+        slowness = std::max(slowness, share * linkSlowness(l));
+    return shares;
 }
 
 double Mesh::dramSlowness(std::span<const int> route) const {

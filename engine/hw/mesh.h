@@ -107,12 +107,9 @@ class Mesh {
     // where interleaved.
     double dramSlowness(std::span<const int> route) const;
     // Where interleaved: a STORE from `tile`'s routes to every port as dramLinkShares gives
-    // them, and their dramSlowness (computed once per tile).
-    std::span<const std::pair<int, double>> storeShares(int tile) const {
-        return {m_storeShares.data() + m_storeAt[size_t(tile)],
-                m_storeAt[size_t(tile) + 1] - m_storeAt[size_t(tile)]};
-    }
-    double storeSlowness(int tile) const { return m_storeSlowness[size_t(tile)]; }
+    // them, and their dramSlowness. Computed once per tile where tiles x ports is small
+    // (every preset), else on each call into per-thread scratch (valid until the next).
+    std::span<const std::pair<int, double>> storeShares(int tile, double& slowness) const;
     // The DRAM sides, distinct, sorted by Dir (dramSidesOf where interleaved).
     const std::vector<Dir>& dramSides() const { return m_sidesSorted; }
     // The DRAM sides a transfer is charged to when each side has its own controller
@@ -147,6 +144,7 @@ class Mesh {
     std::vector<std::pair<int, double>> m_storeShares; // interleaved: per tile, from m_storeAt
     std::vector<size_t> m_storeAt;
     std::vector<double> m_storeSlowness;
+    static constexpr size_t kStoreTableEntries = 1 << 16; // tiles x ports
     std::vector<int> m_order;
     std::vector<int> m_tileX, m_tileY; // per tile id: its column and row (no division per lookup)
     std::vector<char> m_portLink;      // per link: isPortLink

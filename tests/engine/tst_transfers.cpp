@@ -82,6 +82,7 @@ class TestTransfers : public QObject {
     void sendLogHeldUpOnce();
     void leafTrafficFromDram();
     void leafTrafficFromInterleavedDram();
+    void interleavedStoreShares();
     void leafTrafficOverNoc();
 };
 
@@ -469,6 +470,35 @@ void TestTransfers::leafTrafficFromInterleavedDram() {
     const LeafTraffic s = scaleTraffic(mesh, t, 1);
     QCOMPARE(s.actHop, 16.0);
     QCOMPARE(s.weightHop, 4.0);
+}
+
+// A STORE's shares on memory interleaved over the ports are the same whether the mesh keeps
+// them per tile (edge: 16 tiles x 8 ports) or derives them on each call (a 32 x 32 mesh with
+// DRAM on four sides: 1,024 tiles x 128 ports): its routes to every port, each link with the
+// share of the ports whose routes cross it, the shares adding up to the links crossed / 128.
+void TestTransfers::interleavedStoreShares() {
+    for (int side : {4, 32}) {
+        Hardware hw = defaultHardware(side, side, "mesh");
+        hw.dramInterleaved = true;
+        if (side == 32)
+            hw.dramSides = {MeshSide::West, MeshSide::East, MeshSide::North, MeshSide::South};
+        const Mesh mesh(hw);
+        for (int t : {0, mesh.tiles() / 2 + side / 3, mesh.tiles() - 1}) {
+            std::vector<int> route;
+            mesh.routeToDram(t, route);
+            std::vector<std::pair<int, double>> expected;
+            mesh.dramLinkShares(route, expected);
+            double slowness = 0;
+            const auto got = mesh.storeShares(t, slowness);
+            const std::vector<std::pair<int, double>> kept(got.begin(), got.end());
+            QCOMPARE(kept, expected);
+            QCOMPARE(slowness, mesh.dramSlowness(route));
+            double sum = 0;
+            for (const auto& [l, share] : got)
+                sum += share;
+            QCOMPARE(sum, double(route.size()) * mesh.dramShare());
+        }
+    }
 }
 
 void TestTransfers::leafTrafficOverNoc() {

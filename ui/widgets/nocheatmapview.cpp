@@ -687,14 +687,12 @@ QString NocHeatmapView::hoverText(const QPointF& pos) const {
     const auto info = mesh.linkInfo(l);
     static const char* dirs[] = {"east", "west", "north", "south"};
     const QString what =
-        info.fromDram
-            ? tr("DRAM -> tile %1 (%2 port%3)")
-                  .arg(info.tile)
-                  .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
-        : mesh.isPortLink(l)
-            ? tr("tile %1 -> DRAM (%2 port%3)")
-                  .arg(info.tile)
-                  .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
+        info.fromDram ? tr("DRAM -> tile %1 (%2 port%3)")
+                            .arg(info.tile)
+                            .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
+        : mesh.isPortLink(l) ? tr("tile %1 -> DRAM (%2 port%3)")
+                                   .arg(info.tile)
+                                   .arg(QLatin1String(dirs[info.dir]), interleavedNote(mesh))
         : mesh.crossesChiplet(l)
             ? tr("tile %1 -> %2 (inter-chiplet link)")
                   .arg(info.tile)
