@@ -15,13 +15,17 @@ namespace tilescope {
 
 namespace {
 
+// A transfer's DRAM bytes split evenly among `sides`.
+void chargeSides(std::array<double, 4>& side, std::span<const Dir> sides, double bytes) {
+    for (Dir d : sides)
+        side[size_t(d)] += bytes / double(sides.size());
+}
+
 // DRAM bytes per side of a transfer to (or from) `tiles`: split evenly among the sides
 // Mesh::dramSidesOf names, as the simulator charges them.
 void chargeSides(const Mesh& mesh, std::array<double, 4>& side, const std::vector<int>& tiles,
                  double bytes) {
-    const std::vector<Dir> sides = mesh.dramSidesOf(tiles);
-    for (Dir d : sides)
-        side[size_t(d)] += bytes / double(sides.size());
+    chargeSides(side, mesh.dramSidesOf(tiles), bytes);
 }
 
 // The runs of a DRAM transfer of `box` of a tensor of `shape` in every layout, added with
@@ -290,11 +294,9 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
             double slowness = 1.0;
             for (const auto& [l, share] : mesh.storeShares(tiles[a], slowness))
                 act.addLink(l, bytes * share);
-            const std::vector<Dir>& sides = mesh.dramSides();
-            for (Dir d : sides)
-                traffic.actSide[size_t(d)] += bytes / double(sides.size());
+            chargeSides(traffic.actSide, mesh.dramSides(), bytes);
             if (mesh.dramRuns().active())
-                countRuns(geo, mesh, shape, boxes[a], bytes, sides, traffic.outRuns);
+                countRuns(geo, mesh, shape, boxes[a], bytes, mesh.dramSides(), traffic.outRuns);
             egress[size_t(tiles[a])] += bytes * slowness;
             stored[size_t(tiles[a])] += bytes * slowness;
         } else {

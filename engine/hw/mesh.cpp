@@ -65,7 +65,7 @@ Mesh::Mesh(const Hardware& hw)
             dramLinkShares(r, shares);
             m_storeShares.insert(m_storeShares.end(), shares.begin(), shares.end());
             m_storeAt.push_back(m_storeShares.size());
-            m_storeSlowness.push_back(dramSlowness(r));
+            m_storeSlowness.push_back(slownessOf(shares));
         }
     }
     const int stripe = std::clamp(hw.stripe, 1, m_x);
@@ -225,20 +225,22 @@ std::span<const std::pair<int, double>> Mesh::storeShares(int tile, double& slow
     r.clear();
     routeToDram(tile, r);
     dramLinkShares(r, shares);
-    slowness = 0.0;
-    for (const auto& [l, share] : shares)
-        slowness = std::max(slowness, share * linkSlowness(l));
+    slowness = slownessOf(shares);
     return shares;
+}
+
+double Mesh::slownessOf(std::span<const std::pair<int, double>> shares) const {
+    double s = 0.0;
+    for (const auto& [l, share] : shares)
+        s = std::max(s, share * linkSlowness(l));
+    return s;
 }
 
 double Mesh::dramSlowness(std::span<const int> route) const {
     if (!interleaved()) return routeSlowness(route);
     thread_local std::vector<std::pair<int, double>> shares;
     dramLinkShares(route, shares);
-    double s = 0.0;
-    for (const auto& [l, share] : shares)
-        s = std::max(s, share * linkSlowness(l));
-    return s;
+    return slownessOf(shares);
 }
 
 namespace {

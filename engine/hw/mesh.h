@@ -130,6 +130,8 @@ class Mesh {
 
   private:
     void initChiplets(const ChipletLinks& c);
+    // The largest share x linkSlowness over (link, share) pairs (dramSlowness).
+    double slownessOf(std::span<const std::pair<int, double>> shares) const;
 
     int m_x, m_y;
     double m_nocBytesPerCycle, m_dramBytesPerCycle;

@@ -335,7 +335,7 @@ struct Sim {
         const bool dram = i.op != Op::Send;
         for (std::uint32_t q = 0; q < routeLen[k]; ++q) {
             const int l = links[q];
-            const double onLink = routeShare.empty() ? bytes : bytes * shareAt(routeAt[k] + q);
+            const double onLink = bytes * shareAt(routeAt[k] + q); // x 1.0 is exact
             end = std::max(end, bookLink(l, std::uint32_t(k), start, onLink / linkBwOf[size_t(l)]));
         }
         if (dram) {
@@ -357,9 +357,7 @@ struct Sim {
         // Hop-bytes over mesh links: a port link is the DRAM's interface (Mesh::isPortLink).
         if (j == 0) {
             for (std::uint32_t q = 0; q < routeLen[k]; ++q) {
-                const double onLink = routeShare.empty()
-                                          ? double(i.bytes)
-                                          : double(i.bytes) * shareAt(routeAt[k] + q);
+                const double onLink = double(i.bytes) * shareAt(routeAt[k] + q);
                 result.linkBytes[size_t(links[q])] += onLink;
                 if (!mesh.isPortLink(links[q])) result.nocHopBytes += onLink;
             }
