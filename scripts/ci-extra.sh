@@ -7,7 +7,7 @@
 # Any sanitizer report or fuzzer finding fails the run. Build folders live under
 # $TILESCOPE_EXTRA_BUILD_ROOT (default build/); each step prints its wall time.
 #
-# Knobs: TILESCOPE_FUZZ_SECONDS (default 30 per target) and TILESCOPE_FUZZ_SEED (default 1):
+# Knobs: TILESCOPE_FUZZ_SECONDS (default 15 per target) and TILESCOPE_FUZZ_SEED (default 1):
 # every run starts from the committed corpus with the same mutations, so it re-checks the
 # same neighbourhood each time. It is not bit-for-bit reproducible (coverage feedback
 # differs slightly between runs, so the paths drift apart, even at a fixed run count): a
@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 ROOT=${TILESCOPE_EXTRA_BUILD_ROOT:-$SRC/build}
-FUZZ_SECONDS=${TILESCOPE_FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${TILESCOPE_FUZZ_SECONDS:-15}
 FUZZ_SEED=${TILESCOPE_FUZZ_SEED:-1}
 FUZZ_RUNS=${TILESCOPE_FUZZ_RUNS:-}
 if [[ -n "$FUZZ_RUNS" ]]; then FUZZ_LIMIT=(-seed="$FUZZ_SEED" -runs="$FUZZ_RUNS"); FUZZ_WHAT="${FUZZ_RUNS} runs each, seed ${FUZZ_SEED}"
