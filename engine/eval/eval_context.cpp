@@ -107,6 +107,24 @@ size_t linksHeld(const LeafTraffic& t) {
 size_t linksHeld(const LeafTrafficBase& b) {
     return linksHeld(b.traffic) + b.egress.size() / 2;
 }
+// A memo entry's vectors at their sizes: built by appending, they hold up to twice that.
+LeafTraffic fitted(LeafTraffic t) {
+    for (auto* v : {&t.actLinks, &t.weightLinks})
+        v->shrink_to_fit();
+    for (auto* v : {&t.sentByInput, &t.pacedByInput, &t.receivedByInput, &t.nocInByInput,
+                    &t.nocOutOfProducer, &t.nocInsideGroup, &t.weightLoadShares})
+        v->shrink_to_fit();
+    t.pace.shrink_to_fit();
+    t.weightLoads.shrink_to_fit();
+    t.weightLoadLinks.shrink_to_fit();
+    t.inRuns.shrink_to_fit();
+    return t;
+}
+LeafTrafficBase fitted(LeafTrafficBase b) {
+    b.traffic = fitted(std::move(b.traffic));
+    b.egress.shrink_to_fit();
+    return b;
+}
 } // namespace
 
 // The entry of `key` in the old generation moved to the current one (the same node, so
@@ -207,8 +225,8 @@ const LeafTraffic& EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
             return pit->second;
         }
         pit = periods
-                  .emplace(pkey, leafTrafficPeriod(geo, mesh, leaf, prods, writesDram, paceInputs,
-                                                   totalBatch))
+                  .emplace(pkey, fitted(leafTrafficPeriod(geo, mesh, leaf, prods, writesDram,
+                                                          paceInputs, totalBatch)))
                   .first;
         storedLinks += linksHeld(pit->second);
         return pit->second;
@@ -218,7 +236,9 @@ const LeafTraffic& EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
     auto bit = bases.find(bkey);
     if (bit == bases.end()) bit = promote(bases, oldBases, bkey);
     if (bit == bases.end()) {
-        bit = bases.emplace(bkey, leafTrafficBase(geo, mesh, leaf, prods, paceInputs, totalBatch))
+        bit = bases
+                  .emplace(bkey,
+                           fitted(leafTrafficBase(geo, mesh, leaf, prods, paceInputs, totalBatch)))
                   .first;
         storedLinks += linksHeld(bit->second);
     } else {
