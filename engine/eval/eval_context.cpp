@@ -107,23 +107,10 @@ size_t linksHeld(const LeafTraffic& t) {
 size_t linksHeld(const LeafTrafficBase& b) {
     return linksHeld(b.traffic) + b.egress.size() / 2;
 }
-// A memo entry's vectors at their sizes: built by appending, they hold up to twice that.
-LeafTraffic fitted(LeafTraffic t) {
-    for (auto* v : {&t.actLinks, &t.weightLinks})
-        v->shrink_to_fit();
-    for (auto* v : {&t.sentByInput, &t.pacedByInput, &t.receivedByInput, &t.nocInByInput,
-                    &t.nocOutOfProducer, &t.nocInsideGroup, &t.weightLoadShares})
-        v->shrink_to_fit();
-    t.pace.shrink_to_fit();
-    t.weightLoads.shrink_to_fit();
-    t.weightLoadLinks.shrink_to_fit();
-    t.inRuns.shrink_to_fit();
-    return t;
-}
-LeafTrafficBase fitted(LeafTrafficBase b) {
-    b.traffic = fitted(std::move(b.traffic));
-    b.egress.shrink_to_fit();
-    return b;
+// A memo entry as a copy of what was built: every vector in it, at any depth, at its size
+// (built by appending, each held up to twice that).
+template <class T> T fitted(const T& built) {
+    return T(built);
 }
 } // namespace
 
