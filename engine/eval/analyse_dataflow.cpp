@@ -133,7 +133,7 @@ bool Analyser::streams(int prod, const LeafMapping& mp, int cons, const LeafMapp
 // stays on chip. Otherwise a blocked leaf reads and stores through DRAM.
 void Analyser::streamChains() {
     analysis.streamInput.assign(size_t(layerCount), -1);
-    std::vector<int> layers, links;
+    thread_local std::vector<int> layers, links; // scratch, kept across evaluations
     for (int id : pre) {
         const RANode& nd = tree.node(id);
         if (nd.type != NodeType::T || id == tree.root) continue;

@@ -183,8 +183,9 @@ void Analyser::assignSegments() {
     const std::vector<int>& segments = analysis.segments;
     analysis.segBatch = rootIsT ? rootNode.batch / rootNode.subBatch : rootNode.batch;
     analysis.segInvocations = rootIsT ? rootNode.subBatch : 1;
+    thread_local std::vector<int> stack; // scratch: one evaluation after another
     for (size_t s = 0; s < segments.size(); ++s) {
-        std::vector<int> stack{segments[s]};
+        stack.assign(1, segments[s]);
         while (!stack.empty()) {
             const int id = stack.back();
             stack.pop_back();
@@ -200,8 +201,11 @@ bool analyse(EvalContext::Impl& ctx, const RATree& tree, int totalBatch, const E
              Analysis& analysis, Evaluation& ev) {
     Analyser analyser(ctx, tree, opt, analysis, ev);
     ctx.mapper.setObjective(opt.objective.n, opt.objective.m); // blocked leaves choose by it
-    if (auto err = validateStructure(tree, ctx.net, totalBatch))
-        return analyser.invalid(-1, err->message);
+    const bool checked = opt.structureChecked && tree.root >= 0 && tree.root < tree.size() &&
+                         tree.node(tree.root).batch == totalBatch;
+    if (!checked)
+        if (auto err = validateStructure(tree, ctx.net, totalBatch))
+            return analyser.invalid(-1, err->message);
     analyser.orderNodes();
     analyser.bottomUp();
     if (!analyser.allocateTileGroups()) return false;

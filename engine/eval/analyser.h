@@ -52,6 +52,18 @@ struct Analysis {
     // one of its tiles keeps per invocation of its inputs (in the leaf's own working set
     // too); both empty when the network keeps nothing on chip.
     std::vector<double> resident, ownResident;
+    // The costing's per-segment working data (Coster), kept here so a reused Analysis keeps
+    // its capacity: every vector is sized or cleared before it is read.
+    struct CostScratch {
+        std::vector<double> segTime, segDram, segWeightLink, segDramTime, segNocTime;
+        std::vector<double> segDramPart, segOtherPart;
+        std::vector<Bound> segBound, segOtherBound;
+        std::vector<Cycles> segStart, segLen, firstEnd, lastEnd;
+        std::vector<std::pair<Cycles, Cycles>> early;
+        TileClock tileFree, loadFree;
+        std::vector<std::pair<Cycles, const NodeWork*>> byStart;
+        std::vector<std::pair<Cycles, double>> actByStart;
+    } cost;
 };
 
 // The working data of analyse(), shared by its phases (each fills part of the Analysis).

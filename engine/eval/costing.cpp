@@ -30,8 +30,16 @@ Cycles Coster::weightBoundOf(size_t s) {
     Cycles weightBound = 0;
     segWeightLink[s] = 0;
     if (!byStart.empty()) {
-        std::stable_sort(byStart.begin(), byStart.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        // By start, ties in their order. Most segments have a few leaves, nearly in start
+        // order: an insertion sort, which std::stable_sort's buffer would cost more than.
+        const auto earlier = [](const auto& a, const auto& b) { return a.first < b.first; };
+        if (byStart.size() > 64) {
+            std::stable_sort(byStart.begin(), byStart.end(), earlier);
+        } else {
+            for (size_t i = 1; i < byStart.size(); ++i)
+                for (size_t j = i; j > 0 && earlier(byStart[j], byStart[j - 1]); --j)
+                    std::swap(byStart[j], byStart[j - 1]);
+        }
         double cumDram = 0;
         // The weights of every leaf so far cross the links together: the busiest link of
         // their sum bounds their arrival.

@@ -27,6 +27,10 @@ struct EvalOptions {
     // DRAM layouts, for a template with a run model (docs/cost-model.md §4b): planned or all
     // in one, with pins.
     LayoutChoice layouts;
+    // The caller has checked the tree with validateStructure for its own root batch (the
+    // search's edits check every candidate they return): evaluate() then checks only that
+    // the root batch is the total batch, not the whole structure again.
+    bool structureChecked = false;
 };
 
 struct EvalStats {

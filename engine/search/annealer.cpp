@@ -358,6 +358,10 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     const bool timed = spec.iterations <= 0;
     const long long N = spec.iterations;
     // The chain's own deadline: its share of the budget, never past the run's.
+    // Every candidate comes from an edit that checked its structure (tree/tree_edit.cpp,
+    // tieBlocks): the evaluator need not check it again.
+    EvalOptions candidateOpt = in.opt;
+    candidateOpt.structureChecked = true;
     const auto end =
         std::min(in.deadline, chainStart + std::chrono::duration_cast<Clock::duration>(
                                                std::chrono::duration<double>(spec.seconds)));
@@ -406,7 +410,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         auto cand = retie(pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng), in);
         if (cand) {
             ++r.proposals;
-            Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, in.opt);
+            Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, candidateOpt);
             if (e.valid) {
                 ++r.valid;
                 const bool improves = e.cost < r.bestEval.cost;

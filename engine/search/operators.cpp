@@ -22,15 +22,21 @@ const char* toString(Operator op) {
     return "?";
 }
 
+namespace {
+// f(d) for every divisor d of n > 0, ascending, without a list.
+template <class F> void forEachDivisor(int n, F f) {
+    int d = 1;
+    for (; d * d <= n; ++d)
+        if (n % d == 0) f(d);
+    for (--d; d >= 1; --d)
+        if (n % d == 0 && d != n / d) f(n / d);
+}
+} // namespace
+
 std::vector<int> divisorsOf(int n) {
-    std::vector<int> lo, hi;
-    for (int d = 1; d * d <= n; ++d) {
-        if (n % d) continue;
-        lo.push_back(d);
-        if (d != n / d) hi.push_back(n / d);
-    }
-    lo.insert(lo.end(), hi.rbegin(), hi.rend());
-    return lo;
+    std::vector<int> out;
+    forEachDivisor(n, [&](int d) { out.push_back(d); });
+    return out;
 }
 
 std::optional<Error> SpaceRule::check(const RATree& t) const {
@@ -217,11 +223,32 @@ std::vector<std::pair<int, std::vector<int>>> subBatchPlaces(const RATree& t, in
 
 // A random cut, then a random larger (smaller) count: the method's operators 5 and 6 jump
 // to any count, not only to the next divisor, so one step can go from 1 to the whole batch.
+// The draws of a pick among subBatchPlaces, whose lists are not built (every move of the
+// search proposes one): the places and how many counts each can take, in reused scratch.
 Result<RATree> stepSubBatch(const RATree& t, const OperatorContext& ctx, Rng& rng, int dir) {
-    const auto cand = subBatchPlaces(t, dir);
-    if (cand.empty()) return nothing(dir > 0 ? "a sub-batch increase" : "a sub-batch decrease");
-    const auto& [cut, counts] = pick(cand, rng);
-    return edit::setSubBatch(t, ctx.net, cut, pick(counts, rng));
+    // Calls f(k, d) for the k-th count d cut n can take.
+    auto countsOf = [dir](const RANode& n, auto f) {
+        int k = 0;
+        forEachDivisor(n.batch, [&](int d) {
+            if (dir > 0 ? d > n.subBatch : d < n.subBatch) f(k++, d);
+        });
+        return k;
+    };
+    thread_local std::vector<std::pair<int, int>> places; // (cut, counts it can take)
+    places.clear();
+    for (int id = 0; id < t.size(); ++id) {
+        const RANode& n = t.node(id);
+        if (!n.isCut() || n.batch < 2 || t.frozen(id)) continue;
+        if (const int k = countsOf(n, [](int, int) {})) places.emplace_back(id, k);
+    }
+    if (places.empty()) return nothing(dir > 0 ? "a sub-batch increase" : "a sub-batch decrease");
+    const auto [cut, counts] = pick(places, rng);
+    const int which = randBelow(rng, counts);
+    int count = 0;
+    countsOf(t.node(cut), [&](int k, int d) {
+        if (k == which) count = d;
+    });
+    return edit::setSubBatch(t, ctx.net, cut, count);
 }
 
 } // namespace

@@ -53,8 +53,10 @@ std::vector<int> RATree::leafNodesInOrder(int from) const {
     if (from < 0) from = root;
     if (from < 0 || from >= size()) return out;
     // Explicit stack, children pushed in reverse: a pre-order walk visits leaves left to
-    // right without recursion (trees from hand-written files may be deep).
-    std::vector<int> stack{from};
+    // right without recursion (trees from hand-written files may be deep). Its scratch is
+    // kept across calls.
+    thread_local std::vector<int> stack;
+    stack.assign(1, from);
     while (!stack.empty()) {
         const int id = stack.back();
         stack.pop_back();
@@ -142,7 +144,8 @@ int RATree::nodeAtPath(const std::string& path) const {
 
 void RATree::propagateBatches() {
     if (root < 0) return;
-    std::vector<int> stack{root};
+    thread_local std::vector<int> stack; // scratch: the search calls this for every move
+    stack.assign(1, root);
     while (!stack.empty()) {
         const int id = stack.back();
         stack.pop_back();
@@ -165,10 +168,12 @@ void RATree::compact() {
         return;
     }
     const int n = size();
-    std::vector<int> newId(size_t(n), -1);
-    std::vector<int> order;
-    order.reserve(size_t(n));
-    std::vector<int> stack{root};
+    // Scratch kept across calls (the search compacts every move): its capacity stays.
+    thread_local std::vector<int> newId, order, stack;
+    thread_local std::vector<RANode> out;
+    newId.assign(size_t(n), -1);
+    order.clear();
+    stack.assign(1, root);
     while (!stack.empty()) {
         const int id = stack.back();
         stack.pop_back();
@@ -179,11 +184,19 @@ void RATree::compact() {
         for (auto it = c.rbegin(); it != c.rend(); ++it)
             if (*it >= 0 && *it < n) stack.push_back(*it);
     }
-    std::vector<RANode> out;
-    out.reserve(order.size());
-    for (int id : order)
-        out.push_back(std::move(nodes[size_t(id)]));
-    for (auto& nd : out) {
+    // Already in pre-order with every node reached (an edit that changed no structure): the
+    // nodes stay where they are.
+    bool inOrder = order.size() == size_t(n);
+    for (size_t i = 0; inOrder && i < order.size(); ++i)
+        inOrder = order[i] == int(i);
+    if (!inOrder) {
+        out.clear(); // the nodes moved out of last time
+        out.reserve(order.size());
+        for (int id : order)
+            out.push_back(std::move(nodes[size_t(id)]));
+        nodes.swap(out); // out keeps the old arena's capacity for the next call
+    }
+    for (auto& nd : nodes) {
         // Out-of-range children were never visited: drop them here so the arena stays
         // indexable; validateStructure then reports the layers they held as missing.
         size_t w = 0;
@@ -193,11 +206,10 @@ void RATree::compact() {
         }
         nd.children.resize(w);
     }
-    out[0].parent = -1;
-    for (size_t i = 0; i < out.size(); ++i)
-        for (int c : out[i].children)
-            if (c > int(i)) out[size_t(c)].parent = int(i); // c <= i only on a cycle
-    nodes = std::move(out);
+    nodes[0].parent = -1;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (int c : nodes[i].children)
+            if (c > int(i)) nodes[size_t(c)].parent = int(i); // c <= i only on a cycle
     root = 0;
 }
 

@@ -23,7 +23,8 @@ Error pinnedError(const RATree& t, int pinned) {
 
 // First pinned node in id's subtree (pre-order), -1 if none.
 int firstPinnedIn(const RATree& t, int id) {
-    std::vector<int> stack{id};
+    thread_local std::vector<int> stack; // scratch: the search checks every move
+    stack.assign(1, id);
     while (!stack.empty()) {
         const int x = stack.back();
         stack.pop_back();

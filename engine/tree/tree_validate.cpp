@@ -16,7 +16,9 @@ std::optional<std::string> structureProblem(const RATree& t, const Network& net,
 
     // via[x]: the node x was reached from (-1 for the root, -2 unvisited). Paths in messages
     // are rebuilt from it rather than from stored parent links, which may be the fault.
-    std::vector<int> via(size_t(n), -2);
+    // Scratch kept across calls: the search checks every candidate.
+    thread_local std::vector<int> via, leafOfLayer, order, stack, pos;
+    via.assign(size_t(n), -2);
     auto path = [&](int id) {
         if (id == t.root) return std::string("/");
         std::vector<int> idx;
@@ -31,11 +33,9 @@ std::optional<std::string> structureProblem(const RATree& t, const Network& net,
     };
     auto layerName = [&](int l) { return "'" + net.layers[size_t(l)].name + "'"; };
 
-    std::vector<int> leafOfLayer(size_t(numLayers), -1);
-    std::vector<int> order; // layer ids, left to right
-    order.reserve(size_t(numLayers));
-
-    std::vector<int> stack{t.root};
+    leafOfLayer.assign(size_t(numLayers), -1);
+    order.clear(); // layer ids, left to right
+    stack.assign(1, t.root);
     via[size_t(t.root)] = -1;
     if (t.node(t.root).parent != -1) return "tree shape: the root / has a parent link";
     while (!stack.empty()) {
@@ -106,7 +106,7 @@ std::optional<std::string> structureProblem(const RATree& t, const Network& net,
 
     // Direct producers suffice: if every edge points left to right, so do the transitive
     // ones. O(leaves + edges), which keeps the annealer's per-candidate check linear.
-    std::vector<int> pos(size_t(numLayers), 0);
+    pos.assign(size_t(numLayers), 0);
     for (size_t i = 0; i < order.size(); ++i)
         pos[size_t(order[i])] = int(i);
     for (int l : order)

@@ -132,6 +132,7 @@ class TestEvaluator : public QObject {
     void weightsShareTheLinks();
     void allocationMatchesBruteForce();
     void dataFlowRules();
+    void checkedStructureStillChecksTheRootBatch();
     void invariants_data();
     void invariants();
     void utilisationThreshold();
@@ -717,6 +718,31 @@ void TestEvaluator::allocationMatchesBruteForce() {
 
 // docs/method.md §2: a feature map goes through DRAM between segments, between non-adjacent T
 // children, and across more than one pipeline stage; otherwise over the NoC.
+// EvalOptions::structureChecked (the search's candidates, checked by the edit that made
+// them): the same figures without the second check, and the root batch still checked.
+void TestEvaluator::checkedStructureStillChecksTheRootBatch() {
+    const Network net = test::residual(1);
+    const Hardware hw = defaultHardware(4, 4, "edge");
+    const RATree tree =
+        parse("T 2/1\n\tS 2/1\n\t\tstem 2\n\t\tT 2/1\n\t\t\tb0_c1 2\n\t\t\tb0_c2 2\n"
+              "\t\t\tb0_add 2\n",
+              net);
+    EvalOptions checked;
+    checked.structureChecked = true;
+    const Evaluation plain = evaluate(net, hw, tree, 2, {});
+    const Evaluation skip = evaluate(net, hw, tree, 2, checked);
+    QVERIFY2(plain.valid, plain.reason.c_str());
+    QVERIFY2(skip.valid, skip.reason.c_str());
+    QCOMPARE(skip.cost, plain.cost);
+    QCOMPARE(skip.delay, plain.delay);
+    QCOMPARE(skip.energy.total(), plain.energy.total());
+    // Another total batch than the tree's root: refused either way, with the same reason.
+    const Evaluation wrong = evaluate(net, hw, tree, 4, checked);
+    QVERIFY(!wrong.valid);
+    QCOMPARE(wrong.reason, evaluate(net, hw, tree, 4, {}).reason);
+    QVERIFY2(wrong.reason.find("root batch") != std::string::npos, wrong.reason.c_str());
+}
+
 void TestEvaluator::dataFlowRules() {
     const Network net = test::residual(1); // stem -> c1 -> c2 -> add(stem, c2)
     const Hardware hw = defaultHardware(4, 4, "edge");
