@@ -16,6 +16,26 @@
 
 namespace tilescope {
 
+// The costing's per-segment figures and the chaining's working data (Coster): every vector
+// is sized or cleared before it is read.
+struct CostScratch {
+    std::vector<double> time; // per segment: its time
+    std::vector<Bound> bound, otherBound;
+    std::vector<double> dram, weightLink, dramTime, nocTime;
+    // Of time: the part its DRAM traffic bounds (its DRAM time or its weights' arrival) and
+    // the rest.
+    std::vector<double> dramPart, otherPart;
+    // Start and length of segment s in root invocation j at [j x segments + s]
+    // (Coster::chainSegments()).
+    std::vector<Cycles> start, len;
+    std::vector<std::pair<Cycles, Cycles>> early; // chainSegments(): (tiles free, weight time)
+    TileClock tileFree;                           // chainSegments()' working data
+    TileClock loadFree;                           // ... when the tiles' LOAD engines free up
+    std::vector<Cycles> firstEnd, lastEnd;        // ... per leaf node
+    std::vector<std::pair<Cycles, const NodeWork*>> byStart; // leaves with weights, by start
+    std::vector<std::pair<Cycles, double>> actByStart; // leaves with activation DRAM, likewise
+};
+
 // Everything evaluate() decides before costing traffic: leaf ranges, stages, NPT, tile
 // groups, segments, mappings, buffer checks and the data-flow rule per input. Shared with
 // analyseSchedule() so the instruction generator follows exactly the same decisions.
@@ -52,18 +72,9 @@ struct Analysis {
     // one of its tiles keeps per invocation of its inputs (in the leaf's own working set
     // too); both empty when the network keeps nothing on chip.
     std::vector<double> resident, ownResident;
-    // The costing's per-segment working data (Coster), kept here so a reused Analysis keeps
-    // its capacity: every vector is sized or cleared before it is read.
-    struct CostScratch {
-        std::vector<double> segTime, segDram, segWeightLink, segDramTime, segNocTime;
-        std::vector<double> segDramPart, segOtherPart;
-        std::vector<Bound> segBound, segOtherBound;
-        std::vector<Cycles> segStart, segLen, firstEnd, lastEnd;
-        std::vector<std::pair<Cycles, Cycles>> early;
-        TileClock tileFree, loadFree;
-        std::vector<std::pair<Cycles, const NodeWork*>> byStart;
-        std::vector<std::pair<Cycles, double>> actByStart;
-    } cost;
+    // The costing's working data (Coster), kept here so a reused Analysis keeps its
+    // capacity.
+    CostScratch cost;
 };
 
 // The working data of analyse(), shared by its phases (each fills part of the Analysis).

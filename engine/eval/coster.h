@@ -38,31 +38,10 @@ struct Coster {
     double dramTotal = 0, hopBytesTotal = 0, interHopBytesTotal = 0, macTotal = 0;
     double programsTotal = 0, programsDefaultTotal = 0; // compute-in-memory crossbar writes
     EnergyBreakdown energy;
-    // Per segment (held by the Analysis, Analysis::CostScratch, for their capacity):
-    std::vector<double>& segTime;
-    std::vector<Bound>& segBound;
-    std::vector<Bound>& segOtherBound;
-    std::vector<double>& segDram;
-    std::vector<double>& segWeightLink;
-    std::vector<double>& segDramTime;
-    std::vector<double>& segNocTime;
-    // Of segTime: the part its DRAM traffic bounds (its DRAM time or its weights' arrival)
-    // and the rest.
-    std::vector<double>& segDramPart;
-    std::vector<double>& segOtherPart;
-    // Start and length of segment s in root invocation j at [j x segments + s]
-    // (chainSegments()).
-    std::vector<Cycles>& segStart;
-    std::vector<Cycles>& segLen;
-    std::vector<std::pair<Cycles, Cycles>>& early; // chainSegments(): (tiles free, weight time)
-    TileClock& tileFree;                           // chainSegments()' working data
-    TileClock& loadFree;                           // ... when the tiles' LOAD engines free up
-    std::vector<Cycles>& firstEnd;                 // ... per leaf node: its first invocation's end
-    std::vector<Cycles>& lastEnd;                  // ... and its last's
+    // Per segment and the chaining's working data (held by the Analysis for its capacity).
+    CostScratch& seg;
     Cycles dramFloor = 0; // every segment's DRAM time, one root invocation (chainSegments())
     const double dramBw, linkBw;
-    std::vector<std::pair<Cycles, const NodeWork*>>& byStart; // leaves with weights, by start
-    std::vector<std::pair<Cycles, double>>& actByStart; // leaves with activation DRAM, likewise
     Cycles delay = 0;
 
     Coster(EvalContext::Impl& c, const RATree& t, int batch, const EvalOptions& o,
@@ -75,25 +54,14 @@ struct Coster {
           streamAcross(analysis.streamAcross),
           totalLinks(o.detail ? size_t(c.mesh.linkCount()) : 0, 0.0),
           tileDram(o.detail ? size_t(c.mesh.tiles()) : 0, 0.0), readPj(bufferReadPj(c.hw)),
-          writePj(bufferWritePj(c.hw)), segTime(analysis.cost.segTime),
-          segBound(analysis.cost.segBound), segOtherBound(analysis.cost.segOtherBound),
-          segDram(analysis.cost.segDram), segWeightLink(analysis.cost.segWeightLink),
-          segDramTime(analysis.cost.segDramTime), segNocTime(analysis.cost.segNocTime),
-          segDramPart(analysis.cost.segDramPart), segOtherPart(analysis.cost.segOtherPart),
-          segStart(analysis.cost.segStart), segLen(analysis.cost.segLen),
-          early(analysis.cost.early), tileFree(analysis.cost.tileFree),
-          loadFree(analysis.cost.loadFree), firstEnd(analysis.cost.firstEnd),
-          lastEnd(analysis.cost.lastEnd), dramBw(c.hw.dramBytesPerCycle),
-          linkBw(c.hw.nocBytesPerCycle), byStart(analysis.cost.byStart),
-          actByStart(analysis.cost.actByStart) {
+          writePj(bufferWritePj(c.hw)), seg(analysis.cost), dramBw(c.hw.dramBytesPerCycle),
+          linkBw(c.hw.nocBytesPerCycle) {
         const size_t n = analysis.segments.size();
-        for (auto* v : {&segTime, &segDram, &segWeightLink, &segDramTime, &segNocTime, &segDramPart,
-                        &segOtherPart})
+        for (auto* v : {&seg.time, &seg.dram, &seg.weightLink, &seg.dramTime, &seg.nocTime,
+                        &seg.dramPart, &seg.otherPart})
             v->assign(n, 0.0);
-        segBound.assign(n, Bound::Compute);
-        segOtherBound.assign(n, Bound::Compute);
-        byStart.clear();
-        actByStart.clear();
+        seg.bound.assign(n, Bound::Compute);
+        seg.otherBound.assign(n, Bound::Compute);
     }
 
     // NoC energy of `hop` hop-bytes, `inter` of them over inter-chiplet links.

@@ -24,36 +24,36 @@ constexpr double kWeightShare = 0.7;
 // Weights arrive in the order their leaves first run, through the shared DRAM and
 // the links they use; a leaf cannot start before its weights are in, and what
 // follows it in the segment follows it (a flow shop: docs/cost-model.md §5).
-// Also sets segWeightLink[s], the weights' busiest link / link bandwidth.
+// Also sets seg.weightLink[s], the weights' busiest link / link bandwidth.
 Cycles Coster::weightBoundOf(size_t s) {
     const NodeWork& sw = work[size_t(segments[s])];
     Cycles weightBound = 0;
-    segWeightLink[s] = 0;
-    if (!byStart.empty()) {
+    seg.weightLink[s] = 0;
+    if (!seg.byStart.empty()) {
         // By start, ties in their order. Most segments have a few leaves, nearly in start
         // order: an insertion sort, which std::stable_sort's buffer would cost more than.
         const auto earlier = [](const auto& a, const auto& b) { return a.first < b.first; };
-        if (byStart.size() > 64) {
-            std::stable_sort(byStart.begin(), byStart.end(), earlier);
+        if (seg.byStart.size() > 64) {
+            std::stable_sort(seg.byStart.begin(), seg.byStart.end(), earlier);
         } else {
-            for (size_t i = 1; i < byStart.size(); ++i)
-                for (size_t j = i; j > 0 && earlier(byStart[j], byStart[j - 1]); --j)
-                    std::swap(byStart[j], byStart[j - 1]);
+            for (size_t i = 1; i < seg.byStart.size(); ++i)
+                for (size_t j = i; j > 0 && earlier(seg.byStart[j], seg.byStart[j - 1]); --j)
+                    std::swap(seg.byStart[j], seg.byStart[j - 1]);
         }
         double cumDram = 0;
         // The weights of every leaf so far cross the links together: the busiest link of
         // their sum bounds their arrival.
-        const std::vector<double>& linkMaxAt = ctx.weightMaxOf(byStart);
+        const std::vector<double>& linkMaxAt = ctx.weightMaxOf(seg.byStart);
         int cut = -1;
         // The DRAM serves in need order: the activation traffic of the leaves that start
         // before a leaf comes before its weights.
-        std::sort(actByStart.begin(), actByStart.end());
+        std::sort(seg.actByStart.begin(), seg.actByStart.end());
         size_t a = 0;
         double actBefore = 0;
-        for (size_t i = 0; i < byStart.size(); ++i) {
-            const auto& [start, lw] = byStart[i];
-            for (; a < actByStart.size() && actByStart[a].first < start; ++a)
-                actBefore += actByStart[a].second;
+        for (size_t i = 0; i < seg.byStart.size(); ++i) {
+            const auto& [start, lw] = seg.byStart[i];
+            for (; a < seg.actByStart.size() && seg.actByStart[a].first < start; ++a)
+                actBefore += seg.actByStart[a].second;
             // An S cut's own pipeline counts the DRAM from the cut's start: the weights of
             // the leaves before it, still loading then, come first (docs/cost-model.md §5,
             // "Weight arrival", the backlog at an S cut).
@@ -83,7 +83,7 @@ Cycles Coster::weightBoundOf(size_t s) {
                 std::max({weightBound, arrival - own * (1 - 1.0 / stages) + rest,
                           arrival + rest / stages, arrival + lw->time / stages + rest - lw->time});
         }
-        segWeightLink[s] = linkMaxAt.back() / linkBw;
+        seg.weightLink[s] = linkMaxAt.back() / linkBw;
     }
     return weightBound;
 }
@@ -136,8 +136,8 @@ void Coster::costSegment(size_t s) {
     std::array<double, kMaxStorageLevels> levelEnergy{};
     const NodeWork& sw = work[size_t(segments[s])];
     const bool alone = sw.hi - sw.lo == 1;
-    byStart.clear();
-    actByStart.clear();
+    seg.byStart.clear();
+    seg.actByStart.clear();
     for (int pos = sw.lo; pos < sw.hi; ++pos) {
         const int l = posLayer[size_t(pos)];
         const int id = leafNode[size_t(l)];
@@ -158,8 +158,8 @@ void Coster::costSegment(size_t s) {
             blockingDram(l, traffic.runsCharged ? traffic.actDramBytes : traffic.actDram, lw);
         for (size_t d = 0; d < 4; ++d)
             sideBytes[d] += traffic.actSide[d] + traffic.weightSide[d];
-        if (traffic.weightDram > 0) byStart.push_back({lw.firstStart, &lw});
-        if (lw.dram > 0) actByStart.push_back({lw.firstStart, lw.dram});
+        if (traffic.weightDram > 0) seg.byStart.push_back({lw.firstStart, &lw});
+        if (lw.dram > 0) seg.actByStart.push_back({lw.firstStart, lw.dram});
         // Why the leaf waits beyond its compute (for the reported bound).
         const double dramWait = std::max(0.0, lw.dram / dramBw - lw.compute);
         const double nocWait =
@@ -225,11 +225,11 @@ void Coster::costSegment(size_t s) {
         for (double b : sideBytes)
             dramTime = std::max(dramTime, b / hw.dramPortBytesPerCycle);
     const Cycles nocTime = maxLink / linkBw;
-    segTime[s] = sw.time;
-    segDramTime[s] = dramTime;
+    seg.time[s] = sw.time;
+    seg.dramTime[s] = dramTime;
     // What of the segment is traffic: its busiest link's time, or what its leaves wait
     // on their traffic beyond their compute (chainSegments()).
-    segNocTime[s] = std::max(nocTime, sw.time - sw.compute);
+    seg.nocTime[s] = std::max(nocTime, sw.time - sw.compute);
     // A segment whose pipeline already waits on its leaves' own traffic is bound by
     // what they wait for, even when no whole-segment bound below bites.
     // (An S cut held up by the DRAM's order, dramOrderedPipeline(), waits for the DRAM.)
@@ -237,33 +237,33 @@ void Coster::costSegment(size_t s) {
     const Bound waitBound = dramHeld > 0                 ? Bound::Dram
                             : leafNocWait > leafDramWait ? Bound::Noc
                                                          : Bound::Dram;
-    if (sw.time > sw.compute) segBound[s] = waitBound;
-    if (dramTime > segTime[s]) segTime[s] = dramTime, segBound[s] = Bound::Dram;
-    if (weightBound > segTime[s]) segTime[s] = weightBound, segBound[s] = Bound::Dram;
-    if (nocTime > segTime[s]) segTime[s] = nocTime, segBound[s] = Bound::Noc;
+    if (sw.time > sw.compute) seg.bound[s] = waitBound;
+    if (dramTime > seg.time[s]) seg.time[s] = dramTime, seg.bound[s] = Bound::Dram;
+    if (weightBound > seg.time[s]) seg.time[s] = weightBound, seg.bound[s] = Bound::Dram;
+    if (nocTime > seg.time[s]) seg.time[s] = nocTime, seg.bound[s] = Bound::Noc;
     // The weights stream in behind the leaves' own traffic, on links it also uses: where
     // they meet, each gets its share of the link (docs/cost-model.md §5, "Weights in
     // the background").
-    const Cycles shared = sw.time + kWeightShare * segWeightLink[s];
+    const Cycles shared = sw.time + kWeightShare * seg.weightLink[s];
     // (Named after the larger part: the DRAM's order, or the weights' share of the links.)
     const Bound sharedBound = dramHeld > shared - sw.time ? Bound::Dram : Bound::Noc;
-    if (shared > segTime[s]) segTime[s] = shared, segBound[s] = sharedBound;
-    segDramPart[s] = std::max(dramTime, weightBound);
-    segOtherPart[s] = std::max({sw.time, nocTime, shared});
+    if (shared > seg.time[s]) seg.time[s] = shared, seg.bound[s] = sharedBound;
+    seg.dramPart[s] = std::max(dramTime, weightBound);
+    seg.otherPart[s] = std::max({sw.time, nocTime, shared});
     // An S cut held up by the DRAM's order waits for its weights: what of that wait their
     // loading ahead of the segment takes away (the cut's time were they in before it
     // starts) belongs to the DRAM part.
     if (sw.cut.preloaded > 0 && sw.cut.preloaded < sw.time) {
-        segDramPart[s] = std::max(segDramPart[s], sw.time);
-        segOtherPart[s] =
+        seg.dramPart[s] = std::max(seg.dramPart[s], sw.time);
+        seg.otherPart[s] =
             std::max({sw.cut.preloaded, nocTime, shared - sw.time + sw.cut.preloaded});
     }
     // The bound should the DRAM part shrink below the rest (chainSegments()).
-    segOtherBound[s] = nocTime > sw.time && nocTime >= shared ? Bound::Noc
-                       : shared > sw.time                     ? sharedBound
-                       : sw.time > sw.compute                 ? waitBound
-                                                              : Bound::Compute;
-    segDram[s] = dram;
+    seg.otherBound[s] = nocTime > sw.time && nocTime >= shared ? Bound::Noc
+                        : shared > sw.time                     ? sharedBound
+                        : sw.time > sw.compute                 ? waitBound
+                                                               : Bound::Compute;
+    seg.dram[s] = dram;
     dramTotal += dram * segInvocations;
     hopBytesTotal += hop * segInvocations;
     interHopBytesTotal += segInterHop * segInvocations;
@@ -284,25 +284,25 @@ void Coster::costSegment(size_t s) {
 // traffic time, and the run lasts at least every segment's DRAM time added up.
 Cycles Coster::chainSegments() {
     const size_t segCount = segments.size();
-    segStart.assign(segCount * size_t(segInvocations), 0.0);
-    segLen.assign(segCount * size_t(segInvocations), 0.0);
-    tileFree.reset(mesh.tiles());
-    loadFree.reset(mesh.tiles());
-    firstEnd.resize(size_t(nodeCount)); // written before they are read: producers come first
-    lastEnd.resize(size_t(nodeCount));
+    seg.start.assign(segCount * size_t(segInvocations), 0.0);
+    seg.len.assign(segCount * size_t(segInvocations), 0.0);
+    seg.tileFree.reset(mesh.tiles());
+    seg.loadFree.reset(mesh.tiles());
+    seg.firstEnd.resize(size_t(nodeCount)); // written before they are read: producers come first
+    seg.lastEnd.resize(size_t(nodeCount));
     Cycles end = 0, prev = 0, dramFree = 0;
     dramFloor = 0;
-    for (double d : segDramTime)
+    for (double d : seg.dramTime)
         dramFloor += d;
     if (segCount == 1 && segInvocations == 1) { // one segment
-        segLen[0] = segTime[0];
-        return std::max(segTime[0], dramFloor);
+        seg.len[0] = seg.time[0];
+        return std::max(seg.time[0], dramFloor);
     }
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segCount; ++s) {
             const NodeWork& sw = work[size_t(segments[s])];
             Cycles start = prev; // segments start in order
-            early.clear();
+            seg.early.clear();
             // Its weights fit beside what the segment before holds on a tile, twice over (the
             // generator places weights at the ends of the buffer's free gaps): they need not
             // wait for that segment's readers, only for the tiles' LOAD engines
@@ -311,65 +311,67 @@ Cycles Coster::chainSegments() {
                                                 work[size_t(segments[s - 1])].act + 2 * sw.wgt <=
                                             hw.bufferBytes;
             // Its leaves' starts stretched to its time without a head start.
-            const double planned = sw.time > 0 ? segTime[s] / sw.time : 1.0;
+            const double planned = sw.time > 0 ? seg.time[s] / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi && (j > 0 || s > 0); ++pos) {
                 const int l = posLayer[size_t(pos)];
                 const NodeWork& lw = work[size_t(leafNode[size_t(l)])];
                 const Cycles first = lw.firstStart * planned, last = lw.lastStart * planned;
-                const Cycles free = tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount);
+                const Cycles free = seg.tileFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount);
                 start = std::max(start, free - first);
                 if (lw.leaf.traffic->weightDram > 0)
-                    early.push_back(
-                        {aside ? loadFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount) : free,
+                    seg.early.push_back(
+                        {aside ? seg.loadFree.maxOver(lw.tileBegin, lw.tileBegin + lw.tileCount)
+                               : free,
                          lw.leaf.traffic->weightDram / dramBw});
                 for (const auto& in : ctx.net.layers[size_t(l)].inputs) {
                     if (in.producer < 0) continue;
                     const int p = leafNode[size_t(in.producer)];
                     if (work[size_t(p)].segment >= int(s)) continue; // within the segment
-                    start =
-                        std::max({start, firstEnd[size_t(p)] - first, lastEnd[size_t(p)] - last});
+                    start = std::max(
+                        {start, seg.firstEnd[size_t(p)] - first, seg.lastEnd[size_t(p)] - last});
                 }
             }
             // ... and no earlier than the segment before has moved its traffic: the DRAM
             // and the links it keeps busy are not free for this one's.
             if (j > 0 || s > 0) {
                 const size_t q = s > 0 ? s - 1 : segCount - 1;
-                start = std::max({start, dramFree, prev + segNocTime[q]});
+                start = std::max({start, dramFree, prev + seg.nocTime[q]});
             }
             // Weights load onto tiles as soon as these are free and the DRAM has moved the
             // earlier segments' traffic: what loads before the segment starts shortens its
             // DRAM-bound part (docs/cost-model.md §5, "Weights ahead of their segment").
             Cycles ahead = 0;
-            if (start > dramFree && !early.empty()) {
-                std::sort(early.begin(), early.end());
+            if (start > dramFree && !seg.early.empty()) {
+                std::sort(seg.early.begin(), seg.early.end());
                 Cycles d = dramFree;
-                for (const auto& [free, t] : early) {
+                for (const auto& [free, t] : seg.early) {
                     d = std::max(d, free);
                     if (d >= start) break;
                     ahead += std::min(t, start - d);
                     d += t;
                 }
             }
-            const Cycles len = std::max(segOtherPart[s], segDramPart[s] - ahead);
-            if (j == 0 && segDramPart[s] - ahead < segOtherPart[s] &&
-                segDramPart[s] >= segOtherPart[s])
-                segBound[s] = segOtherBound[s]; // its weights loaded ahead
+            const Cycles len = std::max(seg.otherPart[s], seg.dramPart[s] - ahead);
+            if (j == 0 && seg.dramPart[s] - ahead < seg.otherPart[s] &&
+                seg.dramPart[s] >= seg.otherPart[s])
+                seg.bound[s] = seg.otherBound[s]; // its weights loaded ahead
             const double scale = sw.time > 0 ? len / sw.time : 1.0;
             for (int pos = sw.lo; pos < sw.hi; ++pos) {
                 const int id = leafNode[size_t(posLayer[size_t(pos)])];
                 const NodeWork& lw = work[size_t(id)];
-                firstEnd[size_t(id)] = start + (lw.firstStart + lw.time) * scale;
-                lastEnd[size_t(id)] = start + (lw.lastStart + lw.time) * scale;
-                tileFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount, lastEnd[size_t(id)]);
+                seg.firstEnd[size_t(id)] = start + (lw.firstStart + lw.time) * scale;
+                seg.lastEnd[size_t(id)] = start + (lw.lastStart + lw.time) * scale;
+                seg.tileFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount,
+                                   seg.lastEnd[size_t(id)]);
                 // Its tiles' LOAD engines: busy with its weights until its first start, and
                 // until its last when it reads inputs from DRAM.
                 const bool readsDram = lw.leaf.traffic->actDram - lw.leaf.traffic->actDramOut > 0;
-                loadFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount,
-                               start + (readsDram ? lw.lastStart : lw.firstStart) * scale);
+                seg.loadFree.raise(lw.tileBegin, lw.tileBegin + lw.tileCount,
+                                   start + (readsDram ? lw.lastStart : lw.firstStart) * scale);
             }
-            segStart[size_t(j) * segCount + s] = prev = start;
-            segLen[size_t(j) * segCount + s] = len;
-            dramFree = start + std::max(0.0, segDramTime[s] - ahead);
+            seg.start[size_t(j) * segCount + s] = prev = start;
+            seg.len[size_t(j) * segCount + s] = len;
+            dramFree = start + std::max(0.0, seg.dramTime[s] - ahead);
             end = std::max(end, start + len);
         }
     return std::max(end, dramFloor * segInvocations);
@@ -383,15 +385,15 @@ void Coster::segmentShares() {
     Cycles frontier = 0;
     for (int j = 0; j < segInvocations; ++j)
         for (size_t s = 0; s < segCount; ++s) {
-            const Cycles start = segStart[size_t(j) * segCount + s];
-            const Cycles end = start + segLen[size_t(j) * segCount + s];
+            const Cycles start = seg.start[size_t(j) * segCount + s];
+            const Cycles end = start + seg.len[size_t(j) * segCount + s];
             if (j == 0) ev.segmentStart[s] = start;
             ev.segmentShare[s] += std::max(0.0, end - frontier);
             frontier = std::max(frontier, end);
         }
     if (delay > frontier && dramFloor > 0)
         for (size_t s = 0; s < segCount; ++s)
-            ev.segmentShare[s] += (delay - frontier) * segDramTime[s] / dramFloor;
+            ev.segmentShare[s] += (delay - frontier) * seg.dramTime[s] / dramFloor;
 }
 
 void Coster::totals() {

@@ -115,10 +115,10 @@ void Coster::nodeFigures() {
     }
     for (size_t s = 0; s < segments.size(); ++s) {
         NodeFigures& figures = ev.nodes[size_t(segments[s])];
-        figures.time = segLen[s];
-        figures.bound = segBound[s];
-        figures.dramBytes = segDram[s];
-        figures.weightLinkCycles = segWeightLink[s];
+        figures.time = seg.len[s];
+        figures.bound = seg.bound[s];
+        figures.dramBytes = seg.dram[s];
+        figures.weightLinkCycles = seg.weightLink[s];
     }
     if (rootIsT) {
         ev.nodes[size_t(tree.root)].time = delay;
@@ -152,8 +152,8 @@ void Coster::intervals() {
         for (size_t s = 0; s < segments.size(); ++s) {
             const size_t k = size_t(j) * segments.size() + s;
             const Cycles own = work[size_t(segments[s])].time;
-            const double scale = own > 0 ? segLen[k] / own : 1.0;
-            placeInvocations(tree, work, opt.programClock, segments[s], segStart[k], j * segBatch,
+            const double scale = own > 0 ? seg.len[k] / own : 1.0;
+            placeInvocations(tree, work, opt.programClock, segments[s], seg.start[k], j * segBatch,
                              scale, push);
         }
 }
