@@ -357,11 +357,11 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     AcceptanceWindow window;
     const bool timed = spec.iterations <= 0;
     const long long N = spec.iterations;
-    // The chain's own deadline: its share of the budget, never past the run's.
     // Every candidate comes from an edit that checked its structure (tree/tree_edit.cpp,
     // tieBlocks): the evaluator need not check it again.
     EvalOptions candidateOpt = in.opt;
     candidateOpt.structureChecked = true;
+    // The chain's own deadline: its share of the budget, never past the run's.
     const auto end =
         std::min(in.deadline, chainStart + std::chrono::duration_cast<Clock::duration>(
                                                std::chrono::duration<double>(spec.seconds)));

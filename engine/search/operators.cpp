@@ -206,16 +206,26 @@ Result<RATree> dissolve(const RATree& t, const OperatorContext& ctx, Rng& rng) {
     return edit::dissolve(t, ctx.net, pick(cuts, rng));
 }
 
+// The sub-batch counts node id can take, larger (dir > 0) or smaller than its own: the
+// divisors of its batch beyond its own, ascending, each given to f(k, count) with k its
+// index among them (none for a leaf, a batch of 1 or a frozen cut). Returns how many.
+template <class F> int subBatchCounts(const RATree& t, int id, int dir, F f) {
+    const RANode& n = t.node(id);
+    if (!n.isCut() || n.batch < 2 || t.frozen(id)) return 0;
+    int k = 0;
+    forEachDivisor(n.batch, [&](int d) {
+        if (dir > 0 ? d > n.subBatch : d < n.subBatch) f(k++, d);
+    });
+    return k;
+}
+
 // Operators 5 and 6's places: each cut that can take a larger (dir > 0) or smaller
-// sub-batch count, with the counts it can take (the divisors of its batch beyond its own).
+// sub-batch count, with the counts it can take (subBatchCounts).
 std::vector<std::pair<int, std::vector<int>>> subBatchPlaces(const RATree& t, int dir) {
     std::vector<std::pair<int, std::vector<int>>> cand;
     for (int id = 0; id < t.size(); ++id) {
-        const RANode& n = t.node(id);
-        if (!n.isCut() || n.batch < 2 || t.frozen(id)) continue;
         std::vector<int> counts;
-        for (int d : divisorsOf(n.batch))
-            if (dir > 0 ? d > n.subBatch : d < n.subBatch) counts.push_back(d);
+        subBatchCounts(t, id, dir, [&](int, int d) { counts.push_back(d); });
         if (!counts.empty()) cand.emplace_back(id, std::move(counts));
     }
     return cand;
@@ -226,26 +236,15 @@ std::vector<std::pair<int, std::vector<int>>> subBatchPlaces(const RATree& t, in
 // The draws of a pick among subBatchPlaces, whose lists are not built (every move of the
 // search proposes one): the places and how many counts each can take, in reused scratch.
 Result<RATree> stepSubBatch(const RATree& t, const OperatorContext& ctx, Rng& rng, int dir) {
-    // Calls f(k, d) for the k-th count d cut n can take.
-    auto countsOf = [dir](const RANode& n, auto f) {
-        int k = 0;
-        forEachDivisor(n.batch, [&](int d) {
-            if (dir > 0 ? d > n.subBatch : d < n.subBatch) f(k++, d);
-        });
-        return k;
-    };
     thread_local std::vector<std::pair<int, int>> places; // (cut, counts it can take)
     places.clear();
-    for (int id = 0; id < t.size(); ++id) {
-        const RANode& n = t.node(id);
-        if (!n.isCut() || n.batch < 2 || t.frozen(id)) continue;
-        if (const int k = countsOf(n, [](int, int) {})) places.emplace_back(id, k);
-    }
+    for (int id = 0; id < t.size(); ++id)
+        if (const int k = subBatchCounts(t, id, dir, [](int, int) {})) places.emplace_back(id, k);
     if (places.empty()) return nothing(dir > 0 ? "a sub-batch increase" : "a sub-batch decrease");
     const auto [cut, counts] = pick(places, rng);
     const int which = randBelow(rng, counts);
     int count = 0;
-    countsOf(t.node(cut), [&](int k, int d) {
+    subBatchCounts(t, cut, dir, [&](int k, int d) {
         if (k == which) count = d;
     });
     return edit::setSubBatch(t, ctx.net, cut, count);
