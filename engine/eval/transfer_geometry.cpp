@@ -46,8 +46,9 @@ TransferGeometry::TransferGeometry(const Network& net, int dataBits, LoadOrder l
 
 namespace {
 
-// Partition slot t = ((ib*ph + ih)*pw + iw)*pk + ik of a mapping.
+// Partition slot of tile t = (((ib*ph + ih)*pw + iw)*pk + ik)*pc + ic of a mapping.
 std::array<int, 4> slotOf(const LeafMapping& m, int t) {
+    t /= m.pc;
     const int ik = t % m.pk;
     int r = t / m.pk;
     const int iw = r % m.pw;
@@ -123,6 +124,23 @@ std::pair<int, int> TransferGeometry::blockChannels(int layer, const LeafMapping
     int lo = 0, hi = 0;
     headChunks(inC, m.heads, m.bc, j % m.bc, lo, hi);
     return {lo, hi};
+}
+
+std::pair<int, int> TransferGeometry::memberChannels(int layer, const LeafMapping& m, int t) const {
+    const int inC = m_net.layers[size_t(layer)].inC;
+    int lo = 0, hi = inC;
+    if (m.pc > 1) chunks(inC, m.pc, 1, memberOf(m, t), 0, 1, lo, hi);
+    return {lo, hi};
+}
+
+Box TransferGeometry::memberWindow(int layer, size_t k, const LeafMapping& m, int t,
+                                   const Box& o) const {
+    Box win = window(layer, k, o);
+    if (m.pc <= 1) return win;
+    const auto [c0, c1] = memberChannels(layer, m, t);
+    win.lo[1] = std::max(win.lo[1], c0);
+    win.hi[1] = std::min(win.hi[1], c1);
+    return win;
 }
 
 Box TransferGeometry::blockWindow(int layer, size_t k, const LeafMapping& m, int j,

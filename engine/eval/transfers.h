@@ -115,8 +115,11 @@ class TransferGeometry {
         return std::uint64_t((elements * (long long)m_dataBits + 7) / 8);
     }
     // Output box of partition slot t over samples [s0, s1): the mapper's ceil-sized chunks,
-    // slot t = ((ib*ph + ih)*pw + iw)*pk + ik (k innermost, so slots that share an input are
-    // adjacent). Empty when the partition over-splits a dimension.
+    // slot t = (((ib*ph + ih)*pw + iw)*pk + ik)*pc + ic (k innermost but for the members of
+    // a slot whose input channels are split, LeafMapping::pc, so slots that share an input
+    // are adjacent and a slot's members next to each other). Empty when the partition
+    // over-splits a dimension. Every member of a slot computes its box; the root alone
+    // holds it (holdsOutput).
     // A blocked mapping's tile box is the hull of its blocks.
     Box tileBox(int layer, const LeafMapping& m, int t, int s0, int s1) const;
     // Block j (0 <= j < m.blocks(), rows outermost, then columns, then channels) of slot t's
@@ -129,6 +132,15 @@ class TransferGeometry {
     // The input channels [first, second) block j reads: a ceil-sized chunk of the layer's
     // input channels for input-channel blocks, all of them otherwise.
     std::pair<int, int> blockChannels(int layer, const LeafMapping& m, int j) const;
+    // Of a mapping with input-channel parts (LeafMapping::pc): tile t's member index in its
+    // slot (0: the root, which adds the others' partial sums and holds the output), and the
+    // input channels [first, second) it reads (a ceil-sized chunk; all of them when pc is 1).
+    static int memberOf(const LeafMapping& m, int t) { return t % m.pc; }
+    static bool holdsOutput(const LeafMapping& m, int t) { return memberOf(m, t) == 0; }
+    std::pair<int, int> memberChannels(int layer, const LeafMapping& m, int t) const;
+    // The window of input k that tile t's output box o needs: window() cut to the tile's
+    // member channels (memberChannels).
+    Box memberWindow(int layer, size_t k, const LeafMapping& m, int t, const Box& o) const;
     // The window of input k that block j's output box o needs: window() cut to the block's
     // input channels; in the flash order, a MatMul's operand B (K or V) its key block's
     // keys (keyBlockWindow).

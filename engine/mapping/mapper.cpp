@@ -477,19 +477,35 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
     LeafMapping best;
     double bestScore = std::numeric_limits<double>::max();
     bool bestFits = false;
-    for (const auto& f : factorisations(tiles)) {
-        // Prune partitions that leave whole tiles idle along a dimension.
-        if (overSplits(l, batch, f)) continue;
-        LeafMapping m = evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false);
+    auto offer = [&](LeafMapping&& m, double extra) {
         const double buffer = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile + m.ofmapPerTile;
         const bool fits = buffer <= m_hw.bufferBytes;
-        const double score = partitionScore(m);
+        const double score = partitionScore(m) + extra;
         if ((fits && !bestFits) || (fits == bestFits && score < bestScore)) {
             best = std::move(m);
             bestScore = score;
             bestFits = fits;
         }
+    };
+    for (const auto& f : factorisations(tiles)) {
+        // Prune partitions that leave whole tiles idle along a dimension.
+        if (overSplits(l, batch, f)) continue;
+        offer(evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false), 0.0);
     }
+    // Input-channel parts, where the reduction can be cut (as for input-channel blocks: no
+    // whole inputs, no crossbars): the root's received partial sums count as delivery.
+    const bool whole = std::any_of(m_wholeInput[size_t(layer)].begin(),
+                                   m_wholeInput[size_t(layer)].end(), [](char w) { return w; });
+    if (m_channelSplit && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
+        for (int pc = 2; pc <= std::min(tiles, l.inC); ++pc) {
+            if (tiles % pc) continue;
+            for (const auto& f : factorisations(tiles / pc)) {
+                if (overSplits(l, batch, f)) continue;
+                LeafMapping m = evaluateChannelSplit(l, batch, f, pc, false);
+                const double received = m.ofmapPerTile * (pc - 1) / pc;
+                offer(std::move(m), received / m_hw.nocBytesPerCycle);
+            }
+        }
     if (bestScore == std::numeric_limits<double>::max()) {
         // Every factorisation over-splits some dimension (tiny layer on many tiles): fall
         // back to the least over-split one, idle tiles and all.
@@ -506,6 +522,8 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
     if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
+    if (best.pc > 1)
+        return evaluateChannelSplit(l, batch, {best.pk, best.pb, best.ph, best.pw}, best.pc, true);
     return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
 }
 
@@ -699,6 +717,40 @@ LeafMapping Mapper::evaluateReduction(const Layer& l, int batch, const std::arra
         m.cim.inputReads *= bc;
     }
     m.peUtilisation = double(m.macs) / (double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles));
+    return m;
+}
+
+// Each member computes its slot's output over ceil(C / pc) input channels, as an
+// input-channel block does (the layer cut to them, reductionCut), into partial sums at the
+// accumulator width; the root receives the other members' pc - 1 boxes over the NoC into
+// its buffer (it holds all pc), adds them in its vector unit after its own and writes the
+// slot's output, which leaves the root as any tile's output leaves its tile.
+LeafMapping Mapper::evaluateChannelSplit(const Layer& l, int batch, const std::array<int, 4>& part,
+                                         int pc, bool withTiling) const {
+    const Layer cut = reductionCut(l, pc);
+    LeafMapping m =
+        evaluatePartition(cut, batch, part[0], part[1], part[2], part[3], withTiling, false);
+    m.pc = pc;
+    const int slots = part[0] * part[1] * part[2] * part[3];
+    const int n = slots * pc;
+    const double db = m_hw.dataBits / 8.0;
+    const double psumRatio = double(psumBits(m_hw.dataBits)) / m_hw.dataBits;
+    const double out = m.ofmapPerTile; // one slot's output at the data width
+    const Count adds = Count(out / db) * Count(pc - 1);
+    m.macs = l.macsPerSample() * batch;
+    m.vectorOps = adds * slots;
+    m.cycles += double(ceilDiv(adds, m_hw.vectorLanes));
+    // Every member's accesses are the cut layer's with its output written as partial sums;
+    // the root reads the pc boxes and writes the output.
+    m.bufferAccessBytes = (m.bufferAccessBytes / slots + (psumRatio - 1) * out) * n +
+                          (pc * psumRatio + 1) * out * slots;
+    m.bufferWriteBytes = out * psumRatio * n + out * slots;
+    for (size_t i = 0; i < m.levelReads.size(); ++i)
+        m.levelReads[i] *= pc, m.levelWrites[i] *= pc;
+    m.inputDmaRuns *= pc;
+    m.ofmapPerTile = out * psumRatio * pc;
+    const double peak = double(m_hw.macsPerTile) * n * std::max(1.0, m.cycles);
+    m.peUtilisation = m.macs > 0 ? double(m.macs) / peak : 0.0;
     return m;
 }
 

@@ -42,7 +42,14 @@ struct CimLeafMapping {
 };
 
 struct LeafMapping {
-    int pk = 1, pb = 1, ph = 1, pw = 1; // partition factors; pk*pb*ph*pw == group size
+    int pk = 1, pb = 1, ph = 1, pw = 1; // partition factors; pk*pb*ph*pw*pc == group size
+    // Input-channel parts (docs/cost-model.md §2): each output slot's reduction (a
+    // convolution's or fully connected layer's input channels) split over pc tiles, the
+    // slot's members, next to each other (slot-major, member innermost). Each member computes
+    // the slot's output over its ceil(C / pc) channels into partial sums at the accumulator
+    // width (kPsumBits); the members after the first send theirs to the first (the slot's
+    // root) over the NoC, which adds them in its vector unit and holds the slot's output.
+    int pc = 1;
     // Temporal blocking (docs/cost-model.md §2b): a tile whose slice does not fit its buffer
     // works through it in blocks, one after another: its output channels in bk blocks, its
     // rows in bh, its columns in bw (TransferGeometry::blockBox). Each block reads its
@@ -105,6 +112,8 @@ struct LeafMapping {
     Count inputDmaRuns = 0;
     CimLeafMapping cim;
 
+    int groupSize() const { return pk * pb * ph * pw * pc; }
+    bool splitsChannels() const { return pc > 1; }
     int blocks() const { return bk * bh * bw * bc; }
     bool blocked() const { return blocks() > 1; }
     // Input-channel blocks: block j adds its channels' share to partial sums kept on the
@@ -133,6 +142,7 @@ struct LeafMapping {
     std::string partitionLabel() const {
         std::string s = "K" + std::to_string(pk) + " B" + std::to_string(pb) + " H" +
                         std::to_string(ph) + " W" + std::to_string(pw);
+        if (pc > 1) s += " C" + std::to_string(pc);
         if (blocked()) {
             s += ", ";
             s += blockLabel();
@@ -200,6 +210,9 @@ class Mapper {
     LeafMapping unblocked(int layer, int tiles, int batch) const {
         return compute(layer, tiles, batch, false);
     }
+    // Whether the partitions also split the reduction over tiles (LeafMapping::pc); off
+    // by default. Mappings already handed out stay; set it before the first map().
+    void setChannelSplit(bool on) { m_channelSplit = on; }
     // Normalised processing time: one sample on one tile (docs/method.md §2 NPT of a leaf).
     double npt(int layer);
 
@@ -223,6 +236,11 @@ class Mapper {
     LeafMapping evaluateReduction(const Layer& l, int batch, const std::array<int, 4>& part,
                                   const std::array<int, 4>& blocks, bool withTiling,
                                   bool withCim = true) const;
+    // Partition `part` (K, B, H, W) with each slot's input channels split over pc members
+    // (LeafMapping::pc): a member's figures are the layer cut to its channels
+    // (reductionCut), its output as partial sums; the root adds the pc - 1 it receives.
+    LeafMapping evaluateChannelSplit(const Layer& l, int batch, const std::array<int, 4>& part,
+                                     int pc, bool withTiling) const;
     // Compute-in-memory figures of a blocked mapping (row, column, output-channel blocks).
     void cimBlocks(const Layer& l, int batch, const std::array<int, 4>& part, double share,
                    bool withTiling, LeafMapping& m) const;
@@ -258,6 +276,7 @@ class Mapper {
         m_caches;
     std::unordered_map<std::uint64_t, LeafMapping>* m_cache = nullptr;
     double m_energyExp = 1, m_delayExp = 1;
+    bool m_channelSplit = false;
     std::map<std::tuple<std::vector<int>, int, int, double, double>, std::vector<LeafMapping>>
         m_chains;
     std::map<std::tuple<int, int, int, int, int, double, double>, std::vector<LeafMapping>>

@@ -250,6 +250,7 @@ class TestBlocking : public QObject {
     Q_OBJECT
   private slots:
     void convRowBlocks();
+    void inputChannelParts();
     void convRowBlocksEvaluated();
     void scoresRowBlocks();
     void scoresChannelBlocksReadOperandAPerBlock();
@@ -291,6 +292,48 @@ class TestBlocking : public QObject {
 //   Cycles: a block is 8 x 64 = 512 positions x 9 kernel taps x ceil(16 / 32) input x
 //   ceil(16 / 32) output channel passes = 4608; the leaf 8 x 4608 = 36864 (as unblocked:
 //   64 x 64 x 9 = 36864, the rows divide evenly).
+// Input-channel parts (LeafMapping::pc): a 1x1 convolution of many input channels and few
+// outputs on 16 tiles splits its reduction once the mapper may; the MACs stay, the slowest
+// tile's time drops; the members of a slot share its output box, each reads its own input
+// channels, and the root alone holds the output.
+void TestBlocking::inputChannelParts() {
+    const Network net = test::network("reduce", {test::conv("c", 4096, 16, 4, 1, -1)});
+    const Hardware hw = defaultHardware(4, 4, "edge");
+    Mapper plain(net, hw);
+    const LeafMapping a = plain.map(0, 16, 1);
+    QCOMPARE(a.pc, 1);
+    Mapper split(net, hw);
+    split.setChannelSplit(true);
+    const LeafMapping& m = split.map(0, 16, 1);
+    QVERIFY2(m.pc > 1, m.partitionLabel().c_str());
+    QCOMPARE(m.groupSize(), 16);
+    QCOMPARE(m.macs, a.macs);
+    QVERIFY2(m.cycles < a.cycles,
+             (std::to_string(m.cycles) + " vs " + std::to_string(a.cycles)).c_str());
+    QVERIFY(m.partitionLabel().find(" C" + std::to_string(m.pc)) != std::string::npos);
+    const TransferGeometry geo(net, hw.dataBits, hw.loadOrder, std::uint64_t(hw.stageBytes));
+    std::vector<int> covered(4096, 0);
+    for (int t = 0; t < 16; ++t) {
+        const int root = t - t % m.pc;
+        QCOMPARE(TransferGeometry::holdsOutput(m, t), t == root);
+        const Box o = geo.tileBox(0, m, t, 0, 1);
+        QCOMPARE(o.lo, geo.tileBox(0, m, root, 0, 1).lo);
+        QCOMPARE(o.hi, geo.tileBox(0, m, root, 0, 1).hi);
+        const auto [c0, c1] = geo.memberChannels(0, m, t);
+        QCOMPARE(c1 - c0, 4096 / m.pc);
+        const Box w = geo.memberWindow(0, 0, m, t, o);
+        QCOMPARE(w.lo[1], c0);
+        QCOMPARE(w.hi[1], c1);
+        if (t == root) // one slot's members cover the channels once
+            for (int u = t; u < t + m.pc; ++u)
+                for (int c = geo.memberChannels(0, m, u).first;
+                     c < geo.memberChannels(0, m, u).second; ++c)
+                    ++covered[size_t(c)];
+    }
+    const int slotCount = 16 / m.pc;
+    QVERIFY(std::all_of(covered.begin(), covered.end(), [&](int n) { return n == slotCount; }));
+}
+
 void TestBlocking::convRowBlocks() {
     const Network net = convExample();
     const Hardware hw = oneTile(kConvBuffer);
