@@ -98,17 +98,22 @@ double weightReads(const TransferGeometry& geo, const Mesh& mesh, int layer,
 }
 
 // Resident weights: each tile's output-channel slice, read once per invocation period.
+// With input-channel parts (LeafMapping::pc), member by member: each reads its channels'
+// share of its output channels' weights.
 void weightTraffic(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
                    LinkTally& wgt, LeafTraffic& traffic) {
     const int b = std::max(1, leaf.batch);
-    std::map<std::pair<int, int>, std::vector<int>> byK;
-    for (int t = 0; t < leaf.tileCount; ++t) {
-        const Box box = geo.tileBox(leaf.layer, *leaf.mapping, t, 0, b);
-        if (!box.empty()) byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+    const LeafMapping& m = *leaf.mapping;
+    for (int ic = 0; ic < m.pc; ++ic) {
+        std::map<std::pair<int, int>, std::vector<int>> byK;
+        for (int t = ic; t < leaf.tileCount; t += m.pc) {
+            const Box box = geo.tileBox(leaf.layer, m, t, 0, b);
+            if (!box.empty())
+                byK[{box.lo[1], box.hi[1]}].push_back(mesh.tileAt(leaf.tileBegin + t));
+        }
+        traffic.weightDelivered += weightReads(
+            geo, mesh, leaf.layer, byK, geo.memberChannels(leaf.layer, m, ic), wgt, false, traffic);
     }
-    const int inC = geo.network().layers[size_t(leaf.layer)].inC;
-    traffic.weightDelivered +=
-        weightReads(geo, mesh, leaf.layer, byK, {0, inC}, wgt, false, traffic);
 }
 
 // Block blk's weights when they stream with output- or input-channel blocks (LeafMapping::
@@ -138,12 +143,15 @@ int periodOf(int b, const std::vector<const LeafPlacement*>& producers) {
     return period;
 }
 
-// The windows of input k that block blk's output boxes need (into win, replacing it).
+// The windows of input k that block blk's output boxes need (into win, replacing it); with
+// input-channel parts, each member's (`slots`: each box's partition slot).
 void blockWindows(const TransferGeometry& geo, int layer, size_t k, const LeafMapping& mapping,
-                  int blk, const std::vector<Box>& boxes, std::vector<Box>& win) {
+                  int blk, const std::vector<Box>& boxes, const std::vector<int>& slots,
+                  std::vector<Box>& win) {
     win.clear();
-    for (const Box& o : boxes)
-        win.push_back(geo.blockWindow(layer, k, mapping, blk, o));
+    for (size_t a = 0; a < boxes.size(); ++a)
+        win.push_back(mapping.pc > 1 ? geo.memberWindow(layer, k, mapping, slots[a], boxes[a])
+                                     : geo.blockWindow(layer, k, mapping, blk, boxes[a]));
 }
 
 // An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
@@ -192,6 +200,7 @@ void producerSlices(const TransferGeometry& geo, const Mesh& mesh, const LeafPla
               hi = across ? std::min(n - 1, blk + 1) : blk;
     for (int j = lo; j <= hi; ++j)
         for (int t = 0; t < p.tileCount; ++t) {
+            if (!TransferGeometry::holdsOutput(*p.mapping, t)) continue; // a member's partial sums
             const Box box = p.mapping->blocked() ? geo.blockBox(p.layer, *p.mapping, t, j, s0, s1)
                                                  : geo.tileBox(p.layer, *p.mapping, t, s0, s1);
             if (box.empty() || (reach && !reach->intersects(box))) continue;
@@ -331,16 +340,55 @@ void perInputTiles(const Mesh& mesh, size_t inputs,
 
 // The tiles of the leaf with work in block `blk` of samples [s0, s1), and their output
 // boxes (tiles with an empty box left out).
+// With input-channel parts every member is among them (it computes its slot's box);
+// `slots`: each one's partition slot.
 void stepBoxes(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf, int blk,
-               int s0, int s1, std::vector<int>& tiles, std::vector<Box>& boxes) {
+               int s0, int s1, std::vector<int>& tiles, std::vector<Box>& boxes,
+               std::vector<int>& slots) {
     tiles.clear();
     boxes.clear();
+    slots.clear();
     for (int t = 0; t < leaf.tileCount; ++t) {
         const Box box = geo.blockBox(leaf.layer, *leaf.mapping, t, blk, s0, s1);
         if (box.empty()) continue;
         tiles.push_back(mesh.tileAt(leaf.tileBegin + t));
         boxes.push_back(box);
+        slots.push_back(t);
     }
+}
+
+// Input-channel parts (LeafMapping::pc): each member after its slot's first sends its
+// partial sums (its box at the accumulator width) to the first, the root, over the NoC, as
+// a STORE leaves a tile: on the links, the member's egress, the bytes written into the
+// root's buffer. Returns those bytes. The tiles and boxes of the roots into rootTiles and
+// rootBoxes (what stores and what consumers read).
+double partialSums(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
+                   const std::vector<int>& tiles, const std::vector<Box>& boxes,
+                   const std::vector<int>& slots, LinkTally& act, std::vector<double>& egress,
+                   std::vector<int>& rootTiles, std::vector<Box>& rootBoxes,
+                   std::vector<int>& route, LeafTraffic& traffic) {
+    const LeafMapping& m = *leaf.mapping;
+    const int psumBytesPer = psumBits(geo.dataBits());
+    double sent = 0;
+    rootTiles.clear();
+    rootBoxes.clear();
+    for (size_t a = 0; a < tiles.size(); ++a) {
+        const int ic = TransferGeometry::memberOf(m, slots[a]);
+        if (ic == 0) {
+            rootTiles.push_back(tiles[a]);
+            rootBoxes.push_back(boxes[a]);
+            continue;
+        }
+        const double bytes = double(boxes[a].volume()) * psumBytesPer / 8;
+        const int root = mesh.tileAt(leaf.tileBegin + slots[a] - ic);
+        route.clear();
+        mesh.route(tiles[a], root, route);
+        act.add(route, bytes);
+        egress[size_t(tiles[a])] += bytes * mesh.routeSlowness(route);
+        traffic.partialSumBytes += bytes;
+        sent += bytes;
+    }
+    return sent;
 }
 
 // Per-thread scratch of a pass over a leaf's period (it only grows; the tallies are empty
@@ -348,8 +396,10 @@ void stepBoxes(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacemen
 struct PassScratch {
     LinkTally act, wgt, noc, nocSame;
     std::vector<char> inLeaf, inProducer; // which tiles are this leaf's and the producer's
-    std::vector<int> actTiles, dst;
+    std::vector<int> actTiles, dst, slots;
     std::vector<Box> boxes, win;
+    std::vector<int> rootTiles, route; // input-channel parts: the tiles that hold outputs
+    std::vector<Box> rootBoxes;
     std::vector<std::vector<Box>> wants;
     std::vector<SliceRef> slices;
     std::vector<int> sliceBlocks; // each slice's block (producerSlices)
@@ -431,7 +481,7 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
     for (int step = 0; step < steps; ++step) {
         const int inv = step / mapping.blocks(), blk = step % mapping.blocks();
         const int s0 = inv * b, s1 = s0 + b;
-        stepBoxes(geo, mesh, leaf, blk, s0, s1, s.actTiles, s.boxes);
+        stepBoxes(geo, mesh, leaf, blk, s0, s1, s.actTiles, s.boxes, s.slots);
         if (step == 0 && paceInputs) s.probe.consumer(geo, leaf.layer, s.boxes);
         if (!paceOnly)
             actDelivered +=
@@ -439,7 +489,7 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
         for (size_t k = 0; k < ly.inputs.size(); ++k) {
             if (ly.inputs[k].resident) continue; // kept in the tiles' buffers: nothing moves
             const InputGeom& geom = geo.input(leaf.layer, k);
-            blockWindows(geo, leaf.layer, k, mapping, blk, s.boxes, s.win);
+            blockWindows(geo, leaf.layer, k, mapping, blk, s.boxes, s.slots, s.win);
             const LeafPlacement* p = k < producers.size() ? producers[k] : nullptr;
             if (p) {
                 nocInput(k, inv, blk, s0, s1, paceInputs, paceOnly);
@@ -449,9 +499,13 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
                     traffic.inRuns.empty() ? s.noRuns : traffic.inRuns[k], totalBatch);
             }
         }
+        const bool parts = mapping.splitsChannels() && !paceOnly;
+        if (parts)
+            actDelivered += partialSums(geo, mesh, leaf, s.actTiles, s.boxes, s.slots, s.act,
+                                        s.egress, s.rootTiles, s.rootBoxes, s.route, traffic);
         if (!paceOnly && writesDram && mapping.storesAfter(blk))
-            storeOutputs(geo, mesh, s.boxes, s.actTiles, s.act, s.egress, s.stored, traffic,
-                         outShape);
+            storeOutputs(geo, mesh, parts ? s.rootBoxes : s.boxes, parts ? s.rootTiles : s.actTiles,
+                         s.act, s.egress, s.stored, traffic, outShape);
     }
 }
 
@@ -634,7 +688,14 @@ LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const Le
     // to the figures in the order a pass with them would have added them.
     const Layer& ly = geo.network().layers[size_t(leaf.layer)];
     const int b = std::max(1, leaf.batch);
-    stepBoxes(geo, mesh, leaf, 0, 0, b, s.actTiles, s.boxes);
+    stepBoxes(geo, mesh, leaf, 0, 0, b, s.actTiles, s.boxes, s.slots);
+    if (mapping.splitsChannels()) { // the roots store (their partial sums are in the base)
+        size_t w = 0;
+        for (size_t a = 0; a < s.actTiles.size(); ++a)
+            if (TransferGeometry::holdsOutput(mapping, s.slots[a]))
+                s.actTiles[w] = s.actTiles[a], s.boxes[w++] = s.boxes[a];
+        s.actTiles.resize(w), s.boxes.resize(w);
+    }
     s.act.ensure(mesh.linkCount());
     s.egress = base.egress;
     s.stored.assign(size_t(mesh.tiles()), 0.0);
@@ -671,6 +732,7 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
         b *= scale;
     scaled.actDram *= scale;
     scaled.actDramOut *= scale;
+    scaled.partialSumBytes *= scale;
     auto scaleRuns = [scale](LeafTraffic::LayoutRuns& r) {
         for (size_t l = 0; l < r.runs.size(); ++l) {
             r.runs[l] *= scale;

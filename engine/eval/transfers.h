@@ -315,6 +315,8 @@ struct LeafTraffic {
     // from tiles outside this leaf's group (they cross its boundary), those that leave the
     // producer's group (they cross the producer's), and those between tiles of this group.
     std::vector<double> nocInByInput, nocOutOfProducer, nocInsideGroup;
+    // Input-channel parts (LeafMapping::pc): the partial sums the members send their roots.
+    double partialSumBytes = 0;
     // Per input received over the NoC, how the leaf's first invocation keeps pace with its
     // producer's (the generator's stage dependencies, lagStage, on the same boxes): it can
     // start once `lead` of the producer's compute has run and ends no sooner than `tail` of

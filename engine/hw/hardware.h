@@ -130,6 +130,8 @@ struct Hardware {
     int macsPerTile = 1024;      // int8 MACs per cycle (cim: CimParams::peakMacs)
     Bytes bufferBytes = 1 << 20; // global buffer per tile
     int vectorLanes = 64;        // vector unit ops per cycle
+    // Whether the mapper may split a layer's reduction over tiles (LeafMapping::pc).
+    bool channelSplit = false;
     TileArch arch = TileArch::Nvdla;
     LoadOrder loadOrder = LoadOrder::Auto;
     // Stage granularity (docs/isa.md, "Stage granularity"): an instruction of B bytes is cut

@@ -10,6 +10,7 @@
 #include "codegen/codegen.h"
 #include "eval/evaluator.h"
 #include "eval/transfers.h"
+#include "hw/mesh.h"
 #include "mapping/cim.h"
 #include "mapping/mapper.h"
 #include "model/model_loader.h"
@@ -251,6 +252,7 @@ class TestBlocking : public QObject {
   private slots:
     void convRowBlocks();
     void inputChannelParts();
+    void inputChannelPartsEvaluated();
     void convRowBlocksEvaluated();
     void scoresRowBlocks();
     void scoresChannelBlocksReadOperandAPerBlock();
@@ -332,6 +334,42 @@ void TestBlocking::inputChannelParts() {
     }
     const int slotCount = 16 / m.pc;
     QVERIFY(std::all_of(covered.begin(), covered.end(), [&](int n) { return n == slotCount; }));
+}
+
+// The split leaf evaluated: its DRAM bytes are the unsplit one's (input, weights and output
+// each once: a member reads its channels' share), and its NoC carries each member's partial
+// sums to its root, hop by hop, on top of what the unsplit leaf moves.
+void TestBlocking::inputChannelPartsEvaluated() {
+    const Network net = test::network("reduce", {test::conv("c", 4096, 16, 4, 1, -1)});
+    Hardware hw = defaultHardware(4, 4, "edge");
+    const RATree tree = test::parseTree("T 1/1\n\tc 1\n", net);
+    const Evaluation plain = evaluate(net, hw, tree, 1, {});
+    hw.channelSplit = true;
+    const Evaluation split = evaluate(net, hw, tree, 1, {});
+    QVERIFY2(plain.valid, plain.reason.c_str());
+    QVERIFY2(split.valid, split.reason.c_str());
+    QCOMPARE(split.dramBytes, plain.dramBytes);
+    QCOMPARE(split.macs, plain.macs);
+    Mapper mapper(net, hw);
+    mapper.setChannelSplit(true);
+    const LeafMapping& m = mapper.map(0, 16, 1);
+    QVERIFY(m.pc > 1);
+    const Mesh mesh(hw);
+    const TransferGeometry geo(net, hw.dataBits, hw.loadOrder, std::uint64_t(hw.stageBytes));
+    double psumHops = 0; // each member's box at 32 bits, over its route to the root
+    for (int t = 0; t < 16; ++t) {
+        const int ic = TransferGeometry::memberOf(m, t);
+        if (ic == 0) continue;
+        psumHops += double(geo.tileBox(0, m, t, 0, 1).volume()) * 4 *
+                    mesh.hops(mesh.tileAt(t), mesh.tileAt(t - ic));
+    }
+    QVERIFY(psumHops > 0);
+    // Each member's channels reach it alone instead of every input reaching every tile: on
+    // this layer the NoC carries less, partial sums included.
+    QVERIFY(split.nocHopBytes > psumHops);
+    QVERIFY(split.nocHopBytes < plain.nocHopBytes);
+    qInfo("pc %d: NoC hop bytes %.0f split, %.0f plain; partial sums %.0f; delay %.0f vs %.0f",
+          m.pc, split.nocHopBytes, plain.nocHopBytes, psumHops, split.delay, plain.delay);
 }
 
 void TestBlocking::convRowBlocks() {
