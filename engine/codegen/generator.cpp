@@ -375,7 +375,7 @@ std::optional<Error> Generator::activeTiles(Step& cur) {
         wl.partition = partition;
         wl.tiling = m.tiling;
         if (m_opt.withIr) m_workloads.push_back(std::move(wl));
-        act.push_back({leaf.tiles[size_t(t)], b, int(m_result.workloadCount++)});
+        act.push_back({leaf.tiles[size_t(t)], b, int(m_result.workloadCount++), t});
     }
     if (act.empty())
         return Error{"layer " + cur.ly.name + ": no tile has work (over-split partition)"};

@@ -88,11 +88,13 @@ struct StoreRec {
     std::uint32_t id;
 };
 
-// A tile with work in the invocation being emitted; `workload` indexes its IR entry.
+// A tile with work in the invocation being emitted; `workload` indexes its IR entry, `slot`
+// is its index in the leaf's group (TransferGeometry's partition slot, member included).
 struct ActiveTile {
     int tile;
     Box box;
     int workload;
+    int slot;
 };
 // An instruction that writes a compute's input region (a LOAD or a SEND).
 struct InputWriter {
@@ -246,6 +248,14 @@ class Generator {
                         IrWorkload& wl);
     void emitStore(const Step& cur, size_t a, const std::vector<Box>& st, const StageOrder& order,
                    std::uint32_t cid, OutputSlice& ps);
+    // Input-channel parts (LeafMapping::pc): each member's SEND of its partial sums to its
+    // slot's root and the root's add; the roots' slices into `slices`, stored when the leaf
+    // writes DRAM.
+    std::optional<Error> reducePartialSums(Step& cur, std::vector<OutputSlice>& computed,
+                                           std::vector<OutputSlice>& slices);
+    // The input channels of act[a]'s weights: an input-channel block's, a member's (none:
+    // all of them).
+    std::optional<std::pair<int, int>> weightChannelsOf(const Step& cur, size_t a) const;
     void releaseAfter(const Step& cur);
     // The finished streams.
     void finishProgram();

@@ -18,6 +18,11 @@ std::optional<Error> Generator::emitComputeAndStore(Step& cur) {
         if (!ps) return ps.error();
         slices.push_back(std::move(*ps));
     }
+    if (cur.m.splitsChannels()) {
+        std::vector<OutputSlice> roots;
+        if (auto e = reducePartialSums(cur, slices, roots)) return e;
+        slices = std::move(roots);
+    }
     m_weightState[size_t(cur.v.layer)].fresh = false;
     InvocationOutput& me = m_outputs[size_t(cur.vi)];
     me.emitted = true;
@@ -46,13 +51,18 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     // output box to the last, at the accumulator width (docs/cost-model.md §2b).
     PartialSums* psums = m.reduces() ? &m_partialSums[{v.layer, act[a].tile}] : nullptr;
     const bool firstBlock = !psums || v.block % m.bc == 0;
+    // Input-channel parts: every member computes its partial sums; the root's region holds
+    // its own and the other members' (reducePartialSums).
+    const bool parts = m.splitsChannels();
+    const std::uint64_t psumBytes =
+        std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8;
     Region out;
     if (firstBlock) {
-        const std::uint64_t bytes =
-            psums ? std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8
-                  : bytesOf(ob.volume());
-        auto r = allocate(act[a].tile, bytes, false,
-                          std::string(psums ? "partial sums of " : "output of ") + ly.name);
+        std::uint64_t bytes = psums || parts ? psumBytes : bytesOf(ob.volume());
+        if (parts && TransferGeometry::holdsOutput(m, act[a].slot)) bytes *= std::uint64_t(m.pc);
+        auto r =
+            allocate(act[a].tile, bytes, false,
+                     std::string(psums || parts ? "partial sums of " : "output of ") + ly.name);
         if (!r) return r.error();
         out = *r;
     } else {
@@ -75,10 +85,11 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     c.op = Op::Compute;
     c.tile = act[a].tile;
     c.layer = layerIdx;
-    c.bytes = out.bytes;
+    c.bytes = parts ? psumBytes : out.bytes;
     c.src = c.dst = act[a].tile;
-    // Crossbar writes are the PROGRAM's; a blocked leaf's time is its blocks' (one a step).
-    const double busy = (m.cycles - m.cim.exposedWrite) * m.blockShare;
+    // Crossbar writes are the PROGRAM's; a blocked leaf's time is its blocks' (one a step);
+    // a root's add of its members' partial sums is its own COMPUTE.
+    const double busy = (m.cycles - m.cim.exposedWrite - m.reduceCycles) * m.blockShare;
     c.cycles = std::uint64_t(std::max(1.0, std::ceil(busy * double(ob.volume()) / double(maxVol))));
     c.lo = ob.lo;
     c.hi = ob.hi;
@@ -95,7 +106,10 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
         regionRefs(c.buffers, wr, false);
     }
     if (!firstBlock) regionRefs(c.buffers, out, false); // adds to the sums so far
-    regionRefs(c.buffers, out, true);
+    if (parts)
+        slotRefs(c.buffers, out, 0, psumBytes, true);
+    else
+        regionRefs(c.buffers, out, true);
     if (stats && !m.firstKeyBlock(v.block)) regionRefs(c.buffers, stats->region, false);
     if (stats) regionRefs(c.buffers, stats->region, true);
     // Output-channel binding: every core runs its own PROGRAM and COMPUTE; core 0's COMPUTE
@@ -149,7 +163,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     }
     if (psums) m_partialSums.erase({v.layer, act[a].tile});
     ps.region = out;
-    if (leaf.writesDram) emitStore(cur, a, st, order, cid, ps);
+    if (leaf.writesDram && !parts) emitStore(cur, a, st, order, cid, ps);
     return ps;
 }
 
@@ -284,17 +298,16 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
     const auto& act = cur.act;
     const bool hasWeights = cur.hasWeights, loadsWeights = cur.loadsWeights;
     WeightState& ws = m_weightState[size_t(v.layer)];
-    auto weightBox = [&](int k0, int k1) {
-        return weightBoxOf(v.layer, k0, k1, cur.weightChannels);
-    };
-    auto weightElems = [&](int k0, int k1) {
-        return weightElemsOf(v.layer, k0, k1, cur.weightChannels);
-    };
+    const auto channels = weightChannelsOf(cur, a);
+    auto weightBox = [&](int k0, int k1) { return weightBoxOf(v.layer, k0, k1, channels); };
+    auto weightElems = [&](int k0, int k1) { return weightElemsOf(v.layer, k0, k1, channels); };
     const Box& ob = act[a].box;
     for (size_t k = 0; k < ly.inputs.size(); ++k) {
         std::vector<Box> req;
         for (const auto& sb : st)
-            req.push_back(m_geometry.blockWindow(v.layer, k, cur.m, v.block, sb));
+            req.push_back(cur.m.splitsChannels()
+                              ? m_geometry.memberWindow(v.layer, k, cur.m, act[a].slot, sb)
+                              : m_geometry.blockWindow(v.layer, k, cur.m, v.block, sb));
         for (const auto& wr : cur.writers[a][k]) {
             if (wr.sameCoords)
                 addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
@@ -329,6 +342,86 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
         wl.weightBytes = bytesOf(weightElems(ob.lo[1], ob.hi[1]));
         wl.weightsLoaded = loadsWeights;
     }
+}
+
+// Each member after the first of a slot SENDs its partial sums into its part of the root's
+// region, stage by stage as its compute writes them; the root's add (a vector COMPUTE of
+// the mapper's reduceCycles, on the tile's share of the slowest slot's volume) reads the pc
+// parts once each has arrived and leaves the slot's output in the region, which the root
+// stores and its consumers read (partial sums leave at the data width).
+std::optional<Error> Generator::reducePartialSums(Step& cur, std::vector<OutputSlice>& computed,
+                                                  std::vector<OutputSlice>& slices) {
+    const LeafMapping& m = cur.m;
+    const auto& act = cur.act;
+    std::map<int, size_t> bySlot;
+    for (size_t a = 0; a < act.size(); ++a)
+        bySlot[act[a].slot] = a;
+    for (size_t a = 0; a < act.size(); ++a) {
+        if (!TransferGeometry::holdsOutput(m, act[a].slot)) continue;
+        OutputSlice& root = computed[a];
+        const Box& ob = act[a].box;
+        const std::uint64_t psumBytes =
+            std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8;
+        const int budget = m_geometry.stagesOf(ob);
+        const std::uint32_t lag = lagStage(root.stages, root.stages);
+        std::vector<std::uint32_t> sends;
+        for (int ic = 1; ic < m.pc; ++ic) {
+            const auto it = bySlot.find(act[a].slot + ic);
+            if (it == bySlot.end())
+                return Error{"internal: " + cur.ly.name +
+                             ": a member of an input-channel part "
+                             "has no work"};
+            OutputSlice& mem = computed[it->second];
+            Instruction send;
+            send.op = Op::Send;
+            send.tile = mem.tile;
+            send.layer = cur.layerIdx;
+            send.bytes = psumBytes;
+            send.src = mem.tile;
+            send.dst = root.tile;
+            send.lo = ob.lo;
+            send.hi = ob.hi;
+            regionRefs(send.buffers, mem.region, false);
+            slotRefs(send.buffers, root.region, std::uint64_t(ic) * psumBytes, psumBytes, true);
+            const std::uint32_t sid = emit(send, mem.stages, mem.order, budget);
+            addDep(mem.computeId, sid, lag);
+            mem.region.readers.push_back(sid);
+            release(mem.region);
+            addDestination(act[it->second].workload, root.tile);
+            sends.push_back(sid);
+        }
+        guard(root.region, sends);
+        Instruction add;
+        add.op = Op::Compute;
+        add.tile = root.tile;
+        add.layer = cur.layerIdx;
+        add.bytes = bytesOf(ob.volume());
+        add.src = add.dst = root.tile;
+        add.cycles = std::uint64_t(
+            std::max(1.0, std::ceil(m.reduceCycles * double(ob.volume()) / double(cur.maxVol))));
+        add.lo = ob.lo;
+        add.hi = ob.hi;
+        regionRefs(add.buffers, root.region, false);
+        regionRefs(add.buffers, root.region, true);
+        const std::uint32_t aid = emit(add, root.stages, root.order, budget);
+        addDep(root.computeId, aid, lag);
+        for (std::uint32_t sid : sends)
+            addDep(sid, aid, lag);
+        root.region.readers.push_back(aid);
+        IrWorkload& wl = irOf(act[a].workload);
+        wl.cycles += add.cycles;
+        wl.computeId = aid;
+        root.computeId = aid;
+        if (cur.leaf.writesDram) emitStore(cur, a, root.stages, root.order, aid, root);
+        slices.push_back(std::move(root));
+    }
+    return std::nullopt;
+}
+
+std::optional<std::pair<int, int>> Generator::weightChannelsOf(const Step& cur, size_t a) const {
+    if (cur.m.splitsChannels())
+        return m_geometry.memberChannels(cur.v.layer, cur.m, cur.act[a].slot);
+    return cur.weightChannels;
 }
 
 void Generator::emitStore(const Step& cur, size_t a, const std::vector<Box>& st,

@@ -30,7 +30,9 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
     const LayerInput& in = cur.ly.inputs[k];
     std::vector<Box> win(act.size());
     for (size_t a = 0; a < act.size(); ++a)
-        win[a] = m_geometry.blockWindow(v.layer, k, cur.m, v.block, act[a].box);
+        win[a] = cur.m.splitsChannels()
+                     ? m_geometry.memberWindow(v.layer, k, cur.m, act[a].slot, act[a].box)
+                     : m_geometry.blockWindow(v.layer, k, cur.m, v.block, act[a].box);
     const std::string from =
         in.producer >= 0 ? m_net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
     for (size_t a = 0; a < act.size(); ++a) {
@@ -100,10 +102,9 @@ void Generator::readKeptInput(Step& cur, size_t k, const std::vector<Box>& win) 
     for (size_t a = 0; a < cur.act.size(); ++a) {
         const auto it = m_kept.find({cur.v.layer, cur.act[a].tile});
         if (it == m_kept.end()) continue;
-        const int t = int(std::find(cur.leaf.tiles.begin(), cur.leaf.tiles.end(), cur.act[a].tile) -
-                          cur.leaf.tiles.begin());
-        const std::uint64_t from = m_geometry.residentOffset(
-            cur.v.layer, cur.m, t, std::max(1, cur.leaf.batch), m_totalBatch, cur.s0, k);
+        const std::uint64_t from =
+            m_geometry.residentOffset(cur.v.layer, cur.m, cur.act[a].slot,
+                                      std::max(1, cur.leaf.batch), m_totalBatch, cur.s0, k);
         slotRefs(cur.kept[a], it->second, from, bytesOf(win[a].volume()), false);
     }
 }

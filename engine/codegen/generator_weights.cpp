@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace tilescope {
 
@@ -38,18 +39,24 @@ std::optional<Error> Generator::loadWeights(int leafIdx, int segInv, int block) 
                                     leaf.mapping.blocks();
     ws.region.clear();
     ws.load.clear();
-    std::map<std::pair<int, int>, std::vector<int>> byK; // k-range -> tiles
+    // (k-range, member of an input-channel part) -> tiles
+    std::map<std::tuple<int, int, int>, std::vector<int>> byK;
     for (int t = 0; t < leaf.tileCount; ++t) {
         const Box b = block >= 0
                           ? m_geometry.blockBox(leaf.layer, leaf.mapping, t, block, 0, leaf.batch)
                           : tileBox(leaf, t, 0, leaf.batch);
-        if (!b.empty()) byK[{b.lo[1], b.hi[1]}].push_back(leaf.tiles[size_t(t)]);
+        if (!b.empty())
+            byK[{b.lo[1], b.hi[1], TransferGeometry::memberOf(leaf.mapping, t)}].push_back(
+                leaf.tiles[size_t(t)]);
     }
-    // An input-channel block brings its own channels' weights.
-    std::optional<std::pair<int, int>> channels;
-    if (block >= 0 && leaf.mapping.reduces())
-        channels = m_geometry.blockChannels(leaf.layer, leaf.mapping, block);
-    for (const auto& [kr, members] : byK) {
+    for (const auto& [key, members] : byK) {
+        const std::pair<int, int> kr{std::get<0>(key), std::get<1>(key)};
+        // An input-channel block brings its own channels' weights, a member its own.
+        std::optional<std::pair<int, int>> channels;
+        if (block >= 0 && leaf.mapping.reduces())
+            channels = m_geometry.blockChannels(leaf.layer, leaf.mapping, block);
+        else if (leaf.mapping.splitsChannels())
+            channels = m_geometry.memberChannels(leaf.layer, leaf.mapping, std::get<2>(key));
         const std::uint64_t bytes =
             bytesOf(weightElemsOf(leaf.layer, kr.first, kr.second, channels));
         std::vector<Region> regs;

@@ -205,7 +205,7 @@ std::uint64_t TransferGeometry::residentOffset(int layer, const LeafMapping& m, 
         for (size_t j = 0; j < ly.inputs.size() && (s < s0 || j < k); ++j) {
             if (!ly.inputs[j].resident) continue;
             const Box o = tileBox(layer, m, t, s, std::min(totalBatch, s + b));
-            if (!o.empty()) bytes += bytesOf(window(layer, j, o).volume());
+            if (!o.empty()) bytes += bytesOf(memberWindow(layer, j, m, t, o).volume());
         }
     return bytes;
 }
@@ -213,7 +213,9 @@ std::uint64_t TransferGeometry::residentOffset(int layer, const LeafMapping& m, 
 std::uint64_t TransferGeometry::keptWeightBytes(int layer, const LeafMapping& m, int t,
                                                 int b) const {
     const Box o = tileBox(layer, m, t, 0, b);
-    return o.empty() ? 0 : bytesOf(weightElems(layer, o.lo[1], o.hi[1]));
+    if (o.empty()) return 0;
+    const auto [c0, c1] = memberChannels(layer, m, t);
+    return bytesOf(weightElems(layer, o.lo[1], o.hi[1], c0, c1));
 }
 
 Box TransferGeometry::window(int l, size_t k, const Box& o) const {

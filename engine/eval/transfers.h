@@ -168,7 +168,8 @@ class TransferGeometry {
     // generator places that window in the tile's kept region).
     std::uint64_t residentOffset(int layer, const LeafMapping& m, int t, int b, int totalBatch,
                                  int s0, size_t k) const;
-    // Bytes of the layer's weights slot t of a leaf holds (its output channels' share):
+    // Bytes of the layer's weights slot t of a leaf holds (its output channels' share, of
+    // its member channels with input-channel parts):
     // what the tile keeps for the whole run when they are kept on chip
     // (Layer::weightsResident). The evaluator reserves them, the generator places them.
     std::uint64_t keptWeightBytes(int layer, const LeafMapping& m, int t, int b) const;

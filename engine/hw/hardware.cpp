@@ -412,8 +412,14 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
         const json& t = j["tile"];
         if (!r.checkKeys(t, "tile",
                          {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order",
-                          "stage_bytes"}))
+                          "stage_bytes", "channel_split"}))
             return fail();
+        if (t.contains("channel_split")) {
+            if (!t["channel_split"].is_boolean())
+                return makeError(file, "tile.channel_split",
+                                 "expected true or false, got " + t["channel_split"].dump());
+            hw.channelSplit = t["channel_split"].get<bool>();
+        }
         if (t.contains("load_order")) {
             const std::string o =
                 t["load_order"].is_string() ? t["load_order"].get<std::string>() : "";
@@ -579,6 +585,7 @@ json hardwareToJson(const Hardware& hw) {
     // Written only when set, so a template without them reads back as it was.
     if (hw.loadOrder != LoadOrder::Auto) j["tile"]["load_order"] = toString(hw.loadOrder);
     if (hw.stageBytes > 0) j["tile"]["stage_bytes"] = hw.stageBytes;
+    if (hw.channelSplit) j["tile"]["channel_split"] = true;
     if (hw.dramBurstBytes > 0) j["dram"]["burst_bytes"] = hw.dramBurstBytes;
     if (hw.dramRunOverheadCycles > 0) j["dram"]["run_overhead_cycles"] = hw.dramRunOverheadCycles;
     if (hw.dramChannelBlock != 16) j["dram"]["channel_block"] = hw.dramChannelBlock;

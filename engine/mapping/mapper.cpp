@@ -498,7 +498,8 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
                                    m_wholeInput[size_t(layer)].end(), [](char w) { return w; });
     if (m_channelSplit && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
         for (int pc = 2; pc <= std::min(tiles, l.inC); ++pc) {
-            if (tiles % pc) continue;
+            // Every member some channels (ceil-sized chunks).
+            if (tiles % pc || ceilDiv(l.inC, pc) * (pc - 1) >= l.inC) continue;
             for (const auto& f : factorisations(tiles / pc)) {
                 if (overSplits(l, batch, f)) continue;
                 LeafMapping m = evaluateChannelSplit(l, batch, f, pc, false);
@@ -739,7 +740,8 @@ LeafMapping Mapper::evaluateChannelSplit(const Layer& l, int batch, const std::a
     const Count adds = Count(out / db) * Count(pc - 1);
     m.macs = l.macsPerSample() * batch;
     m.vectorOps = adds * slots;
-    m.cycles += double(ceilDiv(adds, m_hw.vectorLanes));
+    m.reduceCycles = double(ceilDiv(adds, m_hw.vectorLanes));
+    m.cycles += m.reduceCycles;
     // Every member's accesses are the cut layer's with its output written as partial sums;
     // the root reads the pc boxes and writes the output.
     m.bufferAccessBytes = (m.bufferAccessBytes / slots + (psumRatio - 1) * out) * n +

@@ -50,6 +50,8 @@ struct LeafMapping {
     // width (kPsumBits); the members after the first send theirs to the first (the slot's
     // root) over the NoC, which adds them in its vector unit and holds the slot's output.
     int pc = 1;
+    // Of those cycles, the root's add of the members' partial sums (0 without parts).
+    double reduceCycles = 0;
     // Temporal blocking (docs/cost-model.md §2b): a tile whose slice does not fit its buffer
     // works through it in blocks, one after another: its output channels in bk blocks, its
     // rows in bh, its columns in bw (TransferGeometry::blockBox). Each block reads its

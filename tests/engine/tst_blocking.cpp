@@ -370,6 +370,34 @@ void TestBlocking::inputChannelPartsEvaluated() {
     QVERIFY(split.nocHopBytes < plain.nocHopBytes);
     qInfo("pc %d: NoC hop bytes %.0f split, %.0f plain; partial sums %.0f; delay %.0f vs %.0f",
           m.pc, split.nocHopBytes, plain.nocHopBytes, psumHops, split.delay, plain.delay);
+    // Its program: every member computes and SENDs its partial sums to its root, whose add
+    // (a COMPUTE of the mapper's reduceCycles) waits for them; the roots alone store. It
+    // replays as estimated, DRAM bytes exact.
+    EvalContext ctx(net, hw);
+    CodegenResult out;
+    replaysAsEstimated(ctx, tree, hw, 1, split, out);
+    if (QTest::currentTestFailed()) return;
+    int sends = 0, stores = 0, adds = 0;
+    const std::vector<int>& snake = mesh.snakeOrder();
+    for (const TileProgram& tp : out.program.tiles)
+        for (const Instruction& i : tp.instructions) {
+            const int t = int(std::find(snake.begin(), snake.end(), i.tile) - snake.begin());
+            const bool root = TransferGeometry::holdsOutput(m, t);
+            if (i.op == Op::Send) {
+                ++sends;
+                QVERIFY(!root);
+                QCOMPARE(i.dst, mesh.tileAt(t - TransferGeometry::memberOf(m, t)));
+                QCOMPARE(double(i.bytes), double(geo.tileBox(0, m, t, 0, 1).volume()) * 4);
+            }
+            if (i.op == Op::Store) {
+                ++stores;
+                QVERIFY(root);
+            }
+            if (i.op == Op::Compute && i.cycles == std::uint64_t(m.reduceCycles)) ++adds;
+        }
+    QCOMPARE(sends, 16 - 16 / m.pc);
+    QCOMPARE(stores, 16 / m.pc);
+    QVERIFY(adds >= 16 / m.pc);
 }
 
 void TestBlocking::convRowBlocks() {
