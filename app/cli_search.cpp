@@ -522,6 +522,10 @@ int runMapping(const Args& a) {
                 formatBytes(m.ifmapPerTile + m.operandBPerTile).c_str(),
                 formatBytes(m.weightPerTile).c_str(), formatBytes(m.ofmapPerTile).c_str(),
                 formatBytes(in->hw.bufferBytes).c_str());
+    if (m.splitsChannels())
+        std::printf("reduction   each slot's input channels over %d tiles next to each other; "
+                    "the first adds the others' partial sums (%.0f cycles of its vector unit)\n",
+                    m.pc, m.reduceCycles);
     if (m.blocked())
         std::printf("blocks      %s per tile: input%s and output above are one block's, two "
                     "resident; each block reads and stores through DRAM\n",

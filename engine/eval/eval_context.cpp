@@ -10,7 +10,6 @@ namespace tilescope {
 EvalContext::Impl::Impl(const Network& n, const Hardware& h)
     : net(n), hw(h), mesh(h), mapper(n, h),
       geo(n, h.dataBits, h.loadOrder, std::uint64_t(h.stageBytes)) {
-    mapper.setChannelSplit(h.channelSplit);
     linkSums.resize(mesh.linkCount());
     weightSums.resize(mesh.linkCount());
     pipeLinkClock.resize(mesh.linkCount());

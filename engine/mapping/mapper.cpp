@@ -182,7 +182,8 @@ void recordLevels(const std::vector<StorageLevel>& levels, const TileNest& nest,
 }
 } // namespace
 
-Mapper::Mapper(const Network& net, const Hardware& hw) : m_net(net), m_hw(hw) {
+Mapper::Mapper(const Network& net, const Hardware& hw)
+    : m_net(net), m_hw(hw), m_channelSplit(hw.channelSplit) {
     // Square-ish array: input-channel lanes x output-channel lanes (32 x 32 for 1024 MACs).
     m_cLanes = 1;
     while (m_cLanes * m_cLanes * 4 <= hw.macsPerTile)

@@ -212,8 +212,9 @@ class Mapper {
     LeafMapping unblocked(int layer, int tiles, int batch) const {
         return compute(layer, tiles, batch, false);
     }
-    // Whether the partitions also split the reduction over tiles (LeafMapping::pc); off
-    // by default. Mappings already handed out stay; set it before the first map().
+    // Whether the partitions also split the reduction over tiles (LeafMapping::pc): the
+    // template's tile.channel_split unless set. Mappings already handed out stay; set it
+    // before the first map().
     void setChannelSplit(bool on) { m_channelSplit = on; }
     // Normalised processing time: one sample on one tile (docs/method.md §2 NPT of a leaf).
     double npt(int layer);

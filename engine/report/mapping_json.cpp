@@ -35,7 +35,12 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
         {"batch", r.batch},
         {"arch", hw.arch == TileArch::Cim ? "cim" : "nvdla"},
         {"partition",
-         {{"label", m.partitionLabel()}, {"k", m.pk}, {"b", m.pb}, {"h", m.ph}, {"w", m.pw}}},
+         {{"label", m.partitionLabel()},
+          {"k", m.pk},
+          {"b", m.pb},
+          {"h", m.ph},
+          {"w", m.pw},
+          {"c", m.pc}}},
         {"loop_order", m.tiling},
         {"buffer_bytes_per_tile",
          {{"input", m.ifmapPerTile},
@@ -65,6 +70,8 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
         j["traffic"]["levels"][hw.levels[i].name] = {{"read_bytes", m.levelReads[i]},
                                                      {"write_bytes", m.levelWrites[i]}};
     }
+    if (m.splitsChannels()) // docs/cost-model.md §2d; the buffer figures above are a root's
+        j["partial_sums"] = {{"members_per_slot", m.pc}, {"reduce_cycles", m.reduceCycles}};
     if (m.blocked()) { // docs/cost-model.md §2b; the buffer figures above are one block's
         j["blocks"] = {{"channels", m.bk},       {"rows", m.bh},        {"columns", m.bw},
                        {"input_channels", m.bc}, {"count", m.blocks()}, {"label", m.blockLabel()}};

@@ -5,7 +5,8 @@
 // "+runs" (a DRAM run model: 64-byte bursts, 20 cycles a run; docs/cost-model.md §4b),
 // "+weightsfirst" / "+inputsfirst" (tile.load_order; docs/isa.md, "Load orders"),
 // "+stageN" (tile.stage_bytes = N: an instruction of B bytes in ceil(B / N) stages; docs/isa.md,
-// "Stage granularity").
+// "Stage granularity"), "+split" (tile.channel_split: input-channel parts; docs/cost-model.md
+// §2d).
 #pragma once
 
 #include "hw/hardware.h"
@@ -41,6 +42,8 @@ inline bool hardwareVariant(const std::string& spec, Hardware& hw) {
             hw.loadOrder = LoadOrder::WeightsFirst;
         else if (v == "inputsfirst")
             hw.loadOrder = LoadOrder::InputsFirst;
+        else if (v == "split")
+            hw.channelSplit = true;
         else if (long long n = 0;
                  v.rfind("stage", 0) == 0 && std::sscanf(v.c_str() + 5, "%lld", &n) == 1 && n > 0)
             hw.stageBytes = n;

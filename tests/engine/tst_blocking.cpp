@@ -253,6 +253,8 @@ class TestBlocking : public QObject {
     void convRowBlocks();
     void inputChannelParts();
     void inputChannelPartsEvaluated();
+    void inputChannelPartsOverTheNoc_data();
+    void inputChannelPartsOverTheNoc();
     void convRowBlocksEvaluated();
     void scoresRowBlocks();
     void scoresChannelBlocksReadOperandAPerBlock();
@@ -398,6 +400,55 @@ void TestBlocking::inputChannelPartsEvaluated() {
     QCOMPARE(sends, 16 - 16 / m.pc);
     QCOMPARE(stores, 16 / m.pc);
     QVERIFY(adds >= 16 / m.pc);
+}
+
+// A split leaf between two others: its members read their channels of the producer's output
+// over the NoC (or in place), its roots send the reduced output on to the consumer. In one
+// segment on the same tiles (T) and side by side (S, the split leaf on its own 8 tiles),
+// the program replays as estimated, DRAM bytes exact; the split leaf's figures are the
+// mapper's with the template's tile.channel_split.
+void TestBlocking::inputChannelPartsOverTheNoc_data() {
+    QTest::addColumn<QString>("tree");
+    QTest::newRow("T") << "T 1/1\n\twide 1\n\tnarrow 1\n\tout 1\n";
+    QTest::newRow("S") << "S 1/1\n\twide 1\n\tnarrow 1\n\tout 1\n";
+}
+
+void TestBlocking::inputChannelPartsOverTheNoc() {
+    QFETCH(QString, tree);
+    const Network net = test::network("reduce", {test::conv("wide", 16, 4096, 4, 1, -1),
+                                                 test::conv("narrow", 4096, 16, 4, 1, 0),
+                                                 test::conv("out", 16, 16, 4, 1, 1)});
+    auto hw = parseHardware(R"({"mesh": {"x": 4, "y": 4}, "tile": {"channel_split": true}})",
+                            "split.json");
+    QVERIFY(hw.ok());
+    EvalContext ctx(net, *hw);
+    const RATree t = test::parseTree(tree.toStdString(), net);
+    const Evaluation e = detailed(ctx, t, 1);
+    QVERIFY2(e.valid, e.reason.c_str());
+    CodegenResult out;
+    replaysAsEstimated(ctx, t, *hw, 1, e, out);
+    if (QTest::currentTestFailed()) return;
+    const LeafLayout& leaf = *std::find_if(out.layout.leaves.begin(), out.layout.leaves.end(),
+                                           [](const LeafLayout& l) { return l.layer == 1; });
+    const LeafMapping& m = leaf.mapping;
+    QVERIFY2(m.pc > 1, m.partitionLabel().c_str());
+    Mapper mapper(net, *hw);
+    QCOMPARE(mapper.map(1, leaf.tileCount, 1).partitionLabel(), m.partitionLabel());
+    // Each member sends its partial sums to its root alone; the narrow layer's output leaves
+    // the roots only.
+    int psumSends = 0;
+    for (const TileProgram& tp : out.program.tiles)
+        for (const Instruction& i : tp.instructions) {
+            if (i.op != Op::Send || i.layer != 1) continue;
+            const int t =
+                int(std::find(leaf.tiles.begin(), leaf.tiles.end(), i.tile) - leaf.tiles.begin());
+            QVERIFY(t < leaf.tileCount);
+            if (TransferGeometry::holdsOutput(m, t)) continue;
+            ++psumSends;
+            QCOMPARE(i.dst, leaf.tiles[size_t(t - TransferGeometry::memberOf(m, t))]);
+            QVERIFY(i.mcast.empty());
+        }
+    QCOMPARE(psumSends, leaf.tileCount - leaf.tileCount / m.pc);
 }
 
 void TestBlocking::convRowBlocks() {

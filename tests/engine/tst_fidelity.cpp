@@ -59,6 +59,8 @@ class TestFidelity : public QObject {
     void loadOrders();
     void stageBytes_data();
     void stageBytes();
+    void channelSplit_data();
+    void channelSplit();
 
   private:
     // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them);
@@ -270,6 +272,18 @@ void TestFidelity::stageBytes_data() {
 }
 
 void TestFidelity::stageBytes() {
+    agreement();
+}
+
+// Input-channel parts (tile.channel_split; docs/cost-model.md §2d): the mapper splits the
+// reduction of many of these layers (a member's partial sums sent to its root over the NoC,
+// added there).
+void TestFidelity::channelSplit_data() {
+    sampleRows({"edge+split", "cloud+split"},
+               {"mobilenet_v2", "resnet50", "googlenet", "transformer"}, {"ls1", "ls8", "sa8"});
+}
+
+void TestFidelity::channelSplit() {
     agreement();
 }
 

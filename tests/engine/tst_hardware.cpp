@@ -19,6 +19,7 @@ class TestHardware : public QObject {
     void sampleFilesMatchPresets();
     void dramRunsSample();
     void loadOrderKey();
+    void channelSplitKey();
     void stageBytesKey();
     void dramPortsKey();
     void jsonRoundTrip();
@@ -122,6 +123,23 @@ void TestHardware::loadOrderKey() {
     Hardware edge;
     presetHardware("edge", edge);
     QVERIFY(!hardwareToJson(edge)["tile"].contains("load_order"));
+}
+
+// tile.channel_split reads and writes back; off is the default and is not written; the
+// mapper takes it from the template.
+void TestHardware::channelSplitKey() {
+    auto hw = parseHardware(R"({"tile": {"channel_split": true}})", "hw.json");
+    QVERIFY(hw.ok());
+    QVERIFY(hw->channelSplit);
+    const auto j = hardwareToJson(*hw);
+    QCOMPARE(j["tile"]["channel_split"].get<bool>(), true);
+    auto again = parseHardware(j.dump(), "again.json");
+    QVERIFY(again.ok());
+    QVERIFY(again->channelSplit);
+    Hardware edge;
+    presetHardware("edge", edge);
+    QVERIFY(!edge.channelSplit);
+    QVERIFY(!hardwareToJson(edge)["tile"].contains("channel_split"));
 }
 
 // tile.stage_bytes reads and writes back; absent (0) is the default and is not written.
@@ -249,6 +267,8 @@ void TestHardware::badTemplates_data() {
          "hw.json: tile.macs: expected a whole number (got 10.5)"},
         {"arch", R"({"tile": {"arch": "gpu"}})",
          "hw.json: tile.arch: expected \"nvdla\" or \"cim\""},
+        {"channel split", R"({"tile": {"channel_split": "yes"}})",
+         "hw.json: tile.channel_split: expected true or false, got \"yes\""},
         {"load order", R"({"tile": {"load_order": "rows-first"}})",
          "hw.json: tile.load_order: expected \"auto\", \"weights-first\" or \"inputs-first\""},
         {"zero stage bytes", R"({"tile": {"stage_bytes": 0}})",
