@@ -370,6 +370,45 @@ std::optional<Error> parseLevels(const json& t, Hardware& hw, JsonReader& r,
     return std::nullopt;
 }
 
+// The template's "tile" object into hw.
+std::optional<Error> parseTile(const json& t, Hardware& hw, JsonReader& r,
+                               const std::string& file) {
+    if (!r.checkKeys(t, "tile",
+                     {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order",
+                      "stage_bytes", "channel_split"}))
+        return makeError(file, "", r.error);
+    if (t.contains("channel_split")) {
+        if (!t["channel_split"].is_boolean())
+            return makeError(file, "tile.channel_split",
+                             "expected true or false, got " + t["channel_split"].dump());
+        hw.channelSplit = t["channel_split"].get<bool>();
+    }
+    if (t.contains("load_order")) {
+        const std::string o = t["load_order"].is_string() ? t["load_order"].get<std::string>() : "";
+        bool known = false;
+        for (LoadOrder c : {LoadOrder::Auto, LoadOrder::WeightsFirst, LoadOrder::InputsFirst})
+            if (o == toString(c)) hw.loadOrder = c, known = true;
+        if (!known)
+            return makeError(file, "tile.load_order",
+                             "expected \"auto\", \"weights-first\" or \"inputs-first\"");
+    }
+    if (!r.num(t, "tile", "macs", hw.macsPerTile, true) ||
+        !r.num(t, "tile", "buffer_bytes", hw.bufferBytes, true) ||
+        !r.num(t, "tile", "vector_lanes", hw.vectorLanes, true) ||
+        !r.num(t, "tile", "stage_bytes", hw.stageBytes, true))
+        return makeError(file, "", r.error);
+    if (t.contains("arch")) {
+        const std::string a = t["arch"].is_string() ? t["arch"].get<std::string>() : "";
+        if (a == "nvdla")
+            hw.arch = TileArch::Nvdla;
+        else if (a == "cim")
+            hw.arch = TileArch::Cim;
+        else
+            return makeError(file, "tile.arch", "expected \"nvdla\" or \"cim\"");
+    }
+    return parseLevels(t, hw, r, file);
+}
+
 std::string presetList() {
     std::string s;
     for (const std::string& p : presetNames())
@@ -408,44 +447,8 @@ Result<Hardware> parseHardwareValue(const json& j, const std::string& file) {
     bool dramGiven = false;
     if (j.contains("mesh") && !r.num(j["mesh"], "mesh", "stripe", hw.stripe, true)) return fail();
     if (auto err = parseChiplets(j, hw, r, file)) return *err;
-    if (j.contains("tile")) {
-        const json& t = j["tile"];
-        if (!r.checkKeys(t, "tile",
-                         {"macs", "buffer_bytes", "vector_lanes", "arch", "levels", "load_order",
-                          "stage_bytes", "channel_split"}))
-            return fail();
-        if (t.contains("channel_split")) {
-            if (!t["channel_split"].is_boolean())
-                return makeError(file, "tile.channel_split",
-                                 "expected true or false, got " + t["channel_split"].dump());
-            hw.channelSplit = t["channel_split"].get<bool>();
-        }
-        if (t.contains("load_order")) {
-            const std::string o =
-                t["load_order"].is_string() ? t["load_order"].get<std::string>() : "";
-            bool known = false;
-            for (LoadOrder c : {LoadOrder::Auto, LoadOrder::WeightsFirst, LoadOrder::InputsFirst})
-                if (o == toString(c)) hw.loadOrder = c, known = true;
-            if (!known)
-                return makeError(file, "tile.load_order",
-                                 "expected \"auto\", \"weights-first\" or \"inputs-first\"");
-        }
-        if (!r.num(t, "tile", "macs", hw.macsPerTile, true) ||
-            !r.num(t, "tile", "buffer_bytes", hw.bufferBytes, true) ||
-            !r.num(t, "tile", "vector_lanes", hw.vectorLanes, true) ||
-            !r.num(t, "tile", "stage_bytes", hw.stageBytes, true))
-            return fail();
-        if (t.contains("arch")) {
-            const std::string a = t["arch"].is_string() ? t["arch"].get<std::string>() : "";
-            if (a == "nvdla")
-                hw.arch = TileArch::Nvdla;
-            else if (a == "cim")
-                hw.arch = TileArch::Cim;
-            else
-                return makeError(file, "tile.arch", "expected \"nvdla\" or \"cim\"");
-        }
-        if (auto err = parseLevels(t, hw, r, file)) return *err;
-    }
+    if (j.contains("tile"))
+        if (auto err = parseTile(j["tile"], hw, r, file)) return *err;
     if (j.contains("noc")) {
         if (!r.checkKeys(j["noc"], "noc", {"link_bytes_per_cycle"}) ||
             !r.num(j["noc"], "noc", "link_bytes_per_cycle", hw.nocBytesPerCycle, true))
