@@ -269,6 +269,7 @@ class TestBlocking : public QObject {
     void roundTrip_data();
     void roundTrip();
     void roundTripCli();
+    void channelSplitCli();
     void longPromptPrefillCli();
     void unblockedTreeUnchanged();
     void sCutStagesStreamRowBlocks();
@@ -1070,6 +1071,61 @@ void TestBlocking::roundTripCli() {
     const double ratio = s["delay_ratio"].get<double>();
     qInfo("sim/eval delay %.3f", ratio);
     QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
+}
+
+// tile.channel_split through the CLI: `mapping` reports the split (the label's " C<c>", the
+// partition's "c" and the partial sums' fields) and a search on the template exports a
+// program that replays within 15% with the result's DRAM bytes, its members' partial sums
+// among its SENDs.
+void TestBlocking::channelSplitCli() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString model = QStringLiteral(TILESCOPE_SAMPLES "/models/resnet50.onnx");
+    const QString hw = dir.filePath("split.json"), result = dir.filePath("result.json"),
+                  prog = dir.filePath("prog"), sim = dir.filePath("sim.json");
+    std::ofstream(hw.toStdString())
+        << R"({"name": "split", "mesh": {"x": 4, "y": 4}, "tile": {"channel_split": true}})";
+    test::CliRun r = test::runCli({"mapping", model, "--hw", hw, "--layer", "/fc/Gemm", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto m = nlohmann::json::parse(r.out.toStdString());
+    const int c = m["partition"]["c"].get<int>();
+    QVERIFY2(c > 1, r.out.toUtf8().constData());
+    QVERIFY(m["partition"]["label"].get<std::string>().find(" C" + std::to_string(c)) !=
+            std::string::npos);
+    QCOMPARE(m["partial_sums"]["members_per_slot"].get<int>(), c);
+    QVERIFY(m["partial_sums"]["reduce_cycles"].get<double>() > 0);
+    r = test::runCli({"mapping", model, "--hw", "edge", "--layer", "/fc/Gemm", "--json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    QCOMPARE(nlohmann::json::parse(r.out.toStdString())["partition"]["c"].get<int>(), 1);
+    r = test::runCli({"anneal", model, "--hw", hw, "--batch", "2", "--iterations", "200", "--seed",
+                      "1", "--json", result, "--quiet"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto res = nlohmann::json::parse(readFile(result.toStdString()));
+    QVERIFY(res["hw"]["tile"]["channel_split"].get<bool>());
+    r = test::runCli({"export-instructions", result, "--out", prog, "--formats", "bin,json"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    r = test::runCli({"simulate", prog, "--json", sim, "--quiet"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto s = nlohmann::json::parse(readFile(sim.toStdString()));
+    QVERIFY(s["deadlock_free"].get<bool>());
+    QCOMPARE(s["dram_bytes"].get<double>(), res["dram_bytes"].get<double>());
+    const double ratio = s["delay_ratio"].get<double>();
+    qInfo("sim/eval delay %.3f", ratio);
+    QVERIFY2(ratio >= 0.85 && ratio <= 1.15, qPrintable(QString::number(ratio)));
+    // Partial sums travel at 32 bits an element: SENDs of 4 bytes per element of their box
+    // (the data moves at 8).
+    const auto program = nlohmann::json::parse(readFile((prog + "/program.json").toStdString()));
+    int psumSends = 0;
+    for (const auto& tile : program["tiles"])
+        for (const auto& i : tile["instructions"]) {
+            if (i["op"] != "SEND") continue;
+            long long elements = 1;
+            for (size_t d = 0; d < 4; ++d)
+                elements *=
+                    i["range"]["hi"][d].get<long long>() - i["range"]["lo"][d].get<long long>();
+            if (i["bytes"].get<long long>() == 4 * elements) ++psumSends;
+        }
+    QVERIFY(psumSends > 0);
 }
 
 // A decoder's prefill at a prompt whose scores fit no tile (tests/data/llama_decoder.onnx,
