@@ -96,6 +96,19 @@ struct ActiveTile {
     int workload;
     int slot;
 };
+// A SEND of layer `layer`'s box b, `bytes` from tile `from` to tile `to` (its multicast
+// destinations and buffer references to add).
+inline Instruction sendOf(int from, int to, std::int32_t layer, std::uint64_t bytes, const Box& b) {
+    Instruction send;
+    send.op = Op::Send;
+    send.tile = send.src = from;
+    send.dst = to;
+    send.layer = layer;
+    send.bytes = bytes;
+    send.lo = b.lo;
+    send.hi = b.hi;
+    return send;
+}
 // An instruction that writes a compute's input region (a LOAD or a SEND).
 struct InputWriter {
     std::uint32_t id;

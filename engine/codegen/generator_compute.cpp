@@ -368,19 +368,9 @@ std::optional<Error> Generator::reducePartialSums(Step& cur, std::vector<OutputS
         for (int ic = 1; ic < m.pc; ++ic) {
             const auto it = bySlot.find(act[a].slot + ic);
             if (it == bySlot.end())
-                return Error{"internal: " + cur.ly.name +
-                             ": a member of an input-channel part "
-                             "has no work"};
+                return Error{"internal: " + cur.ly.name + ": a split slot's member has no work"};
             OutputSlice& mem = computed[it->second];
-            Instruction send;
-            send.op = Op::Send;
-            send.tile = mem.tile;
-            send.layer = cur.layerIdx;
-            send.bytes = psumBytes;
-            send.src = mem.tile;
-            send.dst = root.tile;
-            send.lo = ob.lo;
-            send.hi = ob.hi;
+            Instruction send = sendOf(mem.tile, root.tile, cur.layerIdx, psumBytes, ob);
             regionRefs(send.buffers, mem.region, false);
             slotRefs(send.buffers, root.region, std::uint64_t(ic) * psumBytes, psumBytes, true);
             const std::uint32_t sid = emit(send, mem.stages, mem.order, budget);

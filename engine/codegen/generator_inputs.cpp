@@ -266,17 +266,9 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
     for (const auto& gr : groups) {
         OutputSlice& ps = m_outputs[size_t(gr.pinv)].slices[gr.slice];
         const std::uint64_t bytes = bytesOf(gr.x.volume());
-        Instruction send;
-        send.op = Op::Send;
-        send.tile = ps.tile;
-        send.layer = in.producer;
-        send.bytes = bytes;
-        send.src = ps.tile;
-        send.dst = act[gr.to.front()].tile;
+        Instruction send = sendOf(ps.tile, act[gr.to.front()].tile, in.producer, bytes, gr.x);
         for (size_t q = 1; q < gr.to.size(); ++q)
             send.mcast.push_back(act[gr.to[q]].tile);
-        send.lo = gr.x.lo;
-        send.hi = gr.x.hi;
         regionRefs(send.buffers, ps.region, false);
         // The SEND writes straight into each consumer's input region (the
         // destination's buffer is in its buffer references); the consumer's compute
