@@ -54,8 +54,7 @@ Result<OutputSlice> Generator::emitCompute(Step& cur, size_t a) {
     // Input-channel parts: every member computes its partial sums; the root's region holds
     // its own and the other members' (reducePartialSums).
     const bool parts = m.splitsChannels();
-    const std::uint64_t psumBytes =
-        std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8;
+    const std::uint64_t psumBytes = psumBytesOf(ob);
     Region out;
     if (firstBlock) {
         std::uint64_t bytes = psums || parts ? psumBytes : bytesOf(ob.volume());
@@ -305,9 +304,7 @@ void Generator::addComputeDeps(Step& cur, size_t a, const std::vector<Box>& st, 
     for (size_t k = 0; k < ly.inputs.size(); ++k) {
         std::vector<Box> req;
         for (const auto& sb : st)
-            req.push_back(cur.m.splitsChannels()
-                              ? m_geometry.memberWindow(v.layer, k, cur.m, act[a].slot, sb)
-                              : m_geometry.blockWindow(v.layer, k, cur.m, v.block, sb));
+            req.push_back(m_geometry.tileWindow(v.layer, k, cur.m, act[a].slot, v.block, sb));
         for (const auto& wr : cur.writers[a][k]) {
             if (wr.sameCoords)
                 addDep(wr.id, cid, lagStage(stageBoxesOf(wr.id), req));
@@ -360,8 +357,7 @@ std::optional<Error> Generator::reducePartialSums(Step& cur, std::vector<OutputS
         if (!TransferGeometry::holdsOutput(m, act[a].slot)) continue;
         OutputSlice& root = computed[a];
         const Box& ob = act[a].box;
-        const std::uint64_t psumBytes =
-            std::uint64_t(ob.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8;
+        const std::uint64_t psumBytes = psumBytesOf(ob);
         const int budget = m_geometry.stagesOf(ob);
         const std::uint32_t lag = lagStage(root.stages, root.stages);
         std::vector<std::uint32_t> sends;

@@ -30,9 +30,7 @@ std::optional<Error> Generator::emitInput(Step& cur, size_t k) {
     const LayerInput& in = cur.ly.inputs[k];
     std::vector<Box> win(act.size());
     for (size_t a = 0; a < act.size(); ++a)
-        win[a] = cur.m.splitsChannels()
-                     ? m_geometry.memberWindow(v.layer, k, cur.m, act[a].slot, act[a].box)
-                     : m_geometry.blockWindow(v.layer, k, cur.m, v.block, act[a].box);
+        win[a] = m_geometry.tileWindow(v.layer, k, cur.m, act[a].slot, v.block, act[a].box);
     const std::string from =
         in.producer >= 0 ? m_net.layers[size_t(in.producer)].name : "input:" + in.networkInput;
     for (size_t a = 0; a < act.size(); ++a) {

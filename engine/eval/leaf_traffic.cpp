@@ -150,8 +150,7 @@ void blockWindows(const TransferGeometry& geo, int layer, size_t k, const LeafMa
                   std::vector<Box>& win) {
     win.clear();
     for (size_t a = 0; a < boxes.size(); ++a)
-        win.push_back(mapping.pc > 1 ? geo.memberWindow(layer, k, mapping, slots[a], boxes[a])
-                                     : geo.blockWindow(layer, k, mapping, blk, boxes[a]));
+        win.push_back(geo.tileWindow(layer, k, mapping, slots[a], blk, boxes[a]));
 }
 
 // An input read from DRAM for samples [s0, s1): each cell once, multicast to the tiles
@@ -360,26 +359,18 @@ void stepBoxes(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacemen
 // Input-channel parts (LeafMapping::pc): each member after its slot's first sends its
 // partial sums (its box at the accumulator width) to the first, the root, over the NoC, as
 // a STORE leaves a tile: on the links, the member's egress, the bytes written into the
-// root's buffer. Returns those bytes. The tiles and boxes of the roots into rootTiles and
-// rootBoxes (what stores and what consumers read).
+// root's buffer. Returns those bytes.
 double partialSums(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
                    const std::vector<int>& tiles, const std::vector<Box>& boxes,
                    const std::vector<int>& slots, LinkTally& act, std::vector<double>& egress,
-                   std::vector<int>& rootTiles, std::vector<Box>& rootBoxes,
                    std::vector<int>& route, LeafTraffic& traffic) {
     const LeafMapping& m = *leaf.mapping;
-    const int psumBytesPer = psumBits(geo.dataBits());
+    const int bits = psumBits(geo.dataBits());
     double sent = 0;
-    rootTiles.clear();
-    rootBoxes.clear();
     for (size_t a = 0; a < tiles.size(); ++a) {
         const int ic = TransferGeometry::memberOf(m, slots[a]);
-        if (ic == 0) {
-            rootTiles.push_back(tiles[a]);
-            rootBoxes.push_back(boxes[a]);
-            continue;
-        }
-        const double bytes = double(boxes[a].volume()) * psumBytesPer / 8;
+        if (ic == 0) continue;
+        const double bytes = double(boxes[a].volume()) * bits / 8;
         const int root = mesh.tileAt(leaf.tileBegin + slots[a] - ic);
         route.clear();
         mesh.route(tiles[a], root, route);
@@ -391,6 +382,16 @@ double partialSums(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
     return sent;
 }
 
+// Of the tiles and boxes stepBoxes gave (`slots`: their partition slots), only the slots'
+// roots (TransferGeometry::holdsOutput): what stores and what consumers read.
+void keepRoots(const LeafMapping& m, const std::vector<int>& slots, std::vector<int>& tiles,
+               std::vector<Box>& boxes) {
+    size_t w = 0;
+    for (size_t a = 0; a < tiles.size(); ++a)
+        if (TransferGeometry::holdsOutput(m, slots[a])) tiles[w] = tiles[a], boxes[w++] = boxes[a];
+    tiles.resize(w), boxes.resize(w);
+}
+
 // Per-thread scratch of a pass over a leaf's period (it only grows; the tallies are empty
 // between uses).
 struct PassScratch {
@@ -398,8 +399,7 @@ struct PassScratch {
     std::vector<char> inLeaf, inProducer; // which tiles are this leaf's and the producer's
     std::vector<int> actTiles, dst, slots;
     std::vector<Box> boxes, win;
-    std::vector<int> rootTiles, route; // input-channel parts: the tiles that hold outputs
-    std::vector<Box> rootBoxes;
+    std::vector<int> route; // input-channel parts: a member's route to its root
     std::vector<std::vector<Box>> wants;
     std::vector<SliceRef> slices;
     std::vector<int> sliceBlocks; // each slice's block (producerSlices)
@@ -499,13 +499,14 @@ void PeriodPass::run(bool writesDram, std::uint32_t paceInputs, bool paceOnly) {
                     traffic.inRuns.empty() ? s.noRuns : traffic.inRuns[k], totalBatch);
             }
         }
-        const bool parts = mapping.splitsChannels() && !paceOnly;
-        if (parts)
+        if (mapping.splitsChannels() && !paceOnly) {
             actDelivered += partialSums(geo, mesh, leaf, s.actTiles, s.boxes, s.slots, s.act,
-                                        s.egress, s.rootTiles, s.rootBoxes, s.route, traffic);
+                                        s.egress, s.route, traffic);
+            keepRoots(mapping, s.slots, s.actTiles, s.boxes);
+        }
         if (!paceOnly && writesDram && mapping.storesAfter(blk))
-            storeOutputs(geo, mesh, parts ? s.rootBoxes : s.boxes, parts ? s.rootTiles : s.actTiles,
-                         s.act, s.egress, s.stored, traffic, outShape);
+            storeOutputs(geo, mesh, s.boxes, s.actTiles, s.act, s.egress, s.stored, traffic,
+                         outShape);
     }
 }
 
@@ -689,13 +690,8 @@ LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const Le
     const Layer& ly = geo.network().layers[size_t(leaf.layer)];
     const int b = std::max(1, leaf.batch);
     stepBoxes(geo, mesh, leaf, 0, 0, b, s.actTiles, s.boxes, s.slots);
-    if (mapping.splitsChannels()) { // the roots store (their partial sums are in the base)
-        size_t w = 0;
-        for (size_t a = 0; a < s.actTiles.size(); ++a)
-            if (TransferGeometry::holdsOutput(mapping, s.slots[a]))
-                s.actTiles[w] = s.actTiles[a], s.boxes[w++] = s.boxes[a];
-        s.actTiles.resize(w), s.boxes.resize(w);
-    }
+    // The roots store (their members' partial sums are in the base).
+    if (mapping.splitsChannels()) keepRoots(mapping, s.slots, s.actTiles, s.boxes);
     s.act.ensure(mesh.linkCount());
     s.egress = base.egress;
     s.stored.assign(size_t(mesh.tiles()), 0.0);

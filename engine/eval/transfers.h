@@ -141,6 +141,11 @@ class TransferGeometry {
     // The window of input k that tile t's output box o needs: window() cut to the tile's
     // member channels (memberChannels).
     Box memberWindow(int layer, size_t k, const LeafMapping& m, int t, const Box& o) const;
+    // The window of input k that tile t's output box o needs in block j: a member's
+    // (memberWindow) with input-channel parts, else the block's (blockWindow).
+    Box tileWindow(int layer, size_t k, const LeafMapping& m, int t, int j, const Box& o) const {
+        return m.pc > 1 ? memberWindow(layer, k, m, t, o) : blockWindow(layer, k, m, j, o);
+    }
     // The window of input k that block j's output box o needs: window() cut to the block's
     // input channels; in the flash order, a MatMul's operand B (K or V) its key block's
     // keys (keyBlockWindow).
