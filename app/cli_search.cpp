@@ -446,6 +446,7 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     }
     c.portfolio = !a.has("--no-portfolio");
     c.repeatBlocks = a.has("--repeat-blocks");
+    c.partitions = a.has("--partitions");
     c.layouts = layoutChoiceArg(a);
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));
@@ -490,7 +491,23 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
 
 // ---------------------------------------------------------------------------------------
 
+// The leaf's alternative partitions (`part=K..B..H..W..` on a leaf's line of a tree names
+// one), cheapest first for the leaf alone.
+static void printAlternatives(const LayerMappingReport& r) {
+    if (r.alternatives.size() < 2) return;
+    std::printf("alternatives (each costed alone, energy^%g x delay^%g; a tree names one with "
+                "part=... on the leaf's line)\n",
+                r.energyExp, r.delayExp);
+    for (size_t i = 0; i < r.alternatives.size(); ++i) {
+        const auto& alt = r.alternatives[i];
+        std::printf("  part=%-16s %12s  %20s  cost %.4g%s\n", alt.token.c_str(),
+                    formatEnergy(alt.energy).c_str(), formatCycles(alt.cycles).c_str(), alt.cost,
+                    i == 0 ? "  (the mapper's choice)" : "");
+    }
+}
+
 int runMapping(const Args& a) {
+    parseObjective(a); // argument errors (exit 2) before any file is read
     const std::string layerName = required(a, "--layer");
     const int batch = batchArg(a).value_or(1);
     std::optional<long long> tilesOpt;
@@ -506,7 +523,9 @@ int runMapping(const Args& a) {
     if (layer < 0)
         return userError(in->modelPath + ": no scheduled layer named '" + layerName +
                          "' (tilescope-cli inspect " + in->modelPath + " lists them)");
-    const LayerMappingReport r = layerMapping(in->net, in->hw, layer, tiles, batch);
+    const Objective objective = a.has("--objective") ? parseObjective(a) : defaultObjective(in->hw);
+    const LayerMappingReport r =
+        layerMapping(in->net, in->hw, layer, tiles, batch, objective.n, objective.m);
     if (a.has("--json")) {
         std::cout << layerMappingJson(r, in->hw).dump(2) << "\n";
         return 0;
@@ -542,6 +561,7 @@ int runMapping(const Args& a) {
                 formatEnergy(r.energy()).c_str(), formatEnergy(r.macEnergy).c_str(),
                 formatEnergy(r.bufferEnergy).c_str(), formatEnergy(r.weightWriteEnergy).c_str(),
                 levels.c_str());
+    printAlternatives(r);
     if (m.cim.used) {
         const CimLeafMapping& c = m.cim;
         std::printf("crossbars   %lld blocks per tile, %d crossbars, partial sums %s of %s\n",

@@ -27,7 +27,7 @@ const char* kUsage = R"(usage:
                          [--weights dram|on-chip] [anneal's search options]
                          [--export DIR [--formats bin,txt,json,ir]] [--json OUT] [--quiet]
   tilescope-cli generate --prefill A.onnx --decode B.onnx --hw HW --prompt P --tokens G ...
-  tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--json]
+  tilescope-cli mapping  MODEL --hw HW --layer NAME [--tiles N] [--batch B] [--objective n,m] [--json]
   tilescope-cli export-instructions SESSION_OR_RESULT --out DIR [--formats bin,txt,json,ir]
   tilescope-cli simulate DIR_OR_PROGRAM [--json OUT] [--trace OUT.json]
   tilescope-cli sweep    SPEC.json --db OUT.sqlite [--jobs J] [--shard I/N] [--quiet]
@@ -45,6 +45,8 @@ defaults to the preset's: edge and testchip E^2 x D (2,1), cloud E x D^2 (1,2), 
 anneal, compare and generate take --repeat-blocks: where the model holds copies of one block
 (a decoder's transformer blocks), every copy is scheduled as the first block is and the
 search changes that block only (docs/search.md, "Repeated blocks").
+anneal, compare and generate take --partitions: the search also moves each leaf among its
+alternative partitions (mapping lists them) and keeps the one the whole tree costs least with.
 anneal and compare also take --min-util X, --warmup SHARE, --no-portfolio,
 --chiplet-cost method|whole-chiplet and --chiplet-chains in-out-1|single-link (the chiplet
 baseline's region cost and chain reduction: the method's by default); compare
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
            "--dim",        "--chiplet-cost", "--chiplet-chains",
            "--layouts",    "--pin-layout",   "--stage-bytes",
            "--cim-records"},
-          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks", "--partitions"}}},
         {"compare",
          {runCompare,
           {"--hw",           "--batch",          "--objective", "--seed",       "--beta",
@@ -100,7 +102,7 @@ int main(int argc, char** argv) {
            "--time",         "--warmup",         "--t0",        "--alpha",      "--dim",
            "--chiplet-cost", "--chiplet-chains", "--mode",      "--layouts",    "--pin-layout",
            "--stage-bytes",  "--cim-records"},
-          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks", "--partitions"}}},
         {"generate",
          {runGenerate,
           {"--hw",       "--batch",    "--objective", "--seed",       "--beta",    "--t0",
@@ -108,10 +110,10 @@ int main(int argc, char** argv) {
            "--min-util", "--time",     "--warmup",    "--dim",        "--prompt",  "--tokens",
            "--points",   "--kv-cache", "--seq-dim",   "--past-dim",   "--prefill", "--decode",
            "--export",   "--formats",  "--weights",   "--stage-bytes"},
-          {"--quiet", "--no-portfolio", "--repeat-blocks"}}},
+          {"--quiet", "--no-portfolio", "--repeat-blocks", "--partitions"}}},
         {"mapping",
          {runMapping,
-          {"--hw", "--layer", "--tiles", "--batch", "--dim", "--cim-records"},
+          {"--hw", "--layer", "--tiles", "--batch", "--dim", "--cim-records", "--objective"},
           {"--json"}}},
         {"export-instructions",
          {runExportInstructions, {"--out", "--formats", "--stage-bytes", "--cim-records"}, {}}},

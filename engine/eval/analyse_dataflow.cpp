@@ -75,15 +75,25 @@ bool Analyser::blocked(int layer) {
     return work[size_t(leafNode[size_t(layer)])].leaf.mapping->blocked();
 }
 
-// Every leaf's mapping: the mapper's for its layer, tiles and batch (streamChains() may
-// replace some).
+// Every leaf's mapping: the mapper's for its layer, tiles and batch, or the alternative
+// partition the leaf names (RANode::partition; streamChains() may replace some).
 void Analyser::mapLeaves() {
     for (int id : pre) {
         const RANode& nd = tree.node(id);
-        if (nd.type == NodeType::Leaf)
-            work[size_t(id)].leaf.mapping =
-                &ctx.mapper.map(nd.layer, work[size_t(id)].tileCount, nd.batch);
+        if (nd.type == NodeType::Leaf) mapLeaf(id);
     }
+}
+
+// One leaf's mapping (mapLeaves()).
+void Analyser::mapLeaf(int id) {
+    const RANode& nd = tree.node(id);
+    LeafWork& leaf = work[size_t(id)].leaf;
+    const int tiles = work[size_t(id)].tileCount;
+    leaf.mapping = &ctx.mapper.map(nd.layer, tiles, nd.batch);
+    leaf.named = false;
+    if (nd.partition[0] <= 0) return;
+    const LeafMapping* named = &ctx.mapper.mapPartition(nd.layer, tiles, nd.batch, nd.partition);
+    if (named != leaf.mapping) leaf.mapping = named, leaf.named = true;
 }
 
 // Leaf b reads leaf a's output as it was written (input k), a and b next to each other in
@@ -189,6 +199,7 @@ void Analyser::streamChain(const std::vector<int>& ch, size_t run, size_t first,
                      batch);
     for (size_t m = 0; ok && m < layers.size(); ++m) {
         work[size_t(ch[first + m])].leaf.mapping = &ms[m];
+        work[size_t(ch[first + m])].leaf.named = false;
         if (m > 0) analysis.streamInput[size_t(layers[m])] = links[first - run + m - 1];
     }
 }
@@ -223,6 +234,7 @@ void Analyser::streamStages() {
             if (ms.empty()) continue;
             pw.leaf.mapping = &ms[0];
             cw.leaf.mapping = &ms[1];
+            pw.leaf.named = cw.leaf.named = false;
             analysis.streamInput[size_t(cons)] = k;
             analysis.streamAcross[size_t(cons)] = 1;
             analysis.streamAcross[size_t(prod)] = 2;
@@ -242,8 +254,7 @@ bool Analyser::dropStageStreams() {
         if (across == 1) analysis.streamInput[size_t(nd.layer)] = -1;
         across = 0;
         any = true;
-        work[size_t(id)].leaf.mapping =
-            &ctx.mapper.map(nd.layer, work[size_t(id)].tileCount, nd.batch);
+        mapLeaf(id);
     }
     if (any) ev.invalidNode = -1, ev.reason.clear();
     return any;

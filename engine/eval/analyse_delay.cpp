@@ -32,7 +32,8 @@ void Analyser::leafTraffic() {
     for (int l = 0; l < layerCount; ++l) {
         const int id = leafNode[size_t(l)];
         const NodeWork& lw = work[size_t(id)];
-        place[size_t(l)] = {l, tree.node(id).batch, lw.tileBegin, lw.tileCount, lw.leaf.mapping};
+        place[size_t(l)] = {
+            l, tree.node(id).batch, lw.tileBegin, lw.tileCount, lw.leaf.mapping, lw.leaf.named};
     }
     std::vector<const LeafPlacement*>& prods = ctx.prodScratch;
     for (int l = 0; l < layerCount; ++l) {

@@ -133,6 +133,7 @@ struct Analyser {
     double invocationsOver(int producerLeaf, int node) const;
     bool blocked(int layer);
     void mapLeaves();
+    void mapLeaf(int id);
     void streamChains();
     void streamChain(const std::vector<int>& ch, size_t run, size_t first, size_t last,
                      const std::vector<int>& links, bool attention);

@@ -4,6 +4,7 @@
 #include "eval/eval_context.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tilescope {
 
@@ -159,13 +160,21 @@ const LeafTraffic& EvalContext::Impl::trafficOf(const LeafPlacement& leaf,
         if (!m || !m->blocked()) return;
         put(-m->bk), put(m->bh), put(m->bw), put(m->pk), put(m->pb), put(m->ph), put(m->pw);
     };
-    putBlocks(leaf.mapping);
+    // So does a named alternative partition (its factors, after a marker no other field
+    // takes).
+    auto putAlt = [&](const LeafPlacement& p) {
+        if (!p.named) return;
+        put(std::numeric_limits<int>::min());
+        const LeafMapping& m = *p.mapping;
+        put(m.pk), put(m.pb), put(m.ph), put(m.pw), put(m.pc);
+    };
+    putBlocks(leaf.mapping), putAlt(leaf);
     if (mesh.dramRuns().active()) put(totalBatch); // the DRAM tensors' shapes
     for (const LeafPlacement* p : prods) {
         if (!p)
             put(-1);
         else
-            put(p->tileBegin), put(p->tileCount), put(p->batch), putBlocks(p->mapping);
+            put(p->tileBegin), put(p->tileCount), put(p->batch), putBlocks(p->mapping), putAlt(*p);
     }
     const size_t placementKey = key.size();
     put(segBatch);
@@ -244,6 +253,9 @@ const Network& EvalContext::network() const {
 }
 const Hardware& EvalContext::hardware() const {
     return m_impl->hw;
+}
+const std::vector<LeafMapping>& EvalContext::alternatives(int layer, int tiles, int batch) {
+    return m_impl->mapper.alternatives(layer, tiles, batch);
 }
 const EvalStats& EvalContext::stats() const {
     m_impl->stats.mapperCalls = m_impl->mapper.calls();

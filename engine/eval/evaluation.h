@@ -77,7 +77,10 @@ struct NodeFigures {
     bool writesDram = false; // leaves: its output is stored to DRAM
     std::string partition;   // leaves: the chosen partition, e.g. "K4 B1 H2 W2"
     std::array<int, 4> partitionFactors{1, 1, 1, 1}; // leaves: the same as pk, pb, ph, pw
-    std::string mapping;                             // leaves: intra-tile tiling and loop order
+    // Leaves: it runs the alternative partition it names (RANode::partition), not the
+    // mapper's own choice.
+    bool namedPartition = false;
+    std::string mapping; // leaves: intra-tile tiling and loop order
     // Leaves on compute-in-memory tiles: crossbar programmings over the whole run (and under
     // the default template's loop order), their energy, and the write cycles one
     // invocation's time holds on average.
@@ -136,6 +139,10 @@ struct Evaluation {
         long long planNodes = 0;
         bool planExhaustive = true;
     } layouts;
+
+    // Per tree node id, its tile group's size (every valid evaluation, detail or not: the
+    // search's partition moves read a leaf's).
+    std::vector<int> tileCounts;
 
     // Detail (filled when EvalOptions::detail is set).
     std::vector<NodeFigures> nodes; // indexed by tree node id

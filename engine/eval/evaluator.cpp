@@ -101,6 +101,7 @@ void Coster::nodeFigures() {
             figures.writesDram = writesDram[size_t(nd.layer)] != 0;
             figures.partition = mapping.partitionLabel();
             figures.partitionFactors = {mapping.pk, mapping.pb, mapping.ph, mapping.pw};
+            figures.namedPartition = nw.leaf.named;
             figures.mapping = mapping.tiling;
             if (mapping.blocked()) blockingFigures(nd, nw, figures);
             if (mapping.cim.used) {
@@ -168,6 +169,9 @@ Evaluation evaluate(EvalContext& ctx, const RATree& tree, int totalBatch, const 
     // per second reuse one Analysis per thread (its vectors keep their capacity).
     thread_local Analysis analysis;
     if (!analyse(impl, tree, totalBatch, opt, analysis, ev)) return ev;
+    ev.tileCounts.resize(size_t(tree.size()));
+    for (int id = 0; id < tree.size(); ++id)
+        ev.tileCounts[size_t(id)] = analysis.work[size_t(id)].tileCount;
 
     // ---- Traffic, energy and segment bounds, per segment invocation (docs/cost-model.md §4-§5).
     Coster coster(impl, tree, totalBatch, opt, analysis, ev);

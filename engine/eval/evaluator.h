@@ -6,6 +6,7 @@
 #include "eval/evaluation.h"
 #include "eval/layout_plan.h"
 #include "hw/hardware.h"
+#include "mapping/mapper.h"
 #include "model/network.h"
 #include "tree/ratree.h"
 
@@ -49,6 +50,9 @@ class EvalContext {
     const Network& network() const;
     const Hardware& hardware() const;
     const EvalStats& stats() const;
+    // A leaf's alternative partitions under the objective of the last evaluation
+    // (Mapper::alternatives).
+    const std::vector<LeafMapping>& alternatives(int layer, int tiles, int batch);
     struct Impl;
     Impl& impl() { return *m_impl; }
 

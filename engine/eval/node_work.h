@@ -30,6 +30,9 @@ inline double sendStagesOf(const LeafTraffic& t) {
 // Figures of a leaf only.
 struct LeafWork {
     const LeafMapping* mapping = nullptr;
+    // `mapping` is the alternative partition the leaf names (RANode::partition), not the
+    // mapper's own choice nor a streaming chain's or stage's mapping.
+    bool named = false;
     const LeafTraffic* traffic = nullptr; // per segment invocation (transfers.h)
     Cycles latency = 0;                   // the DRAM latency its time includes
     // Fed from ahead: what its exchange adds to the first sub-batch, which has no sample

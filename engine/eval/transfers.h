@@ -259,6 +259,7 @@ struct LeafPlacement {
     int batch = 1;
     int tileBegin = 0, tileCount = 0;
     const LeafMapping* mapping = nullptr;
+    bool named = false; // `mapping` is a named alternative partition (LeafWork::named)
 };
 
 // The traffic of one leaf over one segment invocation (segment batch samples, segment

@@ -473,6 +473,27 @@ double Mapper::partitionScore(const LeafMapping& m) const {
            (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) / m_hw.nocBytesPerCycle;
 }
 
+std::vector<std::pair<std::array<int, 4>, int>> Mapper::candidatePartitions(int layer, int tiles,
+                                                                            int batch) const {
+    const Layer& l = m_net.layers[size_t(layer)];
+    std::vector<std::pair<std::array<int, 4>, int>> out;
+    for (const auto& f : factorisations(tiles))
+        // Prune partitions that leave whole tiles idle along a dimension.
+        if (!overSplits(l, batch, f)) out.emplace_back(f, 1);
+    // Input-channel parts, where the reduction can be cut (as for input-channel blocks: no
+    // whole inputs, no crossbars).
+    const bool whole = std::any_of(m_wholeInput[size_t(layer)].begin(),
+                                   m_wholeInput[size_t(layer)].end(), [](char w) { return w; });
+    if (m_channelSplit && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
+        for (int pc = 2; pc <= std::min(tiles, l.inC); ++pc) {
+            // Every member some channels (ceil-sized chunks).
+            if (tiles % pc || ceilDiv(l.inC, pc) * (pc - 1) >= l.inC) continue;
+            for (const auto& f : factorisations(tiles / pc))
+                if (!overSplits(l, batch, f)) out.emplace_back(f, pc);
+        }
+    return out;
+}
+
 LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) const {
     const Layer& l = m_net.layers[size_t(layer)];
     LeafMapping best;
@@ -488,26 +509,16 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
             bestFits = fits;
         }
     };
-    for (const auto& f : factorisations(tiles)) {
-        // Prune partitions that leave whole tiles idle along a dimension.
-        if (overSplits(l, batch, f)) continue;
-        offer(evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false), 0.0);
-    }
-    // Input-channel parts, where the reduction can be cut (as for input-channel blocks: no
-    // whole inputs, no crossbars): the root's received partial sums count as delivery.
-    const bool whole = std::any_of(m_wholeInput[size_t(layer)].begin(),
-                                   m_wholeInput[size_t(layer)].end(), [](char w) { return w; });
-    if (m_channelSplit && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
-        for (int pc = 2; pc <= std::min(tiles, l.inC); ++pc) {
-            // Every member some channels (ceil-sized chunks).
-            if (tiles % pc || ceilDiv(l.inC, pc) * (pc - 1) >= l.inC) continue;
-            for (const auto& f : factorisations(tiles / pc)) {
-                if (overSplits(l, batch, f)) continue;
-                LeafMapping m = evaluateChannelSplit(l, batch, f, pc, false);
-                const double received = m.ofmapPerTile * (pc - 1) / pc;
-                offer(std::move(m), received / m_hw.nocBytesPerCycle);
-            }
+    for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch)) {
+        if (pc == 1) {
+            offer(evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false), 0.0);
+            continue;
         }
+        // Input-channel parts: the root's received partial sums count as delivery.
+        LeafMapping m = evaluateChannelSplit(l, batch, f, pc, false);
+        const double received = m.ofmapPerTile * (pc - 1) / pc;
+        offer(std::move(m), received / m_hw.nocBytesPerCycle);
+    }
     if (bestScore == std::numeric_limits<double>::max()) {
         // Every factorisation over-splits some dimension (tiny layer on many tiles): fall
         // back to the least over-split one, idle tiles and all.
@@ -524,9 +535,70 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
     if (!bestFits && mayBlock && blockedMapping(l, batch, tiles, blocked)) return blocked;
     // The per-tile loop order and blocking only for the partition chosen (it does not
     // depend on them).
-    if (best.pc > 1)
-        return evaluateChannelSplit(l, batch, {best.pk, best.pb, best.ph, best.pw}, best.pc, true);
-    return evaluatePartition(l, batch, best.pk, best.pb, best.ph, best.pw, true);
+    return evaluateCandidate(l, batch, {best.pk, best.pb, best.ph, best.pw}, best.pc, true);
+}
+
+Mapper::LeafCost Mapper::leafCost(const LeafMapping& m) const {
+    const double readPj = bufferReadPj(m_hw), writePj = bufferWritePj(m_hw);
+    // What each tile receives into its buffer: its input window, weights and operand B, and
+    // a slot root the partial sums of its members.
+    const double perTile = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile;
+    const double psums = m.splitsChannels() ? m.ofmapPerTile * double(m.pc - 1) / m.pc : 0.0;
+    const double received = (perTile + psums) * m.groupSize();
+    LeafCost c;
+    c.energyPj = double(m.macs) * macPjOf(m_hw) + double(m.vectorOps) * m_hw.energy.vectorPjPerOp +
+                 (m.bufferAccessBytes - m.bufferWriteBytes) * readPj +
+                 (m.bufferWriteBytes + received) * writePj +
+                 received * 8 * m_hw.energy.nocPjPerBitHop;
+    for (size_t i = 0; i < m_hw.levels.size() && i < m.levelReads.size(); ++i)
+        c.energyPj += m.levelReads[i] * m_hw.levels[i].readPjPerByte +
+                      m.levelWrites[i] * m_hw.levels[i].writePjPerByte;
+    c.cycles = m.cycles + (perTile + psums) / m_hw.nocBytesPerCycle;
+    c.cost = std::pow(std::max(c.energyPj, 1e-30), m_energyExp) *
+             std::pow(std::max(c.cycles, 1e-30), m_delayExp);
+    return c;
+}
+
+const std::vector<LeafMapping>& Mapper::alternatives(int layer, int tiles, int batch) {
+    const auto k = std::tuple(key(m_class[size_t(layer)], tiles, batch), m_energyExp, m_delayExp);
+    auto it = m_alternatives.find(k);
+    if (it != m_alternatives.end()) return it->second;
+    const LeafMapping& chosen = map(layer, tiles, batch);
+    std::vector<LeafMapping> out{chosen};
+    if (!chosen.blocked() && m_hw.arch != TileArch::Cim) {
+        const Layer& l = m_net.layers[size_t(layer)];
+        std::vector<std::pair<double, LeafMapping>> ranked;
+        for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch)) {
+            if (f == std::array{chosen.pk, chosen.pb, chosen.ph, chosen.pw} && pc == chosen.pc)
+                continue;
+            const LeafMapping rough = evaluateCandidate(l, batch, f, pc, false);
+            if (rough.ifmapPerTile + rough.weightPerTile + rough.operandBPerTile +
+                    rough.ofmapPerTile >
+                m_hw.bufferBytes)
+                continue;
+            LeafMapping m = evaluateCandidate(l, batch, f, pc, true);
+            const double cost = leafCost(m).cost;
+            ranked.emplace_back(cost, std::move(m));
+        }
+        // Ties keep compute()'s order (stable).
+        std::stable_sort(ranked.begin(), ranked.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (auto& [cost, m] : ranked) {
+            if (out.size() >= size_t(kAlternatives)) break;
+            out.push_back(std::move(m));
+        }
+    }
+    return m_alternatives.emplace(k, std::move(out)).first->second;
+}
+
+const LeafMapping& Mapper::mapPartition(int layer, int tiles, int batch,
+                                        const std::array<int, 5>& p) {
+    if (p[0] <= 0) return map(layer, tiles, batch);
+    // The first is map()'s own (a copy): named or not, the leaf runs map()'s.
+    const std::vector<LeafMapping>& alts = alternatives(layer, tiles, batch);
+    for (size_t i = 1; i < alts.size(); ++i)
+        if (factorsOf(alts[i]) == p) return alts[i];
+    return map(layer, tiles, batch);
 }
 
 // ---- Temporal blocking (docs/cost-model.md §2b).

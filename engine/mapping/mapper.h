@@ -205,6 +205,32 @@ class Mapper {
     const std::vector<LeafMapping>&
     stageMapping(int prod, int prodTiles, int cons, int consTiles, int batch,
                  const std::function<bool(const LeafMapping&, const LeafMapping&)>& streams);
+    // A leaf's alternative partitions (docs/cost-model.md §2, "Alternative partitions"):
+    // map()'s mapping first, then the other partitions whose slice fits the buffer unblocked
+    // and splits no dimension past its size (input-channel parts where the template allows
+    // them), each with its best loop order, the cheapest first by the leaf's own cost under
+    // the objective (leafCost), kAlternatives at most in all. map()'s alone where it blocks
+    // the slice or the tiles compute in memory. Memoised per objective; the mappings stay
+    // valid as those of map().
+    const std::vector<LeafMapping>& alternatives(int layer, int tiles, int batch);
+    // The alternative with factors p (K, B, H, W, input-channel parts; RANode::partition),
+    // or map()'s when p names none of them (all 0, or not an alternative on these tiles).
+    const LeafMapping& mapPartition(int layer, int tiles, int batch, const std::array<int, 5>& p);
+    // A mapping's factors as RANode::partition names them.
+    static std::array<int, 5> factorsOf(const LeafMapping& m) {
+        return {m.pk, m.pb, m.ph, m.pw, m.pc};
+    }
+    // What a mapping costs the leaf alone, one invocation: its MACs' and vector operations'
+    // energy, its global-buffer and in-tile levels' accesses, and each tile's data (inputs,
+    // weights, operand B; a member's partial sums) written into its buffer after one NoC hop;
+    // its time is its compute plus that data over one link (the partition choice's
+    // delivery). cost: energy^n x delay^m under the objective. Leaves the placement out:
+    // which links and DRAM ports the data crosses is the tree's.
+    struct LeafCost {
+        double energyPj = 0, cycles = 0, cost = 0;
+    };
+    LeafCost leafCost(const LeafMapping& m) const;
+    static constexpr int kAlternatives = 8;
     // Whether layers qk, sm, av are attention's QK^T -> Softmax -> AV, each reading the one
     // before in its own geometry (the flash order's chain).
     bool flashTriple(int qk, int sm, int av) const;
@@ -225,6 +251,16 @@ class Mapper {
 
   private:
     LeafMapping compute(int layer, int tiles, int batch, bool mayBlock = true) const;
+    // The partitions compute() weighs, in its order: (K, B, H, W) factors and the
+    // input-channel parts (1: none), none splitting a dimension past its size.
+    std::vector<std::pair<std::array<int, 4>, int>> candidatePartitions(int layer, int tiles,
+                                                                        int batch) const;
+    // A candidate with its loop order and blocking (withTiling) or without.
+    LeafMapping evaluateCandidate(const Layer& l, int batch, const std::array<int, 4>& f, int pc,
+                                  bool withTiling) const {
+        return pc > 1 ? evaluateChannelSplit(l, batch, f, pc, withTiling)
+                      : evaluatePartition(l, batch, f[0], f[1], f[2], f[3], withTiling);
+    }
     // The blocked mapping of a slice that does not fit (docs/cost-model.md §2b), or nothing
     // when no blocking fits either.
     bool blockedMapping(const Layer& l, int batch, int tiles, LeafMapping& out) const;
@@ -284,6 +320,7 @@ class Mapper {
         m_chains;
     std::map<std::tuple<int, int, int, int, int, double, double>, std::vector<LeafMapping>>
         m_stages;
+    std::map<std::tuple<std::uint64_t, double, double>, std::vector<LeafMapping>> m_alternatives;
     std::vector<double> m_npt;
     std::vector<int> m_class; // Network::mappingClasses(): the memo key of each layer
     long long m_calls = 0, m_hits = 0;

@@ -50,6 +50,8 @@ std::vector<LayerFigures> layerFigures(const Evaluation& e, const RATree& tree, 
         r.layer = n.layer;
         r.name = l.name;
         r.tiles = f.tileCount;
+        r.partition = f.partition;
+        r.namedPartition = f.namedPartition;
         r.batch = n.batch;
         r.invocations = invocationsOf(tree, id);
         r.time = runTimeOf(e, tree, id);

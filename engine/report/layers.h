@@ -19,11 +19,13 @@ namespace tilescope {
 struct LayerFigures {
     int node = -1, layer = -1;
     std::string name;
-    int tiles = 0;         // the leaf's tile group
-    int batch = 0;         // samples per invocation
-    int invocations = 0;   // B_tot / batch
-    Cycles time = 0;       // all invocations: invocation time x invocations
-    PicoJoules energy = 0; // whole run
+    int tiles = 0;               // the leaf's tile group
+    std::string partition;       // its partition (LeafMapping::partitionLabel)
+    bool namedPartition = false; // it runs the partition it names (NodeFigures)
+    int batch = 0;               // samples per invocation
+    int invocations = 0;         // B_tot / batch
+    Cycles time = 0;             // all invocations: invocation time x invocations
+    PicoJoules energy = 0;       // whole run
     // Whole run, as the evaluator counts them: DRAM bytes, NoC pieces received from outside
     // the group, pieces of its output that leave the group, pieces between its own tiles.
     Bytes dramBytes = 0, nocBytesIn = 0, nocBytesOut = 0, nocBytesInside = 0;

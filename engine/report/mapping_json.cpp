@@ -1,19 +1,29 @@
 #include "report/mapping_json.h"
 
 #include "mapping/cim.h"
+#include "tree/ratree.h"
 
 namespace tilescope {
 
 using nlohmann::json;
 
 LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int layer, int tiles,
-                                int batch) {
+                                int batch, double n, double m_) {
     LayerMappingReport r;
     r.layer = net.layers[size_t(layer)].name;
     r.tiles = tiles;
     r.batch = batch;
     Mapper mapper(net, hw);
+    mapper.setObjective(n, m_);
+    r.energyExp = n, r.delayExp = m_;
     r.mapping = mapper.map(layer, tiles, batch);
+    for (const LeafMapping& a : mapper.alternatives(layer, tiles, batch)) {
+        const Mapper::LeafCost c = mapper.leafCost(a);
+        const auto f = Mapper::factorsOf(a);
+        r.alternatives.push_back({a.partitionLabel(),
+                                  partitionToken({f[0], f[1], f[2], f[3], f[4]}), c.energyPj,
+                                  c.cycles, c.cost});
+    }
     const LeafMapping& m = r.mapping;
     // The evaluator's energy terms for one invocation (docs/cost-model.md §4), without the
     // traffic that depends on where the leaf's data comes from.
@@ -70,6 +80,18 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
         j["traffic"]["levels"][hw.levels[i].name] = {{"read_bytes", m.levelReads[i]},
                                                      {"write_bytes", m.levelWrites[i]}};
     }
+    json alts = json::array(); // docs/cost-model.md §2, "Alternative partitions"
+    for (size_t i = 0; i < r.alternatives.size(); ++i) {
+        const auto& a = r.alternatives[i];
+        alts.push_back({{"index", i},
+                        {"partition", a.label},
+                        {"token", a.token},
+                        {"energy_pj", a.energy},
+                        {"cycles", a.cycles},
+                        {"cost", a.cost}});
+    }
+    j["alternatives"] = {{"objective", {{"energy_exp", r.energyExp}, {"delay_exp", r.delayExp}}},
+                         {"partitions", std::move(alts)}};
     if (m.splitsChannels()) // docs/cost-model.md §2d; the buffer figures above are a root's
         j["partial_sums"] = {{"members_per_slot", m.pc}, {"reduce_cycles", m.reduceCycles}};
     if (m.blocked()) { // docs/cost-model.md §2b; the buffer figures above are one block's

@@ -28,11 +28,23 @@ struct LayerMappingReport {
             e += l;
         return e;
     }
+    // The leaf's alternative partitions (Mapper::alternatives: the mapper's choice first),
+    // each with what it costs the leaf alone (Mapper::leafCost) under the objective.
+    struct Alternative {
+        std::string label;
+        std::string token; // as a tree names it (partitionToken)
+        PicoJoules energy = 0;
+        Cycles cycles = 0;
+        double cost = 0;
+    };
+    std::vector<Alternative> alternatives;
+    double energyExp = 1, delayExp = 1; // the objective they are ranked by
 };
 
-// The mapper's choice for `layer` on `tiles` tiles with `batch` samples per invocation.
+// The mapper's choice for `layer` on `tiles` tiles with `batch` samples per invocation, and
+// the alternatives under the objective energy^n x delay^m.
 LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int layer, int tiles,
-                                int batch);
+                                int batch, double n = 1, double m = 1);
 nlohmann::json layerMappingJson(const LayerMappingReport& r, const Hardware& hw);
 
 } // namespace tilescope

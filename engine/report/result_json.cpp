@@ -71,6 +71,8 @@ json layersJson(const Evaluation& e, const RATree& tree, const Network& net, con
         out.push_back({{"name", f.name},
                        {"path", tree.pathOf(f.node)},
                        {"tiles", f.tiles},
+                       {"partition", f.partition},
+                       {"partition_named", f.namedPartition},
                        {"batch", f.batch},
                        {"invocations", f.invocations},
                        {"time_cycles", f.time},
@@ -196,6 +198,8 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
         j["config"]["chiplet_cost"] = toString(c.chiplet.cost);
         j["config"]["chiplet_chains"] = toString(c.chiplet.chains);
     }
+    // Only where the search moved partitions, so other records keep their keys.
+    if (c.partitions) j["config"]["partitions"] = true;
     // Only where blocks were tied, so other records keep their keys.
     if (r.repetition.active()) {
         const BlockRepetition& b = r.repetition;

@@ -3,6 +3,7 @@
 // threads. A chain's trajectory depends only on its seed, its start and its budget, and
 // phases (the Set portfolio's warm-up, then the main chains) end before the next begins,
 // so under an iteration budget the result does not depend on T.
+#include "mapping/mapper.h"
 #include "search/chiplet.h"
 #include "search/schedule.h"
 #include "search/strategy.h"
@@ -333,6 +334,22 @@ void reportChainProgress(Shared& shared, int k, long long n, long long N, double
     (*shared.callback)(p);
 }
 
+// The tree names only the partitions its leaves run: a name left from before a move changed
+// a leaf's tiles or batch (the leaf then runs the mapper's choice) is dropped, the cost the
+// same. Frozen nodes keep theirs.
+void dropUnusedPartitions(RATree& t, const Evaluation& e, EvalContext& ctx) {
+    if (e.tileCounts.size() != size_t(t.size())) return;
+    for (int id = 0; id < t.size(); ++id) {
+        RANode& n = t.node(id);
+        if (n.isCut() || n.partition == PartitionFactors{} || t.frozen(id)) continue;
+        const auto& alts = ctx.alternatives(n.layer, e.tileCounts[size_t(id)], n.batch);
+        bool runs = false;
+        for (size_t i = 1; i < alts.size(); ++i)
+            runs |= Mapper::factorsOf(alts[i]) == n.partition;
+        if (!runs) n.partition = {};
+    }
+}
+
 ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& shared) {
     ChainResult r;
     r.chain = k;
@@ -346,7 +363,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     EvalContext& ctx = spec.context ? *spec.context : own.emplace(in.net, in.hw);
     const EvalStats before = ctx.stats();
     const SpaceRule rule = spec.strategy->space();
-    const OperatorContext ops{in.net, in.deps, rule};
+    OperatorContext ops{in.net, in.deps, rule};
 
     RATree cur = *spec.start;
     Evaluation curEval = *spec.startEval;
@@ -354,6 +371,16 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     r.bestEval = curEval;
     // The genetic search's members; `cur` is then the last child that joined (the plot's).
     const auto pop = spec.strategy->population(in.net, cur, curEval);
+    // A walk also moves leaves among their alternative partitions (SearchConfig::partitions),
+    // those of the tiles each has in the current tree.
+    if (in.cfg.partitions && !pop)
+        ops.partitionsOf = [&](int node, std::vector<PartitionFactors>& out) {
+            if (size_t(node) >= curEval.tileCounts.size() || node >= cur.size()) return;
+            const RANode& nd = cur.node(node);
+            for (const LeafMapping& m :
+                 ctx.alternatives(nd.layer, curEval.tileCounts[size_t(node)], nd.batch))
+                out.push_back(Mapper::factorsOf(m));
+        };
     AcceptanceWindow window;
     const bool timed = spec.iterations <= 0;
     const long long N = spec.iterations;
@@ -407,14 +434,20 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
         shared.done.fetch_add(1, std::memory_order_relaxed);
 
         // A population breeds the candidate and takes it in; a walk moves from its tree.
-        auto cand = retie(pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng), in);
+        Operator used = Operator::SwapLeaves;
+        auto cand = retie(pop ? pop->breed(ops, rng) : proposeCandidate(cur, ops, rng, &used), in);
         if (cand) {
             ++r.proposals;
             Evaluation e = evaluate(ctx, *cand, in.cfg.totalBatch, candidateOpt);
             if (e.valid) {
                 ++r.valid;
                 const bool improves = e.cost < r.bestEval.cost;
+                // A partition move is taken only where it lowers the cost: the mapper's
+                // choice is a good one, and a walk among the others at a high temperature
+                // strays from it faster than the later moves find their way back.
                 const bool accepted = pop ? pop->offer(*cand, e)
+                                      : used == Operator::Repartition
+                                          ? e.cost < curEval.cost
                                           : spec.strategy->accept(curEval.cost, e.cost, temp, rng);
                 window.push(accepted);
                 if (improves) {
@@ -437,6 +470,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     // A chain that did not start leaves its start as it is (a fresh context would pay again).
     const bool finish = affordable && !in.stop.stop_requested();
     if (finish) simplify(r.best, r.bestEval, ctx, in, rule, timed ? end : Clock::time_point::max());
+    if (in.cfg.partitions) dropUnusedPartitions(r.best, r.bestEval, ctx);
     r.eval = ctx.stats();
     r.eval.evaluations -= before.evaluations;
     r.eval.mapperCalls -= before.mapperCalls;

@@ -18,6 +18,8 @@ const char* toString(Operator op) {
         return "sub-batch+";
     case Operator::DecreaseSubBatch:
         return "sub-batch-";
+    case Operator::Repartition:
+        return "partition";
     }
     return "?";
 }
@@ -98,6 +100,41 @@ std::vector<int> movableLeaves(const RATree& t) {
     for (int id = 0; id < t.size(); ++id)
         if (!t.node(id).isCut() && t.node(id).parent >= 0 && !t.frozen(id)) leaves.push_back(id);
     return leaves;
+}
+
+// Operator 7's places: every leaf not frozen (a lone leaf at the root too).
+std::vector<int> partitionableLeaves(const RATree& t) {
+    std::vector<int> leaves;
+    for (int id = 0; id < t.size(); ++id)
+        if (!t.node(id).isCut() && !t.frozen(id)) leaves.push_back(id);
+    return leaves;
+}
+
+// The partitions leaf x may change to: its alternatives but the one it runs (the mapper's
+// choice where it names none of them); the mapper's choice is named by no factors.
+void otherPartitions(const RATree& t, const OperatorContext& ctx, int x,
+                     std::vector<PartitionFactors>& out) {
+    out.clear();
+    if (!ctx.partitionsOf) return;
+    ctx.partitionsOf(x, out);
+    if (out.empty()) return;
+    const size_t runs =
+        size_t(std::find(out.begin() + 1, out.end(), t.node(x).partition) - out.begin());
+    out[0] = PartitionFactors{};
+    out.erase(out.begin() + std::ptrdiff_t(runs < out.size() ? runs : 0));
+}
+
+// Operator 7: a random leaf takes another of its alternative partitions, any of the
+// others alike.
+Result<RATree> repartition(const RATree& t, const OperatorContext& ctx, Rng& rng) {
+    if (!ctx.partitionsOf) return nothing("a partition change (partitions do not move)");
+    const auto leaves = partitionableLeaves(t);
+    if (leaves.empty()) return nothing("a partition change");
+    const int x = pick(leaves, rng);
+    thread_local std::vector<PartitionFactors> others;
+    otherPartitions(t, ctx, x, others);
+    if (others.empty()) return nothing("a partition change (the leaf has one partition)");
+    return edit::setPartition(t, x, pick(others, rng));
 }
 
 // Where operator 2 may move leaf x: a cut at the position given, or, with `eitherSide`, at
@@ -273,6 +310,9 @@ Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext
     case Operator::DecreaseSubBatch:
         r = stepSubBatch(t, ctx, rng, -1);
         break;
+    case Operator::Repartition:
+        r = repartition(t, ctx, rng);
+        break;
     }
     if (r.ok())
         if (auto why = ctx.rule.check(*r)) return *why;
@@ -319,6 +359,15 @@ std::vector<RATree> neighbours(const RATree& t, Operator op, const OperatorConte
             for (int sb : counts)
                 keep(edit::setSubBatch(t, ctx.net, cut, sb));
         break;
+    case Operator::Repartition: {
+        std::vector<PartitionFactors> others;
+        for (int x : partitionableLeaves(t)) {
+            otherPartitions(t, ctx, x, others);
+            for (const PartitionFactors& p : others)
+                keep(edit::setPartition(t, x, p));
+        }
+        break;
+    }
     }
     return out;
 }
@@ -326,7 +375,7 @@ std::vector<RATree> neighbours(const RATree& t, Operator op, const OperatorConte
 std::optional<RATree> proposeCandidate(const RATree& t, const OperatorContext& ctx, Rng& rng,
                                        Operator* used, int maxTries) {
     for (int i = 0; i < maxTries; ++i) {
-        const auto op = Operator(randBelow(rng, kOperatorCount));
+        const auto op = Operator(randBelow(rng, ctx.operatorCount()));
         auto r = applyOperator(t, op, ctx, rng);
         if (!r.ok()) continue;
         if (used) *used = op;

@@ -5,6 +5,7 @@
 #include "tree/ratree.h"
 #include "util/result.h"
 
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -32,8 +33,11 @@ enum class Operator {
     Dissolve,         // 4: delete a non-root cut, its children go to its parent
     IncreaseSubBatch, // 5: any larger divisor of the cut's batch
     DecreaseSubBatch, // 6: any smaller divisor
+    // 7: another of a leaf's alternative partitions (RANode::partition), drawn only where the
+    // search moves partitions (OperatorContext::partitionsOf)
+    Repartition,
 };
-constexpr int kOperatorCount = 6;
+constexpr int kOperatorCount = 6; // the tree's own operators, 1 to 6
 const char* toString(Operator op);
 
 // A restricted space (LS / LP baselines, docs/search.md "Spaces"): when set, every cut
@@ -52,6 +56,12 @@ struct OperatorContext {
     const Network& net;
     const std::vector<std::vector<bool>>& deps;
     SpaceRule rule;
+    // Where partitions move: a leaf node's alternative partitions on the tiles it has in the
+    // tree operated on (Mapper::alternatives, the mapper's choice first) into `out`. Unset:
+    // operator 7 is never drawn, and the draws are those of the six alone.
+    std::function<void(int node, std::vector<PartitionFactors>& out)> partitionsOf;
+    // The operators drawn from: the six, and operator 7 where partitions move.
+    int operatorCount() const { return partitionsOf ? kOperatorCount + 1 : kOperatorCount; }
 };
 
 // Applies one operator at a random applicable place. An Error means it could not apply
@@ -59,7 +69,8 @@ struct OperatorContext {
 // (pinned) nodes are never chosen and the edit layer refuses any change to them.
 Result<RATree> applyOperator(const RATree& t, Operator op, const OperatorContext& ctx, Rng& rng);
 
-// Picks operators uniformly at random until one applies (at most maxTries attempts);
+// Picks operators uniformly at random (among ctx.operatorCount()) until one applies (at
+// most maxTries attempts);
 // `used` receives the operator that produced the candidate.
 std::optional<RATree> proposeCandidate(const RATree& t, const OperatorContext& ctx, Rng& rng,
                                        Operator* used = nullptr, int maxTries = 32);

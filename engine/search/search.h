@@ -113,6 +113,10 @@ struct SearchConfig {
     // the first block and the layers around the blocks, and the copies follow it. The
     // iteration budget counts those layers only.
     bool repeatBlocks = false;
+    // The chains also move leaves among their alternative partitions (operator 7,
+    // Mapper::alternatives; docs/search.md "Alternative partitions"): the search then picks
+    // each leaf's partition by the whole tree's cost. Off: every leaf keeps the one it has.
+    bool partitions = false;
 };
 
 // One snapshot for a progress display. iteration / total count over all chains (a bar);

@@ -245,7 +245,8 @@ bool RATree::operator==(const RATree& o) const {
         const RANode& x = node(a);
         const RANode& y = o.node(b);
         if (x.type != y.type || x.batch != y.batch || x.subBatch != y.subBatch ||
-            x.pinned != y.pinned || x.tiles != y.tiles || x.children.size() != y.children.size())
+            x.pinned != y.pinned || x.tiles != y.tiles || x.partition != y.partition ||
+            x.children.size() != y.children.size())
             return false;
         if (!x.isCut() && x.layer != y.layer) return false;
         for (size_t i = 0; i < x.children.size(); ++i)

@@ -6,8 +6,10 @@
 #include "model/network.h"
 #include "util/result.h"
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope {
@@ -15,6 +17,14 @@ namespace tilescope {
 enum class NodeType { Leaf, S, T };
 
 const char* toString(NodeType t); // "leaf", "S", "T"
+
+// A partition's factors: output channels K, batch B, rows H, columns W, input-channel
+// parts C (RANode::partition; all 0: none named).
+using PartitionFactors = std::array<int, 5>;
+// As the tree text writes it: "K4B1H2W2", "K2B1H2W2C2" (C only above 1).
+std::string partitionToken(const PartitionFactors& p);
+// Parses partitionToken's form; false when it is not one (each factor a positive integer).
+bool parsePartitionToken(std::string_view s, PartitionFactors& out);
 
 struct RANode {
     NodeType type = NodeType::Leaf;
@@ -29,6 +39,11 @@ struct RANode {
     // planned chiplets). Used when every child of the cut has one and they sum to the cut's
     // tiles; otherwise, and by default (0), the evaluator's min-max allocation.
     int tiles = 0;
+    // A leaf: the partition it runs, named by its factors (K, B, H, W, input-channel parts)
+    // when it is one of the leaf's alternatives on the tiles it gets (Mapper::alternatives;
+    // docs/cost-model.md §2, "Alternative partitions"); all 0, or not among them: the
+    // mapper's own choice.
+    PartitionFactors partition{};
     int parent = -1;
     std::vector<int> children;
 
@@ -129,6 +144,9 @@ Result<RATree> setPinned(const RATree& t, int node, bool pinned);
 // Fixes the tile count of a child of an S cut (RANode::tiles; 0 releases it to the
 // allocation). Refused for any other node, a negative count or a pinned node.
 Result<RATree> setTiles(const RATree& t, int node, int tiles);
+// Names the partition a leaf runs (RANode::partition; all 0: the mapper's own choice).
+// Refused for a cut, factors that are not all positive (or all 0), or a pinned node.
+Result<RATree> setPartition(const RATree& t, int node, const PartitionFactors& p);
 } // namespace edit
 
 } // namespace tilescope

@@ -288,6 +288,20 @@ Result<RATree> setTiles(const RATree& t, int node, int tiles) {
     return w;
 }
 
+Result<RATree> setPartition(const RATree& t, int node, const PartitionFactors& p) {
+    if (auto e = checkNode(t, node)) return *e;
+    if (t.node(node).isCut())
+        return Error{"node " + t.pathOf(node) + " is a cut: only a leaf has a partition"};
+    const bool none = p == PartitionFactors{};
+    if (!none && std::any_of(p.begin(), p.end(), [](int f) { return f <= 0; }))
+        return Error{"partition factors must all be positive (or all 0 for the mapper's choice)"};
+    if (const int a = t.pinnedAncestor(node); a >= 0) return pinnedError(t, a);
+    RATree w = t;
+    w.node(node).partition = p;
+    w.compact();
+    return w;
+}
+
 } // namespace edit
 
 } // namespace tilescope

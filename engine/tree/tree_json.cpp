@@ -25,6 +25,8 @@ template <class J> J nodeJson(const RATree& t, const Network& net, int id) {
     o["sub_batch"] = n.subBatch;
     o["pinned"] = n.pinned;
     if (n.tiles > 0) o["tiles"] = n.tiles;
+    if (!n.isCut() && n.partition != PartitionFactors{}) // its named partition (K, B, H, W, C)
+        o["partition"] = std::vector<int>(n.partition.begin(), n.partition.end());
     if (n.tied) o["tied"] = true; // a repeated block's copy (tree/repetition.h)
     if (n.isCut()) {
         J kids = J::array();
@@ -98,6 +100,21 @@ struct Reader {
             n.tied = p->get<bool>();
         }
         if (!readInt(o, "tiles", path, n.tiles, false)) return false;
+        if (const auto p = o.find("partition"); p != o.end()) {
+            if (n.type != NodeType::Leaf)
+                return fail(path, "\"partition\" names a leaf's partition: a cut has none");
+            const bool ok = p->is_array() && p->size() == 5 &&
+                            std::all_of(p->begin(), p->end(), [](const json& f) {
+                                return f.is_number_integer() && f.get<long long>() > 0 &&
+                                       f.get<long long>() <= 1 << 20;
+                            });
+            if (!ok)
+                return fail(path, "\"partition\" must be 5 positive integers (K, B, H, W, "
+                                  "input-channel parts), got " +
+                                      p->dump());
+            for (size_t i = 0; i < 5; ++i)
+                n.partition[i] = (*p)[i].get<int>();
+        }
         const auto kids = o.find("children");
         if (n.type == NodeType::Leaf) {
             const auto l = o.find("layer");

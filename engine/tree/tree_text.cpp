@@ -31,12 +31,44 @@ void writeSubtree(const RATree& t, const Network& net, int id, int depth, std::s
             out += std::to_string(n.batch);
         }
         if (n.tiles > 0) out += " tiles=" + std::to_string(n.tiles);
+        if (!n.isCut() && n.partition != PartitionFactors{})
+            out += " part=" + partitionToken(n.partition);
         if (n.pinned) out += " pinned";
         out += '\n';
         for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
             if (*it >= 0 && *it < t.size()) stack.emplace_back(*it, d + 1);
     }
 }
+
+} // namespace
+
+std::string partitionToken(const PartitionFactors& p) {
+    std::string s = "K" + std::to_string(p[0]) + "B" + std::to_string(p[1]) + "H" +
+                    std::to_string(p[2]) + "W" + std::to_string(p[3]);
+    if (p[4] > 1) s += "C" + std::to_string(p[4]);
+    return s;
+}
+
+bool parsePartitionToken(std::string_view s, PartitionFactors& out) {
+    PartitionFactors p{0, 0, 0, 0, 1};
+    const char letters[] = {'K', 'B', 'H', 'W', 'C'};
+    size_t at = 0;
+    for (size_t i = 0; i < 5; ++i) {
+        if (at == s.size() && i == 4) break; // C is optional
+        if (at >= s.size() || s[at] != letters[i]) return false;
+        size_t end = ++at;
+        while (end < s.size() && s[end] >= '0' && s[end] <= '9')
+            ++end;
+        const auto [ptr, ec] = std::from_chars(s.data() + at, s.data() + end, p[i]);
+        if (ec != std::errc() || ptr != s.data() + end || p[i] <= 0) return false;
+        at = end;
+    }
+    if (at != s.size()) return false;
+    out = p;
+    return true;
+}
+
+namespace {
 
 bool parsePositive(std::string_view s, int& out) {
     if (s.empty()) return false;
@@ -185,12 +217,21 @@ Result<RATree> parseTreeText(const std::string& text, const Network& net, const 
             seen = lineNo;
             next = k + 1;
         }
-        // Our own markers (a fixed tile count, then the pin); anything else after the
-        // node's tokens is the reference code's print_struct annotation and is ignored.
+        // Our own markers (a fixed tile count, a leaf's alternative partition, then the
+        // pin); anything else after the node's tokens is the reference code's print_struct
+        // annotation and is ignored.
         if (next < tok.size() && tok[next].substr(0, 6) == "tiles=") {
             if (!parsePositive(tok[next].substr(6), nd.tiles))
                 return fail(lineNo, "tile count '" + std::string(tok[next].substr(6)) +
                                         "' is not a positive integer");
+            ++next;
+        }
+        if (next < tok.size() && tok[next].substr(0, 5) == "part=") {
+            if (nd.isCut()) return fail(lineNo, "'part=' names a leaf's partition: a cut has none");
+            if (!parsePartitionToken(tok[next].substr(5), nd.partition))
+                return fail(lineNo, "partition '" + std::string(tok[next].substr(5)) +
+                                        "' is not of the form K4B1H2W2 (C2 after it for "
+                                        "input-channel parts), each factor a positive integer");
             ++next;
         }
         nd.pinned = next < tok.size() && tok[next] == "pinned";
