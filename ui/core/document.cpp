@@ -299,6 +299,11 @@ std::optional<Error> Document::setTiles(int node, int tiles) {
                      [&](const RATree& t) { return edit::setTiles(t, node, tiles); });
 }
 
+std::optional<Error> Document::setPartition(int node, const PartitionFactors& p) {
+    return applyEdit(p == PartitionFactors{} ? tr("Mapper's partition") : tr("Set partition"),
+                     [&](const RATree& t) { return edit::setPartition(t, node, p); });
+}
+
 std::optional<Error> Document::swapWithNext(int node) {
     return applyEdit(tr("Swap with next"),
                      [&](const RATree& t) { return edit::swapWithNext(t, *m_net, node); });

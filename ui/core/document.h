@@ -98,6 +98,8 @@ class Document : public QObject {
     [[nodiscard]] std::optional<Error> setPinned(int node, bool pinned);
     // An S cut's child's fixed tile count (0: the allocation decides; edit::setTiles).
     [[nodiscard]] std::optional<Error> setTiles(int node, int tiles);
+    // A leaf's named partition (all 0: the mapper's choice; edit::setPartition).
+    [[nodiscard]] std::optional<Error> setPartition(int node, const PartitionFactors& p);
     [[nodiscard]] std::optional<Error> swapWithNext(int node);
     // The detailed evaluation of another tree of this document's inputs (a search's best,
     // a tree file), with the document's memo caches; invalid with the reason when `tree`

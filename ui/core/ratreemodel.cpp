@@ -213,9 +213,11 @@ QVariant RATreeModel::data(const QModelIndex& index, int role) const {
                 .arg(QString::fromStdString(m_tree.pathOf(id)));
         if (f && n.type == NodeType::Leaf) {
             const QString kept = keptText(m_net->layers[size_t(n.layer)], false);
-            return QStringLiteral("%1\npartition %2\n%3%4")
+            return QStringLiteral("%1\npartition %2%3\n%4%5")
                 .arg(QString::fromStdString(m_net->layers[size_t(n.layer)].name),
-                     QString::fromStdString(f->partition), QString::fromStdString(f->mapping),
+                     QString::fromStdString(f->partition),
+                     f->namedPartition ? tr(" (named in the tree)") : QString(),
+                     QString::fromStdString(f->mapping),
                      kept.isEmpty() ? QString() : tr("\nkept on chip across runs: %1").arg(kept));
         }
         return QString::fromStdString(m_tree.pathOf(id));

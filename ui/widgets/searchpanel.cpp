@@ -69,6 +69,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_chains->setValue(defaultSearchChains());
     m_repeat = new QCheckBox(tr("Repeat blocks"), this);
     m_repeat->setObjectName(QStringLiteral("repeatBlocksBox"));
+    m_partitions = new QCheckBox(tr("Move partitions"), this);
+    m_partitions->setObjectName(QStringLiteral("partitionsBox"));
     // What each setting means, in the method's notation.
     const std::pair<QWidget*, QString> tips[] = {
         {m_seed, tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed")},
@@ -80,6 +82,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
         {m_repeat, tr("Where the model holds copies of one block (a decoder's transformer "
                       "blocks), schedule every copy as the first block and search that block "
                       "only; the tree marks the copies")},
+        {m_partitions, tr("Also move each leaf among its alternative partitions (the Partition... "
+                          "action lists them), a move kept only where it lowers the cost")},
         {m_n, tr("Objective E^n x D^m: energy exponent")},
         {m_m, tr("Objective E^n x D^m: delay exponent")}};
     for (const auto& [widget, tip] : tips)
@@ -103,6 +107,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     ++r;
     add(tr("E exponent n"), m_n, 0);
     add(tr("D exponent m"), m_m, 2);
+    ++r;
+    grid->addWidget(m_partitions, r, 0, 1, 4);
     ++r;
     left->addLayout(grid);
 
@@ -317,6 +323,7 @@ SearchConfig SearchPanel::settings() const {
     c.mode = SearchMode(m_mode->currentData().toInt());
     c.chains = m_chains->value();
     c.repeatBlocks = m_repeat->isChecked();
+    c.partitions = m_partitions->isChecked();
     // Chains run in parallel on at most the cores we have; this never changes the result.
     c.threads = std::max(1, std::min(c.chains, QThread::idealThreadCount() - 1));
     return c;
@@ -332,6 +339,7 @@ void SearchPanel::setSettings(const SearchConfig& c) {
     m_mode->setCurrentIndex(std::max(0, m_mode->findData(int(c.mode))));
     m_chains->setValue(c.chains);
     m_repeat->setChecked(c.repeatBlocks);
+    m_partitions->setChecked(c.partitions);
     setObjective(c.objective);
 }
 
@@ -420,7 +428,7 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     updateButtons();
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
     for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha,
-                                                      m_mode, m_chains, m_repeat})
+                                                      m_mode, m_chains, m_repeat, m_partitions})
         w->setEnabled(!active);
     if (!message.isEmpty()) m_status->setText(message);
     if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));

@@ -3,6 +3,8 @@
 #include "core/document.h"
 #include "core/ratreemodel.h"
 #include "core/selectionstate.h"
+#include "mapping/mapper.h"
+#include "util/units.h"
 
 #include <QAction>
 #include <QHeaderView>
@@ -89,6 +91,10 @@ TreePanel::TreePanel(Document* doc, SelectionState* selection, QWidget* parent)
         tr("Fix the tile count of a child of an S cut (0: the allocation decides). The counts "
            "apply when every child of the cut has one and they add up to the cut's tiles"),
         [this] { askTilesSelected(); });
+    add(tr("Partition..."), QKeySequence(Qt::Key_A),
+        tr("Run the selected leaf on another of its alternative partitions (each costed for "
+           "the leaf alone under the objective; the mapper's choice first)"),
+        [this] { askPartitionSelected(); });
 
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
             [this](const QModelIndex& cur) {
@@ -269,6 +275,60 @@ std::optional<Error> TreePanel::setTilesSelected(int tiles) {
     const int n = currentNode();
     if (n < 0) return report(tr("Tile count: select a child of an S cut"));
     return m_doc->setTiles(n, tiles);
+}
+
+QList<TreePanel::PartitionOption> TreePanel::partitionOptions() const {
+    QList<PartitionOption> out;
+    const int n = currentNode();
+    const auto ev = m_doc->evaluation();
+    if (n < 0 || m_doc->tree().node(n).isCut() || !ev || size_t(n) >= ev->tileCounts.size())
+        return out;
+    const RANode& nd = m_doc->tree().node(n);
+    Mapper mapper(*m_doc->network(), *m_doc->hardware());
+    mapper.setObjective(m_doc->objective().n, m_doc->objective().m);
+    const auto& alts = mapper.alternatives(nd.layer, ev->tileCounts[size_t(n)], nd.batch);
+    for (size_t i = 0; i < alts.size(); ++i) {
+        const Mapper::LeafCost c = mapper.leafCost(alts[i]);
+        PartitionOption o;
+        if (i > 0) o.factors = Mapper::factorsOf(alts[i]);
+        o.text = tr("%1: %2, %3%4")
+                     .arg(QString::fromStdString(alts[i].partitionLabel()))
+                     .arg(QString::fromStdString(formatEnergy(c.energyPj)))
+                     .arg(QString::fromStdString(formatCycles(c.cycles)))
+                     .arg(i == 0 ? tr(" (the mapper's choice)") : QString());
+        out << o;
+    }
+    return out;
+}
+
+std::optional<Error> TreePanel::setPartitionSelected(const PartitionFactors& p) {
+    const int n = currentNode();
+    if (n < 0 || m_doc->tree().node(n).isCut()) return report(tr("Partition: select a leaf"));
+    return m_doc->setPartition(n, p);
+}
+
+void TreePanel::askPartitionSelected() {
+    const QList<PartitionOption> options = partitionOptions();
+    if (options.size() < 2) {
+        report(tr("Partition: select a leaf with more than one partition that fits its tiles"));
+        return;
+    }
+    const RATree& t = m_doc->tree();
+    const int n = currentNode();
+    QStringList items;
+    int current = 0;
+    for (int i = 0; i < options.size(); ++i) {
+        items << options[i].text;
+        if (i > 0 && options[i].factors == t.node(n).partition) current = i;
+    }
+    bool ok = false;
+    const QString picked = QInputDialog::getItem(
+        this, tr("Partition"),
+        tr("Partition of %1 on its tiles (each costed for the leaf alone; the tree's cost "
+           "decides):")
+            .arg(QString::fromStdString(t.pathOf(n))),
+        items, current, false, &ok);
+    if (ok) setPartitionSelected(options[int(items.indexOf(picked))].factors);
 }
 
 void TreePanel::askTilesSelected() {

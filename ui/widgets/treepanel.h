@@ -4,6 +4,7 @@
 // SelectionState; every edit is a command on the Document.
 #pragma once
 
+#include "tree/ratree.h"
 #include "util/result.h"
 
 #include <QSet>
@@ -36,6 +37,15 @@ class TreePanel : public QWidget {
     std::optional<Error> togglePinSelected();
     // The selected S-cut child's fixed tile count (0 releases it to the allocation).
     std::optional<Error> setTilesSelected(int tiles);
+    // The selected leaf's alternative partitions on the tiles it has (the mapper's choice
+    // first), each with its label and what it costs the leaf alone; empty without a leaf
+    // or an evaluation.
+    struct PartitionOption {
+        PartitionFactors factors{}; // all 0 for the mapper's choice
+        QString text;
+    };
+    QList<PartitionOption> partitionOptions() const;
+    std::optional<Error> setPartitionSelected(const PartitionFactors& p);
 
   signals:
     void message(const QString& text); // refusals and hints for the status bar
@@ -45,7 +55,8 @@ class TreePanel : public QWidget {
     void resizeEvent(QResizeEvent* e) override;
 
   private:
-    void askTilesSelected(); // the Tile count... action: a dialog, then setTilesSelected
+    void askTilesSelected();     // the Tile count... action: a dialog, then setTilesSelected
+    void askPartitionSelected(); // the Partition... action: a list, then setPartitionSelected
     // Figure columns as wide as their contents, the name column the rest.
     void fitColumns();
     void fitNameColumn();
