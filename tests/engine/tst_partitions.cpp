@@ -246,7 +246,8 @@ void TestPartitions::repartitionOperator() {
     std::set<std::pair<int, PartitionFactors>> seen;
     for (const RATree& n : ns)
         for (int id : {1, 2})
-            if (n.node(id).partition != t.node(id).partition) seen.insert({id, n.node(id).partition});
+            if (n.node(id).partition != t.node(id).partition)
+                seen.insert({id, n.node(id).partition});
     QCOMPARE(seen.size(), size_t(6));
     QVERIFY(seen.count({1, PartitionFactors{}}));
     QVERIFY(!seen.count({1, list[1]}));

@@ -39,9 +39,10 @@ class TstPartitionsUi : public QObject {
         QVERIFY(w);
         Document* doc = w->document();
         const RATree ls = RATree::layerSequential(*doc->network(), doc->batch());
-        if (!(doc->tree() == ls)) QVERIFY_OK(doc->adoptTree(ls, QStringLiteral("layer-sequential")));
-        QVERIFY(QTest::qWaitFor([&] { return doc->evaluation() && doc->evaluation()->valid; },
-                                20000));
+        if (!(doc->tree() == ls))
+            QVERIFY_OK(doc->adoptTree(ls, QStringLiteral("layer-sequential")));
+        QVERIFY(
+            QTest::qWaitFor([&] { return doc->evaluation() && doc->evaluation()->valid; }, 20000));
         const int layer = doc->network()->indexOf("/layer1/layer1.0/conv2/Conv");
         int leaf = -1;
         for (int id = 0; id < doc->tree().size(); ++id)
