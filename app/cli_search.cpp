@@ -500,7 +500,7 @@ static void printAlternatives(const LayerMappingReport& r) {
                 r.energyExp, r.delayExp);
     for (size_t i = 0; i < r.alternatives.size(); ++i) {
         const auto& alt = r.alternatives[i];
-        std::printf("  part=%-16s %12s  %20s  cost %.4g%s\n", alt.token.c_str(),
+        std::printf("  part=%-16s %12s  %20s  cost %.4g%s\n", partitionToken(alt.factors).c_str(),
                     formatEnergy(alt.energy).c_str(), formatCycles(alt.cycles).c_str(), alt.cost,
                     i == 0 ? "  (the mapper's choice)" : "");
     }

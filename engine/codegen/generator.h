@@ -275,10 +275,7 @@ class Generator {
     void sendHeldInputsFirst();
 
     std::uint64_t bytesOf(long long elements) const { return m_geometry.bytesOf(elements); }
-    // A box's partial sums, at the accumulator width.
-    std::uint64_t psumBytesOf(const Box& b) const {
-        return std::uint64_t(b.volume()) * std::uint64_t(psumBits(m_hw.dataBits)) / 8;
-    }
+    std::uint64_t psumBytesOf(const Box& b) const { return m_geometry.psumBytesOf(b); }
     // A layer's weights in bytes, as the prefetch clock counts them.
     double layerWeightBytes(int layer) const {
         return double(m_net.layers[size_t(layer)].weightBytes) * m_hw.dataBits / 8.0;

@@ -89,11 +89,9 @@ void Analyser::mapLeaf(int id) {
     const RANode& nd = tree.node(id);
     LeafWork& leaf = work[size_t(id)].leaf;
     const int tiles = work[size_t(id)].tileCount;
-    leaf.mapping = &ctx.mapper.map(nd.layer, tiles, nd.batch);
-    leaf.named = false;
-    if (nd.partition[0] <= 0) return;
-    const LeafMapping* named = &ctx.mapper.mapPartition(nd.layer, tiles, nd.batch, nd.partition);
-    if (named != leaf.mapping) leaf.mapping = named, leaf.named = true;
+    const LeafMapping* named = ctx.mapper.namedAlternative(nd.layer, tiles, nd.batch, nd.partition);
+    leaf.mapping = named ? named : &ctx.mapper.map(nd.layer, tiles, nd.batch);
+    leaf.named = named != nullptr;
 }
 
 // Leaf b reads leaf a's output as it was written (input k), a and b next to each other in

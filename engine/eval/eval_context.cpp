@@ -257,6 +257,10 @@ const Hardware& EvalContext::hardware() const {
 const std::vector<LeafMapping>& EvalContext::alternatives(int layer, int tiles, int batch) {
     return m_impl->mapper.alternatives(layer, tiles, batch);
 }
+const LeafMapping* EvalContext::namedAlternative(int layer, int tiles, int batch,
+                                                 const PartitionFactors& p) {
+    return m_impl->mapper.namedAlternative(layer, tiles, batch, p);
+}
 const EvalStats& EvalContext::stats() const {
     m_impl->stats.mapperCalls = m_impl->mapper.calls();
     m_impl->stats.mapperHits = m_impl->mapper.hits();

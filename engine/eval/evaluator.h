@@ -53,6 +53,8 @@ class EvalContext {
     // A leaf's alternative partitions under the objective of the last evaluation
     // (Mapper::alternatives).
     const std::vector<LeafMapping>& alternatives(int layer, int tiles, int batch);
+    // The alternative a leaf's factors name on these tiles, or null (Mapper::namedAlternative).
+    const LeafMapping* namedAlternative(int layer, int tiles, int batch, const PartitionFactors& p);
     struct Impl;
     Impl& impl() { return *m_impl; }
 

@@ -365,12 +365,11 @@ double partialSums(const TransferGeometry& geo, const Mesh& mesh, const LeafPlac
                    const std::vector<int>& slots, LinkTally& act, std::vector<double>& egress,
                    std::vector<int>& route, LeafTraffic& traffic) {
     const LeafMapping& m = *leaf.mapping;
-    const int bits = psumBits(geo.dataBits());
     double sent = 0;
     for (size_t a = 0; a < tiles.size(); ++a) {
         const int ic = TransferGeometry::memberOf(m, slots[a]);
         if (ic == 0) continue;
-        const double bytes = double(boxes[a].volume()) * bits / 8;
+        const double bytes = double(geo.psumBytesOf(boxes[a]));
         const int root = mesh.tileAt(leaf.tileBegin + slots[a] - ic);
         route.clear();
         mesh.route(tiles[a], root, route);

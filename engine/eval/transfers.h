@@ -114,6 +114,10 @@ class TransferGeometry {
     std::uint64_t bytesOf(long long elements) const {
         return std::uint64_t((elements * (long long)m_dataBits + 7) / 8);
     }
+    // A box's partial sums, at the accumulator width (psumBits).
+    std::uint64_t psumBytesOf(const Box& b) const {
+        return std::uint64_t(b.volume()) * std::uint64_t(psumBits(m_dataBits)) / 8;
+    }
     // Output box of partition slot t over samples [s0, s1): the mapper's ceil-sized chunks,
     // slot t = (((ib*ph + ih)*pw + iw)*pk + ik)*pc + ic (k innermost but for the members of
     // a slot whose input channels are split, LeafMapping::pc, so slots that share an input

@@ -538,21 +538,29 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
     return evaluateCandidate(l, batch, {best.pk, best.pb, best.ph, best.pw}, best.pc, true);
 }
 
+Mapper::OwnEnergy Mapper::ownEnergy(const LeafMapping& m) const {
+    OwnEnergy e;
+    e.mac = double(m.macs) * macPjOf(m_hw) + double(m.vectorOps) * m_hw.energy.vectorPjPerOp;
+    e.buffer = (m.bufferAccessBytes - m.bufferWriteBytes) * bufferReadPj(m_hw) +
+               m.bufferWriteBytes * bufferWritePj(m_hw);
+    for (size_t i = 0; i < m_hw.levels.size() && i < e.levels.size(); ++i)
+        e.levels[i] = m.levelReads[i] * m_hw.levels[i].readPjPerByte +
+                      m.levelWrites[i] * m_hw.levels[i].writePjPerByte;
+    return e;
+}
+
 Mapper::LeafCost Mapper::leafCost(const LeafMapping& m) const {
-    const double readPj = bufferReadPj(m_hw), writePj = bufferWritePj(m_hw);
     // What each tile receives into its buffer: its input window, weights and operand B, and
     // a slot root the partial sums of its members.
     const double perTile = m.ifmapPerTile + m.weightPerTile + m.operandBPerTile;
     const double psums = m.splitsChannels() ? m.ofmapPerTile * double(m.pc - 1) / m.pc : 0.0;
     const double received = (perTile + psums) * m.groupSize();
+    const OwnEnergy own = ownEnergy(m);
     LeafCost c;
-    c.energyPj = double(m.macs) * macPjOf(m_hw) + double(m.vectorOps) * m_hw.energy.vectorPjPerOp +
-                 (m.bufferAccessBytes - m.bufferWriteBytes) * readPj +
-                 (m.bufferWriteBytes + received) * writePj +
-                 received * 8 * m_hw.energy.nocPjPerBitHop;
-    for (size_t i = 0; i < m_hw.levels.size() && i < m.levelReads.size(); ++i)
-        c.energyPj += m.levelReads[i] * m_hw.levels[i].readPjPerByte +
-                      m.levelWrites[i] * m_hw.levels[i].writePjPerByte;
+    c.energyPj =
+        own.mac + own.buffer + received * (bufferWritePj(m_hw) + 8 * m_hw.energy.nocPjPerBitHop);
+    for (double l : own.levels)
+        c.energyPj += l;
     c.cycles = m.cycles + (perTile + psums) / m_hw.nocBytesPerCycle;
     c.cost = std::pow(std::max(c.energyPj, 1e-30), m_energyExp) *
              std::pow(std::max(c.cycles, 1e-30), m_delayExp);
@@ -569,8 +577,7 @@ const std::vector<LeafMapping>& Mapper::alternatives(int layer, int tiles, int b
         const Layer& l = m_net.layers[size_t(layer)];
         std::vector<std::pair<double, LeafMapping>> ranked;
         for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch)) {
-            if (f == std::array{chosen.pk, chosen.pb, chosen.ph, chosen.pw} && pc == chosen.pc)
-                continue;
+            if (factorsOf(chosen) == std::array{f[0], f[1], f[2], f[3], pc}) continue;
             const LeafMapping rough = evaluateCandidate(l, batch, f, pc, false);
             if (rough.ifmapPerTile + rough.weightPerTile + rough.operandBPerTile +
                     rough.ofmapPerTile >
@@ -591,14 +598,14 @@ const std::vector<LeafMapping>& Mapper::alternatives(int layer, int tiles, int b
     return m_alternatives.emplace(k, std::move(out)).first->second;
 }
 
-const LeafMapping& Mapper::mapPartition(int layer, int tiles, int batch,
-                                        const std::array<int, 5>& p) {
-    if (p[0] <= 0) return map(layer, tiles, batch);
+const LeafMapping* Mapper::namedAlternative(int layer, int tiles, int batch,
+                                            const std::array<int, 5>& p) {
+    if (p[0] <= 0) return nullptr;
     // The first is map()'s own (a copy): named or not, the leaf runs map()'s.
     const std::vector<LeafMapping>& alts = alternatives(layer, tiles, batch);
     for (size_t i = 1; i < alts.size(); ++i)
-        if (factorsOf(alts[i]) == p) return alts[i];
-    return map(layer, tiles, batch);
+        if (factorsOf(alts[i]) == p) return &alts[i];
+    return nullptr;
 }
 
 // ---- Temporal blocking (docs/cost-model.md §2b).

@@ -213,9 +213,11 @@ class Mapper {
     // the slice or the tiles compute in memory. Memoised per objective; the mappings stay
     // valid as those of map().
     const std::vector<LeafMapping>& alternatives(int layer, int tiles, int batch);
-    // The alternative with factors p (K, B, H, W, input-channel parts; RANode::partition),
-    // or map()'s when p names none of them (all 0, or not an alternative on these tiles).
-    const LeafMapping& mapPartition(int layer, int tiles, int batch, const std::array<int, 5>& p);
+    // The alternative after map()'s with factors p (K, B, H, W, input-channel parts;
+    // RANode::partition), or null when p names none of them (all 0, map()'s own, or not an
+    // alternative on these tiles).
+    const LeafMapping* namedAlternative(int layer, int tiles, int batch,
+                                        const std::array<int, 5>& p);
     // A mapping's factors as RANode::partition names them.
     static std::array<int, 5> factorsOf(const LeafMapping& m) {
         return {m.pk, m.pb, m.ph, m.pw, m.pc};
@@ -230,6 +232,15 @@ class Mapper {
         double energyPj = 0, cycles = 0, cost = 0;
     };
     LeafCost leafCost(const LeafMapping& m) const;
+    // A mapping's own energy, one invocation, all tiles (docs/cost-model.md §4): its MACs'
+    // (crossbar reads on compute-in-memory tiles) and vector operations', the array's reads
+    // and writes of the global buffer, and each in-tile level's accesses (§2c); none of the
+    // traffic that depends on where the leaf's data comes from.
+    struct OwnEnergy {
+        double mac = 0, buffer = 0;
+        std::array<double, kMaxStorageLevels> levels{}; // Hardware::levels, in order
+    };
+    OwnEnergy ownEnergy(const LeafMapping& m) const;
     static constexpr int kAlternatives = 8;
     // Whether layers qk, sm, av are attention's QK^T -> Softmax -> AV, each reading the one
     // before in its own geometry (the flash order's chain).

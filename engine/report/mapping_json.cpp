@@ -19,20 +19,16 @@ LayerMappingReport layerMapping(const Network& net, const Hardware& hw, int laye
     r.mapping = mapper.map(layer, tiles, batch);
     for (const LeafMapping& a : mapper.alternatives(layer, tiles, batch)) {
         const Mapper::LeafCost c = mapper.leafCost(a);
-        const auto f = Mapper::factorsOf(a);
-        r.alternatives.push_back({a.partitionLabel(),
-                                  partitionToken({f[0], f[1], f[2], f[3], f[4]}), c.energyPj,
-                                  c.cycles, c.cost});
+        r.alternatives.push_back(
+            {a.partitionLabel(), Mapper::factorsOf(a), c.energyPj, c.cycles, c.cost});
     }
     const LeafMapping& m = r.mapping;
     // The evaluator's energy terms for one invocation (docs/cost-model.md §4), without the
     // traffic that depends on where the leaf's data comes from.
-    r.macEnergy = double(m.macs) * macPjOf(hw) + double(m.vectorOps) * hw.energy.vectorPjPerOp;
-    r.bufferEnergy = (m.bufferAccessBytes - m.bufferWriteBytes) * bufferReadPj(hw) +
-                     m.bufferWriteBytes * bufferWritePj(hw);
-    for (size_t i = 0; i < hw.levels.size(); ++i)
-        r.levelEnergy[i] = m.levelReads[i] * hw.levels[i].readPjPerByte +
-                           m.levelWrites[i] * hw.levels[i].writePjPerByte;
+    const Mapper::OwnEnergy own = mapper.ownEnergy(m);
+    r.macEnergy = own.mac;
+    r.bufferEnergy = own.buffer;
+    r.levelEnergy = own.levels;
     r.weightWriteEnergy = m.cim.used ? double(m.cim.programmings) * cimWritePj(hw) : 0.0;
     return r;
 }
@@ -85,7 +81,7 @@ json layerMappingJson(const LayerMappingReport& r, const Hardware& hw) {
         const auto& a = r.alternatives[i];
         alts.push_back({{"index", i},
                         {"partition", a.label},
-                        {"token", a.token},
+                        {"token", partitionToken(a.factors)},
                         {"energy_pj", a.energy},
                         {"cycles", a.cycles},
                         {"cost", a.cost}});

@@ -32,7 +32,7 @@ struct LayerMappingReport {
     // each with what it costs the leaf alone (Mapper::leafCost) under the objective.
     struct Alternative {
         std::string label;
-        std::string token; // as a tree names it (partitionToken)
+        std::array<int, 5> factors{}; // as a tree names it (RANode::partition)
         PicoJoules energy = 0;
         Cycles cycles = 0;
         double cost = 0;

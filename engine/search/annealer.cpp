@@ -342,11 +342,8 @@ void dropUnusedPartitions(RATree& t, const Evaluation& e, EvalContext& ctx) {
     for (int id = 0; id < t.size(); ++id) {
         RANode& n = t.node(id);
         if (n.isCut() || n.partition == PartitionFactors{} || t.frozen(id)) continue;
-        const auto& alts = ctx.alternatives(n.layer, e.tileCounts[size_t(id)], n.batch);
-        bool runs = false;
-        for (size_t i = 1; i < alts.size(); ++i)
-            runs |= Mapper::factorsOf(alts[i]) == n.partition;
-        if (!runs) n.partition = {};
+        if (!ctx.namedAlternative(n.layer, e.tileCounts[size_t(id)], n.batch, n.partition))
+            n.partition = {};
     }
 }
 

@@ -3,7 +3,7 @@
 #include "core/document.h"
 #include "core/ratreemodel.h"
 #include "core/selectionstate.h"
-#include "mapping/mapper.h"
+#include "report/mapping_json.h"
 #include "util/units.h"
 
 #include <QAction>
@@ -284,17 +284,18 @@ QList<TreePanel::PartitionOption> TreePanel::partitionOptions() const {
     if (n < 0 || m_doc->tree().node(n).isCut() || !ev || size_t(n) >= ev->tileCounts.size())
         return out;
     const RANode& nd = m_doc->tree().node(n);
-    Mapper mapper(*m_doc->network(), *m_doc->hardware());
-    mapper.setObjective(m_doc->objective().n, m_doc->objective().m);
-    const auto& alts = mapper.alternatives(nd.layer, ev->tileCounts[size_t(n)], nd.batch);
-    for (size_t i = 0; i < alts.size(); ++i) {
-        const Mapper::LeafCost c = mapper.leafCost(alts[i]);
+    // What `mapping` reports of the leaf's alternatives (the same figures).
+    const LayerMappingReport r =
+        layerMapping(*m_doc->network(), *m_doc->hardware(), nd.layer, ev->tileCounts[size_t(n)],
+                     nd.batch, m_doc->objective().n, m_doc->objective().m);
+    for (size_t i = 0; i < r.alternatives.size(); ++i) {
+        const auto& a = r.alternatives[i];
         PartitionOption o;
-        if (i > 0) o.factors = Mapper::factorsOf(alts[i]);
+        if (i > 0) o.factors = a.factors;
         o.text = tr("%1: %2, %3%4")
-                     .arg(QString::fromStdString(alts[i].partitionLabel()))
-                     .arg(QString::fromStdString(formatEnergy(c.energyPj)))
-                     .arg(QString::fromStdString(formatCycles(c.cycles)))
+                     .arg(QString::fromStdString(a.label))
+                     .arg(QString::fromStdString(formatEnergy(a.energy)))
+                     .arg(QString::fromStdString(formatCycles(a.cycles)))
                      .arg(i == 0 ? tr(" (the mapper's choice)") : QString());
         out << o;
     }
