@@ -447,6 +447,9 @@ SearchOptions searchOptions(const Args& a, const Inputs& in, int& status) {
     c.portfolio = !a.has("--no-portfolio");
     c.repeatBlocks = a.has("--repeat-blocks");
     c.partitions = a.has("--partitions");
+    c.choosePartitions = !a.has("--mapper-partitions");
+    if (c.partitions && !c.choosePartitions)
+        throw UsageError{"--partitions and --mapper-partitions exclude each other"};
     c.layouts = layoutChoiceArg(a);
     if (a.has("--min-util")) {
         c.minUtilisation = parseNumber("--min-util", a.get("--min-util"));

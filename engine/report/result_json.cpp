@@ -200,6 +200,15 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     }
     // Only where the search moved partitions, so other records keep their keys.
     if (c.partitions) j["config"]["partitions"] = true;
+    j["config"]["choose_partitions"] = c.choosePartitions;
+    if (r.partitionChoice) {
+        const PartitionChoiceStats& pc = *r.partitionChoice;
+        j["partition_choice"] = {{"evaluations", pc.evaluations},
+                                 {"leaves_tried", pc.leaves},
+                                 {"leaves_changed", pc.changed},
+                                 {"cost_before", pc.costBefore},
+                                 {"complete", pc.complete}};
+    }
     // Only where blocks were tied, so other records keep their keys.
     if (r.repetition.active()) {
         const BlockRepetition& b = r.repetition;

@@ -537,6 +537,8 @@ Clock::duration toDuration(double seconds) {
 // pipeline by a tenth, dp-lp (and an LP run's start) by a quarter. Annealing gets the rest.
 constexpr double kLayerPipelineShare = 0.10;
 constexpr double kBaselinesShare = 0.25;
+// The share of a time budget kept for the partition choice on the result.
+constexpr double kChoiceShare = 0.1;
 
 // The deadline at `share` of the run's time budget; none under an iteration budget.
 Deadline shareDeadline(const SearchConfig& config, Clock::time_point t0, double share) {
@@ -567,6 +569,28 @@ void reportPhase(const ProgressCallback& progress, const char* phase, Clock::tim
 
 // dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
 // tree as its start for reference.
+// The chains' deadline under a time budget: the end of the budget but the partition
+// choice's share of it (SearchConfig::choosePartitions); none under an iteration budget.
+Clock::time_point chainsDeadline(const SearchConfig& config, Clock::time_point t0) {
+    const double share = config.choosePartitions ? 1 - kChoiceShare : 1.0;
+    return shareDeadline(config, t0, share).at;
+}
+
+// The partition choice on a run's result (SearchConfig::choosePartitions): the best tree's
+// leaves each take the alternative partition the tree costs least with, until `until`.
+void choosePartitionsOf(SearchResult& res, EvalContext& ctx, const Network& net,
+                        const SearchConfig& config, const EvalOptions& opt,
+                        const BlockRepetition& rep, Clock::time_point until, std::stop_token stop,
+                        const ProgressCallback& progress, Clock::time_point t0) {
+    if (!config.choosePartitions || res.stopped || !res.best.valid) return;
+    reportPhase(progress, "partitions", t0, config.seconds, &res.best);
+    const PartitionChoiceInputs pin{
+        net, config.totalBatch, opt, rep, until, [&stop] { return stop.stop_requested(); }};
+    res.partitionChoice = choosePartitions(res.bestTree, res.best, ctx, pin);
+    if (res.partitionChoice->changed > 0 && res.bestDetail)
+        res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
+}
+
 Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
                                      const SearchConfig& config, const EvalOptions& opt,
                                      const ProgressCallback& progress, std::stop_token stop,
@@ -605,6 +629,9 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
     res.config.initialTree = res.initialTree;
     if (timed && !res.stopped) res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
+    choosePartitionsOf(res, ctx, net, config, opt, {},
+                       timed ? t0 + toDuration(config.seconds) : Clock::time_point::max(), stop,
+                       progress, t0);
     ChainResult c;
     c.role = name;
     c.start = "ls";
@@ -884,9 +911,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const auto deps = net.transitiveDeps();
     const int K = config.chains;
     const int W = std::min(config.threads, std::max(K, 2));
-    const Clock::time_point deadline =
-        timed ? t0 + toDuration(config.seconds) : Clock::time_point::max();
-    const RunInputs in{net, hw, config, deps, opt, stop, deadline, rep};
+    const Clock::time_point end = shareDeadline(config, t0, 1.0).at;
+    const RunInputs in{net, hw, config, deps, opt, stop, chainsDeadline(config, t0), rep};
 
     Shared shared;
     shared.callback = &progress;
@@ -955,9 +981,9 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     // Main chains (mainChainSpecs says where each starts).
     const int waves = (K + W - 1) / W;
     const double mainSeconds =
-        timed
-            ? std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()) / waves
-            : 0;
+        timed ? std::max(0.0, std::chrono::duration<double>(in.deadline - Clock::now()).count()) /
+                    waves
+              : 0;
     std::vector<ChainSpec> specs =
         mainChainSpecs(pool.trees, portfolio, *strategy, config, mainIters, mainSeconds);
     // Chain 0 continues in the context that costed the starts: its memos are warm.
@@ -985,6 +1011,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     addChainStats(res, std::move(chains), timed, N, K, searchSeconds);
     res.bestDetail = res.chains[size_t(bestK)].bestDetail;
+    choosePartitionsOf(res, setup, net, config, opt, rep, end, stop, progress, t0);
     const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 

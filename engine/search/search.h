@@ -7,6 +7,7 @@
 #include "eval/evaluator.h"
 #include "hw/hardware.h"
 #include "model/network.h"
+#include "search/partition_choice.h"
 #include "tree/ratree.h"
 #include "tree/repetition.h"
 #include "util/result.h"
@@ -117,6 +118,11 @@ struct SearchConfig {
     // Mapper::alternatives; docs/search.md "Alternative partitions"): the search then picks
     // each leaf's partition by the whole tree's cost. Off: every leaf keeps the one it has.
     bool partitions = false;
+    // The result's leaves each run the alternative partition the whole tree costs least
+    // with (choosePartitions, docs/search.md "Partition choice"), tried leaf by leaf on the
+    // best tree at the end; under a time budget the last tenth of it is kept for this.
+    // Off: every leaf runs the mapper's choice, or what the tree names.
+    bool choosePartitions = true;
 };
 
 // One snapshot for a progress display. iteration / total count over all chains (a bar);
@@ -206,6 +212,9 @@ struct SearchResult {
     // does not pay a fresh context's first evaluation (on a large mesh a good part of the
     // budget). Empty under an iteration budget: evaluate the best tree with detail.
     std::optional<Evaluation> bestDetail;
+    // The partition choice on the best tree (SearchConfig::choosePartitions): what it tried
+    // and what it changed; costBefore is the best tree's cost before it.
+    std::optional<PartitionChoiceStats> partitionChoice;
 };
 
 // Runs the configured strategy. Errors: no valid starting tree, a pin path that names no

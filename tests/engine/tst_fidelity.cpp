@@ -63,10 +63,9 @@ class TestFidelity : public QObject {
     void channelSplit();
 
   private:
-    // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them);
-    // knownDisagreement: why the row is expected to miss the tolerance (null: it must not).
+    // expectBlocked: the evaluated tree must hold a blocked leaf (the rows that test them).
     void check(const std::string& path, const QString& hw, const QString& tree,
-               bool expectBlocked = false, const char* knownDisagreement = nullptr);
+               bool expectBlocked = false);
 };
 
 void TestFidelity::agreement_data() {
@@ -158,7 +157,7 @@ void TestFidelity::waferScale() {
 }
 
 void TestFidelity::check(const std::string& path, const QString& hw, const QString& tree,
-                         bool expectBlocked, const char* knownDisagreement) {
+                         bool expectBlocked) {
     // TILESCOPE_FIDELITY_STRIDE=N replays only every Nth row of each test function (the
     // sanitizer build runs the matrix so, docs/hardening.md); unset or 1: every row.
     if (const int stride = qEnvironmentVariableIntValue("TILESCOPE_FIDELITY_STRIDE"); stride > 1) {
@@ -209,7 +208,6 @@ void TestFidelity::check(const std::string& path, const QString& hw, const QStri
     if (expectBlocked) QVERIFY(ev.blockedLeaves > 0);
     const ModelAgreement a = modelAgreement(s.delay, ev.delay);
     qInfo("%s: sim %.0f eval %.0f ratio %.3f", QTest::currentDataTag(), s.delay, ev.delay, a.ratio);
-    if (knownDisagreement) QEXPECT_FAIL("", knownDisagreement, Continue);
     QVERIFY2(a.agrees, qPrintable(QString::number(a.ratio)));
 }
 
@@ -234,18 +232,10 @@ void TestFidelity::dramRuns_data() {
 }
 
 void TestFidelity::dramRuns() {
-    // The tree the search finds for mobilenet_v2 on 6x6 with four DRAM sides and runs
-    // replays at 0.847 of its estimate: its two S 8/8 segments are estimated NoC-bound
-    // (256,876 and 148,085 cycles) where the replay runs DRAM-bound throughout (DRAM busy
-    // 99%, the busiest link 37%), the S cuts' stages overlapping further than the estimate
-    // fills them (docs/isa.md, "Limits of the agreement", S-cut fill). A known disagreement,
-    // held here so that a change curing it is noticed.
     QFETCH(QString, model);
     QFETCH(QString, hw);
     QFETCH(QString, tree);
-    const bool known = QByteArray(QTest::currentDataTag()) == "6x6+4sides+runs mobilenet_v2 sa8";
-    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree,
-          false, known ? "pessimistic on this annealed tree's S-cut fill (docs/isa.md)" : nullptr);
+    check(std::string(TILESCOPE_SAMPLES) + "/models/" + model.toStdString() + ".onnx", hw, tree);
 }
 
 // Load orders fixed by the template (docs/isa.md, "Load orders"): the weights whole first

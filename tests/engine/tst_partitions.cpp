@@ -63,6 +63,7 @@ class TestPartitions : public QObject {
     void namedPartitionOffTheListFallsBack();
     void repartitionOperator();
     void searchMovesPartitions();
+    void searchChoosesPartitions();
     void cli();
 };
 
@@ -274,6 +275,7 @@ void TestPartitions::searchMovesPartitions() {
     cfg.iterations = 600;
     cfg.chains = 1;
     cfg.objective = {1, 2};
+    cfg.choosePartitions = false;
     auto offRun = runSearch(net, hw, cfg);
     QVERIFY2(offRun.ok(), offRun.ok() ? "" : offRun.error().message.c_str());
     const SearchResult& off = *offRun;
@@ -281,6 +283,7 @@ void TestPartitions::searchMovesPartitions() {
     for (const RANode& n : off.bestTree.nodes)
         QCOMPARE(n.partition, PartitionFactors{});
     cfg.partitions = true;
+    cfg.choosePartitions = true;
     auto onRun = runSearch(net, hw, cfg);
     QVERIFY2(onRun.ok(), onRun.ok() ? "" : onRun.error().message.c_str());
     const SearchResult& on = *onRun;
@@ -301,6 +304,66 @@ void TestPartitions::searchMovesPartitions() {
             QVERIFY(again.nodes[size_t(id)].namedPartition);
     qInfo("cost without / with partition moves: %.4g / %.4g (%d leaves named)", off.best.cost,
           on.best.cost, named);
+}
+
+// By default the search ends with the partition choice: the chains run as with every leaf on
+// the mapper's choice (the same seed and budget reach the same tree), then each leaf of the
+// best tree takes the alternative the whole tree costs least with. The result is never
+// dearer, names only partitions its leaves run, and evaluates to the cost reported.
+void TestPartitions::searchChoosesPartitions() {
+    const Network net = resnet();
+    Hardware hw;
+    QVERIFY(presetHardware("cloud", hw));
+    SearchConfig cfg;
+    cfg.totalBatch = 8;
+    cfg.iterations = 600;
+    cfg.chains = 1;
+    cfg.objective = {1, 2};
+    cfg.choosePartitions = false;
+    auto plainRun = runSearch(net, hw, cfg);
+    QVERIFY2(plainRun.ok(), plainRun.ok() ? "" : plainRun.error().message.c_str());
+    QVERIFY(!plainRun->partitionChoice);
+    cfg.choosePartitions = true;
+    auto chosenRun = runSearch(net, hw, cfg);
+    QVERIFY2(chosenRun.ok(), chosenRun.ok() ? "" : chosenRun.error().message.c_str());
+    const SearchResult& chosen = *chosenRun;
+    QVERIFY(chosen.partitionChoice);
+    const PartitionChoiceStats& st = *chosen.partitionChoice;
+    QCOMPARE(st.costBefore, plainRun->best.cost);
+    QVERIFY(st.complete);
+    QVERIFY(st.evaluations > 0);
+    QVERIFY(st.changed > 0);
+    QVERIFY(chosen.best.cost < plainRun->best.cost);
+    // Without its names the tree is the plain run's.
+    RATree unnamed = chosen.bestTree;
+    int named = 0;
+    for (RANode& n : unnamed.nodes) {
+        named += n.partition != PartitionFactors{};
+        n.partition = {};
+    }
+    QCOMPARE(named, st.changed);
+    QVERIFY(unnamed == plainRun->bestTree);
+    EvalOptions opt;
+    opt.objective = cfg.objective;
+    opt.detail = true;
+    const Evaluation again = evaluate(net, hw, chosen.bestTree, 8, opt);
+    QCOMPARE(again.cost, chosen.best.cost);
+    for (int id = 0; id < chosen.bestTree.size(); ++id)
+        if (chosen.bestTree.node(id).partition != PartitionFactors{})
+            QVERIFY(again.nodes[size_t(id)].namedPartition);
+    // No single leaf's other alternative lowers the cost further once the choice has
+    // settled (a pass that changed nothing ended it).
+    QVERIFY(st.settled);
+    EvalContext ctx(net, hw);
+    RATree t = chosen.bestTree;
+    Evaluation e = evaluate(ctx, t, 8, opt);
+    const PartitionChoiceStats second =
+        choosePartitions(t, e, ctx, {net, 8, opt, BlockRepetition{}, {}, {}});
+    QCOMPARE(second.changed, 0);
+    QCOMPARE(e.cost, chosen.best.cost);
+    qInfo("cost with the mapper's choice / with the partition choice: %.4g / %.4g (%d leaves "
+          "named, %lld trees costed)",
+          plainRun->best.cost, chosen.best.cost, named, st.evaluations);
 }
 
 // The CLI: `mapping` lists the alternatives (text and JSON, under --objective), and
@@ -336,6 +399,20 @@ void TestPartitions::cli() {
     for (size_t at = tree.find(" part="); at != std::string::npos; at = tree.find(" part=", at + 1))
         ++written;
     QCOMPARE(int(written), named);
+    QVERIFY(res["config"]["choose_partitions"].get<bool>());
+    QVERIFY(res.contains("partition_choice"));
+    QVERIFY(res["cost"].get<double>() <= res["partition_choice"]["cost_before"].get<double>());
+    // --mapper-partitions: every leaf on the mapper's choice, none named.
+    r = test::runCli({"anneal", model, "--hw", "cloud", "--batch", "8", "--iterations", "300",
+                      "--seed", "1", "--mapper-partitions", "--json", result, "--quiet"});
+    QVERIFY2(r.status == 0, qPrintable(r.err + r.out));
+    const auto plain = nlohmann::json::parse(readFile(result.toStdString()));
+    QVERIFY(!plain["config"]["choose_partitions"].get<bool>());
+    QVERIFY(!plain.contains("partition_choice"));
+    QVERIFY(plain["tree"].get<std::string>().find(" part=") == std::string::npos);
+    r = test::runCli({"anneal", model, "--hw", "edge", "--partitions", "--mapper-partitions"});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains("exclude each other"), qPrintable(r.err));
     r = test::runCli({"anneal", model, "--hw", "edge", "--partitions", "--mode", "bogus"});
     QCOMPARE(r.status, 2);
 }

@@ -662,6 +662,7 @@ class TestSearch : public QObject {
         SearchConfig c;
         c.mode = SearchMode::DpLp;
         c.totalBatch = 8;
+        c.choosePartitions = false; // the construction's tree as built
         auto r = runSearch(net, edge(), c);
         CHECK_OK(r);
         QCOMPARE(r->chains.size(), size_t(1));
@@ -677,6 +678,18 @@ class TestSearch : public QObject {
         SearchMode m;
         QVERIFY(parseSearchMode("dp-lp", m));
         QCOMPARE(m, SearchMode::DpLp);
+        // With the partition choice (the default) the same tree, its leaves' partitions
+        // chosen: no dearer than as built.
+        c.choosePartitions = true;
+        auto chosen = runSearch(net, edge(), c);
+        CHECK_OK(chosen);
+        QVERIFY(chosen->partitionChoice && chosen->partitionChoice->complete);
+        QCOMPARE(chosen->partitionChoice->costBefore, r->best.cost);
+        QVERIFY(chosen->best.cost <= r->best.cost);
+        RATree plain = chosen->bestTree;
+        for (RANode& n : plain.nodes)
+            n.partition = {};
+        QVERIFY(plain == r->bestTree);
     }
 
     // ----------------------------------------------------------------------------------
@@ -845,10 +858,12 @@ class TestSearch : public QObject {
         QVERIFY(r->best.valid && r->best.cost <= r->initialEval.cost);
         QVERIFY(r->bestDetail && r->bestDetail->cost == r->best.cost);
         // The phases in order: the start, then (if their shares were not spent) the
-        // baselines, annealing, and the final callback.
-        QVERIFY(phases.size() >= 3);
+        // baselines, annealing, the partition choice in the budget's last tenth, and the
+        // final callback.
+        QVERIFY(phases.size() >= 4);
         QCOMPARE(phases.front(), std::string("start tree"));
-        QCOMPARE(phases[phases.size() - 2], std::string("annealing"));
+        QCOMPARE(phases[phases.size() - 3], std::string("annealing"));
+        QCOMPARE(phases[phases.size() - 2], std::string("partitions"));
         QCOMPARE(phases.back(), std::string("done"));
     }
 
@@ -864,13 +879,13 @@ class TestSearch : public QObject {
         });
         CHECK_OK(r);
         const std::vector<std::string> want = {"start tree", "baselines: lp", "baselines: dp-lp",
-                                               "annealing", "done"};
+                                               "annealing",  "partitions",    "done"};
         QCOMPARE(phases, want);
         c.mode = SearchMode::DpLp;
         phases.clear();
         auto dp = runSearch(net, edge(), c, [&](const Progress& p) { phases.push_back(p.phase); });
         CHECK_OK(dp);
-        QCOMPARE(phases, (std::vector<std::string>{"baselines: dp-lp", "done"}));
+        QCOMPARE(phases, (std::vector<std::string>{"baselines: dp-lp", "partitions", "done"}));
     }
 
     // dp-lp under a deadline: the segment table is thinned to what the time affords, and

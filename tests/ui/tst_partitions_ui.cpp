@@ -33,6 +33,27 @@ class TstPartitionsUi : public QObject {
         QVERIFY(!box->isChecked());
     }
 
+    // The partition choice at the end of a run: on by default; off, the partitions do not
+    // move either (every leaf runs the mapper's choice).
+    void panelChoosesPartitions() {
+        SearchPanel panel;
+        auto* choose = panel.findChild<QCheckBox*>(QStringLiteral("choosePartitionsBox"));
+        auto* moves = panel.findChild<QCheckBox*>(QStringLiteral("partitionsBox"));
+        QVERIFY(choose && moves);
+        QVERIFY(choose->isChecked());
+        QVERIFY(panel.settings().choosePartitions);
+        moves->setChecked(true);
+        choose->setChecked(false);
+        QVERIFY(!moves->isChecked() && !moves->isEnabled());
+        SearchConfig c = panel.settings();
+        QVERIFY(!c.choosePartitions && !c.partitions);
+        c.choosePartitions = true;
+        c.partitions = true;
+        panel.setSettings(c);
+        QVERIFY(choose->isChecked() && moves->isChecked() && moves->isEnabled());
+        QVERIFY(panel.settings().partitions && panel.settings().choosePartitions);
+    }
+
     void leafTakesAnotherPartition() {
         QTemporaryDir dir;
         auto w = openSampleWindow(dir);

@@ -71,6 +71,14 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     m_repeat->setObjectName(QStringLiteral("repeatBlocksBox"));
     m_partitions = new QCheckBox(tr("Move partitions"), this);
     m_partitions->setObjectName(QStringLiteral("partitionsBox"));
+    m_choosePartitions = new QCheckBox(tr("Choose partitions"), this);
+    m_choosePartitions->setObjectName(QStringLiteral("choosePartitionsBox"));
+    m_choosePartitions->setChecked(true);
+    // Moving partitions is a finer form of choosing them: off with it.
+    connect(m_choosePartitions, &QCheckBox::toggled, this, [this](bool on) {
+        if (!on) m_partitions->setChecked(false);
+        m_partitions->setEnabled(on && m_choosePartitions->isEnabled());
+    });
     // What each setting means, in the method's notation.
     const std::pair<QWidget*, QString> tips[] = {
         {m_seed, tr("Chain i uses seed + i; a run is reproducible from inputs, settings and seed")},
@@ -84,6 +92,10 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
                       "only; the tree marks the copies")},
         {m_partitions, tr("Also move each leaf among its alternative partitions (the Partition... "
                           "action lists them), a move kept only where it lowers the cost")},
+        {m_choosePartitions,
+         tr("At the end, give each leaf of the best tree the alternative partition the whole "
+            "tree costs least with (the last tenth of a time budget). Off: every leaf runs "
+            "the mapper's choice")},
         {m_n, tr("Objective E^n x D^m: energy exponent")},
         {m_m, tr("Objective E^n x D^m: delay exponent")}};
     for (const auto& [widget, tip] : tips)
@@ -108,7 +120,8 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     add(tr("E exponent n"), m_n, 0);
     add(tr("D exponent m"), m_m, 2);
     ++r;
-    grid->addWidget(m_partitions, r, 0, 1, 4);
+    grid->addWidget(m_choosePartitions, r, 0, 1, 2);
+    grid->addWidget(m_partitions, r, 2, 1, 2);
     ++r;
     left->addLayout(grid);
 
@@ -324,6 +337,7 @@ SearchConfig SearchPanel::settings() const {
     c.chains = m_chains->value();
     c.repeatBlocks = m_repeat->isChecked();
     c.partitions = m_partitions->isChecked();
+    c.choosePartitions = m_choosePartitions->isChecked();
     // Chains run in parallel on at most the cores we have; this never changes the result.
     c.threads = std::max(1, std::min(c.chains, QThread::idealThreadCount() - 1));
     return c;
@@ -339,7 +353,8 @@ void SearchPanel::setSettings(const SearchConfig& c) {
     m_mode->setCurrentIndex(std::max(0, m_mode->findData(int(c.mode))));
     m_chains->setValue(c.chains);
     m_repeat->setChecked(c.repeatBlocks);
-    m_partitions->setChecked(c.partitions);
+    m_choosePartitions->setChecked(c.choosePartitions);
+    m_partitions->setChecked(c.partitions && c.choosePartitions);
     setObjective(c.objective);
 }
 
@@ -427,9 +442,11 @@ void SearchPanel::setRunState(RunState s, const QString& message) {
     const bool active = s == RunState::Running || s == RunState::Paused;
     updateButtons();
     m_pause->setText(m_paused ? tr("Resume") : tr("Pause"));
-    for (QWidget* w : std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha,
-                                                      m_mode, m_chains, m_repeat, m_partitions})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_seed, m_seconds, m_beta, m_t0, m_alpha, m_mode, m_chains,
+                                         m_repeat, m_choosePartitions})
         w->setEnabled(!active);
+    m_partitions->setEnabled(!active && m_choosePartitions->isChecked());
     if (!message.isEmpty()) m_status->setText(message);
     if (s == RunState::Paused) m_progress->setFormat(tr("paused at %p%"));
     if (s == RunState::Finished || s == RunState::Stopped || s == RunState::Failed)

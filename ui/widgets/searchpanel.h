@@ -77,8 +77,9 @@ class SearchPanel : public QWidget {
     QDoubleSpinBox *m_seconds, *m_beta, *m_t0, *m_alpha, *m_n, *m_m;
     QComboBox* m_mode;
     QSpinBox* m_chains;
-    QCheckBox* m_repeat;     // SearchConfig::repeatBlocks
-    QCheckBox* m_partitions; // SearchConfig::partitions
+    QCheckBox* m_repeat;           // SearchConfig::repeatBlocks
+    QCheckBox* m_partitions;       // SearchConfig::partitions
+    QCheckBox* m_choosePartitions; // SearchConfig::choosePartitions
     QPushButton *m_start, *m_pause, *m_stop, *m_adopt;
     QProgressBar* m_progress;
     QLabel* m_status;
