@@ -205,6 +205,13 @@ void printSearchSummary(const SearchResult& r, const Evaluation& detail, const I
         else
             std::printf("blocks      no repeated block in the model: every layer searched\n");
     }
+    if (r.partitionChoice) {
+        const PartitionChoiceStats& pc = *r.partitionChoice;
+        std::printf("partitions  %d of %d leaves tried run another partition, cost %.6g -> %.6g "
+                    "(%lld trees costed%s)\n",
+                    pc.changed, pc.leaves, pc.costBefore, r.best.cost, pc.evaluations,
+                    pc.complete ? "" : "; the budget ended first");
+    }
     std::printf("start cost  %.6g -> best %.6g (%.3fx), best chain %d\n", r.initialEval.cost,
                 r.best.cost, r.best.cost > 0 ? r.initialEval.cost / r.best.cost : 0.0, r.bestChain);
     std::printf("throughput  %.0f evaluations/s, %.0f iterations/s/core, mapper memo hits %.1f%%\n",

@@ -203,11 +203,9 @@ json searchResultJson(const SearchResult& r, const Evaluation& bestDetail, const
     j["config"]["choose_partitions"] = c.choosePartitions;
     if (r.partitionChoice) {
         const PartitionChoiceStats& pc = *r.partitionChoice;
-        j["partition_choice"] = {{"evaluations", pc.evaluations},
-                                 {"leaves_tried", pc.leaves},
-                                 {"leaves_changed", pc.changed},
-                                 {"cost_before", pc.costBefore},
-                                 {"complete", pc.complete}};
+        j["partition_choice"] = {{"evaluations", pc.evaluations}, {"leaves_tried", pc.leaves},
+                                 {"leaves_changed", pc.changed},  {"cost_before", pc.costBefore},
+                                 {"complete", pc.complete},       {"settled", pc.settled}};
     }
     // Only where blocks were tied, so other records keep their keys.
     if (r.repetition.active()) {

@@ -537,8 +537,12 @@ Clock::duration toDuration(double seconds) {
 // pipeline by a tenth, dp-lp (and an LP run's start) by a quarter. Annealing gets the rest.
 constexpr double kLayerPipelineShare = 0.10;
 constexpr double kBaselinesShare = 0.25;
-// The share of a time budget kept for the partition choice on the result.
-constexpr double kChoiceShare = 0.1;
+// The share of a time budget kept for the partition choice on the result: what costing
+// every leaf's other alternatives once takes, about (kChoiceTrees trees per leaf, each
+// kChoiceMargin times a warm evaluation of the start), within these bounds.
+constexpr double kChoiceShareMin = 0.02, kChoiceShareMax = 0.10;
+constexpr double kChoiceTrees = 7, kChoiceMargin = 1.0;
+constexpr int kChoiceProbes = 4; // neighbours of the start costed to size the share
 
 // The deadline at `share` of the run's time budget; none under an iteration budget.
 Deadline shareDeadline(const SearchConfig& config, Clock::time_point t0, double share) {
@@ -570,10 +574,31 @@ void reportPhase(const ProgressCallback& progress, const char* phase, Clock::tim
 // dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
 // tree as its start for reference.
 // The chains' deadline under a time budget: the end of the budget but the partition
-// choice's share of it (SearchConfig::choosePartitions); none under an iteration budget.
-Clock::time_point chainsDeadline(const SearchConfig& config, Clock::time_point t0) {
-    const double share = config.choosePartitions ? 1 - kChoiceShare : 1.0;
-    return shareDeadline(config, t0, share).at;
+// choice's share of it (SearchConfig::choosePartitions), sized by what a chain's evaluation
+// takes, about: a few neighbours of the start costed in `in`'s context (whose memos they
+// warm for chain 0); none under an iteration budget.
+Clock::time_point chainsDeadline(const RunInputs& in, Clock::time_point t0, EvalContext& ctx,
+                                 const RATree& start, const SpaceRule& rule) {
+    const SearchConfig& config = in.cfg;
+    double share = 0;
+    if (config.choosePartitions && config.seconds > 0) {
+        OperatorContext ops{in.net, in.deps, rule};
+        Rng rng(config.seed);
+        EvalOptions opt = in.opt;
+        opt.structureChecked = true;
+        const auto w0 = Clock::now();
+        int costed = 0;
+        for (int i = 0; i < kChoiceProbes; ++i)
+            if (auto cand = retie(proposeCandidate(start, ops, rng), in)) {
+                evaluate(ctx, *cand, config.totalBatch, opt);
+                ++costed;
+            }
+        const double evalSeconds = costed ? secondsSince(w0) / costed : 0.0;
+        const int leaves = in.rep.searchedLayers(int(in.net.layers.size()));
+        share = std::clamp(kChoiceTrees * kChoiceMargin * leaves * evalSeconds / config.seconds,
+                           kChoiceShareMin, kChoiceShareMax);
+    }
+    return shareDeadline(config, t0, 1 - share).at;
 }
 
 // The partition choice on a run's result (SearchConfig::choosePartitions): the best tree's
@@ -867,6 +892,43 @@ void reportFinal(const ProgressCallback& progress, const SearchResult& res, int 
     progress(p);
 }
 
+// The Set portfolio's warm-up chains (SearchConfig::warmupShare): the best tree inside each
+// restricted space (LS, LP) starts one, with its share of the budget.
+std::vector<ChainSpec> warmUpSpecs(const CandidatePool& pool, const Strategy* const spaces[2],
+                                   const SearchConfig& config, long long N, int W,
+                                   double coldSeconds, Clock::time_point t0) {
+    const int K = config.chains;
+    const bool timed = config.seconds > 0;
+    std::vector<ChainSpec> warmSpecs;
+    const Candidate* bestIn[2] = {nullptr, nullptr};
+    for (const Candidate& c : pool.trees)
+        for (int s = 0; s < 2; ++s)
+            if (!spaces[s]->space().check(c.tree) &&
+                (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
+                bestIn[s] = &c;
+    const long long warmIters =
+        std::max<long long>(1, std::llround(config.warmupShare * double(N) * K / 2));
+    // Two chains: side by side on two workers, one after the other on one.
+    const double warmSeconds =
+        std::max(0.0, config.warmupShare * config.seconds - secondsSince(t0)) /
+        (W >= 2 ? 1.0 : 2.0);
+    for (int s = 0; s < 2; ++s) {
+        if (!bestIn[s]) continue;
+        ChainSpec w;
+        w.strategy = spaces[s];
+        w.role = s == 0 ? "warmup-ls" : "warmup-lp";
+        w.startName = bestIn[s]->name;
+        w.seed = config.seed + std::uint64_t(K) + std::uint64_t(s);
+        w.start = &bestIn[s]->tree;
+        w.startEval = &bestIn[s]->eval;
+        w.iterations = timed ? 0 : warmIters;
+        w.seconds = warmSeconds;
+        w.coldSeconds = coldSeconds;
+        warmSpecs.push_back(w);
+    }
+    return warmSpecs;
+}
+
 } // namespace
 
 Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const SearchConfig& config,
@@ -912,7 +974,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const int K = config.chains;
     const int W = std::min(config.threads, std::max(K, 2));
     const Clock::time_point end = shareDeadline(config, t0, 1.0).at;
-    const RunInputs in{net, hw, config, deps, opt, stop, chainsDeadline(config, t0), rep};
+    RunInputs in{net, hw, config, deps, opt, stop, Clock::time_point::max(), rep};
+    in.deadline = chainsDeadline(in, t0, setup, start, rule);
 
     Shared shared;
     shared.callback = &progress;
@@ -933,34 +996,8 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
     const auto lsStrategy = makeStrategy(SearchMode::LS), lpStrategy = makeStrategy(SearchMode::LP);
     bool warmedUp = false;
     if (portfolio && config.seedTrees.empty() && config.warmupShare > 0 && !stop.stop_requested()) {
-        // The best tree inside each restricted space starts its warm-up chain.
-        const Candidate* bestIn[2] = {nullptr, nullptr};
         const Strategy* spaces[2] = {lsStrategy.get(), lpStrategy.get()};
-        for (const Candidate& c : pool.trees)
-            for (int s = 0; s < 2; ++s)
-                if (!spaces[s]->space().check(c.tree) &&
-                    (!bestIn[s] || c.eval.cost < bestIn[s]->eval.cost))
-                    bestIn[s] = &c;
-        const long long warmIters =
-            std::max<long long>(1, std::llround(config.warmupShare * double(N) * K / 2));
-        // Two chains: side by side on two workers, one after the other on one.
-        const double warmSeconds =
-            std::max(0.0, config.warmupShare * config.seconds - secondsSince(t0)) /
-            (W >= 2 ? 1.0 : 2.0);
-        for (int s = 0; s < 2; ++s) {
-            if (!bestIn[s]) continue;
-            ChainSpec w;
-            w.strategy = spaces[s];
-            w.role = s == 0 ? "warmup-ls" : "warmup-lp";
-            w.startName = bestIn[s]->name;
-            w.seed = config.seed + std::uint64_t(K) + std::uint64_t(s);
-            w.start = &bestIn[s]->tree;
-            w.startEval = &bestIn[s]->eval;
-            w.iterations = timed ? 0 : warmIters;
-            w.seconds = warmSeconds;
-            w.coldSeconds = coldSeconds;
-            warmSpecs.push_back(w);
-        }
+        warmSpecs = warmUpSpecs(pool, spaces, config, N, W, coldSeconds, t0);
         warmedUp = !warmSpecs.empty();
     }
 

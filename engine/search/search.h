@@ -120,7 +120,7 @@ struct SearchConfig {
     bool partitions = false;
     // The result's leaves each run the alternative partition the whole tree costs least
     // with (choosePartitions, docs/search.md "Partition choice"), tried leaf by leaf on the
-    // best tree at the end; under a time budget the last tenth of it is kept for this.
+    // best tree at the end; under a time budget the last 2-10% of it is kept for this.
     // Off: every leaf runs the mapper's choice, or what the tree names.
     bool choosePartitions = true;
 };

@@ -94,7 +94,7 @@ SearchPanel::SearchPanel(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
                           "action lists them), a move kept only where it lowers the cost")},
         {m_choosePartitions,
          tr("At the end, give each leaf of the best tree the alternative partition the whole "
-            "tree costs least with (the last tenth of a time budget). Off: every leaf runs "
+            "tree costs least with (at most the last tenth of a time budget). Off: every leaf runs "
             "the mapper's choice")},
         {m_n, tr("Objective E^n x D^m: energy exponent")},
         {m_m, tr("Objective E^n x D^m: delay exponent")}};
