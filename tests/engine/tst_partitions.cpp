@@ -262,6 +262,18 @@ void TestPartitions::repartitionOperator() {
     QVERIFY(neighbours(t, Operator::Repartition, ops).empty());
 }
 
+// resnet50 on cloud at batch 8, 600 iterations on one chain, every leaf on the mapper's
+// choice: the plain search the partition tests set against.
+static SearchConfig plainCloudSearch() {
+    SearchConfig cfg;
+    cfg.totalBatch = 8;
+    cfg.iterations = 600;
+    cfg.chains = 1;
+    cfg.objective = {1, 2};
+    cfg.choosePartitions = false;
+    return cfg;
+}
+
 // With SearchConfig::partitions the chains move partitions (kept only where the cost
 // drops): the best tree names some, each one its leaf runs, and evaluates to the cost the
 // search reports. Off, the same seed and budget give the result they always gave (no leaf
@@ -270,12 +282,7 @@ void TestPartitions::searchMovesPartitions() {
     const Network net = resnet();
     Hardware hw;
     QVERIFY(presetHardware("cloud", hw));
-    SearchConfig cfg;
-    cfg.totalBatch = 8;
-    cfg.iterations = 600;
-    cfg.chains = 1;
-    cfg.objective = {1, 2};
-    cfg.choosePartitions = false;
+    SearchConfig cfg = plainCloudSearch();
     auto offRun = runSearch(net, hw, cfg);
     QVERIFY2(offRun.ok(), offRun.ok() ? "" : offRun.error().message.c_str());
     const SearchResult& off = *offRun;
@@ -314,12 +321,7 @@ void TestPartitions::searchChoosesPartitions() {
     const Network net = resnet();
     Hardware hw;
     QVERIFY(presetHardware("cloud", hw));
-    SearchConfig cfg;
-    cfg.totalBatch = 8;
-    cfg.iterations = 600;
-    cfg.chains = 1;
-    cfg.objective = {1, 2};
-    cfg.choosePartitions = false;
+    SearchConfig cfg = plainCloudSearch();
     auto plainRun = runSearch(net, hw, cfg);
     QVERIFY2(plainRun.ok(), plainRun.ok() ? "" : plainRun.error().message.c_str());
     QVERIFY(!plainRun->partitionChoice);
