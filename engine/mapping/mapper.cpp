@@ -473,8 +473,8 @@ double Mapper::partitionScore(const LeafMapping& m) const {
            (m.ifmapPerTile + m.weightPerTile + m.operandBPerTile) / m_hw.nocBytesPerCycle;
 }
 
-std::vector<std::pair<std::array<int, 4>, int>> Mapper::candidatePartitions(int layer, int tiles,
-                                                                            int batch) const {
+std::vector<std::pair<std::array<int, 4>, int>>
+Mapper::candidatePartitions(int layer, int tiles, int batch, bool channels) const {
     const Layer& l = m_net.layers[size_t(layer)];
     std::vector<std::pair<std::array<int, 4>, int>> out;
     for (const auto& f : factorisations(tiles))
@@ -484,7 +484,7 @@ std::vector<std::pair<std::array<int, 4>, int>> Mapper::candidatePartitions(int 
     // whole inputs, no crossbars).
     const bool whole = std::any_of(m_wholeInput[size_t(layer)].begin(),
                                    m_wholeInput[size_t(layer)].end(), [](char w) { return w; });
-    if (m_channelSplit && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
+    if (channels && reducible(l) && !whole && m_hw.arch != TileArch::Cim)
         for (int pc = 2; pc <= std::min(tiles, l.inC); ++pc) {
             // Every member some channels (ceil-sized chunks).
             if (tiles % pc || ceilDiv(l.inC, pc) * (pc - 1) >= l.inC) continue;
@@ -509,7 +509,7 @@ LeafMapping Mapper::compute(int layer, int tiles, int batch, bool mayBlock) cons
             bestFits = fits;
         }
     };
-    for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch)) {
+    for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch, m_channelSplit)) {
         if (pc == 1) {
             offer(evaluatePartition(l, batch, f[0], f[1], f[2], f[3], false), 0.0);
             continue;
@@ -576,7 +576,9 @@ const std::vector<LeafMapping>& Mapper::alternatives(int layer, int tiles, int b
     if (!chosen.blocked() && m_hw.arch != TileArch::Cim) {
         const Layer& l = m_net.layers[size_t(layer)];
         std::vector<std::pair<double, LeafMapping>> ranked;
-        for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch)) {
+        // Input-channel parts are among them whatever the template's channel_split: that
+        // key lets the mapper's own choice split the reduction; here the tree's cost decides.
+        for (const auto& [f, pc] : candidatePartitions(layer, tiles, batch, true)) {
             if (factorsOf(chosen) == std::array{f[0], f[1], f[2], f[3], pc}) continue;
             const LeafMapping rough = evaluateCandidate(l, batch, f, pc, false);
             if (rough.ifmapPerTile + rough.weightPerTile + rough.operandBPerTile +

@@ -263,9 +263,10 @@ class Mapper {
   private:
     LeafMapping compute(int layer, int tiles, int batch, bool mayBlock = true) const;
     // The partitions compute() weighs, in its order: (K, B, H, W) factors and the
-    // input-channel parts (1: none), none splitting a dimension past its size.
-    std::vector<std::pair<std::array<int, 4>, int>> candidatePartitions(int layer, int tiles,
-                                                                        int batch) const;
+    // input-channel parts (1: none; only with `channels`), none splitting a dimension past
+    // its size.
+    std::vector<std::pair<std::array<int, 4>, int>>
+    candidatePartitions(int layer, int tiles, int batch, bool channels) const;
     // A candidate with its loop order and blocking (withTiling) or without.
     LeafMapping evaluateCandidate(const Layer& l, int batch, const std::array<int, 4>& f, int pc,
                                   bool withTiling) const {
