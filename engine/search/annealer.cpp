@@ -539,7 +539,8 @@ constexpr double kLayerPipelineShare = 0.10;
 constexpr double kBaselinesShare = 0.25;
 // The share of a time budget kept for the partition choice on the result: what costing
 // every leaf's other alternatives once takes, about (kChoiceTrees trees per leaf, each
-// kChoiceMargin times a warm evaluation of the start), within these bounds.
+// kChoiceMargin times the mean time of kChoiceProbes neighbours of the start), within
+// these bounds.
 constexpr double kChoiceShareMin = 0.02, kChoiceShareMax = 0.10;
 constexpr double kChoiceTrees = 7, kChoiceMargin = 1.0;
 constexpr int kChoiceProbes = 4; // neighbours of the start costed to size the share
@@ -571,8 +572,6 @@ void reportPhase(const ProgressCallback& progress, const char* phase, Clock::tim
     progress(p);
 }
 
-// dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
-// tree as its start for reference.
 // The chains' deadline under a time budget: the end of the budget but the partition
 // choice's share of it (SearchConfig::choosePartitions), sized by what a chain's evaluation
 // takes, about: a few neighbours of the start costed in `in`'s context (whose memos they
@@ -616,6 +615,8 @@ void choosePartitionsOf(SearchResult& res, EvalContext& ctx, const Network& net,
         res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
 }
 
+// dp-lp and chiplet are constructions, not chains: one result with the layer-sequential
+// tree as its start for reference.
 Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
                                      const SearchConfig& config, const EvalOptions& opt,
                                      const ProgressCallback& progress, std::stop_token stop,
