@@ -654,10 +654,11 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     res.bestTree = *t;
     res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
     res.config.initialTree = res.initialTree;
-    if (timed && !res.stopped) res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
+    // The partition choice before the detail, so the detail is costed once, of the final tree.
     choosePartitionsOf(res, ctx, net, config, opt, {},
                        timed ? t0 + toDuration(config.seconds) : Clock::time_point::max(), stop,
                        progress, t0);
+    if (timed && !res.stopped) res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
     ChainResult c;
     c.role = name;
     c.start = "ls";
