@@ -177,21 +177,35 @@ std::uint32_t Generator::emit(Instruction ins, const std::vector<Box>& stages,
     return list.back().id;
 }
 
-std::vector<Box> Generator::stageBoxesOf(std::uint32_t id) {
+const std::vector<Box>& Generator::stageBoxesOf(std::uint32_t id) {
+    if (auto it = m_stageBoxes.find(id); it != m_stageBoxes.end()) return it->second;
+    if (m_stageBoxes.size() >= 8192) m_stageBoxes.clear();
     const Instruction& i = at(id);
     Box b;
     b.lo = i.lo;
     b.hi = i.hi;
-    return splitBox(b, kOrders[m_orderOf[size_t(id - 1)]], m_budgetOf[size_t(id - 1)]);
+    return m_stageBoxes
+        .emplace(id, splitBox(b, kOrders[m_orderOf[size_t(id - 1)]], m_budgetOf[size_t(id - 1)]))
+        .first->second;
 }
 
 void Generator::addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage) {
     Instruction& i = at(who);
-    for (auto& d : i.deps)
-        if (d.id == on) {
-            d.stage = std::max(d.stage, stage);
-            return;
-        }
+    if (m_depStamp.size() <= std::max(on, who)) {
+        m_depStamp.resize(size_t(std::max(on, who)) * 2 + 1, 0);
+        m_depAt.resize(m_depStamp.size(), 0);
+    }
+    if (m_depsOf != who) { // index who's list
+        m_depsOf = who;
+        for (size_t k = 0; k < i.deps.size(); ++k)
+            m_depStamp[i.deps[k].id] = who, m_depAt[i.deps[k].id] = std::uint32_t(k);
+    }
+    if (m_depStamp[on] == who) {
+        Dep& d = i.deps[m_depAt[on]];
+        d.stage = std::max(d.stage, stage);
+        return;
+    }
+    m_depStamp[on] = who, m_depAt[on] = std::uint32_t(i.deps.size());
     i.deps.push_back({on, stage});
 }
 

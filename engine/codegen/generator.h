@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -196,7 +197,11 @@ class Generator {
         const InstructionPlace place = m_where[size_t(id - 1)];
         return m_program.tiles[size_t(place.tile)].instructions[place.pos];
     }
-    std::vector<Box> stageBoxesOf(std::uint32_t id);
+    // Its stage boxes, splitBox of its range in its order (valid until the next call: a SEND
+    // multicast to many consumers is asked once per consumer, so the last few thousand
+    // instructions' boxes are kept).
+    const std::vector<Box>& stageBoxesOf(std::uint32_t id);
+    // Adds `on` to `who`'s dependencies, or raises the stage of the one there.
     void addDep(std::uint32_t on, std::uint32_t who, std::uint32_t stage);
     void fullDep(std::uint32_t on, std::uint32_t who) { addDep(on, who, at(on).stages); }
     Result<Region> allocate(int tile, std::uint64_t bytes, bool top, const std::string& what);
@@ -316,6 +321,13 @@ class Generator {
     std::vector<InstructionPlace> m_where;
     std::vector<int> m_invocationOf;
     std::vector<std::uint8_t> m_orderOf, m_budgetOf;
+    std::unordered_map<std::uint32_t, std::vector<Box>> m_stageBoxes; // stageBoxesOf's
+    // addDep's index of the dependencies of the instruction it last added to (m_depsOf):
+    // per instruction id `on`, where it sits in that list (m_depAt) when m_depStamp[on] is
+    // m_depsOf. A compute reading the SENDs of thousands of tiles gets thousands, one at a
+    // time, and a scan of the list per dependency would make that quadratic.
+    std::uint32_t m_depsOf = 0;
+    std::vector<std::uint32_t> m_depStamp, m_depAt;
     int m_currentInvocation = -1;
     std::vector<std::uint64_t> m_loadBytes; // per tile: bytes its DRAM LOADs read so far
     std::set<std::string> m_labels;         // what buffer regions hold (TileBuffer's views of them)

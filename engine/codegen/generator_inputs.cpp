@@ -3,7 +3,6 @@
 #include "codegen/generator.h"
 
 #include <algorithm>
-#include <set>
 
 namespace tilescope {
 
@@ -260,7 +259,9 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
     std::vector<Region>& regs = *allocated;
     std::vector<std::uint64_t> fill(act.size(), 0);
     std::vector<std::vector<std::uint32_t>> regWriters(act.size());
-    std::vector<std::set<std::int32_t>> sources(act.size());
+    // The tiles each consumer's input comes from, for the IR only (sorted and made unique
+    // below; an all-to-all exchange on a 64x64 mesh gives every consumer thousands).
+    std::vector<std::vector<std::int32_t>> sources(m_opt.withIr ? act.size() : 0);
     for (const auto& gr : groups) {
         OutputSlice& ps = m_outputs[size_t(gr.pinv)].slices[gr.slice];
         const std::uint64_t bytes = bytesOf(gr.x.volume());
@@ -286,15 +287,18 @@ std::optional<Error> Generator::emitNocInputs(Step& cur, size_t k, const std::ve
         for (size_t a : gr.to) {
             regWriters[a].push_back(sid);
             writers[a][k].push_back({sid, g.sameAsProducer});
-            sources[a].insert(ps.tile);
+            if (m_opt.withIr) sources[a].push_back(ps.tile);
         }
     }
     for (size_t a = 0; a < act.size(); ++a) {
         if (m_opt.withIr) {
             auto& ii = m_workloads[size_t(act[a].workload)].inputs.back();
+            std::vector<std::int32_t>& from = sources[a];
             for (const auto& lr : local[a])
-                if (lr.input == k) sources[a].insert(act[a].tile);
-            ii.sources.assign(sources[a].begin(), sources[a].end());
+                if (lr.input == k) from.push_back(act[a].tile);
+            std::sort(from.begin(), from.end());
+            from.erase(std::unique(from.begin(), from.end()), from.end());
+            ii.sources = std::move(from);
             ii.bytes = regs[a].bytes;
         }
         if (regs[a].bytes == 0) continue;

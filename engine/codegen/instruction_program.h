@@ -6,6 +6,7 @@
 #include "util/result.h"
 #include "util/units.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iosfwd>
@@ -78,6 +79,11 @@ struct Instruction {
 
     Engine engine() const { return engineOf(op); }
     std::vector<std::int32_t> destinations() const; // dst then mcast
+    // Whether `tile` is among its destinations (without building the list: a validation
+    // asks this of every SEND a compute depends on, and a multicast has thousands).
+    bool sendsTo(std::int32_t tile) const {
+        return dst == tile || std::find(mcast.begin(), mcast.end(), tile) != mcast.end();
+    }
 };
 
 struct TileProgram {

@@ -121,8 +121,7 @@ std::optional<Error> checkSendsConsumed(const FlatProgram& f, const BadInstructi
         for (const auto& d : i.deps) {
             const Instruction& q = *f.ins[f.index.at(d.id)];
             if (q.op != Op::Send || (remoteLoad && q.tile != i.src)) continue;
-            const auto dsts = q.destinations();
-            if (std::find(dsts.begin(), dsts.end(), i.tile) != dsts.end()) {
+            if (q.sendsTo(i.tile)) {
                 received.emplace_back(q.id, i.tile);
                 matched = true;
             }
