@@ -151,6 +151,9 @@ int meshesSideBySide(const Network& net, const std::string& list, double beta) {
         c.chains = 1;
         c.threads = 1;
         c.portfolio = false;
+        // The chain's rate alone: the partition choice after it is not timed in it, and on a
+        // large mesh it takes longer than the chain.
+        c.choosePartitions = false;
         auto r = runSearch(net, hw, c);
         if (!r) {
             std::fprintf(stderr, "%s: %s\n", spec.c_str(), r.error().message.c_str());
