@@ -78,6 +78,10 @@ struct Sim {
     // Stages each instruction's engine has issued; done counts those whose end is known.
     // They differ for DRAM transfers waiting for the DRAM to take them (grantDram()).
     std::vector<std::uint32_t> posted;
+    // Per instruction: the dependencies before depsMet[k] are ready for its stage
+    // depsMetStage[k] (they stay so: a compute waiting on thousands of SENDs is woken by each
+    // in turn and looks at those it still waits for, not all of them again).
+    std::vector<std::uint32_t> depsMet, depsMetStage;
     // Per instruction: the id of the first instruction that depends on it (its own if none),
     // the DRAM's priority. Stages waiting for the DRAM are served lowest (need, stage)
     // first (grantDram()); a STORE engine waits for its stage's grant (waitsGrant).
@@ -137,6 +141,8 @@ struct Sim {
         busyUntil.assign(queue.size(), 0);
         done.assign(n, 0);
         posted.assign(n, 0);
+        depsMet.assign(n, 0);
+        depsMetStage.assign(n, 0);
         stageAt.assign(n + 1, 0);
         for (size_t k = 0; k < n; ++k)
             stageAt[k + 1] = stageAt[k] + flat.ins[k]->stages;
@@ -237,16 +243,23 @@ struct Sim {
             }
             start = std::max(start, finish[q]);
         }
-        for (size_t d = 0; d < i.deps.size(); ++d) {
-            const size_t q = depPos[depAt[k] + d];
+        auto need = [&](size_t d, size_t q) {
             const std::uint32_t np = flat.ins[q]->stages;
-            const std::uint32_t need =
-                opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
-            if (done[q] < need) {
+            return opt.fineGrained ? std::min<std::uint32_t>(np, i.deps[d].stage + j) : np;
+        };
+        if (depsMetStage[k] != j) depsMetStage[k] = j, depsMet[k] = 0;
+        for (size_t d = depsMet[k]; d < i.deps.size(); ++d) {
+            const size_t q = depPos[depAt[k] + d];
+            if (done[q] < need(d, q)) {
+                depsMet[k] = std::uint32_t(d);
                 waiters[q].push_back(e);
                 return;
             }
-            start = std::max(start, stageEnd[stageAt[q] + need - 1]);
+        }
+        depsMet[k] = std::uint32_t(i.deps.size());
+        for (size_t d = 0; d < i.deps.size(); ++d) {
+            const size_t q = depPos[depAt[k] + d];
+            start = std::max(start, stageEnd[stageAt[q] + need(d, q) - 1]);
         }
         pq.push({start, e, version[e]});
     }
