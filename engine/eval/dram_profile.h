@@ -17,6 +17,7 @@ class DramProfile {
         m_bw = bandwidth;
         m_from.assign(1, 0.0);
         m_used.assign(1, 0.0);
+        m_full = 0;
     }
     // Books `bytes` at most `rate` bytes/cycle into what the earlier bookings left; returns
     // when the last byte has moved, and in `*partAt` when the first `part` bytes had (with
@@ -28,7 +29,12 @@ class DramProfile {
         const double tiny = m_bw * 1e-12;
         double moved = 0;
         bool partDone = partAt == nullptr;
-        for (std::size_t i = 0; i < m_from.size(); ++i) {
+        // The entries before m_full are full: no booking finds room there (a booking at a
+        // rate of `tiny` or less finds none anywhere). Thousands of weight LOADs booked one by
+        // one on a wafer-scale mesh would otherwise look at them all each time.
+        while (m_full < m_from.size() && m_bw - m_used[m_full] <= tiny)
+            ++m_full;
+        for (std::size_t i = m_full; i < m_from.size(); ++i) {
             const double avail = std::min(rate, m_bw - m_used[i]);
             if (avail <= tiny) continue;
             if (startAt) *startAt = m_from[i], startAt = nullptr;
@@ -60,6 +66,7 @@ class DramProfile {
 
     double m_bw = 1;
     std::vector<double> m_from, m_used; // from m_from[i] on, m_used[i] bytes/cycle in use
+    std::size_t m_full = 0;             // the entries before it are full
 };
 
 } // namespace tilescope
