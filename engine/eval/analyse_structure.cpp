@@ -39,7 +39,7 @@ void allocateTiles(const std::vector<double>& a, int tiles, std::vector<int>& ou
             if (!(ai > mu)) continue;
             // The count of j >= 1 with a_i / j > mu: about a_i / mu, made exact on the
             // quotients (they fall with j).
-            long long j = std::min<long long>(picks, (long long)(ai / mu));
+            long long j = (long long)std::min(double(picks), ai / mu);
             while (j > 0 && !(ai / double(j) > mu))
                 --j;
             while (j < picks && ai / double(j + 1) > mu)
