@@ -147,7 +147,7 @@ SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
     c.seedTrees.clear();
     if ((c.mode == SearchMode::Set || c.mode == SearchMode::Genetic) && c.portfolio) {
         for (const SearchResult* r : earlier)
-            if (r) c.seedTrees.push_back({toString(r->config.mode), r->bestTree});
+            if (r) c.seedTrees.push_back({toString(r->config.mode), r->bestTree, r->best});
         // The baselines ran already: SA spends its whole budget in the full space.
         if (!c.seedTrees.empty()) c.warmupShare = 0;
     }
@@ -741,17 +741,19 @@ struct CandidatePool {
     const BlockRepetition& rep;
     std::deque<Candidate> trees;
 
-    void offer(std::string name, RATree t) {
+    // known: t's evaluation at the run's batch and options, if the caller has it.
+    void offer(std::string name, RATree t, const Evaluation* known = nullptr) {
         if (t.empty() || validateStructure(t, net, config.totalBatch)) return;
         if (rep.active()) {
             auto tied = tieBlocks(t, net, rep);
             if (!tied) return;
+            if (!(*tied == t)) known = nullptr; // tying changed it: cost it anew
             t = std::move(tied).value();
         }
         if (rule.check(t)) return;
         for (const Candidate& c : trees)
             if (c.tree == t) return;
-        Evaluation e = evaluate(setup, t, config.totalBatch, opt);
+        Evaluation e = known ? *known : evaluate(setup, t, config.totalBatch, opt);
         if (!e.valid) return;
         shared.offerBest(e, t);
         trees.push_back({std::move(name), std::move(t), std::move(e)});
@@ -768,7 +770,7 @@ void offerBaselines(CandidatePool& pool, const Hardware& hw, int threads,
     const SearchConfig& config = pool.config;
     if (!config.seedTrees.empty()) {
         for (const auto& s : config.seedTrees)
-            pool.offer(s.name, s.tree);
+            pool.offer(s.name, s.tree, s.eval ? &*s.eval : nullptr);
         return;
     }
     const int B = config.totalBatch;

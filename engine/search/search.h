@@ -105,6 +105,10 @@ struct SearchConfig {
     struct Seed {
         std::string name;
         RATree tree;
+        // The tree's evaluation at this config's batch and options, when the caller has it
+        // (compare: each baseline's best): the portfolio takes it instead of costing the
+        // tree again before the chains start.
+        std::optional<Evaluation> eval;
     };
     std::vector<Seed> seedTrees;
     // Minimum seconds between progress callbacks (the final one is always delivered).

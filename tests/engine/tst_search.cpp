@@ -708,6 +708,32 @@ class TestSearch : public QObject {
             if (m == SearchMode::Set) {
                 QCOMPARE(c.seedTrees.size(), done.size());
                 QCOMPARE(c.warmupShare, 0.0); // the baselines already ran
+                // Each seed carries its run's evaluation, the one costing it afresh gives,
+                // and the run is the same as one that costs the seeds itself.
+                EvalContext ctx(net, hw);
+                EvalOptions opt;
+                opt.objective = c.objective;
+                opt.minUtilisation = c.minUtilisation;
+                opt.layouts = c.layouts;
+                SearchConfig costsThem = c;
+                for (size_t i = 0; i < c.seedTrees.size(); ++i) {
+                    QVERIFY(c.seedTrees[i].eval.has_value());
+                    const Evaluation e = evaluate(ctx, c.seedTrees[i].tree, c.totalBatch, opt);
+                    QVERIFY(e.valid);
+                    QVERIFY(c.seedTrees[i].eval->cost == e.cost);
+                    QVERIFY(c.seedTrees[i].eval->delay == e.delay);
+                    QVERIFY(c.seedTrees[i].eval->energy.total() == e.energy.total());
+                    costsThem.seedTrees[i].eval.reset();
+                }
+                auto a = runSearch(net, hw, costsThem);
+                CHECK_OK(a);
+                auto b = runSearch(net, hw, c);
+                CHECK_OK(b);
+                QVERIFY(a->best.cost == b->best.cost);
+                QVERIFY(a->bestTree == b->bestTree);
+                QCOMPARE(a->chains.size(), b->chains.size());
+                for (size_t i = 0; i < a->chains.size(); ++i)
+                    QCOMPARE(a->chains[i].start, b->chains[i].start);
             } else {
                 QVERIFY(c.seedTrees.empty());
             }
