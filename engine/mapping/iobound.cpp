@@ -1,6 +1,7 @@
 #include "mapping/iobound.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -76,24 +77,59 @@ double neededInputElements(const Layer& l, size_t k) {
            double(touchedRows(l.outW, l.inW, l.strideW, l.padW, l.dilationW, l.kernelW));
 }
 
+namespace {
+
+// The bound's grid (M = 2S x 2^(j/8), j = -40..40) and, per grid point, (z / 3)^1.5 at the
+// four sizes z the bound takes: they depend on the memory alone, and the mapper asks for
+// the bound of many leaves on one tile's memory, so each thread keeps the last memory's.
+struct PebbleGrid {
+    static constexpr int kSteps = 81;
+    double bytes = -1, e = 0, p = 0;
+    std::array<double, kSteps> M{}, powA{}, powB{}, chordA{}, chordB{};
+};
+
+const PebbleGrid& pebbleGrid(const FastMemory& m) {
+    thread_local PebbleGrid grid;
+    const double e = m.elementBytes, p = m.partialBytes;
+    if (grid.bytes == m.bytes && grid.e == e && grid.p == p) return grid;
+    const double big = std::max(e, p);
+    auto pw = [](double z) { return std::pow(z / 3.0, 1.5); };
+    for (int j = -40; j <= 40; ++j) {
+        const size_t at = size_t(j + 40);
+        const double M = 2.0 * m.bytes * std::pow(2.0, j / 8.0);
+        const double Y = m.bytes + M + big;
+        const double xMax = Y / e;
+        grid.M[at] = M;
+        grid.powA[at] = pw(Y);
+        grid.powB[at] = pw(2 * Y);
+        grid.chordA[at] = pw(Y + p * xMax);
+        grid.chordB[at] = pw(2 * Y + p * xMax);
+    }
+    grid.bytes = m.bytes, grid.e = e, grid.p = p;
+    return grid;
+}
+
+} // namespace
+
 double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m,
                         double processors) {
     if (macs <= 0 || m.bytes <= 0) return 0;
     const double e = m.elementBytes, p = m.partialBytes, big = std::max(e, p);
     const double scale = std::sqrt(reuse / (e * e * p));
-    auto g = [&](double z) { return scale * std::pow(z / 3.0, 1.5); };
+    // g(z) = scale (z / 3)^1.5, its powers from the memory's grid.
+    const PebbleGrid& grid = pebbleGrid(m);
     double best = 0;
     // M over a geometric grid around its optimum 2S (the bound is smooth in M). Two ways
     // to charge the outputs a phase touches first (docs/cost-model.md §2a), both valid:
     // (a) all of them on the chord, (b) the unfinished ones in the phase's budget and only
     // those finished within the phase on the chord.
-    for (int j = -40; j <= 40; ++j) {
-        const double M = 2.0 * m.bytes * std::pow(2.0, j / 8.0);
+    for (size_t at = 0; at < size_t(PebbleGrid::kSteps); ++at) {
+        const double M = grid.M[at];
         const double Y = m.bytes + M + big; // start contents + the phase's transfers
         const double xMax = Y / e;          // outputs first touched in one phase
-        const double ga = g(Y), gb = g(2 * Y);
-        const double chordA = (g(Y + p * xMax) - ga) / xMax;
-        const double chordB = (g(2 * Y + p * xMax) - gb) / xMax;
+        const double ga = scale * grid.powA[at], gb = scale * grid.powB[at];
+        const double chordA = (scale * grid.chordA[at] - ga) / xMax;
+        const double chordB = (scale * grid.chordB[at] - gb) / xMax;
         best = std::max(best, M * ((macs - chordA * outputs) / ga - processors));
         best = std::max(best, M * ((macs - chordB * outputs) / gb - processors));
     }
