@@ -9,7 +9,9 @@
 #include "netbuilder.h"
 
 #include <QtTest>
+#include <map>
 #include <numeric>
+#include <random>
 
 using namespace tilescope;
 
@@ -80,6 +82,7 @@ class TestTransfers : public QObject {
     void linkTallyCountsEachLinkOnce();
     void sendLogSharesALink();
     void sendLogHeldUpOnce();
+    void sendLogMatchesThePerPieceRule();
     void leafTrafficFromDram();
     void leafTrafficFromInterleavedDram();
     void interleavedStoreShares();
@@ -368,6 +371,81 @@ void TestTransfers::sendLogHeldUpOnce() {
     // Sending nothing takes nothing.
     log.clear();
     QCOMPARE(log.paced(mesh), 0.0);
+}
+
+void TestTransfers::sendLogMatchesThePerPieceRule() {
+    // Random pieces on a 6x6 mesh (whole byte counts, routes of distinct links, some senders
+    // sending many pieces of one size, some pieces larger than what other senders put on a
+    // link), against the rule taken piece by piece and link by link as docs/cost-model.md §5
+    // states it: a piece waits on each link for min(W, b) of every other sender's W there,
+    // no longer than b / (1 - rho) while the others' shares rho add up to less than 1, and
+    // takes its slowest link; a tile's pieces add up, to no more than its own bytes plus the
+    // most the others put on one of its links.
+    const Mesh mesh(defaultHardware(6, 6, "random"));
+    const int links = mesh.linkCount(), tiles = mesh.tiles();
+    std::mt19937 rng(7);
+    for (int round = 0; round < 200; ++round) {
+        const int pieces = 1 + int(rng() % 120), senders = 1 + int(rng() % 12);
+        const int span = 2 + int(rng() % 12); // the links the routes draw from
+        std::vector<SentPiece> all;
+        for (int i = 0; i < pieces; ++i) {
+            SentPiece p;
+            p.tile = int(rng() % unsigned(std::min(senders, tiles)));
+            p.bytes = round % 3 == 0 ? 16.0 : double(1 + rng() % 64);
+            const int len = int(rng() % 6);
+            for (int r = 0; r < len; ++r) {
+                const int l = int(rng() % unsigned(std::min(span, links)));
+                if (std::find(p.route.begin(), p.route.end(), l) == p.route.end())
+                    p.route.push_back(l);
+            }
+            p.input = rng() % 2;
+            all.push_back(p);
+        }
+        SendLog log;
+        log.clear();
+        for (const SentPiece& p : all)
+            log.add(p.tile, p.bytes, p.route, p.input);
+        std::vector<double> total(size_t(tiles), 0.0);
+        std::map<std::pair<int, int>, double> w; // (link, tile) -> bytes
+        std::vector<double> rho(size_t(links), 0.0), load(size_t(links), 0.0);
+        for (const SentPiece& p : all)
+            total[size_t(p.tile)] += p.bytes;
+        for (const SentPiece& p : all)
+            for (int l : p.route) {
+                w[{l, p.tile}] += p.bytes;
+                rho[size_t(l)] += p.bytes / total[size_t(p.tile)];
+                load[size_t(l)] += p.bytes;
+            }
+        std::vector<double> sum(size_t(tiles), 0.0), own(size_t(tiles), 0.0),
+            others(size_t(tiles), 0.0);
+        for (const SentPiece& p : all) {
+            double slowest = p.bytes;
+            for (int l : p.route) {
+                double waits = 0;
+                for (const auto& [key, bytes] : w)
+                    if (key.first == l && key.second != p.tile) waits += std::min(bytes, p.bytes);
+                const double mine = w[{l, p.tile}];
+                double time = p.bytes + waits;
+                const double r = rho[size_t(l)] - mine / total[size_t(p.tile)];
+                if (rho[size_t(l)] < 2 && r < 1) time = std::min(time, p.bytes / (1 - r));
+                slowest = std::max(slowest, time * mesh.linkSlowness(l));
+                others[size_t(p.tile)] = std::max(others[size_t(p.tile)],
+                                                  (load[size_t(l)] - mine) * mesh.linkSlowness(l));
+            }
+            sum[size_t(p.tile)] += slowest;
+            own[size_t(p.tile)] += p.route.empty() ? 0.0 : p.bytes;
+        }
+        double busiest = 0;
+        for (int t = 0; t < tiles; ++t)
+            busiest =
+                std::max(busiest, std::min(sum[size_t(t)], own[size_t(t)] + others[size_t(t)]));
+        const double got = log.paced(mesh);
+        if (std::abs(got - busiest) > 1e-9 * std::max(1.0, busiest))
+            QFAIL(qPrintable(QString("round %1: paced %2, the rule %3")
+                                 .arg(round)
+                                 .arg(got, 0, 'g', 17)
+                                 .arg(busiest, 0, 'g', 17)));
+    }
 }
 
 void TestTransfers::leafTrafficFromDram() {
