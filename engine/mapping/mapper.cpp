@@ -67,8 +67,9 @@ struct MacBlock {
 struct LoopChoice {
     double bytes = std::numeric_limits<double>::max();
     std::string desc;
-    void offer(double acc, const std::string& name) {
-        if (acc < bytes) bytes = acc, desc = name;
+    // label() names the order; it is built only for a candidate that is better.
+    template <class Label> void offer(double acc, Label&& label) {
+        if (acc < bytes) bytes = acc, desc = label();
     }
 };
 
@@ -81,20 +82,20 @@ void tryStationaryOrders(const Layer& l, const MacBlock& b, double reached, Loop
     // Weight-stationary: each weight block loaded once, inputs re-read per k block,
     // partial sums spilled per c block.
     best.offer(W + I * kb + O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1),
-               "WS k" + k + " c" + c);
+               [&] { return "WS k" + k + " c" + c; });
     // Output-stationary with a spatial block of s positions in the accumulators:
     // weights re-read once per spatial block.
     for (double s = 16; s <= double(b.spatialT) * 2 && best.bytes > reached; s *= 2) {
         if (s * b.kLanes * kPsumBytes > kLocalBytes) break;
         best.offer(W * std::ceil(double(b.spatialT) / s) + I * kb + O,
-                   "OS k" + k + " s" + std::to_string(int(s)));
+                   [&] { return "OS k" + k + " s" + std::to_string(int(s)); });
     }
     // Input-stationary: an input block of s positions held; weights streamed per block.
     for (double s = 16; s <= double(b.spatialT) * 2 && best.bytes > reached; s *= 2) {
         if (s * b.cLanes * db * l.kernelH * l.kernelW > kLocalBytes) break;
         best.offer(I + W * std::ceil(double(b.spatialT) / s) +
                        O * (cb > 1 ? (2 * cb - 1) * kPsumBytes / db : 1),
-                   "IS c" + c + " s" + std::to_string(int(s)));
+                   [&] { return "IS c" + c + " s" + std::to_string(int(s)); });
     }
 }
 
@@ -162,10 +163,11 @@ void tryOutputBlocks(const Layer& l, const MacBlock& b, LoopChoice& best) {
                         line ? share * pc * nC / double(b.inCols)
                              : share * pr * pc * nR * nC / double(b.inRows * b.inCols);
                     const double acc = inputs + weights + b.O;
-                    if (acc < best.bytes)
-                        best.offer(acc, "OB z" + std::to_string(z) + " x" + std::to_string(x) +
-                                            " y" + std::to_string(y) + (resident ? " Wres" : "") +
-                                            (line ? " line" : ""));
+                    best.offer(acc, [&] {
+                        return "OB z" + std::to_string(z) + " x" + std::to_string(x) + " y" +
+                               std::to_string(y) + (resident ? " Wres" : "") +
+                               (line ? " line" : "");
+                    });
                 }
             }
         }
