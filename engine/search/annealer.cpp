@@ -236,6 +236,10 @@ struct ChainSpec {
     // Time budget, a fresh context: about what its first evaluation costs (filling the
     // memos; on a large mesh what costing the start took).
     double coldSeconds = 0;
+    // Where to build the chain's fresh context (none: the chain's own), so that it outlives
+    // the chain: the partition choice then costs the best chain's result in the context
+    // whose memos hold that chain's trees.
+    std::optional<EvalContext>* keep = nullptr;
 };
 
 struct RunInputs {
@@ -357,7 +361,8 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     const double cpu0 = threadCpuSeconds();
     const auto chainStart = Clock::now();
     std::optional<EvalContext> own;
-    EvalContext& ctx = spec.context ? *spec.context : own.emplace(in.net, in.hw);
+    std::optional<EvalContext>& fresh = spec.keep ? *spec.keep : own;
+    EvalContext& ctx = spec.context ? *spec.context : fresh.emplace(in.net, in.hw);
     const EvalStats before = ctx.stats();
     const SpaceRule rule = spec.strategy->space();
     OperatorContext ops{in.net, in.deps, rule};
@@ -481,21 +486,42 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
 
 // Runs chains [0, specs.size()) on up to `threads` workers, handed out in index order;
 // each writes only its own slot, so the results do not depend on the worker count.
+// Of the contexts the chains keep (ChainSpec::keep), only the best chain's so far stays
+// (the lowest index among equal costs, as bestChainOf picks): a run of many chains holds
+// no more contexts than it has workers, and one more.
 std::vector<ChainResult> runChains(const std::vector<ChainSpec>& specs, int firstIndex, int threads,
                                    const RunInputs& in, Shared& shared) {
     std::vector<ChainResult> out(specs.size());
+    std::mutex keptMutex;
+    size_t kept = specs.size();
+    auto settle = [&](size_t k) {
+        if (!specs[k].keep) return;
+        std::lock_guard lock(keptMutex);
+        const double cost = out[k].bestEval.cost;
+        if (kept == specs.size() || cost < out[kept].bestEval.cost ||
+            (cost == out[kept].bestEval.cost && k < kept)) {
+            if (kept < specs.size()) specs[kept].keep->reset();
+            kept = k;
+        } else {
+            specs[k].keep->reset();
+        }
+    };
     const int workers = std::min<int>(threads, int(specs.size()));
     if (workers <= 1) {
-        for (size_t k = 0; k < specs.size(); ++k)
+        for (size_t k = 0; k < specs.size(); ++k) {
             out[k] = runChain(firstIndex + int(k), specs[k], in, shared);
+            settle(k);
+        }
         return out;
     }
     std::atomic<size_t> next{0};
     std::vector<std::jthread> pool;
     for (int w = 0; w < workers; ++w)
         pool.emplace_back([&] {
-            for (size_t k; (k = next.fetch_add(1)) < specs.size();)
+            for (size_t k; (k = next.fetch_add(1)) < specs.size();) {
                 out[k] = runChain(firstIndex + int(k), specs[k], in, shared);
+                settle(k);
+            }
         });
     pool.clear(); // joins
     return out;
@@ -1029,8 +1055,13 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         mainChainSpecs(pool.trees, portfolio, *strategy, config, mainIters, mainSeconds);
     // Chain 0 continues in the context that costed the starts: its memos are warm.
     if (timed) specs.front().context = &setup;
-    for (ChainSpec& s : specs)
-        s.coldSeconds = coldSeconds;
+    // The others' contexts outlive them (the best one's: runChains), for the partition
+    // choice on the best chain's tree.
+    std::deque<std::optional<EvalContext>> chainContexts(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+        specs[i].coldSeconds = coldSeconds;
+        if (!specs[i].context) specs[i].keep = &chainContexts[i];
+    }
     shared.phase = config.mode == SearchMode::Genetic ? "genetic" : "annealing";
     std::vector<ChainResult> chains = runChains(specs, 0, std::min(config.threads, K), in, shared);
     for (ChainResult& c : warm)
@@ -1052,7 +1083,13 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
 
     addChainStats(res, std::move(chains), timed, N, K, searchSeconds);
     res.bestDetail = res.chains[size_t(bestK)].bestDetail;
-    choosePartitionsOf(res, setup, net, config, opt, rep, end, stop, progress, t0);
+    // The choice costs the best tree's neighbours in the context of the chain that found it
+    // (the same figures in any context; its memos hold that chain's trees).
+    EvalContext& bestContext =
+        size_t(bestK) < chainContexts.size() && chainContexts[size_t(bestK)].has_value()
+            ? *chainContexts[size_t(bestK)]
+            : setup;
+    choosePartitionsOf(res, bestContext, net, config, opt, rep, end, stop, progress, t0);
     const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 

@@ -753,6 +753,37 @@ class TestSearch : public QObject {
         QCOMPARE(done.back().iterationsRun, base.iterations * base.chains);
     }
 
+    // The partition choice on a run's result costs the best chain's tree in that chain's
+    // context (whose memos hold its trees); a fresh context gives the same choice and figures,
+    // whichever chain wins and however many chains share the workers.
+    void partitionChoiceInAnyContext() {
+        const Network& net = sample("googlenet");
+        const Hardware hw = edge();
+        for (int chains : {1, 3, 5}) {
+            SearchConfig c = runConfig(3, 8, 120);
+            c.chains = chains;
+            c.threads = 2;
+            auto r = runSearch(net, hw, c);
+            CHECK_OK(r);
+            QVERIFY(r->partitionChoice.has_value());
+            RATree tree = r->chains[size_t(r->bestChain)].best;
+            Evaluation eval = r->chains[size_t(r->bestChain)].bestEval;
+            EvalContext fresh(net, hw);
+            EvalOptions opt;
+            opt.objective = c.objective;
+            opt.minUtilisation = c.minUtilisation;
+            opt.layouts = c.layouts;
+            const BlockRepetition none;
+            const PartitionChoiceInputs pin{net, c.totalBatch, opt, none};
+            const PartitionChoiceStats st = choosePartitions(tree, eval, fresh, pin);
+            QVERIFY(tree == r->bestTree);
+            QVERIFY(eval.cost == r->best.cost);
+            QCOMPARE(st.changed, r->partitionChoice->changed);
+            QCOMPARE(st.evaluations, r->partitionChoice->evaluations);
+            QVERIFY(st.changed > 0); // the choice moved leaves: a real check
+        }
+    }
+
     void standaloneSetWarmsUpWithinItsBudget() {
         const Network& net = sample("resnet50");
         const Hardware hw = edge();
