@@ -231,15 +231,6 @@ std::vector<PhasePlan> planPhases(const GenerateSources& src, const GenerateRequ
     return plan;
 }
 
-// What a phase's trees are evaluated with, besides detail: the search's objective and floor.
-EvalOptions phaseEvalOptions(const SearchConfig& cfg) {
-    EvalOptions opt;
-    opt.objective = cfg.objective;
-    opt.minUtilisation = cfg.minUtilisation;
-    opt.layouts = cfg.layouts;
-    return opt;
-}
-
 } // namespace
 
 Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
@@ -259,7 +250,7 @@ Result<GenerateRun> runGenerate(const GenerateSources& src, const Hardware& hw,
         if (auto fixed = kvCacheInputs(src.decode)) kv = *fixed;
     SearchConfig cfg = config;
     cfg.totalBatch = r.batch;
-    EvalOptions opt = phaseEvalOptions(cfg);
+    EvalOptions opt = evalOptionsOf(cfg);
     opt.detail = true;
     opt.maxIntervals = 0;
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -321,7 +312,7 @@ std::vector<PhaseProgram> exportPhases(const GenerateRun& run, const Hardware& h
                                        const SearchConfig& config, int batch,
                                        const std::string& dir, const ProgramFormats& formats) {
     std::vector<PhaseProgram> programs;
-    const EvalOptions opt = phaseEvalOptions(config);
+    const EvalOptions opt = evalOptionsOf(config);
     for (const GeneratePhase& p : run.phases) {
         PhaseProgram& out = programs.emplace_back();
         out.folder = dir + "/" + phaseFolder(p);

@@ -136,6 +136,14 @@ std::vector<SearchMode> compareModes() {
     return {SearchMode::LS, SearchMode::LP, SearchMode::DpLp, SearchMode::Chiplet, SearchMode::Set};
 }
 
+EvalOptions evalOptionsOf(const SearchConfig& config) {
+    EvalOptions opt;
+    opt.objective = config.objective;
+    opt.minUtilisation = config.minUtilisation;
+    opt.layouts = config.layouts;
+    return opt;
+}
+
 SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
                            const std::vector<const SearchResult*>& earlier) {
     SearchConfig c = base;
@@ -975,10 +983,7 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         if (!n) return Error{"search: " + n.error().message};
         N = *n;
     }
-    EvalOptions opt;
-    opt.objective = config.objective;
-    opt.minUtilisation = config.minUtilisation;
-    opt.layouts = config.layouts;
+    const EvalOptions opt = evalOptionsOf(config);
 
     if (config.mode == SearchMode::DpLp || config.mode == SearchMode::Chiplet)
         return runConstruction(net, hw, config, opt, progress, stop, t0);

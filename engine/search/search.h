@@ -255,6 +255,10 @@ std::vector<SearchMode> compareModes(); // LS, LP, DP-LP, Set
 SearchConfig compareConfig(const SearchConfig& base, SearchMode mode,
                            const std::vector<const SearchResult*>& earlier);
 
+// What a search costs its trees with: its objective, utilisation floor and DRAM layouts
+// (the result's detail and other evaluation settings left at their defaults).
+EvalOptions evalOptionsOf(const SearchConfig& config);
+
 // The start of every chain for a mode without an initial tree (see docs/search.md):
 // the layer-sequential root T cut with the batch halved via the root's sub-batch count
 // until valid; for LP, consecutive layers grouped greedily into S-cut segments.

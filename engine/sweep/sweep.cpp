@@ -619,10 +619,7 @@ SweepRow runSweepPoint(const SweepSpec& spec, const SweepPoint& p, std::stop_tok
     }
     if (stopped) *stopped = res->stopped;
     // anneal's result JSON: the best tree evaluated again with the detail figures.
-    EvalOptions opt;
-    opt.objective = cfg.objective;
-    opt.minUtilisation = cfg.minUtilisation;
-    opt.layouts = cfg.layouts;
+    EvalOptions opt = evalOptionsOf(cfg);
     opt.detail = true;
     opt.maxIntervals = 0;
     const Evaluation e = evaluate(*m.net, h.hw, res->bestTree, cfg.totalBatch, opt);

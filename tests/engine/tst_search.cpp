@@ -711,10 +711,7 @@ class TestSearch : public QObject {
                 // Each seed carries its run's evaluation, the one costing it afresh gives,
                 // and the run is the same as one that costs the seeds itself.
                 EvalContext ctx(net, hw);
-                EvalOptions opt;
-                opt.objective = c.objective;
-                opt.minUtilisation = c.minUtilisation;
-                opt.layouts = c.layouts;
+                const EvalOptions opt = evalOptionsOf(c);
                 SearchConfig costsThem = c;
                 for (size_t i = 0; i < c.seedTrees.size(); ++i) {
                     QVERIFY(c.seedTrees[i].eval.has_value());
@@ -769,10 +766,7 @@ class TestSearch : public QObject {
             RATree tree = r->chains[size_t(r->bestChain)].best;
             Evaluation eval = r->chains[size_t(r->bestChain)].bestEval;
             EvalContext fresh(net, hw);
-            EvalOptions opt;
-            opt.objective = c.objective;
-            opt.minUtilisation = c.minUtilisation;
-            opt.layouts = c.layouts;
+            const EvalOptions opt = evalOptionsOf(c);
             const BlockRepetition none;
             const PartitionChoiceInputs pin{net, c.totalBatch, opt, none};
             const PartitionChoiceStats st = choosePartitions(tree, eval, fresh, pin);
