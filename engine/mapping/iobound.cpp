@@ -79,13 +79,14 @@ double neededInputElements(const Layer& l, size_t k) {
 
 namespace {
 
-// The bound's grid (M = 2S x 2^(j/8), j = -40..40) and, per grid point, (z / 3)^1.5 at the
-// four sizes z the bound takes: they depend on the memory alone, and the mapper asks for
-// the bound of many leaves on one tile's memory, so each thread keeps the last memory's.
+// The bound's grid (M = 2S x 2^(j/8), j = -40..40) and, per grid point, the outputs a phase
+// first touches (xMax) and (z / 3)^1.5 at the four sizes z the bound takes: they depend on the
+// memory alone, and the mapper asks for the bound of many leaves on one tile's memory, so each
+// thread keeps the last memory's.
 struct PebbleGrid {
     static constexpr int kSteps = 81;
     double bytes = -1, e = 0, p = 0;
-    std::array<double, kSteps> M{}, powA{}, powB{}, chordA{}, chordB{};
+    std::array<double, kSteps> M{}, xMax{}, powA{}, powB{}, chordA{}, chordB{};
 };
 
 const PebbleGrid& pebbleGrid(const FastMemory& m) {
@@ -97,9 +98,10 @@ const PebbleGrid& pebbleGrid(const FastMemory& m) {
     for (int j = -40; j <= 40; ++j) {
         const size_t at = size_t(j + 40);
         const double M = 2.0 * m.bytes * std::pow(2.0, j / 8.0);
-        const double Y = m.bytes + M + big;
+        const double Y = m.bytes + M + big; // start contents + the phase's transfers
         const double xMax = Y / e;
         grid.M[at] = M;
+        grid.xMax[at] = xMax;
         grid.powA[at] = pw(Y);
         grid.powB[at] = pw(2 * Y);
         grid.chordA[at] = pw(Y + p * xMax);
@@ -114,7 +116,7 @@ const PebbleGrid& pebbleGrid(const FastMemory& m) {
 double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMemory& m,
                         double processors) {
     if (macs <= 0 || m.bytes <= 0) return 0;
-    const double e = m.elementBytes, p = m.partialBytes, big = std::max(e, p);
+    const double e = m.elementBytes, p = m.partialBytes;
     const double scale = std::sqrt(reuse / (e * e * p));
     // g(z) = scale (z / 3)^1.5, its powers from the memory's grid.
     const PebbleGrid& grid = pebbleGrid(m);
@@ -125,8 +127,7 @@ double pebbleBoundBytes(double macs, double outputs, double reuse, const FastMem
     // those finished within the phase on the chord.
     for (size_t at = 0; at < size_t(PebbleGrid::kSteps); ++at) {
         const double M = grid.M[at];
-        const double Y = m.bytes + M + big; // start contents + the phase's transfers
-        const double xMax = Y / e;          // outputs first touched in one phase
+        const double xMax = grid.xMax[at]; // outputs first touched in one phase
         const double ga = scale * grid.powA[at], gb = scale * grid.powB[at];
         const double chordA = (scale * grid.chordA[at] - ga) / xMax;
         const double chordB = (scale * grid.chordB[at] - gb) / xMax;
