@@ -22,7 +22,7 @@ namespace tilescope {
 // taken: each child starts with as many as it has above mu (found by division, then checked
 // against the quotients themselves), and the greedy hands out the rest, at most k, one at a
 // time (by a scan among few children, else by a heap). On a 64x64 mesh an S cut hands out
-// thousands of tiles; one at a time that was a tenth of an evaluation.
+// thousands of tiles, which one at a time would take a tenth of an evaluation.
 void allocateTiles(const std::vector<double>& a, int tiles, std::vector<int>& out) {
     const int k = int(a.size());
     out.assign(size_t(k), 1);
