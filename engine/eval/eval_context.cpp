@@ -11,6 +11,12 @@ namespace tilescope {
 EvalContext::Impl::Impl(const Network& n, const Hardware& h)
     : net(n), hw(h), mesh(h), mapper(n, h),
       geo(n, h.dataBits, h.loadOrder, std::uint64_t(h.stageBytes)) {
+    // A generation's pairs: 2 M (a 12x12 leaf holds up to a few thousand), or room for
+    // about a thousand leaves' worth of every link of a larger mesh, to 8 M. A leaf spread
+    // over a 32x32 mesh holds tens of thousands, so 2 M would keep only the last hundred or
+    // so of those and a chain would cost again the placements it keeps coming back to
+    // (docs/search.md, "Speed and the evaluator's cost").
+    memoPairs = std::clamp(size_t(mesh.linkCount()) * 1000, size_t(2'000'000), size_t(8'000'000));
     linkSums.resize(mesh.linkCount());
     weightSums.resize(mesh.linkCount());
     pipeLinkClock.resize(mesh.linkCount());
@@ -126,11 +132,12 @@ typename Map::iterator EvalContext::Impl::promote(Map& cur, Map& old, const std:
     return cur.insert(std::move(node)).position;
 }
 // Bound memory on long runs: about 16 bytes per stored (link, bytes) pair, and each
-// generation turns over at 2 M pairs, so both keep the memo near 64 MiB per context (a
-// 12x12 leaf holds up to a few thousand). Entries of the dropped generation may still
-// be named by the segment memos and the last-lookup cache: those start afresh.
+// generation turns over at memoPairs pairs (constructor), so both keep the memo near
+// 64 MiB per context up to a 16x16 mesh and near 256 MiB on the largest. Entries of the
+// dropped generation may still be named by the segment memos and the last-lookup cache:
+// those start afresh.
 void EvalContext::Impl::turnOver() {
-    if (storedLinks <= 2'000'000) return;
+    if (storedLinks <= memoPairs) return;
     oldTraffic = std::move(traffic);
     oldPeriods = std::move(periods);
     oldBases = std::move(bases);

@@ -145,6 +145,7 @@ struct EvalContext::Impl {
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.
     std::unordered_map<std::string, std::vector<double>> weightMaxMemo;
     size_t storedLinks = 0; // (link, bytes) pairs held by the current generation
+    size_t memoPairs = 0;   // the pairs at which a generation turns over (turnOver)
     // Whether a streaming chain's members stream (Analyser::streamChain), by the mapper's
     // chain mapping (Mapper::chainMapping's entries live as long as the mapper): checking
     // every block of every tile took most of an evaluation with attention in key blocks.
