@@ -285,6 +285,7 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
     const NodeWork& cw = work[size_t(child)];
     Cycles in = 0;
     bool first = true;
+    const bool chiplets = mesh.hasChiplets();
     for (int pos = cw.lo; pos < cw.hi; ++pos) {
         const LeafTraffic& t = *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
         // The DRAM's time of a byte, its runs' cost included where they are charged.
@@ -297,12 +298,21 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
             Cycles slice = 0, from = 0;
             Cycles done = dram.book(bytes * runs, rate, bytes * runs / load.stages, &slice, &from);
             if (first) firstSlice = std::max(firstSlice, slice);
-            for (std::uint32_t q = load.linkFrom; q < load.linkTo; ++q) {
-                const int l = t.weightLoadLinks[q];
-                const double onLink = bytes * t.weightLoadShares[q];
-                done = std::max(
-                    done, ctx.pipeLinkClock.after(l, from, onLink * mesh.linkSlowness(l) / linkBw));
-            }
+            // Each link's bytes at its own bandwidth (a link's slowness is 1 off chiplets).
+            const int* const route = t.weightLoadLinks.data() + load.linkFrom;
+            const double* const shares = t.weightLoadShares.data() + load.linkFrom;
+            const std::size_t n = load.linkTo - load.linkFrom;
+            if (chiplets)
+                done = ctx.pipeLinkClock.afterEach(
+                    route, n, from,
+                    [&](std::size_t i) {
+                        return bytes * shares[i] * mesh.linkSlowness(route[i]) / linkBw;
+                    },
+                    done);
+            else
+                done = ctx.pipeLinkClock.afterEach(
+                    route, n, from, [&](std::size_t i) { return bytes * shares[i] / linkBw; },
+                    done);
             in = std::max(in, done);
         }
         first = first && t.weightLoads.empty();

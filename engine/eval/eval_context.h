@@ -91,6 +91,20 @@ class LinkSums {
         if (sum == 0.0) m_touched.push_back(link);
         return sum = std::max(sum, from) + add;
     }
+    // after() on each of the n links of `route`, the i-th adding add(i); returns the
+    // latest of `latest` and the new clocks.
+    template <class Add>
+    double afterEach(const int* route, std::size_t n, double from, Add add, double latest) {
+        double* const sums = m_bytes.data();
+        for (std::size_t i = 0; i < n; ++i) {
+            const int link = route[i];
+            double& sum = sums[size_t(link)];
+            if (sum == 0.0) m_touched.push_back(link);
+            sum = std::max(sum, from) + add(i);
+            latest = std::max(latest, sum);
+        }
+        return latest;
+    }
     // f(link, sum) for every link added to since the last clear; then all zero again.
     template <class F> void drain(F f) {
         for (int l : m_touched) {

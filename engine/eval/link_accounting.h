@@ -136,8 +136,9 @@ class SendLog {
         m_links.clear();
         m_input.clear();
         for (int c = 0; c < 2; ++c) {
-            std::fill(m_onLink[c].begin(), m_onLink[c].end(), 0u);
-            std::fill(m_linkBytes[c].begin(), m_linkBytes[c].end(), 0.0);
+            for (int l : m_used[c])
+                m_onLink[c][size_t(l)] = 0, m_linkBytes[c][size_t(l)] = 0.0;
+            m_used[c].clear();
         }
     }
     void add(int tile, double bytes, const std::vector<int>& route, size_t input) {
@@ -166,21 +167,21 @@ class SendLog {
         std::vector<double>& linkBytes = m_linkBytes[cls];
         for (int l : lastRoute()) {
             if (size_t(l) >= onLink.size()) growLinks(size_t(l) + 1);
-            ++onLink[size_t(l)];
+            if (onLink[size_t(l)]++ == 0) m_used[cls].push_back(l);
             linkBytes[size_t(l)] += bytes;
         }
     }
     // Adds class cls's bytes per link to `into` (the links its pieces cross, as a tally of
     // their routes would: whole numbers, so the same sums).
     void takeLinkBytes(int cls, LinkTally& into) const {
-        const std::vector<std::uint32_t>& onLink = m_onLink[cls];
-        for (size_t l = 0; l < onLink.size(); ++l)
-            if (onLink[l]) into.addLink(int(l), m_linkBytes[cls][l]);
+        for (int l : m_used[cls])
+            into.addLink(l, m_linkBytes[cls][size_t(l)]);
     }
     // The busiest sending tile's time, in bytes at a link's full bandwidth (0: no pieces).
-    // Linear in the pieces' route links: bucket the (piece, link) entries by link (counting
-    // sort), merge each link's entries per sender (stamped slots), then answer each link's
-    // entries together from its senders' bytes, and each piece takes its slowest link.
+    // Linear in the pieces' route links, whatever the mesh's size: bucket the (piece, link)
+    // entries by link (counting sort over the links the pieces cross), merge each link's
+    // entries per sender (stamped slots), then answer each link's entries together from its
+    // senders' bytes, and each piece takes its slowest link.
     // Every byte count is a whole number (exact in a double), so the sums do not depend on
     // the order they are taken in; the pieces' times are added per tile in piece order.
     double paced(const Mesh& mesh);
@@ -201,20 +202,27 @@ class SendLog {
             growTo(m_linkBytes[c], n);
         }
     }
-    // m_onPiece[e]: the piece of entry e, entries grouped by link (m_firstOn[l] is link l's
-    // first entry).
-    void bucketByLink(size_t links);
+    // m_onPiece[e]: the piece of entry e, entries grouped by link, the links in m_crossed
+    // (m_fill[l] is one past link l's last entry; its first is that less its entries).
+    void bucketByLink();
+    // The entries on link l, in both classes.
+    size_t entriesOn(int l) const {
+        return size_t(m_onLink[0][size_t(l)]) + m_onLink[1][size_t(l)];
+    }
+    // The most time one sender's pieces take (m_paced; 0 with no senders).
+    double slowestSender() const;
     // Per link, one slot per sender with the bytes it sends over the link (m_slotW, from
-    // 0 for each link); m_slotOf[e - m_firstOn[l]]: the slot of entry e's sender. Each link
-    // is answered (answerLink, n slots) as soon as its slots are in, while its pieces are
-    // in cache.
-    void mergeSenders(const Mesh& mesh, size_t links);
+    // 0 for each link); m_slotOf[e - first]: the slot of entry e's sender. Each link is
+    // answered (answerLink, n slots) as soon as its slots are in, while its pieces are in
+    // cache.
+    void mergeSenders(const Mesh& mesh);
     // A piece of b bytes on link l waits for min(W, b) of every other sender's W there:
     // b + sum over the link's senders of min(W, b) - min(own W, b); and no longer than
-    // b / (1 - rho), rho the other senders' share of the link (m_rho, below 1). Also
+    // b / (1 - rho), rho the other senders' share of the link (rhoL less its own, below 1),
+    // its entries [first, end). Also
     // notes, per sender, the most bytes the others put on one of its links (m_others), x
     // the slowness.
-    void answerLink(const Mesh& mesh, size_t l, size_t n);
+    void answerLink(const Mesh& mesh, int l, size_t n, double rhoL, size_t first, size_t end);
     // Per piece, its own time on its route's slowest link (m_own): its bytes x the route's
     // largest slowness (0 for an empty route).
     void ownTimes(const Mesh& mesh);
@@ -228,125 +236,153 @@ class SendLog {
 
     double m_piece = 0;
     std::vector<int> m_tile, m_links, m_onPiece, m_pieces;
-    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_total, m_rho;
+    std::vector<double> m_bytes, m_paced, m_sorted, m_prefix, m_slotW, m_total;
     std::vector<double> m_own, m_others, m_scale, m_slotShare;
     std::vector<PieceAt> m_at;
     std::vector<std::uint32_t> m_slotOf;
     // Per class (close), per link: the entries on it and their pieces' bytes.
     std::array<std::vector<std::uint32_t>, 2> m_onLink;
     std::array<std::vector<double>, 2> m_linkBytes;
+    // Per class, the links with entries in it (clear() resets only those); m_crossed: the
+    // links with entries in either.
+    std::array<std::vector<int>, 2> m_used;
+    std::vector<int> m_crossed;
+    std::vector<int> m_senders; // the tiles with pieces, in the order first met (paced)
     // m_route: each piece's first entry in m_links.
-    std::vector<size_t> m_input, m_route, m_firstOn, m_stamp, m_slot, m_slotTile;
+    std::vector<size_t> m_input, m_route, m_stamp, m_slot, m_slotTile;
     std::vector<std::uint32_t> m_fill; // bucketByLink's next entry per link (half the cache)
 };
 
 double SendLog::paced(const Mesh& mesh) {
     m_piece = 0;
+    // The per-tile arrays are zero but at the last call's senders.
+    const size_t tiles = size_t(mesh.tiles());
+    growTo(m_total, tiles), growTo(m_others, tiles), growTo(m_paced, tiles);
+    growTo(m_scale, tiles), growTo(m_pieces, tiles), growTo(m_stamp, tiles);
+    for (int s : m_senders) {
+        const size_t t = size_t(s);
+        m_total[t] = m_others[t] = m_paced[t] = m_scale[t] = 0.0;
+        m_pieces[t] = 0, m_stamp[t] = 0;
+    }
+    m_senders.clear();
     if (m_tile.empty()) return 0;
-    const size_t links = size_t(mesh.linkCount());
     m_route.push_back(m_links.size());
-    m_total.assign(size_t(mesh.tiles()), 0.0); // per tile, the bytes it sends in all
-    for (size_t i = 0; i < m_tile.size(); ++i)
-        m_total[size_t(m_tile[i])] += m_bytes[i];
+    // Per tile, the bytes it sends in all and its pieces; the senders in the order first met.
+    for (size_t i = 0; i < m_tile.size(); ++i) {
+        const size_t t = size_t(m_tile[i]);
+        if (m_pieces[t]++ == 0) m_senders.push_back(int(t));
+        m_total[t] += m_bytes[i];
+    }
     growTo(m_at, m_bytes.size());
     for (size_t i = 0; i < m_bytes.size(); ++i)
         m_at[i] = {m_bytes[i], m_bytes[i] / m_total[size_t(m_tile[i])], m_bytes[i],
                    std::uint32_t(m_tile[i])};
-    bucketByLink(links);
+    bucketByLink();
     ownTimes(mesh);
-    m_others.assign(size_t(mesh.tiles()), 0.0);
-    mergeSenders(mesh, links);
-    m_paced.assign(size_t(mesh.tiles()), 0.0);
-    m_pieces.assign(size_t(mesh.tiles()), 0);
-    m_scale.assign(size_t(mesh.tiles()), 0.0); // here: each tile's own pieces, unshared
+    mergeSenders(mesh);
+    // m_scale here: each tile's own pieces, unshared.
     for (size_t i = 0; i < m_tile.size(); ++i) {
         m_paced[size_t(m_tile[i])] += m_at[i].slowest;
         m_scale[size_t(m_tile[i])] += m_own[i];
-        ++m_pieces[size_t(m_tile[i])];
     }
     // A tile's pieces are done no later than its own bytes plus what the other senders
     // put on the most loaded link of its routes: the links drain at once, so the
     // others' bytes hold it up once, not once per piece (docs/cost-model.md §5,
     // "Held up once").
-    for (size_t t = 0; t < m_paced.size(); ++t) {
+    // The busiest is the lowest-numbered of the slowest senders (a tile that sends nothing
+    // takes 0, and 0 pieces give a piece time of 0).
+    size_t busiest = size_t(m_senders.front());
+    for (int s : m_senders) {
+        const size_t t = size_t(s);
         const double cap = m_scale[t] + m_others[t];
         m_scale[t] = m_paced[t] > cap ? cap / m_paced[t] : 1.0;
         m_paced[t] = std::min(m_paced[t], cap);
+        if (m_paced[t] > m_paced[busiest] || (m_paced[t] == m_paced[busiest] && t < busiest))
+            busiest = t;
     }
-    const size_t busiest =
-        size_t(std::max_element(m_paced.begin(), m_paced.end()) - m_paced.begin());
-    m_piece = m_pieces[busiest] > 0 ? m_paced[busiest] / m_pieces[busiest] : 0.0;
+    m_piece = m_paced[busiest] / m_pieces[busiest];
     return m_paced[busiest];
 }
 
-void SendLog::pacedByInput(const Mesh& mesh, std::vector<double>& out) {
+double SendLog::slowestSender() const {
+    double most = 0;
+    for (int t : m_senders)
+        most = std::max(most, m_paced[size_t(t)]);
+    return most;
+}
+
+void SendLog::pacedByInput(const Mesh&, std::vector<double>& out) {
     if (out.size() == 1) { // every piece is of that input: paced() has the sums
-        out[0] = *std::max_element(m_paced.begin(), m_paced.end());
+        out[0] = slowestSender();
         return;
     }
     for (size_t k = 0; k < out.size(); ++k) {
-        m_paced.assign(size_t(mesh.tiles()), 0.0);
+        for (int t : m_senders)
+            m_paced[size_t(t)] = 0.0;
         for (size_t i = 0; i < m_tile.size(); ++i)
             if (m_input[i] == k)
                 m_paced[size_t(m_tile[i])] += m_at[i].slowest * m_scale[size_t(m_tile[i])];
-        out[k] = *std::max_element(m_paced.begin(), m_paced.end());
+        out[k] = slowestSender();
     }
 }
 
-void SendLog::bucketByLink(size_t links) {
-    m_firstOn.assign(links + 1, 0);
-    growLinks(links);
-    for (size_t l = 0; l < links; ++l)
-        m_firstOn[l + 1] = size_t(m_onLink[0][l]) + m_onLink[1][l];
-    for (size_t l = 1; l <= links; ++l)
-        m_firstOn[l] += m_firstOn[l - 1];
+void SendLog::bucketByLink() {
+    // The links in the order first crossed, class 0's then class 1's others; each link's
+    // entries after the last's (m_fill: where its next entry goes).
+    m_crossed.assign(m_used[0].begin(), m_used[0].end());
+    for (int l : m_used[1])
+        if (m_onLink[0][size_t(l)] == 0) m_crossed.push_back(l);
+    growTo(m_fill, m_onLink[0].size());
+    std::uint32_t at = 0;
+    for (int l : m_crossed) {
+        m_fill[size_t(l)] = at;
+        at += std::uint32_t(entriesOn(l));
+    }
     growTo(m_onPiece, m_links.size());
-    m_fill.resize(links);
-    for (size_t l = 0; l < links; ++l)
-        m_fill[l] = std::uint32_t(m_firstOn[l]);
     for (size_t i = 0; i < m_tile.size(); ++i)
         for (size_t r = m_route[i]; r < m_route[i + 1]; ++r)
             m_onPiece[m_fill[size_t(m_links[r])]++] = int(i);
 }
 
-void SendLog::mergeSenders(const Mesh& mesh, size_t links) {
+void SendLog::mergeSenders(const Mesh& mesh) {
     size_t most = 0; // the most entries on one link: the slot arrays are per link
-    for (size_t l = 0; l < links; ++l)
-        most = std::max(most, m_firstOn[l + 1] - m_firstOn[l]);
+    for (int l : m_crossed)
+        most = std::max(most, entriesOn(l));
     growTo(m_slotW, most);
     growTo(m_slotTile, most);
     growTo(m_slotOf, most);
     growTo(m_slotShare, most);
-    m_stamp.assign(size_t(mesh.tiles()), 0);
-    m_slot.resize(size_t(mesh.tiles()));
+    m_slot.resize(m_stamp.size());
     // Each sender spreads its bytes on a link over all its sending: it keeps the link
-    // busy for the share W / (its bytes in all) of the time; m_rho[l] adds them up.
-    m_rho.assign(links, 0.0);
-    // (Each piece's share of its sender's bytes is taken once per piece, in m_at.)
-    for (size_t l = 0; l < links; ++l) {
+    // busy for the share W / (its bytes in all) of the time; rho adds them up.
+    // (Each piece's share of its sender's bytes is taken once per piece, in m_at.) A stamp
+    // is the link's place in m_crossed plus one.
+    for (size_t c = 0; c < m_crossed.size(); ++c) {
+        const int l = m_crossed[c];
+        const size_t end = m_fill[size_t(l)], first = end - entriesOn(l);
+        const size_t stamp = c + 1;
         size_t w = 0;
         double rho = 0;
-        for (size_t e = m_firstOn[l]; e < m_firstOn[l + 1]; ++e) {
+        for (size_t e = first; e < end; ++e) {
             const PieceAt& at = m_at[size_t(m_onPiece[e])];
             const size_t t = at.tile;
             rho += at.share;
-            if (m_stamp[t] == l + 1) {
+            if (m_stamp[t] == stamp) {
                 m_slotW[m_slot[t]] += at.bytes;
             } else {
-                m_stamp[t] = l + 1;
+                m_stamp[t] = stamp;
                 m_slot[t] = w;
                 m_slotTile[w] = t;
                 m_slotW[w++] = at.bytes;
             }
-            m_slotOf[e - m_firstOn[l]] = std::uint32_t(m_slot[t]);
+            m_slotOf[e - first] = std::uint32_t(m_slot[t]);
         }
-        m_rho[l] = rho;
         // Each sender's share of the link, as answerLink takes it out of the link's sum;
         // not needed where the shares add up to 2 or more (answerLink).
         if (rho < 2)
             for (size_t k = 0; k < w; ++k)
                 m_slotShare[k] = m_slotW[k] / m_total[m_slotTile[k]];
-        if (w > 0) answerLink(mesh, l, w);
+        if (w > 0) answerLink(mesh, l, w, rho, first, end);
     }
 }
 
@@ -393,11 +429,10 @@ inline double sumOfWhole(const double* w, size_t n) {
     return (s0 + s1) + (s2 + s3);
 }
 
-void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
+void SendLog::answerLink(const Mesh& mesh, int l, size_t n, double rhoL, size_t first, size_t end) {
     const double* senderBytes = m_slotW.data();
-    const double slowness = mesh.linkSlowness(int(l));
+    const double slowness = mesh.linkSlowness(l);
     const double load = sumOfWhole(senderBytes, n);
-    const double rhoL = m_rho[l];
     const bool spread = rhoL < 2;
     for (size_t k = 0; k < n; ++k) {
         double& others = m_others[m_slotTile[k]];
@@ -420,7 +455,6 @@ void SendLog::answerLink(const Mesh& mesh, size_t l, size_t n) {
     const int* const onPiece = m_onPiece.data();
     const std::uint32_t* const slotOf = m_slotOf.data();
     const double* const slotShare = m_slotShare.data();
-    const size_t first = m_firstOn[l], end = m_firstOn[l + 1];
     for (size_t e = first; e < end; ++e) {
         PieceAt& at = pieces[size_t(onPiece[e])];
         const double b = at.bytes;
