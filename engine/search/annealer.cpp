@@ -574,10 +574,16 @@ constexpr double kBaselinesShare = 0.25;
 // The share of a time budget kept for the partition choice on the result: what costing
 // every leaf's other alternatives once takes, about (kChoiceTrees trees per leaf, each
 // kChoiceMargin times the mean time of kChoiceProbes neighbours of the start), within
-// these bounds.
+// these bounds, spread over the choice's threads (choiceThreads).
 constexpr double kChoiceShareMin = 0.02, kChoiceShareMax = 0.10;
 constexpr double kChoiceTrees = 7, kChoiceMargin = 1.0;
 constexpr int kChoiceProbes = 4; // neighbours of the start costed to size the share
+
+// The partition choice costs a leaf's alternatives on two threads when the run has two
+// (its second in another context), else on one.
+int choiceThreads(const SearchConfig& config) {
+    return config.threads > 1 ? 2 : 1;
+}
 
 // The deadline at `share` of the run's time budget; none under an iteration budget.
 Deadline shareDeadline(const SearchConfig& config, Clock::time_point t0, double share) {
@@ -629,21 +635,23 @@ Clock::time_point chainsDeadline(const RunInputs& in, Clock::time_point t0, Eval
         const double evalSeconds = costed ? secondsSince(w0) / costed : 0.0;
         const int leaves = in.rep.searchedLayers(int(in.net.layers.size()));
         share = std::clamp(kChoiceTrees * kChoiceMargin * leaves * evalSeconds / config.seconds,
-                           kChoiceShareMin, kChoiceShareMax);
+                           kChoiceShareMin, kChoiceShareMax) /
+                choiceThreads(config);
     }
     return shareDeadline(config, t0, 1 - share).at;
 }
 
 // The partition choice on a run's result (SearchConfig::choosePartitions): the best tree's
-// leaves each take the alternative partition the tree costs least with, until `until`.
-void choosePartitionsOf(SearchResult& res, EvalContext& ctx, const Network& net,
-                        const SearchConfig& config, const EvalOptions& opt,
+// leaves each take the alternative partition the tree costs least with, until `until`;
+// `helper` (may be null) costs alternatives beside `ctx` on a second thread.
+void choosePartitionsOf(SearchResult& res, EvalContext& ctx, EvalContext* helper,
+                        const Network& net, const SearchConfig& config, const EvalOptions& opt,
                         const BlockRepetition& rep, Clock::time_point until, std::stop_token stop,
                         const ProgressCallback& progress, Clock::time_point t0) {
     if (!config.choosePartitions || res.stopped || !res.best.valid) return;
     reportPhase(progress, "partitions", t0, config.seconds, &res.best);
     const PartitionChoiceInputs pin{
-        net, config.totalBatch, opt, rep, until, [&stop] { return stop.stop_requested(); }};
+        net, config.totalBatch, opt, rep, until, [&stop] { return stop.stop_requested(); }, helper};
     res.partitionChoice = choosePartitions(res.bestTree, res.best, ctx, pin);
     if (res.partitionChoice->changed > 0 && res.bestDetail)
         res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
@@ -689,7 +697,7 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     res.best = evaluate(ctx, res.bestTree, config.totalBatch, opt);
     res.config.initialTree = res.initialTree;
     // The partition choice before the detail, so the detail is costed once, of the final tree.
-    choosePartitionsOf(res, ctx, net, config, opt, {},
+    choosePartitionsOf(res, ctx, nullptr, net, config, opt, {},
                        timed ? t0 + toDuration(config.seconds) : Clock::time_point::max(), stop,
                        progress, t0);
     if (timed && !res.stopped) res.bestDetail = detailOf(ctx, res.bestTree, config.totalBatch, opt);
@@ -1094,7 +1102,13 @@ Result<SearchResult> runSearch(const Network& net, const Hardware& hw, const Sea
         size_t(bestK) < chainContexts.size() && chainContexts[size_t(bestK)].has_value()
             ? *chainContexts[size_t(bestK)]
             : setup;
-    choosePartitionsOf(res, bestContext, net, config, opt, rep, end, stop, progress, t0);
+    // Its second thread costs in the start's context, or in a fresh one where the best
+    // chain's is the start's.
+    std::optional<EvalContext> spare;
+    EvalContext* helper = nullptr;
+    if (choiceThreads(config) > 1 && config.choosePartitions && res.best.valid)
+        helper = &bestContext != &setup ? &setup : &spare.emplace(net, hw);
+    choosePartitionsOf(res, bestContext, helper, net, config, opt, rep, end, stop, progress, t0);
     const long long iters = res.iterationsRun;
     res.elapsedSeconds = secondsSince(t0);
 

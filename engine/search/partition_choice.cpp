@@ -4,7 +4,10 @@
 #include "mapping/mapper.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <optional>
+#include <thread>
 
 namespace tilescope {
 
@@ -67,28 +70,49 @@ PartitionChoiceStats choosePartitions(RATree& tree, Evaluation& eval, EvalContex
             const PartitionFactors now = tree.node(id).partition;
             const bool named =
                 ctx.namedAlternative(n.layer, eval.tileCounts[size_t(id)], n.batch, now) != nullptr;
-            bool all = true;
+            // The alternatives to cost: every other partition the leaf may run.
+            std::vector<PartitionFactors> others;
             for (size_t i = 0; i < alts.size(); ++i) {
                 const PartitionFactors p = i == 0 ? start : Mapper::factorsOf(alts[i]);
-                if (named ? p == now : i == 0) continue;
-                if (outOfTime()) {
-                    all = false;
-                    break;
+                if (!(named ? p == now : i == 0)) others.push_back(p);
+            }
+            std::vector<std::optional<RATree>> cands(others.size());
+            std::vector<std::optional<Evaluation>> evals(others.size());
+            std::atomic<size_t> next{0};
+            std::atomic<bool> late{false};
+            auto costAlternatives = [&](EvalContext& c) {
+                for (size_t i; (i = next.fetch_add(1)) < others.size();) {
+                    if (outOfTime()) {
+                        late = true;
+                        return;
+                    }
+                    RATree cand = tree;
+                    cand.node(id).partition = others[i];
+                    if (in.rep.active()) {
+                        auto tied = tieBlocks(cand, in.net, in.rep);
+                        if (!tied) continue;
+                        cand = std::move(tied).value();
+                    }
+                    evals[i] = evaluate(c, cand, in.totalBatch, opt);
+                    cands[i] = std::move(cand);
                 }
-                RATree cand = tree;
-                cand.node(id).partition = p;
-                if (in.rep.active()) {
-                    auto tied = tieBlocks(cand, in.net, in.rep);
-                    if (!tied) continue;
-                    cand = std::move(tied).value();
-                }
-                Evaluation e = evaluate(ctx, cand, in.totalBatch, opt);
+            };
+            if (in.helper && others.size() > 1) {
+                std::jthread second([&] { costAlternatives(*in.helper); });
+                costAlternatives(ctx);
+            } else {
+                costAlternatives(ctx);
+            }
+            // In order, each kept where it is cheaper than the tree so far.
+            for (size_t i = 0; i < others.size(); ++i) {
+                if (!evals[i]) continue;
                 ++st.evaluations;
-                if (!e.valid || !(e.cost < eval.cost)) continue;
-                tree = std::move(cand);
-                eval = std::move(e);
+                if (!evals[i]->valid || !(evals[i]->cost < eval.cost)) continue;
+                tree = std::move(*cands[i]);
+                eval = std::move(*evals[i]);
                 changed = true;
             }
+            const bool all = !late;
             if (!all) {
                 st.complete = false;
                 break;

@@ -30,12 +30,18 @@ struct PartitionChoiceInputs {
     const BlockRepetition& rep;
     std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max();
     std::function<bool()> stopped; // may be empty
+    // A second context to cost a leaf's alternatives in on a second thread, beside `ctx`
+    // (may be null: one thread). The figures are the same in any context, so the choice is
+    // the same with or without it.
+    EvalContext* helper = nullptr;
 };
 
 // Leaf by leaf, the most work first (MACs x batch), three passes at most: every other
 // alternative partition of the leaf is costed in the tree, the cheapest kept when it lowers
 // the cost. `eval` must be the tree's valid evaluation (with its tileCounts); both are
-// updated. Frozen leaves and the leaves of tied copies keep theirs.
+// updated. Frozen leaves and the leaves of tied copies keep theirs. A leaf's alternatives
+// differ from the tree in that leaf alone, so they are costed side by side (on in.helper's
+// thread too) and the first of the cheapest kept: the tree a one-by-one walk would keep.
 PartitionChoiceStats choosePartitions(RATree& tree, Evaluation& eval, EvalContext& ctx,
                                       const PartitionChoiceInputs& in);
 

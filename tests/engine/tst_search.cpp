@@ -751,7 +751,8 @@ class TestSearch : public QObject {
     }
 
     // The partition choice on a run's result costs the best chain's tree in that chain's
-    // context (whose memos hold its trees); a fresh context gives the same choice and figures,
+    // context (whose memos hold its trees), on two threads when the run has two; a fresh
+    // context on one thread, and two fresh ones on two, give the same choice and figures,
     // whichever chain wins and however many chains share the workers.
     void partitionChoiceInAnyContext() {
         const Network& net = sample("googlenet");
@@ -775,6 +776,16 @@ class TestSearch : public QObject {
             QCOMPARE(st.changed, r->partitionChoice->changed);
             QCOMPARE(st.evaluations, r->partitionChoice->evaluations);
             QVERIFY(st.changed > 0); // the choice moved leaves: a real check
+            RATree both = r->chains[size_t(r->bestChain)].best;
+            Evaluation bothEval = r->chains[size_t(r->bestChain)].bestEval;
+            EvalContext first(net, hw), second(net, hw);
+            PartitionChoiceInputs pin2{net, c.totalBatch, opt, none};
+            pin2.helper = &second;
+            const PartitionChoiceStats st2 = choosePartitions(both, bothEval, first, pin2);
+            QVERIFY(both == r->bestTree);
+            QVERIFY(bothEval.cost == r->best.cost);
+            QCOMPARE(st2.changed, st.changed);
+            QCOMPARE(st2.evaluations, st.evaluations);
         }
     }
 
