@@ -625,17 +625,25 @@ Clock::time_point chainsDeadline(const RunInputs& in, Clock::time_point t0, Eval
         Rng rng(config.seed);
         EvalOptions opt = in.opt;
         opt.structureChecked = true;
+        const int leaves = in.rep.searchedLayers(int(in.net.layers.size()));
+        auto shareOf = [&](double evalSeconds) {
+            return kChoiceTrees * kChoiceMargin * leaves * evalSeconds / config.seconds;
+        };
         const auto w0 = Clock::now();
         int costed = 0;
-        for (int i = 0; i < kChoiceProbes; ++i)
+        bool atCap = false;
+        for (int i = 0; i < kChoiceProbes && !atCap; ++i) {
             if (auto cand = retie(proposeCandidate(start, ops, rng), in)) {
                 evaluate(ctx, *cand, config.totalBatch, opt);
                 ++costed;
             }
+            // The mean is at least the time so far over all the probes: once that alone
+            // reaches the cap (a wafer-scale mesh), the others would not move the share.
+            atCap = shareOf(secondsSince(w0) / kChoiceProbes) >= kChoiceShareMax;
+        }
         const double evalSeconds = costed ? secondsSince(w0) / costed : 0.0;
-        const int leaves = in.rep.searchedLayers(int(in.net.layers.size()));
-        share = std::clamp(kChoiceTrees * kChoiceMargin * leaves * evalSeconds / config.seconds,
-                           kChoiceShareMin, kChoiceShareMax) /
+        share = (atCap ? kChoiceShareMax
+                       : std::clamp(shareOf(evalSeconds), kChoiceShareMin, kChoiceShareMax)) /
                 choiceThreads(config);
     }
     return shareDeadline(config, t0, 1 - share).at;
