@@ -15,7 +15,7 @@ class DramProfile {
   public:
     void reset(double bandwidth) {
         m_bw = bandwidth;
-        m_from.assign(1, 0.0);
+        m_from.assign({0.0, std::numeric_limits<double>::infinity()});
         m_used.assign(1, 0.0);
         m_full = 0;
     }
@@ -25,36 +25,38 @@ class DramProfile {
     // room for them.
     double book(double bytes, double rate, double part = 0, double* partAt = nullptr,
                 double* startAt = nullptr) {
-        const double inf = std::numeric_limits<double>::infinity();
         const double tiny = m_bw * 1e-12;
         double moved = 0;
         bool partDone = partAt == nullptr;
         // The entries before m_full are full: no booking finds room there (a booking at a
         // rate of `tiny` or less finds none anywhere). Thousands of weight LOADs booked one by
         // one on a wafer-scale mesh would otherwise look at them all each time.
-        while (m_full < m_from.size() && m_bw - m_used[m_full] <= tiny)
+        const std::size_t n = m_used.size();
+        double* const used = m_used.data();
+        const double* const from = m_from.data(); // from[n]: infinity, the last entry's end
+        while (m_full < n && m_bw - used[m_full] <= tiny)
             ++m_full;
-        for (std::size_t i = m_full; i < m_from.size(); ++i) {
-            const double avail = std::min(rate, m_bw - m_used[i]);
+        for (std::size_t i = m_full; i < n; ++i) {
+            const double avail = std::min(rate, m_bw - used[i]);
             if (avail <= tiny) continue;
-            if (startAt) *startAt = m_from[i], startAt = nullptr;
-            const double until = i + 1 < m_from.size() ? m_from[i + 1] : inf;
-            if (!partDone && moved + avail * (until - m_from[i]) >= part) {
-                *partAt = m_from[i] + (part - moved) / avail;
+            if (startAt) *startAt = from[i], startAt = nullptr;
+            const double until = from[i + 1];
+            if (!partDone && moved + avail * (until - from[i]) >= part) {
+                *partAt = from[i] + (part - moved) / avail;
                 partDone = true;
             }
             const double left = bytes - moved;
-            if (left <= 0) return m_from[i];
-            const double done = m_from[i] + left / avail;
+            if (left <= 0) return from[i];
+            const double done = from[i] + left / avail;
             if (done <= until) {
-                if (done < until) split(i, done);
+                if (done < until) split(i, done); // moves the entries: not `used` below
                 m_used[i] += avail;
                 return done;
             }
-            moved += avail * (until - m_from[i]);
-            m_used[i] += avail;
+            moved += avail * (until - from[i]);
+            used[i] += avail;
         }
-        return inf; // not reached: the last entry lasts forever
+        return from[n]; // not reached: the last entry lasts forever
     }
 
   private:
@@ -65,8 +67,10 @@ class DramProfile {
     }
 
     double m_bw = 1;
-    std::vector<double> m_from, m_used; // from m_from[i] on, m_used[i] bytes/cycle in use
-    std::size_t m_full = 0;             // the entries before it are full
+    // From m_from[i] to m_from[i + 1], m_used[i] bytes/cycle in use (m_from has one more:
+    // the last entry lasts forever).
+    std::vector<double> m_from, m_used;
+    std::size_t m_full = 0; // the entries before it are full
 };
 
 } // namespace tilescope
