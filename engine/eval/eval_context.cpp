@@ -4,6 +4,7 @@
 #include "eval/eval_context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace tilescope {
@@ -54,19 +55,88 @@ double EvalContext::Impl::busiestOf(const std::vector<NodeWork>& work,
         key.append(reinterpret_cast<const char*>(&t), sizeof t);
     }
     if (auto it = busiestMemo.find(key); it != busiestMemo.end()) return it->second;
-    for (int pos = lo; pos < hi; ++pos) {
-        const LeafTraffic& traffic =
-            *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
-        for (const auto& [link, b] : traffic.actLinks)
-            linkSums.add(link, b * scale);
-        if (withWeights)
-            for (const auto& [link, b] : traffic.weightLinks)
-                linkSums.add(link, b * scale);
-    }
     double busiest = 0;
-    linkSums.drain([&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
+    int exponent = 0;
+    if (scale > 0 && std::frexp(scale, &exponent) == 0.5) {
+        // A power of two: a running sum of the same kind and length, or the least used.
+        sumLeaves.clear();
+        for (int pos = lo; pos < hi; ++pos)
+            sumLeaves.push_back(work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic);
+        RunningSum* r = nullptr;
+        for (RunningSum& c : runningSums)
+            if (c.valid && c.scale == scale && c.withWeights == withWeights &&
+                c.leaves.size() == sumLeaves.size())
+                r = &c;
+        size_t differ = sumLeaves.size();
+        if (r) {
+            differ = 0;
+            for (size_t i = 0; i < sumLeaves.size(); ++i)
+                differ += sumLeaves[i] != r->leaves[i];
+        } else {
+            r = &*std::min_element(
+                runningSums.begin(), runningSums.end(),
+                [](const RunningSum& a, const RunningSum& b) { return a.used < b.used; });
+            r->scale = scale, r->withWeights = withWeights, r->valid = false;
+        }
+        r->used = ++runningUses;
+        busiest = runningBusiest(*r, 2 * differ > sumLeaves.size());
+    } else {
+        for (int pos = lo; pos < hi; ++pos) {
+            const LeafTraffic& traffic =
+                *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
+            for (const auto& [link, b] : traffic.actLinks)
+                linkSums.add(link, b * scale);
+            if (withWeights)
+                for (const auto& [link, b] : traffic.weightLinks)
+                    linkSums.add(link, b * scale);
+        }
+        linkSums.drain(
+            [&](int l, double b) { busiest = std::max(busiest, b * mesh.linkSlowness(l)); });
+    }
     chargeSegmentMemos(key.size() + 64); // the key and about a node's overhead
     busiestMemo.emplace(key, busiest);
+    return busiest;
+}
+
+// The busiest link of running sum r once it holds sumLeaves: the leaves that differ taken
+// out and put in, or (rebuild, or a term that is not a whole number of bytes) all added
+// afresh in order, as busiestOf adds them. Whole numbers of bytes times a power of two add
+// up exactly in any order, so taking a leaf out and putting another in gives the sums the
+// leaves added in order give; a sum with another term is rebuilt every time.
+double EvalContext::Impl::runningBusiest(RunningSum& r, bool rebuild) {
+    const size_t links = size_t(mesh.linkCount());
+    if (r.sums.size() < links) r.sums.resize(links, 0.0), r.seen.resize(links, 0);
+    bool whole = true;
+    auto put = [&](const LeafTraffic& t, double sign) {
+        auto one = [&](const std::vector<std::pair<int, double>>& pairs) {
+            for (const auto& [link, b] : pairs) {
+                whole = whole && b == std::floor(b) && std::abs(b) < 0x1p36;
+                r.sums[size_t(link)] += sign * (b * r.scale);
+                if (!r.seen[size_t(link)]) r.seen[size_t(link)] = 1, r.touched.push_back(link);
+            }
+        };
+        one(t.actLinks);
+        if (r.withWeights) one(t.weightLinks);
+    };
+    if (!rebuild && r.valid) {
+        for (size_t i = 0; i < sumLeaves.size(); ++i)
+            if (sumLeaves[i] != r.leaves[i]) put(*r.leaves[i], -1.0), put(*sumLeaves[i], 1.0);
+        rebuild = !whole;
+    }
+    if (rebuild || !r.valid) {
+        for (int l : r.touched)
+            r.sums[size_t(l)] = 0.0, r.seen[size_t(l)] = 0;
+        r.touched.clear();
+        whole = true;
+        for (const LeafTraffic* t : sumLeaves)
+            put(*t, 1.0);
+    }
+    r.leaves = sumLeaves;
+    // Terms below 2^36 scale, two per leaf and link: the sums stay exact below 2^53 scale.
+    r.valid = whole && sumLeaves.size() < (size_t(1) << 15);
+    double busiest = 0;
+    for (int l : r.touched)
+        busiest = std::max(busiest, r.sums[size_t(l)] * mesh.linkSlowness(l));
     return busiest;
 }
 
@@ -77,6 +147,8 @@ void EvalContext::Impl::chargeSegmentMemos(std::size_t bytes) {
 }
 void EvalContext::Impl::clearSegmentMemos() {
     busiestMemo.clear();
+    for (RunningSum& r : runningSums)
+        r.valid = false, r.leaves.clear();
     weightMaxMemo.clear();
     busiestBytes = 0;
 }

@@ -154,6 +154,24 @@ struct EvalContext::Impl {
     // slots a move left alone are not summed again. Cleared with the memos.
     std::unordered_map<std::string, double> busiestMemo;
     std::string busiestKey;
+    // The last few sums busiestOf added up, per link, with the leaves they hold, for a sum
+    // that differs from one in a few leaves: those are taken out and put in rather than
+    // every leaf added again. Only where every term is a whole number times a power of two
+    // (the sums are then exact in any order, so the same as added in order); cleared with
+    // the memos (their leaves' addresses may then be reused).
+    struct RunningSum {
+        double scale = 0;
+        bool withWeights = false, valid = false;
+        std::uint64_t used = 0;                 // when it last served, for replacement
+        std::vector<const LeafTraffic*> leaves; // what `sums` holds, in order
+        std::vector<double> sums;               // per link
+        std::vector<int> touched;               // the links with a term since the last reset
+        std::vector<char> seen;                 // per link: in `touched`
+    };
+    std::array<RunningSum, 8> runningSums;
+    std::uint64_t runningUses = 0;
+    std::vector<const LeafTraffic*> sumLeaves; // busiestOf's leaves, scratch
+    double runningBusiest(RunningSum& r, bool rebuild);
     std::size_t busiestBytes = 0; // held by busiestMemo and weightMaxMemo
     // The busiest link of the weights of a segment's first i leaves, for every i, by the
     // memo entries in start order (weightBoundOf); cleared with busiestMemo.

@@ -4,6 +4,7 @@
 #include "eval/evaluator.h"
 #include "model/model_loader.h"
 #include "netbuilder.h"
+#include "search/chiplet.h"
 #include "search/operators.h"
 #include "search/schedule.h"
 #include "search/search.h"
@@ -748,6 +749,41 @@ class TestSearch : public QObject {
         for (size_t i = 0; i + 1 < done.size(); ++i)
             QVERIFY(done.back().chains[1].bestEval.cost <= done[i].best.cost);
         QCOMPARE(done.back().iterationsRun, base.iterations * base.chains);
+    }
+
+    // A context keeps the busiest-link sums of segments and S-cut slots running: where a sum
+    // differs from the last of its kind in a few leaves, those are taken out and the new
+    // ones put in. Along a walk from the chiplet baseline's tree (a root S cut over every
+    // leaf, a sub-batch scale of a power of two) each tree costs what it costs in a fresh
+    // context, bit for bit.
+    void runningLinkSumsMatchFreshContexts() {
+        const Network& net = sample("googlenet");
+        Hardware hw;
+        QVERIFY(presetHardware("chiplet", hw));
+        const auto deps = net.transitiveDeps();
+        const OperatorContext ops{net, deps, SpaceRule{}};
+        const EvalOptions opt;
+        EvalContext warm(net, hw);
+        auto start = chipletBaseline(net, hw, 8, opt);
+        CHECK_OK(start);
+        RATree t = *start;
+        Rng rng(11);
+        int compared = 0;
+        for (int step = 0; step < 160; ++step) {
+            auto c = proposeCandidate(t, ops, rng);
+            if (!c) continue;
+            const Evaluation a = evaluate(warm, *c, 8, opt);
+            EvalContext fresh(net, hw);
+            const Evaluation b = evaluate(fresh, *c, 8, opt);
+            QCOMPARE(a.valid, b.valid);
+            if (!a.valid) continue;
+            QVERIFY(a.cost == b.cost);
+            QVERIFY(a.delay == b.delay);
+            QVERIFY(a.energy.total() == b.energy.total());
+            ++compared;
+            t = std::move(*c);
+        }
+        QVERIFY(compared > 60);
     }
 
     // The partition choice on a run's result costs the best chain's tree in that chain's
