@@ -285,7 +285,6 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
     const NodeWork& cw = work[size_t(child)];
     Cycles in = 0;
     bool first = true;
-    const bool chiplets = mesh.hasChiplets();
     for (int pos = cw.lo; pos < cw.hi; ++pos) {
         const LeafTraffic& t = *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
         // The DRAM's time of a byte, its runs' cost included where they are charged.
@@ -298,21 +297,15 @@ Cycles Analyser::bookWeightLoads(int child, double perSeg, Cycles& firstSlice) {
             Cycles slice = 0, from = 0;
             Cycles done = dram.book(bytes * runs, rate, bytes * runs / load.stages, &slice, &from);
             if (first) firstSlice = std::max(firstSlice, slice);
-            // Each link's bytes at its own bandwidth (a link's slowness is 1 off chiplets).
+            // Each link's bytes at its own bandwidth.
             const int* const route = t.weightLoadLinks.data() + load.linkFrom;
             const double* const shares = t.weightLoadShares.data() + load.linkFrom;
-            const std::size_t n = load.linkTo - load.linkFrom;
-            if (chiplets)
-                done = ctx.pipeLinkClock.afterEach(
-                    route, n, from,
-                    [&](std::size_t i) {
-                        return bytes * shares[i] * mesh.linkSlowness(route[i]) / linkBw;
-                    },
-                    done);
-            else
-                done = ctx.pipeLinkClock.afterEach(
-                    route, n, from, [&](std::size_t i) { return bytes * shares[i] / linkBw; },
-                    done);
+            done = ctx.pipeLinkClock.afterEach(
+                route, load.linkTo - load.linkFrom, from,
+                [&](std::size_t i) {
+                    return bytes * shares[i] * mesh.linkSlowness(route[i]) / linkBw;
+                },
+                done);
             in = std::max(in, done);
         }
         first = first && t.weightLoads.empty();

@@ -50,18 +50,17 @@ double EvalContext::Impl::busiestOf(const std::vector<NodeWork>& work,
     std::string& key = busiestKey;
     key.assign(reinterpret_cast<const char*>(&scale), sizeof scale);
     key.push_back(withWeights ? 'w' : 'a');
+    sumLeaves.clear();
     for (int pos = lo; pos < hi; ++pos) {
         const LeafTraffic* t = work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
         key.append(reinterpret_cast<const char*>(&t), sizeof t);
+        sumLeaves.push_back(t);
     }
     if (auto it = busiestMemo.find(key); it != busiestMemo.end()) return it->second;
     double busiest = 0;
     int exponent = 0;
     if (scale > 0 && std::frexp(scale, &exponent) == 0.5) {
         // A power of two: a running sum of the same kind and length, or the least used.
-        sumLeaves.clear();
-        for (int pos = lo; pos < hi; ++pos)
-            sumLeaves.push_back(work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic);
         RunningSum* r = nullptr;
         for (RunningSum& c : runningSums)
             if (c.valid && c.scale == scale && c.withWeights == withWeights &&
@@ -81,13 +80,11 @@ double EvalContext::Impl::busiestOf(const std::vector<NodeWork>& work,
         r->used = ++runningUses;
         busiest = runningBusiest(*r, 2 * differ > sumLeaves.size());
     } else {
-        for (int pos = lo; pos < hi; ++pos) {
-            const LeafTraffic& traffic =
-                *work[size_t(leafNode[size_t(posLayer[size_t(pos)])])].leaf.traffic;
-            for (const auto& [link, b] : traffic.actLinks)
+        for (const LeafTraffic* t : sumLeaves) {
+            for (const auto& [link, b] : t->actLinks)
                 linkSums.add(link, b * scale);
             if (withWeights)
-                for (const auto& [link, b] : traffic.weightLinks)
+                for (const auto& [link, b] : t->weightLinks)
                     linkSums.add(link, b * scale);
         }
         linkSums.drain(

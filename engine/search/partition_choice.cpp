@@ -112,8 +112,7 @@ PartitionChoiceStats choosePartitions(RATree& tree, Evaluation& eval, EvalContex
                 eval = std::move(*evals[i]);
                 changed = true;
             }
-            const bool all = !late;
-            if (!all) {
+            if (late) {
                 st.complete = false;
                 break;
             }
