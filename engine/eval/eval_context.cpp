@@ -176,12 +176,12 @@ EvalContext::Impl::weightMaxOf(const std::vector<std::pair<Cycles, const NodeWor
 
 namespace {
 // The (link, bytes) pairs a memo entry holds, for the memo's budget (a base's per-tile
-// egress at half a pair each).
+// egress a pair per sending tile).
 size_t linksHeld(const LeafTraffic& t) {
     return t.actLinks.size() + t.weightLinks.size() + t.weightLoadLinks.size();
 }
 size_t linksHeld(const LeafTrafficBase& b) {
-    return linksHeld(b.traffic) + b.egress.size() / 2;
+    return linksHeld(b.traffic) + b.egress.size();
 }
 // A memo entry as a copy of what was built: every vector in it, at any depth, at its size
 // (built by appending, each held up to twice that).
@@ -301,6 +301,7 @@ const LeafTraffic& EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
                                                           paceInputs, totalBatch)))
                   .first;
         storedLinks += linksHeld(pit->second);
+        countWork(pit->second);
         return pit->second;
     }
     std::string bkey = pkey;
@@ -313,6 +314,7 @@ const LeafTraffic& EvalContext::Impl::periodTraffic(const LeafPlacement& leaf,
                            fitted(leafTrafficBase(geo, mesh, leaf, prods, paceInputs, totalBatch)))
                   .first;
         storedLinks += linksHeld(bit->second);
+        countWork(bit->second.traffic);
     } else {
         ++stats.routeHits;
     }

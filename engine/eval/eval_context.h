@@ -233,6 +233,12 @@ struct EvalContext::Impl {
                                      bool writesDram, std::uint32_t paceInputs,
                                      const std::string& pkey, size_t flagsAt);
     LeafTraffic finishedPeriod; // periodTraffic's period finished from a base
+    // A period just costed: its work into the stats (EvalStats::pieces).
+    void countWork(const LeafTraffic& t) {
+        ++stats.periodsCosted;
+        stats.pieces += t.pieces;
+        stats.pieceLinks += t.pieceLinks;
+    }
     template <class Map> typename Map::iterator promote(Map& cur, Map& old, const std::string& key);
     void turnOver();
 };

@@ -38,6 +38,9 @@ struct EvalStats {
     long long evaluations = 0;
     long long mapperCalls = 0, mapperHits = 0;
     long long routeCalls = 0, routeHits = 0; // leaf traffic memo (transfers.h): lookups, hits
+    // Of the periods costed anew (memo misses): how many, and their NoC pieces and route
+    // links in all (LeafTraffic::pieces, pieceLinks).
+    long long periodsCosted = 0, pieces = 0, pieceLinks = 0;
 };
 
 class EvalContext {

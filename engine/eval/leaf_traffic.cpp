@@ -289,12 +289,67 @@ class PaceProbe {
     LeafTraffic::Pace* m_pace = nullptr;
 };
 
+// A figure per tile of the mesh that only the tiles a pass touches hold (the others are 0):
+// reset, added to and read in the touched tiles' time, whatever the mesh's size.
+class TileFigure {
+  public:
+    // Zero again, for a mesh of `tiles`.
+    void reset(int tiles) {
+        for (int t : m_touched)
+            m_value[size_t(t)] = 0.0, m_seen[size_t(t)] = 0;
+        m_touched.clear();
+        if (m_value.size() < size_t(tiles)) m_value.resize(size_t(tiles), 0.0);
+        if (m_seen.size() < size_t(tiles)) m_seen.resize(size_t(tiles), 0);
+    }
+    double& operator[](size_t t) {
+        if (!m_seen[t]) m_seen[t] = 1, m_touched.push_back(int(t));
+        return m_value[t];
+    }
+    // The largest figure (every one is at least 0; 0 with none touched).
+    double max() const {
+        double most = 0.0;
+        for (int t : m_touched)
+            most = std::max(most, m_value[size_t(t)]);
+        return most;
+    }
+    // The touched tiles' figures (tile, figure), in the order first touched.
+    void take(std::vector<std::pair<int, double>>& out) const {
+        out.clear();
+        for (int t : m_touched)
+            out.emplace_back(t, m_value[size_t(t)]);
+    }
+
+  private:
+    std::vector<double> m_value;
+    std::vector<char> m_seen;
+    std::vector<int> m_touched;
+};
+
+// Marks a set of tiles in a mesh-sized array that is never cleared: a tile is in the set
+// when its stamp is the set's, and mark() starts a new set.
+class TileSet {
+  public:
+    void mark(const Mesh& mesh, const LeafPlacement& p) {
+        if (m_stamp.size() < size_t(mesh.tiles())) m_stamp.resize(size_t(mesh.tiles()), 0);
+        if (++m_current == 0) { // wrapped: no stale stamp may match
+            std::fill(m_stamp.begin(), m_stamp.end(), 0);
+            m_current = 1;
+        }
+        for (int t = 0; t < p.tileCount; ++t)
+            m_stamp[size_t(mesh.tileAt(p.tileBegin + t))] = m_current;
+    }
+    bool has(int tile) const { return m_stamp[size_t(tile)] == m_current; }
+
+  private:
+    std::vector<std::uint32_t> m_stamp;
+    std::uint32_t m_current = 0;
+};
+
 // One invocation's outputs stored to DRAM from each tile (`boxes` on `tiles`): their links,
 // DRAM sides and bytes, and each tile's STORE/SEND engine time (x the route's slowness).
 void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vector<Box>& boxes,
-                  const std::vector<int>& tiles, LinkTally& act, std::vector<double>& egress,
-                  std::vector<double>& stored, LeafTraffic& traffic,
-                  const std::array<int, 4>& shape) {
+                  const std::vector<int>& tiles, LinkTally& act, TileFigure& egress,
+                  TileFigure& stored, LeafTraffic& traffic, const std::array<int, 4>& shape) {
     thread_local std::vector<int> route;
     for (size_t a = 0; a < boxes.size(); ++a) {
         const double bytes = double(geo.bytesOf(boxes[a].volume()));
@@ -324,16 +379,14 @@ void storeOutputs(const TransferGeometry& geo, const Mesh& mesh, const std::vect
     }
 }
 
-// Per input, a zeroed figure per tile for what each tile sends and receives of it: for the
-// inputs received over the NoC only (the others' stay empty).
-void perInputTiles(const Mesh& mesh, size_t inputs,
-                   const std::vector<const LeafPlacement*>& producers,
-                   std::vector<std::vector<double>>& sent, std::vector<std::vector<double>>& recv) {
+// Per input, a zeroed figure per tile for what each tile sends and receives of it.
+void perInputTiles(const Mesh& mesh, size_t inputs, std::vector<TileFigure>& sent,
+                   std::vector<TileFigure>& recv) {
     if (sent.size() < inputs) sent.resize(inputs);
     if (recv.size() < inputs) recv.resize(inputs);
     for (size_t k = 0; k < inputs; ++k) {
-        sent[k].assign(k < producers.size() && producers[k] ? size_t(mesh.tiles()) : 0, 0.0);
-        recv[k].assign(sent[k].size(), 0.0);
+        sent[k].reset(mesh.tiles());
+        recv[k].reset(mesh.tiles());
     }
 }
 
@@ -362,7 +415,7 @@ void stepBoxes(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacemen
 // root's buffer. Returns those bytes.
 double partialSums(const TransferGeometry& geo, const Mesh& mesh, const LeafPlacement& leaf,
                    const std::vector<int>& tiles, const std::vector<Box>& boxes,
-                   const std::vector<int>& slots, LinkTally& act, std::vector<double>& egress,
+                   const std::vector<int>& slots, LinkTally& act, TileFigure& egress,
                    std::vector<int>& route, LeafTraffic& traffic) {
     const LeafMapping& m = *leaf.mapping;
     double sent = 0;
@@ -395,16 +448,16 @@ void keepRoots(const LeafMapping& m, const std::vector<int>& slots, std::vector<
 // between uses).
 struct PassScratch {
     LinkTally act, wgt, noc, nocSame;
-    std::vector<char> inLeaf, inProducer; // which tiles are this leaf's and the producer's
+    TileSet inLeaf, inProducer; // which tiles are this leaf's and the producer's
     std::vector<int> actTiles, dst, slots;
     std::vector<Box> boxes, win;
     std::vector<int> route; // input-channel parts: a member's route to its root
     std::vector<std::vector<Box>> wants;
     std::vector<SliceRef> slices;
     std::vector<int> sliceBlocks; // each slice's block (producerSlices)
-    std::vector<double> egress, stored;
-    std::vector<std::vector<double>> sent; // per input, per producer tile
-    std::vector<std::vector<double>> recv; // per input, per consumer tile
+    TileFigure egress, stored;
+    std::vector<TileFigure> sent; // per input, per producer tile
+    std::vector<TileFigure> recv; // per input, per consumer tile
     SendLog sends;
     PaceProbe probe;
     LeafTraffic::LayoutRuns noRuns;
@@ -456,12 +509,10 @@ void PeriodPass::start() {
     traffic.nocInByInput.assign(ly.inputs.size(), 0.0);
     traffic.nocOutOfProducer.assign(ly.inputs.size(), 0.0);
     traffic.nocInsideGroup.assign(ly.inputs.size(), 0.0);
-    s.inLeaf.assign(size_t(mesh.tiles()), 0);
-    for (int t = 0; t < leaf.tileCount; ++t)
-        s.inLeaf[size_t(mesh.tileAt(leaf.tileBegin + t))] = 1;
-    s.egress.assign(size_t(mesh.tiles()), 0.0);
-    s.stored.assign(size_t(mesh.tiles()), 0.0);
-    perInputTiles(mesh, ly.inputs.size(), producers, s.sent, s.recv);
+    s.inLeaf.mark(mesh, leaf);
+    s.egress.reset(mesh.tiles());
+    s.stored.reset(mesh.tiles());
+    perInputTiles(mesh, ly.inputs.size(), s.sent, s.recv);
     s.sends.clear();
     actDelivered = 0;
     traffic.pace.assign(ly.inputs.size(), {});
@@ -533,11 +584,7 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
         else
             geo.producerWants(leaf.layer, k, s.boxes[a], s.wants[a]);
     }
-    if (!paceOnly) {
-        s.inProducer.assign(size_t(mesh.tiles()), 0);
-        for (int t = 0; t < p.tileCount; ++t)
-            s.inProducer[size_t(mesh.tileAt(p.tileBegin + t))] = 1;
-    }
+    if (!paceOnly) s.inProducer.mark(mesh, p);
     if (pacing) s.probe.input(geo, leaf.layer, k, traffic.pace[k]);
     const auto onLocal = [&](size_t a, size_t sl) {
         if (pacing) s.probe.local(a, sl);
@@ -571,14 +618,14 @@ void PeriodPass::nocInput(size_t k, int inv, int blk, int s0, int s1, std::uint3
                 for (size_t a : to) {
                     s.recv[k][size_t(s.actTiles[a])] += bytes;
                     s.dst.push_back(s.actTiles[a]);
-                    leaves |= !s.inProducer[size_t(s.actTiles[a])];
+                    leaves |= !s.inProducer.has(s.actTiles[a]);
                 }
                 const int from = s.slices[sl].tile;
                 // Routed into the send log; `act` takes the NoC tallies from it at the end.
                 mesh.multicastRoute(from, s.dst, s.sends.open(from, bytes, k));
                 s.sends.close(geom.sameAsProducer ? 1 : 0); // its links' bytes: noc, nocSame
                 const std::span<const int> route = s.sends.lastRoute();
-                if (s.inLeaf[size_t(from)])
+                if (s.inLeaf.has(from))
                     traffic.nocInsideGroup[k] += bytes;
                 else
                     traffic.nocInByInput[k] += bytes;
@@ -596,15 +643,16 @@ void PeriodPass::reduce() {
     PassScratch& s = tPass;
     traffic.sentByInput.assign(ly.inputs.size(), 0.0);
     traffic.receivedByInput.assign(ly.inputs.size(), 0.0);
-    for (size_t k = 0; k < ly.inputs.size(); ++k)
-        if (!s.sent[k].empty()) {
-            traffic.sentByInput[k] = *std::max_element(s.sent[k].begin(), s.sent[k].end());
-            traffic.receivedByInput[k] = *std::max_element(s.recv[k].begin(), s.recv[k].end());
-        }
-    traffic.storedMax = *std::max_element(s.stored.begin(), s.stored.end());
+    for (size_t k = 0; k < ly.inputs.size(); ++k) {
+        traffic.sentByInput[k] = s.sent[k].max();
+        traffic.receivedByInput[k] = s.recv[k].max();
+    }
+    traffic.storedMax = s.stored.max();
     traffic.nocPaced = s.sends.paced(mesh);
     traffic.nocPacedPiece = s.sends.pieceTime();
     traffic.sendStages = geo.stagesOf(std::uint64_t(s.sends.largestPiece()));
+    traffic.pieces = (long long)s.sends.pieceCount();
+    traffic.pieceLinks = (long long)s.sends.entryCount();
     traffic.pacedByInput.assign(ly.inputs.size(), 0.0);
     if (traffic.nocPaced > 0) s.sends.pacedByInput(mesh, traffic.pacedByInput);
     s.sends.takeLinkBytes(0, s.noc);
@@ -612,7 +660,7 @@ void PeriodPass::reduce() {
     s.act.addFrom(s.noc), s.act.addFrom(s.nocSame); // the pieces' bytes
     traffic.actMaxLink = s.act.take(mesh, traffic.actLinks);
     traffic.delivered = traffic.weightDelivered + actDelivered;
-    traffic.maxEgress = *std::max_element(s.egress.begin(), s.egress.end());
+    traffic.maxEgress = s.egress.max();
     traffic.weightMaxLink = s.wgt.take(mesh, traffic.weightLinks);
     traffic.nocInMaxLink = s.noc.takeMax(mesh);
     traffic.nocSameMaxLink = s.nocSame.takeMax(mesh);
@@ -662,7 +710,7 @@ LeafTrafficBase leafTrafficBase(const TransferGeometry& geo, const Mesh& mesh,
     pass.run(false, paceInputs, false);
     pass.reduce();
     base.paced = paceInputs;
-    base.egress = tPass.egress;
+    tPass.egress.take(base.egress);
     return base;
 }
 
@@ -692,8 +740,10 @@ LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const Le
     // The roots store (their members' partial sums are in the base).
     if (mapping.splitsChannels()) keepRoots(mapping, s.slots, s.actTiles, s.boxes);
     s.act.ensure(mesh.linkCount());
-    s.egress = base.egress;
-    s.stored.assign(size_t(mesh.tiles()), 0.0);
+    s.egress.reset(mesh.tiles());
+    for (const auto& [t, e] : base.egress)
+        s.egress[size_t(t)] = e;
+    s.stored.reset(mesh.tiles());
     const std::array<int, 4> outShape{std::max(totalBatch, b), ly.outC, ly.outH, ly.outW};
     storeOutputs(geo, mesh, s.boxes, s.actTiles, s.act, s.egress, s.stored, traffic, outShape);
     thread_local std::vector<std::pair<int, double>> storeLinks;
@@ -703,8 +753,8 @@ LeafTraffic finishPeriod(const TransferGeometry& geo, const Mesh& mesh, const Le
     traffic.actMaxLink = 0;
     for (const auto& [l, bytes] : traffic.actLinks)
         traffic.actMaxLink = std::max(traffic.actMaxLink, bytes * mesh.linkSlowness(l));
-    traffic.storedMax = *std::max_element(s.stored.begin(), s.stored.end());
-    traffic.maxEgress = *std::max_element(s.egress.begin(), s.egress.end());
+    traffic.storedMax = s.stored.max();
+    traffic.maxEgress = s.egress.max();
     return traffic;
 }
 

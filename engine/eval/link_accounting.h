@@ -187,6 +187,9 @@ class SendLog {
     double paced(const Mesh& mesh);
     // After paced(): the busiest tile's time per piece, its pieces' mean.
     double pieceTime() const { return m_piece; }
+    // The pieces logged and their routes' links in all.
+    size_t pieceCount() const { return m_tile.size(); }
+    size_t entryCount() const { return m_links.size(); }
     // The bytes of the largest piece (0: no pieces).
     double largestPiece() const {
         return m_bytes.empty() ? 0.0 : *std::max_element(m_bytes.begin(), m_bytes.end());

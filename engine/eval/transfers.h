@@ -314,6 +314,9 @@ struct LeafTraffic {
     // full bandwidth; one piece, so not scaled with the invocations): the consumer fed
     // last receives its piece over that long, stage by stage (docs/cost-model.md §5).
     double nocPacedPiece = 0;
+    // The work of costing the period: its NoC pieces and their routes' links (each
+    // multicast tree's links once), what a new leaf's cost grows with on a large mesh.
+    long long pieces = 0, pieceLinks = 0;
     // DRAM bytes per side (indexed by Dir), for templates that give each side its own
     // controller: a STORE on its tile's nearest side, a LOAD split evenly over the nearest
     // sides of its destinations, both over every side where memory is interleaved
@@ -406,7 +409,8 @@ LeafTraffic scaleTraffic(const Mesh& mesh, const LeafTraffic& period, int invoca
 struct LeafTrafficBase {
     LeafTraffic traffic;
     std::uint32_t paced = 0;
-    std::vector<double> egress;
+    // Each sending tile's STORE/SEND engine time (tile, bytes x slowness), the tiles that send.
+    std::vector<std::pair<int, double>> egress;
 };
 bool storesComeLast(const LeafPlacement& leaf, const std::vector<const LeafPlacement*>& producers);
 LeafTrafficBase leafTrafficBase(const TransferGeometry& geo, const Mesh& mesh,

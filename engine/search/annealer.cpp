@@ -487,6 +487,9 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     r.eval.mapperHits -= before.mapperHits;
     r.eval.routeCalls -= before.routeCalls;
     r.eval.routeHits -= before.routeHits;
+    r.eval.periodsCosted -= before.periodsCosted;
+    r.eval.pieces -= before.pieces;
+    r.eval.pieceLinks -= before.pieceLinks;
     if (timed && finish) r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
@@ -721,6 +724,9 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     c.eval.mapperHits -= before.mapperHits;
     c.eval.routeCalls -= before.routeCalls;
     c.eval.routeHits -= before.routeHits;
+    c.eval.periodsCosted -= before.periodsCosted;
+    c.eval.pieces -= before.pieces;
+    c.eval.pieceLinks -= before.pieceLinks;
     c.eval.evaluations = ds.evaluations + 2;
     res.chains.push_back(std::move(c));
     res.elapsedSeconds = secondsSince(t0);
@@ -861,6 +867,9 @@ void addChainStats(SearchResult& res, std::vector<ChainResult> chains, bool time
         es.mapperHits += c.eval.mapperHits;
         es.routeCalls += c.eval.routeCalls;
         es.routeHits += c.eval.routeHits;
+        es.periodsCosted += c.eval.periodsCosted;
+        es.pieces += c.eval.pieces;
+        es.pieceLinks += c.eval.pieceLinks;
     }
     res.iterationsRun = iters;
     res.iterations = timed ? std::max<long long>(1, iters / K) : N;
@@ -871,6 +880,9 @@ void addChainStats(SearchResult& res, std::vector<ChainResult> chains, bool time
     res.stats.iterationsPerSecondPerCore = ratio(double(iters), cpu);
     res.stats.mapperHitRate = ratio(double(es.mapperHits), double(es.mapperCalls));
     res.stats.routeHitRate = ratio(double(es.routeHits), double(es.routeCalls));
+    res.stats.periodsCosted = es.periodsCosted;
+    res.stats.piecesPerNewPeriod = ratio(double(es.pieces), double(es.periodsCosted));
+    res.stats.pieceLinksPerNewPeriod = ratio(double(es.pieceLinks), double(es.periodsCosted));
     res.stats.validRate = ratio(double(valid), double(proposals));
     res.stats.acceptRate = ratio(double(accepted), double(valid));
 }

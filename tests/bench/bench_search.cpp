@@ -11,7 +11,9 @@
 // --meshes A,B,... instead runs one plain chain (beta B, one thread) on each mesh in turn
 // (a preset, "XxY" with the defaults for its size, variants as tst_fidelity names them, or
 // a template .json) and prints each one's iterations per second per core and its ratio to
-// the first mesh's: how the evaluator's cost grows with the mesh, measured side by side.
+// the first mesh's: how the evaluator's cost grows with the mesh, measured side by side;
+// and what makes it grow: the leaf periods costed anew per iteration (memo misses) and the
+// NoC pieces and route links of each.
 //
 // usage: bench_search [MODEL.onnx] [--beta B] [--threads T]
 //        bench_search [MODEL.onnx] --meshes cloud,wafer,64x64+4sides [--beta B]
@@ -161,11 +163,17 @@ int meshesSideBySide(const Network& net, const std::string& list, double beta) {
         }
         const double rate = r->stats.iterationsPerSecondPerCore;
         if (first == 0) first = rate;
+        const auto& s = r->stats;
         std::printf("SA 1 chain, %-16s %4dx%-4d %9.0f it/s/core  x%.3f of %s  route hits %5.1f%%  "
                     "%6.2f s  cost %.6g  RSS %.0f MiB\n",
                     spec.c_str(), hw.meshX, hw.meshY, rate, rate / first,
-                    list.substr(0, list.find(',')).c_str(), 100 * r->stats.routeHitRate,
-                    r->elapsedSeconds, r->best.cost, peakRssMiB());
+                    list.substr(0, list.find(',')).c_str(), 100 * s.routeHitRate, r->elapsedSeconds,
+                    r->best.cost, peakRssMiB());
+        // What the rate is made of: the leaf periods costed anew per iteration, and the work
+        // of each (NoC pieces and their route links), which grows with the leaves' tiles.
+        std::printf("    %-27s new periods %.2f/iteration  %8.0f pieces  %9.0f route links each\n",
+                    "", double(s.periodsCosted) / double(std::max(1LL, r->iterationsRun)),
+                    s.piecesPerNewPeriod, s.pieceLinksPerNewPeriod);
     }
     return 0;
 }

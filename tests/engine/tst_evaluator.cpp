@@ -119,6 +119,7 @@ class TestEvaluator : public QObject {
     void dramLatency();
     void exchangeOnTheChain();
     void pacedExchange();
+    void workOfNewPeriodsCounted();
     void pacedSendersSpreadInTime();
     void pacedHeldUpOnce();
     void producerSendsToOneConsumerAtATime();
@@ -336,6 +337,31 @@ void TestEvaluator::pacedExchange() {
     QCOMPARE(T.maxEgress, 3072.0);
     QCOMPARE(T.nocPaced, 4608.0);
     QCOMPARE(T.nocPacedPiece, 2304.0);
+    // The work of costing it: a piece from each tile to each other, over 1 + 2 + 1 + 1 + 1 + 2
+    // links.
+    QCOMPARE(T.pieces, 6LL);
+    QCOMPARE(T.pieceLinks, 8LL);
+}
+
+// A context counts the work of the periods it costs anew (EvalStats::pieces), and only
+// theirs: evaluating the same tree again finds every period in its memo.
+void TestEvaluator::workOfNewPeriodsCounted() {
+    const Network net = test::twoConvs();
+    const Hardware hw = defaultHardware(2, 1, "row");
+    const RATree s = parse("S 1/1\n\tconv1 1\n\tconv2 1\n", net);
+    EvalContext ctx(net, hw);
+    const Evaluation first = evaluate(ctx, s, 1, EvalOptions{});
+    QVERIFY2(first.valid, first.reason.c_str());
+    const EvalStats after1 = ctx.stats();
+    QVERIFY(after1.periodsCosted >= 2); // each leaf's period
+    // conv2 receives conv1's output over the NoC.
+    QVERIFY(after1.pieces >= 1);
+    QVERIFY(after1.pieceLinks >= after1.pieces);
+    const Evaluation again = evaluate(ctx, s, 1, EvalOptions{});
+    QCOMPARE(again.cost, first.cost);
+    QCOMPARE(ctx.stats().periodsCosted, after1.periodsCosted);
+    QCOMPARE(ctx.stats().pieces, after1.pieces);
+    QCOMPARE(ctx.stats().pieceLinks, after1.pieceLinks);
 }
 
 // docs/cost-model.md §5, "Senders spread in time": the same all-to-all on a 2x2 mesh (X
