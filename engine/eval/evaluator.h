@@ -41,6 +41,24 @@ struct EvalStats {
     // Of the periods costed anew (memo misses): how many, and their NoC pieces and route
     // links in all (LeafTraffic::pieces, pieceLinks).
     long long periodsCosted = 0, pieces = 0, pieceLinks = 0;
+
+    // Every count of `o` added or taken out: a context's stats over some stretch are its
+    // stats at the end less those at the start; a run's, its chains' added up.
+    EvalStats& operator+=(const EvalStats& o) { return combine(o, 1); }
+    EvalStats& operator-=(const EvalStats& o) { return combine(o, -1); }
+
+  private:
+    EvalStats& combine(const EvalStats& o, long long sign) {
+        evaluations += sign * o.evaluations;
+        mapperCalls += sign * o.mapperCalls;
+        mapperHits += sign * o.mapperHits;
+        routeCalls += sign * o.routeCalls;
+        routeHits += sign * o.routeHits;
+        periodsCosted += sign * o.periodsCosted;
+        pieces += sign * o.pieces;
+        pieceLinks += sign * o.pieceLinks;
+        return *this;
+    }
 };
 
 class EvalContext {

@@ -298,8 +298,8 @@ class TileFigure {
         for (int t : m_touched)
             m_value[size_t(t)] = 0.0, m_seen[size_t(t)] = 0;
         m_touched.clear();
-        if (m_value.size() < size_t(tiles)) m_value.resize(size_t(tiles), 0.0);
-        if (m_seen.size() < size_t(tiles)) m_seen.resize(size_t(tiles), 0);
+        growTo(m_value, size_t(tiles));
+        growTo(m_seen, size_t(tiles));
     }
     double& operator[](size_t t) {
         if (!m_seen[t]) m_seen[t] = 1, m_touched.push_back(int(t));
@@ -330,7 +330,7 @@ class TileFigure {
 class TileSet {
   public:
     void mark(const Mesh& mesh, const LeafPlacement& p) {
-        if (m_stamp.size() < size_t(mesh.tiles())) m_stamp.resize(size_t(mesh.tiles()), 0);
+        growTo(m_stamp, size_t(mesh.tiles()));
         if (++m_current == 0) { // wrapped: no stale stamp may match
             std::fill(m_stamp.begin(), m_stamp.end(), 0);
             m_current = 1;

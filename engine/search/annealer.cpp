@@ -482,14 +482,7 @@ ChainResult runChain(int k, const ChainSpec& spec, const RunInputs& in, Shared& 
     if (finish) simplify(r.best, r.bestEval, ctx, in, rule, timed ? end : Clock::time_point::max());
     if (in.cfg.partitions) dropUnusedPartitions(r.best, r.bestEval, ctx);
     r.eval = ctx.stats();
-    r.eval.evaluations -= before.evaluations;
-    r.eval.mapperCalls -= before.mapperCalls;
-    r.eval.mapperHits -= before.mapperHits;
-    r.eval.routeCalls -= before.routeCalls;
-    r.eval.routeHits -= before.routeHits;
-    r.eval.periodsCosted -= before.periodsCosted;
-    r.eval.pieces -= before.pieces;
-    r.eval.pieceLinks -= before.pieceLinks;
+    r.eval -= before;
     if (timed && finish) r.bestDetail = detailOf(ctx, r.best, in.cfg.totalBatch, in.opt);
     r.cpuSeconds = threadCpuSeconds() - cpu0;
     return r;
@@ -720,13 +713,7 @@ Result<SearchResult> runConstruction(const Network& net, const Hardware& hw,
     c.bestEval = res.best;
     c.cpuSeconds = threadCpuSeconds() - cpu0;
     c.eval = ctx.stats();
-    c.eval.mapperCalls -= before.mapperCalls;
-    c.eval.mapperHits -= before.mapperHits;
-    c.eval.routeCalls -= before.routeCalls;
-    c.eval.routeHits -= before.routeHits;
-    c.eval.periodsCosted -= before.periodsCosted;
-    c.eval.pieces -= before.pieces;
-    c.eval.pieceLinks -= before.pieceLinks;
+    c.eval -= before;
     c.eval.evaluations = ds.evaluations + 2;
     res.chains.push_back(std::move(c));
     res.elapsedSeconds = secondsSince(t0);
@@ -862,14 +849,7 @@ void addChainStats(SearchResult& res, std::vector<ChainResult> chains, bool time
         valid += c.valid;
         accepted += c.accepted;
         cpu += c.cpuSeconds;
-        es.evaluations += c.eval.evaluations;
-        es.mapperCalls += c.eval.mapperCalls;
-        es.mapperHits += c.eval.mapperHits;
-        es.routeCalls += c.eval.routeCalls;
-        es.routeHits += c.eval.routeHits;
-        es.periodsCosted += c.eval.periodsCosted;
-        es.pieces += c.eval.pieces;
-        es.pieceLinks += c.eval.pieceLinks;
+        es += c.eval;
     }
     res.iterationsRun = iters;
     res.iterations = timed ? std::max<long long>(1, iters / K) : N;

@@ -189,8 +189,8 @@ struct SearchStats {
     double iterationsPerSecondPerCore = 0;
     double mapperHitRate = 0; // intra-layer mapping memo hits / calls
     double routeHitRate = 0;  // leaf traffic memo hits / calls (engine/eval/transfers.h)
-    // Per leaf period costed anew (a memo miss), its NoC pieces and their route links
-    // (EvalStats::pieces, pieceLinks): what a new leaf costs on a large mesh.
+    // The leaf periods costed anew (memo misses), and per such period its NoC pieces and
+    // their route links (EvalStats::pieces, pieceLinks): what a new leaf costs on a large mesh.
     long long periodsCosted = 0;
     double piecesPerNewPeriod = 0, pieceLinksPerNewPeriod = 0;
     double validRate = 0;  // valid candidates / proposals
